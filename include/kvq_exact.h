@@ -1,0 +1,85 @@
+/*
+ * kvq_exact.h -- the exact path (GNU MPFR).
+ *
+ * Produces the expected values of every conformance vector and the sound
+ * (outward-rounded) value of every bound.  All arithmetic is exact, or
+ * correctly rounded onto the target format's grid straight from the exact
+ * value (no double rounding), independent of the host's float unit.  No global
+ * MPFR state is changed: the exponent range is never touched; subnormal grids
+ * are reached by choosing the working precision.
+ */
+#ifndef KVQ_EXACT_H
+#define KVQ_EXACT_H
+
+#include <mpfr.h>
+
+#include "kvq.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A binary floating-point storage format [POL-FMT-01]. */
+typedef struct kvq_xfmt {
+    int prec;     /* significand bits, hidden bit included */
+    int emin_sub; /* the smallest subnormal is 2^(emin_sub - 1) in MPFR's exponent */
+    int emax;     /* values of MPFR exponent > emax overflow (|v| >= 2^emax) */
+} kvq_xfmt;
+
+extern const kvq_xfmt kvq_xfmt_binary32;
+extern const kvq_xfmt kvq_xfmt_binary16;
+
+/* Working precision of exact intermediate results: wide enough that a sum or
+ * product of two binary32 values, or c*s+z with c < 2^8, is exact. */
+#define KVQ_XPREC 640
+
+/* dst = RN_fmt(v): v rounded to nearest even onto fmt's grid in one step.
+ * Returns 1 if the rounded magnitude overflows fmt (dst then holds the rounded
+ * value, at least 2^emax), else 0.  dst must have precision >= fmt->prec. */
+int kvq_exact_round(mpfr_t dst, const mpfr_t v, const kvq_xfmt *fmt);
+
+/* dst = RN_fmt(a / b), b != 0, correctly rounded from the exact quotient.
+ * Returns the overflow indication as kvq_exact_round does. */
+int kvq_exact_div_round(mpfr_t dst, const mpfr_t a, const mpfr_t b, const kvq_xfmt *fmt);
+
+/* RN_fmt of a binary32 value (e.g. RN16), as a binary32; *overflow as above. */
+float kvq_exact_round_float(float v, const kvq_xfmt *fmt, int *overflow);
+
+/* ---------------------------------------------------------------------------
+ * KIVI (spec/kivi.md)
+ * ------------------------------------------------------------------------- */
+
+/* Everything the exact path says about one quantization.  Caller-owned arrays:
+ * codes: kvq_kivi_code_bytes(shape); scale, zero: kvq_kivi_groups(shape);
+ * deq, code_real, code_alt: kvq_kivi_elems(shape), row-major [T][D]. */
+typedef struct kvq_exact_kivi_out {
+    uint8_t *codes;      /* packed codes of the pinned binary32 sequence [KIVI-Q-04] */
+    float *scale;        /* stored metadata (pinned; binary16 values under F16) */
+    float *zero;
+    float *deq;          /* RN32(code * scale + zero) of the pinned codes [KIVI-D-01] */
+    uint8_t *code_real;  /* clamp(round(u)), u = (x - zero) / scale exactly [KIVI-B-01] */
+    uint8_t *code_alt;   /* the other accepted code of a near-tie; == code_real if decisive */
+    uint32_t flags;      /* events of the pinned sequence, plus KVQ_FLAG_AMBIGUOUS */
+    uint64_t ambiguous;  /* number of ambiguous elements */
+} kvq_exact_kivi_out;
+
+/* Exact quantization of x under shape and policy.  Same errors as the fast
+ * path (kvq_kivi_quantize); on error nothing is written. */
+kvq_status kvq_exact_kivi_quantize(kvq_exact_kivi_out *out, const float *x,
+                                   const kvq_kivi_shape *shape, const kvq_policy *pol);
+
+/* Bounded-level dequantization check [KIVI-B-03]: is |y - (code*s + z)| within
+ * the bound of an evaluation with at most two binary32 roundings?  *bound (may
+ * be NULL) receives that bound rounded upward to binary64, *err the error
+ * rounded upward.  Exact comparison; returns 1 if within, 0 if not. */
+int kvq_exact_kivi_deq_within(float y, uint32_t code, float s, float z, double *bound,
+                              double *err);
+
+/* RN32(code * s + z), the exact-level dequantized value [KIVI-D-01]; *overflow
+ * is set when it overflows binary32 (the value returned is then +-FLT_MAX). */
+float kvq_exact_kivi_deq(uint32_t code, float s, float z, int *overflow);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KVQ_EXACT_H */

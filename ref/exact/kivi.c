@@ -1,0 +1,311 @@
+/*
+ * kivi.c -- KIVI asymmetric group quantizer, exact path (GNU MPFR).
+ *
+ * Two answers per element:
+ *  - the pinned code: the spec's binary32 operation sequence, each operation
+ *    evaluated exactly and rounded once onto the binary32 grid (exact level);
+ *  - the real code: clamp(round(u)) of the exact quotient u = (x - z) / s,
+ *    decided by exact comparisons, with the neighbour accepted when u lies
+ *    within the arithmetic radius of a half-integer (bounded level) [KIVI-B-01].
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "kvq_exact.h"
+
+#define F32_MAX        0x1.fffffep+127f
+#define F32_MIN_NORMAL 0x1p-126f
+#define F16_MIN_NORMAL 0x1p-14f
+
+typedef struct xscratch {
+    mpfr_t a, b, c, d, e;
+} xscratch;
+
+static void xs_init(xscratch *w)
+{
+    mpfr_inits2(KVQ_XPREC, w->a, w->b, w->c, w->d, w->e, (mpfr_ptr)0);
+}
+
+static void xs_clear(xscratch *w)
+{
+    mpfr_clears(w->a, w->b, w->c, w->d, w->e, (mpfr_ptr)0);
+}
+
+/* Read one input under the subnormal policy [POL-SN-01]. */
+static float read_input(float v, const kvq_policy *pol, uint32_t *flags)
+{
+    if (v != 0.0f && fabsf(v) < F32_MIN_NORMAL) {
+        *flags |= KVQ_FLAG_SUBNORMAL;
+        if (pol->subnormal == KVQ_SUBNORMAL_DAZ) return signbit(v) ? -0.0f : 0.0f;
+    }
+    return v;
+}
+
+/* RN32(a - b) from the exact difference; saturates per policy.  Returns 1 on
+ * overflow (the caller decides whether that is an error). */
+static int sub_round32(float *out, float a, float b, xscratch *w)
+{
+    int ov;
+    mpfr_set_flt(w->a, a, MPFR_RNDN);
+    mpfr_set_flt(w->b, b, MPFR_RNDN);
+    mpfr_sub(w->c, w->a, w->b, MPFR_RNDN); /* exact at KVQ_XPREC */
+    ov = kvq_exact_round(w->c, w->c, &kvq_xfmt_binary32);
+    *out = ov ? (mpfr_sgn(w->c) < 0 ? -F32_MAX : F32_MAX) : mpfr_get_flt(w->c, MPFR_RNDN);
+    return ov;
+}
+
+/* RN32(a / b), b a positive normal binary32. */
+static float div_round32(float a, float b, xscratch *w)
+{
+    mpfr_set_flt(w->a, a, MPFR_RNDN);
+    mpfr_set_flt(w->b, b, MPFR_RNDN);
+    (void)kvq_exact_div_round(w->c, w->a, w->b, &kvq_xfmt_binary32); /* |a/b| <= 2^33 */
+    return mpfr_get_flt(w->c, MPFR_RNDN);
+}
+
+/* Pinned metadata of a group [KIVI-Q-01..03, KIVI-M-01..03]. */
+static kvq_status xgroup_meta(float *scale, float *zero, uint32_t *flags, float mn, float mx,
+                              uint32_t bits, uint32_t meta, const kvq_policy *pol,
+                              xscratch *w)
+{
+    float r, s, z;
+    if (sub_round32(&r, mx, mn, w)) {
+        if (pol->overflow == KVQ_OVERFLOW_NAN) return KVQ_E_RANGE;
+        *flags |= KVQ_FLAG_SATURATED;
+    }
+    s = div_round32(r, (float)kvq_code_max(bits), w);
+    z = mn == 0.0f ? 0.0f : mn;
+    if (meta == KVQ_META_F16) {
+        int ov_s, ov_z;
+        s = kvq_exact_round_float(s, &kvq_xfmt_binary16, &ov_s);
+        z = kvq_exact_round_float(z, &kvq_xfmt_binary16, &ov_z);
+        if (ov_s || ov_z) {
+            if (pol->overflow == KVQ_OVERFLOW_NAN) return KVQ_E_RANGE;
+            *flags |= KVQ_FLAG_SATURATED;
+            if (ov_s) s = 0x1.ffcp+15f;
+            if (ov_z) z = z < 0.0f ? -0x1.ffcp+15f : 0x1.ffcp+15f;
+        }
+        if (z == 0.0f) z = 0.0f;
+        if (s < F16_MIN_NORMAL) s = 0.0f;
+    } else if (s < F32_MIN_NORMAL) {
+        s = 0.0f;
+    }
+    if (s == 0.0f) *flags |= KVQ_FLAG_ZERO_SCALE;
+    *scale = s;
+    *zero = z;
+    return KVQ_OK;
+}
+
+/* Clamp an integer code into [0, cmax], flagging. */
+static uint32_t clamp_code(long c, uint32_t cmax, uint32_t *flags)
+{
+    if (c < 0) {
+        *flags |= KVQ_FLAG_CLAMPED;
+        return 0u;
+    }
+    if (c > (long)cmax) {
+        *flags |= KVQ_FLAG_CLAMPED;
+        return cmax;
+    }
+    return (uint32_t)c;
+}
+
+/* The pinned code: q = RN32(RN32(x - z) / s), rounded by the tie rule and
+ * clamped [KIVI-Q-04, KIVI-Q-05]. */
+static uint32_t xcode_pinned(float xv, float s, float z, uint32_t bits, const kvq_policy *pol,
+                             uint32_t *flags, xscratch *w)
+{
+    uint32_t cmax = kvq_code_max(bits);
+    float t, q;
+    if (s == 0.0f) return 0u;
+    if (sub_round32(&t, xv, z, w)) *flags |= KVQ_FLAG_SATURATED;
+    q = div_round32(t, s, w);
+    if (q > (float)cmax + 1.0f) return clamp_code((long)cmax + 1, cmax, flags);
+    if (q < -1.0f) return clamp_code(-1, cmax, flags);
+    mpfr_set_flt(w->a, q, MPFR_RNDN);
+    if (pol->ties == KVQ_TIES_AWAY)
+        mpfr_round(w->a, w->a);          /* ties away from zero */
+    else
+        mpfr_rint(w->a, w->a, MPFR_RNDN); /* ties to even */
+    return clamp_code(mpfr_get_si(w->a, MPFR_RNDN), cmax, flags);
+}
+
+/* The real code of x against (s, z) and its accepted alternative [KIVI-B-01..02].
+ * u = (x - z)/s.  With k = floor(u) and h = k + 1/2 the nearest half-integer
+ * (u <= cmax + 1 keeps the radius below 1/2), the sign of d - h*s decides the
+ * rounding exactly; the element is ambiguous when
+ *   |d - h*s| <= 2^-22 |d| + 2^-148 s,   i.e. |u - h| <= 2^-22 |u| + 2^-148,
+ * the radius of any evaluation of u with at most four binary32 roundings
+ * (spec/bounds/kivi.md) -- and the two neighbours clamp to different codes. */
+static int xcode_real(uint32_t *code, uint32_t *alt, float xv, float s, float z, uint32_t bits,
+                      const kvq_policy *pol, xscratch *w)
+{
+    uint32_t cmax = kvq_code_max(bits), dummy = 0, lo_c, hi_c;
+    long k;
+    int cmp;
+    if (s == 0.0f) {
+        *code = *alt = 0u;
+        return 0;
+    }
+    mpfr_set_flt(w->a, xv, MPFR_RNDN);
+    mpfr_set_flt(w->b, z, MPFR_RNDN);
+    mpfr_sub(w->d, w->a, w->b, MPFR_RNDN);        /* d = x - z, exact */
+    mpfr_set_flt(w->b, s, MPFR_RNDN);
+    mpfr_div(w->c, w->d, w->b, MPFR_RNDD);        /* <= u, same floor as u */
+    if (mpfr_cmp_si(w->c, (long)cmax + 1) > 0) {  /* far above: decisively cmax */
+        *code = *alt = cmax;
+        return 0;
+    }
+    if (mpfr_cmp_si(w->c, -1) < 0) {              /* far below: decisively 0 */
+        *code = *alt = 0u;
+        return 0;
+    }
+    mpfr_floor(w->c, w->c);
+    k = mpfr_get_si(w->c, MPFR_RNDN);
+    mpfr_set_si(w->e, 2 * k + 1, MPFR_RNDN);
+    mpfr_mul(w->e, w->e, w->b, MPFR_RNDN);        /* (2k+1) s, exact */
+    mpfr_div_2ui(w->e, w->e, 1, MPFR_RNDN);       /* h s, exact */
+    mpfr_sub(w->c, w->d, w->e, MPFR_RNDN);        /* d - h s, exact */
+    cmp = mpfr_sgn(w->c);
+    lo_c = clamp_code(k, cmax, &dummy);
+    hi_c = clamp_code(k + 1, cmax, &dummy);
+    if (cmp < 0)
+        *code = lo_c;
+    else if (cmp > 0)
+        *code = hi_c;
+    else if (pol->ties == KVQ_TIES_AWAY)
+        *code = k >= 0 ? hi_c : lo_c;
+    else
+        *code = (k % 2 == 0) ? lo_c : hi_c;
+    *alt = *code;
+    if (lo_c == hi_c) return 0;
+    /* radius: 2^-22 |d| + 2^-148 s, exact */
+    mpfr_abs(w->a, w->d, MPFR_RNDN);
+    mpfr_div_2ui(w->a, w->a, 22, MPFR_RNDN);
+    mpfr_mul_2si(w->e, w->b, -148, MPFR_RNDN);
+    mpfr_add(w->a, w->a, w->e, MPFR_RNDN);
+    if (mpfr_cmpabs(w->c, w->a) <= 0) {
+        *alt = *code == lo_c ? hi_c : lo_c;
+        return 1;
+    }
+    return 0;
+}
+
+float kvq_exact_kivi_deq(uint32_t code, float s, float z, int *overflow)
+{
+    mpfr_t v, t;
+    float r;
+    mpfr_inits2(KVQ_XPREC, v, t, (mpfr_ptr)0);
+    mpfr_set_flt(v, s, MPFR_RNDN);
+    mpfr_mul_ui(v, v, code, MPFR_RNDN);           /* exact */
+    mpfr_set_flt(t, z, MPFR_RNDN);
+    mpfr_add(v, v, t, MPFR_RNDN);                 /* exact */
+    *overflow = kvq_exact_round(v, v, &kvq_xfmt_binary32);
+    r = *overflow ? (mpfr_sgn(v) < 0 ? -F32_MAX : F32_MAX) : mpfr_get_flt(v, MPFR_RNDN);
+    mpfr_clears(v, t, (mpfr_ptr)0);
+    return r;
+}
+
+int kvq_exact_kivi_deq_within(float y, uint32_t code, float s, float z, double *bound,
+                              double *err)
+{
+    mpfr_t v, cs, b, t;
+    int ok;
+    mpfr_inits2(KVQ_XPREC, v, cs, b, t, (mpfr_ptr)0);
+    mpfr_set_flt(cs, s, MPFR_RNDN);
+    mpfr_mul_ui(cs, cs, code, MPFR_RNDN);         /* c s, exact */
+    mpfr_set_flt(t, z, MPFR_RNDN);
+    mpfr_add(v, cs, t, MPFR_RNDN);                /* c s + z, exact */
+    /* B = 2^-23 (1 + 2^-23) (|c s| + |z|) + 2^-149, rounded upward [KIVI-B-03] */
+    mpfr_abs(cs, cs, MPFR_RNDN);
+    mpfr_abs(t, t, MPFR_RNDN);
+    mpfr_add(b, cs, t, MPFR_RNDU);
+    mpfr_mul_ui(b, b, (1ul << 23) + 1ul, MPFR_RNDU);
+    mpfr_div_2ui(b, b, 46, MPFR_RNDU);
+    mpfr_set_ui_2exp(t, 1, -149, MPFR_RNDN);
+    mpfr_add(b, b, t, MPFR_RNDU);
+    mpfr_set_flt(t, y, MPFR_RNDN);
+    mpfr_sub(t, t, v, MPFR_RNDN);                 /* y - (c s + z), exact */
+    mpfr_abs(t, t, MPFR_RNDN);
+    ok = mpfr_cmp(t, b) <= 0;
+    /* A saturated y is accepted where the exact value overflows binary32. */
+    if (!ok && fabsf(y) == F32_MAX && mpfr_get_exp(v) > 128 &&
+        (mpfr_sgn(v) < 0) == (y < 0.0f))
+        ok = 1;
+    if (bound != NULL) *bound = mpfr_get_d(b, MPFR_RNDU);
+    if (err != NULL) *err = mpfr_get_d(t, MPFR_RNDU);
+    mpfr_clears(v, cs, b, t, (mpfr_ptr)0);
+    return ok;
+}
+
+kvq_status kvq_exact_kivi_quantize(kvq_exact_kivi_out *out, const float *x,
+                                   const kvq_kivi_shape *shape, const kvq_policy *pol)
+{
+    uint64_t n, ng, g, e;
+    uint32_t G, bits, f = 0;
+    uint64_t namb = 0;
+    float *meta;
+    xscratch w;
+    if (out == NULL || x == NULL || shape == NULL || out->codes == NULL || out->scale == NULL ||
+        out->zero == NULL || out->deq == NULL || out->code_real == NULL || out->code_alt == NULL)
+        return KVQ_E_PARAM;
+    if (kvq_policy_check(pol) != KVQ_OK || !kvq_kivi_params_ok(shape)) return KVQ_E_PARAM;
+    if (!kvq_kivi_shape_ok(shape)) return KVQ_E_SHAPE;
+    n = kvq_kivi_elems(shape);
+    ng = kvq_kivi_groups(shape);
+    G = shape->group;
+    bits = shape->bits;
+    for (e = 0; e < n; e++)
+        if (!isfinite(x[e])) return KVQ_E_NONFINITE;
+    xs_init(&w);
+    /* Metadata of every group first, kept aside, so that an overflow error
+     * writes nothing [POL-OV-02]. */
+    meta = malloc(2 * (size_t)ng * sizeof *meta);
+    if (meta == NULL) {
+        xs_clear(&w);
+        return KVQ_E_NOMEM;
+    }
+    for (g = 0; g < ng; g++) {
+        float mn = 0.0f, mx = 0.0f;
+        uint32_t gf = 0;
+        for (uint32_t i = 0; i < G; i++) {
+            float xv = read_input(x[kvq_kivi_elem_index(shape, g, i)], pol, &gf);
+            if (i == 0 || xv < mn) mn = xv;
+            if (i == 0 || xv > mx) mx = xv;
+        }
+        if (xgroup_meta(&meta[2 * g], &meta[2 * g + 1], &gf, mn, mx, bits, shape->meta, pol,
+                        &w) != KVQ_OK) {
+            free(meta);
+            xs_clear(&w);
+            return KVQ_E_RANGE;
+        }
+        f |= gf;
+    }
+    for (g = 0; g < ng; g++) {
+        out->scale[g] = meta[2 * g];
+        out->zero[g] = meta[2 * g + 1];
+    }
+    free(meta);
+    for (g = 0; g < ng; g++) {
+        uint8_t *grp = out->codes + kvq_kivi_group_code_offset(shape, g);
+        float s = out->scale[g], z = out->zero[g];
+        for (uint32_t b = 0; b < kvq_kivi_group_bytes(shape); b++) grp[b] = 0;
+        for (uint32_t i = 0; i < G; i++) {
+            uint64_t at = kvq_kivi_elem_index(shape, g, i);
+            float xv = read_input(x[at], pol, &f);
+            uint32_t cp = xcode_pinned(xv, s, z, bits, pol, &f, &w), cr, ca;
+            int ov;
+            kvq_pack_code(grp, i, bits, cp);
+            out->deq[at] = kvq_exact_kivi_deq(cp, s, z, &ov);
+            if (ov) f |= KVQ_FLAG_SATURATED;
+            if (xcode_real(&cr, &ca, xv, s, z, bits, pol, &w)) namb++;
+            out->code_real[at] = (uint8_t)cr;
+            out->code_alt[at] = (uint8_t)ca;
+        }
+    }
+    xs_clear(&w);
+    if (namb) f |= KVQ_FLAG_AMBIGUOUS;
+    out->flags = f;
+    out->ambiguous = namb;
+    return KVQ_OK;
+}
