@@ -39,7 +39,8 @@ REF_SRC  := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c \
 CONF_SRC := conformance/vecio.c conformance/gen.c conformance/verify.c \
             conformance/subject.c conformance/report.c conformance/bench.c
 TESTS    := check_kivi check_vecio
-SUBJECTS := broken_ties_away broken_high_first
+SUBJECTS := broken_ties_away broken_high_first recip_mul misbehave
+FAST_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
 
 # $(call variant,NAME): objects, library, kvq and tests of one build variant.
 define variant
@@ -65,10 +66,11 @@ $(B)/$(1)/tests/%: $(B)/$(1)/tests/%.o $(B)/$(1)/libkvqconf.a $(B)/$(1)/libkvq.a
 endef
 $(foreach v,rel san cov,$(eval $(call variant,$(v))))
 
-# Deliberately wrong subjects (plug-ins built from the fast path with one defect).
-$(B)/subjects/%.so: tests/subjects/%.c $(REF_SRC)
+# Test subjects: the fast path with one deliberate change (tests/subjects/).
+$(B)/subjects/%.so: tests/subjects/%.c tests/subjects/subject_common.h $(FAST_SRC)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -shared $^ -o $@ -lm
+	$(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
+	  -Wl,-Bsymbolic $(filter %.c,$^) -o $@ -lm
 
 all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
@@ -104,26 +106,38 @@ fuzz-smoke:
 	bash ci/fuzz-smoke.sh $(B)
 
 # ---- GPU -----------------------------------------------------------------
-NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false \
-           -Xcompiler -fPIC,-ffp-contract=off -Iinclude -Iconformance -Igpu
+# The GPU targets link the fast path only (libm): no MPFR, no Check, so they
+# build on a GPU machine that has neither.  Device arithmetic is pinned:
+# -fmad=false, subnormals kept (-ftz=false), IEEE division (-prec-div=true).
+NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false -ftz=false \
+           -prec-div=true -prec-sqrt=true -Xcompiler -fPIC,-ffp-contract=off \
+           -Iinclude -Iconformance -Igpu
 CU_SRC  := gpu/kivi.cu
+GPU_HDR := include/kvq_layout.h include/kvq.h include/kvq_bits.h gpu/kvq_cuda.h
+GPU_REF_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
+GPU_REF_OBJ := $(GPU_REF_SRC:%.c=$(B)/gpu/ref/%.o)
+GPU_OBJ := $(CU_SRC:gpu/%.cu=$(B)/gpu/%.o)
 
-$(B)/gpu/%.o: gpu/%.cu include/kvq_layout.h include/kvq.h gpu/kvq_cuda.h
+$(B)/gpu/ref/%.o: %.c $(GPU_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -c $< -o $@
+
+$(B)/gpu/%.o: gpu/%.cu $(GPU_HDR) conformance/kvq_subject.h
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-$(B)/gpu/libkvq_subject_gpu.so: $(CU_SRC:gpu/%.cu=$(B)/gpu/%.o) $(B)/gpu/subject_gpu.o $(REF_SRC)
-	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lmpfr -lgmp -lm
+$(B)/gpu/libkvq_subject_gpu.so: $(GPU_OBJ) $(B)/gpu/subject_gpu.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
 
-$(B)/gpu/kvq_gpu_test: $(CU_SRC:gpu/%.cu=$(B)/gpu/%.o) $(B)/gpu/gpu_test.o $(B)/rel/libkvqconf.a $(B)/rel/libkvq.a
-	$(NVCC) $(NVFLAGS) $^ -o $@ -lmpfr -lgmp -lm -ldl
+$(B)/gpu/kvq_gpu_test: $(GPU_OBJ) $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
-$(B)/gpu/kvq_gpu_bench: $(CU_SRC:gpu/%.cu=$(B)/gpu/%.o) $(B)/gpu/bench.o $(B)/rel/libkvq.a
-	$(NVCC) $(NVFLAGS) $^ -o $@ -lmpfr -lgmp -lm
+$(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
 gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_bench
 
-gpu-test: $(B)/gpu/kvq_gpu_test $(B)/rel/kvq
+gpu-test: $(B)/gpu/kvq_gpu_test
 	$(B)/gpu/kvq_gpu_test
 
 # ---- install ---------------------------------------------------------------

@@ -1,0 +1,332 @@
+/*
+ * gen.c -- deterministic KIVI conformance vectors (spec/vectors.md, [VEC-GEN-*]).
+ *
+ * Case k draws everything from its own generator, seeded from (seed, k), so a
+ * shard produces exactly the cases the full run has at its ordinals.  The
+ * parameters that matter for coverage (bits, grouping, metadata format,
+ * level) cycle with k; value distributions, shapes and policies are drawn.
+ * Expected outputs come from the exact path only.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "kvq_exact.h"
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+/* splitmix64 */
+static uint64_t rng_next(rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(rng *r, uint32_t n)
+{
+    return (uint32_t)(rng_next(r) % n);
+}
+
+/* Uniform in [0, 1) with 24 random bits (exact in binary32). */
+static float rng_unit(rng *r)
+{
+    return (float)(rng_next(r) >> 40) * 0x1p-24f;
+}
+
+static float rng_sym(rng *r)
+{
+    return 2.0f * rng_unit(r) - 1.0f;
+}
+
+enum {
+    D_UNIFORM, D_NORMALISH, D_TIES, D_CONSTANT, D_TINY, D_HUGE, D_HALF, D_OUTLIER, D_MIXED,
+    D_COUNT
+};
+static const char *const DIST_NAMES[D_COUNT] = {
+    "uniform", "normalish", "ties", "constant", "tiny", "huge", "half", "outlier", "mixed",
+};
+
+/* Fill one group's G values (stride apart) from distribution d. */
+static void fill_group(float *x, size_t stride, uint32_t G, uint32_t bits, int d, rng *r)
+{
+    uint32_t cmax = kvq_code_max(bits);
+    if (d == D_MIXED) d = (int)rng_below(r, D_MIXED);
+    switch (d) {
+    case D_UNIFORM: {
+        float a = ldexpf(1.0f, (int)rng_below(r, 21) - 10), off = a * rng_sym(r);
+        for (uint32_t i = 0; i < G; i++) x[i * stride] = off + a * rng_sym(r);
+        break;
+    }
+    case D_NORMALISH: {
+        float a = ldexpf(1.0f, (int)rng_below(r, 9) - 4), off = 4.0f * a * rng_sym(r);
+        for (uint32_t i = 0; i < G; i++)
+            x[i * stride] = off + a * (rng_sym(r) + rng_sym(r) + rng_sym(r));
+        break;
+    }
+    case D_TIES: {
+        /* min z and max z + cmax*s on a grid of s/2: r = cmax*s exactly, so
+         * s is recovered exactly and odd multiples of s/2 are exact ties. */
+        int e = (int)rng_below(r, 16) - 8;
+        float s = ldexpf(1.0f, e), z = s * (float)((int)rng_below(r, 64) - 32);
+        for (uint32_t i = 0; i < G; i++)
+            x[i * stride] = z + (s / 2.0f) * (float)rng_below(r, 2 * cmax + 1);
+        x[0] = z;
+        x[(G - 1) * stride] = z + s * (float)cmax;
+        break;
+    }
+    case D_CONSTANT: {
+        float c = ldexpf(rng_sym(r), (int)rng_below(r, 40) - 20);
+        for (uint32_t i = 0; i < G; i++) x[i * stride] = c;
+        break;
+    }
+    case D_TINY: {
+        /* subnormal and near-subnormal values; ranges whose scale underflows */
+        int e = -149 + (int)rng_below(r, 30);
+        for (uint32_t i = 0; i < G; i++)
+            x[i * stride] = ldexpf((float)((int)rng_below(r, 1024) - 512), e);
+        break;
+    }
+    case D_HUGE: {
+        /* ranges near the top of binary32 (range overflow) or of binary16 */
+        float top = rng_below(r, 2) ? 0x1.fffffep+127f : 0x1.fp+16f;
+        for (uint32_t i = 0; i < G; i++) x[i * stride] = top * rng_sym(r);
+        break;
+    }
+    case D_HALF: {
+        /* binary16 values, as a binary16 KV cache holds */
+        for (uint32_t i = 0; i < G; i++) {
+            int ov;
+            float v = ldexpf(rng_sym(r), (int)rng_below(r, 12) - 6);
+            x[i * stride] = kvq_exact_round_float(v, &kvq_xfmt_binary16, &ov);
+        }
+        break;
+    }
+    default: { /* D_OUTLIER */
+        float a = ldexpf(1.0f, (int)rng_below(r, 6) - 3);
+        for (uint32_t i = 0; i < G; i++) x[i * stride] = a * rng_sym(r);
+        x[rng_below(r, G) * stride] = a * (float)(64 + rng_below(r, 1024)) * (rng_below(r, 2) ? 1.0f : -1.0f);
+        break;
+    }
+    }
+}
+
+/* Fill expected outputs from the exact path; on an exact-path error the case
+ * becomes an error case expecting that status. */
+static kvq_status solve(kvq_vcase *c)
+{
+    kvq_exact_kivi_out o;
+    uint64_t n = kvq_kivi_elems(&c->shape), namb = 0;
+    kvq_status st;
+    memset(&o, 0, sizeof o);
+    o.codes = c->codes;
+    o.scale = c->scale;
+    o.zero = c->zero;
+    o.deq = c->deq;
+    o.code_real = malloc(n ? n : 1);
+    o.code_alt = malloc(n ? n : 1);
+    if (!o.code_real || !o.code_alt) {
+        free(o.code_real);
+        free(o.code_alt);
+        return KVQ_E_NOMEM;
+    }
+    st = kvq_exact_kivi_quantize(&o, c->x, &c->shape, &c->pol);
+    if (st == KVQ_E_NOMEM) goto out;
+    if (st != KVQ_OK) {
+        /* An error case: keep the inputs, drop the outputs. */
+        float *x = c->x;
+        c->x = NULL;
+        kvq_vcase_free(c);
+        c->x = x;
+        c->status = st;
+        c->flags = 0;
+        st = KVQ_OK;
+        goto out;
+    }
+    c->flags = o.flags;
+    for (uint64_t g = 0; g < kvq_kivi_groups(&c->shape); g++) {
+        uint8_t *grp = c->real + kvq_kivi_group_code_offset(&c->shape, g);
+        for (uint32_t b = 0; b < kvq_kivi_group_bytes(&c->shape); b++) grp[b] = 0;
+        for (uint32_t i = 0; i < c->shape.group; i++)
+            kvq_pack_code(grp, i, c->shape.bits, o.code_real[kvq_kivi_elem_index(&c->shape, g, i)]);
+    }
+    for (uint64_t e = 0; e < n; e++) namb += o.code_real[e] != o.code_alt[e];
+    c->namb = namb;
+    if (namb) {
+        uint64_t k = 0;
+        c->amb_idx = malloc(namb * sizeof *c->amb_idx);
+        c->amb_alt = malloc(namb);
+        if (!c->amb_idx || !c->amb_alt) {
+            st = KVQ_E_NOMEM;
+            goto out;
+        }
+        for (uint64_t e = 0; e < n; e++)
+            if (o.code_real[e] != o.code_alt[e]) {
+                c->amb_idx[k] = e;
+                c->amb_alt[k++] = o.code_alt[e];
+            }
+    }
+out:
+    free(o.code_real);
+    free(o.code_alt);
+    return st;
+}
+
+/* The regular case at ordinal k. */
+static kvq_status make_regular(kvq_vcase *c, const char *tag, uint64_t seed, uint32_t k,
+                               int smoke)
+{
+    static const uint32_t BITS[4] = { 1, 2, 4, 8 };
+    static const uint32_t GS_SMOKE[3] = { 8, 16, 32 };
+    static const uint32_t GS_STD[5] = { 8, 16, 32, 64, 128 };
+    rng r = { seed ^ (0xA0761D6478BD642Full * (k + 1u)) };
+    kvq_kivi_shape *s = &c->shape;
+    int d;
+    uint64_t ng;
+    memset(c, 0, sizeof *c);
+    (void)rng_next(&r);
+    s->bits = BITS[k % 4u];
+    s->grouping = (k / 4u) % 2u;
+    s->meta = (k / 8u) % 2u;
+    c->level = (k / 16u) % 2u;
+    c->op = KVQ_OP_KIVI_QUANT;
+    s->group = smoke ? GS_SMOKE[rng_below(&r, 3)] : GS_STD[rng_below(&r, 5)];
+    if (s->grouping == KVQ_GROUP_CHANNEL) {
+        s->tokens = s->group * (1u + rng_below(&r, 2));
+        s->channels = 1u + rng_below(&r, smoke ? 8 : 24);
+    } else {
+        s->channels = s->group * (1u + rng_below(&r, 2));
+        s->tokens = 1u + rng_below(&r, smoke ? 4 : 12);
+    }
+    c->pol = kvq_policy_default;
+    if (rng_below(&r, 8) == 0) c->pol.ties = KVQ_TIES_AWAY;
+    if (rng_below(&r, 8) == 0) c->pol.overflow = KVQ_OVERFLOW_NAN;
+    if (rng_below(&r, 8) == 0) c->pol.subnormal = KVQ_SUBNORMAL_DAZ;
+    d = (int)((k / 32u + rng_below(&r, 3)) % D_COUNT);
+    snprintf(c->id, sizeof c->id, "kivi-%s-%05u-%s", tag, k, DIST_NAMES[d]);
+    c->status = KVQ_OK;
+    if (kvq_vcase_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    ng = kvq_kivi_groups(s);
+    for (uint64_t g = 0; g < ng; g++)
+        fill_group(c->x + kvq_kivi_group_base(s, g), (size_t)kvq_kivi_group_stride(s), s->group,
+                   s->bits, d, &r);
+    return solve(c);
+}
+
+/* Error cases: the bad inputs every subject must reject [POL-NF-01, KIVI-L-02]. */
+enum { E_NAN, E_PINF, E_NINF, E_RAGGED_T, E_RAGGED_D, E_EMPTY, E_BITS, E_GROUP, E_RANGE, E_COUNT };
+static const char *const ERR_NAMES[E_COUNT] = {
+    "nan", "pinf", "ninf", "ragged-tokens", "ragged-channels", "empty", "bits3", "group12",
+    "range-nan-policy",
+};
+
+static kvq_status make_error(kvq_vcase *c, const char *tag, uint64_t seed, uint32_t k,
+                             uint32_t which)
+{
+    rng r = { seed ^ (0xE7037ED1A0B428DBull * (k + 1u)) };
+    kvq_kivi_shape *s = &c->shape;
+    uint64_t n;
+    memset(c, 0, sizeof *c);
+    (void)rng_next(&r);
+    c->level = which % 2u;
+    c->op = KVQ_OP_KIVI_QUANT;
+    c->pol = kvq_policy_default;
+    s->bits = 4;
+    s->group = 16;
+    s->grouping = which % 2u;
+    s->meta = KVQ_META_F32;
+    s->tokens = 16;
+    s->channels = 16;
+    switch (which) {
+    case E_RAGGED_T: s->grouping = KVQ_GROUP_CHANNEL; s->tokens = 17; break;
+    case E_RAGGED_D: s->grouping = KVQ_GROUP_TOKEN; s->channels = 20; break;
+    case E_EMPTY: s->tokens = 0; break;
+    case E_BITS: s->bits = 3; break;
+    case E_GROUP: s->group = 12; break;
+    case E_RANGE: c->pol.overflow = KVQ_OVERFLOW_NAN; break;
+    default: break;
+    }
+    snprintf(c->id, sizeof c->id, "kivi-%s-%05u-err-%s", tag, k, ERR_NAMES[which]);
+    n = kvq_kivi_elems(s);
+    c->status = KVQ_E_PARAM; /* inputs only for now */
+    if (kvq_vcase_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    for (uint64_t e = 0; e < n; e++) c->x[e] = rng_sym(&r);
+    if (n) {
+        uint64_t at = rng_next(&r) % n;
+        if (which == E_NAN) c->x[at] = NAN;
+        if (which == E_PINF) c->x[at] = INFINITY;
+        if (which == E_NINF) c->x[at] = -INFINITY;
+        if (which == E_RANGE) { /* one group spans more than the binary32 range */
+            c->x[kvq_kivi_elem_index(s, 0, 0)] = -0x1.8p+127f;
+            c->x[kvq_kivi_elem_index(s, 0, 1)] = 0x1.8p+127f;
+        }
+    }
+    /* The expected status is the exact path's verdict on these inputs. */
+    if (kvq_kivi_params_ok(s) && kvq_kivi_shape_ok(s)) {
+        float *x = c->x;
+        c->x = NULL;
+        c->status = KVQ_OK;
+        if (kvq_vcase_alloc(c) != KVQ_OK) {
+            free(x);
+            return KVQ_E_NOMEM;
+        }
+        memcpy(c->x, x, n * sizeof *x);
+        free(x);
+        return solve(c);
+    }
+    c->status = kvq_kivi_params_ok(s) ? KVQ_E_SHAPE : KVQ_E_PARAM;
+    return KVQ_OK;
+}
+
+kvq_status kvq_gen_kivi(kvq_vfile *vf, const char *levels, uint64_t seed, uint32_t shard_i,
+                        uint32_t shard_n, char *err, size_t errlen)
+{
+    int smoke;
+    uint32_t nreg, total, k;
+    const char *tag;
+    memset(vf, 0, sizeof *vf);
+    if (strcmp(levels, "smoke") == 0) {
+        smoke = 1;
+        nreg = 96;
+        tag = "smoke";
+    } else if (strcmp(levels, "standard") == 0) {
+        smoke = 0;
+        nreg = 1152;
+        tag = "std";
+    } else {
+        snprintf(err, errlen, "unknown level set '%s' (smoke|standard)", levels);
+        return KVQ_E_PARAM;
+    }
+    if (shard_n == 0 || shard_i >= shard_n) {
+        snprintf(err, errlen, "bad shard %u/%u", shard_i, shard_n);
+        return KVQ_E_PARAM;
+    }
+    vf->version = KVQ_VEC_VERSION;
+    snprintf(vf->family, sizeof vf->family, "kivi");
+    snprintf(vf->levels, sizeof vf->levels, "%s", levels);
+    vf->seed = seed;
+    snprintf(vf->generator, sizeof vf->generator, "kvq %s shard %u/%u", KVQ_VERSION_STRING,
+             shard_i, shard_n);
+    total = nreg + E_COUNT;
+    vf->cases = calloc(total / shard_n + 1u, sizeof *vf->cases);
+    if (vf->cases == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return KVQ_E_NOMEM;
+    }
+    for (k = shard_i; k < total; k += shard_n) {
+        kvq_vcase *c = &vf->cases[vf->ncases];
+        kvq_status st = k < nreg ? make_regular(c, tag, seed, k, smoke)
+                                 : make_error(c, tag, seed, k, k - nreg);
+        if (st != KVQ_OK) {
+            kvq_vfile_free(vf);
+            snprintf(err, errlen, "case %u: %s", k, kvq_status_str(st));
+            return st;
+        }
+        vf->ncases++;
+    }
+    return KVQ_OK;
+}

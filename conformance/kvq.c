@@ -1,0 +1,347 @@
+/*
+ * kvq.c -- the kvq command (spec/verify.md).
+ *
+ *   kvq gen     conformance vectors
+ *   kvq run     run a subject over vectors, write its results file
+ *   kvq verify  judge a results file or a subject against vectors
+ *   kvq demo    generate the standard vectors and verify the bundled subjects
+ *   kvq bench   throughput of the exact and fast paths
+ *
+ * Exit status: 0 everything passed; 1 a case failed or was skipped; 2 usage or
+ * input error.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+#define DEFAULT_SEED 0x00000000006b7671ull
+#define EXIT_INPUT 2
+
+static void usage(FILE *f)
+{
+    fputs("usage:\n"
+          "  kvq gen --family kivi --level smoke|standard [--seed S] [--shard I/N] -o FILE\n"
+          "  kvq run --subject NAME|PATH.so --vectors FILE -o RESULTS [--timeout SEC]\n"
+          "  kvq verify --vectors FILE (--results FILE | --subject NAME|PATH.so)\n"
+          "             [--level exact|bounded|all] [--json FILE] [--junit FILE]\n"
+          "             [--max-show N] [--timeout SEC]\n"
+          "  kvq demo [--out DIR] [--gpu-subject PATH.so]\n"
+          "  kvq bench [--json FILE]\n"
+          "  kvq version\n"
+          "built-in subjects: ref-fast\n", f);
+}
+
+static int parse_u64_any(const char *s, uint64_t *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoull(s, &end, 0);
+    return errno == 0 && *s != '\0' && *s != '-' && *end == '\0';
+}
+
+static int parse_shard(const char *s, uint32_t *i, uint32_t *n)
+{
+    unsigned a, b;
+    char tail;
+    if (sscanf(s, "%u/%u%c", &a, &b, &tail) != 2 || b == 0 || a >= b) return 0;
+    *i = a;
+    *n = b;
+    return 1;
+}
+
+/* Write vectors through a temporary file renamed into place. */
+static int write_vectors(const kvq_vfile *vf, const char *path)
+{
+    char tmp[1024];
+    FILE *f;
+    int bad = 0;
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    f = fopen(tmp, "w");
+    if (f == NULL) {
+        fprintf(stderr, "kvq: cannot write %s: %s\n", tmp, strerror(errno));
+        return 0;
+    }
+    bad = kvq_vec_write_header(f, vf) != KVQ_OK;
+    for (size_t k = 0; k < vf->ncases && !bad; k++) bad = kvq_vec_write_case(f, &vf->cases[k]) != KVQ_OK;
+    bad |= ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        fprintf(stderr, "kvq: writing %s failed\n", path);
+        return 0;
+    }
+    return 1;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    const char *family = NULL, *level = NULL, *out = NULL;
+    uint64_t seed = DEFAULT_SEED;
+    uint32_t si = 0, sn = 1;
+    kvq_vfile vf;
+    char err[512];
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v == NULL) { fprintf(stderr, "kvq gen: %s needs a value\n", a); return EXIT_INPUT; }
+        if (strcmp(a, "--family") == 0) family = v;
+        else if (strcmp(a, "--level") == 0) level = v;
+        else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) out = v;
+        else if (strcmp(a, "--seed") == 0) {
+            if (!parse_u64_any(v, &seed)) { fprintf(stderr, "kvq gen: bad seed '%s'\n", v); return EXIT_INPUT; }
+        } else if (strcmp(a, "--shard") == 0) {
+            if (!parse_shard(v, &si, &sn)) { fprintf(stderr, "kvq gen: bad shard '%s' (I/N with I < N)\n", v); return EXIT_INPUT; }
+        } else { fprintf(stderr, "kvq gen: unknown option '%s'\n", a); usage(stderr); return EXIT_INPUT; }
+        i++;
+    }
+    if (family == NULL || level == NULL || out == NULL) {
+        fprintf(stderr, "kvq gen: --family, --level and -o are required\n");
+        return EXIT_INPUT;
+    }
+    if (strcmp(family, "kivi") != 0) {
+        fprintf(stderr, "kvq gen: unknown family '%s' (this kvq has: kivi)\n", family);
+        return EXIT_INPUT;
+    }
+    if (kvq_gen_kivi(&vf, level, seed, si, sn, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq gen: %s\n", err);
+        return EXIT_INPUT;
+    }
+    if (!write_vectors(&vf, out)) { kvq_vfile_free(&vf); return EXIT_INPUT; }
+    fprintf(stderr, "kvq gen: %zu cases (%s, seed 0x%016llx, shard %u/%u) -> %s\n", vf.ncases,
+            level, (unsigned long long)seed, si, sn, out);
+    kvq_vfile_free(&vf);
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *subject = NULL, *vectors = NULL, *out = NULL;
+    uint64_t timeout = 120;
+    kvq_vfile vf;
+    char err[1024];
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v == NULL) { fprintf(stderr, "kvq run: %s needs a value\n", a); return EXIT_INPUT; }
+        if (strcmp(a, "--subject") == 0) subject = v;
+        else if (strcmp(a, "--vectors") == 0) vectors = v;
+        else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) out = v;
+        else if (strcmp(a, "--timeout") == 0) {
+            if (!parse_u64_any(v, &timeout) || timeout == 0 || timeout > 86400) { fprintf(stderr, "kvq run: bad timeout '%s'\n", v); return EXIT_INPUT; }
+        } else { fprintf(stderr, "kvq run: unknown option '%s'\n", a); usage(stderr); return EXIT_INPUT; }
+        i++;
+    }
+    if (subject == NULL || vectors == NULL || out == NULL) {
+        fprintf(stderr, "kvq run: --subject, --vectors and -o are required\n");
+        return EXIT_INPUT;
+    }
+    if (kvq_vec_read(&vf, vectors, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq run: %s\n", err);
+        return EXIT_INPUT;
+    }
+    if (kvq_run_subject(subject, &vf, out, (unsigned)timeout, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq run: %s\n", err);
+        kvq_vfile_free(&vf);
+        return EXIT_INPUT;
+    }
+    kvq_vfile_free(&vf);
+    return 0;
+}
+
+typedef struct verify_opts {
+    const char *vectors, *results, *subject, *json, *junit;
+    unsigned level_mask, timeout;
+    size_t max_show;
+    int quiet;
+} verify_opts;
+
+/* Verify one subject (or results file); returns the exit status. */
+static int do_verify(const verify_opts *o, kvq_verify_report *keep)
+{
+    kvq_vfile vf;
+    kvq_rfile rf;
+    kvq_verify_report rep;
+    char err[1024], tmpres[1024];
+    const char *rpath = o->results;
+    int rc;
+    if (kvq_vec_read(&vf, o->vectors, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq verify: %s\n", err);
+        return EXIT_INPUT;
+    }
+    if (o->subject != NULL) {
+        if (rpath == NULL) {
+            snprintf(tmpres, sizeof tmpres, "%s.%ld.results", o->vectors, (long)getpid());
+            rpath = tmpres;
+        }
+        if (kvq_run_subject(o->subject, &vf, rpath, o->timeout, err, sizeof err) != KVQ_OK) {
+            fprintf(stderr, "kvq verify: subject %s: %s\n", o->subject, err);
+            kvq_vfile_free(&vf);
+            return EXIT_INPUT;
+        }
+    }
+    if (kvq_res_read(&rf, rpath, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq verify: %s\n", err);
+        kvq_vfile_free(&vf);
+        return EXIT_INPUT;
+    }
+    if (o->subject != NULL && o->results == NULL) remove(rpath);
+    if (kvq_verify(&rep, &vf, o->vectors, &rf, rpath, o->level_mask) != KVQ_OK) {
+        fprintf(stderr, "kvq verify: %s\n", rep.skip_reason[0] ? rep.skip_reason : "cannot verify");
+        kvq_rfile_free(&rf);
+        kvq_vfile_free(&vf);
+        return EXIT_INPUT;
+    }
+    kvq_report_text(stdout, &rep, o->max_show);
+    rc = (rep.failed || rep.skipped || rep.n == 0) ? 1 : 0;
+    if (o->json != NULL && kvq_report_json(o->json, &rep) != KVQ_OK) {
+        fprintf(stderr, "kvq verify: cannot write %s\n", o->json);
+        rc = EXIT_INPUT;
+    }
+    if (o->junit != NULL && kvq_report_junit(o->junit, &rep) != KVQ_OK) {
+        fprintf(stderr, "kvq verify: cannot write %s\n", o->junit);
+        rc = EXIT_INPUT;
+    }
+    if (keep != NULL) {
+        memset(keep, 0, sizeof *keep);
+        snprintf(keep->subject, sizeof keep->subject, "%s", rep.subject);
+        snprintf(keep->skip_reason, sizeof keep->skip_reason, "%s", rep.skip_reason);
+        keep->passed = rep.passed;
+        keep->failed = rep.failed;
+        keep->skipped = rep.skipped;
+    }
+    kvq_verify_report_free(&rep);
+    kvq_rfile_free(&rf);
+    kvq_vfile_free(&vf);
+    return rc;
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    verify_opts o;
+    memset(&o, 0, sizeof o);
+    o.level_mask = KVQ_LEVELS_ALL;
+    o.timeout = 120;
+    o.max_show = 10;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t u;
+        if (v == NULL) { fprintf(stderr, "kvq verify: %s needs a value\n", a); return EXIT_INPUT; }
+        if (strcmp(a, "--vectors") == 0) o.vectors = v;
+        else if (strcmp(a, "--results") == 0) o.results = v;
+        else if (strcmp(a, "--subject") == 0) o.subject = v;
+        else if (strcmp(a, "--json") == 0) o.json = v;
+        else if (strcmp(a, "--junit") == 0) o.junit = v;
+        else if (strcmp(a, "--level") == 0) {
+            if (strcmp(v, "exact") == 0) o.level_mask = KVQ_LEVELS_MASK(KVQ_LEVEL_EXACT);
+            else if (strcmp(v, "bounded") == 0) o.level_mask = KVQ_LEVELS_MASK(KVQ_LEVEL_BOUNDED);
+            else if (strcmp(v, "all") == 0) o.level_mask = KVQ_LEVELS_ALL;
+            else { fprintf(stderr, "kvq verify: bad level '%s'\n", v); return EXIT_INPUT; }
+        } else if (strcmp(a, "--max-show") == 0) {
+            if (!parse_u64_any(v, &u)) { fprintf(stderr, "kvq verify: bad --max-show '%s'\n", v); return EXIT_INPUT; }
+            o.max_show = (size_t)u;
+        } else if (strcmp(a, "--timeout") == 0) {
+            if (!parse_u64_any(v, &u) || u == 0 || u > 86400) { fprintf(stderr, "kvq verify: bad timeout '%s'\n", v); return EXIT_INPUT; }
+            o.timeout = (unsigned)u;
+        } else { fprintf(stderr, "kvq verify: unknown option '%s'\n", a); usage(stderr); return EXIT_INPUT; }
+        i++;
+    }
+    if (o.vectors == NULL || (o.results == NULL && o.subject == NULL)) {
+        fprintf(stderr, "kvq verify: --vectors and one of --results or --subject are required\n");
+        return EXIT_INPUT;
+    }
+    return do_verify(&o, NULL);
+}
+
+static int cmd_demo(int argc, char **argv)
+{
+    const char *dir = "build/demo", *gpu = NULL;
+    char vec[1024], res[1024], json[1024], junit[1024];
+    kvq_vfile vf;
+    kvq_verify_report fast_rep, gpu_rep;
+    char err[512];
+    int rc_fast, rc_gpu = -1;
+    verify_opts o;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v == NULL) { fprintf(stderr, "kvq demo: %s needs a value\n", a); return EXIT_INPUT; }
+        if (strcmp(a, "--out") == 0) dir = v;
+        else if (strcmp(a, "--gpu-subject") == 0) gpu = v;
+        else { fprintf(stderr, "kvq demo: unknown option '%s'\n", a); usage(stderr); return EXIT_INPUT; }
+        i++;
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "kvq demo: cannot create %s: %s\n", dir, strerror(errno));
+        return EXIT_INPUT;
+    }
+    snprintf(vec, sizeof vec, "%s/kivi-standard.vec", dir);
+    printf("== kvq demo: KIVI conformance, standard level\n");
+    if (kvq_gen_kivi(&vf, "standard", DEFAULT_SEED, 0, 1, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq demo: %s\n", err);
+        return EXIT_INPUT;
+    }
+    if (!write_vectors(&vf, vec)) { kvq_vfile_free(&vf); return EXIT_INPUT; }
+    printf("generated %zu cases with the exact path (MPFR) -> %s\n\n", vf.ncases, vec);
+    kvq_vfile_free(&vf);
+
+    memset(&o, 0, sizeof o);
+    o.vectors = vec;
+    o.level_mask = KVQ_LEVELS_ALL;
+    o.timeout = 120;
+    o.max_show = 10;
+    snprintf(res, sizeof res, "%s/ref-fast.results", dir);
+    snprintf(json, sizeof json, "%s/ref-fast.json", dir);
+    snprintf(junit, sizeof junit, "%s/ref-fast.junit.xml", dir);
+    o.subject = "ref-fast";
+    o.results = res;
+    o.json = json;
+    o.junit = junit;
+    printf("-- subject ref-fast (bundled binary32 reference)\n");
+    rc_fast = do_verify(&o, &fast_rep);
+    if (gpu != NULL) {
+        snprintf(res, sizeof res, "%s/gpu.results", dir);
+        snprintf(json, sizeof json, "%s/gpu.json", dir);
+        snprintf(junit, sizeof junit, "%s/gpu.junit.xml", dir);
+        o.subject = gpu;
+        printf("\n-- subject %s (bundled CUDA kernels)\n", gpu);
+        rc_gpu = do_verify(&o, &gpu_rep);
+    }
+    printf("\n== summary\n");
+    printf("  %-10s %s (%zu passed, %zu failed)\n", "ref-fast", rc_fast == 0 ? "PASS" : "FAIL",
+           rc_fast == EXIT_INPUT ? 0 : fast_rep.passed, rc_fast == EXIT_INPUT ? 0 : fast_rep.failed);
+    if (gpu == NULL)
+        printf("  %-10s SKIPPED (no GPU subject built: nvcc not found)\n", "gpu");
+    else if (rc_gpu == 1 && gpu_rep.skipped && !gpu_rep.failed)
+        printf("  %-10s SKIPPED (%s)\n", "gpu", gpu_rep.skip_reason);
+    else
+        printf("  %-10s %s (%zu passed, %zu failed)\n", "gpu", rc_gpu == 0 ? "PASS" : "FAIL",
+               rc_gpu == EXIT_INPUT ? 0 : gpu_rep.passed, rc_gpu == EXIT_INPUT ? 0 : gpu_rep.failed);
+    printf("  reports: %s/*.json, %s/*.junit.xml\n", dir, dir);
+    if (rc_fast != 0) return rc_fast;
+    if (rc_gpu == 1 && gpu_rep.skipped && !gpu_rep.failed) return 0; /* no device: reported as SKIPPED */
+    return rc_gpu > 0 ? rc_gpu : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_INPUT;
+    }
+    if (strcmp(argv[1], "gen") == 0) return cmd_gen(argc, argv);
+    if (strcmp(argv[1], "run") == 0) return cmd_run(argc, argv);
+    if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc, argv);
+    if (strcmp(argv[1], "demo") == 0) return cmd_demo(argc, argv);
+    if (strcmp(argv[1], "bench") == 0) return kvq_bench_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "version") == 0) {
+        printf("kvq %s\n", KVQ_VERSION_STRING);
+        return 0;
+    }
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "kvq: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return EXIT_INPUT;
+}
