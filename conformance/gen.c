@@ -218,10 +218,11 @@ static kvq_status make_regular(kvq_vcase *c, const char *tag, uint64_t seed, uin
 }
 
 /* Error cases: the bad inputs every subject must reject [POL-NF-01, KIVI-L-02]. */
-enum { E_NAN, E_PINF, E_NINF, E_RAGGED_T, E_RAGGED_D, E_EMPTY, E_BITS, E_GROUP, E_RANGE, E_COUNT };
+enum { E_NAN, E_PINF, E_NINF, E_RAGGED_T, E_RAGGED_D, E_EMPTY, E_BITS, E_GROUP, E_RANGE,
+       E_DEQ_RANGE, E_COUNT };
 static const char *const ERR_NAMES[E_COUNT] = {
     "nan", "pinf", "ninf", "ragged-tokens", "ragged-channels", "empty", "bits3", "group12",
-    "range-nan-policy",
+    "range-nan-policy", "deq-range-nan-policy",
 };
 
 static kvq_status make_error(kvq_vcase *c, const char *tag, uint64_t seed, uint32_t k,
@@ -248,6 +249,7 @@ static kvq_status make_error(kvq_vcase *c, const char *tag, uint64_t seed, uint3
     case E_BITS: s->bits = 3; break;
     case E_GROUP: s->group = 12; break;
     case E_RANGE: c->pol.overflow = KVQ_OVERFLOW_NAN; break;
+    case E_DEQ_RANGE: c->pol.overflow = KVQ_OVERFLOW_NAN; break;
     default: break;
     }
     snprintf(c->id, sizeof c->id, "kivi-%s-%05u-err-%s", tag, k, ERR_NAMES[which]);
@@ -263,6 +265,10 @@ static kvq_status make_error(kvq_vcase *c, const char *tag, uint64_t seed, uint3
         if (which == E_RANGE) { /* one group spans more than the binary32 range */
             c->x[kvq_kivi_elem_index(s, 0, 0)] = -0x1.8p+127f;
             c->x[kvq_kivi_elem_index(s, 0, 1)] = 0x1.8p+127f;
+        }
+        if (which == E_DEQ_RANGE) { /* range and scale finite, fmaf(15, s, min) overflows */
+            for (uint32_t i = 0; i < s->group; i++)
+                c->x[kvq_kivi_elem_index(s, 0, i)] = i % 2 ? 0x1.fffffep+127f : 0x1.553aa6p+126f;
         }
     }
     /* The expected status is the exact path's verdict on these inputs. */

@@ -16,7 +16,12 @@
 #include "kvq_bits.h"
 #include "kvq_exact.h"
 
-#define BOUNDED_FLAGS (KVQ_FLAG_ZERO_SCALE | KVQ_FLAG_SATURATED | KVQ_FLAG_SUBNORMAL)
+/* Flags compared at the bounded level [API-FLAGS-03]: those decided by the
+ * bitwise-checked metadata and by the inputs alone.  CLAMPED and SATURATED can
+ * legitimately differ with the evaluation (an ambiguous element at the edge of
+ * the code range; a dequantized value within the bound of FLT_MAX); a
+ * quantize-time saturation shows in the metadata, which is compared bitwise. */
+#define BOUNDED_FLAGS (KVQ_FLAG_ZERO_SCALE | KVQ_FLAG_SUBNORMAL)
 
 static int cmp_rcase_id(const void *a, const void *b)
 {

@@ -63,8 +63,11 @@ typedef struct kvq_exact_kivi_out {
     uint64_t ambiguous;  /* number of ambiguous elements */
 } kvq_exact_kivi_out;
 
-/* Exact quantization of x under shape and policy.  Same errors as the fast
- * path (kvq_kivi_quantize); on error nothing is written. */
+/* Exact quantization of x under shape and policy, with the dequantization of
+ * the pinned codes.  Same errors as the fast path's kvq_kivi_quantize followed
+ * by kvq_kivi_dequantize of its outputs: under the NaN overflow policy an
+ * overflowing dequantized value makes the call fail with KVQ_E_RANGE
+ * [VEC-FMT-04].  On error nothing is written. */
 kvq_status kvq_exact_kivi_quantize(kvq_exact_kivi_out *out, const float *x,
                                    const kvq_kivi_shape *shape, const kvq_policy *pol);
 

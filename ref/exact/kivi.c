@@ -59,7 +59,10 @@ static float div_round32(float a, float b, xscratch *w)
 {
     mpfr_set_flt(w->a, a, MPFR_RNDN);
     mpfr_set_flt(w->b, b, MPFR_RNDN);
-    (void)kvq_exact_div_round(w->c, w->a, w->b, &kvq_xfmt_binary32); /* |a/b| <= 2^33 */
+    /* Finite: with binary32 metadata |a/b| <= cmax (1 + 2^-23); with binary16
+     * metadata a scale below 65504 implies a small range, hence a small |a|,
+     * and |a/b| < 2^128 / 65504 otherwise. */
+    (void)kvq_exact_div_round(w->c, w->a, w->b, &kvq_xfmt_binary32);
     return mpfr_get_flt(w->c, MPFR_RNDN);
 }
 
@@ -135,7 +138,7 @@ static uint32_t xcode_pinned(float xv, float s, float z, uint32_t bits, const kv
  * (u <= cmax + 1 keeps the radius below 1/2), the sign of d - h*s decides the
  * rounding exactly; the element is ambiguous when
  *   |d - h*s| <= 2^-22 |d| + 2^-148 s,   i.e. |u - h| <= 2^-22 |u| + 2^-148,
- * the radius of any evaluation of u with at most four binary32 roundings
+ * the radius of any evaluation of u with at most three binary32 roundings
  * (spec/bounds/kivi.md) -- and the two neighbours clamp to different codes. */
 static int xcode_real(uint32_t *code, uint32_t *alt, float xv, float s, float z, uint32_t bits,
                       const kvq_policy *pol, xscratch *w)
@@ -211,6 +214,11 @@ int kvq_exact_kivi_deq_within(float y, uint32_t code, float s, float z, double *
 {
     mpfr_t v, cs, b, t;
     int ok;
+    if (!isfinite(y)) { /* a NaN or an infinity is never within a bound [KIVI-B-03] */
+        if (bound != NULL) *bound = 0.0;
+        if (err != NULL) *err = INFINITY;
+        return 0;
+    }
     mpfr_inits2(KVQ_XPREC, v, cs, b, t, (mpfr_ptr)0);
     mpfr_set_flt(cs, s, MPFR_RNDN);
     mpfr_mul_ui(cs, cs, code, MPFR_RNDN);         /* c s, exact */
@@ -280,6 +288,23 @@ kvq_status kvq_exact_kivi_quantize(kvq_exact_kivi_out *out, const float *x,
             return KVQ_E_RANGE;
         }
         f |= gf;
+    }
+    if (pol->overflow == KVQ_OVERFLOW_NAN) {
+        /* Dequantizing the pinned codes must not overflow either: the case is
+         * quantize-then-dequantize [VEC-FMT-04], and nothing is written. */
+        for (g = 0; g < ng; g++)
+            for (uint32_t i = 0; i < G; i++) {
+                uint32_t dummy = 0;
+                float xv = read_input(x[kvq_kivi_elem_index(shape, g, i)], pol, &dummy);
+                uint32_t cp = xcode_pinned(xv, meta[2 * g], meta[2 * g + 1], bits, pol, &dummy, &w);
+                int ov;
+                (void)kvq_exact_kivi_deq(cp, meta[2 * g], meta[2 * g + 1], &ov);
+                if (ov) {
+                    free(meta);
+                    xs_clear(&w);
+                    return KVQ_E_RANGE;
+                }
+            }
     }
     for (g = 0; g < ng; g++) {
         out->scale[g] = meta[2 * g];
