@@ -14,7 +14,7 @@
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
-        test-unit test-san test-vectors
+        test-unit test-san test-vectors trace
 
 B        := build
 PREFIX   ?= /usr/local
@@ -75,7 +75,7 @@ $(B)/subjects/%.so: tests/subjects/%.c tests/subjects/subject_common.h $(FAST_SR
 all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
-test: test-unit test-san test-vectors
+test: test-unit test-san test-vectors trace
 	@echo "make test: all stages passed"
 
 test-unit: $(TESTS:%=$(B)/rel/tests/%)
@@ -87,6 +87,9 @@ test-san: $(TESTS:%=$(B)/san/tests/%)
 
 test-vectors: $(B)/rel/kvq $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/vectors.sh $(B)
+
+trace:
+	@bash ci/trace.sh
 
 # ---- main job ------------------------------------------------------------
 demo: $(B)/rel/kvq $(if $(NVCC),$(B)/gpu/libkvq_subject_gpu.so)

@@ -260,7 +260,7 @@ END_TEST
 
 START_TEST(malformed_results)
 {
-    /* SPEC: [VEC-FMT-04] */
+    /* SPEC: [VEC-RES-01] [VEC-RES-02] [VER-CASE-02] */
     kvq_rfile rf;
     char err[512];
     const char *ok = "kvq-results 1\nsubject s\nresult id=a status=2\n";
@@ -343,7 +343,7 @@ static size_t first_ok_case(const kvq_vfile *vf, uint32_t level, uint32_t meta)
 
 START_TEST(verdicts)
 {
-    /* SPEC: [VER-CMP-01] [VER-CMP-02] [KIVI-B-03] */
+    /* SPEC: [VER-EX-01] [VER-EX-02] [VER-EX-04] [VER-BD-01] [VER-BD-02] [VER-BD-04] [KIVI-B-03] */
     size_t len, ke = first_ok_case(&smoke, KVQ_LEVEL_EXACT, KVQ_META_F32);
     size_t kb = first_ok_case(&smoke, KVQ_LEVEL_BOUNDED, KVQ_META_F32);
     char *text = fast_results(&smoke, &len, -1, 0);
@@ -393,7 +393,7 @@ END_TEST
 
 START_TEST(ambiguous_neighbour_accepted)
 {
-    /* SPEC: [KIVI-B-02] -- at an ambiguous element the bounded level accepts the
+    /* SPEC: [KIVI-B-02] [VER-BD-03] [VER-EX-03] -- at an ambiguous element the bounded level accepts the
      * listed neighbour (and the exact level does not). */
     size_t k, len;
     kvq_vcase *c = NULL;
@@ -437,7 +437,7 @@ END_TEST
 
 START_TEST(reports_written)
 {
-    /* SPEC: [VER-REP-01] */
+    /* SPEC: [VER-REP-01] [VER-REP-02] */
     size_t len;
     char *text = fast_results(&smoke, &len, 0, 0), path[64], jpath[80], xpath[80];
     kvq_verify_report rep = verify_text(&smoke, text, len, KVQ_LEVELS_ALL);

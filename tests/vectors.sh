@@ -4,7 +4,8 @@
 # failing, the legal-freedom subject passing the bounded level only, crash /
 # hang / unavailable subjects as verdicts, results-file mode, and malformed
 # input rejected with file and line.  SPEC: [VEC-GEN-01] [VER-EXIT-01]
-# [VER-RUN-02] [POL-TIE-01] [LAY-PACK-01] [KIVI-B-02]
+# [VER-RUN-01] [VER-RUN-02] [VER-RUN-04] [VER-CLI-02] [VER-CLI-03] [VER-CLI-04] [VER-ST-01]
+# [VER-CASE-02] [VER-OUT-01] [TEST-NEG-01] [TEST-SKIP-01] [TEST-REF-01] [POL-TIE-01] [LAY-PACK-01] [KIVI-B-02]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build for the quick checks
