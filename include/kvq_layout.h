@@ -24,6 +24,13 @@
 #define KVQ_HD
 #endif
 
+/* C11 _Static_assert; C++ (nvcc compiles .cu files as C++) spells it static_assert. */
+#if defined(__cplusplus)
+#define KVQ_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define KVQ_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,22 +58,56 @@ typedef struct kvq_kivi_shape {
     uint32_t channels;  /* D */
 } kvq_kivi_shape;
 
-_Static_assert(sizeof(kvq_kivi_shape) == 24, "kvq_kivi_shape is a frozen 24-byte record");
-_Static_assert(sizeof(uint8_t) == 1, "codes are stored in octets");
+KVQ_STATIC_ASSERT(sizeof(kvq_kivi_shape) == 24, "kvq_kivi_shape is a frozen 24-byte record");
+KVQ_STATIC_ASSERT(sizeof(uint8_t) == 1, "codes are stored in octets");
 
-/*@ predicate kvq_valid_bits(integer b) = b == 1 || b == 2 || b == 4 || b == 8;
+/*@ // Logic mirror of the packing rule [LAY-PACK-01], in / % * only.
+    predicate kvq_valid_bits(integer b) = b == 1 || b == 2 || b == 4 || b == 8;
     logic integer kvq_pow2_l(integer k) =
         k == 0 ? 1 : k == 1 ? 2 : k == 2 ? 4 : k == 3 ? 8 : k == 4 ? 16 :
         k == 5 ? 32 : k == 6 ? 64 : k == 7 ? 128 : 256;
     logic integer kvq_code_max_l(integer b) = kvq_pow2_l(b) - 1;
     logic integer kvq_code_byte_l(integer i, integer b) = (i * b) / 8;
+    logic integer kvq_code_shift_l(integer i, integer b) = (i * b) % 8;
+    // The b-bit field at bit k of the byte value y.
+    logic integer kvq_field_l(integer y, integer k, integer b) =
+        (y / kvq_pow2_l(k)) % kvq_pow2_l(b);
+    // Element i's code as the packed bytes of a group hold it.
+    logic integer kvq_code_l{L}(uint8_t *grp, integer i, integer b) =
+        kvq_field_l(\at(grp[kvq_code_byte_l(i, b)], L), kvq_code_shift_l(i, b), b);
+    // The byte value y with its b-bit field at bit k replaced by c.
+    logic integer kvq_field_set_l(integer y, integer k, integer b, integer c) =
+        y - kvq_field_l(y, k, b) * kvq_pow2_l(k) + c * kvq_pow2_l(k);
+    predicate kvq_field_at(integer k, integer b) =
+        kvq_valid_bits(b) && 0 <= k < 8 && k % b == 0;
+
+    // Replacing a field stays a byte and reads back c.
+    lemma kvq_field_set_byte: \forall integer y, k, b, c;
+        0 <= y < 256 && kvq_field_at(k, b) && 0 <= c < kvq_pow2_l(b) ==>
+        0 <= kvq_field_set_l(y, k, b, c) < 256;
+    lemma kvq_field_set_get: \forall integer y, k, b, c;
+        0 <= y < 256 && kvq_field_at(k, b) && 0 <= c < kvq_pow2_l(b) ==>
+        kvq_field_l(kvq_field_set_l(y, k, b, c), k, b) == c;
+    // ... and leaves every other field of the byte as it was.
+    lemma kvq_field_set_keep: \forall integer y, k, k2, b, c;
+        0 <= y < 256 && kvq_field_at(k, b) && kvq_field_at(k2, b) && k2 != k &&
+        0 <= c < kvq_pow2_l(b) ==>
+        kvq_field_l(kvq_field_set_l(y, k, b, c), k2, b) == kvq_field_l(y, k2, b);
+    // Every element sits at a field boundary of its byte.
+    lemma kvq_code_shift_aligned: \forall integer i, b;
+        kvq_valid_bits(b) && 0 <= i ==> kvq_field_at(kvq_code_shift_l(i, b), b);
+    // Two elements of one byte sit at different bits.
+    lemma kvq_code_shift_distinct: \forall integer i, j, b;
+        kvq_valid_bits(b) && 0 <= i && 0 <= j && i != j &&
+        kvq_code_byte_l(i, b) == kvq_code_byte_l(j, b) ==>
+        kvq_code_shift_l(i, b) != kvq_code_shift_l(j, b);
 */
 
 /* 2^k for 0 <= k <= 8, by table-free arithmetic WP can read. */
-/*@ requires 0 <= k <= 8;
+/*@ requires k_range: k <= 8;
     assigns \nothing;
-    ensures \result == (k == 0 ? 1 : k == 1 ? 2 : k == 2 ? 4 : k == 3 ? 8 : k == 4 ? 16 :
-                        k == 5 ? 32 : k == 6 ? 64 : k == 7 ? 128 : 256);
+    ensures pow2: \result == kvq_pow2_l(k);
+    ensures positive: 1 <= \result <= 256;
 */
 KVQ_HD static inline uint32_t kvq_pow2_small(uint32_t k)
 {
@@ -75,9 +116,10 @@ KVQ_HD static inline uint32_t kvq_pow2_small(uint32_t k)
 }
 
 /* Largest code of a b-bit quantizer: 2^b - 1 [KIVI-Q-02]. */
-/*@ requires kvq_valid_bits(bits);
+/*@ requires bits_ok: kvq_valid_bits(bits);
     assigns \nothing;
-    ensures \result == (bits == 1 ? 1 : bits == 2 ? 3 : bits == 4 ? 15 : 255);
+    ensures code_max: \result == kvq_code_max_l(bits);             // [KIVI-Q-02]
+    ensures table: \result == (bits == 1 ? 1 : bits == 2 ? 3 : bits == 4 ? 15 : 255);
 */
 KVQ_HD static inline uint32_t kvq_code_max(uint32_t bits)
 {
@@ -85,9 +127,10 @@ KVQ_HD static inline uint32_t kvq_code_max(uint32_t bits)
 }
 
 /* Byte of element i within its group's code bytes [LAY-PACK-01]. */
-/*@ requires kvq_valid_bits(bits) && 0 <= i <= KVQ_MAX_GROUP;
+/*@ requires bits_ok: kvq_valid_bits(bits);
+    requires i_range: i <= KVQ_MAX_GROUP;
     assigns \nothing;
-    ensures \result == (i * bits) / 8;
+    ensures byte: \result == kvq_code_byte_l(i, bits);               // [LAY-PACK-01]
 */
 KVQ_HD static inline uint32_t kvq_code_byte(uint32_t i, uint32_t bits)
 {
@@ -95,10 +138,11 @@ KVQ_HD static inline uint32_t kvq_code_byte(uint32_t i, uint32_t bits)
 }
 
 /* Bit position of element i within its byte [LAY-PACK-01]. */
-/*@ requires kvq_valid_bits(bits) && 0 <= i <= KVQ_MAX_GROUP;
+/*@ requires bits_ok: kvq_valid_bits(bits);
+    requires i_range: i <= KVQ_MAX_GROUP;
     assigns \nothing;
-    ensures \result == (i * bits) % 8;
-    ensures \result < 8;
+    ensures shift: \result == kvq_code_shift_l(i, bits);             // [LAY-PACK-01]
+    ensures shift_range: \result < 8 && \result % bits == 0;
 */
 KVQ_HD static inline uint32_t kvq_code_shift(uint32_t i, uint32_t bits)
 {
@@ -106,11 +150,12 @@ KVQ_HD static inline uint32_t kvq_code_shift(uint32_t i, uint32_t bits)
 }
 
 /* Read element i's code from a group's packed bytes. */
-/*@ requires kvq_valid_bits(bits) && 0 <= i < KVQ_MAX_GROUP;
-    requires \valid_read(grp + kvq_code_byte_l(i, bits));
+/*@ requires bits_ok: kvq_valid_bits(bits);
+    requires i_range: i < KVQ_MAX_GROUP;
+    requires readable: \valid_read(grp + kvq_code_byte_l(i, bits));
     assigns \nothing;
-    ensures \result == (grp[(i * bits) / 8] / kvq_pow2_l((i * bits) % 8)) % kvq_pow2_l(bits);
-    ensures 0 <= \result <= kvq_code_max_l(bits);
+    ensures code: \result == kvq_code_l{Pre}(grp, i, bits);          // [LAY-PACK-01]
+    ensures code_range: 0 <= \result <= kvq_code_max_l(bits);       // [KIVI-Q-05]
 */
 KVQ_HD static inline uint32_t kvq_unpack_code(const uint8_t *grp, uint32_t i, uint32_t bits)
 {
@@ -119,12 +164,19 @@ KVQ_HD static inline uint32_t kvq_unpack_code(const uint8_t *grp, uint32_t i, ui
 }
 
 /* Write element i's code into a group's packed bytes, leaving the other codes of
- * that byte as they were. */
-/*@ requires kvq_valid_bits(bits) && 0 <= i < KVQ_MAX_GROUP;
-    requires 0 <= code <= kvq_code_max_l(bits);
-    requires \valid(grp + kvq_code_byte_l(i, bits));
-    assigns grp[(i * bits) / 8];
-    ensures (grp[(i * bits) / 8] / kvq_pow2_l((i * bits) % 8)) % kvq_pow2_l(bits) == code;
+ * that byte as they were.  Round trip: kvq_unpack_code then reads back `code`. */
+/*@ requires bits_ok: kvq_valid_bits(bits);
+    requires i_range: i < KVQ_MAX_GROUP;
+    requires code_range: code <= kvq_code_max_l(bits);              // [KIVI-Q-05]
+    requires writable: \valid(grp + kvq_code_byte_l(i, bits));
+    assigns grp[kvq_code_byte_l(i, bits)];
+    ensures new_byte: grp[kvq_code_byte_l(i, bits)] ==
+        kvq_field_set_l(\old(grp[kvq_code_byte_l(i, bits)]), kvq_code_shift_l(i, bits), bits, code);
+    ensures round_trip: kvq_code_l{Post}(grp, i, bits) == code;     // [LAY-PACK-01]
+    ensures others_kept:                                             // [LAY-PACK-01]
+        \forall integer j; 0 <= j < KVQ_MAX_GROUP && j != i &&
+            kvq_code_byte_l(j, bits) == kvq_code_byte_l(i, bits) ==>
+            kvq_code_l{Post}(grp, j, bits) == kvq_code_l{Pre}(grp, j, bits);
 */
 KVQ_HD static inline void kvq_pack_code(uint8_t *grp, uint32_t i, uint32_t bits, uint32_t code)
 {
@@ -133,7 +185,26 @@ KVQ_HD static inline void kvq_pack_code(uint8_t *grp, uint32_t i, uint32_t bits,
     uint32_t m = kvq_pow2_small(bits);
     uint32_t byte = grp[at];
     uint32_t old = (byte / p) % m;
+    //@ assert field: old == kvq_field_l(byte, kvq_code_shift_l(i, bits), bits);
+    //@ assert no_wrap: old * p <= byte;
+    //@ assert fits: byte - old * p + code * p == kvq_field_set_l(byte, kvq_code_shift_l(i, bits), bits, code) < 256;
     grp[at] = (uint8_t)(byte - old * p + code * p);
+}
+
+/* Bit of element i's code within a little-endian machine word that holds the
+ * group's code bytes from byte `first` on (first <= kvq_code_byte(i, bits)):
+ * 8*(kvq_code_byte(i, bits) - first) + kvq_code_shift(i, bits).  Lets a kernel
+ * pack or unpack a whole 32- or 64-bit word of codes at once; the word's byte k
+ * is the group's code byte first+k because CUDA devices and x86-64 are
+ * little-endian.  [LAY-PACK-01] */
+/*@ requires kvq_valid_bits(bits) && 0 <= i < KVQ_MAX_GROUP;
+    requires first <= kvq_code_byte_l(i, bits);
+    assigns \nothing;
+    ensures \result == 8 * (kvq_code_byte_l(i, bits) - first) + (i * bits) % 8;
+*/
+KVQ_HD static inline uint32_t kvq_code_word_shift(uint32_t i, uint32_t bits, uint32_t first)
+{
+    return 8u * (kvq_code_byte(i, bits) - first) + kvq_code_shift(i, bits);
 }
 
 /* ---- KIVI tensor layout [KIVI-L-01..04] -------------------------------- */
@@ -243,6 +314,27 @@ KVQ_HD static inline uint64_t kvq_kivi_group_of(const kvq_kivi_shape *s, uint64_
 /* Tokens left in full precision after a prefill of L tokens:
  *   keys (per channel): L mod R -- whole blocks of R are quantized;
  *   values (per token): min(L, R) -- the R most recent stay full precision. */
+/*@ logic integer kvq_residual_after_prefill_l(integer grouping, integer R, integer L) =
+        grouping == KVQ_GROUP_CHANNEL ? L % R : (L < R ? L : R);
+*/
+
+/*@ requires residual_positive: R > 0;
+    assigns \nothing;
+    ensures def: \result == kvq_residual_after_prefill_l(grouping, R, L);
+    ensures not_more: \result <= L;
+    behavior per_channel:                                           // [KIVI-W-01]
+      assumes grouping == KVQ_GROUP_CHANNEL;
+      ensures pending: \result == L % R;
+      ensures below_residual: \result < R;
+      ensures whole_blocks: (L - \result) % R == 0;
+    behavior per_token:                                             // [KIVI-W-03]
+      assumes grouping != KVQ_GROUP_CHANNEL;
+      ensures pending: \result == (L < R ? L : R);
+      ensures at_most_residual: \result <= R;
+      ensures full_window: \result < L ==> \result == R;
+    complete behaviors;
+    disjoint behaviors;
+*/
 KVQ_HD static inline uint32_t kvq_kivi_residual_after_prefill(uint32_t grouping, uint32_t R,
                                                               uint32_t L)
 {

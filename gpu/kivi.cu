@@ -1,0 +1,1009 @@
+/*
+ * kivi.cu -- KIVI asymmetric group quantizer on CUDA, bit-exact to ref/fast/kivi.c.
+ *
+ * Every float operation is the one binary32 operation of the pinned sequence
+ * (spec/kivi.md), written as an explicit round-to-nearest intrinsic
+ * (__fsub_rn, __fdiv_rn, __fmaf_rn); the build adds -fmad=false and keeps
+ * subnormals (no -ftz, no fast math).  Binary16 rounding uses the device
+ * conversion __float2half_rn (cvt.rn.f16.f32), an independent implementation
+ * of RN16 that the MPFR-computed vectors test; its overflow is decided here by
+ * the policy exactly as kvq_round_f16 decides it [POL-F16-02].
+ *
+ * Kernels:
+ *   kivi_quant_token_kernel    per-token groups, G a power of two <= 256: a warp a
+ *                              256-value tile, 4 values a lane a half-tile
+ *   kivi_quant_channel_kernel  per-channel groups, G in {32, 64, 128}: one thread a
+ *                              group, consecutive threads consecutive channels
+ *   kivi_quant_generic_kernel  any shape or alignment: one thread a group
+ *   kivi_dequant_*_kernel      the same split for dequantization
+ *   kivi_dequant_check_kernel  metadata and overflow pre-pass of dequantization
+ *   kivi_commit_kernel         copies quantizer scratch to the outputs iff no error
+ *   kivi_finish_kernel         status and flags of the call into a kvq_cuda_result
+ *
+ * Nothing is written to the caller's outputs on an error [POL-NF-01]: the
+ * quantizer writes scratch and commits it only when the device-side error
+ * word is clear; dequantization checks first and its writing kernel returns
+ * at once when the check failed.  Packed-code index arithmetic goes through
+ * include/kvq_layout.h only.
+ */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kvq.h"
+#include "kvq_cuda.h"
+
+#define F32_MAX        0x1.fffffep+127f /* largest finite binary32 */
+#define F32_MIN_NORMAL 0x1p-126f
+#define F16_MAX        0x1.ffcp+15f     /* 65504 */
+#define F16_OVF        0x1.ffep+15f     /* 65520: RN16 overflows from here on */
+#define F16_MIN_NORMAL 0x1p-14f
+
+#define ERR_NONFINITE 0x1u
+#define ERR_RANGE     0x2u
+#define NO_KEY        0xFFFFFFFFFFFFFFFFull
+
+/* Device-side state of one call (first bytes of the workspace). */
+typedef struct kvq_dev_state {
+    uint32_t flags;            /* OR of KVQ_FLAG_* */
+    uint32_t err;              /* ERR_* bits */
+    unsigned long long key;    /* dequantize: min over bad groups of g*16 + status */
+} kvq_dev_state;
+
+#define WS_STATE  0u
+#define WS_RESULT 64u
+#define WS_HEAD   256u
+
+/* ---- the pinned arithmetic, one function per step of ref/fast/kivi.c ---- */
+
+/* Read one input under the subnormal policy [POL-SN-01]. */
+__device__ __forceinline__ float dev_read_input(float v, bool daz, uint32_t &f)
+{
+    if (v != 0.0f && fabsf(v) < F32_MIN_NORMAL) {
+        f |= KVQ_FLAG_SUBNORMAL;
+        if (daz) return copysignf(0.0f, v);
+    }
+    return v;
+}
+
+/* kvq_round_f16: overflow from 65520 on is the policy's business (returns
+ * +-65504, ov set); below it cvt.rn.f16.f32 rounds to nearest even on the
+ * binary16 grid, subnormal grid included, and keeps the sign of zero. */
+__device__ __forceinline__ float dev_round_f16(float v, bool &ov)
+{
+    if (fabsf(v) >= F16_OVF) {
+        ov = true;
+        return copysignf(F16_MAX, v);
+    }
+    ov = false;
+    return __half2float(__float2half_rn(v));
+}
+
+/* Stored metadata from min and max [KIVI-Q-01..03, KIVI-M-01..03]; err gets
+ * ERR_RANGE where the reference returns KVQ_E_RANGE. */
+__device__ __forceinline__ void dev_group_meta(float &s_out, float &z_out, uint32_t &f,
+                                               uint32_t &err, float mn, float mx, float cmax,
+                                               uint32_t meta, bool nanpol)
+{
+    float r = __fsub_rn(mx, mn);         /* RN32, r >= 0 [KIVI-Q-02] */
+    float s, z;
+    if (isinf(r)) {                      /* range overflow [POL-OV-01] */
+        if (nanpol) err |= ERR_RANGE;
+        r = F32_MAX;
+        f |= KVQ_FLAG_SATURATED;
+    }
+    s = __fdiv_rn(r, cmax);              /* RN32 [KIVI-Q-02] */
+    z = mn == 0.0f ? 0.0f : mn;          /* zero offset stored as +0 [KIVI-Q-03] */
+    if (meta == KVQ_META_F16) {
+        bool ov_s, ov_z;
+        s = dev_round_f16(s, ov_s);
+        z = dev_round_f16(z, ov_z);
+        if (ov_s || ov_z) {
+            if (nanpol) err |= ERR_RANGE;
+            f |= KVQ_FLAG_SATURATED;
+        }
+        if (z == 0.0f) z = 0.0f;
+        if (s < F16_MIN_NORMAL) s = 0.0f; /* zero range [POL-ZR-01] */
+    } else if (s < F32_MIN_NORMAL) {
+        s = 0.0f;
+    }
+    if (s == 0.0f) f |= KVQ_FLAG_ZERO_SCALE;
+    s_out = s;
+    z_out = z;
+}
+
+/* Round half away from zero of a finite q, as ref's round_nonneg does it:
+ * q - floor(q) is exact, so the tie test is exact [POL-TIE-02]. */
+__device__ __forceinline__ float dev_round_away(float q)
+{
+    float a = fabsf(q);
+    float fl = floorf(a);
+    float d = __fsub_rn(a, fl);          /* exact */
+    return copysignf(d >= 0.5f ? __fadd_rn(fl, 1.0f) : fl, q);
+}
+
+/* Code of one value [KIVI-Q-04, KIVI-Q-05], s != 0; rcp = __frcp_rn(s).
+ *
+ * The reference rounds q = RN32(t/s) to an integer.  Only which side of each
+ * half-integer q lies on matters, so the code comes from the estimate
+ * qe = RN32(t*rcp) unless qe is near a half-integer:  with rcp = RN(1/s),
+ * |qe - t/s| <= 2^-23 |t/s| (+ tiny) and |RN(t/s) - t/s| <= 2^-24 |t/s|, so for
+ * |qe| <= 258, |qe - q| < 259 * 1.5 * 2^-23 < 2^-14; a qe at least 2^-12 away
+ * from every half-integer rounds (to even or away: it is no tie) to the same
+ * integer as q (a subnormal rcp, s > 2^126, always takes the exact path).
+ * Otherwise -- near ties, exact ties included -- q itself is
+ * computed with the correctly rounded __fdiv_rn and rounded as the reference
+ * does.  |qe| > 258 means |q| > 257 >= cmax+1: clamped either way.  The
+ * reference's two early clamps (q > cmax+1, q < -1) give the same code and flag
+ * as rounding first and clamping after, since rounding is monotone. */
+__device__ __forceinline__ uint32_t dev_code(float xv, float s, float rcp, float z, float cmax,
+                                             bool away, uint32_t &f)
+{
+    float t = __fsub_rn(xv, z);          /* RN32 [KIVI-Q-04] */
+    if (isinf(t)) {                      /* only when the range saturated */
+        t = copysignf(F32_MAX, t);
+        f |= KVQ_FLAG_SATURATED;
+    }
+    float qe = __fmul_rn(t, rcp);
+    float c = rintf(qe);
+    float d = fabsf(__fsub_rn(qe, c));   /* exact: c is qe's nearest integer */
+    /* within 2^-12 of a half-integer, or a subnormal rcp (|s| > 2^126): exact */
+    if ((d > 0x1.ffcp-2f && fabsf(qe) <= 258.0f) || rcp < F32_MIN_NORMAL) {
+        float q = __fdiv_rn(t, s);       /* RN32 [KIVI-Q-04] */
+        c = away ? dev_round_away(q) : rintf(q);
+    }
+    if (c < 0.0f || c > cmax) f |= KVQ_FLAG_CLAMPED;
+    c = fminf(fmaxf(c, 0.0f), cmax);
+    return (uint32_t)c;
+}
+
+/* Stored-metadata check of dequantization [KIVI-D-02]: the reference's meta_ok. */
+__device__ __forceinline__ uint32_t dev_meta_ok(float s, float z, uint32_t meta)
+{
+    bool ov;
+    if (!isfinite(s) || !isfinite(z)) return KVQ_E_NONFINITE;
+    if (s < 0.0f) return KVQ_E_PARAM;
+    if (meta == KVQ_META_F16) {
+        if (s != 0.0f && s < F16_MIN_NORMAL) return KVQ_E_PARAM;
+        if (dev_round_f16(s, ov) != s || ov) return KVQ_E_PARAM;
+        if (dev_round_f16(z, ov) != z || ov) return KVQ_E_PARAM;
+    } else if (s != 0.0f && s < F32_MIN_NORMAL) {
+        return KVQ_E_PARAM;
+    }
+    return KVQ_OK;
+}
+
+/* One dequantized value [KIVI-D-01]: fmaf, one rounding; saturation only under
+ * the saturate policy (the NaN policy failed in the pre-pass). */
+__device__ __forceinline__ float dev_dequant(uint32_t code, float s, float z, uint32_t &f)
+{
+    float r = __fmaf_rn((float)code, s, z);
+    if (isinf(r)) {
+        r = copysignf(F32_MAX, r);
+        f |= KVQ_FLAG_SATURATED;
+    }
+    return r;
+}
+
+/* OR a warp's flags and errors into the call's state, one atomic a warp.
+ * Every lane of the warp must call it. */
+__device__ __forceinline__ void dev_publish(kvq_dev_state *st, uint32_t f, uint32_t err)
+{
+    f = __reduce_or_sync(0xFFFFFFFFu, f);
+    err = __reduce_or_sync(0xFFFFFFFFu, err);
+    if ((threadIdx.x & 31u) == 0u) {
+        if (f) atomicOr(&st->flags, f);
+        if (err) atomicOr(&st->err, err);
+    }
+}
+
+__device__ __forceinline__ uint64_t dev_tid(void)
+{
+    return (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+/* ---- quantize ----------------------------------------------------------- */
+
+/* Per-token groups, G a power of two, 8 <= G <= 256.  A warp takes a tile of
+ * 256 consecutive values; lane l holds values 4l..4l+3 of each half (h = 0, 1)
+ * of the tile, so each 16-byte load instruction of the warp reads 512
+ * contiguous bytes.  A group is G/4 consecutive lanes of one half (G <= 128)
+ * or the whole tile (G = 256); min and max meet by shuffles.  A lane packs the
+ * codes of its 4 values; with 1-bit codes two lanes share a byte, and the lane
+ * whose values start the byte ORs in its neighbour's half and stores it. */
+template <int BITS>
+__global__ void __launch_bounds__(256)
+kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
+                        float *__restrict__ scale, float *__restrict__ zero,
+                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
+                        uint32_t lg_g)
+{
+    const float cmax = (float)kvq_code_max(BITS);
+    const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
+    const bool away = pol.ties == KVQ_TIES_AWAY;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t tile = dev_tid() / 32u * 256u;
+    const uint32_t G = 1u << lg_g;
+    uint32_t f = 0, err = 0;
+    float v[2][4], mn[2], mx[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint64_t e = tile + (uint64_t)h * 128u + lane * 4u;
+        if (e < n) {                     /* n % 8 == 0: a chunk is wholly in or out */
+            float4 a = __ldcs((const float4 *)(x + e));
+            v[h][0] = a.x; v[h][1] = a.y; v[h][2] = a.z; v[h][3] = a.w;
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; k++) v[h][k] = 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            if (e < n && !isfinite(v[h][k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
+            v[h][k] = dev_read_input(v[h][k], daz, f);
+        }
+        mn[h] = fminf(fminf(v[h][0], v[h][1]), fminf(v[h][2], v[h][3]));
+        mx[h] = fmaxf(fmaxf(v[h][0], v[h][1]), fmaxf(v[h][2], v[h][3]));
+    }
+    /* min/max are exact in any order; the sign of a zero extreme cannot reach
+     * the stored metadata (z of a zero min is +0; r and s of zeros are exact). */
+    if (G == 256u) {
+        mn[0] = mn[1] = fminf(mn[0], mn[1]);
+        mx[0] = mx[1] = fmaxf(mx[0], mx[1]);
+    }
+    const uint32_t span = G >= 128u ? 32u : G / 4u; /* lanes a group a half */
+    for (uint32_t o = span >> 1; o > 0u; o >>= 1) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            mn[h] = fminf(mn[h], __shfl_xor_sync(0xFFFFFFFFu, mn[h], (int)o));
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xFFFFFFFFu, mx[h], (int)o));
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint64_t e = tile + (uint64_t)h * 128u + lane * 4u;
+        const bool act = e < n;
+        const uint64_t g = e >> lg_g;
+        const uint32_t i0 = (uint32_t)(e & (G - 1u));
+        uint32_t fh = 0, eh = 0;
+        float s, z;
+        dev_group_meta(s, z, fh, eh, mn[h], mx[h], cmax, sh.meta, pol.overflow == KVQ_OVERFLOW_NAN);
+        const uint32_t first = kvq_code_byte(i0, BITS);
+        uint32_t w = 0;
+        if (s != 0.0f) {                 /* zero range: every code 0 [POL-ZR-01] */
+            const float rcp = __frcp_rn(s);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                w |= dev_code(v[h][k], s, rcp, z, cmax, away, fh)
+                     << kvq_code_word_shift(i0 + (uint32_t)k, BITS, first);
+        }
+        if (BITS == 1) w |= __shfl_xor_sync(0xFFFFFFFFu, w, 1); /* the byte's other half */
+        if (act) {
+            uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, g) + first;
+            if (BITS == 1) {
+                if (kvq_code_shift(i0, BITS) == 0u) *out = (uint8_t)w;
+            } else if (BITS == 2) {
+                *out = (uint8_t)w;
+            } else if (BITS == 4) {
+                *(uint16_t *)out = (uint16_t)w;
+            } else {
+                *(uint32_t *)out = w;
+            }
+            if (i0 == 0u) {
+                scale[g] = s;
+                zero[g] = z;
+            }
+            f |= fh;
+            err |= eh;
+        }
+    }
+    dev_publish(st, f, err);
+}
+
+/* Per-channel groups, G in {32, 64, 128}.  A block is 4 warps; SUB = G/32
+ * warps share 32 groups (32 consecutive channels): lane l of each takes group
+ * set*32 + l, warp `sub` its tokens 32*sub .. 32*sub+31, so a warp's loads of a
+ * token row are one coalesced 128-byte line.  Min and max meet in shared memory;
+ * each thread writes the 4*BITS code bytes of its 32 tokens. */
+template <int BITS, int G>
+__global__ void __launch_bounds__(128)
+kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
+                          float *__restrict__ scale, float *__restrict__ zero,
+                          kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng)
+{
+    constexpr int SUB = G / 32;          /* warps a group */
+    constexpr int SETS = 4 / SUB;        /* sets of 32 groups a block */
+    __shared__ float smn[4][32], smx[4][32];
+    const float cmax = (float)kvq_code_max(BITS);
+    const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const uint32_t sub = warp % SUB, set = warp / SUB;
+    const uint64_t g = ((uint64_t)blockIdx.x * SETS + set) * 32u + lane;
+    const uint32_t i0 = sub * 32u;       /* first element of this thread */
+    const bool act = g < ng;
+    uint32_t f = 0, err = 0;
+    float v[32];
+    if (act) {
+        const uint64_t stride = kvq_kivi_group_stride(&sh);
+        const float *p = x + kvq_kivi_elem_index(&sh, g, i0);
+#pragma unroll
+        for (int i = 0; i < 32; i++) v[i] = __ldcs(p + (uint64_t)i * stride);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 32; i++) v[i] = 0.0f;
+    }
+    float mn, mx;
+#pragma unroll
+    for (int i = 0; i < 32; i++) {
+        if (!isfinite(v[i])) err |= ERR_NONFINITE;
+        v[i] = dev_read_input(v[i], daz, f);
+    }
+    mn = mx = v[0];
+#pragma unroll
+    for (int i = 1; i < 32; i++) {
+        mn = fminf(mn, v[i]);
+        mx = fmaxf(mx, v[i]);
+    }
+    if (SUB > 1) {                       /* min/max are exact in any order */
+        smn[warp][lane] = mn;
+        smx[warp][lane] = mx;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < SUB; k++) {
+            mn = fminf(mn, smn[set * SUB + k][lane]);
+            mx = fmaxf(mx, smx[set * SUB + k][lane]);
+        }
+    }
+    float s, z;
+    dev_group_meta(s, z, f, err, mn, mx, cmax, sh.meta, pol.overflow == KVQ_OVERFLOW_NAN);
+    const uint32_t first = kvq_code_byte(i0, BITS);
+    uint32_t w[BITS];                    /* 32 codes of BITS bits */
+#pragma unroll
+    for (int k = 0; k < BITS; k++) w[k] = 0;
+    if (s != 0.0f) {
+        const bool away = pol.ties == KVQ_TIES_AWAY;
+        const float rcp = __frcp_rn(s);
+#pragma unroll
+        for (int i = 0; i < 32; i++) {
+            const uint32_t word = (kvq_code_byte(i0 + (uint32_t)i, BITS) - first) / 4u;
+            w[word] |= dev_code(v[i], s, rcp, z, cmax, away, f)
+                       << kvq_code_word_shift(i0 + (uint32_t)i, BITS, first + 4u * word);
+        }
+    }
+    if (act) {
+        /* offset (g*G + i0)*BITS/8 is a multiple of 4*BITS bytes */
+        uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, g) + first;
+        if (BITS == 1) {
+            *(uint32_t *)out = w[0];
+        } else if (BITS == 2) {
+            *(uint2 *)out = make_uint2(w[0], w[BITS > 1 ? 1 : 0]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < BITS; k += 4)
+                ((uint4 *)out)[k / 4] = make_uint4(w[k], w[(k + 1) % BITS], w[(k + 2) % BITS],
+                                                   w[(k + 3) % BITS]);
+        }
+        if (sub == 0u) {
+            scale[g] = s;
+            zero[g] = z;
+        }
+    } else {
+        f = err = 0;                     /* idle threads report nothing */
+    }
+    dev_publish(st, f, err);
+}
+
+/* Any shape, any alignment: one thread a group, two reads of the group (min/max,
+ * then codes), codes written a byte at a time. */
+__global__ void __launch_bounds__(128)
+kivi_quant_generic_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
+                          float *__restrict__ scale, float *__restrict__ zero,
+                          kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng)
+{
+    const uint32_t bits = sh.bits, G = sh.group;
+    const float cmax = (float)kvq_code_max(bits);
+    const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
+    uint64_t g = dev_tid();
+    uint32_t f = 0, err = 0;
+    if (g < ng) {
+        float mn = 0.0f, mx = 0.0f;
+        for (uint32_t i = 0; i < G; i++) {
+            float xv = x[kvq_kivi_elem_index(&sh, g, i)];
+            if (!isfinite(xv)) err |= ERR_NONFINITE;
+            xv = dev_read_input(xv, daz, f);
+            if (i == 0u) {
+                mn = mx = xv;
+            } else {
+                mn = fminf(mn, xv);
+                mx = fmaxf(mx, xv);
+            }
+        }
+        float s, z;
+        dev_group_meta(s, z, f, err, mn, mx, cmax, sh.meta, pol.overflow == KVQ_OVERFLOW_NAN);
+        uint8_t *grp = codes + kvq_kivi_group_code_offset(&sh, g);
+        const bool away = pol.ties == KVQ_TIES_AWAY;
+        uint32_t byte = 0;
+        for (uint32_t i = 0; i < G; i++) {
+            uint32_t c = 0;
+            if (s != 0.0f) {
+                uint32_t f2 = 0;
+                float xv = dev_read_input(x[kvq_kivi_elem_index(&sh, g, i)], daz, f2);
+                c = dev_code(xv, s, __frcp_rn(s), z, cmax, away, f);
+            }
+            byte |= c << kvq_code_shift(i, bits);
+            if (i + 1u == G || kvq_code_byte(i + 1u, bits) != kvq_code_byte(i, bits)) {
+                grp[kvq_code_byte(i, bits)] = (uint8_t)byte;
+                byte = 0;
+            }
+        }
+        scale[g] = s;
+        zero[g] = z;
+    }
+    dev_publish(st, f, err);
+}
+
+/* ---- commit and finish -------------------------------------------------- */
+
+typedef struct kvq_seg {
+    uint8_t *dst;
+    const uint8_t *src;  /* 256-byte aligned scratch */
+    uint64_t n;
+} kvq_seg;
+
+/* Copy one scratch segment out.  With discard, each 128-byte scratch line a
+ * warp has copied is dropped from L2 (discard.global.L2) so that the dirty
+ * scratch is never written back to memory; a line is discarded only by the warp
+ * that read it, after every lane's store (hence its load) has issued. */
+static __device__ void dev_copy_seg(kvq_seg sg, bool discard)
+{
+    const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
+    const uint32_t lane = threadIdx.x & 31u;
+    if (((uintptr_t)sg.dst & 15u) == 0u) {
+        const uint64_t nv = sg.n / 16u;
+        const uint64_t nwarps = nthreads / 32u;
+        const uint64_t nchunk = (nv + 31u) / 32u;
+        for (uint64_t c = dev_tid() / 32u; c < nchunk; c += nwarps) {
+            uint64_t v = c * 32u + lane;
+            if (v < nv) ((uint4 *)sg.dst)[v] = __ldcs((const uint4 *)sg.src + v);
+            if (discard) {
+                __syncwarp();
+                if (c * 32u + 32u <= nv && lane < 4u) {
+                    const uint8_t *line = sg.src + c * 512u + lane * 128u;
+                    asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
+                }
+            }
+        }
+        for (uint64_t b = nv * 16u + dev_tid(); b < sg.n; b += nthreads) sg.dst[b] = sg.src[b];
+    } else {
+        for (uint64_t b = dev_tid(); b < sg.n; b += nthreads) sg.dst[b] = sg.src[b];
+    }
+}
+
+__global__ void __launch_bounds__(256)
+kivi_commit_kernel(const kvq_dev_state *st, kvq_seg a, kvq_seg b, kvq_seg c, int discard)
+{
+    if (__ldg(&st->err) != 0u) return;   /* nothing written [POL-NF-01]; final, see dev_failed */
+    dev_copy_seg(a, discard != 0);
+    dev_copy_seg(b, discard != 0);
+    dev_copy_seg(c, discard != 0);
+}
+
+/* Status of the call in the reference's order: NONFINITE before RANGE for the
+ * quantizer; for the dequantizer the lowest bad group's metadata status, then
+ * RANGE. */
+__global__ void kivi_finish_kernel(const kvq_dev_state *st, kvq_cuda_result *res)
+{
+    uint32_t status = KVQ_OK;
+    if (st->key != NO_KEY) status = (uint32_t)(st->key & 15u);
+    else if (st->err & ERR_NONFINITE) status = KVQ_E_NONFINITE;
+    else if (st->err & ERR_RANGE) status = KVQ_E_RANGE;
+    res->status = status;
+    res->flags = status == KVQ_OK ? st->flags : 0u;
+}
+
+/* ---- dequantize --------------------------------------------------------- */
+
+/* Pre-pass: the metadata of every group [KIVI-D-02] and, under the NaN
+ * policy, overflow [POL-OV-02].  With s >= 0, fmaf(c, s, z) is monotone in c,
+ * so a group can overflow only when fmaf(cmax, s, z) does; only then are its
+ * codes read. */
+__global__ void __launch_bounds__(256)
+kivi_dequant_check_kernel(const uint8_t *__restrict__ codes, const float *__restrict__ scale,
+                          const float *__restrict__ zero, kvq_dev_state *st, kvq_kivi_shape sh,
+                          kvq_policy pol, uint64_t ng)
+{
+    uint64_t g = dev_tid();
+    uint32_t err = 0;
+    if (g < ng) {
+        float s = scale[g], z = zero[g];
+        uint32_t ms = dev_meta_ok(s, z, sh.meta);
+        if (ms != KVQ_OK) {
+            atomicMin(&st->key, (unsigned long long)(g * 16u + ms));
+        } else if (pol.overflow == KVQ_OVERFLOW_NAN
+                   && isinf(__fmaf_rn((float)kvq_code_max(sh.bits), s, z))) {
+            const uint8_t *grp = codes + kvq_kivi_group_code_offset(&sh, g);
+            for (uint32_t i = 0; i < sh.group; i++)
+                if (isinf(__fmaf_rn((float)kvq_unpack_code(grp, i, sh.bits), s, z))) {
+                    err |= ERR_RANGE;
+                    break;
+                }
+        }
+    }
+    dev_publish(st, 0u, err);
+}
+
+/* The pre-pass failed.  key and err are final before this kernel starts (a
+ * kernel boundary orders them) and do not change during it, so the read-only
+ * cached load is safe; it also keeps every warp of the grid from hitting one
+ * L2 line (a volatile load per warp cost 0.1 ms on 256 MiB). */
+__device__ __forceinline__ bool dev_failed(const kvq_dev_state *st)
+{
+    return __ldg(&st->key) != NO_KEY || __ldg(&st->err) != 0u;
+}
+
+/* Per-token groups, G a power of two <= 4096, y 16-byte aligned.  Lane l of a
+ * warp writes values 4l..4l+3 of each half of a 256-value tile: each 16-byte
+ * store instruction of the warp covers 512 contiguous bytes. */
+template <int BITS>
+__global__ void __launch_bounds__(256)
+kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                          const float *__restrict__ scale, const float *__restrict__ zero,
+                          kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g)
+{
+    if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t tile = dev_tid() / 32u * 256u;
+    const uint32_t G = 1u << lg_g;
+    uint32_t f = 0;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint64_t e = tile + (uint64_t)h * 128u + lane * 4u;
+        if (e < n) {
+            const uint64_t g = e >> lg_g;
+            const uint32_t i0 = (uint32_t)(e & (G - 1u));
+            const uint32_t first = kvq_code_byte(i0, BITS);
+            const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g) + first;
+            uint32_t w;
+            if (BITS <= 2) w = __ldcs(in);
+            else if (BITS == 4) w = __ldcs((const unsigned short *)in);
+            else w = __ldcs((const unsigned int *)in);
+            const float s = scale[g], z = zero[g];
+            float r[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                uint32_t c = (w >> kvq_code_word_shift(i0 + (uint32_t)k, BITS, first))
+                             & kvq_code_max(BITS);
+                r[k] = dev_dequant(c, s, z, f);
+            }
+            __stcs((float4 *)(y + e), make_float4(r[0], r[1], r[2], r[3]));
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* Per-channel groups, G in {32, 64, 128}: one thread a group, its code words
+ * in registers; a warp's stores of one token row are coalesced. */
+template <int BITS, int G>
+__global__ void __launch_bounds__(128)
+kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                            const float *__restrict__ scale, const float *__restrict__ zero,
+                            kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+{
+    if (dev_failed(st)) return;
+    constexpr int NW = G * BITS / 32;
+    uint64_t g = dev_tid();
+    uint32_t f = 0;
+    if (g < ng) {
+        const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g);
+        uint32_t w[NW];
+        if (NW % 4 == 0) {
+#pragma unroll
+            for (int k = 0; k < NW; k += 4) {
+                uint4 q = __ldcs((const uint4 *)in + k / 4);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+                if (k + 2 < NW) w[k + 2] = q.z;
+                if (k + 3 < NW) w[k + 3] = q.w;
+            }
+        } else if (NW % 2 == 0) {
+#pragma unroll
+            for (int k = 0; k < NW; k += 2) {
+                uint2 q = __ldcs((const uint2 *)in + k / 2);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < NW; k++) w[k] = __ldcs((const unsigned int *)in + k);
+        }
+        float s = scale[g], z = zero[g];
+        float *p = y + kvq_kivi_group_base(&sh, g);
+        const uint64_t stride = kvq_kivi_group_stride(&sh);
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+            uint32_t c = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word))
+                         & kvq_code_max(BITS);
+            __stcs(p + (uint64_t)i * stride, dev_dequant(c, s, z, f));
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* Any shape, any alignment: one thread an element. */
+__global__ void __launch_bounds__(256)
+kivi_dequant_generic_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                            const float *__restrict__ scale, const float *__restrict__ zero,
+                            kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n)
+{
+    if (dev_failed(st)) return;
+    uint64_t e = dev_tid();
+    uint32_t f = 0;
+    if (e < n) {
+        uint32_t i;
+        uint64_t g = kvq_kivi_group_of(&sh, e, &i);
+        uint32_t c = kvq_unpack_code(codes + kvq_kivi_group_code_offset(&sh, g), i, sh.bits);
+        y[e] = dev_dequant(c, scale[g], zero[g], f);
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* ---- host side ---------------------------------------------------------- */
+
+static int is_aligned(const void *p, uintptr_t a)
+{
+    return ((uintptr_t)p % a) == 0u;
+}
+
+static uint64_t up256(uint64_t n)
+{
+    return (n + 255u) / 256u * 256u;
+}
+
+static uint32_t ilog2(uint32_t v)
+{
+    uint32_t l = 0;
+    while ((1u << l) < v) l++;
+    return l;
+}
+
+static unsigned int nblocks(uint64_t nthreads, uint32_t bs)
+{
+    return (unsigned int)((nthreads + bs - 1u) / bs);
+}
+
+/* The reference's argument checks, in its order. */
+static kvq_status check_args(const void *a, const void *b, const void *c, const void *d,
+                             const kvq_kivi_shape *shape, const kvq_policy *pol)
+{
+    if (a == NULL || b == NULL || c == NULL || d == NULL || shape == NULL) return KVQ_E_PARAM;
+    if (kvq_policy_check(pol) != KVQ_OK || !kvq_kivi_params_ok(shape)) return KVQ_E_PARAM;
+    if (!kvq_kivi_shape_ok(shape)) return KVQ_E_SHAPE;
+    return KVQ_OK;
+}
+
+extern "C" kvq_status kvq_cuda_device_check(char *why, size_t whylen)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        if (why != NULL && whylen > 0u)
+            snprintf(why, whylen, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return KVQ_E_NODEVICE;
+    }
+    if (n == 0) {
+        if (why != NULL && whylen > 0u) snprintf(why, whylen, "cudaGetDeviceCount: 0 devices");
+        return KVQ_E_NODEVICE;
+    }
+    return KVQ_OK;
+}
+
+extern "C" size_t kvq_cuda_kivi_quantize_workspace(const kvq_kivi_shape *shape, uint32_t opts)
+{
+    if (shape == NULL || !kvq_kivi_params_ok(shape) || !kvq_kivi_shape_ok(shape)) return 0;
+    if (opts & KVQ_CUDA_DIRECT) return WS_HEAD;
+    return (size_t)(WS_HEAD + up256(kvq_kivi_code_bytes(shape))
+                    + 2u * up256(kvq_kivi_groups(shape) * sizeof(float)));
+}
+
+extern "C" size_t kvq_cuda_kivi_dequantize_workspace(const kvq_kivi_shape *shape)
+{
+    if (shape == NULL || !kvq_kivi_params_ok(shape) || !kvq_kivi_shape_ok(shape)) return 0;
+    return WS_HEAD;
+}
+
+template <int BITS>
+static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, float *zero,
+                              kvq_dev_state *st, const kvq_kivi_shape &sh, const kvq_policy &pol,
+                              cudaStream_t stream)
+{
+    const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
+    if (sh.grouping == KVQ_GROUP_TOKEN) {
+        kivi_quant_token_kernel<BITS><<<nblocks((n + 255u) / 256u * 32u, 256), 256, 0, stream>>>(
+            x, codes, scale, zero, st, sh, pol, n, ilog2(sh.group));
+    } else if (sh.group == 32u) {          /* 4 sets of 32 groups a block */
+        kivi_quant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
+            x, codes, scale, zero, st, sh, pol, ng);
+    } else if (sh.group == 64u) {          /* 2 sets */
+        kivi_quant_channel_kernel<BITS, 64><<<nblocks(ng, 64), 128, 0, stream>>>(
+            x, codes, scale, zero, st, sh, pol, ng);
+    } else {                               /* 1 set */
+        kivi_quant_channel_kernel<BITS, 128><<<nblocks(ng, 32), 128, 0, stream>>>(
+            x, codes, scale, zero, st, sh, pol, ng);
+    }
+}
+
+template <int BITS>
+static void launch_dequant_fast(float *y, const uint8_t *codes, const float *scale,
+                                const float *zero, kvq_dev_state *st, const kvq_kivi_shape &sh,
+                                cudaStream_t stream)
+{
+    const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
+    if (sh.grouping == KVQ_GROUP_TOKEN) {
+        kivi_dequant_token_kernel<BITS><<<nblocks((n + 255u) / 256u * 32u, 256), 256, 0, stream>>>(
+            y, codes, scale, zero, st, sh, n, ilog2(sh.group));
+    } else if (sh.group == 32u) {
+        kivi_dequant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
+            y, codes, scale, zero, st, sh, ng);
+    } else if (sh.group == 64u) {
+        kivi_dequant_channel_kernel<BITS, 64><<<nblocks(ng, 128), 128, 0, stream>>>(
+            y, codes, scale, zero, st, sh, ng);
+    } else {
+        kivi_dequant_channel_kernel<BITS, 128><<<nblocks(ng, 128), 128, 0, stream>>>(
+            y, codes, scale, zero, st, sh, ng);
+    }
+}
+
+/* The fast kernels' shape conditions; anything else takes the generic ones.
+ * Per token: G a power of two, at most 256 to quantize (a group within one
+ * warp's tile), any to dequantize (no reduction). */
+static int fast_shape(const kvq_kivi_shape *sh, int quantize)
+{
+    if (sh->grouping == KVQ_GROUP_TOKEN)
+        return (sh->group <= 256u || !quantize) && (sh->group & (sh->group - 1u)) == 0u;
+    return sh->group == 32u || sh->group == 64u || sh->group == 128u;
+}
+
+extern "C" kvq_status kvq_cuda_kivi_quantize_async(uint8_t *d_codes, float *d_scale,
+                                                   float *d_zero, kvq_cuda_result *d_result,
+                                                   const float *d_x, const kvq_kivi_shape *shape,
+                                                   const kvq_policy *pol, void *d_workspace,
+                                                   size_t workspace_bytes, uint32_t opts,
+                                                   cudaStream_t stream)
+{
+    kvq_status a = check_args(d_codes, d_scale, d_zero, d_x, shape, pol);
+    if (a != KVQ_OK) return a;
+    if (d_result == NULL || d_workspace == NULL || !is_aligned(d_workspace, 256)
+        || workspace_bytes < kvq_cuda_kivi_quantize_workspace(shape, opts))
+        return KVQ_E_PARAM;
+    const kvq_kivi_shape sh = *shape;
+    const kvq_policy pl = *pol;
+    const bool direct = (opts & KVQ_CUDA_DIRECT) != 0u;
+    const uint64_t ng = kvq_kivi_groups(&sh), cb = kvq_kivi_code_bytes(&sh);
+    uint8_t *ws = (uint8_t *)d_workspace;
+    kvq_dev_state *st = (kvq_dev_state *)(ws + WS_STATE);
+    uint8_t *codes = d_codes;
+    float *scale = d_scale, *zero = d_zero;
+    if (!direct) {
+        codes = ws + WS_HEAD;
+        scale = (float *)(ws + WS_HEAD + up256(cb));
+        zero = (float *)(ws + WS_HEAD + up256(cb) + up256(ng * sizeof(float)));
+    }
+    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
+    if (cudaMemsetAsync(&st->key, 0xFF, sizeof st->key, stream) != cudaSuccess)
+        return KVQ_E_DEVICE;
+    /* Fast kernels need 16-byte x (float4 loads) and 16-byte codes (vector
+     * stores); scale and zero are float arrays, aligned by type. */
+    if (fast_shape(&sh, 1) && is_aligned(d_x, 16) && is_aligned(codes, 16)) {
+        switch (sh.bits) {
+        case 1: launch_quant_fast<1>(d_x, codes, scale, zero, st, sh, pl, stream); break;
+        case 2: launch_quant_fast<2>(d_x, codes, scale, zero, st, sh, pl, stream); break;
+        case 4: launch_quant_fast<4>(d_x, codes, scale, zero, st, sh, pl, stream); break;
+        default: launch_quant_fast<8>(d_x, codes, scale, zero, st, sh, pl, stream); break;
+        }
+    } else {
+        kivi_quant_generic_kernel<<<nblocks(ng, 128), 128, 0, stream>>>(d_x, codes, scale, zero,
+                                                                       st, sh, pl, ng);
+    }
+    if (!direct) {
+        kvq_seg sc = {d_codes, codes, cb};
+        kvq_seg ss = {(uint8_t *)d_scale, (const uint8_t *)scale, ng * sizeof(float)};
+        kvq_seg sz = {(uint8_t *)d_zero, (const uint8_t *)zero, ng * sizeof(float)};
+        int dev = 0, sms = 132;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        uint64_t want = (cb / 16u + 255u) / 256u;
+        unsigned int nb = (unsigned int)(want < (uint64_t)sms * 8u ? (want ? want : 1u)
+                                                                   : (uint64_t)sms * 8u);
+        kivi_commit_kernel<<<nb, 256, 0, stream>>>(st, sc, ss, sz,
+                                                   (opts & KVQ_CUDA_NO_DISCARD) ? 0 : 1);
+    }
+    kivi_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result *d_result,
+                                                     const uint8_t *d_codes, const float *d_scale,
+                                                     const float *d_zero,
+                                                     const kvq_kivi_shape *shape,
+                                                     const kvq_policy *pol, void *d_workspace,
+                                                     size_t workspace_bytes, cudaStream_t stream)
+{
+    kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, shape, pol);
+    if (a != KVQ_OK) return a;
+    if (d_result == NULL || d_workspace == NULL || !is_aligned(d_workspace, 256)
+        || workspace_bytes < kvq_cuda_kivi_dequantize_workspace(shape))
+        return KVQ_E_PARAM;
+    const kvq_kivi_shape sh = *shape;
+    const kvq_policy pl = *pol;
+    const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
+    kvq_dev_state *st = (kvq_dev_state *)((uint8_t *)d_workspace + WS_STATE);
+    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
+    if (cudaMemsetAsync(&st->key, 0xFF, sizeof st->key, stream) != cudaSuccess)
+        return KVQ_E_DEVICE;
+    kivi_dequant_check_kernel<<<nblocks(ng, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
+                                                                   st, sh, pl, ng);
+    const uint32_t need = sh.grouping == KVQ_GROUP_TOKEN ? 4u : 16u;
+    if (fast_shape(&sh, 0) && is_aligned(d_y, 16) && is_aligned(d_codes, need)) {
+        switch (sh.bits) {
+        case 1: launch_dequant_fast<1>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;
+        case 2: launch_dequant_fast<2>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;
+        case 4: launch_dequant_fast<4>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;
+        default: launch_dequant_fast<8>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;
+        }
+    } else {
+        kivi_dequant_generic_kernel<<<nblocks(n, 256), 256, 0, stream>>>(d_y, d_codes, d_scale,
+                                                                        d_zero, st, sh, n);
+    }
+    kivi_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+/* Wait for the result of an async call; free an owned workspace. */
+static kvq_status finish_blocking(kvq_status enq, void *ws, int own, uint32_t *flags,
+                                  cudaStream_t stream)
+{
+    kvq_cuda_result r = {KVQ_E_DEVICE, 0};
+    cudaError_t e = cudaSuccess;
+    if (enq == KVQ_OK)
+        e = cudaMemcpyAsync(&r, (uint8_t *)ws + WS_RESULT, sizeof r, cudaMemcpyDeviceToHost,
+                            stream);
+    if (own) (void)cudaFreeAsync(ws, stream);
+    cudaError_t e2 = cudaStreamSynchronize(stream);
+    if (enq != KVQ_OK) return enq;
+    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
+    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
+    return (kvq_status)r.status;
+}
+
+extern "C" kvq_status kvq_cuda_kivi_quantize(uint8_t *d_codes, float *d_scale, float *d_zero,
+                                             uint32_t *flags, const float *d_x,
+                                             const kvq_kivi_shape *shape, const kvq_policy *pol,
+                                             void *d_workspace, size_t workspace_bytes,
+                                             uint32_t opts, cudaStream_t stream)
+{
+    kvq_status a = check_args(d_codes, d_scale, d_zero, d_x, shape, pol);
+    if (a != KVQ_OK) return a;
+    size_t need = kvq_cuda_kivi_quantize_workspace(shape, opts);
+    void *ws = d_workspace;
+    int own = 0;
+    if (ws == NULL) {
+        if (cudaMallocAsync(&ws, need, stream) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return KVQ_E_NOMEM;
+        }
+        own = 1;
+        workspace_bytes = need;
+    }
+    kvq_status enq = kvq_cuda_kivi_quantize_async(d_codes, d_scale, d_zero,
+                                                  (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT),
+                                                  d_x, shape, pol, ws, workspace_bytes, opts,
+                                                  stream);
+    return finish_blocking(enq, ws, own, flags, stream);
+}
+
+extern "C" kvq_status kvq_cuda_kivi_dequantize(float *d_y, uint32_t *flags,
+                                               const uint8_t *d_codes, const float *d_scale,
+                                               const float *d_zero, const kvq_kivi_shape *shape,
+                                               const kvq_policy *pol, void *d_workspace,
+                                               size_t workspace_bytes, cudaStream_t stream)
+{
+    kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, shape, pol);
+    if (a != KVQ_OK) return a;
+    void *ws = d_workspace;
+    int own = 0;
+    if (ws == NULL) {
+        if (cudaMallocAsync(&ws, WS_HEAD, stream) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return KVQ_E_NOMEM;
+        }
+        own = 1;
+        workspace_bytes = WS_HEAD;
+    }
+    kvq_status enq = kvq_cuda_kivi_dequantize_async(d_y,
+                                                    (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT),
+                                                    d_codes, d_scale, d_zero, shape, pol, ws,
+                                                    workspace_bytes, stream);
+    return finish_blocking(enq, ws, own, flags, stream);
+}
+
+/* ---- host-pointer conveniences ------------------------------------------ */
+
+extern "C" kvq_status kvq_cuda_kivi_quantize_host(uint8_t *codes, float *scale, float *zero,
+                                                  uint32_t *flags, const float *x,
+                                                  const kvq_kivi_shape *shape,
+                                                  const kvq_policy *pol)
+{
+    kvq_status a = check_args(codes, scale, zero, x, shape, pol);
+    if (a != KVQ_OK) return a;
+    const uint64_t n = kvq_kivi_elems(shape), ng = kvq_kivi_groups(shape);
+    const uint64_t cb = kvq_kivi_code_bytes(shape);
+    float *dx = NULL, *ds = NULL, *dz = NULL;
+    uint8_t *dc = NULL;
+    kvq_status st = KVQ_E_NOMEM;
+    uint32_t f = 0;
+    if (cudaMalloc(&dx, n * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&dc, cb) != cudaSuccess) goto out;
+    if (cudaMalloc(&ds, ng * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&dz, ng * sizeof(float)) != cudaSuccess) goto out;
+    st = KVQ_E_DEVICE;
+    if (cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) goto out;
+    st = kvq_cuda_kivi_quantize(dc, ds, dz, &f, dx, shape, pol, NULL, 0, 0u, 0);
+    if (st != KVQ_OK) goto out;          /* host outputs untouched */
+    if (cudaMemcpy(codes, dc, cb, cudaMemcpyDeviceToHost) != cudaSuccess
+        || cudaMemcpy(scale, ds, ng * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess
+        || cudaMemcpy(zero, dz, ng * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        st = KVQ_E_DEVICE;
+        goto out;
+    }
+    if (flags != NULL) *flags = f;
+out:
+    cudaFree(dx);
+    cudaFree(dc);
+    cudaFree(ds);
+    cudaFree(dz);
+    (void)cudaGetLastError();
+    return st;
+}
+
+extern "C" kvq_status kvq_cuda_kivi_dequantize_host(float *y, uint32_t *flags,
+                                                    const uint8_t *codes, const float *scale,
+                                                    const float *zero,
+                                                    const kvq_kivi_shape *shape,
+                                                    const kvq_policy *pol)
+{
+    kvq_status a = check_args(y, codes, scale, zero, shape, pol);
+    if (a != KVQ_OK) return a;
+    const uint64_t n = kvq_kivi_elems(shape), ng = kvq_kivi_groups(shape);
+    const uint64_t cb = kvq_kivi_code_bytes(shape);
+    float *dy = NULL, *ds = NULL, *dz = NULL;
+    uint8_t *dc = NULL;
+    kvq_status st = KVQ_E_NOMEM;
+    uint32_t f = 0;
+    if (cudaMalloc(&dy, n * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&dc, cb) != cudaSuccess) goto out;
+    if (cudaMalloc(&ds, ng * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&dz, ng * sizeof(float)) != cudaSuccess) goto out;
+    st = KVQ_E_DEVICE;
+    if (cudaMemcpy(dc, codes, cb, cudaMemcpyHostToDevice) != cudaSuccess
+        || cudaMemcpy(ds, scale, ng * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess
+        || cudaMemcpy(dz, zero, ng * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess)
+        goto out;
+    st = kvq_cuda_kivi_dequantize(dy, &f, dc, ds, dz, shape, pol, NULL, 0, 0);
+    if (st != KVQ_OK) goto out;
+    if (cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        st = KVQ_E_DEVICE;
+        goto out;
+    }
+    if (flags != NULL) *flags = f;
+out:
+    cudaFree(dy);
+    cudaFree(dc);
+    cudaFree(ds);
+    cudaFree(dz);
+    (void)cudaGetLastError();
+    return st;
+}
