@@ -96,6 +96,7 @@ START_TEST(gen_is_deterministic_and_sharded)
     ck_assert_int_eq(memcmp(t1, t2, l1), 0);
     ck_assert_int_eq(kvq_gen_kivi(&sh, "smoke", 0x6b7671u, 2, 5, err, sizeof err), KVQ_OK);
     for (size_t k = 0; k < sh.ncases; k++) ck_assert_str_eq(sh.cases[k].id, smoke.cases[2 + 5 * k].id);
+    kvq_vfile_free(&sh);
     ck_assert_int_eq(kvq_gen_kivi(&sh, "smoke", 1, 5, 5, err, sizeof err), KVQ_E_PARAM);
     ck_assert_int_eq(kvq_gen_kivi(&sh, "huge", 1, 0, 1, err, sizeof err), KVQ_E_PARAM);
     kvq_vfile_free(&again);

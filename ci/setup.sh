@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# ci/setup.sh -- install what kvq needs to build, test, prove, measure and fuzz.
+#
+# Target: Debian 12 (bookworm), network only to the package mirrors.  Idempotent:
+# when every package is installed already it changes nothing (no apt-get update).
+# Runs apt-get non-interactively, through sudo only when not root.  CUDA (nvcc,
+# cuFFT) is expected on the machine already and is never installed here.
+set -euo pipefail
+
+# What each package is for:
+#   build-essential pkg-config     C11 build (gcc, make), Check's flags
+#   libmpfr-dev libgmp-dev         the exact path (ref/exact)
+#   check                          unit tests (libcheck, pulls libsubunit-dev)
+#   lcov                           make coverage (lcov, genhtml)
+#   frama-c-base why3 z3 cvc4      make proofs (Frama-C WP and its provers)
+#   clang llvm libclang-rt-14-dev  make fuzz-smoke: clang -fsanitize=fuzzer; on
+#                                  bookworm libFuzzer and the clang sanitizer
+#                                  runtimes ship in libclang-rt-14-dev
+PKGS=(build-essential pkg-config libmpfr-dev libgmp-dev check lcov
+      frama-c-base why3 z3 cvc4 clang llvm libclang-rt-14-dev)
+
+say() { printf 'ci/setup.sh: %s\n' "$*"; }
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    say "error: dpkg-query/apt-get not found; this script targets Debian 12" >&2
+    exit 1
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]; then
+        missing+=("$p")
+    fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    say "all ${#PKGS[@]} packages already installed; nothing to do"
+else
+    if [ "$(id -u)" -eq 0 ]; then
+        SUDO=()
+    elif command -v sudo >/dev/null 2>&1; then
+        SUDO=(sudo -n)   # never prompt: fail instead of hanging a CI job
+    else
+        say "error: not root and no sudo; missing: ${missing[*]}" >&2
+        exit 1
+    fi
+    say "missing ${#missing[@]} of ${#PKGS[@]} packages: ${missing[*]}"
+    say "running apt-get update"
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    say "running apt-get install ${missing[*]}"
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends -o Dpkg::Options::=--force-confdef \
+        -o Dpkg::Options::=--force-confold "${missing[@]}"
+    say "installed: ${missing[*]}"
+fi
+
+# Report the tools the build uses (a missing one is an error).
+status=0
+for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4; do
+    if ! command -v "$t" >/dev/null 2>&1; then
+        say "error: $t not on PATH after install" >&2
+        status=1
+    fi
+done
+if ! pkg-config --exists check; then say "error: pkg-config does not find check" >&2; status=1; fi
+fuzzer_rt=$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)
+case "$fuzzer_rt" in
+/*) [ -f "$fuzzer_rt" ] || { say "error: libFuzzer runtime missing ($fuzzer_rt)" >&2; status=1; } ;;
+*) fuzzer_rt=$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -n1)
+   [ -n "$fuzzer_rt" ] || { say "error: libFuzzer runtime not found" >&2; status=1; } ;;
+esac
+if [ "$status" -eq 0 ]; then
+    say "gcc $(gcc -dumpfullversion), $(clang --version | head -n1), check $(pkg-config --modversion check), lcov $(lcov --version | awk '{print $NF}'), mpfr $(dpkg-query -W -f='${Version}' libmpfr-dev)"
+    say "libFuzzer: $fuzzer_rt"
+    if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+        say "nvcc present (not managed here)"
+    else
+        say "nvcc not found (GPU targets will be skipped; not installed here)"
+    fi
+fi
+exit "$status"
