@@ -11,9 +11,11 @@
  *
  * Kernels:
  *   kivi_quant_token_kernel    per-token groups, G a power of two <= 256: a warp a
- *                              256-value tile, 4 values a lane a half-tile
- *   kivi_quant_channel_kernel  per-channel groups, G in {32, 64, 128}: one thread a
- *                              group, consecutive threads consecutive channels
+ *                              1024-value tile staged through shared memory, 32
+ *                              contiguous values a lane; codes leave as 16-byte stores
+ *   kivi_quant_channel_kernel  per-channel groups, G in {32, 64, 128}: 32 tokens of
+ *                              one group a thread, consecutive threads consecutive
+ *                              channels; codes staged, stored as coalesced words
  *   kivi_quant_generic_kernel  any shape or alignment: one thread a group
  *   kivi_dequant_*_kernel      the same split for dequantization
  *   kivi_dequant_check_kernel  metadata and overflow pre-pass of dequantization
@@ -136,9 +138,20 @@ __device__ __forceinline__ float dev_round_away(float q)
  * integer as q (a subnormal rcp, s > 2^126, always takes the exact path).
  * Otherwise -- near ties, exact ties included -- q itself is
  * computed with the correctly rounded __fdiv_rn and rounded as the reference
- * does.  |qe| > 258 means |q| > 257 >= cmax+1: clamped either way.  The
- * reference's two early clamps (q > cmax+1, q < -1) give the same code and flag
- * as rounding first and clamping after, since rounding is monotone. */
+ * does.  The reference's two early clamps (q > cmax+1, q < -1) give the same
+ * code and flag as rounding first and clamping after, since rounding is
+ * monotone.
+ *
+ * qe is first clamped to [-2, cmax+2] (cmax+2 <= 257): a qe below -2 or above
+ * cmax+2 means q < -1.99 or q > cmax+1.99, whose rounding is clamped either
+ * way, and the clamp ends are integers, so no near-tie is made up.  On the
+ * clamped qe, m = RN(qe + 1.5*2^23) is 1.5*2^23 + rint(qe) exactly (the sum lies
+ * in [2^23, 2^24), where the binary32 quantum is 1; ties go to the even
+ * integer, as rintf does), m - 1.5*2^23 is exact (Sterbenz), and the bits of
+ * m are 0x4B400000 + rint(qe): the integer code without the quarter-rate
+ * FRND and F2I conversions. */
+#define MAGIC_RND 0x1.8p23f              /* 1.5 * 2^23 */
+#define MAGIC_RND_BITS 0x4B400000u
 __device__ __forceinline__ uint32_t dev_code(float xv, float s, float rcp, float z, float cmax,
                                              bool away, uint32_t &f)
 {
@@ -147,17 +160,20 @@ __device__ __forceinline__ uint32_t dev_code(float xv, float s, float rcp, float
         t = copysignf(F32_MAX, t);
         f |= KVQ_FLAG_SATURATED;
     }
-    float qe = __fmul_rn(t, rcp);
-    float c = rintf(qe);
-    float d = fabsf(__fsub_rn(qe, c));   /* exact: c is qe's nearest integer */
+    float qe = fminf(fmaxf(__fmul_rn(t, rcp), -2.0f), __fadd_rn(cmax, 2.0f));
+    float m = __fadd_rn(qe, MAGIC_RND);  /* 1.5*2^23 + rint(qe), exact */
+    float d = fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))); /* |qe - rint(qe)|, exact */
+    int32_t c = (int32_t)(__float_as_uint(m) - MAGIC_RND_BITS); /* rint(qe) */
     /* within 2^-12 of a half-integer, or a subnormal rcp (|s| > 2^126): exact */
-    if ((d > 0x1.ffcp-2f && fabsf(qe) <= 258.0f) || rcp < F32_MIN_NORMAL) {
+    if (d > 0x1.ffcp-2f || rcp < F32_MIN_NORMAL) {
         float q = __fdiv_rn(t, s);       /* RN32 [KIVI-Q-04] */
-        c = away ? dev_round_away(q) : rintf(q);
+        float cf = away ? dev_round_away(q) : rintf(q);
+        cf = fminf(fmaxf(cf, -2.0f), __fadd_rn(cmax, 2.0f)); /* same code and flag */
+        c = (int32_t)cf;
     }
-    if (c < 0.0f || c > cmax) f |= KVQ_FLAG_CLAMPED;
-    c = fminf(fmaxf(c, 0.0f), cmax);
-    return (uint32_t)c;
+    const int32_t cm = (int32_t)cmax;
+    if ((uint32_t)c > (uint32_t)cm) f |= KVQ_FLAG_CLAMPED; /* c < 0 or c > cmax */
+    return (uint32_t)min(max(c, 0), cm);
 }
 
 /* Stored-metadata check of dequantization [KIVI-D-02]: the reference's meta_ok. */
@@ -180,7 +196,10 @@ __device__ __forceinline__ uint32_t dev_meta_ok(float s, float z, uint32_t meta)
  * the saturate policy (the NaN policy failed in the pre-pass). */
 __device__ __forceinline__ float dev_dequant(uint32_t code, float s, float z, uint32_t &f)
 {
-    float r = __fmaf_rn((float)code, s, z);
+    /* (float)code without the quarter-rate I2F: code < 2^23, so 2^23 + code is
+     * exact in binary32 and subtracting 2^23 again is exact. */
+    const float cf = __fsub_rn(__uint_as_float(0x4B000000u | code), 0x1p23f);
+    float r = __fmaf_rn(cf, s, z);
     if (isinf(r)) {
         r = copysignf(F32_MAX, r);
         f |= KVQ_FLAG_SATURATED;
@@ -207,96 +226,133 @@ __device__ __forceinline__ uint64_t dev_tid(void)
 
 /* ---- quantize ----------------------------------------------------------- */
 
-/* Per-token groups, G a power of two, 8 <= G <= 256.  A warp takes a tile of
- * 256 consecutive values; lane l holds values 4l..4l+3 of each half (h = 0, 1)
- * of the tile, so each 16-byte load instruction of the warp reads 512
- * contiguous bytes.  A group is G/4 consecutive lanes of one half (G <= 128)
- * or the whole tile (G = 256); min and max meet by shuffles.  A lane packs the
- * codes of its 4 values; with 1-bit codes two lanes share a byte, and the lane
- * whose values start the byte ORs in its neighbour's half and stores it. */
-template <int BITS>
-__global__ void __launch_bounds__(256)
+/* Per-token groups, G = 2^LG, 8 <= G <= 256.  A warp takes a tile of 1024
+ * consecutive values; lane l owns values 32l..32l+31 of it, i.e. 32/G whole
+ * groups (G <= 32) or one 32-value part of a group shared by G/32 consecutive
+ * lanes (G > 32; min and max meet by shuffles).  The metadata of a group is
+ * then computed once per 32 values or more, not once per 4 values (it costs
+ * two correctly rounded divisions' worth of instructions).  The tile goes
+ * through shared memory so that every global load is a coalesced 16-byte load
+ * of the warp (512 contiguous bytes an instruction): lane l loads float4 slots
+ * k*32+l, then reads back its own slots 8l..8l+7.  Slot s sits at
+ * s ^ ((s>>3)&7), so neither the stores nor the reads of a quarter-warp hit
+ * one bank group twice.  The codes are staged back in the same buffer and
+ * leave as 16-byte stores covering the warp's contiguous 128*BITS code bytes. */
+#define TOK_WARPS 4
+template <int BITS, int LG>
+__global__ void __launch_bounds__(TOK_WARPS * 32)
 kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
                         float *__restrict__ scale, float *__restrict__ zero,
-                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
-                        uint32_t lg_g)
+                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n)
 {
+    constexpr uint32_t G = 1u << LG;
+    constexpr uint32_t GV = G < 32u ? G : 32u;   /* values of one group a lane holds */
+    constexpr uint32_t NG = 32u / GV;            /* groups (or parts) a lane holds */
+    constexpr uint32_t SUBT = G > 32u ? G / 32u : 1u; /* lanes a group */
+    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
+    __shared__ float4 tile_s[TOK_WARPS][256];
     const float cmax = (float)kvq_code_max(BITS);
     const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
     const bool away = pol.ties == KVQ_TIES_AWAY;
-    const uint32_t lane = threadIdx.x & 31u;
-    const uint64_t tile = dev_tid() / 32u * 256u;
-    const uint32_t G = 1u << lg_g;
+    const bool nanpol = pol.overflow == KVQ_OVERFLOW_NAN;
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const uint64_t tbase = ((uint64_t)blockIdx.x * TOK_WARPS + warp) * 1024u;
+    if (tbase >= n) return;              /* warp-uniform; no block barrier below */
+    float4 *tile = tile_s[warp];
+    const uint64_t e0 = tbase + lane * 32u; /* first value of this lane */
     uint32_t f = 0, err = 0;
-    float v[2][4], mn[2], mx[2];
+    float v[32];
+    {
+        float4 a[8];
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const uint64_t e = tile + (uint64_t)h * 128u + lane * 4u;
-        if (e < n) {                     /* n % 8 == 0: a chunk is wholly in or out */
-            float4 a = __ldcs((const float4 *)(x + e));
-            v[h][0] = a.x; v[h][1] = a.y; v[h][2] = a.z; v[h][3] = a.w;
-        } else {
-#pragma unroll
-            for (int k = 0; k < 4; k++) v[h][k] = 0.0f;
+        for (int k = 0; k < 8; k++) {    /* 8 independent loads in flight */
+            const uint64_t e = tbase + (uint64_t)(k * 32 + lane) * 4u;
+            a[k] = e < n ? __ldcs((const float4 *)(x + e)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            if (e < n && !isfinite(v[h][k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
-            v[h][k] = dev_read_input(v[h][k], daz, f);
+        for (int k = 0; k < 8; k++) {
+            const uint32_t s = (uint32_t)k * 32u + lane;
+            tile[s ^ ((s >> 3) & 7u)] = a[k];
         }
-        mn[h] = fminf(fminf(v[h][0], v[h][1]), fminf(v[h][2], v[h][3]));
-        mx[h] = fmaxf(fmaxf(v[h][0], v[h][1]), fmaxf(v[h][2], v[h][3]));
-    }
-    /* min/max are exact in any order; the sign of a zero extreme cannot reach
-     * the stored metadata (z of a zero min is +0; r and s of zeros are exact). */
-    if (G == 256u) {
-        mn[0] = mn[1] = fminf(mn[0], mn[1]);
-        mx[0] = mx[1] = fmaxf(mx[0], mx[1]);
-    }
-    const uint32_t span = G >= 128u ? 32u : G / 4u; /* lanes a group a half */
-    for (uint32_t o = span >> 1; o > 0u; o >>= 1) {
+        __syncwarp();
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            mn[h] = fminf(mn[h], __shfl_xor_sync(0xFFFFFFFFu, mn[h], (int)o));
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xFFFFFFFFu, mx[h], (int)o));
+        for (int k = 0; k < 8; k++) {
+            const float4 b = tile[(lane * 8u + (uint32_t)k) ^ (lane & 7u)];
+            v[4 * k] = b.x; v[4 * k + 1] = b.y; v[4 * k + 2] = b.z; v[4 * k + 3] = b.w;
         }
     }
+    /* Values past n are zeros of inactive groups (n is a multiple of G and of
+     * 8, so a group or a float4 is wholly in or out); their flags are dropped. */
+    uint32_t w[BITS];
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const uint64_t e = tile + (uint64_t)h * 128u + lane * 4u;
-        const bool act = e < n;
-        const uint64_t g = e >> lg_g;
-        const uint32_t i0 = (uint32_t)(e & (G - 1u));
+    for (int k = 0; k < BITS; k++) w[k] = 0;
+    const uint32_t i0 = G > 32u ? (lane % SUBT) * 32u : 0u; /* element of v[0] in its group */
+    const uint32_t first = kvq_code_byte(i0, BITS);
+#pragma unroll
+    for (uint32_t j = 0; j < NG; j++) {
+        const bool act = e0 + j * GV < n;
         uint32_t fh = 0, eh = 0;
+        float mn, mx;
+#pragma unroll
+        for (uint32_t k = 0; k < GV; k++) {
+            float xv = v[j * GV + k];
+            if (!isfinite(xv)) eh |= ERR_NONFINITE; /* [POL-NF-01] */
+            xv = dev_read_input(xv, daz, fh);
+            v[j * GV + k] = xv;
+            if (k == 0u) {
+                mn = mx = xv;
+            } else {
+                mn = fminf(mn, xv);
+                mx = fmaxf(mx, xv);
+            }
+        }
+        /* min/max are exact in any order; the sign of a zero extreme cannot
+         * reach the stored metadata (z of a zero min is +0; r and s of zeros
+         * are exact). */
+#pragma unroll
+        for (uint32_t o = SUBT >> 1; o > 0u; o >>= 1) {
+            mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
+            mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+        }
         float s, z;
-        dev_group_meta(s, z, fh, eh, mn[h], mx[h], cmax, sh.meta, pol.overflow == KVQ_OVERFLOW_NAN);
-        const uint32_t first = kvq_code_byte(i0, BITS);
-        uint32_t w = 0;
+        dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
         if (s != 0.0f) {                 /* zero range: every code 0 [POL-ZR-01] */
             const float rcp = __frcp_rn(s);
 #pragma unroll
-            for (int k = 0; k < 4; k++)
-                w |= dev_code(v[h][k], s, rcp, z, cmax, away, fh)
-                     << kvq_code_word_shift(i0 + (uint32_t)k, BITS, first);
-        }
-        if (BITS == 1) w |= __shfl_xor_sync(0xFFFFFFFFu, w, 1); /* the byte's other half */
-        if (act) {
-            uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, g) + first;
-            if (BITS == 1) {
-                if (kvq_code_shift(i0, BITS) == 0u) *out = (uint8_t)w;
-            } else if (BITS == 2) {
-                *out = (uint8_t)w;
-            } else if (BITS == 4) {
-                *(uint16_t *)out = (uint16_t)w;
-            } else {
-                *(uint32_t *)out = w;
+            for (uint32_t k = 0; k < GV; k++) {
+                /* bit of element i0+k within the lane's code bytes: group j's
+                 * bytes start at byte j*GB of them, element i0's at `first` */
+                const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
+                w[pos / 32u] |= dev_code(v[j * GV + k], s, rcp, z, cmax, away, fh) << (pos % 32u);
             }
+        }
+        if (act) {
+            const uint64_t g = (e0 + j * GV) >> LG;
             if (i0 == 0u) {
                 scale[g] = s;
                 zero[g] = z;
             }
             f |= fh;
             err |= eh;
+        }
+    }
+    /* Stage the codes: lane l's LB bytes at byte l*LB of the warp's block. */
+    __syncwarp();                        /* every lane has read its values */
+    uint32_t *cw = (uint32_t *)tile;
+#pragma unroll
+    for (int k = 0; k < BITS; k++) cw[lane * BITS + (uint32_t)k] = w[k];
+    __syncwarp();
+    /* the warp's code bytes: groups tbase/G .. , contiguous [LAY-PACK-01] */
+    uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, tbase >> LG);
+    if (tbase + 1024u <= n) {
+#pragma unroll
+        for (uint32_t u = lane; u < 8u * BITS; u += 32u)
+            ((uint4 *)out)[u] = ((const uint4 *)tile)[u];
+    } else {                             /* the last, partial tile: active groups only */
+        const uint8_t *cb = (const uint8_t *)tile;
+        for (uint32_t b = lane; b < 128u * BITS; b += 32u) {
+            /* byte b is code byte b % GB of the tile's group b / GB */
+            if (tbase + (uint64_t)(b / GB) * G < n) out[b] = cb[b];
         }
     }
     dev_publish(st, f, err);
@@ -367,30 +423,39 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
         const float rcp = __frcp_rn(s);
 #pragma unroll
         for (int i = 0; i < 32; i++) {
-            const uint32_t word = (kvq_code_byte(i0 + (uint32_t)i, BITS) - first) / 4u;
-            w[word] |= dev_code(v[i], s, rcp, z, cmax, away, f)
-                       << kvq_code_word_shift(i0 + (uint32_t)i, BITS, first + 4u * word);
+            /* bit of element i0+i within the thread's 4*BITS code bytes */
+            const uint32_t pos = kvq_code_word_shift(i0 + (uint32_t)i, BITS, first);
+            w[pos / 32u] |= dev_code(v[i], s, rcp, z, cmax, away, f) << (pos % 32u);
         }
     }
-    if (act) {
-        /* offset (g*G + i0)*BITS/8 is a multiple of 4*BITS bytes */
-        uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, g) + first;
-        if (BITS == 1) {
-            *(uint32_t *)out = w[0];
-        } else if (BITS == 2) {
-            *(uint2 *)out = make_uint2(w[0], w[BITS > 1 ? 1 : 0]);
-        } else {
+    /* Stage the codes in shared memory and store the block's contiguous code
+     * bytes (groups gb0 .. gb0 + 128/SUB - 1) as coalesced 32-bit words: a
+     * thread's own 4*BITS bytes are only part of a 32-byte sector when G > 32,
+     * and partial-sector stores from different warps cost L2 and DRAM work.
+     * Word u of the block sits at u + u/32 (one pad word in 32): the stores
+     * of a warp, GB/4 words apart, then fall in distinct banks. */
+    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
+    constexpr uint32_t NWB = 128u * BITS;        /* code words of a block */
+    __shared__ uint32_t sw[NWB + NWB / 32u];
+    const uint32_t gl = set * 32u + lane;        /* group within the block */
 #pragma unroll
-            for (int k = 0; k < BITS; k += 4)
-                ((uint4 *)out)[k / 4] = make_uint4(w[k], w[(k + 1) % BITS], w[(k + 2) % BITS],
-                                                   w[(k + 3) % BITS]);
-        }
-        if (sub == 0u) {
-            scale[g] = s;
-            zero[g] = z;
-        }
-    } else {
-        f = err = 0;                     /* idle threads report nothing */
+    for (int k = 0; k < BITS; k++) {
+        const uint32_t u = (gl * GB + first) / 4u + (uint32_t)k; /* byte gl*GB+first on */
+        sw[u + u / 32u] = w[k];
+    }
+    if (act && sub == 0u) {
+        scale[g] = s;
+        zero[g] = z;
+    }
+    if (!act) f = err = 0;               /* idle threads report nothing */
+    __syncthreads();
+    const uint64_t gb0 = (uint64_t)blockIdx.x * SETS * 32u;
+    uint32_t *out = (uint32_t *)(codes + kvq_kivi_group_code_offset(&sh, gb0));
+    const uint64_t nact = ng - gb0 < (uint64_t)SETS * 32u ? ng - gb0 : (uint64_t)SETS * 32u;
+#pragma unroll
+    for (uint32_t r = 0; r < BITS; r++) {
+        const uint32_t u = r * 128u + threadIdx.x;
+        if ((u * 4u) / GB < nact) out[u] = sw[u + u / 32u]; /* word u is in group 4u/GB */
     }
     dev_publish(st, f, err);
 }
@@ -722,8 +787,21 @@ static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, floa
 {
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
-        kivi_quant_token_kernel<BITS><<<nblocks((n + 255u) / 256u * 32u, 256), 256, 0, stream>>>(
-            x, codes, scale, zero, st, sh, pol, n, ilog2(sh.group));
+        const unsigned int nb = nblocks((n + 1023u) / 1024u, TOK_WARPS);
+        switch (ilog2(sh.group)) {
+        case 3: kivi_quant_token_kernel<BITS, 3><<<nb, TOK_WARPS * 32, 0, stream>>>(
+                    x, codes, scale, zero, st, sh, pol, n); break;
+        case 4: kivi_quant_token_kernel<BITS, 4><<<nb, TOK_WARPS * 32, 0, stream>>>(
+                    x, codes, scale, zero, st, sh, pol, n); break;
+        case 5: kivi_quant_token_kernel<BITS, 5><<<nb, TOK_WARPS * 32, 0, stream>>>(
+                    x, codes, scale, zero, st, sh, pol, n); break;
+        case 6: kivi_quant_token_kernel<BITS, 6><<<nb, TOK_WARPS * 32, 0, stream>>>(
+                    x, codes, scale, zero, st, sh, pol, n); break;
+        case 7: kivi_quant_token_kernel<BITS, 7><<<nb, TOK_WARPS * 32, 0, stream>>>(
+                    x, codes, scale, zero, st, sh, pol, n); break;
+        default: kivi_quant_token_kernel<BITS, 8><<<nb, TOK_WARPS * 32, 0, stream>>>(
+                    x, codes, scale, zero, st, sh, pol, n); break;
+        }
     } else if (sh.group == 32u) {          /* 4 sets of 32 groups a block */
         kivi_quant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
             x, codes, scale, zero, st, sh, pol, ng);
