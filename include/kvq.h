@@ -110,6 +110,44 @@ kvq_status kvq_kivi_dequantize(float *y, uint32_t *flags,
  * stored metadata.  *flags is OR-ed with the group's events.  Returns KVQ_OK, or
  * KVQ_E_RANGE when a value overflows under the NaN overflow policy (then
  * nothing is written). */
+/*@ // Shape of the arguments of one group (the tensor calls establish it).
+    predicate kvq_group_args(uint32_t group, uint32_t bits, uint32_t meta) =
+        kvq_valid_bits(bits) && 8 <= group <= KVQ_MAX_GROUP && group % 8 == 0 &&
+        (meta == KVQ_META_F32 || meta == KVQ_META_F16);
+    // Values v[i*stride], i < group: readable and finite.
+    // (Element 0 is also stated on its own: provers do not match v + 0*stride.)
+    predicate kvq_group_in{L}(float *v, size_t stride, integer group) =
+        \valid_read(v) && \is_finite(*v) &&
+        \forall integer i; 0 <= i < group ==>
+            \valid_read(v + i * stride) && \is_finite(v[i * stride]);
+    // A stored scale: 0 (zero range) or at least the smallest normal of its format.
+    predicate kvq_scale_form(real s, uint32_t meta) =
+        s == 0 || s >= (meta == KVQ_META_F16 ? 0x1p-14 : 0x1p-126);
+*/
+
+/*@ requires args: kvq_group_args(group, bits, meta);
+    requires stride_range: 1 <= stride <= KVQ_MAX_ELEMS;
+    requires input: kvq_group_in(v, stride, group);                // [POL-NF-01]
+    requires out: \valid(grp + (0 .. group * bits / 8 - 1)) && \valid(scale) &&
+                  \valid(zero) && \valid(flags);
+    requires policy: \valid_read(pol);
+    requires separated: \separated(grp + (0 .. group * bits / 8 - 1), scale, zero, flags,
+                                    pol, v + (0 .. (group - 1) * stride));
+    requires separated_meta: \separated(scale, zero, flags, pol);
+    assigns grp[0 .. group * bits / 8 - 1], *scale, *zero, *flags;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_RANGE;
+    ensures range_policy: \result == KVQ_E_RANGE ==> pol->overflow == KVQ_OVERFLOW_NAN; // [POL-OV-02]
+    ensures nothing_on_error: \result != KVQ_OK ==>
+        *scale == \old(*scale) && *zero == \old(*zero) && *flags == \old(*flags) &&
+        \forall integer k; 0 <= k < group * bits / 8 ==> grp[k] == \old(grp[k]);
+    ensures code_range: \result == KVQ_OK ==> \forall integer i; 0 <= i < group ==>
+        0 <= kvq_code_l(grp, i, bits) <= kvq_code_max_l(bits);   // [KIVI-Q-05]
+    ensures meta_finite: \result == KVQ_OK ==> \is_finite(*scale) && \is_finite(*zero);
+    ensures scale_form: \result == KVQ_OK ==> kvq_scale_form(*scale, meta); // [POL-ZR-01]
+    ensures scale_nonneg: \result == KVQ_OK ==> *scale >= 0;                // [KIVI-Q-02]
+    ensures zero_range: \result == KVQ_OK && *scale == 0 ==>
+        \forall integer i; 0 <= i < group ==> kvq_code_l(grp, i, bits) == 0; // [POL-ZR-01]
+*/
 kvq_status kvq_kivi_quantize_group(uint8_t *grp, float *scale, float *zero, uint32_t *flags,
                                    const float *v, size_t stride, uint32_t group,
                                    uint32_t bits, uint32_t meta, const kvq_policy *pol);
@@ -117,10 +155,32 @@ kvq_status kvq_kivi_quantize_group(uint8_t *grp, float *scale, float *zero, uint
 /* Round-to-binary16 of a binary32 value as the spec pins it [POL-F16-01]:
  * round to nearest even onto the binary16 grid; *overflow set to 1 when the
  * result would exceed 65504 in magnitude (the value returned is then +-65504). */
+/*@ requires finite: \is_finite(v);
+    requires out: \valid(overflow);
+    assigns *overflow;
+    ensures overflow_flag: *overflow == 0 || *overflow == 1;
+    ensures finite_result: \is_finite(\result);
+    ensures bounded: -0x1.ffcp+15 <= \result <= 0x1.ffcp+15;   // [POL-F16-02]
+    ensures sign: v >= 0 ==> \result >= 0;
+*/
 float kvq_round_f16(float v, int *overflow);
 
 /* Round half to even (or away, by ties) of a finite binary32 value with
  * |q| < 2^31, as an integer. [POL-TIE-01] */
+/*@ requires finite: \is_finite(q);
+    requires range: -0x1p31 < q < 0x1p31;
+    assigns \nothing;
+    ensures near: q - 1 <= \result <= q + 1;                     // [POL-TIE-01]
+    ensures result_range: -0x1p31 <= \result <= 0x1p31;
+    behavior nonneg:
+      assumes q >= 0;
+      ensures floor_or_next: \floor(q) <= \result <= \floor(q) + 1;
+    behavior negative:
+      assumes q < 0;
+      ensures ceil_or_prev: \ceil(q) - 1 <= \result <= \ceil(q);
+    complete behaviors;
+    disjoint behaviors;
+*/
 int64_t kvq_round_int(float q, uint32_t ties);
 
 /* ---------------------------------------------------------------------------
@@ -134,13 +194,74 @@ typedef struct kvq_kivi_window {
     uint32_t pending;    /* tokens held in full precision after them */
 } kvq_kivi_window;
 
+/*@ // The integer invariant of a residual window [KIVI-W-01..05].
+    predicate kvq_window_inv(kvq_kivi_window w) =
+        (w.grouping == KVQ_GROUP_CHANNEL || w.grouping == KVQ_GROUP_TOKEN) &&
+        w.group > 0 && w.residual > 0 && w.residual % w.group == 0 &&
+        w.quantized + w.pending <= UINT32_MAX &&
+        (w.grouping == KVQ_GROUP_CHANNEL ==>
+            w.quantized % w.residual == 0 && w.pending < w.residual) &&      // [KIVI-W-02]
+        (w.grouping == KVQ_GROUP_TOKEN ==>
+            w.pending <= w.residual && (w.quantized > 0 ==> w.pending == w.residual)); // [KIVI-W-03]
+*/
+
 /* Set up a window for a prefill of `tokens` tokens: on return w->quantized tokens
  * are to be quantized now and w->pending stay in full precision. */
+/*@ requires w_ok: w == \null || \valid(w);
+    assigns *w;
+    behavior bad:
+      assumes w == \null || (grouping != KVQ_GROUP_CHANNEL && grouping != KVQ_GROUP_TOKEN) ||
+              group == 0 || residual == 0 || residual % group != 0;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior ok:
+      assumes w != \null && (grouping == KVQ_GROUP_CHANNEL || grouping == KVQ_GROUP_TOKEN) &&
+              group != 0 && residual != 0 && residual % group == 0;
+      ensures status: \result == KVQ_OK;
+      ensures invariant: kvq_window_inv(*w);
+      ensures seen: w->quantized + w->pending == tokens;            // [KIVI-W-01]
+      ensures fields: w->grouping == grouping && w->group == group && w->residual == residual;
+      ensures pending: w->pending ==
+          kvq_residual_after_prefill_l(grouping, residual, tokens);
+    complete behaviors;
+    disjoint behaviors;
+*/
 kvq_status kvq_kivi_window_prefill(kvq_kivi_window *w, uint32_t grouping, uint32_t group,
                                    uint32_t residual, uint32_t tokens);
 
 /* Append one decoded token.  *first and *count receive the range of token
  * indices to quantize now (count 0: nothing).  History is never requantized. */
+/*@ requires ptrs: (w == \null || \valid(w)) && (first == \null || \valid(first)) &&
+                   (count == \null || \valid(count));
+    requires separated: w != \null && first != \null && count != \null ==>
+                        \separated(w, first, count);
+    assigns *w, *first, *count;
+    behavior null_arg:
+      assumes w == \null || first == \null || count == \null;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior full:
+      assumes w != \null && first != \null && count != \null;
+      assumes w->quantized + w->pending >= UINT32_MAX;
+      assigns \nothing;
+      ensures shape: \result == KVQ_E_SHAPE;
+    behavior ok:
+      assumes w != \null && first != \null && count != \null;
+      assumes w->quantized + w->pending < UINT32_MAX;
+      requires invariant: kvq_window_inv(*w);
+      ensures status: \result == KVQ_OK;
+      ensures invariant: kvq_window_inv(*w);
+      ensures seen: w->quantized + w->pending == \old(w->quantized + w->pending) + 1;
+      ensures first: *first == \old(w->quantized);
+      ensures count: w->quantized == \old(w->quantized) + *count;   // history never requantized
+      ensures fields: w->grouping == \old(w->grouping) && w->group == \old(w->group) &&
+                      w->residual == \old(w->residual);
+      ensures per_channel: w->grouping == KVQ_GROUP_CHANNEL ==>
+          *count == 0 || *count == w->residual;                     // [KIVI-W-02]
+      ensures per_token: w->grouping == KVQ_GROUP_TOKEN ==> *count <= 1; // [KIVI-W-03]
+    complete behaviors;
+    disjoint behaviors;
+*/
 kvq_status kvq_kivi_window_append(kvq_kivi_window *w, uint32_t *first, uint32_t *count);
 
 #ifdef __cplusplus

@@ -95,7 +95,8 @@ KVQ_STATIC_ASSERT(sizeof(uint8_t) == 1, "codes are stored in octets");
         kvq_field_l(kvq_field_set_l(y, k, b, c), k2, b) == kvq_field_l(y, k2, b);
     // Every element sits at a field boundary of its byte.
     lemma kvq_code_shift_aligned: \forall integer i, b;
-        kvq_valid_bits(b) && 0 <= i ==> kvq_field_at(kvq_code_shift_l(i, b), b);
+        kvq_valid_bits(b) && 0 <= i < KVQ_MAX_GROUP ==>
+        kvq_field_at(kvq_code_shift_l(i, b), b);
     // Two elements of one byte sit at different bits.
     lemma kvq_code_shift_distinct: \forall integer i, j, b;
         kvq_valid_bits(b) && 0 <= i && 0 <= j && i != j &&
@@ -142,7 +143,7 @@ KVQ_HD static inline uint32_t kvq_code_byte(uint32_t i, uint32_t bits)
     requires i_range: i <= KVQ_MAX_GROUP;
     assigns \nothing;
     ensures shift: \result == kvq_code_shift_l(i, bits);             // [LAY-PACK-01]
-    ensures shift_range: \result < 8 && \result % bits == 0;
+    ensures shift_range: \result < 8;
 */
 KVQ_HD static inline uint32_t kvq_code_shift(uint32_t i, uint32_t bits)
 {
@@ -338,7 +339,11 @@ KVQ_HD static inline uint64_t kvq_kivi_group_of(const kvq_kivi_shape *s, uint64_
 KVQ_HD static inline uint32_t kvq_kivi_residual_after_prefill(uint32_t grouping, uint32_t R,
                                                               uint32_t L)
 {
-    if (grouping == KVQ_GROUP_CHANNEL) return L % R;
+    if (grouping == KVQ_GROUP_CHANNEL) {
+        //@ assert euclid: L - L % R == (L / R) * R;
+        //@ assert whole: ((L / R) * R) % R == 0;
+        return L % R;
+    }
     return L < R ? L : R;
 }
 

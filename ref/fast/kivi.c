@@ -16,23 +16,60 @@
 #define KVQ_F16_OVF        0x1.ffep+15f     /* 65520: smallest magnitude RN16 overflows */
 #define KVQ_F16_MIN_NORMAL 0x1p-14f         /* smallest normal binary16 */
 
-/* Round a finite q >= 0, q < 2^31.  q - floor(q) is exact (Sterbenz for q >= 1,
- * trivially for q < 1), so the tie test below is exact. [POL-TIE-01] */
-static int64_t round_nonneg(float q, uint32_t ties)
+/* 1 when q = fl + d, fl = floor(q), is rounded up from fl, else 0: d is exact,
+ * so the tie test is exact [POL-TIE-01, POL-TIE-02].  A helper of its own so
+ * that the integer goals of round_nonneg carry no float literal. */
+/*@ assigns \nothing;
+    ensures zero_or_one: \result == 0 || \result == 1;
+*/
+static int64_t round_up(float d, int64_t i, uint32_t ties)
+{
+    if (d > 0.5f) return 1;
+    if (d < 0.5f) return 0;
+    if (ties == KVQ_TIES_AWAY) return 1;
+    return i % 2 == 0 ? 0 : 1;
+}
+
+/* floor(q) as an integer, and *d = q - floor(q), exact (Sterbenz for q >= 1,
+ * trivially for q < 1).  The float steps of round_nonneg, split off so that
+ * its integer goals carry no float operation. */
+/*@ requires finite: \is_finite(q);
+    requires range: 0 <= q < 0x1p31;
+    requires out: \valid(d);
+    assigns *d;
+    ensures floor: \result == \floor(q);
+*/
+static int64_t floor_split(float q, float *d)
 {
     float fl = floorf(q);
-    float d = q - fl; /* exact */
-    int64_t i = (int64_t)fl;
-    if (d > 0.5f) return i + 1;
-    if (d < 0.5f) return i;
-    if (ties == KVQ_TIES_AWAY) return i + 1;
-    return i % 2 == 0 ? i : i + 1;
+    int64_t i;
+    *d = q - fl;                         /* exact */
+    //@ assert fl_range: 0 <= \floor(q) < 0x1p31 && fl == \floor(q);
+    i = (int64_t)fl;
+    //@ assert i_floor: i == \floor(q);
+    return i;
+}
+
+/* Round a finite q >= 0, q < 2^31: floor(q), plus one when round_up says so
+ * (the tie test on the exact remainder). [POL-TIE-01] */
+/*@ requires finite: \is_finite(q);
+    requires range: 0 <= q < 0x1p31;
+    assigns \nothing;
+    ensures floor_or_next: \floor(q) <= \result <= \floor(q) + 1;   // [POL-TIE-01]
+    ensures result_range: 0 <= \result <= 0x1p31;
+*/
+static int64_t round_nonneg(float q, uint32_t ties)
+{
+    float d;
+    int64_t i = floor_split(q, &d);
+    return i + round_up(d, i, ties);
 }
 
 int64_t kvq_round_int(float q, uint32_t ties)
 {
-    /* Both tie rules are symmetric about 0, so negative q is rounded as -q. */
-    if (q < 0.0f) return -round_nonneg(-q, ties);
+    /* Both tie rules are symmetric about 0, so negative q is rounded as
+     * -q = |q| (fabsf: exact, the same bits as -q). */
+    if (q < 0.0f) return -round_nonneg(fabsf(q), ties);
     return round_nonneg(q, ties);
 }
 
@@ -55,6 +92,12 @@ float kvq_round_f16(float v, int *overflow)
 }
 
 /* Read one input under the subnormal policy [POL-SN-01]. */
+/*@ requires policy: \valid_read(pol);
+    requires out: \valid(flags) && \separated(flags, pol);
+    assigns *flags;
+    ensures finite: \is_finite(v) ==> \is_finite(\result);
+    ensures value: \is_finite(v) ==> \result == v || \result == 0; // [POL-SN-01]
+*/
 static float read_input(float v, const kvq_policy *pol, uint32_t *flags)
 {
     if (v != 0.0f && fabsf(v) < KVQ_F32_MIN_NORMAL) {
@@ -65,6 +108,17 @@ static float read_input(float v, const kvq_policy *pol, uint32_t *flags)
 }
 
 /* Stored metadata of a group from its min and max [KIVI-Q-01..03, KIVI-M-01..03]. */
+/*@ requires finite: \is_finite(mn) && \is_finite(mx);
+    requires order: mn <= mx;
+    requires args: kvq_valid_bits(bits) && (meta == KVQ_META_F32 || meta == KVQ_META_F16);
+    requires out: \valid(scale) && \valid(zero) && \valid(flags) && \valid_read(pol);
+    requires separated: \separated(scale, zero, flags, pol);
+    assigns *scale, *zero, *flags;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_RANGE;
+    ensures range_policy: \result == KVQ_E_RANGE ==> pol->overflow == KVQ_OVERFLOW_NAN; // [POL-OV-02]
+    ensures meta_finite: \result == KVQ_OK ==> \is_finite(*scale) && \is_finite(*zero);
+    ensures scale_form: \result == KVQ_OK ==> kvq_scale_form(*scale, meta);        // [POL-ZR-01]
+*/
 static kvq_status group_meta(float *scale, float *zero, uint32_t *flags, float mn, float mx,
                              uint32_t bits, uint32_t meta, const kvq_policy *pol)
 {
@@ -98,6 +152,14 @@ static kvq_status group_meta(float *scale, float *zero, uint32_t *flags, float m
 }
 
 /* Code of one value against stored metadata [KIVI-Q-04, KIVI-Q-05]. */
+/*@ requires finite: \is_finite(xv) && \is_finite(s) && \is_finite(z);
+    requires scale: s >= 0;
+    requires args: kvq_valid_bits(bits);
+    requires out: \valid(flags) && \valid_read(pol) && \separated(flags, pol);
+    assigns *flags;
+    ensures code_range: 0 <= \result <= kvq_code_max_l(bits);     // [KIVI-Q-05]
+    ensures zero_scale: s == 0 ==> \result == 0;                  // [POL-ZR-01]
+*/
 static uint32_t code_of(float xv, float s, float z, uint32_t bits, const kvq_policy *pol,
                         uint32_t *flags)
 {
@@ -132,14 +194,34 @@ static uint32_t code_of(float xv, float s, float z, uint32_t bits, const kvq_pol
 }
 
 /* Min and max of a group as read under the policy; a zero extreme is +0. */
+/*@ requires group: 1 <= group <= KVQ_MAX_GROUP;
+    requires stride_range: 1 <= stride <= KVQ_MAX_ELEMS;
+    requires input: kvq_group_in(v, stride, group);                // [POL-NF-01]
+    requires out: \valid(mn) && \valid(mx) && \valid(flags) && \valid_read(pol);
+    requires separated: \separated(mn, mx, flags, pol);
+    assigns *mn, *mx, *flags;
+    ensures finite: \is_finite(*mn) && \is_finite(*mx);
+    ensures order: *mn <= *mx;                                     // [KIVI-Q-01]
+*/
 static void group_minmax(float *mn, float *mx, uint32_t *flags, const float *v, size_t stride,
                          uint32_t group, const kvq_policy *pol)
 {
     float lo = read_input(v[0], pol, flags), hi = lo;
-    for (uint32_t i = 1; i < group; i++) {
-        float xv = read_input(v[(size_t)i * stride], pol, flags);
+    size_t at = stride;                  /* i * stride, kept by addition */
+    /*@ loop invariant i_range: 1 <= i <= group;
+        loop invariant at_index: at == i * stride && at <= i * KVQ_MAX_ELEMS;
+        loop invariant finite: \is_finite(lo) && \is_finite(hi);
+        loop invariant order: lo <= hi;
+        loop assigns i, at, lo, hi, *flags;
+        loop variant group - i;
+    */
+    for (uint32_t i = 1; i < group; i++, at += stride) {
+        float xv;
+        //@ assert elem: \valid_read(v + at) && \is_finite(v[at]);
+        xv = read_input(v[at], pol, flags);
         if (xv < lo) lo = xv;
         if (xv > hi) hi = xv;
+        //@ assert next: at + stride == (i + 1) * stride <= (i + 1) * KVQ_MAX_ELEMS;
     }
     *mn = lo;
     *mx = hi;
@@ -151,13 +233,30 @@ kvq_status kvq_kivi_quantize_group(uint8_t *grp, float *scale, float *zero, uint
 {
     uint32_t f = 0;
     float mn, mx, s, z;
+    size_t at = 0;                       /* i * stride, kept by addition */
     kvq_status st;
     group_minmax(&mn, &mx, &f, v, stride, group, pol);
     st = group_meta(&s, &z, &f, mn, mx, bits, meta, pol);
     if (st != KVQ_OK) return st;
+    /*@ loop invariant b_range: 0 <= b <= group * bits / 8;
+        loop invariant cleared: \forall integer k; 0 <= k < b ==> grp[k] == 0;
+        loop assigns b, grp[0 .. group * bits / 8 - 1];
+        loop variant group * bits / 8 - b;
+    */
     for (uint32_t b = 0; b < group * bits / 8u; b++) grp[b] = 0;
-    for (uint32_t i = 0; i < group; i++) {
-        float xv = read_input(v[(size_t)i * stride], pol, &f);
+    /*@ loop invariant i_range: 0 <= i <= group;
+        loop invariant codes: \forall integer j; 0 <= j < group ==>
+            0 <= kvq_code_l(grp, j, bits) <= kvq_code_max_l(bits);
+        loop invariant zero_codes: s == 0 ==>
+            \forall integer j; 0 <= j < group ==> kvq_code_l(grp, j, bits) == 0;
+        loop invariant at_index: at == i * stride && at <= i * KVQ_MAX_ELEMS;
+        loop assigns i, at, f, grp[0 .. group * bits / 8 - 1];
+        loop variant group - i;
+    */
+    for (uint32_t i = 0; i < group; i++, at += stride) {
+        float xv;
+        //@ assert elem: \valid_read(v + at) && \is_finite(v[at]);
+        xv = read_input(v[at], pol, &f);
         kvq_pack_code(grp, i, bits, code_of(xv, s, z, bits, pol, &f));
     }
     *scale = s;
@@ -280,7 +379,8 @@ kvq_status kvq_kivi_window_prefill(kvq_kivi_window *w, uint32_t grouping, uint32
 kvq_status kvq_kivi_window_append(kvq_kivi_window *w, uint32_t *first, uint32_t *count)
 {
     if (w == NULL || first == NULL || count == NULL) return KVQ_E_PARAM;
-    if (w->quantized > UINT32_MAX - w->pending - 1u) return KVQ_E_SHAPE;
+    /* quantized + pending + 1 must fit; UINT32_MAX - quantized cannot wrap. */
+    if (w->pending >= UINT32_MAX - w->quantized) return KVQ_E_SHAPE;
     *first = w->quantized;
     *count = 0;
     w->pending += 1u;

@@ -1,0 +1,85 @@
+/*
+ * libm_spec.h -- proofs only: the libm contracts the WP run of ref/fast/kivi.c
+ * relies on.  proofs/run.sh force-includes this file (gcc -include) before
+ * every source; defining __FC_MATH keeps Frama-C's own <math.h> out, so these
+ * are the only math declarations the proof sees.  Never used by a build.
+ *
+ * Every contract below is an ASSUMPTION (it is not proved: the bodies are the
+ * platform's libm).  Each one is listed in proofs/TRUSTED.md [TR-LIBM-*] with
+ * what backs it.  They state only what C11 Annex F (IEC 60559) requires of
+ * these functions on finite arguments; nothing about errno (the fast path never
+ * reads errno, and with Annex F none of these functions sets it on finite input).
+ */
+#ifndef KVQ_PROOFS_LIBM_SPEC_H
+#define KVQ_PROOFS_LIBM_SPEC_H
+
+#define __FC_MATH 1 /* the include guard of Frama-C's libc math.h */
+
+/* [TR-LIBM-FLOOR] floorf is exact (F.10.6.2): the largest integer <= x. */
+/*@ requires finite_arg: \is_finite(x);
+    assigns \nothing;
+    ensures finite_result: \is_finite(\result);
+    ensures floor: \result == \floor(x);
+*/
+extern float floorf(float x);
+
+/* [TR-LIBM-FABS] fabsf is exact (F.10.4.2). */
+/*@ assigns \nothing;
+    ensures finite: \is_finite(x) ==> \is_finite(\result) && \result == \abs(x);
+    ensures infinite: \is_infinite(x) ==> \is_plus_infinity(\result);
+    ensures nan: \is_NaN(x) ==> \is_NaN(\result);
+*/
+extern float fabsf(float x);
+
+/* [TR-LIBM-COPYSIGN] copysignf(x, y): |x| with the sign of y (F.10.8.1). */
+/*@ assigns \nothing;
+    ensures finite: \is_finite(x) ==> \is_finite(\result);
+    ensures magnitude: \is_finite(x) ==> \result == \abs(x) || \result == -\abs(x);
+    ensures positive: \is_finite(x) && \is_finite(y) && y > 0 ==> \result == \abs(x);
+    ensures negative: \is_finite(x) && \is_finite(y) && y < 0 ==> \result == -\abs(x);
+    ensures inf_positive: \is_finite(x) && \is_plus_infinity(y) ==> \result == \abs(x);
+    ensures inf_negative: \is_finite(x) && \is_minus_infinity(y) ==> \result == -\abs(x);
+*/
+extern float copysignf(float x, float y);
+
+/* [TR-LIBM-LDEXP] ldexpf(x, e) = x * 2^e, exact when the product is a normal
+ * binary32 or zero (F.10.3.6); the fast path only calls it in that case.  The
+ * contract gives the bounds the callers need, for a scaling into [0, 2^31). */
+/*@ requires finite_arg: \is_finite(x);
+    assigns \nothing;
+    ensures finite_result: -0x1p31 < x * 0x1p24 < 0x1p31 && e == 24 ==> \is_finite(\result);
+    ensures scaled_24: -0x1p31 < x * 0x1p24 < 0x1p31 && e == 24 ==> \result == x * 0x1p24;
+    ensures sign: x >= 0 ==> \result >= 0;
+*/
+extern float ldexpf(float x, int e);
+
+/* [TR-LIBM-FREXP] frexpf: x = m * 2^e, 1/2 <= |m| < 1 for finite non-zero x (F.10.3.4). */
+/*@ requires finite_arg: \is_finite(x);
+    requires valid_exp: \valid(e);
+    assigns *e;
+    ensures finite_result: \is_finite(\result);
+    ensures exponent_range: x != 0 ==> -148 <= *e <= 128;
+*/
+extern float frexpf(float x, int *e);
+
+/* [TR-LIBM-FMA] fmaf(x, y, z) = RN32(x*y + z), one rounding (F.10.10.1). */
+/*@ assigns \nothing;
+    ensures finite_args: \is_finite(x) && \is_finite(y) && \is_finite(z) ==> !\is_NaN(\result);
+*/
+extern float fmaf(float x, float y, float z);
+
+/* [TR-LIBM-CLASS] isinf / isfinite classify exactly (7.12.3). */
+/*@ assigns \nothing;
+    ensures classify: \result != 0 <==> \is_infinite(x);
+*/
+extern int kvq_spec_isinff(float x);
+
+/*@ assigns \nothing;
+    ensures classify: \result != 0 <==> \is_finite(x);
+*/
+extern int kvq_spec_isfinitef(float x);
+
+#define isinf(x) kvq_spec_isinff(x)
+#define isfinite(x) kvq_spec_isfinitef(x)
+
+#endif /* KVQ_PROOFS_LIBM_SPEC_H */
