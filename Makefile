@@ -14,7 +14,7 @@
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
-        test-unit test-san test-vectors trace
+        test-unit test-san test-vectors trace print-tests
 
 B        := build
 PREFIX   ?= /usr/local
@@ -90,6 +90,9 @@ test-vectors: $(B)/rel/kvq $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 
 trace:
 	@bash ci/trace.sh
+
+print-tests:
+	@echo $(TESTS)
 
 # ---- main job ------------------------------------------------------------
 demo: $(B)/rel/kvq $(if $(NVCC),$(B)/gpu/libkvq_subject_gpu.so)
