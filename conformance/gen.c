@@ -12,33 +12,15 @@
 #include <string.h>
 
 #include "conf.h"
+#include "kvq_rng.h"
 #include "kvq_exact.h"
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-/* splitmix64 */
-static uint64_t rng_next(rng *r)
+static float rng_unit(kvq_rng *r)
 {
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return (float)(kvq_rng_next(r) >> 40) * 0x1p-24f;
 }
 
-static uint32_t rng_below(rng *r, uint32_t n)
-{
-    return (uint32_t)(rng_next(r) % n);
-}
-
-/* Uniform in [0, 1) with 24 random bits (exact in binary32). */
-static float rng_unit(rng *r)
-{
-    return (float)(rng_next(r) >> 40) * 0x1p-24f;
-}
-
-static float rng_sym(rng *r)
+static float rng_sym(kvq_rng *r)
 {
     return 2.0f * rng_unit(r) - 1.0f;
 }
@@ -52,18 +34,18 @@ static const char *const DIST_NAMES[D_COUNT] = {
 };
 
 /* Fill one group's G values (stride apart) from distribution d. */
-static void fill_group(float *x, size_t stride, uint32_t G, uint32_t bits, int d, rng *r)
+static void fill_group(float *x, size_t stride, uint32_t G, uint32_t bits, int d, kvq_rng *r)
 {
     uint32_t cmax = kvq_code_max(bits);
-    if (d == D_MIXED) d = (int)rng_below(r, D_MIXED);
+    if (d == D_MIXED) d = (int)kvq_rng_below(r, D_MIXED);
     switch (d) {
     case D_UNIFORM: {
-        float a = ldexpf(1.0f, (int)rng_below(r, 21) - 10), off = a * rng_sym(r);
+        float a = ldexpf(1.0f, (int)kvq_rng_below(r, 21) - 10), off = a * rng_sym(r);
         for (uint32_t i = 0; i < G; i++) x[i * stride] = off + a * rng_sym(r);
         break;
     }
     case D_NORMALISH: {
-        float a = ldexpf(1.0f, (int)rng_below(r, 9) - 4), off = 4.0f * a * rng_sym(r);
+        float a = ldexpf(1.0f, (int)kvq_rng_below(r, 9) - 4), off = 4.0f * a * rng_sym(r);
         for (uint32_t i = 0; i < G; i++)
             x[i * stride] = off + a * (rng_sym(r) + rng_sym(r) + rng_sym(r));
         break;
@@ -71,29 +53,29 @@ static void fill_group(float *x, size_t stride, uint32_t G, uint32_t bits, int d
     case D_TIES: {
         /* min z and max z + cmax*s on a grid of s/2: r = cmax*s exactly, so
          * s is recovered exactly and odd multiples of s/2 are exact ties. */
-        int e = (int)rng_below(r, 16) - 8;
-        float s = ldexpf(1.0f, e), z = s * (float)((int)rng_below(r, 64) - 32);
+        int e = (int)kvq_rng_below(r, 16) - 8;
+        float s = ldexpf(1.0f, e), z = s * (float)((int)kvq_rng_below(r, 64) - 32);
         for (uint32_t i = 0; i < G; i++)
-            x[i * stride] = z + (s / 2.0f) * (float)rng_below(r, 2 * cmax + 1);
+            x[i * stride] = z + (s / 2.0f) * (float)kvq_rng_below(r, 2 * cmax + 1);
         x[0] = z;
         x[(G - 1) * stride] = z + s * (float)cmax;
         break;
     }
     case D_CONSTANT: {
-        float c = ldexpf(rng_sym(r), (int)rng_below(r, 40) - 20);
+        float c = ldexpf(rng_sym(r), (int)kvq_rng_below(r, 40) - 20);
         for (uint32_t i = 0; i < G; i++) x[i * stride] = c;
         break;
     }
     case D_TINY: {
         /* subnormal and near-subnormal values; ranges whose scale underflows */
-        int e = -149 + (int)rng_below(r, 30);
+        int e = -149 + (int)kvq_rng_below(r, 30);
         for (uint32_t i = 0; i < G; i++)
-            x[i * stride] = ldexpf((float)((int)rng_below(r, 1024) - 512), e);
+            x[i * stride] = ldexpf((float)((int)kvq_rng_below(r, 1024) - 512), e);
         break;
     }
     case D_HUGE: {
         /* ranges near the top of binary32 (range overflow) or of binary16 */
-        float top = rng_below(r, 2) ? 0x1.fffffep+127f : 0x1.fp+16f;
+        float top = kvq_rng_below(r, 2) ? 0x1.fffffep+127f : 0x1.fp+16f;
         for (uint32_t i = 0; i < G; i++) x[i * stride] = top * rng_sym(r);
         break;
     }
@@ -101,15 +83,15 @@ static void fill_group(float *x, size_t stride, uint32_t G, uint32_t bits, int d
         /* binary16 values, as a binary16 KV cache holds */
         for (uint32_t i = 0; i < G; i++) {
             int ov;
-            float v = ldexpf(rng_sym(r), (int)rng_below(r, 12) - 6);
+            float v = ldexpf(rng_sym(r), (int)kvq_rng_below(r, 12) - 6);
             x[i * stride] = kvq_exact_round_float(v, &kvq_xfmt_binary16, &ov);
         }
         break;
     }
     default: { /* D_OUTLIER */
-        float a = ldexpf(1.0f, (int)rng_below(r, 6) - 3);
+        float a = ldexpf(1.0f, (int)kvq_rng_below(r, 6) - 3);
         for (uint32_t i = 0; i < G; i++) x[i * stride] = a * rng_sym(r);
-        x[rng_below(r, G) * stride] = a * (float)(64 + rng_below(r, 1024)) * (rng_below(r, 2) ? 1.0f : -1.0f);
+        x[kvq_rng_below(r, G) * stride] = a * (float)(64 + kvq_rng_below(r, 1024)) * (kvq_rng_below(r, 2) ? 1.0f : -1.0f);
         break;
     }
     }
@@ -183,30 +165,30 @@ static kvq_status make_regular(kvq_vcase *c, const char *tag, uint64_t seed, uin
     static const uint32_t BITS[4] = { 1, 2, 4, 8 };
     static const uint32_t GS_SMOKE[3] = { 8, 16, 32 };
     static const uint32_t GS_STD[5] = { 8, 16, 32, 64, 128 };
-    rng r = { seed ^ (0xA0761D6478BD642Full * (k + 1u)) };
+    kvq_rng r = { seed ^ (0xA0761D6478BD642Full * (k + 1u)) };
     kvq_kivi_shape *s = &c->shape;
     int d;
     uint64_t ng;
     memset(c, 0, sizeof *c);
-    (void)rng_next(&r);
+    (void)kvq_rng_next(&r);
     s->bits = BITS[k % 4u];
     s->grouping = (k / 4u) % 2u;
     s->meta = (k / 8u) % 2u;
     c->level = (k / 16u) % 2u;
     c->op = KVQ_OP_KIVI_QUANT;
-    s->group = smoke ? GS_SMOKE[rng_below(&r, 3)] : GS_STD[rng_below(&r, 5)];
+    s->group = smoke ? GS_SMOKE[kvq_rng_below(&r, 3)] : GS_STD[kvq_rng_below(&r, 5)];
     if (s->grouping == KVQ_GROUP_CHANNEL) {
-        s->tokens = s->group * (1u + rng_below(&r, 2));
-        s->channels = 1u + rng_below(&r, smoke ? 8 : 24);
+        s->tokens = s->group * (1u + kvq_rng_below(&r, 2));
+        s->channels = 1u + kvq_rng_below(&r, smoke ? 8 : 24);
     } else {
-        s->channels = s->group * (1u + rng_below(&r, 2));
-        s->tokens = 1u + rng_below(&r, smoke ? 4 : 12);
+        s->channels = s->group * (1u + kvq_rng_below(&r, 2));
+        s->tokens = 1u + kvq_rng_below(&r, smoke ? 4 : 12);
     }
     c->pol = kvq_policy_default;
-    if (rng_below(&r, 8) == 0) c->pol.ties = KVQ_TIES_AWAY;
-    if (rng_below(&r, 8) == 0) c->pol.overflow = KVQ_OVERFLOW_NAN;
-    if (rng_below(&r, 8) == 0) c->pol.subnormal = KVQ_SUBNORMAL_DAZ;
-    d = (int)((k / 32u + rng_below(&r, 3)) % D_COUNT);
+    if (kvq_rng_below(&r, 8) == 0) c->pol.ties = KVQ_TIES_AWAY;
+    if (kvq_rng_below(&r, 8) == 0) c->pol.overflow = KVQ_OVERFLOW_NAN;
+    if (kvq_rng_below(&r, 8) == 0) c->pol.subnormal = KVQ_SUBNORMAL_DAZ;
+    d = (int)((k / 32u + kvq_rng_below(&r, 3)) % D_COUNT);
     snprintf(c->id, sizeof c->id, "kivi-%s-%05u-%s", tag, k, DIST_NAMES[d]);
     c->status = KVQ_OK;
     if (kvq_vcase_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
@@ -228,11 +210,11 @@ static const char *const ERR_NAMES[E_COUNT] = {
 static kvq_status make_error(kvq_vcase *c, const char *tag, uint64_t seed, uint32_t k,
                              uint32_t which)
 {
-    rng r = { seed ^ (0xE7037ED1A0B428DBull * (k + 1u)) };
+    kvq_rng r = { seed ^ (0xE7037ED1A0B428DBull * (k + 1u)) };
     kvq_kivi_shape *s = &c->shape;
     uint64_t n;
     memset(c, 0, sizeof *c);
-    (void)rng_next(&r);
+    (void)kvq_rng_next(&r);
     c->level = which % 2u;
     c->op = KVQ_OP_KIVI_QUANT;
     c->pol = kvq_policy_default;
@@ -258,7 +240,7 @@ static kvq_status make_error(kvq_vcase *c, const char *tag, uint64_t seed, uint3
     if (kvq_vcase_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     for (uint64_t e = 0; e < n; e++) c->x[e] = rng_sym(&r);
     if (n) {
-        uint64_t at = rng_next(&r) % n;
+        uint64_t at = kvq_rng_next(&r) % n;
         if (which == E_NAN) c->x[at] = NAN;
         if (which == E_PINF) c->x[at] = INFINITY;
         if (which == E_NINF) c->x[at] = -INFINITY;

@@ -31,6 +31,7 @@
 #include "kvq.h"
 #include "kvq_bits.h"
 #include "kvq_exact.h"
+#include "kvq_rng.h"
 
 #define SEED_DEFAULT  0x6b76712d6b697669ull /* "kvq-kivi" */
 #define CASES_DEFAULT 100000u               /* random groups, all distributions together */
@@ -68,28 +69,10 @@ static const uint32_t all_bits[4] = { 1u, 2u, 4u, 8u };
 
 /* ---- small helpers ------------------------------------------------------ */
 
-/* splitmix64: a counter-based generator, so one 64-bit state reproduces a run. */
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(rng *r, uint32_t n)
-{
-    return (uint32_t)(rng_next(r) % n);
-}
-
 /* A uniform value in [-1, 1] on the 2^-23 grid (exact in binary32). */
-static float rng_unit(rng *r)
+static float rng_unit(kvq_rng *r)
 {
-    int32_t k = (int32_t)rng_below(r, (1u << 24) + 1u) - (1 << 23);
+    int32_t k = (int32_t)kvq_rng_below(r, (1u << 24) + 1u) - (1 << 23);
     return ldexpf((float)k, -23);
 }
 
@@ -526,14 +509,14 @@ END_TEST
  * 2^-23), which rounds to cmax.  Checked on random groups, with the exact path. */
 START_TEST(special_endpoints)
 {
-    rng r = { g_seed ^ 0x11u };
+    kvq_rng r = { g_seed ^ 0x11u };
     for (int it = 0; it < 400; it++) {
         uint32_t bits = all_bits[it % 4];
         kvq_kivi_shape sh = mkshape(bits, 16, KVQ_GROUP_TOKEN, KVQ_META_F32, 1, 16);
         float x[16];
         uint32_t imn = 0, imx = 0;
         kbuf b;
-        float a = ldexpf(1.0f, (int)rng_below(&r, 61) - 30);
+        float a = ldexpf(1.0f, (int)kvq_rng_below(&r, 61) - 30);
         for (int i = 0; i < 16; i++) {
             x[i] = rng_unit(&r) * a;
             if (x[i] < x[imn]) imn = (uint32_t)i;
@@ -558,7 +541,7 @@ END_TEST
  * OR-s into *flags rather than overwriting it. */
 START_TEST(special_group_core_vs_exact)
 {
-    rng r = { g_seed ^ 0x12u };
+    kvq_rng r = { g_seed ^ 0x12u };
     for (int it = 0; it < 64; it++) {
         uint32_t bits = all_bits[it % 4], grouping = (uint32_t)(it / 4) % 2;
         uint32_t meta = (uint32_t)(it / 8) % 2;
@@ -571,8 +554,8 @@ START_TEST(special_group_core_vs_exact)
         uint32_t orflags = 0;
         kbuf b;
         for (int i = 0; i < 96; i++)
-            x[i] = rng_unit(&r) * ldexpf(1.0f, (int)rng_below(&r, 20) - 10);
-        x[rng_below(&r, 96)] = 0x1p-130f; /* a subnormal somewhere */
+            x[i] = rng_unit(&r) * ldexpf(1.0f, (int)kvq_rng_below(&r, 20) - 10);
+        x[kvq_rng_below(&r, 96)] = 0x1p-130f; /* a subnormal somewhere */
         kb_init(&b, &sh);
         run_ok(&b, x, &pol, "group core");
         for (uint64_t g = 0; g < b.ng; g++) {
@@ -689,7 +672,7 @@ END_TEST
  */
 START_TEST(ties_generated_exact)
 {
-    rng r = { g_seed ^ 0x21u };
+    kvq_rng r = { g_seed ^ 0x21u };
     uint64_t ties_seen = 0;
     for (uint32_t bi = 0; bi < 4; bi++) {
         uint32_t bits = all_bits[bi], cmax = kvq_code_max(bits);
@@ -700,9 +683,9 @@ START_TEST(ties_generated_exact)
                     const uint32_t G = 32;
                     kvq_kivi_shape sh = mkshape(bits, G, KVQ_GROUP_CHANNEL, meta, G, 1);
                     kvq_policy pol = mkpol(ties, KVQ_OVERFLOW_SATURATE, KVQ_SUBNORMAL_KEEP);
-                    uint32_t m = 2u * rng_below(&r, meta ? 31u : 63u) + 1u;
-                    int e = meta ? (int)rng_below(&r, 12) - 8 : (int)rng_below(&r, 81) - 40;
-                    int32_t j = (int32_t)rng_below(&r, meta ? 2001u : 400001u) -
+                    uint32_t m = 2u * kvq_rng_below(&r, meta ? 31u : 63u) + 1u;
+                    int e = meta ? (int)kvq_rng_below(&r, 12) - 8 : (int)kvq_rng_below(&r, 81) - 40;
+                    int32_t j = (int32_t)kvq_rng_below(&r, meta ? 2001u : 400001u) -
                                 (meta ? 1000 : 200000);
                     float u = ldexpf(1.0f, e - 1), s = (float)m * 2.0f * u, z = (float)j * u;
                     float x[32];
@@ -819,7 +802,7 @@ END_TEST
  * and random finite values with |q| < 2^31 of every binade. */
 START_TEST(ties_round_int)
 {
-    rng r = { g_seed ^ 0x22u };
+    kvq_rng r = { g_seed ^ 0x22u };
     mpfr_t v, w;
     mpfr_inits2(64, v, w, (mpfr_ptr)0);
     for (long k = -4096; k <= 4096 + 2 * 200000; k++) {
@@ -830,7 +813,7 @@ START_TEST(ties_round_int)
             long t = k - 4097; /* half-integers and integers around 2^22 and 2^23 */
             q = t < 200000 ? 0x1p22f - 50000.0f + (float)t * 0.5f
                            : 0x1p23f - 50000.0f + (float)(t - 200000) * 0.5f;
-            if (rng_next(&r) & 1u) q = -q;
+            if (kvq_rng_next(&r) & 1u) q = -q;
         }
         for (uint32_t ties = 0; ties <= 1; ties++) {
             mpfr_set_flt(v, q, MPFR_RNDN);
@@ -845,8 +828,8 @@ START_TEST(ties_round_int)
     }
     for (int it = 0; it < 200000; it++) {
         /* random encodings below 2^31 in magnitude */
-        uint32_t e = rng_below(&r, 127u + 31u);
-        float q = f32((uint32_t)(rng_next(&r) & 0x807FFFFFu) | e << 23);
+        uint32_t e = kvq_rng_below(&r, 127u + 31u);
+        float q = f32((uint32_t)(kvq_rng_next(&r) & 0x807FFFFFu) | e << 23);
         for (uint32_t ties = 0; ties <= 1; ties++) {
             mpfr_set_flt(v, q, MPFR_RNDN);
             if (ties == KVQ_TIES_AWAY)
@@ -1129,7 +1112,7 @@ END_TEST
  * against the exact path. */
 START_TEST(subnormal_random_tiny)
 {
-    rng r = { g_seed ^ 0x51u };
+    kvq_rng r = { g_seed ^ 0x51u };
     char why[512];
     for (int it = 0; it < 3000; it++) {
         uint32_t bits = all_bits[it % 4];
@@ -1140,8 +1123,8 @@ START_TEST(subnormal_random_tiny)
         float x[256];
         kbuf b;
         for (int i = 0; i < 256; i++) {
-            uint32_t e = rng_below(&r, 11);
-            x[i] = f32((uint32_t)(rng_next(&r) & 0x807FFFFFu) | e << 23);
+            uint32_t e = kvq_rng_below(&r, 11);
+            x[i] = f32((uint32_t)(kvq_rng_next(&r) & 0x807FFFFFu) | e << 23);
         }
         kb_init(&b, &sh);
         if (kb_diff(&b, x, &pol, why, sizeof why, NULL)) {
@@ -1165,7 +1148,7 @@ END_TEST
  * the layout header's arithmetic.  Two literal examples pin the bit order. */
 START_TEST(packing_lsb_first)
 {
-    rng r = { g_seed ^ 0x61u };
+    kvq_rng r = { g_seed ^ 0x61u };
     for (uint32_t bi = 0; bi < 4; bi++) {
         uint32_t bits = all_bits[bi], cmax = kvq_code_max(bits);
         for (uint32_t G = 8; G <= 64; G += 8) {
@@ -1176,7 +1159,7 @@ START_TEST(packing_lsb_first)
             kbuf b;
             memset(want, 0, sizeof want);
             for (uint32_t i = 0; i < G; i++) {
-                c[i] = i == 0 ? 0u : i == 1 ? cmax : rng_below(&r, cmax + 1u);
+                c[i] = i == 0 ? 0u : i == 1 ? cmax : kvq_rng_below(&r, cmax + 1u);
                 x[i] = z + (float)c[i] * s; /* exact: multiples of 2^-3 below 2^7 */
                 want[i * bits / 8u] |= (uint8_t)(c[i] << (i * bits % 8u));
             }
@@ -1206,14 +1189,14 @@ END_TEST
  * width, every element of a 64-element group and every code. */
 START_TEST(packing_pack_unpack)
 {
-    rng r = { g_seed ^ 0x62u };
+    kvq_rng r = { g_seed ^ 0x62u };
     for (uint32_t bi = 0; bi < 4; bi++) {
         uint32_t bits = all_bits[bi], cmax = kvq_code_max(bits);
         for (uint32_t i = 0; i < 64; i++) {
             for (uint32_t c = 0; c <= cmax; c++) {
                 uint8_t grp[64], before[64];
                 uint32_t mask = cmax << (i * bits % 8u);
-                for (int k = 0; k < 64; k++) grp[k] = (uint8_t)rng_next(&r);
+                for (int k = 0; k < 64; k++) grp[k] = (uint8_t)kvq_rng_next(&r);
                 memcpy(before, grp, sizeof grp);
                 kvq_pack_code(grp, i, bits, c);
                 REQ_EQ(kvq_unpack_code(grp, i, bits), c);
@@ -1485,7 +1468,7 @@ END_TEST
  * (+-3 ulps) and random ranges of every binade that binary16 scales reach. */
 START_TEST(f16_scale_rounding)
 {
-    rng r = { g_seed ^ 0x72u };
+    kvq_rng r = { g_seed ^ 0x72u };
     uint64_t n = 0;
     for (uint32_t bi = 0; bi < 4; bi++) {
         uint32_t bits = all_bits[bi], cmax = kvq_code_max(bits);
@@ -1495,13 +1478,13 @@ START_TEST(f16_scale_rounding)
         for (uint32_t k = 0; k < 0x7C00u / 16u + 4000u; k++) {
             float rr;
             if (k < 0x7C00u / 16u) {
-                uint32_t h = 16u * k + rng_below(&r, 16);
+                uint32_t h = 16u * k + kvq_rng_below(&r, 16);
                 float v = kvq_f16_from_bits((uint16_t)h);
                 float nx = h == 0x7BFFu ? 65536.0f : kvq_f16_from_bits((uint16_t)(h + 1u));
                 float mid = (v + nx) * 0.5f; /* exact */
-                rr = f32(bits32(mid * (float)cmax) + (uint32_t)((int)rng_below(&r, 7) - 3));
+                rr = f32(bits32(mid * (float)cmax) + (uint32_t)((int)kvq_rng_below(&r, 7) - 3));
             } else {
-                rr = ldexpf(1.0f + fabsf(rng_unit(&r)), (int)rng_below(&r, 34) - 17) *
+                rr = ldexpf(1.0f + fabsf(rng_unit(&r)), (int)kvq_rng_below(&r, 34) - 17) *
                      (float)cmax;
             }
             if (!(rr > 0.0f) || !isfinite(rr)) continue;
@@ -1529,13 +1512,13 @@ END_TEST
  * exact path stores them; and dequantize accepts what quantize stored. */
 START_TEST(f16_meta_random)
 {
-    rng r = { g_seed ^ 0x71u };
+    kvq_rng r = { g_seed ^ 0x71u };
     for (int it = 0; it < 2000; it++) {
         uint32_t bits = all_bits[it % 4];
         kvq_kivi_shape sh = mkshape(bits, 32, KVQ_GROUP_TOKEN, KVQ_META_F16, 1, 64);
         kvq_policy pol = mkpol((uint32_t)(it / 4) % 2, KVQ_OVERFLOW_SATURATE, KVQ_SUBNORMAL_KEEP);
         float x[64];
-        int ea = (int)rng_below(&r, 40) - 25;
+        int ea = (int)kvq_rng_below(&r, 40) - 25;
         kbuf b;
         for (int i = 0; i < 64; i++) x[i] = rng_unit(&r) * ldexpf(1.0f, ea) + ldexpf(1.0f, ea - 2);
         kb_init(&b, &sh);
@@ -1612,7 +1595,7 @@ typedef struct kstore {
  */
 START_TEST(window_stream_equals_direct)
 {
-    rng r = { g_seed ^ 0x81u };
+    kvq_rng r = { g_seed ^ 0x81u };
     static const uint32_t Gs[] = { 8, 16 };
     for (uint32_t grouping = 0; grouping <= 1; grouping++) {
         for (uint32_t bi = 0; bi < 4; bi++) {
@@ -1754,106 +1737,106 @@ enum {
 static const char *const dist_name[D_COUNT] = { "uniform", "wide", "tiny", "grid",
                                                 "f16", "const", "outlier", "ulp" };
 
-static void gen_group(rng *r, int dist, float *v, uint32_t G, uint32_t bits)
+static void gen_group(kvq_rng *r, int dist, float *v, uint32_t G, uint32_t bits)
 {
     uint32_t cmax = kvq_code_max(bits);
     switch (dist) {
     case D_UNIFORM: {
-        float a = ldexpf(1.0f, (int)rng_below(r, 81) - 40);
-        float off = rng_unit(r) * a * (float)rng_below(r, 4);
+        float a = ldexpf(1.0f, (int)kvq_rng_below(r, 81) - 40);
+        float off = rng_unit(r) * a * (float)kvq_rng_below(r, 4);
         for (uint32_t i = 0; i < G; i++) v[i] = off + rng_unit(r) * a;
         break;
     }
     case D_WIDE: {
         static const uint32_t spreads[] = { 0, 1, 2, 4, 8, 30, 254 };
-        uint32_t c = 1u + rng_below(r, 254), sp = spreads[rng_below(r, 7)];
+        uint32_t c = 1u + kvq_rng_below(r, 254), sp = spreads[kvq_rng_below(r, 7)];
         for (uint32_t i = 0; i < G; i++) {
-            int32_t e = (int32_t)c + (int32_t)rng_below(r, 2 * sp + 1) - (int32_t)sp;
+            int32_t e = (int32_t)c + (int32_t)kvq_rng_below(r, 2 * sp + 1) - (int32_t)sp;
             if (e < 0) e = 0;
             if (e > 254) e = 254;
-            v[i] = f32((uint32_t)(rng_next(r) & 0x807FFFFFu) | (uint32_t)e << 23);
+            v[i] = f32((uint32_t)(kvq_rng_next(r) & 0x807FFFFFu) | (uint32_t)e << 23);
         }
-        if (rng_below(r, 16) == 0) v[rng_below(r, G)] = F32_MAX;
-        if (rng_below(r, 16) == 0) v[rng_below(r, G)] = -F32_MAX;
+        if (kvq_rng_below(r, 16) == 0) v[kvq_rng_below(r, G)] = F32_MAX;
+        if (kvq_rng_below(r, 16) == 0) v[kvq_rng_below(r, G)] = -F32_MAX;
         break;
     }
     case D_TINY:
         for (uint32_t i = 0; i < G; i++) {
-            uint32_t e = rng_below(r, 12);
-            v[i] = rng_below(r, 8) == 0 ? (rng_below(r, 2) ? -0.0f : 0.0f)
-                                        : f32((uint32_t)(rng_next(r) & 0x807FFFFFu) | e << 23);
+            uint32_t e = kvq_rng_below(r, 12);
+            v[i] = kvq_rng_below(r, 8) == 0 ? (kvq_rng_below(r, 2) ? -0.0f : 0.0f)
+                                        : f32((uint32_t)(kvq_rng_next(r) & 0x807FFFFFu) | e << 23);
         }
         break;
     case D_GRID: {
         /* s0 = m 2^e, z0 = j 2^(e-1), values z0 + k s0/2, k in [0, 2 cmax] */
-        uint32_t m = 2u * rng_below(r, 32) + 1u;
-        int e = (int)rng_below(r, 81) - 40;
-        int32_t j = (int32_t)rng_below(r, 1u << 19) - (1 << 18);
+        uint32_t m = 2u * kvq_rng_below(r, 32) + 1u;
+        int e = (int)kvq_rng_below(r, 81) - 40;
+        int32_t j = (int32_t)kvq_rng_below(r, 1u << 19) - (1 << 18);
         float u = ldexpf(1.0f, e - 1);
-        uint32_t p0 = rng_below(r, G), p1 = (p0 + 1u + rng_below(r, G - 1u)) % G;
+        uint32_t p0 = kvq_rng_below(r, G), p1 = (p0 + 1u + kvq_rng_below(r, G - 1u)) % G;
         for (uint32_t i = 0; i < G; i++) {
-            uint32_t k = i == p0 ? 0u : i == p1 ? 2u * cmax : rng_below(r, 2u * cmax + 1u);
+            uint32_t k = i == p0 ? 0u : i == p1 ? 2u * cmax : kvq_rng_below(r, 2u * cmax + 1u);
             v[i] = (float)(j + (int32_t)(k * m)) * u; /* exact: < 2^24 grid units */
         }
         break;
     }
     case D_F16: {
-        uint32_t c = rng_below(r, 31), sp = rng_below(r, 2) ? 1u : 31u;
+        uint32_t c = kvq_rng_below(r, 31), sp = kvq_rng_below(r, 2) ? 1u : 31u;
         for (uint32_t i = 0; i < G; i++) {
-            int32_t e = (int32_t)c + (int32_t)rng_below(r, 2 * sp + 1) - (int32_t)sp;
+            int32_t e = (int32_t)c + (int32_t)kvq_rng_below(r, 2 * sp + 1) - (int32_t)sp;
             if (e < 0) e = 0;
             if (e > 30) e = 30;
-            v[i] = kvq_f16_from_bits((uint16_t)((rng_next(r) & 0x83FFu) | (uint32_t)e << 10));
+            v[i] = kvq_f16_from_bits((uint16_t)((kvq_rng_next(r) & 0x83FFu) | (uint32_t)e << 10));
         }
         break;
     }
     case D_CONST: {
         float c;
-        switch (rng_below(r, 4)) {
-        case 0: c = rng_below(r, 2) ? -0.0f : 0.0f; break;
-        case 1: c = rng_unit(r) * ldexpf(1.0f, (int)rng_below(r, 60) - 30); break;
-        case 2: c = f32((uint32_t)(rng_next(r) & 0x807FFFFFu) | rng_below(r, 255) << 23); break;
-        default: c = kvq_f16_from_bits((uint16_t)(rng_next(r) & 0xFBFFu)); break;
+        switch (kvq_rng_below(r, 4)) {
+        case 0: c = kvq_rng_below(r, 2) ? -0.0f : 0.0f; break;
+        case 1: c = rng_unit(r) * ldexpf(1.0f, (int)kvq_rng_below(r, 60) - 30); break;
+        case 2: c = f32((uint32_t)(kvq_rng_next(r) & 0x807FFFFFu) | kvq_rng_below(r, 255) << 23); break;
+        default: c = kvq_f16_from_bits((uint16_t)(kvq_rng_next(r) & 0xFBFFu)); break;
         }
         for (uint32_t i = 0; i < G; i++) v[i] = c;
-        if (is_zero(c)) v[rng_below(r, G)] = -c;
+        if (is_zero(c)) v[kvq_rng_below(r, G)] = -c;
         break;
     }
     case D_OUTLIER: {
-        int ea = (int)rng_below(r, 41) - 20;
-        uint32_t no = 1u + rng_below(r, 2);
+        int ea = (int)kvq_rng_below(r, 41) - 20;
+        uint32_t no = 1u + kvq_rng_below(r, 2);
         for (uint32_t i = 0; i < G; i++) v[i] = rng_unit(r) * ldexpf(1.0f, ea);
         for (uint32_t k = 0; k < no; k++)
-            v[rng_below(r, G)] = rng_unit(r) * ldexpf(1.0f, ea + 5 + (int)rng_below(r, 60));
+            v[kvq_rng_below(r, G)] = rng_unit(r) * ldexpf(1.0f, ea + 5 + (int)kvq_rng_below(r, 60));
         break;
     }
     default: { /* D_ULP */
-        uint32_t e = 1u + rng_below(r, 250);
-        uint32_t b0 = (uint32_t)(rng_next(r) & 0x807FFFFFu) | e << 23;
-        uint32_t span = 1u + rng_below(r, 2u * cmax + 3u);
-        for (uint32_t i = 0; i < G; i++) v[i] = f32(b0 + rng_below(r, span + 1u));
+        uint32_t e = 1u + kvq_rng_below(r, 250);
+        uint32_t b0 = (uint32_t)(kvq_rng_next(r) & 0x807FFFFFu) | e << 23;
+        uint32_t span = 1u + kvq_rng_below(r, 2u * cmax + 3u);
+        for (uint32_t i = 0; i < G; i++) v[i] = f32(b0 + kvq_rng_below(r, span + 1u));
         break;
     }
     }
 }
 
-static void gen_case(rng *r, int dist, kvq_kivi_shape *sh, kvq_policy *pol, float **x)
+static void gen_case(kvq_rng *r, int dist, kvq_kivi_shape *sh, kvq_policy *pol, float **x)
 {
     static const uint32_t groups[16] = { 8, 8, 8, 16, 16, 16, 24, 24, 32, 32, 32, 40, 64, 64,
                                          128, 256 };
-    uint32_t G = groups[rng_below(r, 16)], grouping = rng_below(r, 2), ng;
+    uint32_t G = groups[kvq_rng_below(r, 16)], grouping = kvq_rng_below(r, 2), ng;
     float v[256];
-    *sh = mkshape(1u << rng_below(r, 4), G, grouping,
-                  dist == D_F16 ? (rng_below(r, 4) != 0) : rng_below(r, 2), 0, 0);
+    *sh = mkshape(1u << kvq_rng_below(r, 4), G, grouping,
+                  dist == D_F16 ? (kvq_rng_below(r, 4) != 0) : kvq_rng_below(r, 2), 0, 0);
     if (grouping == KVQ_GROUP_CHANNEL) {
-        sh->tokens = G * (1u + rng_below(r, 2));
-        sh->channels = 1u + rng_below(r, 3);
+        sh->tokens = G * (1u + kvq_rng_below(r, 2));
+        sh->channels = 1u + kvq_rng_below(r, 3);
     } else {
-        sh->tokens = 1u + rng_below(r, 3);
-        sh->channels = G * (1u + rng_below(r, 2));
+        sh->tokens = 1u + kvq_rng_below(r, 3);
+        sh->channels = G * (1u + kvq_rng_below(r, 2));
     }
-    *pol = mkpol(rng_below(r, 2), rng_below(r, 4) == 0 ? KVQ_OVERFLOW_NAN : KVQ_OVERFLOW_SATURATE,
-                 rng_below(r, dist == D_TINY ? 2 : 4) == 0 ? KVQ_SUBNORMAL_DAZ
+    *pol = mkpol(kvq_rng_below(r, 2), kvq_rng_below(r, 4) == 0 ? KVQ_OVERFLOW_NAN : KVQ_OVERFLOW_SATURATE,
+                 kvq_rng_below(r, dist == D_TINY ? 2 : 4) == 0 ? KVQ_SUBNORMAL_DAZ
                                                             : KVQ_SUBNORMAL_KEEP);
     ng = (uint32_t)kvq_kivi_groups(sh);
     *x = xmalloc(kvq_kivi_elems(sh) * sizeof(float));
@@ -1881,7 +1864,7 @@ START_TEST(random_vs_exact)
     int dist = _i;
     uint64_t quota = (g_cases + D_COUNT - 1) / D_COUNT;
     uint64_t seed = g_seed ^ (0x1000003ull * (uint64_t)(dist + 1));
-    rng r = { seed };
+    kvq_rng r = { seed };
     uint64_t drawn = 0; /* groups drawn, error cases included */
     kstats st;
     char why[512];
@@ -1932,7 +1915,7 @@ START_TEST(bad_nonfinite_anywhere)
 {
     static const uint32_t bad[] = { 0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0x7FBFFFFFu,
                                     0x7F800000u, 0xFF800000u };
-    rng r = { g_seed ^ 0x91u };
+    kvq_rng r = { g_seed ^ 0x91u };
     char why[512];
     for (uint32_t grouping = 0; grouping <= 1; grouping++) {
         for (uint32_t pi = 0; pi < 8; pi++) {
