@@ -34,11 +34,11 @@ FLAGS_rel :=
 FLAGS_san := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FLAGS_cov := --coverage -O0
 
-REF_SRC  := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c \
-            ref/exact/xfloat.c ref/exact/kivi.c
+REF_SRC  := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c ref/fast/cert.c \
+            ref/exact/xfloat.c ref/exact/kivi.c ref/exact/cert.c
 CONF_SRC := conformance/vecio.c conformance/gen.c conformance/verify.c \
             conformance/subject.c conformance/report.c conformance/bench.c
-TESTS    := check_kivi check_vecio
+TESTS    := check_kivi check_vecio check_cert
 SUBJECTS := broken_ties_away broken_high_first recip_mul misbehave
 FAST_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
 

@@ -264,6 +264,229 @@ kvq_status kvq_kivi_window_prefill(kvq_kivi_window *w, uint32_t grouping, uint32
 */
 kvq_status kvq_kivi_window_append(kvq_kivi_window *w, uint32_t *first, uint32_t *count);
 
+
+/* ---------------------------------------------------------------------------
+ * CERT quantizers and annotations, fast path (spec/cert.md).
+ *
+ * Inputs are row-major [n][d] binary16 values held as binary32, shape
+ * kvq_cert_shape (include/kvq_layout.h owns every index map).  The tensor calls
+ * check, in this order and before writing anything [CERT-K8-05] [API-ERR-01]:
+ * NULL pointers, the policy and scalar parameters (KVQ_E_PARAM), the shape
+ * [CERT-L-01] (KVQ_E_SHAPE), a NaN or infinity among the inputs
+ * (KVQ_E_NONFINITE), an input that is not a binary16 number (KVQ_E_PARAM)
+ * [CERT-L-02].  Every input token is checked, the residual block's included;
+ * only the nq full blocks are quantized [CERT-L-03].  Only the policy's tie
+ * rule acts on CERT (the overflow and subnormal fields are validated and have
+ * no effect [CERT-L-02]).  flags (may be NULL) receives the OR of the call's
+ * events: ZERO_SCALE and CLAMPED only.
+ * ------------------------------------------------------------------------- */
+
+/*@ // A binary16 number held as binary32: finite, |v| <= 65504, on the 2^-24 grid
+    // with 11 significant bits [CERT-L-02].
+    predicate kvq_is_f16_l(real v) =
+        -65504 <= v <= 65504 &&
+        (\exists integer m, e; -24 <= e <= 5 && -2048 < m < 2048 && v == m * \pow(2, e));
+*/
+
+/*@ logic integer kvq_cert_key_block_bytes_l(kvq_cert_shape *s) =
+        (s->tokens / 16) * 16 * s->dim;
+    logic integer kvq_cert_blocks_l(integer n) = n / 16 + (n % 16 != 0 ? 1 : 0);
+*/
+
+/* 1 iff v is a binary16 number (finite and exactly representable) [CERT-L-02]. */
+/*@ assigns \nothing;
+    ensures bool: \result == 0 || \result == 1;
+    ensures def: \result == 1 <==> \is_finite(v) && kvq_is_f16_l(v);
+*/
+int kvq_cert_is_f16(float v);
+
+/* One key block: the arithmetic core [CERT-K8-01..02].  k[i*d + c], i < 16,
+ * c < d, are the block's keys (binary16 values: the tensor call checks); codes
+ * receives the 16 d token-major codes, sigma[c], z[c] the stored metadata.
+ * *flags is OR-ed with the block's events. */
+/*@ requires shape: 16 <= d <= 512 && d % 16 == 0;
+    requires input: \valid_read(k + (0 .. 16 * d - 1)) &&
+        \forall integer e; 0 <= e < 16 * d ==> \is_finite(k[e]) && kvq_is_f16_l(k[e]);
+    requires out: \valid(codes + (0 .. 16 * d - 1)) && \valid(sigma + (0 .. d - 1)) &&
+                  \valid(z + (0 .. d - 1)) && \valid(flags) && \valid_read(pol);
+    requires separated: \separated(codes + (0 .. 16 * d - 1), sigma + (0 .. d - 1),
+                                    z + (0 .. d - 1), flags, pol, k + (0 .. 16 * d - 1));
+    assigns codes[0 .. 16 * d - 1], sigma[0 .. d - 1], z[0 .. d - 1], *flags;
+    ensures status: \result == KVQ_OK;
+    ensures code_range: \forall integer e; 0 <= e < 16 * d ==>
+        -128 <= codes[e] <= 127;                                          // [CERT-K8-02]
+    ensures sigma_form: \forall integer c; 0 <= c < d ==>
+        \is_finite(sigma[c]) && (sigma[c] == 0 || sigma[c] >= 0x1p-126); // [CERT-K8-01]
+    ensures z_finite: \forall integer c; 0 <= c < d ==> \is_finite(z[c]);
+    ensures zero_range: \forall integer c, i; 0 <= c < d && 0 <= i < 16 && sigma[c] == 0 ==>
+        codes[i * d + c] == 0 && z[c] == k[c];                            // [CERT-K8-01]
+*/
+kvq_status kvq_cert_quantize_key_block(int8_t *codes, float *sigma, float *z, uint32_t *flags,
+                                       const float *k, uint32_t d, const kvq_policy *pol);
+
+/* Quantize the full blocks of the key tensor k [n][d]: codes (kvq_cert_key_code_bytes),
+ * sigma and z (kvq_cert_key_meta_count each).  [CERT-K8-01..05] */
+/*@ requires ptrs_ok: \valid_read(shape) && \valid_read(pol) && (flags == \null || \valid(flags));
+    assigns codes[0 .. kvq_cert_key_block_bytes_l(shape) - 1], sigma[..], z[..], *flags;
+    behavior bad_param:
+      assumes codes == \null || sigma == \null || z == \null || k == \null ||
+              shape == \null || pol == \null;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior bad_shape:
+      assumes codes != \null && sigma != \null && z != \null && k != \null &&
+              shape != \null && pol != \null && !kvq_cert_shape_l(shape->tokens, shape->dim);
+      ensures shape_or_param: \result == KVQ_E_SHAPE || \result == KVQ_E_PARAM;
+    behavior good:
+      assumes codes != \null && sigma != \null && z != \null && k != \null &&
+              shape != \null && pol != \null && kvq_cert_shape_l(shape->tokens, shape->dim);
+      ensures status: \result == KVQ_OK || \result == KVQ_E_PARAM ||
+                      \result == KVQ_E_NONFINITE;                          // [CERT-K8-05]
+      ensures code_range: \result == KVQ_OK ==>
+          \forall integer e; 0 <= e < (shape->tokens / 16) * 16 * shape->dim ==>
+              -128 <= codes[e] <= 127;                                    // [CERT-K8-02]
+      ensures flags_events: \result == KVQ_OK && flags != \null ==>
+          (*flags & ~(KVQ_FLAG_ZERO_SCALE | KVQ_FLAG_CLAMPED)) == 0;      // [CERT-K8-05]
+    complete behaviors;
+    disjoint behaviors;
+*/
+kvq_status kvq_cert_quantize_keys(int8_t *codes, float *sigma, float *z, uint32_t *flags,
+                                  const float *k, const kvq_cert_shape *shape,
+                                  const kvq_policy *pol);
+
+/* Pinned reconstruction k^ = fmaf(code, sigma, z) of the full blocks into
+ * khat [16 nq][d] [CERT-K8-03].  Stored metadata must be finite
+ * (KVQ_E_NONFINITE) with sigma +0 or a normal binary32 >= 2^-126 (KVQ_E_PARAM);
+ * a reconstruction that overflows binary32 fails with KVQ_E_RANGE.  Nothing is
+ * written on error. */
+/*@ requires ptrs_ok: shape == \null || \valid_read(shape);
+    assigns khat[..];
+    behavior bad_param:
+      assumes khat == \null || codes == \null || sigma == \null || z == \null || shape == \null;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior other:
+      assumes khat != \null && codes != \null && sigma != \null && z != \null && shape != \null;
+      ensures status: \result == KVQ_OK || \result == KVQ_E_SHAPE || \result == KVQ_E_PARAM ||
+                      \result == KVQ_E_NONFINITE || \result == KVQ_E_RANGE;
+    complete behaviors;
+    disjoint behaviors;
+*/
+kvq_status kvq_cert_dequantize_keys(float *khat, const int8_t *codes, const float *sigma,
+                                    const float *z, const kvq_cert_shape *shape);
+
+/* Quantize the values of the 16 nq quantized tokens of v [n][d] by KIVI with
+ * bits 4, group 16, per token, binary16 metadata [CERT-V4-01]: codes
+ * (kvq_cert_value_code_bytes), scale and zero (kvq_cert_value_groups entries,
+ * binary16 values held as binary32). */
+/*@ requires ptrs_ok: shape == \null || \valid_read(shape);
+    assigns codes[..], scale[..], zero[..], *flags;
+    behavior bad_param:
+      assumes codes == \null || scale == \null || zero == \null || v == \null ||
+              shape == \null || pol == \null;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior other:
+      assumes codes != \null && scale != \null && zero != \null && v != \null &&
+              shape != \null && pol != \null;
+      ensures status: \result == KVQ_OK || \result == KVQ_E_SHAPE || \result == KVQ_E_PARAM ||
+                      \result == KVQ_E_NONFINITE;
+      ensures code_range: \result == KVQ_OK ==>
+          \forall integer g, i; 0 <= g < (shape->tokens / 16) * shape->dim / 16 && 0 <= i < 16 ==>
+              0 <= kvq_code_l(codes + 8 * g, i, 4) <= 15;                 // [CERT-V4-01]
+      ensures scale_form: \result == KVQ_OK ==>
+          \forall integer g; 0 <= g < (shape->tokens / 16) * shape->dim / 16 ==>
+              (scale[g] == 0 || scale[g] >= 0x1p-14);                     // [POL-ZR-01]
+    complete behaviors;
+    disjoint behaviors;
+*/
+kvq_status kvq_cert_quantize_values(uint8_t *codes, float *scale, float *zero, uint32_t *flags,
+                                    const float *v, const kvq_cert_shape *shape,
+                                    const kvq_policy *pol);
+
+/* v^ = fmaf(code, s, zv) of the quantized tokens into vhat [16 nq][d]
+ * [CERT-V4-02].  Stored metadata must be binary16 numbers (KVQ_E_NONFINITE /
+ * KVQ_E_PARAM) with s +0 or >= 2^-14.  Nothing is written on error. */
+/*@ requires ptrs_ok: shape == \null || \valid_read(shape);
+    assigns vhat[..];
+    behavior bad_param:
+      assumes vhat == \null || codes == \null || scale == \null || zero == \null ||
+              shape == \null;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior other:
+      assumes vhat != \null && codes != \null && scale != \null && zero != \null &&
+              shape != \null;
+      ensures status: \result == KVQ_OK || \result == KVQ_E_SHAPE || \result == KVQ_E_PARAM ||
+                      \result == KVQ_E_NONFINITE;
+    complete behaviors;
+    disjoint behaviors;
+*/
+kvq_status kvq_cert_dequantize_values(float *vhat, const uint8_t *codes, const float *scale,
+                                      const float *zero, const kvq_cert_shape *shape);
+
+/* Block annotations [CERT-ANN-01..02], eta[b] and nu[b] for b < nb:
+ *   eta_b = RU32(max_i ||v_i - v^_i||) over the block's tokens (v^ the pinned
+ *           dequantization of the stored codes/metadata); +0 for the residual block;
+ *   nu_b  = RU32(max_i ||v_i||) over the block's original values.
+ * Method: the exact integer method of bounds/cert.md §2 (2^24 v and 2^24 v^ are
+ * integers; sums of squares in 128-bit integer arithmetic built from uint64_t
+ * halves; the least binary32 y with y^2 >= N found by exact comparison), so
+ * the results are the correctly rounded upward values, bit for bit the exact
+ * path's.  Errors as kvq_cert_quantize_values for v, and as
+ * kvq_cert_dequantize_values for the metadata. */
+/*@ requires ptrs_ok: shape == \null || \valid_read(shape);
+    assigns eta[..], nu[..];
+    behavior bad_param:
+      assumes eta == \null || nu == \null || v == \null || codes == \null || scale == \null ||
+              zero == \null || shape == \null;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior other:
+      assumes eta != \null && nu != \null && v != \null && codes != \null && scale != \null &&
+              zero != \null && shape != \null;
+      ensures status: \result == KVQ_OK || \result == KVQ_E_SHAPE || \result == KVQ_E_PARAM ||
+                      \result == KVQ_E_NONFINITE;
+      ensures nonneg: \result == KVQ_OK ==>
+          \forall integer b; 0 <= b < kvq_cert_blocks_l(shape->tokens) ==>
+              eta[b] >= 0 && nu[b] >= 0;                                  // [CERT-ANN-01]
+    complete behaviors;
+    disjoint behaviors;
+*/
+kvq_status kvq_cert_annotate(float *eta, float *nu, const float *v, const uint8_t *codes,
+                             const float *scale, const float *zero, const kvq_cert_shape *shape);
+
+/* Delta [CERT-DLT-01..02]: delta_b[b] >= scale * sum_c |q_c| (sigma_{b,c}/2 + gamma_{b,c})
+ * for the full blocks, delta_b[nq] = +0 for a residual block, *delta = the
+ * maximum (+0 when nq == 0); gamma of [CERT-K8-04] from the original keys k
+ * [n][d] and the stored sigma, z.  Evaluated by the host recipe of
+ * [CERT-DLT-04]: every addition and multiplication rounded to nearest, then
+ * moved one binary32 step up (nextafterf toward +inf); the scalings by powers
+ * of two are exact.  Upper bounds of the exact path's values, not equal to
+ * them.  q: d binary16 values; scale: a positive normal binary32 (else
+ * KVQ_E_PARAM); k as kvq_cert_quantize_keys; sigma, z as
+ * kvq_cert_dequantize_keys.  A bound above FLT_MAX is +inf. */
+/*@ requires ptrs_ok: shape == \null || \valid_read(shape);
+    assigns delta_b[..], *delta;
+    behavior bad_param:
+      assumes delta_b == \null || delta == \null || q == \null || k == \null ||
+              sigma == \null || z == \null || shape == \null;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior other:
+      assumes delta_b != \null && delta != \null && q != \null && k != \null &&
+              sigma != \null && z != \null && shape != \null;
+      ensures status: \result == KVQ_OK || \result == KVQ_E_SHAPE || \result == KVQ_E_PARAM ||
+                      \result == KVQ_E_NONFINITE;
+      ensures nonneg: \result == KVQ_OK ==> *delta >= 0;                  // [CERT-DLT-02]
+    complete behaviors;
+    disjoint behaviors;
+*/
+kvq_status kvq_cert_delta(float *delta_b, float *delta, const float *q, float scale,
+                          const float *k, const float *sigma, const float *z,
+                          const kvq_cert_shape *shape);
+
+
 #ifdef __cplusplus
 }
 #endif

@@ -82,6 +82,60 @@ int kvq_exact_kivi_deq_within(float y, uint32_t code, float s, float z, double *
  * is set when it overflows binary32 (the value returned is then +-FLT_MAX). */
 float kvq_exact_kivi_deq(uint32_t code, float s, float z, int *overflow);
 
+
+/* ---------------------------------------------------------------------------
+ * CERT (spec/cert.md): quantizers, annotations, Delta and the key bound.
+ * Errors as the fast path's calls (include/kvq.h); nothing written on error.
+ * ------------------------------------------------------------------------- */
+
+/* Everything the exact path says about the keys of one step.  Caller-owned
+ * arrays: codes, code_real, code_alt: kvq_cert_key_code_bytes(shape) (token-major
+ * blocks, as the fast path's codes); sigma, z: kvq_cert_key_meta_count(shape);
+ * khat: 16 nq * d, row-major [16 nq][d]. */
+typedef struct kvq_exact_cert_keys_out {
+    int8_t *codes;       /* pinned codes [CERT-K8-02] */
+    float *sigma;        /* pinned metadata [CERT-K8-01] */
+    float *z;
+    float *khat;         /* RN32(code sigma + z) of the pinned codes [CERT-K8-03] */
+    int8_t *code_real;   /* clamp(round((k - z)/sigma), -128, 127), exact quotient [CERT-K8-06] */
+    int8_t *code_alt;    /* the other accepted code of an ambiguous element, else code_real */
+    uint32_t flags;      /* events of the pinned sequence, plus KVQ_FLAG_AMBIGUOUS */
+    uint64_t ambiguous;  /* number of ambiguous elements */
+} kvq_exact_cert_keys_out;
+
+/* Exact quantization of the full key blocks [CERT-K8-01..06]. */
+kvq_status kvq_exact_cert_quantize_keys(kvq_exact_cert_keys_out *out, const float *k,
+                                        const kvq_cert_shape *shape, const kvq_policy *pol);
+
+/* Exact quantization of the values of the 16 nq quantized tokens: the exact
+ * KIVI path with bits 4, group 16, per token, binary16 metadata [CERT-V4-01];
+ * out's arrays sized for kvq_cert_value_kivi_shape(shape).  With nq == 0
+ * nothing is quantized (flags 0, KVQ_OK). */
+kvq_status kvq_exact_cert_quantize_values(kvq_exact_kivi_out *out, const float *v,
+                                          const kvq_cert_shape *shape, const kvq_policy *pol);
+
+/* eta_b, nu_b [CERT-ANN-01..02] from the exact norms, rounded upward once
+ * (MPFR RNDU onto the binary32 grid), from the stored codes and metadata. */
+kvq_status kvq_exact_cert_annotate(float *eta, float *nu, const float *v, const uint8_t *codes,
+                                   const float *scale, const float *zero,
+                                   const kvq_cert_shape *shape);
+
+/* Delta_b = RU32(scale sum_c |q_c| (sigma/2 + gamma)) evaluated exactly and
+ * rounded upward once, Delta their maximum [CERT-DLT-01..02]; +inf above FLT_MAX. */
+kvq_status kvq_exact_cert_delta(float *delta_b, float *delta, const float *q, float scale,
+                                const float *k, const float *sigma, const float *z,
+                                const kvq_cert_shape *shape);
+
+/* RU32(gamma) of [CERT-K8-04] for one block-channel (l, u its extremes, sigma,
+ * z the stored metadata); 0 for sigma == 0. */
+float kvq_exact_cert_gamma(float l, float u, float sigma, float z);
+
+/* The per-element key bound [CERT-K8-04], decided exactly:
+ * |k - khat| <= sigma/2 + gamma (with_gamma != 0) or <= sigma/2 (with_gamma == 0).
+ * Returns 1 if within, 0 if not (a non-finite khat is never within). */
+int kvq_exact_cert_key_within(float k, float khat, float l, float u, float sigma, float z,
+                              int with_gamma);
+
 #ifdef __cplusplus
 }
 #endif

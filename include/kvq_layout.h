@@ -347,6 +347,221 @@ KVQ_HD static inline uint32_t kvq_kivi_residual_after_prefill(uint32_t grouping,
     return L < R ? L : R;
 }
 
+
+/* ---- CERT block formats [CERT-L-01..05] ---------------------------------
+ *
+ * One head of one step: keys and values are row-major [n][d] binary16 values
+ * (held as binary32).  Tokens 16b .. 16b+15 form full block b, b < nq =
+ * floor(n/16); the last n mod 16 tokens form the residual block nq, kept
+ * unquantized [CERT-L-03].
+ *
+ * Keys [CERT-L-04]: per full block, 16*d int8 codes, token-major: the code of
+ * token 16b+i, channel c is byte i*d + c of the block's codes; per block and
+ * channel one binary32 sigma and one binary32 z, entry b*d + c.
+ * Values [CERT-V4-01]: per quantized token, d/16 groups of 16 channels; group j
+ * of token t holds channels 16j..16j+15, its 4-bit codes are 8 bytes at
+ * (t*(d/16) + j)*8, element 2i in the low nibble of byte i [LAY-PACK-01]
+ * (kvq_pack_code / kvq_unpack_code with bits = 4); one binary16 scale and
+ * offset per group, entry t*(d/16) + j.  This is exactly the KIVI tensor layout
+ * with bits 4, group 16, per-token grouping, binary16 metadata
+ * (kvq_cert_value_kivi_shape).  Annotations: eta_b, nu_b binary32, entry b
+ * (b < nb, the residual block included).
+ */
+#define KVQ_CERT_BLOCK       16u          /* B: tokens per key block [CERT-L-03] */
+#define KVQ_CERT_VGROUP      16u          /* g: channels per value group [CERT-V4-01] */
+#define KVQ_CERT_VBITS       4u           /* value code width [CERT-V4-01] */
+#define KVQ_CERT_MAX_DIM     512u         /* d <= 512 [CERT-L-01] */
+#define KVQ_CERT_MAX_TOKENS  (1u << 24)   /* n <= 2^24 [CERT-L-01] */
+#define KVQ_CERT_KCODE_MIN   (-128)       /* key code range [CERT-K8-02] */
+#define KVQ_CERT_KCODE_MAX   127
+
+/* Shape of one head of one step [CERT-L-01]. */
+typedef struct kvq_cert_shape {
+    uint32_t tokens;   /* n, 1 .. 2^24 */
+    uint32_t dim;      /* d, a positive multiple of 16, at most 512 */
+} kvq_cert_shape;
+
+KVQ_STATIC_ASSERT(sizeof(kvq_cert_shape) == 8, "kvq_cert_shape is a frozen 8-byte record");
+KVQ_STATIC_ASSERT(KVQ_CERT_VGROUP * KVQ_CERT_VBITS / 8u == 8u, "a value group packs into 8 bytes");
+KVQ_STATIC_ASSERT(KVQ_CERT_MAX_DIM % KVQ_CERT_VGROUP == 0u, "d limit is a multiple of g");
+KVQ_STATIC_ASSERT((uint64_t)KVQ_CERT_MAX_TOKENS * KVQ_CERT_MAX_DIM <= KVQ_MAX_ELEMS,
+                  "a CERT tensor is within the element limit");
+
+/*@ predicate kvq_cert_shape_l(integer n, integer d) =
+        1 <= n <= 16777216 && 16 <= d <= 512 && d % 16 == 0;
+*/
+
+/* The shape is within [CERT-L-01]. */
+/*@ requires \valid_read(s);
+    assigns \nothing;
+    ensures ok: \result != 0 <==> kvq_cert_shape_l(s->tokens, s->dim);
+*/
+KVQ_HD static inline int kvq_cert_shape_ok(const kvq_cert_shape *s)
+{
+    return s->tokens >= 1u && s->tokens <= KVQ_CERT_MAX_TOKENS && s->dim >= KVQ_CERT_VGROUP &&
+           s->dim <= KVQ_CERT_MAX_DIM && s->dim % KVQ_CERT_VGROUP == 0u;
+}
+
+/* nq: full (quantized) blocks [CERT-L-03]. */
+KVQ_HD static inline uint32_t kvq_cert_full_blocks(const kvq_cert_shape *s)
+{
+    return s->tokens / KVQ_CERT_BLOCK;
+}
+
+/* Tokens of the residual block: n mod 16 (0: no residual block) [CERT-L-03]. */
+KVQ_HD static inline uint32_t kvq_cert_residual_tokens(const kvq_cert_shape *s)
+{
+    return s->tokens % KVQ_CERT_BLOCK;
+}
+
+/* nb: blocks, the residual one included [CERT-L-03]. */
+KVQ_HD static inline uint32_t kvq_cert_blocks(const kvq_cert_shape *s)
+{
+    return kvq_cert_full_blocks(s) + (kvq_cert_residual_tokens(s) != 0u ? 1u : 0u);
+}
+
+/* Tokens held in quantized form: 16 nq. */
+KVQ_HD static inline uint32_t kvq_cert_quant_tokens(const kvq_cert_shape *s)
+{
+    return kvq_cert_full_blocks(s) * KVQ_CERT_BLOCK;
+}
+
+/* First token of block b (full or residual). */
+KVQ_HD static inline uint32_t kvq_cert_block_first(uint32_t b)
+{
+    return b * KVQ_CERT_BLOCK;
+}
+
+/* Tokens of block b: 16, or n mod 16 for the residual block. */
+KVQ_HD static inline uint32_t kvq_cert_block_tokens(const kvq_cert_shape *s, uint32_t b)
+{
+    return b < kvq_cert_full_blocks(s) ? KVQ_CERT_BLOCK : kvq_cert_residual_tokens(s);
+}
+
+/* Index into an input [n][d] (keys, values) of token t, channel c. */
+KVQ_HD static inline uint64_t kvq_cert_in_index(const kvq_cert_shape *s, uint32_t t, uint32_t c)
+{
+    return (uint64_t)t * s->dim + c;
+}
+
+/* Key code bytes of one block: 16 d [CERT-L-04]. */
+KVQ_HD static inline uint32_t kvq_cert_key_block_bytes(const kvq_cert_shape *s)
+{
+    return KVQ_CERT_BLOCK * s->dim;
+}
+
+/* Key code bytes of all full blocks. */
+KVQ_HD static inline uint64_t kvq_cert_key_code_bytes(const kvq_cert_shape *s)
+{
+    return (uint64_t)kvq_cert_full_blocks(s) * kvq_cert_key_block_bytes(s);
+}
+
+/* Offset of block b's key codes. */
+KVQ_HD static inline uint64_t kvq_cert_key_block_offset(const kvq_cert_shape *s, uint32_t b)
+{
+    return (uint64_t)b * kvq_cert_key_block_bytes(s);
+}
+
+/* Token-major map within a block [CERT-L-04]: token i (0..15), channel c. */
+/*@ requires i < 16 && c < d && d <= 512;
+    assigns \nothing;
+    ensures \result == i * d + c && \result < 16 * d;
+*/
+KVQ_HD static inline uint32_t kvq_cert_key_code_index(uint32_t d, uint32_t i, uint32_t c)
+{
+    return i * d + c;
+}
+
+/* Key metadata entries (sigma, z each): nq * d. */
+KVQ_HD static inline uint64_t kvq_cert_key_meta_count(const kvq_cert_shape *s)
+{
+    return (uint64_t)kvq_cert_full_blocks(s) * s->dim;
+}
+
+/* Entry of block b, channel c in sigma[] and z[]. */
+KVQ_HD static inline uint64_t kvq_cert_key_meta_index(const kvq_cert_shape *s, uint32_t b,
+                                                      uint32_t c)
+{
+    return (uint64_t)b * s->dim + c;
+}
+
+/* Value groups per token: d/16. */
+KVQ_HD static inline uint32_t kvq_cert_value_groups_per_token(const kvq_cert_shape *s)
+{
+    return s->dim / KVQ_CERT_VGROUP;
+}
+
+/* Packed code bytes of one value group: 8. */
+KVQ_HD static inline uint32_t kvq_cert_value_group_bytes(void)
+{
+    return KVQ_CERT_VGROUP * KVQ_CERT_VBITS / 8u;
+}
+
+/* Value groups of all quantized tokens: 16 nq * d/16 (one metadata entry each). */
+KVQ_HD static inline uint64_t kvq_cert_value_groups(const kvq_cert_shape *s)
+{
+    return (uint64_t)kvq_cert_quant_tokens(s) * kvq_cert_value_groups_per_token(s);
+}
+
+/* Value code bytes of all quantized tokens: d/2 per token. */
+KVQ_HD static inline uint64_t kvq_cert_value_code_bytes(const kvq_cert_shape *s)
+{
+    return kvq_cert_value_groups(s) * kvq_cert_value_group_bytes();
+}
+
+/* Group number (metadata entry) of token t, group j. */
+KVQ_HD static inline uint64_t kvq_cert_value_group(const kvq_cert_shape *s, uint32_t t,
+                                                   uint32_t j)
+{
+    return (uint64_t)t * kvq_cert_value_groups_per_token(s) + j;
+}
+
+/* Offset of the code bytes of token t, group j. */
+KVQ_HD static inline uint64_t kvq_cert_value_code_offset(const kvq_cert_shape *s, uint32_t t,
+                                                         uint32_t j)
+{
+    return kvq_cert_value_group(s, t, j) * kvq_cert_value_group_bytes();
+}
+
+/* Channel of element i of value group j: 16 j + i [CERT-V4-01]. */
+KVQ_HD static inline uint32_t kvq_cert_value_channel(uint32_t j, uint32_t i)
+{
+    return j * KVQ_CERT_VGROUP + i;
+}
+
+/* Value group of channel c, and c's element within it. */
+KVQ_HD static inline uint32_t kvq_cert_value_group_of(uint32_t c, uint32_t *elem)
+{
+    *elem = c % KVQ_CERT_VGROUP;
+    return c / KVQ_CERT_VGROUP;
+}
+
+/* The KIVI shape whose layout and arithmetic the values use [CERT-V4-01]:
+ * bits 4, group 16, per token, binary16 metadata, the 16 nq quantized tokens.
+ * (For nq == 0 the token count is 0, which no KIVI call accepts.) */
+KVQ_HD static inline kvq_kivi_shape kvq_cert_value_kivi_shape(const kvq_cert_shape *s)
+{
+    kvq_kivi_shape k;
+    k.bits = KVQ_CERT_VBITS;
+    k.group = KVQ_CERT_VGROUP;
+    k.grouping = KVQ_GROUP_TOKEN;
+    k.meta = KVQ_META_F16;
+    k.tokens = kvq_cert_quant_tokens(s);
+    k.channels = s->dim;
+    return k;
+}
+
+/* Device bytes per token counted by [CERT-L-05]: d key codes, 8d/16 key
+ * metadata, d/2 value codes, 4 d/16 value metadata = 2.25 d (annotations,
+ * residual block and tier 2 not counted).  Returned in quarter bytes: 9 d. */
+KVQ_HD static inline uint32_t kvq_cert_quarter_bytes_per_token(uint32_t d)
+{
+    return 4u * d + 4u * (8u * d / 16u) + 4u * (d / 2u) + 4u * (4u * (d / 16u));
+}
+
+KVQ_STATIC_ASSERT(4u * 128u + 4u * 64u + 4u * 64u + 4u * 32u == 4u * 288u,
+                  "288 bytes per token at d = 128 [CERT-L-05]");
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,951 @@
+/*
+ * check_cert.c -- Check suite of the CERT quantizers and annotations (spec/cert.md).
+ *
+ * Rules [TEST-CMP-01]: floats compared bitwise (kvq_f32_same) or, for upper
+ * bounds, by an exact comparison against the exact path's sound value; no
+ * hand-picked tolerance; ref/fast against ref/exact, never a path with itself.
+ * Random cases: KVQ_RANDOM_CASES key block-channels and as many value groups
+ * (default 100000 each) from a fixed seed, KVQ_SEED overrides; a failure prints
+ * the seed and the case.
+ *
+ * Test cases: special_values, degenerate, ties, clamping, packing, f16_meta,
+ * random_vs_exact, bad_input.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvq.h"
+#include "kvq_bits.h"
+#include "kvq_exact.h"
+
+#define SEED_DEFAULT  0x6b76712d63657274ull /* "kvq-cert" */
+#define CASES_DEFAULT 100000u
+
+#define REQ(c)                                                                              \
+    do {                                                                                    \
+        if (!(c)) ck_abort_msg("%s:%d: '%s' failed", __FILE__, __LINE__, #c);              \
+    } while (0)
+#define REQ_MSG(c, ...)                                                                     \
+    do {                                                                                    \
+        if (!(c)) ck_abort_msg(__VA_ARGS__);                                                \
+    } while (0)
+#define REQ_EQ(a, b)                                                                        \
+    do {                                                                                    \
+        intmax_t a_ = (intmax_t)(a), b_ = (intmax_t)(b);                                    \
+        if (a_ != b_)                                                                       \
+            ck_abort_msg("%s:%d: '%s == %s' failed: %jd != %jd", __FILE__, __LINE__, #a, #b, \
+                         a_, b_);                                                           \
+    } while (0)
+#define SAME(a, b)                                                                          \
+    do {                                                                                    \
+        float a_ = (a), b_ = (b);                                                           \
+        if (!kvq_f32_same(a_, b_))                                                          \
+            ck_abort_msg("%s:%d: %s = %a (0x%08x) is not %s = %a (0x%08x)", __FILE__,       \
+                         __LINE__, #a, (double)a_, kvq_f32_bits(a_), #b, (double)b_,        \
+                         kvq_f32_bits(b_));                                                 \
+    } while (0)
+
+static uint64_t g_seed = SEED_DEFAULT;
+static uint64_t g_cases = CASES_DEFAULT;
+static const kvq_policy pol_even = { KVQ_TIES_EVEN, KVQ_OVERFLOW_SATURATE, KVQ_SUBNORMAL_KEEP };
+static const kvq_policy pol_away = { KVQ_TIES_AWAY, KVQ_OVERFLOW_NAN, KVQ_SUBNORMAL_DAZ };
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(rng *r, uint32_t n)
+{
+    return (uint32_t)(rng_next(r) % n);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1u);
+    if (p == NULL) ck_abort_msg("out of memory");
+    return p;
+}
+
+static float f32(uint32_t b)
+{
+    return kvq_f32_from_bits(b);
+}
+
+/* The binary16 number nearest a finite binary32 value (generator only;
+ * checked binary16 by the exact path's predicate in every case through the
+ * quantizers' own input checks). */
+static float to_f16(float x)
+{
+    int ov;
+    float y = kvq_exact_round_float(x, &kvq_xfmt_binary16, &ov);
+    return ov ? copysignf(0x1.ffcp+15f, x) : y;
+}
+
+/* A random binary16 value in [c - w, c + w] (clamped to the binary16 range). */
+static float rand_f16(rng *r, float c, float w)
+{
+    double u = (double)(rng_next(r) >> 11) * 0x1p-53 * 2.0 - 1.0;
+    double x = (double)c + u * (double)w;
+    if (x > 65504.0) x = 65504.0;
+    if (x < -65504.0) x = -65504.0;
+    return to_f16((float)x);
+}
+
+static int all_bytes(const void *p, size_t n, unsigned v)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        if (c[i] != v) return 0;
+    return 1;
+}
+
+/* ---- both paths on one key tensor --------------------------------------- */
+
+typedef struct kcase {
+    kvq_cert_shape sh;
+    uint64_t cb, nm, nk;
+    int8_t *fc;
+    float *fs, *fz, *fk;
+    uint32_t ff;
+    kvq_exact_cert_keys_out xo;
+} kcase;
+
+static void kc_init(kcase *c, const kvq_cert_shape *sh)
+{
+    c->sh = *sh;
+    c->cb = kvq_cert_key_code_bytes(sh);
+    c->nm = kvq_cert_key_meta_count(sh);
+    c->nk = (uint64_t)kvq_cert_quant_tokens(sh) * sh->dim;
+    c->fc = xmalloc(c->cb);
+    c->fs = xmalloc(c->nm * sizeof(float));
+    c->fz = xmalloc(c->nm * sizeof(float));
+    c->fk = xmalloc(c->nk * sizeof(float));
+    c->xo.codes = xmalloc(c->cb);
+    c->xo.code_real = xmalloc(c->cb);
+    c->xo.code_alt = xmalloc(c->cb);
+    c->xo.sigma = xmalloc(c->nm * sizeof(float));
+    c->xo.z = xmalloc(c->nm * sizeof(float));
+    c->xo.khat = xmalloc(c->nk * sizeof(float));
+}
+
+static void kc_free(kcase *c)
+{
+    free(c->fc), free(c->fs), free(c->fz), free(c->fk);
+    free(c->xo.codes), free(c->xo.code_real), free(c->xo.code_alt), free(c->xo.sigma);
+    free(c->xo.z), free(c->xo.khat);
+}
+
+typedef struct kstats {
+    uint64_t elems, ambiguous, zero_scale, half_violations;
+} kstats;
+
+/* Run both paths on keys k; compare; check the bound on every element.
+ * Returns 0 or writes why. */
+static int kc_run(kcase *c, const float *k, const kvq_policy *pol, kstats *st, char *why,
+                  size_t wn)
+{
+    const kvq_cert_shape *sh = &c->sh;
+    uint32_t d = sh->dim, nq = kvq_cert_full_blocks(sh);
+    kvq_status fs, xs, ds;
+    fs = kvq_cert_quantize_keys(c->fc, c->fs, c->fz, &c->ff, k, sh, pol);
+    xs = kvq_exact_cert_quantize_keys(&c->xo, k, sh, pol);
+    if (fs != KVQ_OK || xs != KVQ_OK) {
+        snprintf(why, wn, "status fast %d exact %d", fs, xs);
+        return 1;
+    }
+    if ((c->xo.flags & ~KVQ_FLAG_AMBIGUOUS) != c->ff) {
+        snprintf(why, wn, "flags fast 0x%x exact 0x%x", c->ff, c->xo.flags);
+        return 1;
+    }
+    if (c->ff & KVQ_FLAG_CLAMPED) { /* unreachable with binary16 keys [CERT-K8-02] */
+        snprintf(why, wn, "CLAMPED set");
+        return 1;
+    }
+    ds = kvq_cert_dequantize_keys(c->fk, c->fc, c->fs, c->fz, sh);
+    if (ds != KVQ_OK) {
+        snprintf(why, wn, "dequantize status %d", ds);
+        return 1;
+    }
+    for (uint64_t m = 0; m < c->nm; m++)
+        if (!kvq_f32_same(c->fs[m], c->xo.sigma[m]) || !kvq_f32_same(c->fz[m], c->xo.z[m])) {
+            snprintf(why, wn, "meta %" PRIu64 ": sigma %a/%a z %a/%a", m, (double)c->fs[m],
+                     (double)c->xo.sigma[m], (double)c->fz[m], (double)c->xo.z[m]);
+            return 1;
+        }
+    st->ambiguous += c->xo.ambiguous;
+    for (uint32_t b = 0; b < nq; b++)
+        for (uint32_t ch = 0; ch < d; ch++) {
+            uint64_t m = kvq_cert_key_meta_index(sh, b, ch);
+            float l = INFINITY, u = -INFINITY, s = c->xo.sigma[m], z = c->xo.z[m];
+            if (s == 0.0f) st->zero_scale++;
+            for (uint32_t i = 0; i < KVQ_CERT_BLOCK; i++) {
+                float x = k[kvq_cert_in_index(sh, kvq_cert_block_first(b) + i, ch)];
+                if (x < l) l = x;
+                if (x > u) u = x;
+            }
+            for (uint32_t i = 0; i < KVQ_CERT_BLOCK; i++) {
+                uint64_t at = kvq_cert_key_block_offset(sh, b) + kvq_cert_key_code_index(d, i, ch);
+                uint64_t e = kvq_cert_in_index(sh, kvq_cert_block_first(b) + i, ch);
+                float x = k[e];
+                st->elems++;
+                if (c->fc[at] != c->xo.codes[at]) {
+                    snprintf(why, wn, "code b%u c%u i%u: fast %d exact %d (k=%a s=%a z=%a)", b,
+                             ch, i, c->fc[at], c->xo.codes[at], (double)x, (double)s, (double)z);
+                    return 1;
+                }
+                if (c->fc[at] != c->xo.code_real[at] && c->fc[at] != c->xo.code_alt[at]) {
+                    snprintf(why, wn, "code %d neither real %d nor alt %d", c->fc[at],
+                             c->xo.code_real[at], c->xo.code_alt[at]);
+                    return 1;
+                }
+                if (!kvq_f32_same(c->fk[e], c->xo.khat[e])) {
+                    snprintf(why, wn, "khat %a exact %a", (double)c->fk[e], (double)c->xo.khat[e]);
+                    return 1;
+                }
+                /* SPEC: [CERT-K8-04] every element, exactly */
+                if (!kvq_exact_cert_key_within(x, c->xo.khat[e], l, u, s, z, 1)) {
+                    snprintf(why, wn, "key bound violated: k=%a khat=%a l=%a u=%a s=%a z=%a",
+                             (double)x, (double)c->xo.khat[e], (double)l, (double)u, (double)s,
+                             (double)z);
+                    return 1;
+                }
+                if (!kvq_exact_cert_key_within(x, c->xo.khat[e], l, u, s, z, 0))
+                    st->half_violations++;
+            }
+        }
+    return 0;
+}
+
+/* One block of keys, channel 0 given, the rest zero. */
+static void one_block(float *k, uint32_t d, const float *col)
+{
+    memset(k, 0, sizeof(float) * 16u * d);
+    for (uint32_t i = 0; i < 16; i++) k[i * d] = col[i];
+}
+
+/* ========================================================================= */
+/* special_values                                                            */
+/* ========================================================================= */
+
+/* SPEC: [CERT-K8-01] [CERT-K8-02] [CERT-K8-03] [CERT-K8-04]
+ * The spec's example: l = 127.25, u = 128.5, k = 128.375.  The pinned values
+ * are the ones the spec states, fast == exact bitwise, |k - k^| > sigma/2 (the
+ * paper's bound fails) and <= sigma/2 + gamma (exact comparisons). */
+START_TEST(special_spec_example)
+{
+    kvq_cert_shape sh = { 16, 16 };
+    float col[16], k[256];
+    kcase c;
+    kstats st;
+    char why[256];
+    uint32_t at;
+    for (int i = 0; i < 16; i++) col[i] = 127.25f;
+    col[1] = 128.5f;
+    col[2] = 128.375f;
+    one_block(k, 16, col);
+    memset(&st, 0, sizeof st);
+    kc_init(&c, &sh);
+    REQ_MSG(!kc_run(&c, k, &pol_even, &st, why, sizeof why), "%s", why);
+    SAME(c.fs[0], 0x1.414142p-8f);
+    SAME(c.fz[0], 0x1.ff8282p+6f);
+    at = kvq_cert_key_code_index(16, 2, 0);
+    REQ_EQ(c.fc[at], 102);
+    SAME(c.fk[kvq_cert_in_index(&sh, 2, 0)], 0x1.00c142p+7f);
+    /* sigma/2 alone is violated, sigma/2 + gamma holds [CERT-K8-04] */
+    REQ(!kvq_exact_cert_key_within(128.375f, 0x1.00c142p+7f, 127.25f, 128.5f, c.fs[0], c.fz[0], 0));
+    REQ(kvq_exact_cert_key_within(128.375f, 0x1.00c142p+7f, 127.25f, 128.5f, c.fs[0], c.fz[0], 1));
+    REQ(st.half_violations >= 1);
+    /* codes of the extremes: -128 and 127 */
+    REQ_EQ(c.fc[kvq_cert_key_code_index(16, 0, 0)], -128);
+    REQ_EQ(c.fc[kvq_cert_key_code_index(16, 1, 0)], 127);
+    kc_free(&c);
+}
+END_TEST
+
+/* SPEC: [CERT-K8-04] [CERT-DLT-01] gamma's value: exact RU32, and zero for a
+ * zero-range channel. */
+START_TEST(special_gamma_values)
+{
+    /* gamma = 2^-22 (1 + 1 + 0) + 2^-16 * 2^-8 + 2^-149: exact sum needs > 24
+     * bits, so RU32 is one ulp above RN of the leading terms. */
+    float g = kvq_exact_cert_gamma(-1.0f, 1.0f, 0x1p-8f, 0.0f);
+    REQ(g > 0x1p-21f + 0x1p-24f);
+    SAME(g, nextafterf(0x1p-21f + 0x1p-24f, INFINITY));
+    SAME(kvq_exact_cert_gamma(3.0f, 3.0f, 0.0f, 3.0f), 0.0f);
+}
+END_TEST
+
+/* ========================================================================= */
+/* degenerate                                                                */
+/* ========================================================================= */
+
+/* SPEC: [CERT-K8-01] [CERT-K8-03] [CERT-K8-04] [POL-ZR-01] [POL-SZ-01]
+ * Constant channels (u == l, including -0/+0 mixes): sigma = +0, z = l (+0 for
+ * a zero l), codes 0, ZERO_SCALE set, k^ == k, gamma 0. */
+START_TEST(degenerate_constant_channels)
+{
+    static const float vals[] = { 0.0f, -0.0f, 1.0f, -65504.0f, 65504.0f, 0x1p-24f, -0x1.8p-20f };
+    kvq_cert_shape sh = { 16, 32 };
+    float k[512];
+    int8_t codes[512];
+    float s[32], z[32], kh[512];
+    uint32_t fl = 0;
+    for (size_t v = 0; v < sizeof vals / sizeof vals[0]; v++) {
+        for (uint32_t i = 0; i < 16; i++)
+            for (uint32_t c = 0; c < 32; c++)
+                k[kvq_cert_in_index(&sh, i, c)] = (float)(int)(i * c % 7) - 3.0f;
+        /* channel 5 constant vals[v] (the +-0 mix for 0) */
+        for (uint32_t i = 0; i < 16; i++)
+            k[kvq_cert_in_index(&sh, i, 5)] = (vals[v] == 0.0f && i % 2) ? -vals[v] : vals[v];
+        REQ_EQ(kvq_cert_quantize_keys(codes, s, z, &fl, k, &sh, &pol_even), KVQ_OK);
+        REQ(fl & KVQ_FLAG_ZERO_SCALE);
+        SAME(s[5], 0.0f);
+        SAME(z[5], vals[v] == 0.0f ? 0.0f : vals[v]);
+        for (uint32_t i = 0; i < 16; i++) REQ_EQ(codes[kvq_cert_key_code_index(32, i, 5)], 0);
+        REQ_EQ(kvq_cert_dequantize_keys(kh, codes, s, z, &sh), KVQ_OK);
+        for (uint32_t i = 0; i < 16; i++) {
+            float x = k[kvq_cert_in_index(&sh, i, 5)];
+            REQ(kh[kvq_cert_in_index(&sh, i, 5)] == x); /* value equality: k^ = l = k */
+            REQ(kvq_exact_cert_key_within(x, kh[kvq_cert_in_index(&sh, i, 5)], x, x, 0.0f,
+                                          z[5], 1));
+        }
+        {
+            kcase c;
+            kstats st;
+            char why[256];
+            memset(&st, 0, sizeof st);
+            kc_init(&c, &sh);
+            REQ_MSG(!kc_run(&c, k, &pol_even, &st, why, sizeof why), "%s", why);
+            REQ(st.zero_scale >= 1);
+            kc_free(&c);
+        }
+    }
+}
+END_TEST
+
+/* SPEC: [CERT-L-03] [CERT-ANN-01] [CERT-ANN-02] [CERT-DLT-01] n < 16: no full
+ * block; the residual block has eta = 0, nu its largest norm, Delta_b = 0. */
+START_TEST(degenerate_residual_only)
+{
+    kvq_cert_shape sh = { 5, 16 };
+    float v[80], eta[1], nu[1], xeta[1], xnu[1], db[1], dl, q[16], k[80];
+    uint8_t codes[1];
+    float sc[1], zr[1];
+    uint32_t fl = 7;
+    for (int e = 0; e < 80; e++) v[e] = k[e] = (float)(e % 9) - 4.0f;
+    for (int c = 0; c < 16; c++) q[c] = 1.0f;
+    REQ_EQ(kvq_cert_blocks(&sh), 1);
+    REQ_EQ(kvq_cert_full_blocks(&sh), 0);
+    REQ_EQ(kvq_cert_quantize_values(codes, sc, zr, &fl, v, &sh, &pol_even), KVQ_OK);
+    REQ_EQ(fl, 0);
+    REQ_EQ(kvq_cert_annotate(eta, nu, v, codes, sc, zr, &sh), KVQ_OK);
+    REQ_EQ(kvq_exact_cert_annotate(xeta, xnu, v, codes, sc, zr, &sh), KVQ_OK);
+    SAME(eta[0], 0.0f);
+    SAME(eta[0], xeta[0]);
+    SAME(nu[0], xnu[0]);
+    REQ(nu[0] > 0.0f);
+    REQ_EQ(kvq_cert_delta(db, &dl, q, 0x1p-2f, k, sc, zr, &sh), KVQ_OK);
+    SAME(db[0], 0.0f);
+    SAME(dl, 0.0f);
+}
+END_TEST
+
+/* ========================================================================= */
+/* ties                                                                      */
+/* ========================================================================= */
+
+/* SPEC: [CERT-K8-02] [CERT-K8-06] [POL-TIE-01] [POL-TIE-02] [KIVI-B-02]
+ * l = 0, u = 255: sigma = 1, z = 128, and k = j + 1/2 gives the exact quotient
+ * j - 127.5: a tie, resolved by the policy; both paths agree, and each tie is an
+ * ambiguous element whose alternative is the other neighbour. */
+START_TEST(ties_policy)
+{
+    kvq_cert_shape sh = { 16, 16 };
+    float col[16], k[256];
+    for (int p = 0; p < 2; p++) {
+        const kvq_policy *pol = p ? &pol_away : &pol_even;
+        for (int base = 0; base < 241; base += 14) {
+            kcase c;
+            kstats st;
+            char why[256];
+            col[0] = 0.0f;
+            col[1] = 255.0f;
+            for (int i = 2; i < 16; i++) col[i] = (float)(base + i - 2) + 0.5f;
+            one_block(k, 16, col);
+            memset(&st, 0, sizeof st);
+            kc_init(&c, &sh);
+            REQ_MSG(!kc_run(&c, k, pol, &st, why, sizeof why), "%s", why);
+            SAME(c.fs[0], 1.0f);
+            SAME(c.fz[0], 128.0f);
+            for (int i = 2; i < 16; i++) {
+                uint32_t at = kvq_cert_key_code_index(16, (uint32_t)i, 0);
+                double qv = (double)col[i] - 128.0;           /* exact: j - 127.5 */
+                long want = p ? lround(qv) : (long)nearbyint(qv);
+                REQ_EQ(c.fc[at], want);
+                REQ(c.xo.code_alt[at] != c.xo.code_real[at]);
+            }
+            REQ(st.ambiguous >= 14);
+            REQ(c.xo.flags & KVQ_FLAG_AMBIGUOUS);
+            kc_free(&c);
+        }
+    }
+}
+END_TEST
+
+/* ========================================================================= */
+/* clamping                                                                  */
+/* ========================================================================= */
+
+/* SPEC: [CERT-K8-02] [CERT-K8-04] [CERT-K8-05]
+ * z = RN32(l + 128 sigma) is rounded relative to |l|; the channels most likely
+ * to push u past 127.5 or l below -128.5 are the narrowest ranges at the
+ * largest magnitudes (1 to 3 binary16 ulps wide, |l| up to 65504).  With
+ * binary16 keys the quotient stays within 2^-4 of its nominal value
+ * (spec/cert.md [CERT-K8-02]), so l gets -128, u gets 127, CLAMPED is never set,
+ * and the bound holds on every element (checked against the exact path). */
+START_TEST(clamping_extremes)
+{
+    kvq_cert_shape sh = { 16, 64 };
+    rng r = { g_seed ^ 0xC1A3u };
+    float k[16 * 64];
+    uint64_t rounds = g_cases / 400 + 20, checked = 0;
+    for (uint64_t it = 0; it < rounds; it++) {
+        kcase c;
+        kstats st;
+        char why[256];
+        for (uint32_t ch = 0; ch < 64; ch++) {
+            int e = (int)rng_below(&r, 30) - 14;               /* binade 2^e, e in -14..15 */
+            float ulp = ldexpf(1.0f, e - 10);
+            float l = to_f16(ldexpf(1.0f + (float)rng_below(&r, 1024) / 1024.0f, e));
+            float u, s = rng_below(&r, 2) ? -1.0f : 1.0f;
+            if (l >= 0x1.ffcp+15f - 3.0f * ulp) l = 0x1.ffcp+15f - 3.0f * ulp;
+            u = to_f16(l + (float)(1 + rng_below(&r, 3)) * ulp); /* > l, binary16 */
+            for (uint32_t i = 0; i < 16; i++) {
+                float x = i == 0 ? l : i == 1 ? u : (rng_below(&r, 2) ? l : u);
+                k[kvq_cert_in_index(&sh, i, ch)] = s * x;
+            }
+        }
+        memset(&st, 0, sizeof st);
+        kc_init(&c, &sh);
+        if (kc_run(&c, k, &pol_even, &st, why, sizeof why))
+            ck_abort_msg("clamping_extremes seed=0x%016" PRIx64 " round %" PRIu64 ": %s", g_seed,
+                         it, why);
+        for (uint32_t ch = 0; ch < 64; ch++) {
+            float lo = k[kvq_cert_in_index(&sh, 0, ch)], hi = k[kvq_cert_in_index(&sh, 1, ch)];
+            int8_t clo = c.fc[kvq_cert_key_code_index(64, 0, ch)];
+            int8_t chi = c.fc[kvq_cert_key_code_index(64, 1, ch)];
+            if (lo > hi) {
+                int8_t t = clo;
+                clo = chi;
+                chi = t;
+            }
+            REQ_EQ(clo, -128);
+            REQ_EQ(chi, 127);
+            checked++;
+        }
+        kc_free(&c);
+    }
+    printf("clamping_extremes: %" PRIu64 " narrow channels, extremes -128/127, no CLAMPED\n",
+           checked);
+}
+END_TEST
+
+/* ========================================================================= */
+/* packing                                                                   */
+/* ========================================================================= */
+
+/* SPEC: [CERT-L-04] [CERT-L-05] [LAY-PACK-01] [CERT-V4-01]
+ * Sizes and maps of the layout; value codes 0..15 packed LSB first (element 2i
+ * in the low nibble of byte i); key codes token-major. */
+START_TEST(packing_layout)
+{
+    kvq_cert_shape sh = { 35, 128 }, s1 = { 16, 16 };
+    float v[16 * 16], sc[16], zr[16], k[256];
+    uint8_t codes[128];
+    int8_t kc[256];
+    float ks[16], kz[16];
+    uint32_t fl;
+    REQ_EQ(kvq_cert_quarter_bytes_per_token(128), 4 * 288);        /* [CERT-L-05] */
+    REQ_EQ(kvq_cert_full_blocks(&sh), 2);
+    REQ_EQ(kvq_cert_blocks(&sh), 3);
+    REQ_EQ(kvq_cert_residual_tokens(&sh), 3);
+    REQ_EQ(kvq_cert_block_tokens(&sh, 2), 3);
+    REQ_EQ(kvq_cert_key_code_bytes(&sh), 2 * 16 * 128);
+    REQ_EQ(kvq_cert_key_meta_count(&sh), 2 * 128);
+    REQ_EQ(kvq_cert_value_groups(&sh), 32 * 8);
+    REQ_EQ(kvq_cert_value_code_bytes(&sh), 32 * 64);
+    REQ_EQ(kvq_cert_value_code_offset(&sh, 3, 2), (3 * 8 + 2) * 8);
+    REQ_EQ(kvq_cert_key_code_index(128, 3, 7), 3 * 128 + 7);
+    /* values: token t, channel c holds c + t (t < 16: codes c + t wrap below 16) */
+    for (uint32_t t = 0; t < 16; t++)
+        for (uint32_t c = 0; c < 16; c++) v[t * 16 + c] = (float)((c + t) % 16);
+    REQ_EQ(kvq_cert_quantize_values(codes, sc, zr, &fl, v, &s1, &pol_even), KVQ_OK);
+    for (uint32_t t = 0; t < 16; t++) {
+        const uint8_t *g = codes + kvq_cert_value_code_offset(&s1, t, 0);
+        SAME(sc[t], 1.0f);
+        SAME(zr[t], 0.0f);
+        for (uint32_t i = 0; i < 8; i++)
+            REQ_EQ(g[i], ((2 * i + t) % 16) | (((2 * i + 1 + t) % 16) << 4));
+    }
+    /* keys: channel c of token i is i (c odd) or -i (c even): token-major codes */
+    for (uint32_t i = 0; i < 16; i++)
+        for (uint32_t c = 0; c < 16; c++) k[i * 16 + c] = (c % 2) ? (float)i : -(float)i;
+    REQ_EQ(kvq_cert_quantize_keys(kc, ks, kz, &fl, k, &s1, &pol_even), KVQ_OK);
+    for (uint32_t c = 0; c < 16; c++) {
+        REQ_EQ(kc[kvq_cert_key_code_index(16, 0, c)], (c % 2) ? -128 : 127);
+        REQ_EQ(kc[kvq_cert_key_code_index(16, 15, c)], (c % 2) ? 127 : -128);
+    }
+}
+END_TEST
+
+/* ========================================================================= */
+/* f16_meta                                                                  */
+/* ========================================================================= */
+
+/* SPEC: [CERT-L-02] [CERT-V4-01] kvq_cert_is_f16 on the edges of binary16. */
+START_TEST(f16_predicate)
+{
+    static const uint32_t yes[] = { 0x00000000u, 0x80000000u, 0x33800000u /* 2^-24 */,
+                                    0x477FE000u /* 65504 */, 0xC77FE000u, 0x38800000u,
+                                    0x3F802000u /* 1 + 2^-10 */ };
+    static const uint32_t no[] = { 0x33000000u /* 2^-25 */, 0x477FF000u /* 65520 */,
+                                   0x3F800800u /* 1 + 2^-11 */, 0x00000001u, 0x7F800000u,
+                                   0x7FC00000u, 0x33C00000u /* 1.5 * 2^-24 */ };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) REQ(kvq_cert_is_f16(f32(yes[i])));
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) REQ(!kvq_cert_is_f16(f32(no[i])));
+    /* every binary16 encoding that is finite */
+    for (uint32_t h = 0; h < 0x10000u; h++) {
+        float x = kvq_f16_from_bits((uint16_t)h);
+        REQ(kvq_cert_is_f16(x) == (isfinite(x) ? 1 : 0));
+    }
+}
+END_TEST
+
+/* ========================================================================= */
+/* random_vs_exact                                                           */
+/* ========================================================================= */
+
+enum { D_WIDE, D_NARROW, D_GRID, D_MIXED, D_COUNT };
+static const char *const dist_name[D_COUNT] = { "wide", "narrow", "grid", "mixed" };
+
+static void gen_tensor(rng *r, int dist, float *x, const kvq_cert_shape *sh)
+{
+    uint32_t n = sh->tokens, d = sh->dim;
+    for (uint32_t c = 0; c < d; c++) {
+        float ctr, w;
+        int e = (int)rng_below(r, 36) - 20;
+        switch (dist) {
+        case D_WIDE:
+            ctr = 0.0f, w = ldexpf(1.0f, e < 15 ? e : 15);
+            break;
+        case D_NARROW:
+            ctr = rand_f16(r, 0.0f, 60000.0f), w = fabsf(ctr) * ldexpf(1.0f, -(int)rng_below(r, 12)) + 0x1p-20f;
+            break;
+        case D_GRID:
+            ctr = 0.0f, w = 0.0f;
+            break;
+        default:
+            ctr = rand_f16(r, 0.0f, ldexpf(1.0f, e < 15 ? e : 15)), w = ldexpf(1.0f, e / 2);
+            break;
+        }
+        for (uint32_t t = 0; t < n; t++) {
+            float x0;
+            if (dist == D_GRID) /* l = 0, u = 255 2^s: sigma = 2^s, z = 128 2^s, ties */
+                x0 = t == 0 ? 0.0f : t == 1 ? ldexpf(255.0f, (int)(c % 4) - 4)
+                                            : ldexpf((float)rng_below(r, 511), (int)(c % 4) - 5);
+            else if (dist == D_MIXED && rng_below(r, 8) == 0)
+                x0 = (c % 3 == 0) ? ctr : (rng_below(r, 2) ? 0.0f : -0.0f);
+            else
+                x0 = rand_f16(r, ctr, w);
+            x[kvq_cert_in_index(sh, t, c)] = x0;
+        }
+        if (dist == D_MIXED && c % 5 == 0) /* a constant channel */
+            for (uint32_t t = 0; t < n; t++) x[kvq_cert_in_index(sh, t, c)] = ctr;
+    }
+}
+
+static void dump_case(const char *why, uint64_t seed, int dist, uint64_t idx,
+                      const kvq_cert_shape *sh, const kvq_policy *pol, const float *x)
+{
+    uint64_t n = kvq_cert_in_index(sh, sh->tokens, 0);
+    fprintf(stderr, "FAIL seed=0x%016" PRIx64 " dist=%s case=%" PRIu64 ": %s\n", seed,
+            dist_name[dist], idx, why);
+    fprintf(stderr, "cert-case n=%u d=%u ties=%u x=", sh->tokens, sh->dim, pol->ties);
+    for (uint64_t e = 0; e < n; e++)
+        fprintf(stderr, "%s%08" PRIx32, e ? "," : "", kvq_f32_bits(x[e]));
+    fputc('\n', stderr);
+}
+
+/* Values: both paths, metadata/codes/dequantization/annotations bitwise. */
+static int vc_run(const float *v, const kvq_cert_shape *sh, const kvq_policy *pol, char *why,
+                  size_t wn, uint64_t *nzero)
+{
+    uint64_t ng = kvq_cert_value_groups(sh), cb = kvq_cert_value_code_bytes(sh);
+    uint64_t nk = (uint64_t)kvq_cert_quant_tokens(sh) * sh->dim;
+    uint32_t nb = kvq_cert_blocks(sh), ff = 0;
+    uint8_t *fc = xmalloc(cb);
+    float *fs = xmalloc(ng * 4), *fz = xmalloc(ng * 4), *fy = xmalloc(nk * 4);
+    float *fe = xmalloc(nb * 4), *fn = xmalloc(nb * 4), *xe = xmalloc(nb * 4), *xn = xmalloc(nb * 4);
+    kvq_exact_kivi_out xo;
+    int bad = 0;
+    kvq_status s1, s2, s3, s4, s5;
+    xo.codes = xmalloc(cb);
+    xo.scale = xmalloc(ng * 4);
+    xo.zero = xmalloc(ng * 4);
+    xo.deq = xmalloc(nk * 4);
+    xo.code_real = xmalloc(nk);
+    xo.code_alt = xmalloc(nk);
+    s1 = kvq_cert_quantize_values(fc, fs, fz, &ff, v, sh, pol);
+    s2 = kvq_exact_cert_quantize_values(&xo, v, sh, pol);
+    s3 = kvq_cert_dequantize_values(fy, fc, fs, fz, sh);
+    s4 = kvq_cert_annotate(fe, fn, v, fc, fs, fz, sh);
+    s5 = kvq_exact_cert_annotate(xe, xn, v, xo.codes, xo.scale, xo.zero, sh);
+    if (s1 || s2 || s3 || s4 || s5) {
+        snprintf(why, wn, "values status %d %d %d %d %d", s1, s2, s3, s4, s5);
+        bad = 1;
+    } else if (ff != (xo.flags & ~KVQ_FLAG_AMBIGUOUS) || (ff & ~(uint32_t)(KVQ_FLAG_ZERO_SCALE | KVQ_FLAG_CLAMPED))) {
+        snprintf(why, wn, "values flags fast 0x%x exact 0x%x", ff, xo.flags);
+        bad = 1;
+    } else if (memcmp(fc, xo.codes, cb) != 0) {
+        snprintf(why, wn, "value codes differ");
+        bad = 1;
+    }
+    for (uint64_t g = 0; !bad && g < ng; g++) {
+        if (!kvq_f32_same(fs[g], xo.scale[g]) || !kvq_f32_same(fz[g], xo.zero[g]) ||
+            !kvq_cert_is_f16(fs[g]) || !kvq_cert_is_f16(fz[g])) {
+            snprintf(why, wn, "value meta %" PRIu64 ": %a/%a %a/%a", g, (double)fs[g],
+                     (double)xo.scale[g], (double)fz[g], (double)xo.zero[g]);
+            bad = 1;
+        }
+        if (fs[g] == 0.0f) (*nzero)++;
+    }
+    for (uint64_t e = 0; !bad && e < nk; e++)
+        if (!kvq_f32_same(fy[e], xo.deq[e])) {
+            snprintf(why, wn, "v^ %" PRIu64 ": %a exact %a", e, (double)fy[e], (double)xo.deq[e]);
+            bad = 1;
+        }
+    for (uint32_t b = 0; !bad && b < nb; b++)
+        if (!kvq_f32_same(fe[b], xe[b]) || !kvq_f32_same(fn[b], xn[b])) {
+            snprintf(why, wn, "block %u: eta %a exact %a, nu %a exact %a", b, (double)fe[b],
+                     (double)xe[b], (double)fn[b], (double)xn[b]);
+            bad = 1;
+        }
+    free(fc), free(fs), free(fz), free(fy), free(fe), free(fn), free(xe), free(xn);
+    free(xo.codes), free(xo.scale), free(xo.zero), free(xo.deq), free(xo.code_real);
+    free(xo.code_alt);
+    return bad;
+}
+
+/* Delta: fast >= exact, both finite here; Delta = max. */
+static int dc_run(rng *r, const float *k, const kcase *c, char *why, size_t wn)
+{
+    const kvq_cert_shape *sh = &c->sh;
+    uint32_t nb = kvq_cert_blocks(sh), d = sh->dim;
+    float q[512], fb[64], xb[64], fd, xd;
+    float scale = ldexpf(1.0f + (float)rng_below(r, 1u << 23) * 0x1p-23f, -(int)rng_below(r, 8));
+    kvq_status s1, s2;
+    for (uint32_t i = 0; i < d; i++) q[i] = rng_below(r, 16) == 0 ? 0.0f : rand_f16(r, 0.0f, 8.0f);
+    s1 = kvq_cert_delta(fb, &fd, q, scale, k, c->fs, c->fz, sh);
+    s2 = kvq_exact_cert_delta(xb, &xd, q, scale, k, c->xo.sigma, c->xo.z, sh);
+    if (s1 || s2) {
+        snprintf(why, wn, "delta status %d %d", s1, s2);
+        return 1;
+    }
+    for (uint32_t b = 0; b < nb; b++)
+        if (!(fb[b] >= xb[b]) || !isfinite(fb[b]) || (b == kvq_cert_full_blocks(sh) && fb[b] != 0.0f)) {
+            snprintf(why, wn, "Delta_%u fast %a below exact %a", b, (double)fb[b], (double)xb[b]);
+            return 1;
+        }
+    if (!(fd >= xd)) {
+        snprintf(why, wn, "Delta fast %a below exact %a", (double)fd, (double)xd);
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * SPEC: [CERT-K8-01] [CERT-K8-02] [CERT-K8-03] [CERT-K8-04] [CERT-K8-05] [CERT-K8-06]
+ * SPEC: [CERT-V4-01] [CERT-V4-02] [CERT-ANN-01] [CERT-ANN-02] [CERT-ANN-03]
+ * SPEC: [CERT-DLT-01] [CERT-DLT-02] [CERT-DLT-04] [CERT-L-03] [CERT-L-04]
+ * SPEC: [POL-TIE-01] [POL-TIE-02] [TEST-SEED-01] [TEST-CMP-01]
+ * ref/fast against ref/exact: key codes, sigma, z, k^ and flags bit for bit,
+ * every code the real code or its alternative, the per-element bound
+ * sigma/2 + gamma on every element (exact, zero violations); value codes,
+ * binary16 metadata, v^, eta and nu bit for bit; Delta_b fast >= exact.
+ */
+START_TEST(random_vs_exact)
+{
+    int dist = _i;
+    uint64_t quota = (g_cases + D_COUNT - 1) / D_COUNT;
+    uint64_t seed = g_seed ^ (0x2000003ull * (uint64_t)(dist + 1));
+    rng r = { seed };
+    uint64_t kgroups = 0, vgroups = 0, cases = 0, vzero = 0;
+    kstats st;
+    char why[512];
+    memset(&st, 0, sizeof st);
+    while (kgroups < quota || vgroups < quota) {
+        kvq_cert_shape sh;
+        const kvq_policy *pol = rng_below(&r, 2) ? &pol_away : &pol_even;
+        float *x;
+        kcase c;
+        sh.dim = 16u * (1u + rng_below(&r, 4));
+        sh.tokens = 16u * (1u + rng_below(&r, 2)) + (rng_below(&r, 2) ? rng_below(&r, 16) : 0u);
+        x = xmalloc(kvq_cert_in_index(&sh, sh.tokens, 0) * sizeof(float));
+        gen_tensor(&r, dist, x, &sh);
+        kc_init(&c, &sh);
+        if (kc_run(&c, x, pol, &st, why, sizeof why) || dc_run(&r, x, &c, why, sizeof why) ||
+            vc_run(x, &sh, pol, why, sizeof why, &vzero)) {
+            dump_case(why, seed, dist, cases, &sh, pol, x);
+            ck_abort_msg("random_vs_exact seed=0x%016" PRIx64 " (KVQ_SEED=0x%016" PRIx64
+                         ") dist=%s case=%" PRIu64 ": %s",
+                         seed, g_seed, dist_name[dist], cases, why);
+        }
+        kgroups += kvq_cert_key_meta_count(&sh);
+        vgroups += kvq_cert_value_groups(&sh);
+        cases++;
+        kc_free(&c);
+        free(x);
+    }
+    printf("random_vs_exact[%s]: seed=0x%016" PRIx64 " cases=%" PRIu64 " key_channels=%" PRIu64
+           " value_groups=%" PRIu64 " key_elems=%" PRIu64 " bound_violations=0"
+           " sigma/2_violations=%" PRIu64 " ambiguous=%" PRIu64 " zero_scale=%" PRIu64
+           "/%" PRIu64 "\n",
+           dist_name[dist], seed, cases, kgroups, vgroups, st.elems, st.half_violations,
+           st.ambiguous, st.zero_scale, vzero);
+    fflush(stdout);
+    if (quota >= 2000 && dist == D_GRID) REQ_MSG(st.ambiguous > 0, "grid made no ties");
+    if (quota >= 2000 && dist == D_MIXED) REQ(st.zero_scale > 0);
+}
+END_TEST
+
+/* ========================================================================= */
+/* bad_input                                                                 */
+/* ========================================================================= */
+
+#define SENT 0xA5u
+
+/* Run the tensor calls of both paths selected by mask (bit i: call i) on
+ * (k = v = x, q, scale) and require status want from each, with every output
+ * left at its sentinel. */
+#define ALL_CALLS 0xFFu
+#define QUANT_CALLS 0x0Fu
+static void expect_calls(kvq_status want, unsigned mask, const float *x, const float *q,
+                         float scale, const kvq_cert_shape *sh, const kvq_policy *pol, int line)
+{
+    enum { CAP = 64 * 1024 };
+    static uint8_t b1[CAP], b2[CAP], b3[CAP], b4[CAP], b5[CAP], b6[CAP];
+    static float s16[1024], z16[1024];
+    kvq_exact_cert_keys_out ko;
+    kvq_exact_kivi_out vo;
+    uint32_t fl = 0xA5A5A5A5u;
+    kvq_status st[8];
+    for (int i = 0; i < 1024; i++) s16[i] = 1.0f, z16[i] = 0.0f;
+    memset(b1, SENT, CAP), memset(b2, SENT, CAP), memset(b3, SENT, CAP);
+    memset(b4, SENT, CAP), memset(b5, SENT, CAP), memset(b6, SENT, CAP);
+    ko.codes = (int8_t *)b1, ko.sigma = (float *)b2, ko.z = (float *)b3, ko.khat = (float *)b4;
+    ko.code_real = (int8_t *)b5, ko.code_alt = (int8_t *)b6;
+    vo.codes = b1, vo.scale = (float *)b2, vo.zero = (float *)b3, vo.deq = (float *)b4;
+    vo.code_real = b5, vo.code_alt = b6;
+    for (int i = 0; i < 8; i++) {
+        if (!(mask & (1u << i))) continue;
+        switch (i) {
+        case 0: st[i] = kvq_cert_quantize_keys((int8_t *)b1, (float *)b2, (float *)b3, &fl, x, sh, pol); break;
+        case 1: st[i] = kvq_exact_cert_quantize_keys(&ko, x, sh, pol); break;
+        case 2: st[i] = kvq_cert_quantize_values(b1, (float *)b2, (float *)b3, &fl, x, sh, pol); break;
+        case 3: st[i] = kvq_exact_cert_quantize_values(&vo, x, sh, pol); break;
+        case 4: st[i] = kvq_cert_annotate((float *)b1, (float *)b2, x, b3, s16, z16, sh); break;
+        case 5: st[i] = kvq_exact_cert_annotate((float *)b1, (float *)b2, x, b3, s16, z16, sh); break;
+        case 6: st[i] = kvq_cert_delta((float *)b1, (float *)b2, q, scale, x, s16, s16, sh); break;
+        default: st[i] = kvq_exact_cert_delta((float *)b1, (float *)b2, q, scale, x, s16, s16, sh); break;
+        }
+        REQ_MSG(st[i] == want, "line %d: call %d status %d, want %d", line, i, st[i], want);
+    }
+    REQ_MSG(fl == 0xA5A5A5A5u, "line %d: flags written", line);
+    REQ_MSG(all_bytes(b1, CAP, SENT) && all_bytes(b2, CAP, SENT) && all_bytes(b3, CAP, SENT) &&
+                all_bytes(b4, CAP, SENT) && all_bytes(b5, CAP, SENT) && all_bytes(b6, CAP, SENT),
+            "line %d: an output was written on error", line);
+}
+#define expect_all(want, x, q, scale, sh, pol, line) \
+    expect_calls(want, ALL_CALLS, x, q, scale, sh, pol, line)
+
+/* SPEC: [CERT-L-01] [CERT-L-02] [CERT-K8-05] [POL-NF-01] [API-ERR-01]
+ * NaN/Inf anywhere (residual tokens and q included) -> KVQ_E_NONFINITE; a
+ * finite non-binary16 value -> KVQ_E_PARAM, unless a NaN is also present;
+ * bad shapes -> KVQ_E_SHAPE; NULLs, a bad policy, a bad scale -> KVQ_E_PARAM.
+ * Every call of both paths; nothing written. */
+START_TEST(bad_inputs)
+{
+    static const uint32_t nonfin[] = { 0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0x7F800000u,
+                                       0xFF800000u };
+    static const uint32_t nonf16[] = { 0x33000000u, 0x477FF000u, 0x3F800800u, 0x00000001u,
+                                       0x80400000u, 0x5F000000u };
+    kvq_cert_shape sh = { 35, 32 };
+    float x[35 * 32], q[32];
+    rng r = { g_seed ^ 0xBADu };
+    kvq_policy badpol = { 2, 0, 0 };
+    for (int e = 0; e < 35 * 32; e++) x[e] = (float)(e % 13) - 6.0f;
+    for (int c = 0; c < 32; c++) q[c] = 1.0f;
+    for (int it = 0; it < 40; it++) {
+        uint32_t at = rng_below(&r, 35 * 32), at2 = rng_below(&r, 35 * 32);
+        if (at2 == at) at2 = (at + 1) % (35 * 32);
+        float keep = x[at], keep2 = x[at2];
+        x[at] = f32(nonfin[it % 5]);
+        expect_all(KVQ_E_NONFINITE, x, q, 1.0f, &sh, &pol_even, __LINE__);
+        x[at2] = f32(nonf16[it % 6]);
+        expect_all(KVQ_E_NONFINITE, x, q, 1.0f, &sh, &pol_even, __LINE__);
+        x[at] = keep;
+        expect_all(KVQ_E_PARAM, x, q, 1.0f, &sh, &pol_away, __LINE__);
+        x[at2] = keep2;
+    }
+    /* the residual block's tokens are inputs too */
+    x[34 * 32 + 5] = NAN;
+    expect_all(KVQ_E_NONFINITE, x, q, 1.0f, &sh, &pol_even, __LINE__);
+    x[34 * 32 + 5] = 0x1p-30f;
+    expect_all(KVQ_E_PARAM, x, q, 1.0f, &sh, &pol_even, __LINE__);
+    x[34 * 32 + 5] = 1.0f;
+    /* q (Delta only) */
+    q[3] = INFINITY;
+    REQ_EQ(kvq_cert_delta((float *)x, (float *)x, q, 1.0f, x, x, x, &sh), KVQ_E_NONFINITE);
+    q[3] = 1.0f;
+    /* shapes */
+    {
+        static const kvq_cert_shape bad[] = { { 0, 16 }, { 16, 0 }, { 16, 8 }, { 16, 24 },
+                                              { 16, 528 }, { (1u << 24) + 1u, 16 } };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+            expect_all(KVQ_E_SHAPE, x, q, 1.0f, &bad[i], &pol_even, __LINE__);
+    }
+    /* parameters */
+    expect_calls(KVQ_E_PARAM, QUANT_CALLS, x, q, 1.0f, &sh, &badpol, __LINE__);
+    expect_calls(KVQ_E_PARAM, QUANT_CALLS, x, q, 1.0f, &sh, NULL, __LINE__);
+    expect_all(KVQ_E_PARAM, NULL, q, 1.0f, &sh, &pol_even, __LINE__);
+    {
+        float fb[3], fd;
+        static const float badscale[] = { 0.0f, -1.0f, 0x1p-127f, INFINITY, NAN };
+        for (size_t i = 0; i < 5; i++) {
+            memset(fb, SENT, sizeof fb);
+            REQ_EQ(kvq_cert_delta(fb, &fd, q, badscale[i], x, x, x, &sh), KVQ_E_PARAM);
+            REQ_EQ(kvq_exact_cert_delta(fb, &fd, q, badscale[i], x, x, x, &sh), KVQ_E_PARAM);
+            REQ(all_bytes(fb, sizeof fb, SENT));
+        }
+    }
+}
+END_TEST
+
+/* SPEC: [CERT-K8-03] [CERT-V4-02] [CERT-ANN-01] [API-ERR-01]
+ * Stored metadata checks of the dequantizers and annotate, fast and exact. */
+START_TEST(bad_metadata)
+{
+    kvq_cert_shape sh = { 16, 16 };
+    int8_t kc[256];
+    uint8_t vc[128];
+    float s[16], z[16], y[256], v[256], eta[1], nu[1];
+    memset(kc, 127, sizeof kc);
+    memset(vc, 0xFF, sizeof vc);
+    for (int e = 0; e < 256; e++) v[e] = 1.0f;
+    for (int i = 0; i < 16; i++) s[i] = 1.0f, z[i] = 0.0f;
+    memset(y, SENT, sizeof y);
+    s[3] = NAN;
+    REQ_EQ(kvq_cert_dequantize_keys(y, kc, s, z, &sh), KVQ_E_NONFINITE);
+    REQ_EQ(kvq_cert_dequantize_values(y, vc, s, z, &sh), KVQ_E_NONFINITE);
+    REQ_EQ(kvq_cert_annotate(eta, nu, v, vc, s, z, &sh), KVQ_E_NONFINITE);
+    REQ_EQ(kvq_exact_cert_annotate(eta, nu, v, vc, s, z, &sh), KVQ_E_NONFINITE);
+    s[3] = -1.0f;
+    REQ_EQ(kvq_cert_dequantize_keys(y, kc, s, z, &sh), KVQ_E_PARAM);
+    REQ_EQ(kvq_cert_dequantize_values(y, vc, s, z, &sh), KVQ_E_PARAM);
+    s[3] = 0x1p-127f;                    /* subnormal sigma */
+    REQ_EQ(kvq_cert_dequantize_keys(y, kc, s, z, &sh), KVQ_E_PARAM);
+    s[3] = 0x1p-20f;                     /* binary16 subnormal scale: not a stored form */
+    REQ_EQ(kvq_cert_dequantize_values(y, vc, s, z, &sh), KVQ_E_PARAM);
+    REQ_EQ(kvq_exact_cert_annotate(eta, nu, v, vc, s, z, &sh), KVQ_E_PARAM);
+    s[3] = 1.0f + 0x1p-12f;              /* not binary16 */
+    REQ_EQ(kvq_cert_dequantize_values(y, vc, s, z, &sh), KVQ_E_PARAM);
+    REQ_EQ(kvq_cert_annotate(eta, nu, v, vc, s, z, &sh), KVQ_E_PARAM);
+    s[3] = 0x1p125f;                     /* 127 * 2^125 overflows binary32 */
+    REQ_EQ(kvq_cert_dequantize_keys(y, kc, s, z, &sh), KVQ_E_RANGE);
+    REQ(all_bytes(y, sizeof y, SENT));
+    REQ_EQ(kvq_cert_dequantize_keys(NULL, kc, s, z, &sh), KVQ_E_PARAM);
+    REQ_EQ(kvq_cert_dequantize_values(y, vc, s, z, NULL), KVQ_E_PARAM);
+}
+END_TEST
+
+static Suite *cert_suite(void)
+{
+    Suite *s = suite_create("cert");
+    TCase *tc;
+    tc = tcase_create("special_values");
+    tcase_add_test(tc, special_spec_example);
+    tcase_add_test(tc, special_gamma_values);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("degenerate");
+    tcase_add_test(tc, degenerate_constant_channels);
+    tcase_add_test(tc, degenerate_residual_only);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ties");
+    tcase_add_test(tc, ties_policy);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("clamping");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, clamping_extremes);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("packing");
+    tcase_add_test(tc, packing_layout);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("f16_meta");
+    tcase_add_test(tc, f16_predicate);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("random_vs_exact");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, random_vs_exact, 0, D_COUNT);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bad_input");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, bad_inputs);
+    tcase_add_test(tc, bad_metadata);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static int env_u64(const char *name, uint64_t *v)
+{
+    const char *s = getenv(name);
+    char *end;
+    unsigned long long u;
+    if (s == NULL || *s == '\0') return 1;
+    errno = 0;
+    u = strtoull(s, &end, 0);
+    if (errno != 0 || *end != '\0' || *s == '-') {
+        fprintf(stderr, "check_cert: %s=\"%s\" is not an unsigned integer\n", name, s);
+        return 0;
+    }
+    *v = (uint64_t)u;
+    return 1;
+}
+
+int main(void)
+{
+    SRunner *sr;
+    int failed;
+    if (!env_u64("KVQ_SEED", &g_seed) || !env_u64("KVQ_RANDOM_CASES", &g_cases)) return 2;
+    printf("check_cert: KVQ_SEED=0x%016" PRIx64 " KVQ_RANDOM_CASES=%" PRIu64 "\n", g_seed,
+           g_cases);
+    fflush(stdout);
+    sr = srunner_create(cert_suite());
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    if (failed) fprintf(stderr, "check_cert: failures with KVQ_SEED=0x%016" PRIx64 "\n", g_seed);
+    return failed == 0 ? 0 : 1;
+}
