@@ -136,6 +136,65 @@ float kvq_exact_cert_gamma(float l, float u, float sigma, float z);
 int kvq_exact_cert_key_within(float k, float khat, float l, float u, float sigma, float z,
                               int with_gamma);
 
+/* ---------------------------------------------------------------------------
+ * CERT decode step (spec/cert.md): exact attention, log-masses, sound bounds
+ * and the contract.  Every result is an enclosure computed with MPFR: scores
+ * exactly (KVQ_XPREC), exp/ln/tanh and the softmax sums at KVQ_CERT_XPREC bits
+ * with directed rounding (each bound rounded outward at every step), so a
+ * returned bound is an upper bound of the exact real and a returned verdict is
+ * decided, not estimated.
+ * ------------------------------------------------------------------------- */
+
+#define KVQ_CERT_XPREC 256
+
+/* Sound E_key [CERT-EK-01] for real Delta, alpha^, Vmax: dst = 2 Vmax (A + (1 - A)
+ * tanh(Delta/2)), A of Lemma A.3, rounded toward rnd at every step (MPFR_RNDD:
+ * a lower bound, MPFR_RNDU: an upper bound; the expression is increasing in
+ * each argument, so an enclosure of the arguments gives one of the result). */
+void kvq_exact_cert_ekey(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha, const mpfr_t vmax,
+                         mpfr_rnd_t rnd);
+
+/* A(alpha, Delta) = e^{2 Delta} alpha / (1 + (e^{2 Delta} - 1) alpha) [CERT-EK-01],
+ * directed as kvq_exact_cert_ekey. */
+void kvq_exact_cert_tail(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha, mpfr_rnd_t rnd);
+
+/* The paper's term [CERT-EK-02]: 2 Vmax e^{f Delta} alpha (e^{2 Delta} - 1),
+ * f = 2 (fp scoring) or 3 (INT8 x INT8), directed as above. */
+void kvq_exact_cert_ekey_paper(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha,
+                               const mpfr_t vmax, unsigned f, mpfr_rnd_t rnd);
+
+/* Block log-masses L_b = ln sum_{i in b} exp(s^_i) [CERT-LM-01] of the
+ * estimated scores (pinned k^ of cache's stored codes in full blocks, originals
+ * in the residual block), enclosed: lo[b] <= L_b <= hi[b] (binary64, outward). */
+kvq_status kvq_exact_cert_logmass(double *lo, double *hi, const float *q, float scale,
+                                  const kvq_cert_cache *cache, const kvq_cert_shape *shape);
+
+/* What the exact path says about one step with a given selection. */
+typedef struct kvq_exact_cert_verdict {
+    float delta, vmax;         /* exact Delta [CERT-DLT-02], Vmax [CERT-ANN-04] (recomputed) */
+    float alpha_hat;           /* RU32 of the exact alpha^_T [CERT-SEL-02] */
+    float ekey, eval, earith;  /* sound bounds, RU32 [CERT-EK-01] [CERT-EV-01] [CERT-AR-01] */
+    float ekey_paper;          /* RU32 of [CERT-EK-02] (f = 2), informative */
+    double err_lo, err_hi;     /* err_lo <= ||O_kernel - O_ref_exact|| <= err_hi */
+    double margin;             /* <= (claimed ekey + eval + earith) - error, binary64 down */
+    double margin_sound;       /* <= (sound ekey + eval + earith) - error */
+    unsigned unsound;          /* bit 0 ekey, 1 eval, 2 earith: claim below sound [CERT-CON-02] */
+    int holds;                 /* claimed sum: 1 error <= bound, 0 error > bound, -1 undecided */
+    int holds_sound;           /* the same against the sound sum [CERT-CON-01] */
+} kvq_exact_cert_verdict;
+
+/* Contract checker [CERT-CON-01..02] for a step accepted at rung 0-2.  o: the
+ * kernel's d binary32 outputs (finite); claim: its record (ekey, eval, earith
+ * read); sel: nb flags (residual 1); prom: nb flags or NULL (no promotion);
+ * decl: the kernel's U_exp, D, Nr.  The exact path recomputes eta, nu and Delta
+ * from the data (the cache's eta, nu are not read).  Errors as kvq_cert_step,
+ * plus KVQ_E_PARAM for a bad selection or declaration. */
+kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
+                                const kvq_cert_record *claim, const uint8_t *sel,
+                                const uint8_t *prom, const float *q, float scale,
+                                const kvq_cert_cache *cache, const kvq_cert_decl *decl,
+                                const kvq_cert_shape *shape);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,7 +9,8 @@
  * the seed and the case.
  *
  * Test cases: special_values, degenerate, ties, clamping, packing, f16_meta,
- * random_vs_exact, bad_input.
+ * random_vs_exact, step (one decode step against the exact contract checker;
+ * KVQ_RANDOM_CASES / 50 random steps), bad_input.
  */
 #include <check.h>
 #include <errno.h>
@@ -881,6 +882,313 @@ START_TEST(bad_metadata)
 }
 END_TEST
 
+/* ========================================================================= */
+/* step: one decode step, fast pipeline against the exact contract checker   */
+/* ========================================================================= */
+
+enum { H_SINK, H_CONC, H_UNIF, H_NEEDLE, H_CONST, H_COUNT };
+static const char *const head_name[H_COUNT] = { "sinks", "concentrated", "near-uniform",
+                                                "needles", "constant" };
+
+/* A step's data and the fast path's quantized cache. */
+typedef struct scase {
+    kvq_cert_shape sh;
+    float *q, *k, *v, *sigma, *z, *vs, *vz, *eta, *nu, *out, *lm;
+    int8_t *kc;
+    uint8_t *vc, *sel;
+    kvq_cert_cache cache;
+    float scale;
+} scase;
+
+static void sc_free(scase *c)
+{
+    free(c->q), free(c->k), free(c->v), free(c->sigma), free(c->z), free(c->vs), free(c->vz);
+    free(c->eta), free(c->nu), free(c->out), free(c->lm), free(c->kc), free(c->vc), free(c->sel);
+}
+
+/* Quantize (fast path) and fill the cache. */
+static void sc_quantize(scase *c)
+{
+    const kvq_cert_shape *sh = &c->sh;
+    uint32_t nb = kvq_cert_blocks(sh), f;
+    c->kc = xmalloc(kvq_cert_key_code_bytes(sh));
+    c->sigma = xmalloc(kvq_cert_key_meta_count(sh) * 4);
+    c->z = xmalloc(kvq_cert_key_meta_count(sh) * 4);
+    c->vc = xmalloc(kvq_cert_value_code_bytes(sh));
+    c->vs = xmalloc(kvq_cert_value_groups(sh) * 4);
+    c->vz = xmalloc(kvq_cert_value_groups(sh) * 4);
+    c->eta = xmalloc(nb * 4), c->nu = xmalloc(nb * 4), c->lm = xmalloc(nb * 4);
+    c->sel = xmalloc(nb), c->out = xmalloc(sh->dim * 4);
+    REQ_EQ(kvq_cert_quantize_keys(c->kc, c->sigma, c->z, &f, c->k, sh, &pol_even), KVQ_OK);
+    REQ_EQ(kvq_cert_quantize_values(c->vc, c->vs, c->vz, &f, c->v, sh, &pol_even), KVQ_OK);
+    REQ_EQ(kvq_cert_annotate(c->eta, c->nu, c->v, c->vc, c->vs, c->vz, sh), KVQ_OK);
+    c->cache.k = c->k, c->cache.v = c->v, c->cache.kcodes = c->kc;
+    c->cache.sigma = c->sigma, c->cache.z = c->z, c->cache.vcodes = c->vc;
+    c->cache.vscale = c->vs, c->cache.vzero = c->vz, c->cache.eta = c->eta, c->cache.nu = c->nu;
+}
+
+/* Random head of kind h: d in {16, 64, 128}, n in [1, nmax]. */
+static void sc_gen(scase *c, rng *r, int h, uint32_t nmax)
+{
+    static const uint32_t dims[3] = { 16, 64, 128 };
+    uint32_t d = dims[rng_below(r, 3)], n = 1 + rng_below(r, nmax);
+    float kw = h == H_CONC ? 4.0f : h == H_UNIF ? 0.05f : 1.0f;
+    uint32_t needle = rng_below(r, n);
+    memset(c, 0, sizeof *c);
+    c->sh.tokens = n, c->sh.dim = d;
+    c->scale = 1.0f / sqrtf((float)d);           /* RN32(1/sqrt(d)) [CERT-L-01] */
+    c->q = xmalloc(d * 4), c->k = xmalloc((size_t)n * d * 4), c->v = xmalloc((size_t)n * d * 4);
+    for (uint32_t i = 0; i < d; i++) c->q[i] = rand_f16(r, 0.0f, 2.0f);
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t i = 0; i < d; i++) {
+            float x = rand_f16(r, 0.0f, kw), y = rand_f16(r, 0.0f, 1.0f);
+            if ((h == H_SINK && t < 2) || (h == H_NEEDLE && t == needle))
+                x = to_f16(c->q[i] * 3.0f + x); /* aligned with q: a large score */
+            if (h == H_CONST && i % 4 == 0) x = to_f16(0.25f * (float)(i % 7)), y = 0.5f;
+            if (h == H_CONST && i % 32 < 16 && t % 3 == 0) y = -0.75f;
+            c->k[(size_t)t * d + i] = x;
+            c->v[(size_t)t * d + i] = y;
+        }
+    sc_quantize(c);
+}
+
+typedef struct sstats {
+    uint64_t steps, violations, unsound_fast, caught_half, half_trivial, undecided;
+    double max_ratio;
+} sstats;
+
+/* Run the fast step and the exact checker; 0 or why. */
+static int sc_check(scase *c, sstats *st, int try_half, char *why, size_t wn)
+{
+    kvq_cert_params prm = { KVQ_CERT_TAU_DEFAULT, KVQ_CERT_KMIN_DEFAULT, KVQ_CERT_KMAX_DEFAULT };
+    kvq_cert_record rec, half;
+    kvq_exact_cert_verdict v;
+    kvq_cert_decl decl;
+    uint32_t nb = kvq_cert_blocks(&c->sh), nsel = 0;
+    kvq_status s1, s2;
+    s1 = kvq_cert_step(c->out, c->sel, c->lm, &rec, c->q, c->scale, &c->cache, &prm, &c->sh);
+    if (s1 != KVQ_OK) {
+        snprintf(why, wn, "step status %d", s1);
+        return 1;
+    }
+    for (uint32_t b = 0; b < nb; b++) nsel += c->sel[b] ? kvq_cert_block_tokens(&c->sh, b) : 0u;
+    decl = kvq_cert_pinned_decl(nsel);
+    s2 = kvq_exact_cert_check(&v, c->out, &rec, c->sel, NULL, c->q, c->scale, &c->cache, &decl,
+                              &c->sh);
+    if (s2 != KVQ_OK) {
+        snprintf(why, wn, "check status %d", s2);
+        return 1;
+    }
+    st->steps++;
+    if (v.holds_sound == -1 || v.holds == -1) st->undecided++;
+    /* SPEC: [CERT-CON-01] with the sound bounds, and with the claims */
+    if (v.holds_sound != 1 || v.holds != 1) {
+        st->violations++;
+        snprintf(why, wn, "contract: error in [%a, %a], sound %a+%a+%a, claimed %a+%a+%a",
+                 v.err_lo, v.err_hi, (double)v.ekey, (double)v.eval, (double)v.earith,
+                 (double)rec.ekey, (double)rec.eval, (double)rec.earith);
+        return 1;
+    }
+    /* SPEC: [CERT-CON-02] claims >= sound values; Delta [CERT-DLT-04] */
+    if (v.unsound != 0 || !(rec.delta >= v.delta) || !kvq_f32_same(rec.vmax, v.vmax)) {
+        st->unsound_fast++;
+        snprintf(why, wn, "unsound claim 0x%x: ekey %a/%a eval %a/%a earith %a/%a delta %a/%a",
+                 v.unsound, (double)rec.ekey, (double)v.ekey, (double)rec.eval, (double)v.eval,
+                 (double)rec.earith, (double)v.earith, (double)rec.delta, (double)v.delta);
+        return 1;
+    }
+    if (v.err_hi > 0.0 && (double)rec.etotal / v.err_hi > st->max_ratio)
+        st->max_ratio = (double)rec.etotal / v.err_hi;
+    /* A deliberately unsound claim: E_key halved is flagged [CERT-CON-02]
+     * (every 8th step: it costs a second exact check). */
+    if (!try_half) return 0;
+    half = rec;
+    half.ekey = rec.ekey * 0.5f;
+    if (v.ekey > 0.0f && half.ekey < v.ekey) {
+        kvq_exact_cert_verdict v2;
+        REQ_EQ(kvq_exact_cert_check(&v2, c->out, &half, c->sel, NULL, c->q, c->scale, &c->cache,
+                                    &decl, &c->sh), KVQ_OK);
+        if (!(v2.unsound & 1u)) {
+            snprintf(why, wn, "halved E_key %a not flagged (sound %a)", (double)half.ekey,
+                     (double)v.ekey);
+            return 1;
+        }
+        st->caught_half++;
+    } else {
+        st->half_trivial++;
+    }
+    return 0;
+}
+
+/*
+ * SPEC: [CERT-CON-01] [CERT-CON-02] [CERT-EK-01] [CERT-EV-01] [CERT-EV-02] [CERT-AR-01]
+ * SPEC: [CERT-AR-02] [CERT-SEL-01] [CERT-SEL-03] [CERT-LM-01] [CERT-LM-02] [CERT-ANN-04]
+ * SPEC: [CERT-DLT-03] [CERT-REC-01] [TEST-SEED-01]
+ * Random steps of five head kinds (d in {16, 64, 128}, n <= 320 (<= 48 for
+ * 15 steps in 16), tau = 0.995,
+ * Kmin = 2, Kmax = 128): the fast certificate satisfies the contract decided
+ * by the exact path (zero violations), every claimed bound is >= the exact
+ * sound value, and a claim with E_key halved is flagged unsound (every 8th
+ * step).  Steps:
+ * KVQ_RANDOM_CASES / 50 in all (2000 by default).
+ */
+START_TEST(step_random)
+{
+    int h = _i;
+    uint64_t quota = (g_cases / 50u + H_COUNT - 1) / H_COUNT;
+    uint64_t seed = g_seed ^ (0x3000005ull * (uint64_t)(h + 1));
+    rng r = { seed };
+    sstats st;
+    char why[768];
+    memset(&st, 0, sizeof st);
+    if (quota == 0) quota = 1;
+    for (uint64_t i = 0; i < quota; i++) {
+        scase c;
+        sc_gen(&c, &r, h, i % 16 == 0 ? 320u : 48u);
+        if (sc_check(&c, &st, i % 8 == 0, why, sizeof why))
+            ck_abort_msg("step_random seed=0x%016" PRIx64 " (KVQ_SEED=0x%016" PRIx64
+                         ") head=%s step=%" PRIu64 " n=%u d=%u: %s",
+                         seed, g_seed, head_name[h], i, c.sh.tokens, c.sh.dim, why);
+        /* exact log-masses enclose; the fast L~_b is finite or -inf [CERT-LM-01] */
+        if (i % 16 == 0) {
+            uint32_t nb = kvq_cert_blocks(&c.sh);
+            double *lo = xmalloc(nb * 8), *hi = xmalloc(nb * 8);
+            REQ_EQ(kvq_exact_cert_logmass(lo, hi, c.q, c.scale, &c.cache, &c.sh), KVQ_OK);
+            for (uint32_t b = 0; b < nb; b++) REQ(lo[b] <= hi[b] && !isnan(c.lm[b]));
+            free(lo), free(hi);
+        }
+        sc_free(&c);
+    }
+    printf("step_random[%s]: seed=0x%016" PRIx64 " steps=%" PRIu64 " violations=%" PRIu64
+           " unsound=%" PRIu64 " halved_ekey_caught=%" PRIu64 " (trivial %" PRIu64
+           ") undecided=%" PRIu64 " max etotal/error=%.3g\n",
+           head_name[h], seed, st.steps, st.violations, st.unsound_fast, st.caught_half,
+           st.half_trivial, st.undecided, st.max_ratio);
+    fflush(stdout);
+    REQ_EQ(st.violations, 0);
+    REQ_EQ(st.steps, quota);
+}
+END_TEST
+
+/* SPEC: [CERT-EK-02] [CERT-EK-01] [CERT-SEL-01] [CERT-CON-01]
+ * bounds/cert.md §6, truncation: 1000 blocks, all keys equal (Delta = 0), values
+ * 1 in blocks 0..127 and 0 after.  The selector takes blocks 0..127, the
+ * paper's term is 0 and a certificate claiming it is violated; the fast
+ * certificate holds. */
+START_TEST(step_truncation_counterexample)
+{
+    scase c;
+    kvq_cert_params prm = { KVQ_CERT_TAU_DEFAULT, KVQ_CERT_KMIN_DEFAULT, KVQ_CERT_KMAX_DEFAULT };
+    kvq_cert_record rec, bad;
+    kvq_exact_cert_verdict v;
+    kvq_cert_decl decl;
+    uint32_t d = 16, n = 16000;
+    memset(&c, 0, sizeof c);
+    c.sh.tokens = n, c.sh.dim = d, c.scale = 0.25f;
+    c.q = xmalloc(d * 4), c.k = xmalloc((size_t)n * d * 4), c.v = xmalloc((size_t)n * d * 4);
+    for (uint32_t i = 0; i < d; i++) c.q[i] = 1.0f;
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t i = 0; i < d; i++) {
+            c.k[(size_t)t * d + i] = 0.5f;
+            c.v[(size_t)t * d + i] = t < 128u * 16u ? 1.0f : 0.0f;
+        }
+    sc_quantize(&c);
+    REQ_EQ(kvq_cert_step(c.out, c.sel, c.lm, &rec, c.q, c.scale, &c.cache, &prm, &c.sh), KVQ_OK);
+    REQ_EQ(rec.k_sel, 128);
+    for (uint32_t b = 0; b < 1000; b++) REQ_EQ(c.sel[b], b < 128 ? 1 : 0);
+    SAME(rec.ekey_paper, 0.0f);
+    for (uint32_t i = 0; i < d; i++) SAME(c.out[i], 1.0f);
+    decl = kvq_cert_pinned_decl(128u * 16u);
+    REQ_EQ(kvq_exact_cert_check(&v, c.out, &rec, c.sel, NULL, c.q, c.scale, &c.cache, &decl,
+                                &c.sh), KVQ_OK);
+    REQ_EQ(v.holds, 1);
+    REQ_EQ(v.holds_sound, 1);
+    REQ_EQ(v.unsound, 0);
+    SAME(v.delta, 0.0f);                         /* zero-range keys [CERT-DLT-01] */
+    /* alpha^ = 0.872 exactly: RU32 of it */
+    REQ(v.alpha_hat >= 0.872f && nextafterf(v.alpha_hat, 0.0f) < 0.872);
+    bad = rec;
+    bad.ekey = rec.ekey_paper;                   /* the paper's term alone */
+    REQ_EQ(kvq_exact_cert_check(&v, c.out, &bad, c.sel, NULL, c.q, c.scale, &c.cache, &decl,
+                                &c.sh), KVQ_OK);
+    REQ_EQ(v.holds, 0);                          /* error 0.872 sqrt(d) > E_val + E_arith */
+    REQ(v.unsound & 1u);
+    REQ(v.err_lo > 0.872 * 4.0 * (1.0 - 0x1p-20));
+    sc_free(&c);
+}
+END_TEST
+
+/* k-digit decimal check: N - 1/2 <= x 10^k < N + 1/2 for the printed digits,
+ * decided exactly from the enclosure [lo, hi]. */
+static int printed_ok(const mpfr_t lo, const mpfr_t hi, long num, unsigned k)
+{
+    mpfr_t a, b;
+    unsigned long p = 1;
+    int ok;
+    for (unsigned i = 0; i < k; i++) p *= 10u;
+    mpfr_inits2(KVQ_CERT_XPREC, a, b, (mpfr_ptr)0);
+    mpfr_mul_ui(a, lo, p, MPFR_RNDD);
+    mpfr_mul_ui(b, hi, p, MPFR_RNDU);
+    ok = mpfr_cmp_d(a, (double)num - 0.5) >= 0 && mpfr_cmp_d(b, (double)num + 0.5) < 0;
+    mpfr_clears(a, b, (mpfr_ptr)0);
+    return ok;
+}
+
+/* SPEC: [CERT-EK-03] [CERT-EK-01] [CERT-EK-02]
+ * The worked numbers at Delta = 0.18, alpha^ = 1 - tau = 0.005, Vmax = 1, from
+ * the exact path's functions on enclosures of 0.18 and 0.005, each compared
+ * with the printed digits exactly. */
+START_TEST(special_worked_numbers)
+{
+    mpfr_t dl, dh, al, ah, one, lo, hi, t;
+    mpfr_inits2(KVQ_CERT_XPREC, dl, dh, al, ah, one, lo, hi, t, (mpfr_ptr)0);
+    mpfr_set_str(dl, "0.18", 10, MPFR_RNDD), mpfr_set_str(dh, "0.18", 10, MPFR_RNDU);
+    mpfr_set_str(al, "0.005", 10, MPFR_RNDD), mpfr_set_str(ah, "0.005", 10, MPFR_RNDU);
+    mpfr_set_ui(one, 1, MPFR_RNDN);
+    mpfr_mul_2ui(lo, dl, 1, MPFR_RNDD), mpfr_exp(lo, lo, MPFR_RNDD);
+    mpfr_mul_2ui(hi, dh, 1, MPFR_RNDU), mpfr_exp(hi, hi, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 1433329, 6));         /* e^0.36 = 1.433329 */
+    mpfr_mul_ui(lo, dl, 3, MPFR_RNDD), mpfr_exp(lo, lo, MPFR_RNDD);
+    mpfr_mul_ui(hi, dh, 3, MPFR_RNDU), mpfr_exp(hi, hi, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 1716007, 6));         /* e^0.54 = 1.716007 */
+    kvq_exact_cert_ekey_paper(lo, dl, al, one, 2, MPFR_RNDD);
+    kvq_exact_cert_ekey_paper(hi, dh, ah, one, 2, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 6211, 6));            /* 0.006211 Vmax */
+    kvq_exact_cert_ekey_paper(lo, dl, al, one, 3, MPFR_RNDD);
+    kvq_exact_cert_ekey_paper(hi, dh, ah, one, 3, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 7436, 6));            /* 0.007436 Vmax */
+    /* both factors e^{3 Delta}: 2 e^{3D} a (e^{3D} - 1) = 0.012287 */
+    mpfr_mul_ui(lo, dl, 3, MPFR_RNDD), mpfr_exp(t, lo, MPFR_RNDD), mpfr_expm1(lo, lo, MPFR_RNDD);
+    mpfr_mul(lo, lo, t, MPFR_RNDD), mpfr_mul(lo, lo, al, MPFR_RNDD), mpfr_mul_2ui(lo, lo, 1, MPFR_RNDD);
+    mpfr_mul_ui(hi, dh, 3, MPFR_RNDU), mpfr_exp(t, hi, MPFR_RNDU), mpfr_expm1(hi, hi, MPFR_RNDU);
+    mpfr_mul(hi, hi, t, MPFR_RNDU), mpfr_mul(hi, hi, ah, MPFR_RNDU), mpfr_mul_2ui(hi, hi, 1, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 12287, 6));
+    mpfr_div_2ui(lo, dl, 1, MPFR_RNDD), mpfr_tanh(lo, lo, MPFR_RNDD);
+    mpfr_div_2ui(hi, dh, 1, MPFR_RNDU), mpfr_tanh(hi, hi, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 89758, 6));           /* t = tanh(0.09) = 0.089758 */
+    /* A's numerator e^{0.36} 0.005 = 0.0071666 (7 decimals), denominator 1.0021666 */
+    mpfr_mul_2ui(lo, dl, 1, MPFR_RNDD), mpfr_exp(lo, lo, MPFR_RNDD), mpfr_mul(lo, lo, al, MPFR_RNDD);
+    mpfr_mul_2ui(hi, dh, 1, MPFR_RNDU), mpfr_exp(hi, hi, MPFR_RNDU), mpfr_mul(hi, hi, ah, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 71666, 7));
+    mpfr_mul_2ui(lo, dl, 1, MPFR_RNDD), mpfr_expm1(lo, lo, MPFR_RNDD), mpfr_mul(lo, lo, al, MPFR_RNDD);
+    mpfr_add_ui(lo, lo, 1, MPFR_RNDD);
+    mpfr_mul_2ui(hi, dh, 1, MPFR_RNDU), mpfr_expm1(hi, hi, MPFR_RNDU), mpfr_mul(hi, hi, ah, MPFR_RNDU);
+    mpfr_add_ui(hi, hi, 1, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 10021666, 7));
+    kvq_exact_cert_tail(lo, dl, al, MPFR_RNDD);
+    kvq_exact_cert_tail(hi, dh, ah, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 7151, 6));            /* A = 0.007151 */
+    kvq_exact_cert_ekey(lo, dl, al, one, MPFR_RNDD);
+    kvq_exact_cert_ekey(hi, dh, ah, one, MPFR_RNDU);
+    REQ(printed_ok(lo, hi, 192534, 6));          /* E_key = 0.192534 Vmax */
+    /* the paper's term is below the sound bound here, by a factor of 30 */
+    kvq_exact_cert_ekey_paper(t, dh, ah, one, 2, MPFR_RNDU);
+    mpfr_mul_ui(t, t, 30, MPFR_RNDU);
+    REQ(mpfr_cmp(t, lo) < 0);
+    mpfr_clears(dl, dh, al, ah, one, lo, hi, t, (mpfr_ptr)0);
+}
+END_TEST
+
 static Suite *cert_suite(void)
 {
     Suite *s = suite_create("cert");
@@ -909,6 +1217,12 @@ static Suite *cert_suite(void)
     tc = tcase_create("random_vs_exact");
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, random_vs_exact, 0, D_COUNT);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("step");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, special_worked_numbers);
+    tcase_add_test(tc, step_truncation_counterexample);
+    tcase_add_loop_test(tc, step_random, 0, H_COUNT);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad_input");
     tcase_set_timeout(tc, 120);

@@ -11,6 +11,7 @@
  * moved in and out of MPFR exactly, or checked for finiteness.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "kvq_exact.h"
 
@@ -492,4 +493,490 @@ kvq_status kvq_exact_cert_delta(float *delta_b, float *delta, const float *q, fl
     mpfr_clears(sum, h, g, (mpfr_ptr)0);
     xs_clear(&w);
     return KVQ_OK;
+}
+
+/* ---- the decode step: enclosures ------------------------------------------
+ * Scores are exact at KVQ_XPREC: a product of a binary16 and a binary32 value
+ * has at most 35 bits, and d <= 512 of them (magnitudes 2^-173 .. 2^37), then
+ * times the binary32 scale, span fewer than 500 bits.  Everything after the
+ * scores is evaluated at KVQ_CERT_XPREC bits, each operation rounded in the
+ * direction that keeps the enclosure (lo RNDD, hi RNDU; an expression
+ * increasing in an argument takes that argument's bound of the same side). */
+
+#define CP KVQ_CERT_XPREC
+
+static mpfr_rnd_t opp(mpfr_rnd_t r)
+{
+    return r == MPFR_RNDU ? MPFR_RNDD : MPFR_RNDU;
+}
+
+void kvq_exact_cert_tail(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha, mpfr_rnd_t rnd)
+{
+    mpfr_t x, u;
+    if (mpfr_sgn(alpha) <= 0) {
+        mpfr_set_zero(dst, 1);
+        return;
+    }
+    if (mpfr_cmp_ui(alpha, 1) >= 0) {
+        mpfr_set_ui(dst, 1, rnd);
+        return;
+    }
+    mpfr_inits2(CP, x, u, (mpfr_ptr)0);
+    /* A = 1 / (1 + (1 - a) / (X a)), X = e^{2 Delta}: increasing in X and a */
+    mpfr_mul_2ui(x, delta, 1, rnd);
+    mpfr_exp(x, x, rnd);
+    mpfr_mul(x, x, alpha, rnd);
+    mpfr_ui_sub(u, 1, alpha, opp(rnd));
+    mpfr_div(u, u, x, opp(rnd));
+    mpfr_add_ui(u, u, 1, opp(rnd));
+    mpfr_ui_div(dst, 1, u, rnd);
+    mpfr_clears(x, u, (mpfr_ptr)0);
+}
+
+void kvq_exact_cert_ekey(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha, const mpfr_t vmax,
+                         mpfr_rnd_t rnd)
+{
+    mpfr_t t, t2, a;
+    mpfr_inits2(CP, t, t2, a, (mpfr_ptr)0);
+    /* 2 Vmax (t + A (1 - t)): increasing in t and A [CERT-EK-01] */
+    mpfr_div_2ui(t, delta, 1, rnd);
+    mpfr_tanh(t, t, rnd);
+    mpfr_div_2ui(t2, delta, 1, opp(rnd));
+    mpfr_tanh(t2, t2, opp(rnd));
+    mpfr_ui_sub(t2, 1, t2, rnd);                  /* 1 - t */
+    kvq_exact_cert_tail(a, delta, alpha, rnd);
+    mpfr_mul(a, a, t2, rnd);
+    mpfr_add(a, a, t, rnd);
+    mpfr_mul(a, a, vmax, rnd);
+    mpfr_mul_2ui(dst, a, 1, rnd);
+    mpfr_clears(t, t2, a, (mpfr_ptr)0);
+}
+
+void kvq_exact_cert_ekey_paper(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha,
+                               const mpfr_t vmax, unsigned f, mpfr_rnd_t rnd)
+{
+    mpfr_t x, y;
+    mpfr_inits2(CP, x, y, (mpfr_ptr)0);
+    mpfr_mul_ui(x, delta, f, rnd);
+    mpfr_exp(x, x, rnd);                          /* e^{f Delta} */
+    mpfr_mul_2ui(y, delta, 1, rnd);
+    mpfr_expm1(y, y, rnd);                        /* e^{2 Delta} - 1 */
+    mpfr_mul(x, x, y, rnd);
+    mpfr_mul(x, x, alpha, rnd);
+    mpfr_mul(x, x, vmax, rnd);
+    mpfr_mul_2ui(dst, x, 1, rnd);                 /* [CERT-EK-02] */
+    mpfr_clears(x, y, (mpfr_ptr)0);
+}
+
+/* Row of token t: estimated keys (k^ in full blocks, [CERT-K8-03]) when est,
+ * else the originals; values v~ (v^ in non-promoted full blocks [CERT-V4-02])
+ * when est, else the originals.  All exact (deq32). */
+static void xkrow(float *row, const kvq_cert_cache *ch, const kvq_cert_shape *sh, uint32_t t,
+                  int est, xs *w)
+{
+    uint32_t d = sh->dim, b = t / KVQ_CERT_BLOCK, i = t % KVQ_CERT_BLOCK;
+    int ov;
+    for (uint32_t c = 0; c < d; c++) {
+        if (est && b < kvq_cert_full_blocks(sh)) {
+            uint64_t m = kvq_cert_key_meta_index(sh, b, c);
+            long code = ch->kcodes[kvq_cert_key_block_offset(sh, b) + kvq_cert_key_code_index(d, i, c)];
+            row[c] = deq32(code, ch->sigma[m], ch->z[m], &ov, w);
+        } else {
+            row[c] = ch->k[kvq_cert_in_index(sh, t, c)];
+        }
+    }
+}
+
+static void xvrow(float *row, const kvq_cert_cache *ch, const kvq_cert_shape *sh, uint32_t t,
+                  int est, xs *w)
+{
+    int ov;
+    for (uint32_t c = 0; c < sh->dim; c++) {
+        if (est && t < kvq_cert_quant_tokens(sh)) {
+            uint32_t el, j = kvq_cert_value_group_of(c, &el);
+            uint64_t g = kvq_cert_value_group(sh, t, j);
+            uint32_t code = kvq_unpack_code(ch->vcodes + kvq_cert_value_code_offset(sh, t, j), el,
+                                            KVQ_CERT_VBITS);
+            row[c] = deq32((long)code, ch->vscale[g], ch->vzero[g], &ov, w);
+        } else {
+            row[c] = ch->v[kvq_cert_in_index(sh, t, c)];
+        }
+    }
+}
+
+/* dst = scale * sum_c q_c row_c exactly; pabs (may be NULL) = sum |q_c| |row_c|. */
+static void xscore(mpfr_t dst, mpfr_t pabs, const float *q, const float *row, uint32_t d,
+                   float scale, xs *w)
+{
+    mpfr_set_zero(dst, 1);
+    if (pabs) mpfr_set_zero(pabs, 1);
+    for (uint32_t c = 0; c < d; c++) {
+        mpfr_set_flt(w->a, q[c], MPFR_RNDN);
+        mpfr_set_flt(w->b, row[c], MPFR_RNDN);
+        mpfr_mul(w->a, w->a, w->b, MPFR_RNDN);    /* exact */
+        mpfr_add(dst, dst, w->a, MPFR_RNDN);      /* exact */
+        if (pabs) {
+            mpfr_abs(w->a, w->a, MPFR_RNDN);
+            mpfr_add(pabs, pabs, w->a, MPFR_RNDN);/* exact */
+        }
+    }
+    mpfr_set_flt(w->a, scale, MPFR_RNDN);
+    mpfr_mul(dst, dst, w->a, MPFR_RNDN);          /* exact */
+}
+
+static kvq_status xstep_check(const float *q, float scale, const kvq_cert_cache *ch,
+                              const kvq_cert_shape *sh)
+{
+    kvq_status st;
+    uint64_t ne;
+    if (q == NULL || ch == NULL || sh == NULL || ch->k == NULL || ch->v == NULL ||
+        ch->kcodes == NULL || ch->sigma == NULL || ch->z == NULL || ch->vcodes == NULL ||
+        ch->vscale == NULL || ch->vzero == NULL)
+        return KVQ_E_PARAM;
+    if (!isfinite(scale) || !(scale >= F32_MIN_NORMAL)) return KVQ_E_PARAM;
+    if (!kvq_cert_shape_ok(sh)) return KVQ_E_SHAPE;
+    ne = kvq_cert_in_index(sh, sh->tokens, 0);
+    if ((st = check_f16_array(q, sh->dim)) != KVQ_OK) return st;
+    if ((st = check_f16_array(ch->k, ne)) != KVQ_OK) return st;
+    if ((st = check_f16_array(ch->v, ne)) != KVQ_OK) return st;
+    for (uint64_t e = 0; e < kvq_cert_key_meta_count(sh); e++)
+        if ((st = key_meta_ok(ch->sigma[e], ch->z[e])) != KVQ_OK) return st;
+    for (uint64_t g = 0; g < kvq_cert_value_groups(sh); g++)
+        if ((st = value_meta_ok(ch->vscale[g], ch->vzero[g])) != KVQ_OK) return st;
+    return KVQ_OK;
+}
+
+/* Enclosures of the weights exp(s_t - m) of tokens with use[block] != 0 (all
+ * when use is NULL), m the greatest score among them: wl[t] <= w <= wu[t];
+ * sc holds the exact scores. */
+static void xweights(mpfr_t *wl, mpfr_t *wu, mpfr_t *sc, const uint8_t *use, uint32_t n)
+{
+    mpfr_t m, x;
+    int first = 1;
+    mpfr_init2(m, KVQ_XPREC);
+    mpfr_init2(x, KVQ_XPREC);
+    for (uint32_t t = 0; t < n; t++)
+        if (use == NULL || use[t / KVQ_CERT_BLOCK])
+            if (first || mpfr_cmp(sc[t], m) > 0) mpfr_set(m, sc[t], MPFR_RNDN), first = 0;
+    for (uint32_t t = 0; t < n; t++) {
+        mpfr_sub(x, sc[t], m, MPFR_RNDN);         /* exact */
+        mpfr_exp(wl[t], x, MPFR_RNDD);
+        mpfr_exp(wu[t], x, MPFR_RNDU);
+    }
+    mpfr_clear(m);
+    mpfr_clear(x);
+}
+
+static mpfr_t *xarr(uint32_t n, int prec)
+{
+    mpfr_t *a = malloc(sizeof(mpfr_t) * (n ? n : 1u));
+    if (a != NULL)
+        for (uint32_t i = 0; i < n; i++) mpfr_init2(a[i], prec);
+    return a;
+}
+
+static void xarr_free(mpfr_t *a, uint32_t n)
+{
+    if (a == NULL) return;
+    for (uint32_t i = 0; i < n; i++) mpfr_clear(a[i]);
+    free(a);
+}
+
+kvq_status kvq_exact_cert_logmass(double *lo, double *hi, const float *q, float scale,
+                                  const kvq_cert_cache *cache, const kvq_cert_shape *shape)
+{
+    uint32_t n, nb;
+    mpfr_t *sc, *wl, *wu, bl, bu, m;
+    float *row;
+    kvq_status st;
+    xs w;
+    if (lo == NULL || hi == NULL) return KVQ_E_PARAM;
+    if ((st = xstep_check(q, scale, cache, shape)) != KVQ_OK) return st;
+    n = shape->tokens, nb = kvq_cert_blocks(shape);
+    sc = xarr(n, KVQ_XPREC), wl = xarr(n, CP), wu = xarr(n, CP);
+    row = malloc(sizeof(float) * shape->dim);
+    if (!sc || !wl || !wu || !row) {
+        xarr_free(sc, n), xarr_free(wl, n), xarr_free(wu, n), free(row);
+        return KVQ_E_NOMEM;
+    }
+    xs_init(&w);
+    mpfr_inits2(CP, bl, bu, (mpfr_ptr)0);
+    mpfr_init2(m, KVQ_XPREC);
+    for (uint32_t t = 0; t < n; t++) {
+        xkrow(row, cache, shape, t, 1, &w);
+        xscore(sc[t], NULL, q, row, shape->dim, scale, &w); /* s^_t [CERT-DLT-03] */
+        if (t == 0 || mpfr_cmp(sc[t], m) > 0) mpfr_set(m, sc[t], MPFR_RNDN);
+    }
+    xweights(wl, wu, sc, NULL, n);
+    for (uint32_t b = 0; b < nb; b++) {
+        mpfr_set_zero(bl, 1), mpfr_set_zero(bu, 1);
+        for (uint32_t i = 0; i < kvq_cert_block_tokens(shape, b); i++) {
+            mpfr_add(bl, bl, wl[kvq_cert_block_first(b) + i], MPFR_RNDD);
+            mpfr_add(bu, bu, wu[kvq_cert_block_first(b) + i], MPFR_RNDU);
+        }
+        /* L_b = m + ln W_b [CERT-LM-01] */
+        mpfr_log(bl, bl, MPFR_RNDD);
+        mpfr_log(bu, bu, MPFR_RNDU);
+        mpfr_add(bl, bl, m, MPFR_RNDD);
+        mpfr_add(bu, bu, m, MPFR_RNDU);
+        lo[b] = mpfr_get_d(bl, MPFR_RNDD);
+        hi[b] = mpfr_get_d(bu, MPFR_RNDU);
+    }
+    mpfr_clears(bl, bu, m, (mpfr_ptr)0);
+    xs_clear(&w);
+    xarr_free(sc, n), xarr_free(wl, n), xarr_free(wu, n), free(row);
+    return KVQ_OK;
+}
+
+kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
+                                const kvq_cert_record *claim, const uint8_t *sel,
+                                const uint8_t *prom, const float *q, float scale,
+                                const kvq_cert_cache *cache, const kvq_cert_decl *decl,
+                                const kvq_cert_shape *shape)
+{
+    uint32_t n, d, nq, nb, ns = 0;
+    mpfr_t *sc, *wl, *wu, *nl, *nh, zl, zh, tl, th, x, y, vh, pmax, smax, smin, eps, bnd;
+    float *row = NULL, *eta = NULL, *nu = NULL, *dlt = NULL, delta, vmax = 0.0f;
+    kvq_status st;
+    xs w;
+    if (out == NULL || o == NULL || claim == NULL || sel == NULL || decl == NULL)
+        return KVQ_E_PARAM;
+    if ((st = xstep_check(q, scale, cache, shape)) != KVQ_OK) return st;
+    if (!(decl->u_exp >= 0.0f) || !(decl->u_exp < 0x1p23f) || decl->acc_depth < 1u ||
+        decl->acc_depth >= (1u << 23))
+        return KVQ_E_PARAM;                       /* [CERT-DUMP-03] */
+    n = shape->tokens, d = shape->dim, nq = kvq_cert_full_blocks(shape);
+    nb = kvq_cert_blocks(shape);
+    for (uint32_t c = 0; c < d; c++)
+        if (!isfinite(o[c])) return KVQ_E_NONFINITE;
+    for (uint32_t b = 0; b < nb; b++)
+        if (sel[b] > 1u || (b == nq && sel[b] != 1u) || (prom && (prom[b] > 1u ||
+                                                                  (prom[b] && !sel[b]))))
+            return KVQ_E_PARAM;
+    sc = xarr(n, KVQ_XPREC), wl = xarr(n, CP), wu = xarr(n, CP);
+    nl = xarr(d, CP), nh = xarr(d, CP);
+    row = malloc(sizeof(float) * d);
+    eta = malloc(sizeof(float) * nb), nu = malloc(sizeof(float) * nb);
+    dlt = malloc(sizeof(float) * nb);
+    if (!sc || !wl || !wu || !nl || !nh || !row || !eta || !nu || !dlt) {
+        st = KVQ_E_NOMEM;
+        goto fail;
+    }
+    st = kvq_exact_cert_annotate(eta, nu, cache->v, cache->vcodes, cache->vscale, cache->vzero,
+                                 shape);
+    if (st == KVQ_OK)
+        st = kvq_exact_cert_delta(dlt, &delta, q, scale, cache->k, cache->sigma, cache->z, shape);
+    if (st != KVQ_OK) goto fail;
+    for (uint32_t b = 0; b < nb; b++)
+        if (nu[b] > vmax) vmax = nu[b];           /* [CERT-ANN-04] */
+    xs_init(&w);
+    mpfr_inits2(CP, zl, zh, tl, th, x, y, vh, eps, bnd, (mpfr_ptr)0);
+    mpfr_inits2(KVQ_XPREC, pmax, smax, smin, (mpfr_ptr)0);
+
+    /* ---- O_ref_exact [CERT-CON-01]: exact scores, originals, all tokens ---- */
+    for (uint32_t t = 0; t < n; t++) {
+        xkrow(row, cache, shape, t, 0, &w);
+        xscore(sc[t], NULL, q, row, d, scale, &w);
+    }
+    xweights(wl, wu, sc, NULL, n);
+    mpfr_set_zero(zl, 1), mpfr_set_zero(zh, 1);
+    for (uint32_t c = 0; c < d; c++) mpfr_set_zero(nl[c], 1), mpfr_set_zero(nh[c], 1);
+    for (uint32_t t = 0; t < n; t++) {
+        mpfr_add(zl, zl, wl[t], MPFR_RNDD);
+        mpfr_add(zh, zh, wu[t], MPFR_RNDU);
+        for (uint32_t c = 0; c < d; c++) {
+            float v = cache->v[kvq_cert_in_index(shape, t, c)];
+            if (v == 0.0f) continue;
+            mpfr_mul_d(x, v > 0 ? wl[t] : wu[t], (double)v, MPFR_RNDD);
+            mpfr_add(nl[c], nl[c], x, MPFR_RNDD);
+            mpfr_mul_d(x, v > 0 ? wu[t] : wl[t], (double)v, MPFR_RNDU);
+            mpfr_add(nh[c], nh[c], x, MPFR_RNDU);
+        }
+    }
+    /* ||o - O_ref||: interval per component, then squares outward */
+    mpfr_set_zero(tl, 1), mpfr_set_zero(th, 1);
+    for (uint32_t c = 0; c < d; c++) {
+        mpfr_div(nl[c], nl[c], mpfr_sgn(nl[c]) >= 0 ? zh : zl, MPFR_RNDD); /* O_c lower */
+        mpfr_div(nh[c], nh[c], mpfr_sgn(nh[c]) >= 0 ? zl : zh, MPFR_RNDU); /* O_c upper */
+        mpfr_set_flt(y, o[c], MPFR_RNDN);
+        mpfr_sub(x, y, nh[c], MPFR_RNDD);         /* a <= o - O_c */
+        mpfr_sub(y, y, nl[c], MPFR_RNDU);         /* o - O_c <= b */
+        if (mpfr_sgn(x) > 0) {
+            mpfr_sqr(bnd, x, MPFR_RNDD);
+            mpfr_add(tl, tl, bnd, MPFR_RNDD);
+        } else if (mpfr_sgn(y) < 0) {
+            mpfr_sqr(bnd, y, MPFR_RNDD);
+            mpfr_add(tl, tl, bnd, MPFR_RNDD);
+        }
+        if (mpfr_cmpabs(x, y) > 0) mpfr_sqr(bnd, x, MPFR_RNDU);
+        else mpfr_sqr(bnd, y, MPFR_RNDU);
+        mpfr_add(th, th, bnd, MPFR_RNDU);
+    }
+    mpfr_sqrt(tl, tl, MPFR_RNDD);
+    mpfr_sqrt(th, th, MPFR_RNDU);
+    out->err_lo = mpfr_get_d(tl, MPFR_RNDD);
+    out->err_hi = mpfr_get_d(th, MPFR_RNDU);
+
+    /* ---- estimated scores: alpha^_T [CERT-SEL-02] and rho_b [CERT-EV-01] ---- */
+    mpfr_set_zero(pmax, 1);
+    mpfr_set_zero(vh, 1);
+    for (uint32_t t = 0; t < n; t++) {
+        uint32_t b = t / KVQ_CERT_BLOCK;
+        xkrow(row, cache, shape, t, 1, &w);
+        xscore(sc[t], NULL, q, row, d, scale, &w); /* s^_t [CERT-DLT-03] */
+        if (!sel[b]) continue;
+        /* sum_c |q_c| |k^_c| for eps_s, upward */
+        mpfr_set_zero(y, 1);
+        for (uint32_t c = 0; c < d; c++) {
+            mpfr_set_flt(w.a, fabsf(q[c]), MPFR_RNDN);
+            mpfr_mul_d(w.a, w.a, fabs((double)row[c]), MPFR_RNDN); /* exact */
+            mpfr_add(y, y, w.a, MPFR_RNDU);
+        }
+        if (mpfr_cmp(y, pmax) > 0) mpfr_set(pmax, y, MPFR_RNDU);
+        if (ns == 0 || mpfr_cmp(sc[t], smax) > 0) mpfr_set(smax, sc[t], MPFR_RNDN);
+        if (ns == 0 || mpfr_cmp(sc[t], smin) < 0) mpfr_set(smin, sc[t], MPFR_RNDN);
+        /* ||v~_t|| for Vh [CERT-AR-01] */
+        xvrow(row, cache, shape, t, !(prom && prom[b]), &w);
+        mpfr_set_zero(y, 1);
+        for (uint32_t c = 0; c < d; c++) {
+            mpfr_set_flt(w.a, row[c], MPFR_RNDN);
+            mpfr_sqr(w.a, w.a, MPFR_RNDU);
+            mpfr_add(y, y, w.a, MPFR_RNDU);
+        }
+        mpfr_sqrt(y, y, MPFR_RNDU);
+        if (mpfr_cmp(y, vh) > 0) mpfr_set(vh, y, MPFR_RNDU);
+        ns++;
+    }
+    xweights(wl, wu, sc, NULL, n);
+    mpfr_set_zero(tl, 1), mpfr_set_zero(th, 1);  /* T upper in th; S lower in tl */
+    for (uint32_t t = 0; t < n; t++) {
+        if (sel[t / KVQ_CERT_BLOCK]) mpfr_add(tl, tl, wl[t], MPFR_RNDD);
+        else mpfr_add(th, th, wu[t], MPFR_RNDU);
+    }
+    /* alpha^ <= Tu / (Tu + Sl) = 1 / (1 + Sl/Tu) */
+    if (mpfr_zero_p(th)) {
+        mpfr_set_zero(x, 1);
+    } else {
+        mpfr_div(x, tl, th, MPFR_RNDD);
+        mpfr_add_ui(x, x, 1, MPFR_RNDD);
+        mpfr_ui_div(x, 1, x, MPFR_RNDU);
+    }
+    out->alpha_hat = ru32(x);
+    mpfr_set_flt(y, delta, MPFR_RNDN);
+    mpfr_set_flt(bnd, vmax, MPFR_RNDN);
+    kvq_exact_cert_ekey(eps, y, x, bnd, MPFR_RNDU);  /* [CERT-EK-01] */
+    out->ekey = ru32(eps);
+    kvq_exact_cert_ekey_paper(eps, y, x, bnd, 2u, MPFR_RNDU);
+    out->ekey_paper = ru32(eps);
+    out->delta = delta;
+    out->vmax = vmax;
+    /* E_val = sum_{b in S} rho_b eta'_b, rho_b <= W_b,u / Z_S,l [CERT-EV-01] */
+    mpfr_set_zero(y, 1);
+    for (uint32_t b = 0; b < nq; b++) {
+        if (!sel[b] || (prom && prom[b]) || eta[b] == 0.0f) continue;
+        mpfr_set_zero(x, 1);
+        for (uint32_t i = 0; i < KVQ_CERT_BLOCK; i++)
+            mpfr_add(x, x, wu[kvq_cert_block_first(b) + i], MPFR_RNDU);
+        mpfr_div(x, x, tl, MPFR_RNDU);
+        if (mpfr_cmp_ui(x, 1) > 0) mpfr_set_ui(x, 1, MPFR_RNDU); /* rho_b <= 1 */
+        mpfr_mul_d(x, x, (double)eta[b], MPFR_RNDU);
+        mpfr_add(y, y, x, MPFR_RNDU);
+    }
+    out->eval = ru32(y);
+    /* E_arith [CERT-AR-01] (with the absolute terms of the correction in spec) */
+    {
+        mpfr_t g, gq, lam, lm, r;
+        mpfr_inits2(CP, g, gq, lam, lm, r, (mpfr_ptr)0);
+        mpfr_set_ui(g, d + 1u, MPFR_RNDN);
+        mpfr_div_2ui(g, g, 24, MPFR_RNDN);        /* exact */
+        mpfr_ui_sub(x, 1, g, MPFR_RNDD);
+        mpfr_div(g, g, x, MPFR_RNDU);             /* gamma_{d+1} */
+        mpfr_mul_d(g, g, (double)scale, MPFR_RNDU);
+        mpfr_mul(eps, g, pmax, MPFR_RNDU);
+        mpfr_set_d(x, (double)scale, MPFR_RNDU);
+        mpfr_mul_ui(x, x, d, MPFR_RNDU);
+        mpfr_add_ui(x, x, 1, MPFR_RNDU);
+        mpfr_div_2ui(x, x, 149, MPFR_RNDU);
+        mpfr_add(eps, eps, x, MPFR_RNDU);         /* eps_s */
+        mpfr_sub(r, smax, smin, MPFR_RNDU);
+        mpfr_mul_2ui(x, eps, 1, MPFR_RNDU);
+        mpfr_add(r, r, x, MPFR_RNDU);             /* R_s */
+        mpfr_set_d(lam, (double)decl->u_exp, MPFR_RNDN);
+        mpfr_div_2ui(lam, lam, 23, MPFR_RNDN);    /* exact */
+        mpfr_ui_sub(lam, 1, lam, MPFR_RNDD);
+        mpfr_log(lam, lam, MPFR_RNDD);
+        mpfr_neg(lam, lam, MPFR_RNDU);            /* lam = -ln(1 - U 2^-23) */
+        mpfr_div_2ui(lm, r, 24, MPFR_RNDU);
+        mpfr_add(lm, lm, lam, MPFR_RNDU);
+        mpfr_mul_ui(lm, lm, decl->rescales + 1u, MPFR_RNDU);
+        mpfr_add(lm, lm, eps, MPFR_RNDU);         /* Lambda */
+        mpfr_set_ui(g, decl->acc_depth, MPFR_RNDN);
+        mpfr_div_2ui(g, g, 24, MPFR_RNDN);
+        mpfr_ui_sub(x, 1, g, MPFR_RNDD);
+        mpfr_div(g, g, x, MPFR_RNDU);             /* g = gamma_D */
+        mpfr_ui_sub(x, 1, g, MPFR_RNDD);
+        mpfr_div(gq, g, x, MPFR_RNDU);            /* g / (1 - g) */
+        mpfr_div_2ui(x, lm, 1, MPFR_RNDU);
+        mpfr_tanh(x, x, MPFR_RNDU);
+        mpfr_mul(bnd, vh, x, MPFR_RNDU);
+        mpfr_mul_2ui(bnd, bnd, 1, MPFR_RNDU);     /* 2 Vh tanh(Lambda/2) */
+        mpfr_mul(x, vh, gq, MPFR_RNDU);
+        mpfr_mul_2ui(x, x, 1, MPFR_RNDU);
+        mpfr_add(bnd, bnd, x, MPFR_RNDU);         /* + 2 Vh g/(1-g) */
+        mpfr_mul_2ui(x, gq, 1, MPFR_RNDU);
+        mpfr_add_ui(x, x, 1, MPFR_RNDU);
+        mpfr_mul(x, x, vh, MPFR_RNDU);
+        mpfr_div_2ui(x, x, 24, MPFR_RNDU);
+        mpfr_add(bnd, bnd, x, MPFR_RNDU);         /* + 2^-24 Vh (1 + 2g/(1-g)) */
+        mpfr_set_d(x, (double)decl->u_exp, MPFR_RNDU);
+        mpfr_add_ui(x, x, 1, MPFR_RNDU);
+        mpfr_mul_ui(x, x, ns, MPFR_RNDU);
+        mpfr_mul(x, x, vh, MPFR_RNDU);
+        mpfr_div_2ui(x, x, 147, MPFR_RNDU);
+        mpfr_add(bnd, bnd, x, MPFR_RNDU);         /* + 2 Vh nS (U+1) 2^-148 */
+        mpfr_set_ui(x, d, MPFR_RNDN);
+        mpfr_sqrt(x, x, MPFR_RNDU);
+        mpfr_mul_ui(y, x, 4u * decl->acc_depth + 1u, MPFR_RNDU);
+        mpfr_div_2ui(y, y, 150, MPFR_RNDU);
+        mpfr_add(bnd, bnd, y, MPFR_RNDU);         /* + sqrt(d) (1 + 4 D) 2^-150 */
+        out->earith = ru32(bnd);
+        mpfr_clears(g, gq, lam, lm, r, (mpfr_ptr)0);
+    }
+    /* ---- the contract, decided [CERT-CON-01..02] ---- */
+    out->unsound = (claim->ekey < out->ekey ? 1u : 0u) | (claim->eval < out->eval ? 2u : 0u) |
+                   (claim->earith < out->earith ? 4u : 0u);
+    for (int pass = 0; pass < 2; pass++) {
+        const float e1 = pass ? out->ekey : claim->ekey, e2 = pass ? out->eval : claim->eval,
+                    e3 = pass ? out->earith : claim->earith;
+        int h;
+        double mg;
+        mpfr_set_flt(bnd, e1, MPFR_RNDN);
+        mpfr_set_flt(x, e2, MPFR_RNDN);
+        mpfr_add(bnd, bnd, x, MPFR_RNDD);
+        mpfr_set_flt(x, e3, MPFR_RNDN);
+        mpfr_add(bnd, bnd, x, MPFR_RNDD);         /* a lower bound of the sum */
+        mpfr_set_d(x, out->err_hi, MPFR_RNDN);
+        mpfr_sub(y, bnd, x, MPFR_RNDD);
+        mg = mpfr_get_d(y, MPFR_RNDD);
+        if (mpfr_cmp(x, bnd) <= 0) h = 1;
+        else {
+            mpfr_set_flt(bnd, e1, MPFR_RNDN);     /* an upper bound of the sum */
+            mpfr_set_flt(x, e2, MPFR_RNDN);
+            mpfr_add(bnd, bnd, x, MPFR_RNDU);
+            mpfr_set_flt(x, e3, MPFR_RNDN);
+            mpfr_add(bnd, bnd, x, MPFR_RNDU);
+            mpfr_set_d(x, out->err_lo, MPFR_RNDN);
+            h = mpfr_cmp(x, bnd) > 0 ? 0 : -1;
+        }
+        if (pass) out->holds_sound = h, out->margin_sound = mg;
+        else out->holds = h, out->margin = mg;
+    }
+    mpfr_clears(zl, zh, tl, th, x, y, vh, eps, bnd, (mpfr_ptr)0);
+    mpfr_clears(pmax, smax, smin, (mpfr_ptr)0);
+    xs_clear(&w);
+    st = KVQ_OK;
+fail:
+    xarr_free(sc, n), xarr_free(wl, n), xarr_free(wu, n), xarr_free(nl, d), xarr_free(nh, d);
+    free(row), free(eta), free(nu), free(dlt);
+    return st;
 }
