@@ -14,7 +14,7 @@
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
-        test-unit test-san test-vectors trace print-tests
+        test-unit test-san test-vectors test-cert trace print-tests
 
 B        := build
 PREFIX   ?= /usr/local
@@ -37,7 +37,8 @@ FLAGS_cov := --coverage -O0
 REF_SRC  := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c ref/fast/cert.c \
             ref/exact/xfloat.c ref/exact/kivi.c ref/exact/cert.c
 CONF_SRC := conformance/vecio.c conformance/gen.c conformance/verify.c \
-            conformance/subject.c conformance/report.c conformance/bench.c
+            conformance/subject.c conformance/report.c conformance/bench.c \
+            conformance/certdump.c conformance/certcmd.c
 TESTS    := check_kivi check_vecio check_cert
 SUBJECTS := broken_ties_away broken_high_first recip_mul misbehave
 FAST_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
@@ -75,7 +76,7 @@ $(B)/subjects/%.so: tests/subjects/%.c tests/subjects/subject_common.h $(FAST_SR
 all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
-test: test-unit test-san test-vectors trace
+test: test-unit test-san test-vectors test-cert trace
 	@echo "make test: all stages passed"
 
 test-unit: $(TESTS:%=$(B)/rel/tests/%)
@@ -87,6 +88,9 @@ test-san: $(TESTS:%=$(B)/san/tests/%)
 
 test-vectors: $(B)/rel/kvq $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/vectors.sh $(B)
+
+test-cert: $(B)/san/kvq
+	@bash tests/cert.sh $(B)
 
 trace:
 	@bash ci/trace.sh

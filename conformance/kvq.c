@@ -6,6 +6,7 @@
  *   kvq verify  judge a results file or a subject against vectors
  *   kvq demo    generate the standard vectors and verify the bundled subjects
  *   kvq bench   throughput of the exact and fast paths
+ *   kvq cert    check the certificate of one CERT decode step (certcmd.c)
  *
  * Exit status: 0 everything passed; 1 a case failed or was skipped; 2 usage or
  * input error.
@@ -31,6 +32,9 @@ static void usage(FILE *f)
           "             [--max-show N] [--timeout SEC]\n"
           "  kvq demo [--out DIR] [--gpu-subject PATH.so]\n"
           "  kvq bench [--json FILE]\n"
+          "  kvq cert DUMP... | --dump FILE [--json FILE] [--junit FILE]\n"
+          "  kvq cert --make-dump OUT --seed S [--kind sinks|concentrated|uniform|needle|constant]\n"
+          "           [--d D] [--n N] [--scale-ekey X] [--scale-eval X] [--perturb-output]\n"
           "  kvq version\n"
           "built-in subjects: ref-fast\n", f);
 }
@@ -333,6 +337,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc, argv);
     if (strcmp(argv[1], "demo") == 0) return cmd_demo(argc, argv);
     if (strcmp(argv[1], "bench") == 0) return kvq_bench_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "cert") == 0) return kvq_cert_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "version") == 0) {
         printf("kvq %s\n", KVQ_VERSION_STRING);
         return 0;
