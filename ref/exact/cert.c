@@ -14,23 +14,10 @@
 #include <stdlib.h>
 
 #include "kvq_exact.h"
+#include "xscratch.h"
 
 #define F32_MIN_NORMAL 0x1p-126f
 #define F16_MIN_NORMAL 0x1p-14f
-
-typedef struct xs {
-    mpfr_t a, b, c, d, e;
-} xs;
-
-static void xs_init(xs *w)
-{
-    mpfr_inits2(KVQ_XPREC, w->a, w->b, w->c, w->d, w->e, (mpfr_ptr)0);
-}
-
-static void xs_clear(xs *w)
-{
-    mpfr_clears(w->a, w->b, w->c, w->d, w->e, (mpfr_ptr)0);
-}
 
 /* binary16 number test by the exact path's own rounding [CERT-L-02]. */
 static int is_f16(float v)
@@ -50,7 +37,7 @@ static kvq_status check_f16_array(const float *x, uint64_t n)
 }
 
 /* RN32(a - b), a and b binary16 or binary32 values: no overflow. */
-static float sub32(float a, float b, xs *w)
+static float sub32(float a, float b, kvq_xscratch *w)
 {
     mpfr_set_flt(w->a, a, MPFR_RNDN);
     mpfr_set_flt(w->b, b, MPFR_RNDN);
@@ -60,7 +47,7 @@ static float sub32(float a, float b, xs *w)
 }
 
 /* RN32(a + b). */
-static float add32(float a, float b, xs *w)
+static float add32(float a, float b, kvq_xscratch *w)
 {
     mpfr_set_flt(w->a, a, MPFR_RNDN);
     mpfr_set_flt(w->b, b, MPFR_RNDN);
@@ -70,7 +57,7 @@ static float add32(float a, float b, xs *w)
 }
 
 /* RN32(a / b), b > 0, from the exact quotient; finite for CERT's operands. */
-static float div32(float a, float b, xs *w)
+static float div32(float a, float b, kvq_xscratch *w)
 {
     mpfr_set_flt(w->a, a, MPFR_RNDN);
     mpfr_set_flt(w->b, b, MPFR_RNDN);
@@ -79,7 +66,7 @@ static float div32(float a, float b, xs *w)
 }
 
 /* RN32(c sigma + z), the pinned reconstruction [CERT-K8-03]; *ov on overflow. */
-static float deq32(long code, float s, float z, int *ov, xs *w)
+static float deq32(long code, float s, float z, int *ov, kvq_xscratch *w)
 {
     mpfr_set_flt(w->a, s, MPFR_RNDN);
     mpfr_mul_si(w->a, w->a, code, MPFR_RNDN);     /* exact */
@@ -141,7 +128,7 @@ static long clamp_key(long c, uint32_t *flags)
 }
 
 /* Pinned code [CERT-K8-02]: round(RN32(RN32(k - z) / sigma)), clamped. */
-static long xkey_pinned(float k, float s, float z, uint32_t ties, uint32_t *flags, xs *w)
+static long xkey_pinned(float k, float s, float z, uint32_t ties, uint32_t *flags, kvq_xscratch *w)
 {
     float t, qv;
     if (s == 0.0f) return 0;
@@ -157,7 +144,7 @@ static long xkey_pinned(float k, float s, float z, uint32_t ties, uint32_t *flag
 
 /* Real code and its alternative [CERT-K8-06]: [KIVI-B-02] with the interval
  * [-129, 128] and the clamp [-128, 127].  Returns 1 when ambiguous. */
-static int xkey_real(long *code, long *alt, float k, float s, float z, uint32_t ties, xs *w)
+static int xkey_real(long *code, long *alt, float k, float s, float z, uint32_t ties, kvq_xscratch *w)
 {
     uint32_t dummy = 0;
     long kf, lo_c, hi_c;
@@ -216,7 +203,7 @@ kvq_status kvq_exact_cert_quantize_keys(kvq_exact_cert_keys_out *out, const floa
     uint32_t nq, d, f = 0;
     uint64_t namb = 0;
     kvq_status st;
-    xs w;
+    kvq_xscratch w;
     if (out == NULL || k == NULL || shape == NULL || out->codes == NULL || out->sigma == NULL ||
         out->z == NULL || out->khat == NULL || out->code_real == NULL || out->code_alt == NULL)
         return KVQ_E_PARAM;
@@ -226,7 +213,7 @@ kvq_status kvq_exact_cert_quantize_keys(kvq_exact_cert_keys_out *out, const floa
     if (st != KVQ_OK) return st;
     nq = kvq_cert_full_blocks(shape);
     d = shape->dim;
-    xs_init(&w);
+    kvq_xs_init(&w);
     for (uint32_t b = 0; b < nq; b++)
         for (uint32_t c = 0; c < d; c++) {
             uint64_t m = kvq_cert_key_meta_index(shape, b, c);
@@ -260,7 +247,7 @@ kvq_status kvq_exact_cert_quantize_keys(kvq_exact_cert_keys_out *out, const floa
                 ablk[at] = (int8_t)ca;
             }
         }
-    xs_clear(&w);
+    kvq_xs_clear(&w);
     if (namb) f |= KVQ_FLAG_AMBIGUOUS;
     out->flags = f;
     out->ambiguous = namb;
@@ -320,7 +307,7 @@ kvq_status kvq_exact_cert_annotate(float *eta, float *nu, const float *v, const 
     uint32_t nb, nq, d;
     kvq_status st;
     mpfr_t se, sn, emax, nmax, t;
-    xs w;
+    kvq_xscratch w;
     if (eta == NULL || nu == NULL || v == NULL || codes == NULL || scale == NULL ||
         zero == NULL || shape == NULL)
         return KVQ_E_PARAM;
@@ -334,7 +321,7 @@ kvq_status kvq_exact_cert_annotate(float *eta, float *nu, const float *v, const 
     nb = kvq_cert_blocks(shape);
     nq = kvq_cert_full_blocks(shape);
     d = shape->dim;
-    xs_init(&w);
+    kvq_xs_init(&w);
     mpfr_inits2(KVQ_XPREC, se, sn, emax, nmax, t, (mpfr_ptr)0);
     for (uint32_t b = 0; b < nb; b++) {
         mpfr_set_zero(emax, 1);
@@ -368,7 +355,7 @@ kvq_status kvq_exact_cert_annotate(float *eta, float *nu, const float *v, const 
         nu[b] = ru32_sqrt(nmax);                  /* [CERT-ANN-02] */
     }
     mpfr_clears(se, sn, emax, nmax, t, (mpfr_ptr)0);
-    xs_clear(&w);
+    kvq_xs_clear(&w);
     return KVQ_OK;
 }
 
@@ -376,7 +363,7 @@ kvq_status kvq_exact_cert_annotate(float *eta, float *nu, const float *v, const 
 
 /* dst = gamma exactly [CERT-K8-04]: 2^-22 (|u| + |l| + |z|) + 2^-16 sigma + 2^-149,
  * 0 for sigma == 0.  Every step is exact at KVQ_XPREC. */
-static void xgamma(mpfr_t dst, float l, float u, float s, float z, xs *w)
+static void xgamma(mpfr_t dst, float l, float u, float s, float z, kvq_xscratch *w)
 {
     if (s == 0.0f) {
         mpfr_set_zero(dst, 1);
@@ -398,14 +385,14 @@ static void xgamma(mpfr_t dst, float l, float u, float s, float z, xs *w)
 float kvq_exact_cert_gamma(float l, float u, float sigma, float z)
 {
     mpfr_t g;
-    xs w;
+    kvq_xscratch w;
     float r;
-    xs_init(&w);
+    kvq_xs_init(&w);
     mpfr_init2(g, KVQ_XPREC);
     xgamma(g, l, u, sigma, z, &w);
     r = ru32(g);
     mpfr_clear(g);
-    xs_clear(&w);
+    kvq_xs_clear(&w);
     return r;
 }
 
@@ -413,10 +400,10 @@ int kvq_exact_cert_key_within(float k, float khat, float l, float u, float sigma
                               int with_gamma)
 {
     mpfr_t bnd, err;
-    xs w;
+    kvq_xscratch w;
     int ok;
     if (!isfinite(khat)) return 0;
-    xs_init(&w);
+    kvq_xs_init(&w);
     mpfr_inits2(KVQ_XPREC, bnd, err, (mpfr_ptr)0);
     if (with_gamma)
         xgamma(bnd, l, u, sigma, z, &w);
@@ -430,7 +417,7 @@ int kvq_exact_cert_key_within(float k, float khat, float l, float u, float sigma
     mpfr_sub(err, w.c, w.d, MPFR_RNDN);           /* exact */
     ok = mpfr_cmpabs(err, bnd) <= 0;              /* exact comparison [CERT-K8-04] */
     mpfr_clears(bnd, err, (mpfr_ptr)0);
-    xs_clear(&w);
+    kvq_xs_clear(&w);
     return ok;
 }
 
@@ -449,7 +436,7 @@ kvq_status kvq_exact_cert_delta(float *delta_b, float *delta, const float *q, fl
     float dmax = 0.0f;
     kvq_status st;
     mpfr_t sum, h, g;
-    xs w;
+    kvq_xscratch w;
     if (delta_b == NULL || delta == NULL || q == NULL || k == NULL || sigma == NULL ||
         z == NULL || shape == NULL)
         return KVQ_E_PARAM;
@@ -465,7 +452,7 @@ kvq_status kvq_exact_cert_delta(float *delta_b, float *delta, const float *q, fl
         if (st != KVQ_OK) return st;
     }
     nq = kvq_cert_full_blocks(shape);
-    xs_init(&w);
+    kvq_xs_init(&w);
     mpfr_inits2(KVQ_XPREC, sum, h, g, (mpfr_ptr)0);
     for (uint32_t b = 0; b < nq; b++) {
         mpfr_set_zero(sum, 1);
@@ -491,7 +478,7 @@ kvq_status kvq_exact_cert_delta(float *delta_b, float *delta, const float *q, fl
     if (nq < kvq_cert_blocks(shape)) delta_b[nq] = 0.0f;
     *delta = dmax;                                /* [CERT-DLT-02] */
     mpfr_clears(sum, h, g, (mpfr_ptr)0);
-    xs_clear(&w);
+    kvq_xs_clear(&w);
     return KVQ_OK;
 }
 
@@ -572,7 +559,7 @@ void kvq_exact_cert_ekey_paper(mpfr_t dst, const mpfr_t delta, const mpfr_t alph
  * else the originals; values v~ (v^ in non-promoted full blocks [CERT-V4-02])
  * when est, else the originals.  All exact (deq32). */
 static void xkrow(float *row, const kvq_cert_cache *ch, const kvq_cert_shape *sh, uint32_t t,
-                  int est, xs *w)
+                  int est, kvq_xscratch *w)
 {
     uint32_t d = sh->dim, b = t / KVQ_CERT_BLOCK, i = t % KVQ_CERT_BLOCK;
     int ov;
@@ -588,7 +575,7 @@ static void xkrow(float *row, const kvq_cert_cache *ch, const kvq_cert_shape *sh
 }
 
 static void xvrow(float *row, const kvq_cert_cache *ch, const kvq_cert_shape *sh, uint32_t t,
-                  int est, xs *w)
+                  int est, kvq_xscratch *w)
 {
     int ov;
     for (uint32_t c = 0; c < sh->dim; c++) {
@@ -606,7 +593,7 @@ static void xvrow(float *row, const kvq_cert_cache *ch, const kvq_cert_shape *sh
 
 /* dst = scale * sum_c q_c row_c exactly; pabs (may be NULL) = sum |q_c| |row_c|. */
 static void xscore(mpfr_t dst, mpfr_t pabs, const float *q, const float *row, uint32_t d,
-                   float scale, xs *w)
+                   float scale, kvq_xscratch *w)
 {
     mpfr_set_zero(dst, 1);
     if (pabs) mpfr_set_zero(pabs, 1);
@@ -689,7 +676,7 @@ kvq_status kvq_exact_cert_logmass(double *lo, double *hi, const float *q, float 
     mpfr_t *sc, *wl, *wu, bl, bu, m;
     float *row;
     kvq_status st;
-    xs w;
+    kvq_xscratch w;
     if (lo == NULL || hi == NULL) return KVQ_E_PARAM;
     if ((st = xstep_check(q, scale, cache, shape)) != KVQ_OK) return st;
     n = shape->tokens, nb = kvq_cert_blocks(shape);
@@ -699,7 +686,7 @@ kvq_status kvq_exact_cert_logmass(double *lo, double *hi, const float *q, float 
         xarr_free(sc, n), xarr_free(wl, n), xarr_free(wu, n), free(row);
         return KVQ_E_NOMEM;
     }
-    xs_init(&w);
+    kvq_xs_init(&w);
     mpfr_inits2(CP, bl, bu, (mpfr_ptr)0);
     mpfr_init2(m, KVQ_XPREC);
     for (uint32_t t = 0; t < n; t++) {
@@ -723,7 +710,7 @@ kvq_status kvq_exact_cert_logmass(double *lo, double *hi, const float *q, float 
         hi[b] = mpfr_get_d(bu, MPFR_RNDU);
     }
     mpfr_clears(bl, bu, m, (mpfr_ptr)0);
-    xs_clear(&w);
+    kvq_xs_clear(&w);
     xarr_free(sc, n), xarr_free(wl, n), xarr_free(wu, n), free(row);
     return KVQ_OK;
 }
@@ -738,7 +725,7 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
     mpfr_t *sc, *wl, *wu, *nl, *nh, zl, zh, tl, th, x, y, vh, pmax, smax, smin, eps, bnd;
     float *row = NULL, *eta = NULL, *nu = NULL, *dlt = NULL, delta, vmax = 0.0f;
     kvq_status st;
-    xs w;
+    kvq_xscratch w;
     if (out == NULL || o == NULL || claim == NULL || sel == NULL || decl == NULL)
         return KVQ_E_PARAM;
     if ((st = xstep_check(q, scale, cache, shape)) != KVQ_OK) return st;
@@ -769,7 +756,7 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
     if (st != KVQ_OK) goto fail;
     for (uint32_t b = 0; b < nb; b++)
         if (nu[b] > vmax) vmax = nu[b];           /* [CERT-ANN-04] */
-    xs_init(&w);
+    kvq_xs_init(&w);
     mpfr_inits2(CP, zl, zh, tl, th, x, y, vh, eps, bnd, (mpfr_ptr)0);
     mpfr_inits2(KVQ_XPREC, pmax, smax, smin, (mpfr_ptr)0);
 
@@ -973,7 +960,7 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
     }
     mpfr_clears(zl, zh, tl, th, x, y, vh, eps, bnd, (mpfr_ptr)0);
     mpfr_clears(pmax, smax, smin, (mpfr_ptr)0);
-    xs_clear(&w);
+    kvq_xs_clear(&w);
     st = KVQ_OK;
 fail:
     xarr_free(sc, n), xarr_free(wl, n), xarr_free(wu, n), xarr_free(nl, d), xarr_free(nh, d);

@@ -12,24 +12,11 @@
 #include <stdlib.h>
 
 #include "kvq_exact.h"
+#include "xscratch.h"
 
 #define F32_MAX        0x1.fffffep+127f
 #define F32_MIN_NORMAL 0x1p-126f
 #define F16_MIN_NORMAL 0x1p-14f
-
-typedef struct xscratch {
-    mpfr_t a, b, c, d, e;
-} xscratch;
-
-static void xs_init(xscratch *w)
-{
-    mpfr_inits2(KVQ_XPREC, w->a, w->b, w->c, w->d, w->e, (mpfr_ptr)0);
-}
-
-static void xs_clear(xscratch *w)
-{
-    mpfr_clears(w->a, w->b, w->c, w->d, w->e, (mpfr_ptr)0);
-}
 
 /* Read one input under the subnormal policy [POL-SN-01]. */
 static float read_input(float v, const kvq_policy *pol, uint32_t *flags)
@@ -43,7 +30,7 @@ static float read_input(float v, const kvq_policy *pol, uint32_t *flags)
 
 /* RN32(a - b) from the exact difference; saturates per policy.  Returns 1 on
  * overflow (the caller decides whether that is an error). */
-static int sub_round32(float *out, float a, float b, xscratch *w)
+static int sub_round32(float *out, float a, float b, kvq_xscratch *w)
 {
     int ov;
     mpfr_set_flt(w->a, a, MPFR_RNDN);
@@ -55,7 +42,7 @@ static int sub_round32(float *out, float a, float b, xscratch *w)
 }
 
 /* RN32(a / b), b a positive normal binary32. */
-static float div_round32(float a, float b, xscratch *w)
+static float div_round32(float a, float b, kvq_xscratch *w)
 {
     mpfr_set_flt(w->a, a, MPFR_RNDN);
     mpfr_set_flt(w->b, b, MPFR_RNDN);
@@ -69,7 +56,7 @@ static float div_round32(float a, float b, xscratch *w)
 /* Pinned metadata of a group [KIVI-Q-01..03, KIVI-M-01..03]. */
 static kvq_status xgroup_meta(float *scale, float *zero, uint32_t *flags, float mn, float mx,
                               uint32_t bits, uint32_t meta, const kvq_policy *pol,
-                              xscratch *w)
+                              kvq_xscratch *w)
 {
     float r, s, z;
     if (sub_round32(&r, mx, mn, w)) {
@@ -116,7 +103,7 @@ static uint32_t clamp_code(long c, uint32_t cmax, uint32_t *flags)
 /* The pinned code: q = RN32(RN32(x - z) / s), rounded by the tie rule and
  * clamped [KIVI-Q-04, KIVI-Q-05]. */
 static uint32_t xcode_pinned(float xv, float s, float z, uint32_t bits, const kvq_policy *pol,
-                             uint32_t *flags, xscratch *w)
+                             uint32_t *flags, kvq_xscratch *w)
 {
     uint32_t cmax = kvq_code_max(bits);
     float t, q;
@@ -141,7 +128,7 @@ static uint32_t xcode_pinned(float xv, float s, float z, uint32_t bits, const kv
  * the radius of any evaluation of u with at most three binary32 roundings
  * (spec/bounds/kivi.md) -- and the two neighbours clamp to different codes. */
 static int xcode_real(uint32_t *code, uint32_t *alt, float xv, float s, float z, uint32_t bits,
-                      const kvq_policy *pol, xscratch *w)
+                      const kvq_policy *pol, kvq_xscratch *w)
 {
     uint32_t cmax = kvq_code_max(bits), dummy = 0, lo_c, hi_c;
     long k;
@@ -253,7 +240,7 @@ kvq_status kvq_exact_kivi_quantize(kvq_exact_kivi_out *out, const float *x,
     uint32_t G, bits, f = 0;
     uint64_t namb = 0;
     float *meta;
-    xscratch w;
+    kvq_xscratch w;
     if (out == NULL || x == NULL || shape == NULL || out->codes == NULL || out->scale == NULL ||
         out->zero == NULL || out->deq == NULL || out->code_real == NULL || out->code_alt == NULL)
         return KVQ_E_PARAM;
@@ -265,12 +252,12 @@ kvq_status kvq_exact_kivi_quantize(kvq_exact_kivi_out *out, const float *x,
     bits = shape->bits;
     for (e = 0; e < n; e++)
         if (!isfinite(x[e])) return KVQ_E_NONFINITE;
-    xs_init(&w);
+    kvq_xs_init(&w);
     /* Metadata of every group first, kept aside, so that an overflow error
      * writes nothing [POL-OV-02]. */
     meta = malloc(2 * (size_t)ng * sizeof *meta);
     if (meta == NULL) {
-        xs_clear(&w);
+        kvq_xs_clear(&w);
         return KVQ_E_NOMEM;
     }
     for (g = 0; g < ng; g++) {
@@ -284,7 +271,7 @@ kvq_status kvq_exact_kivi_quantize(kvq_exact_kivi_out *out, const float *x,
         if (xgroup_meta(&meta[2 * g], &meta[2 * g + 1], &gf, mn, mx, bits, shape->meta, pol,
                         &w) != KVQ_OK) {
             free(meta);
-            xs_clear(&w);
+            kvq_xs_clear(&w);
             return KVQ_E_RANGE;
         }
         f |= gf;
@@ -301,7 +288,7 @@ kvq_status kvq_exact_kivi_quantize(kvq_exact_kivi_out *out, const float *x,
                 (void)kvq_exact_kivi_deq(cp, meta[2 * g], meta[2 * g + 1], &ov);
                 if (ov) {
                     free(meta);
-                    xs_clear(&w);
+                    kvq_xs_clear(&w);
                     return KVQ_E_RANGE;
                 }
             }
@@ -328,7 +315,7 @@ kvq_status kvq_exact_kivi_quantize(kvq_exact_kivi_out *out, const float *x,
             out->code_alt[at] = (uint8_t)ca;
         }
     }
-    xs_clear(&w);
+    kvq_xs_clear(&w);
     if (namb) f |= KVQ_FLAG_AMBIGUOUS;
     out->flags = f;
     out->ambiguous = namb;
