@@ -122,7 +122,7 @@ fuzz-smoke:
 NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false -ftz=false \
            -prec-div=true -prec-sqrt=true -Xcompiler -fPIC,-ffp-contract=off \
            -Iinclude -Iconformance -Igpu
-CU_SRC  := gpu/kivi.cu
+CU_SRC  := gpu/kivi.cu gpu/cert.cu
 GPU_HDR := include/kvq_layout.h include/kvq.h include/kvq_bits.h gpu/kvq_cuda.h
 GPU_REF_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
 GPU_REF_OBJ := $(GPU_REF_SRC:%.c=$(B)/gpu/ref/%.o)
@@ -142,13 +142,18 @@ $(B)/gpu/libkvq_subject_gpu.so: $(GPU_OBJ) $(B)/gpu/subject_gpu.o $(B)/gpu/ref/r
 $(B)/gpu/kvq_gpu_test: $(GPU_OBJ) $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
+$(B)/gpu/kvq_gpu_cert_test: $(GPU_OBJ) $(B)/gpu/cert_test.o $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/cert.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+
 $(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
-gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_bench
+gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test \
+     $(B)/gpu/kvq_gpu_bench
 
-gpu-test: $(B)/gpu/kvq_gpu_test
+gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test
 	$(B)/gpu/kvq_gpu_test
+	$(B)/gpu/kvq_gpu_cert_test
 
 # ---- install ---------------------------------------------------------------
 install: $(B)/rel/kvq $(B)/rel/libkvq.a

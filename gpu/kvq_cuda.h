@@ -91,6 +91,29 @@ kvq_status kvq_cuda_kivi_dequantize_host(float *y, uint32_t *flags, const uint8_
                                          const float *scale, const float *zero,
                                          const kvq_kivi_shape *shape, const kvq_policy *pol);
 
+/* ---- CERT quantizers (spec/cert.md) -------------------------------------
+ * Bit-exact to kvq_cert_quantize_keys / kvq_cert_quantize_values (include/kvq.h)
+ * on status, codes, metadata and flags.  d_* are device pointers; blocking on
+ * `stream`; *flags (host, may be NULL) receives the call's events on KVQ_OK.
+ * Inputs must be binary16 values, all n tokens checked: KVQ_E_NONFINITE, then
+ * KVQ_E_PARAM [CERT-L-02]; nothing is written on any error [API-ERR-01].
+ * KVQ_E_DEVICE when a CUDA call failed, KVQ_E_NOMEM when device scratch could
+ * not be allocated. */
+
+/* Keys [CERT-K8-01..05]: codes (kvq_cert_key_code_bytes, token-major within a
+ * block), sigma and z (kvq_cert_key_meta_count binary32 entries each). */
+kvq_status kvq_cuda_cert_quantize_keys(int8_t *d_codes, float *d_sigma, float *d_z,
+                                       uint32_t *flags, const float *d_k,
+                                       const kvq_cert_shape *shape, const kvq_policy *pol,
+                                       cudaStream_t stream);
+
+/* Values [CERT-V4-01]: KIVI bits 4, group 16, per token, binary16 metadata over
+ * the 16 nq quantized tokens (kvq_cert_value_kivi_shape). */
+kvq_status kvq_cuda_cert_quantize_values(uint8_t *d_codes, float *d_scale, float *d_zero,
+                                         uint32_t *flags, const float *d_v,
+                                         const kvq_cert_shape *shape, const kvq_policy *pol,
+                                         cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
