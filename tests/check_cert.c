@@ -13,6 +13,8 @@
  * KVQ_RANDOM_CASES / 50 random steps), bad_input.
  */
 #include <check.h>
+
+#include "check_main.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -1232,34 +1234,7 @@ static Suite *cert_suite(void)
     return s;
 }
 
-static int env_u64(const char *name, uint64_t *v)
-{
-    const char *s = getenv(name);
-    char *end;
-    unsigned long long u;
-    if (s == NULL || *s == '\0') return 1;
-    errno = 0;
-    u = strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0' || *s == '-') {
-        fprintf(stderr, "check_cert: %s=\"%s\" is not an unsigned integer\n", name, s);
-        return 0;
-    }
-    *v = (uint64_t)u;
-    return 1;
-}
-
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-    if (!env_u64("KVQ_SEED", &g_seed) || !env_u64("KVQ_RANDOM_CASES", &g_cases)) return 2;
-    printf("check_cert: KVQ_SEED=0x%016" PRIx64 " KVQ_RANDOM_CASES=%" PRIu64 "\n", g_seed,
-           g_cases);
-    fflush(stdout);
-    sr = srunner_create(cert_suite());
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    if (failed) fprintf(stderr, "check_cert: failures with KVQ_SEED=0x%016" PRIx64 "\n", g_seed);
-    return failed == 0 ? 0 : 1;
+    return kvq_check_main("check_cert", cert_suite(), &g_seed, &g_cases);
 }

@@ -32,6 +32,7 @@
 #include "kvq_bits.h"
 #include "kvq_exact.h"
 #include "kvq_rng.h"
+#include "check_main.h"
 
 #define SEED_DEFAULT  0x6b76712d6b697669ull /* "kvq-kivi" */
 #define CASES_DEFAULT 100000u               /* random groups, all distributions together */
@@ -2349,36 +2350,7 @@ static Suite *kivi_suite(void)
     return s;
 }
 
-/* KVQ_SEED / KVQ_RANDOM_CASES: decimal or 0x-hex; a malformed value is an error
- * (a silently ignored override would report a pass on the wrong run). */
-static int env_u64(const char *name, uint64_t *v)
-{
-    const char *s = getenv(name);
-    char *end;
-    unsigned long long u;
-    if (s == NULL || *s == '\0') return 1;
-    errno = 0;
-    u = strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0' || *s == '-') {
-        fprintf(stderr, "check_kivi: %s=\"%s\" is not an unsigned integer\n", name, s);
-        return 0;
-    }
-    *v = (uint64_t)u;
-    return 1;
-}
-
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-    if (!env_u64("KVQ_SEED", &g_seed) || !env_u64("KVQ_RANDOM_CASES", &g_cases)) return 2;
-    printf("check_kivi: KVQ_SEED=0x%016" PRIx64 " KVQ_RANDOM_CASES=%" PRIu64 "\n", g_seed,
-           g_cases);
-    fflush(stdout);
-    sr = srunner_create(kivi_suite());
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    if (failed) fprintf(stderr, "check_kivi: failures with KVQ_SEED=0x%016" PRIx64 "\n", g_seed);
-    return failed == 0 ? 0 : 1;
+    return kvq_check_main("check_kivi", kivi_suite(), &g_seed, &g_cases);
 }

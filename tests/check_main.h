@@ -1,0 +1,52 @@
+/*
+ * check_main.h -- the shared main of the Check suites that draw random cases.
+ *
+ * KVQ_SEED and KVQ_RANDOM_CASES override the defaults, in decimal or 0x-hex; a
+ * malformed value is an error, since a silently ignored override would report
+ * a pass on the wrong run.  The seed is printed first and again on failure
+ * [TEST-SEED-01].
+ */
+#ifndef KVQ_CHECK_MAIN_H
+#define KVQ_CHECK_MAIN_H
+
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int kvq_check_env_u64(const char *prog, const char *name, uint64_t *v)
+{
+    const char *s = getenv(name);
+    char *end;
+    unsigned long long u;
+    if (s == NULL || *s == '\0') return 1;
+    errno = 0;
+    u = strtoull(s, &end, 0);
+    if (errno != 0 || *end != '\0' || *s == '-') {
+        fprintf(stderr, "%s: %s=\"%s\" is not an unsigned integer\n", prog, name, s);
+        return 0;
+    }
+    *v = (uint64_t)u;
+    return 1;
+}
+
+/* Read the overrides into *seed and *cases, run the suite, report. */
+static int kvq_check_main(const char *prog, Suite *suite, uint64_t *seed, uint64_t *cases)
+{
+    SRunner *sr;
+    int failed;
+    if (!kvq_check_env_u64(prog, "KVQ_SEED", seed) ||
+        !kvq_check_env_u64(prog, "KVQ_RANDOM_CASES", cases))
+        return 2;
+    printf("%s: KVQ_SEED=0x%016" PRIx64 " KVQ_RANDOM_CASES=%" PRIu64 "\n", prog, *seed, *cases);
+    fflush(stdout);
+    sr = srunner_create(suite);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    if (failed) fprintf(stderr, "%s: failures with KVQ_SEED=0x%016" PRIx64 "\n", prog, *seed);
+    return failed == 0 ? 0 : 1;
+}
+
+#endif /* KVQ_CHECK_MAIN_H */
