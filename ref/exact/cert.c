@@ -142,59 +142,11 @@ static long xkey_pinned(float k, float s, float z, uint32_t ties, uint32_t *flag
     return clamp_key(mpfr_get_si(w->a, MPFR_RNDN), flags);
 }
 
-/* Real code and its alternative [CERT-K8-06]: [KIVI-B-02] with the interval
- * [-129, 128] and the clamp [-128, 127].  Returns 1 when ambiguous. */
+/* Real code and its alternative [CERT-K8-06]: [KIVI-B-02] with the clamp
+ * [-128, 127] (kvq_exact_real_code, ref/exact/xfloat.c).  Returns 1 when ambiguous. */
 static int xkey_real(long *code, long *alt, float k, float s, float z, uint32_t ties, kvq_xscratch *w)
 {
-    uint32_t dummy = 0;
-    long kf, lo_c, hi_c;
-    int cmp;
-    if (s == 0.0f) {
-        *code = *alt = 0;
-        return 0;
-    }
-    mpfr_set_flt(w->a, k, MPFR_RNDN);
-    mpfr_set_flt(w->b, z, MPFR_RNDN);
-    mpfr_sub(w->d, w->a, w->b, MPFR_RNDN);        /* d = k - z, exact */
-    mpfr_set_flt(w->b, s, MPFR_RNDN);
-    mpfr_div(w->c, w->d, w->b, MPFR_RNDD);        /* <= u, same floor as u */
-    if (mpfr_cmp_si(w->c, KVQ_CERT_KCODE_MAX + 1) > 0) { /* decisively 127 */
-        *code = *alt = KVQ_CERT_KCODE_MAX;
-        return 0;
-    }
-    if (mpfr_cmp_si(w->c, KVQ_CERT_KCODE_MIN - 1) < 0) { /* decisively -128 */
-        *code = *alt = KVQ_CERT_KCODE_MIN;
-        return 0;
-    }
-    mpfr_floor(w->c, w->c);
-    kf = mpfr_get_si(w->c, MPFR_RNDN);
-    mpfr_set_si(w->e, 2 * kf + 1, MPFR_RNDN);
-    mpfr_mul(w->e, w->e, w->b, MPFR_RNDN);        /* (2kf+1) sigma, exact */
-    mpfr_div_2ui(w->e, w->e, 1, MPFR_RNDN);       /* h sigma, exact */
-    mpfr_sub(w->c, w->d, w->e, MPFR_RNDN);        /* d - h sigma, exact */
-    cmp = mpfr_sgn(w->c);
-    lo_c = clamp_key(kf, &dummy);
-    hi_c = clamp_key(kf + 1, &dummy);
-    if (cmp < 0)
-        *code = lo_c;
-    else if (cmp > 0)
-        *code = hi_c;
-    else if (ties == KVQ_TIES_AWAY)
-        *code = kf >= 0 ? hi_c : lo_c;
-    else
-        *code = (kf % 2 == 0) ? lo_c : hi_c;
-    *alt = *code;
-    if (lo_c == hi_c) return 0;
-    /* radius 2^-22 |d| + 2^-148 sigma, exact [KIVI-B-02] */
-    mpfr_abs(w->a, w->d, MPFR_RNDN);
-    mpfr_div_2ui(w->a, w->a, 22, MPFR_RNDN);
-    mpfr_mul_2si(w->e, w->b, -148, MPFR_RNDN);
-    mpfr_add(w->a, w->a, w->e, MPFR_RNDN);
-    if (mpfr_cmpabs(w->c, w->a) <= 0) {
-        *alt = *code == lo_c ? hi_c : lo_c;
-        return 1;
-    }
-    return 0;
+    return kvq_exact_real_code(code, alt, k, s, z, KVQ_CERT_KCODE_MIN, KVQ_CERT_KCODE_MAX, ties, w);
 }
 
 kvq_status kvq_exact_cert_quantize_keys(kvq_exact_cert_keys_out *out, const float *k,

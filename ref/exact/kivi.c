@@ -120,65 +120,16 @@ static uint32_t xcode_pinned(float xv, float s, float z, uint32_t bits, const kv
     return clamp_code(mpfr_get_si(w->a, MPFR_RNDN), cmax, flags);
 }
 
-/* The real code of x against (s, z) and its accepted alternative [KIVI-B-01..02].
- * u = (x - z)/s.  With k = floor(u) and h = k + 1/2 the nearest half-integer
- * (u <= cmax + 1 keeps the radius below 1/2), the sign of d - h*s decides the
- * rounding exactly; the element is ambiguous when
- *   |d - h*s| <= 2^-22 |d| + 2^-148 s,   i.e. |u - h| <= 2^-22 |u| + 2^-148,
- * the radius of any evaluation of u with at most three binary32 roundings
- * (spec/bounds/kivi.md) -- and the two neighbours clamp to different codes. */
+/* The real code and its alternative [KIVI-B-01..02]: kvq_exact_real_code
+ * (ref/exact/xfloat.c) on [0, cmax]. */
 static int xcode_real(uint32_t *code, uint32_t *alt, float xv, float s, float z, uint32_t bits,
                       const kvq_policy *pol, kvq_xscratch *w)
 {
-    uint32_t cmax = kvq_code_max(bits), dummy = 0, lo_c, hi_c;
-    long k;
-    int cmp;
-    if (s == 0.0f) {
-        *code = *alt = 0u;
-        return 0;
-    }
-    mpfr_set_flt(w->a, xv, MPFR_RNDN);
-    mpfr_set_flt(w->b, z, MPFR_RNDN);
-    mpfr_sub(w->d, w->a, w->b, MPFR_RNDN);        /* d = x - z, exact */
-    mpfr_set_flt(w->b, s, MPFR_RNDN);
-    mpfr_div(w->c, w->d, w->b, MPFR_RNDD);        /* <= u, same floor as u */
-    if (mpfr_cmp_si(w->c, (long)cmax + 1) > 0) {  /* far above: decisively cmax */
-        *code = *alt = cmax;
-        return 0;
-    }
-    if (mpfr_cmp_si(w->c, -1) < 0) {              /* far below: decisively 0 */
-        *code = *alt = 0u;
-        return 0;
-    }
-    mpfr_floor(w->c, w->c);
-    k = mpfr_get_si(w->c, MPFR_RNDN);
-    mpfr_set_si(w->e, 2 * k + 1, MPFR_RNDN);
-    mpfr_mul(w->e, w->e, w->b, MPFR_RNDN);        /* (2k+1) s, exact */
-    mpfr_div_2ui(w->e, w->e, 1, MPFR_RNDN);       /* h s, exact */
-    mpfr_sub(w->c, w->d, w->e, MPFR_RNDN);        /* d - h s, exact */
-    cmp = mpfr_sgn(w->c);
-    lo_c = clamp_code(k, cmax, &dummy);
-    hi_c = clamp_code(k + 1, cmax, &dummy);
-    if (cmp < 0)
-        *code = lo_c;
-    else if (cmp > 0)
-        *code = hi_c;
-    else if (pol->ties == KVQ_TIES_AWAY)
-        *code = k >= 0 ? hi_c : lo_c;
-    else
-        *code = (k % 2 == 0) ? lo_c : hi_c;
-    *alt = *code;
-    if (lo_c == hi_c) return 0;
-    /* radius: 2^-22 |d| + 2^-148 s, exact */
-    mpfr_abs(w->a, w->d, MPFR_RNDN);
-    mpfr_div_2ui(w->a, w->a, 22, MPFR_RNDN);
-    mpfr_mul_2si(w->e, w->b, -148, MPFR_RNDN);
-    mpfr_add(w->a, w->a, w->e, MPFR_RNDN);
-    if (mpfr_cmpabs(w->c, w->a) <= 0) {
-        *alt = *code == lo_c ? hi_c : lo_c;
-        return 1;
-    }
-    return 0;
+    long c, a;
+    int amb = kvq_exact_real_code(&c, &a, xv, s, z, 0, (long)kvq_code_max(bits), pol->ties, w);
+    *code = (uint32_t)c;
+    *alt = (uint32_t)a;
+    return amb;
 }
 
 float kvq_exact_kivi_deq(uint32_t code, float s, float z, int *overflow)

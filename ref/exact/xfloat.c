@@ -8,6 +8,7 @@
  * double rounding.
  */
 #include "kvq_exact.h"
+#include "xscratch.h"
 
 const kvq_xfmt kvq_xfmt_binary32 = { 24, -148, 128 };
 const kvq_xfmt kvq_xfmt_binary16 = { 11, -23, 16 };
@@ -107,4 +108,62 @@ float kvq_exact_round_float(float v, const kvq_xfmt *fmt, int *overflow)
     r = mpfr_get_flt(x, MPFR_RNDN); /* exact: on the grid of a format within binary32 */
     mpfr_clear(x);
     return r;
+}
+
+static long clamp_long(long c, long cmin, long cmax)
+{
+    return c < cmin ? cmin : c > cmax ? cmax : c;
+}
+
+int kvq_exact_real_code(long *code, long *alt, float x, float s, float z, long cmin, long cmax,
+                        uint32_t ties, kvq_xscratch *w)
+{
+    long k, lo_c, hi_c;
+    int cmp;
+    if (s == 0.0f) {
+        *code = *alt = 0;
+        return 0;
+    }
+    mpfr_set_flt(w->a, x, MPFR_RNDN);
+    mpfr_set_flt(w->b, z, MPFR_RNDN);
+    mpfr_sub(w->d, w->a, w->b, MPFR_RNDN);        /* d = x - z, exact */
+    mpfr_set_flt(w->b, s, MPFR_RNDN);
+    mpfr_div(w->c, w->d, w->b, MPFR_RNDD);        /* <= u, same floor as u */
+    if (mpfr_cmp_si(w->c, cmax + 1) > 0) {        /* far above: decisively cmax */
+        *code = *alt = cmax;
+        return 0;
+    }
+    if (mpfr_cmp_si(w->c, cmin - 1) < 0) {        /* far below: decisively cmin */
+        *code = *alt = cmin;
+        return 0;
+    }
+    mpfr_floor(w->c, w->c);
+    k = mpfr_get_si(w->c, MPFR_RNDN);
+    mpfr_set_si(w->e, 2 * k + 1, MPFR_RNDN);
+    mpfr_mul(w->e, w->e, w->b, MPFR_RNDN);        /* (2k+1) s, exact */
+    mpfr_div_2ui(w->e, w->e, 1, MPFR_RNDN);       /* h s, exact */
+    mpfr_sub(w->c, w->d, w->e, MPFR_RNDN);        /* d - h s, exact */
+    cmp = mpfr_sgn(w->c);
+    lo_c = clamp_long(k, cmin, cmax);
+    hi_c = clamp_long(k + 1, cmin, cmax);
+    if (cmp < 0)
+        *code = lo_c;
+    else if (cmp > 0)
+        *code = hi_c;
+    else if (ties == KVQ_TIES_AWAY)
+        *code = k >= 0 ? hi_c : lo_c;
+    else
+        *code = (k % 2 == 0) ? lo_c : hi_c;
+    *alt = *code;
+    if (lo_c == hi_c) return 0;
+    /* radius: 2^-22 |d| + 2^-148 s, exact */
+    mpfr_abs(w->a, w->d, MPFR_RNDN);
+    mpfr_div_2ui(w->a, w->a, 22, MPFR_RNDN);
+    mpfr_mul_2si(w->e, w->b, -148, MPFR_RNDN);
+    mpfr_add(w->a, w->a, w->e, MPFR_RNDN);
+    if (mpfr_cmpabs(w->c, w->a) <= 0) {
+        *alt = *code == lo_c ? hi_c : lo_c;
+        return 1;
+    }
+    return 0;
 }
