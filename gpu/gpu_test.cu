@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvq_rng.h"
 #include "kvq.h"
 #include "kvq_bits.h"
 #include "kvq_cuda.h"
@@ -34,17 +35,12 @@
 #define FLAGS_SENTINEL 0xDEADBEEFu
 #define MAX_REPORTS 10
 
-static uint64_t g_seed, g_rng;
+static uint64_t g_seed;
+static kvq_rng g_rng; /* conformance/kvq_rng.h */
 static unsigned long g_passed, g_failed, g_case;
 static unsigned long long g_groups;
 
-static uint64_t rnd(void) /* splitmix64 */
-{
-    uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return kvq_rng_next(&g_rng); }
 static uint32_t rndu(uint32_t n) { return (uint32_t)(rnd() % n); }
 static int chance(uint32_t percent) { return rndu(100) < percent; }
 
@@ -537,7 +533,7 @@ int main(void)
     char why[256];
     const char *env = getenv("KVQ_SEED");
     g_seed = env ? strtoull(env, NULL, 0) : DEFAULT_SEED;
-    g_rng = g_seed;
+    g_rng.s = g_seed;
     env = getenv("KVQ_GPU_CASES");
     unsigned long ncases = env ? strtoul(env, NULL, 0) : 4000ul;
 

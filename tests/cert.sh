@@ -10,18 +10,7 @@ B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-
-ok()  { pass=$((pass + 1)); echo "  ok   $1"; }
-bad() { fail=$((fail + 1)); echo "  FAIL $1"; }
-expect() {
-  local want=$1 what=$2; shift 3
-  "$@" >"$T/out" 2>"$T/err"; local rc=$?
-  if [ "$rc" = "$want" ]; then ok "$what (exit $rc)"; else bad "$what: exit $rc, expected $want"; sed 's/^/      /' "$T/out" "$T/err" | head -20; fi
-}
-grep_out() {
-  if cat "$T/out" "$T/err" | grep -Eq -- "$1"; then ok "$2"; else bad "$2: no match for '$1'"; sed 's/^/      /' "$T/out" "$T/err" | head -20; fi
-}
+. "$(dirname "$0")/lib.sh"
 
 echo "== tests/cert.sh"
 # the bundled subject's certificates pass: five kinds, several seeds and shapes
@@ -115,5 +104,4 @@ expect 2 "unknown option" -- $KVQ cert --bogus 1
 expect 2 "unknown kind" -- $KVQ cert --make-dump "$T/x.dump" --seed 1 --kind nope
 ls "$T"/*.tmp.* >/dev/null 2>&1 && bad "temporary files left behind" || ok "no half-written files left"
 
-echo "cert.sh: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cert.sh

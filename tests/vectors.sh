@@ -13,20 +13,7 @@ KVQR=$B/rel/kvq         # plain build for the standard level
 SUBJ=$B/subjects
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-
-ok()  { pass=$((pass + 1)); echo "  ok   $1"; }
-bad() { fail=$((fail + 1)); echo "  FAIL $1"; }
-# expect RC DESCRIPTION -- CMD...: run CMD, compare its exit status
-expect() {
-  local want=$1 what=$2; shift 3
-  "$@" >"$T/out" 2>"$T/err"; local rc=$?
-  if [ "$rc" = "$want" ]; then ok "$what (exit $rc)"; else bad "$what: exit $rc, expected $want"; sed 's/^/      /' "$T/out" "$T/err" | head -20; fi
-}
-# grep_out PATTERN DESCRIPTION: the last command's stdout+stderr contains PATTERN
-grep_out() {
-  if cat "$T/out" "$T/err" | grep -Eq -- "$1"; then ok "$2"; else bad "$2: no match for '$1'"; sed 's/^/      /' "$T/out" "$T/err" | head -20; fi
-}
+. "$(dirname "$0")/lib.sh"
 
 echo "== tests/vectors.sh"
 # gen: deterministic, sharding partitions the cases
@@ -103,5 +90,4 @@ expect 2 "vector file that does not exist" -- $KVQ verify --vectors "$T/none.vec
 grep_out 'none.vec: cannot open' "open error named"
 ls "$T"/*.tmp.* >/dev/null 2>&1 && bad "temporary files left behind" || ok "no half-written files left"
 
-echo "vectors.sh: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish vectors.sh
