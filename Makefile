@@ -34,7 +34,7 @@ FLAGS_rel :=
 FLAGS_san := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FLAGS_cov := --coverage -O0
 
-REF_SRC  := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c ref/fast/cert.c \
+REF_SRC  := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c ref/fast/cert.c ref/fast/cert_step.c \
             ref/exact/xfloat.c ref/exact/kivi.c ref/exact/cert.c
 CONF_SRC := conformance/vecio.c conformance/gen.c conformance/verify.c \
             conformance/subject.c conformance/report.c conformance/bench.c \
@@ -42,6 +42,14 @@ CONF_SRC := conformance/vecio.c conformance/gen.c conformance/verify.c \
 TESTS    := check_kivi check_vecio check_cert
 SUBJECTS := broken_ties_away broken_high_first recip_mul misbehave
 FAST_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
+
+# Additions by area (each block is edited only with its area's files).
+# -- area: exact checks and kvq cert
+CONF_SRC +=
+# -- area: CERT vectors and subjects
+SUBJECTS +=
+# -- area: CERT lemma campaign
+CAMPAIGN_SRC :=
 
 # $(call variant,NAME): objects, library, kvq and tests of one build variant.
 define variant
@@ -123,7 +131,7 @@ NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false -ftz
            -prec-div=true -prec-sqrt=true -Xcompiler -fPIC,-ffp-contract=off \
            -Iinclude -Iconformance -Igpu
 CU_SRC  := gpu/kivi.cu gpu/cert.cu
-GPU_HDR := include/kvq_layout.h include/kvq.h include/kvq_bits.h gpu/kvq_cuda.h
+GPU_HDR := include/kvq_layout.h include/kvq.h include/kvq_cert.h include/kvq_bits.h gpu/kvq_cuda.h
 GPU_REF_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
 GPU_REF_OBJ := $(GPU_REF_SRC:%.c=$(B)/gpu/ref/%.o)
 GPU_OBJ := $(CU_SRC:gpu/%.cu=$(B)/gpu/%.o)
@@ -148,8 +156,11 @@ $(B)/gpu/kvq_gpu_cert_test: $(GPU_OBJ) $(B)/gpu/cert_test.o $(GPU_REF_OBJ) $(B)/
 $(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
+# -- area: GPU certified decode (gpu/cert_decode.cu and its test and benchmark)
+GPU_CERT_TARGETS :=
+
 gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test \
-     $(B)/gpu/kvq_gpu_bench
+     $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS)
 
 gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test
 	$(B)/gpu/kvq_gpu_test
@@ -160,7 +171,7 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/kvq
 	install -m 755 $(B)/rel/kvq $(DESTDIR)$(PREFIX)/bin/kvq
 	install -m 644 $(B)/rel/libkvq.a $(DESTDIR)$(PREFIX)/lib/libkvq.a
-	install -m 644 include/kvq.h include/kvq_layout.h include/kvq_exact.h include/kvq_bits.h \
+	install -m 644 include/kvq.h include/kvq_cert.h include/kvq_layout.h include/kvq_exact.h include/kvq_bits.h \
 	  conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
 
 clean:
