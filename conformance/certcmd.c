@@ -296,8 +296,11 @@ static int make_dump(const char *outp, uint64_t seed, int kind, uint32_t d, uint
                      float scale_ekey, float scale_eval, int perturb)
 {
     kvq_cert_dump dp;
-    kvq_cert_params prm = { KVQ_CERT_TAU_DEFAULT, KVQ_CERT_KMIN_DEFAULT, KVQ_CERT_KMAX_DEFAULT };
+    kvq_cert_params prm = kvq_cert_default_params();
     kvq_cert_record rec;
+    kvq_cert_decl kdecl;
+    float delta1;
+    uint8_t *prom = NULL;
     kvq_rng r = { seed };
     qcache qc;
     kvq_status st;
@@ -320,11 +323,13 @@ static int make_dump(const char *outp, uint64_t seed, int kind, uint32_t d, uint
     gen_step(&dp, &r, kind);
     st = qc_build(&qc, dp.k, dp.v, &dp.shape, KVQ_TIES_EVEN);
     lm = malloc(nb * sizeof *lm);
-    if (st == KVQ_OK && lm == NULL) st = KVQ_E_NOMEM;
+    prom = malloc(nb);
+    if (st == KVQ_OK && (lm == NULL || prom == NULL)) st = KVQ_E_NOMEM;
     if (st == KVQ_OK)
-        st = kvq_cert_step(dp.out, dp.sel, lm, &rec, dp.q, dp.scale, &qc.cache, &prm, &dp.shape);
+        st = kvq_cert_step(dp.out, dp.sel, prom, lm, &rec, &kdecl, &delta1, dp.q, dp.scale,
+                           &qc.cache, &prm, &dp.shape);
     qc_free(&qc);
-    free(lm);
+    free(lm), free(prom);
     if (st != KVQ_OK) {
         fprintf(stderr, "kvq cert: the fast step failed: %s\n", kvq_status_str(st));
         kvq_cert_dump_free(&dp);

@@ -6,6 +6,8 @@
 #ifndef KVQ_CERT_H
 #define KVQ_CERT_H
 
+#include <math.h>
+
 #include "kvq.h"
 
 #ifdef __cplusplus
@@ -32,15 +34,42 @@ typedef struct kvq_cert_cache {
     const float *eta, *nu;               /* kvq_cert_annotate (nb entries) */
 } kvq_cert_cache;
 
-/* Selector parameters [CERT-SEL-03]. */
+/* Step parameters [CERT-SEL-03] [CERT-DUMP-03]: the selector, promotion, the
+ * checks and the ladder.  Fill with kvq_cert_default_params() and override. */
 typedef struct kvq_cert_params {
     float tau;                           /* 0 < tau <= 1 */
     uint32_t kmin, kmax;                 /* 1 <= kmin <= kmax */
+    float vtol;                          /* >= 0 [CERT-PROM-01] [CERT-LAD-02] */
+    float eps_guard;                     /* >= 0 [CERT-RANK-01] [CERT-BND-01] */
+    float eps_dense;                     /* >= 0, may be +inf [CERT-LAD-02] */
+    uint32_t r;                          /* >= 1 [CERT-RANK-01] */
+    uint32_t promote_budget;             /* KVQ_CERT_PROMOTE_THRESHOLD or P [CERT-PROM-02] */
+    uint32_t start_rung;                 /* 0..4: the ladder starts here [CERT-LAD-01] */
 } kvq_cert_params;
+
+#define KVQ_CERT_PROMOTE_THRESHOLD 0xffffffffu /* promote_budget: the threshold rule */
 
 #define KVQ_CERT_TAU_DEFAULT  0x1.fd70a4p-1f /* RN32(0.995) [CERT-SEL-03] */
 #define KVQ_CERT_KMIN_DEFAULT 2u
 #define KVQ_CERT_KMAX_DEFAULT 128u
+#define KVQ_CERT_VTOL_DEFAULT 0x1.99999ap-5f /* RN32(0.05) */
+
+/* The paper's defaults [CERT-SEL-03]: tau 0.995, Kmin 2, Kmax 128, v_tol 0.05,
+ * r 1, eps_guard 0, eps_dense +inf, the threshold rule, start at rung 0. */
+static inline kvq_cert_params kvq_cert_default_params(void)
+{
+    kvq_cert_params p;
+    p.tau = KVQ_CERT_TAU_DEFAULT;
+    p.kmin = KVQ_CERT_KMIN_DEFAULT;
+    p.kmax = KVQ_CERT_KMAX_DEFAULT;
+    p.vtol = KVQ_CERT_VTOL_DEFAULT;
+    p.eps_guard = 0.0f;
+    p.eps_dense = (float)INFINITY;
+    p.r = 1u;
+    p.promote_budget = KVQ_CERT_PROMOTE_THRESHOLD;
+    p.start_rung = 0u;
+    return p;
+}
 
 /* A kernel's arithmetic declaration [CERT-AR-01]: U_exp, D, Nr. */
 typedef struct kvq_cert_decl {
@@ -92,9 +121,11 @@ typedef struct kvq_cert_record {
  *     bound of the exact path's sound value.
  * Errors: KVQ_E_PARAM (NULL, params, scale), KVQ_E_SHAPE, KVQ_E_NONFINITE /
  * KVQ_E_PARAM (q, k, v not binary16; bad metadata), KVQ_E_NOMEM. */
-kvq_status kvq_cert_step(float *out, uint8_t *sel, float *logmass, kvq_cert_record *rec,
+kvq_status kvq_cert_step(float *out, uint8_t *sel, uint8_t *prom, float *logmass,
+                         kvq_cert_record *rec, kvq_cert_decl *decl, float *delta1,
                          const float *q, float scale, const kvq_cert_cache *cache,
                          const kvq_cert_params *prm, const kvq_cert_shape *shape);
+
 
 #ifdef __cplusplus
 }

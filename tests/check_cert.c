@@ -962,13 +962,17 @@ typedef struct sstats {
 /* Run the fast step and the exact checker; 0 or why. */
 static int sc_check(scase *c, sstats *st, int try_half, char *why, size_t wn)
 {
-    kvq_cert_params prm = { KVQ_CERT_TAU_DEFAULT, KVQ_CERT_KMIN_DEFAULT, KVQ_CERT_KMAX_DEFAULT };
+    kvq_cert_params prm = kvq_cert_default_params();
     kvq_cert_record rec, half;
     kvq_exact_cert_verdict v;
-    kvq_cert_decl decl;
+    kvq_cert_decl decl, kdecl;
     uint32_t nb = kvq_cert_blocks(&c->sh), nsel = 0;
+    uint8_t *prom = xmalloc(nb);
+    float delta1;
     kvq_status s1, s2;
-    s1 = kvq_cert_step(c->out, c->sel, c->lm, &rec, c->q, c->scale, &c->cache, &prm, &c->sh);
+    s1 = kvq_cert_step(c->out, c->sel, prom, c->lm, &rec, &kdecl, &delta1, c->q, c->scale,
+                       &c->cache, &prm, &c->sh);
+    free(prom);
     if (s1 != KVQ_OK) {
         snprintf(why, wn, "step status %d", s1);
         return 1;
@@ -1080,10 +1084,12 @@ END_TEST
 START_TEST(step_truncation_counterexample)
 {
     scase c;
-    kvq_cert_params prm = { KVQ_CERT_TAU_DEFAULT, KVQ_CERT_KMIN_DEFAULT, KVQ_CERT_KMAX_DEFAULT };
+    kvq_cert_params prm = kvq_cert_default_params();
     kvq_cert_record rec, bad;
     kvq_exact_cert_verdict v;
-    kvq_cert_decl decl;
+    kvq_cert_decl decl, kdecl;
+    uint8_t prom[1000];
+    float delta1;
     uint32_t d = 16, n = 16000;
     memset(&c, 0, sizeof c);
     c.sh.tokens = n, c.sh.dim = d, c.scale = 0.25f;
@@ -1095,7 +1101,8 @@ START_TEST(step_truncation_counterexample)
             c.v[(size_t)t * d + i] = t < 128u * 16u ? 1.0f : 0.0f;
         }
     sc_quantize(&c);
-    REQ_EQ(kvq_cert_step(c.out, c.sel, c.lm, &rec, c.q, c.scale, &c.cache, &prm, &c.sh), KVQ_OK);
+    REQ_EQ(kvq_cert_step(c.out, c.sel, prom, c.lm, &rec, &kdecl, &delta1, c.q, c.scale, &c.cache,
+                         &prm, &c.sh), KVQ_OK);
     REQ_EQ(rec.k_sel, 128);
     for (uint32_t b = 0; b < 1000; b++) REQ_EQ(c.sel[b], b < 128 ? 1 : 0);
     SAME(rec.ekey_paper, 0.0f);

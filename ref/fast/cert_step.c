@@ -119,7 +119,8 @@ static kvq_status step_check(const float *q, float scale, const kvq_cert_cache *
     return KVQ_OK;
 }
 
-kvq_status kvq_cert_step(float *out, uint8_t *sel, float *logmass, kvq_cert_record *rec,
+kvq_status kvq_cert_step(float *out, uint8_t *sel, uint8_t *prom, float *logmass,
+                         kvq_cert_record *rec, kvq_cert_decl *decl_out, float *delta1,
                          const float *q, float scale, const kvq_cert_cache *cache,
                          const kvq_cert_params *prm, const kvq_cert_shape *shape)
 {
@@ -133,8 +134,8 @@ kvq_status kvq_cert_step(float *out, uint8_t *sel, float *logmass, kvq_cert_reco
     kvq_cert_decl decl;
     kvq_status st;
     int covered = 0;
-    if (out == NULL || sel == NULL || rec == NULL || q == NULL || cache == NULL ||
-        prm == NULL || shape == NULL)
+    if (out == NULL || sel == NULL || prom == NULL || rec == NULL || decl_out == NULL ||
+        delta1 == NULL || q == NULL || cache == NULL || prm == NULL || shape == NULL)
         return KVQ_E_PARAM;
     if ((st = step_check(q, scale, cache, prm, shape)) != KVQ_OK) return st;
     n = shape->tokens, d = shape->dim, nq = kvq_cert_full_blocks(shape);
@@ -299,6 +300,9 @@ kvq_status kvq_cert_step(float *out, uint8_t *sel, float *logmass, kvq_cert_reco
     rec->eval = to_f_up(eval);
     rec->earith = to_f_up(earith);
     rec->etotal = to_f_up(up(up((double)rec->ekey + rec->eval) + rec->earith));
+    for (uint32_t b = 0; b < nb; b++) prom[b] = 0u;
+    *decl_out = decl;
+    *delta1 = INFINITY;                  /* TODO(ladder): the Phase-1 radius */
     st = KVQ_OK;
 done:
     free(s), free(w), free(pq), free(wb), free(dlt), free(row), free(acc), free(ord);
