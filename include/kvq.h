@@ -288,14 +288,11 @@ kvq_status kvq_kivi_window_append(kvq_kivi_window *w, uint32_t *first, uint32_t 
         (\exists integer m, e; -24 <= e <= 5 && -2048 < m < 2048 && v == m * \pow(2, e));
 */
 
-/*@ logic integer kvq_cert_key_block_bytes_l(kvq_cert_shape *s) =
-        (s->tokens / 16) * 16 * s->dim;
-    logic integer kvq_cert_blocks_l(integer n) = n / 16 + (n % 16 != 0 ? 1 : 0);
-*/
 
 /* 1 iff v is a binary16 number (finite and exactly representable) [CERT-L-02]. */
 /*@ assigns \nothing;
     ensures bool: \result == 0 || \result == 1;
+    ensures f16_range: \result == 1 ==> \is_finite(v) && -65504 <= v <= 65504;
     ensures def: \result == 1 <==> \is_finite(v) && kvq_is_f16_l(v);
 */
 int kvq_cert_is_f16(float v);

@@ -16,10 +16,10 @@ extern "C" {
 
 /* ---------------------------------------------------------------------------
  * CERT decode step, fast path (spec/cert.md): Phase-1 scoring from the pinned
- * key reconstructions, block log-masses, the reference selector, Phase-2
- * attention with INT4 values and binary32 online softmax, and the certificate.
- * This layer runs rung 0 only, with no value promotion; the ranking, boundary
- * and value checks and the ladder are not evaluated (record bits 0-2 are 0).
+ * key reconstructions, block log-masses and their radius, the reference
+ * selector, value promotion, the ranking, boundary and value checks, the
+ * four-rung fallback ladder, Phase-2 attention with binary32 online softmax,
+ * and the certificate; the host reference dense path of rung 4.
  * ------------------------------------------------------------------------- */
 
 /* The quantized cache of one head and its binary16 originals (tier 2).  All
@@ -100,32 +100,112 @@ typedef struct kvq_cert_record {
 #define KVQ_CERT_CHECK_VALUE    0x4u
 #define KVQ_CERT_CHECK_COVERAGE 0x8u
 
-/* One decode step of one head at rung 0 (floating-point scoring, no promotion).
+/* One decode step of one head, the ladder included (floating-point scoring).
  *   Phase 1: s~_i = RN32(scale * dot_i), dot_i the recursive binary32 sum of
  *     RN32(q_c k^_{i,c}) (k^ = fmaf(code, sigma, z) [CERT-K8-03]; originals in
- *     the residual block); w_i = expf(RN32(s~_i - m)), m = max s~; block sums
- *     W~_b in token order; logmass[b] = RN32(m + logf(W~_b)) [CERT-LM-02].
+ *     the residual block); w_i = expf(RN32(s~_i - m1)), m1 = max s~; block
+ *     sums W~_b in token order; logmass[b] = L~_b = RN32(m1 + logf(W~_b))
+ *     [CERT-LM-02] (logmass may be NULL).  *delta1 = an upper bound (RU32) of
+ *     max_b |L~_b - L_b| [CERT-LM-02], +inf when some W~_b underflows so far
+ *     that no finite radius can be stated.
  *   Selector [CERT-SEL-01]: full blocks by W~_b descending, ties to the lower
- *     index; K* the least k with RN32(C~_k / total) >= tau, clamped to
- *     [min(kmin, nq), min(kmax, nq)]; sel[b] = 1 for the selected blocks and
- *     the residual block, else 0 (nb entries).
+ *     index; K* the least k with RN32(C~_k / total) >= tau, K0 = K* clamped to
+ *     [min(kmin, nq), min(kmax, nq)]; rungs 1-2 take K1 = min(2 K0, nq).
+ *   Promotion [CERT-PROM-01..03]: at rungs 0-1 the selected full blocks with
+ *     eta_b > vtol nu_b (decided exactly), or with promote_budget = P at most
+ *     P of them, greatest W~_b eta_b first, ties to the lower index; at rung 2
+ *     every selected full block.  Promoted blocks use the binary16 original
+ *     values in Phase 2 (keys stay k^).
+ *   Checks [CERT-RANK-01] [CERT-BND-01] [CERT-LAD-02]: evaluated from this
+ *     path's own estimates, each accepted only if it holds for every L_b
+ *     within the block's radius (<= delta1) of L~_b and for the exact Delta_b,
+ *     so an accepted check holds exactly [CERT-CHK-01].  A rung <= 2 is
+ *     accepted when all three pass; the ladder starts at start_rung.
  *   Phase 2: the pinned online softmax of [CERT-AR-02] over the selected
  *     tokens in index order, with the Phase-1 scores and v^ = fmaf(code, s,
- *     zv) [CERT-V4-02] (originals in the residual block); out: d binary32.
- *   Certificate (rec): Delta by kvq_cert_delta; E_key [CERT-EK-01] with an
- *     upper bound of alpha^_T derived from the binary32 block sums; E_val
- *     [CERT-EV-01] with upper bounds of the Phase-2 masses; E_arith
- *     [CERT-AR-01] for kvq_cert_pinned_decl(nS).  Every bound is evaluated in
- *     binary64 with each operation moved one step outward (nextafter), each
- *     libm function two steps, and converted to binary32 upward: an upper
- *     bound of the exact path's sound value.
- * Errors: KVQ_E_PARAM (NULL, params, scale), KVQ_E_SHAPE, KVQ_E_NONFINITE /
- * KVQ_E_PARAM (q, k, v not binary16; bad metadata), KVQ_E_NOMEM. */
+ *     zv) [CERT-V4-02] (originals in promoted and residual blocks).
+ *   Rungs 3-4 [CERT-LAD-03]: kvq_cert_dense's pass (the same pinned sequence);
+ *     rung 4 when its E_arith exceeds eps_dense or start_rung = 4.  sel is all
+ *     1, prom all 0, k_sel = nq, n_prom = 0, E_key = E_val = 0, checks = 0
+ *     [CERT-LAD-04].
+ *   Certificate (rec): the accepted rung, its checks [CERT-REC-01], Delta by
+ *     kvq_cert_delta; E_key [CERT-EK-01] with an upper bound of alpha^_T from
+ *     the block sums; E_val [CERT-EV-01] with upper bounds of the Phase-2
+ *     masses; E_arith [CERT-AR-01] for *decl = kvq_cert_pinned_decl(nS).
+ *     Every bound is evaluated in binary64 with each operation moved one step
+ *     outward (nextafter), each libm function two steps, and converted to
+ *     binary32 upward: an upper bound of the exact path's sound value.
+ * Errors: KVQ_E_PARAM (NULL, params out of [CERT-DUMP-03] ranges, vtol or
+ * eps_guard infinite, r = 0, start_rung > 4, scale), KVQ_E_SHAPE,
+ * KVQ_E_NONFINITE / KVQ_E_PARAM (q, k, v not binary16; bad metadata or
+ * annotations), KVQ_E_NOMEM; nothing is written on error. */
+/*@ requires shape_ok: \valid_read(shape) && kvq_cert_shape_l(shape->tokens, shape->dim);
+    requires outs: \valid(out + (0 .. shape->dim - 1)) &&
+        \valid(sel + (0 .. kvq_cert_blocks_l(shape->tokens) - 1)) &&
+        \valid(prom + (0 .. kvq_cert_blocks_l(shape->tokens) - 1)) &&
+        (logmass == \null || \valid(logmass + (0 .. kvq_cert_blocks_l(shape->tokens) - 1))) &&
+        \valid(rec) && \valid(decl) && \valid(delta1);
+    requires ins: \valid_read(q + (0 .. shape->dim - 1)) && \valid_read(cache) &&
+        \valid_read(prm);
+    requires separated: \separated(out + (0 .. shape->dim - 1),
+        sel + (0 .. kvq_cert_blocks_l(shape->tokens) - 1),
+        prom + (0 .. kvq_cert_blocks_l(shape->tokens) - 1), rec, decl, delta1);
+    assigns out[0 .. shape->dim - 1], sel[0 .. kvq_cert_blocks_l(shape->tokens) - 1],
+            prom[0 .. kvq_cert_blocks_l(shape->tokens) - 1],
+            logmass[0 .. kvq_cert_blocks_l(shape->tokens) - 1], *rec, *decl, *delta1;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_PARAM ||
+                    \result == KVQ_E_NONFINITE || \result == KVQ_E_NOMEM;
+    ensures flags: \result == KVQ_OK ==>
+        \forall integer b; 0 <= b < kvq_cert_blocks_l(shape->tokens) ==>
+            (sel[b] == 0 || sel[b] == 1) && (prom[b] == 0 || prom[b] == 1);
+    ensures prom_in_sel: \result == KVQ_OK ==>
+        \forall integer b; 0 <= b < kvq_cert_blocks_l(shape->tokens) ==>
+            prom[b] == 1 ==> sel[b] == 1 && b < shape->tokens / 16;      // [CERT-PROM-01]
+    ensures residual: \result == KVQ_OK && shape->tokens % 16 != 0 ==>
+        sel[shape->tokens / 16] == 1;                                     // [CERT-L-03]
+    ensures rung: \result == KVQ_OK ==> prm->start_rung <= rec->rung <= 4; // [CERT-LAD-01]
+    ensures k_sel: \result == KVQ_OK ==> rec->k_sel <= shape->tokens / 16 &&
+        (rec->rung >= 3 ==> rec->k_sel == shape->tokens / 16) &&
+        (rec->rung == 0 ==> rec->k_sel >= \min(prm->kmin, shape->tokens / 16) &&
+                            rec->k_sel <= \min(prm->kmax, shape->tokens / 16)); // [CERT-SEL-02]
+    ensures dense: \result == KVQ_OK && rec->rung >= 3 ==>
+        rec->ekey == 0 && rec->eval == 0 && rec->n_prom == 0 && rec->checks == 0 &&
+        \forall integer b; 0 <= b < kvq_cert_blocks_l(shape->tokens) ==>
+            sel[b] == 1 && prom[b] == 0;                                  // [CERT-LAD-03]
+    ensures radius: \result == KVQ_OK ==> *delta1 >= 0;                  // [CERT-LM-02]
+*/
 kvq_status kvq_cert_step(float *out, uint8_t *sel, uint8_t *prom, float *logmass,
                          kvq_cert_record *rec, kvq_cert_decl *decl, float *delta1,
                          const float *q, float scale, const kvq_cert_cache *cache,
                          const kvq_cert_params *prm, const kvq_cert_shape *shape);
 
+/* The host reference dense path (rung 4) [CERT-LAD-01] [CERT-LAD-03]: dense
+ * attention over all n tokens with the binary16 originals k, v ([n][d]) by
+ * the pinned sequence of [CERT-AR-02] (scores from the originals, one pass in
+ * index order).  out: d binary32.  rec: rung 4, k_sel = nq, n_prom = 0,
+ * checks = 0, delta = alpha_hat = ekey = ekey_paper = eval = 0, vmax an
+ * upper bound (RU32 of a binary64 upper bound) of max ||v_i||, earith an
+ * upper bound of [CERT-AR-01] for *decl = kvq_cert_pinned_decl(n), etotal =
+ * earith.  Errors: KVQ_E_PARAM (NULL, scale), KVQ_E_SHAPE, KVQ_E_NONFINITE /
+ * KVQ_E_PARAM (q, k, v not binary16), KVQ_E_NOMEM; nothing written on error. */
+/*@ requires shape_ok: \valid_read(shape) && kvq_cert_shape_l(shape->tokens, shape->dim);
+    requires outs: \valid(out + (0 .. shape->dim - 1)) && \valid(rec) && \valid(decl);
+    requires ins: \valid_read(q + (0 .. shape->dim - 1)) &&
+        \valid_read(k + (0 .. shape->tokens * shape->dim - 1)) &&
+        \valid_read(v + (0 .. shape->tokens * shape->dim - 1));
+    requires separated: \separated(out + (0 .. shape->dim - 1), rec, decl);
+    assigns out[0 .. shape->dim - 1], *rec, *decl;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_PARAM ||
+                    \result == KVQ_E_NONFINITE || \result == KVQ_E_NOMEM;
+    ensures record: \result == KVQ_OK ==> rec->rung == 4 &&
+        rec->k_sel == shape->tokens / 16 && rec->n_prom == 0 && rec->checks == 0 &&
+        rec->ekey == 0 && rec->eval == 0 && rec->earith >= 0;            // [CERT-LAD-03]
+    ensures decl: \result == KVQ_OK ==> decl->acc_depth == 2 * shape->tokens + 1 &&
+        decl->rescales == shape->tokens - 1;                              // [CERT-AR-02]
+*/
+kvq_status kvq_cert_dense(float *out, kvq_cert_record *rec, kvq_cert_decl *decl, const float *q,
+                          float scale, const float *k, const float *v,
+                          const kvq_cert_shape *shape);
 
 #ifdef __cplusplus
 }

@@ -169,6 +169,38 @@ void kvq_exact_cert_ekey_paper(mpfr_t dst, const mpfr_t delta, const mpfr_t alph
 kvq_status kvq_exact_cert_logmass(double *lo, double *hi, const float *q, float scale,
                                   const kvq_cert_cache *cache, const kvq_cert_shape *shape);
 
+/* One check of the ladder decided exactly [CERT-CHK-01].  The margin is a real
+ * number (nats), enclosed lo <= margin <= hi (binary64, outward; +-inf when
+ * the check is vacuous or impossible).  pass: the exact check (1 passes, 0
+ * fails, -1 the enclosure straddles the threshold); ok: the check passes or
+ * fails by at most tol, i.e. margin >= -tol (with the strictness of the check
+ * at 0), decided the same way: the kernel's claim that the check passed stands
+ * iff ok == 1.  tol = 2 delta1 (4 delta1 for the value check), exact. */
+typedef struct kvq_exact_cert_margin {
+    double lo, hi, tol;
+    int pass, ok;
+} kvq_exact_cert_margin;
+
+/* What the exact path says about the selection and the checks of one step
+ * at rung 0, 1 or 2. */
+typedef struct kvq_exact_cert_ladder_out {
+    uint32_t k, kmin, kcap;          /* selected full blocks; clamp [CERT-SEL-02] item 1 */
+    int clamp_ok;                    /* kmin <= k <= kcap */
+    int cap;                         /* k == kcap (item 3's alternative) */
+    double alpha_lo, alpha_hi;       /* alpha_lo <= alpha^_T <= alpha_hi [CERT-SEL-02] item 2 */
+    /* ln odds(1 - tau) - ln odds(alpha^_T): coverage iff >= -2 delta1 [CERT-SEL-02] item 3 */
+    kvq_exact_cert_margin coverage;
+    /* lambda_r - U - eps_guard, passes iff > 0 (+inf when T is empty) [CERT-RANK-01] */
+    kvq_exact_cert_margin rank;
+    /* ln((1 - tau) e^{eps_guard}) - ln A(alpha^_T, Delta), passes iff >= 0 [CERT-BND-01] */
+    kvq_exact_cert_margin boundary;
+    /* ln(v_tol sum_S rho_b nu_b) - ln E_val, passes iff >= 0 (+inf when E_val = 0)
+     * [CERT-LAD-02] */
+    kvq_exact_cert_margin value;
+    int selector_ok;                 /* clamp_ok and (coverage.ok == 1 or cap): 1, 0, -1 */
+    uint32_t checks;                 /* [CERT-REC-01] bits of the exact checks that pass */
+} kvq_exact_cert_ladder_out;
+
 /* What the exact path says about one step with a given selection. */
 typedef struct kvq_exact_cert_verdict {
     float delta, vmax;         /* exact Delta [CERT-DLT-02], Vmax [CERT-ANN-04] (recomputed) */
@@ -181,6 +213,10 @@ typedef struct kvq_exact_cert_verdict {
     unsigned unsound;          /* bit 0 ekey, 1 eval, 2 earith: claim below sound [CERT-CON-02] */
     int holds;                 /* claimed sum: 1 error <= bound, 0 error > bound, -1 undecided */
     int holds_sound;           /* the same against the sound sum [CERT-CON-01] */
+    /* The checks at rungs 0-2 (kvq_exact_cert_ladder), for callers that judge
+     * a whole step (kvq cert); the checkers above leave them untouched. */
+    int has_ladder;
+    kvq_exact_cert_ladder_out ladder;
 } kvq_exact_cert_verdict;
 
 /* Contract checker [CERT-CON-01..02] for a step accepted at rung 0-2.  o: the
@@ -194,6 +230,34 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
                                 const uint8_t *prom, const float *q, float scale,
                                 const kvq_cert_cache *cache, const kvq_cert_decl *decl,
                                 const kvq_cert_shape *shape);
+
+/* Dense rungs 3-4 [CERT-LAD-03]: the same checker with S = all tokens, exact
+ * scores on the originals, original values, E_key = E_val = 0 (alpha_hat 0,
+ * ekey_paper 0) and E_arith of [CERT-AR-01] for the dense pass (k^ = the
+ * originals in eps_s, Vh = max ||v_i|| over all tokens, R_s from the exact
+ * scores, nS = n).  delta and vmax are recomputed as for a sparse step (they
+ * enter no bound here).  The contract: ||O_kernel - O_ref_exact|| <= E_arith;
+ * a claim ekey or eval below 0 is unsound.  Errors as kvq_exact_cert_check. */
+kvq_status kvq_exact_cert_check_dense(kvq_exact_cert_verdict *out, const float *o,
+                                      const kvq_cert_record *claim, const float *q, float scale,
+                                      const kvq_cert_cache *cache, const kvq_cert_decl *decl,
+                                      const kvq_cert_shape *shape);
+
+/* The exact checks of [CERT-SEL-02] (clamp, alpha^_T, coverage or cap),
+ * [CERT-RANK-01], [CERT-BND-01] and the value check of [CERT-LAD-02] for a
+ * given rung (0..2), selection sel (nb flags, residual 1), promotion prom (nb
+ * flags or NULL), parameters prm (tau, kmin, kmax, vtol, eps_guard, r; the
+ * promotion mode is not read) and Phase-1 radius delta1 (finite, >= 0).  Uses
+ * the exact estimated scores (pinned k^ of cache's codes), exact L_b
+ * [CERT-LM-01], exact Delta_b [CERT-DLT-01], exact eta_b, nu_b [CERT-ANN-01..02]
+ * (recomputed; cache's eta, nu are not read) and the exact Phase-2 masses
+ * rho_b [CERT-EV-01].  Errors as kvq_exact_cert_check, plus KVQ_E_PARAM for a
+ * rung above 2, a bad delta1 or bad parameters. */
+kvq_status kvq_exact_cert_ladder(kvq_exact_cert_ladder_out *out, uint32_t rung,
+                                 const uint8_t *sel, const uint8_t *prom, const float *q,
+                                 float scale, const kvq_cert_cache *cache,
+                                 const kvq_cert_params *prm, float delta1,
+                                 const kvq_cert_shape *shape);
 
 #ifdef __cplusplus
 }

@@ -389,6 +389,10 @@ KVQ_STATIC_ASSERT((uint64_t)KVQ_CERT_MAX_TOKENS * KVQ_CERT_MAX_DIM <= KVQ_MAX_EL
 
 /*@ predicate kvq_cert_shape_l(integer n, integer d) =
         1 <= n <= 16777216 && 16 <= d <= 512 && d % 16 == 0;
+    // Key code bytes of the full blocks, and nb [CERT-L-03] [CERT-L-04].
+    logic integer kvq_cert_key_block_bytes_l(kvq_cert_shape *s) =
+        (s->tokens / 16) * 16 * s->dim;
+    logic integer kvq_cert_blocks_l(integer n) = n / 16 + (n % 16 != 0 ? 1 : 0);
 */
 
 /* The shape is within [CERT-L-01]. */
@@ -403,60 +407,104 @@ KVQ_HD static inline int kvq_cert_shape_ok(const kvq_cert_shape *s)
 }
 
 /* nq: full (quantized) blocks [CERT-L-03]. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == s->tokens / 16;                           // [CERT-L-03]
+    ensures range: \result <= 1048576;
+*/
 KVQ_HD static inline uint32_t kvq_cert_full_blocks(const kvq_cert_shape *s)
 {
     return s->tokens / KVQ_CERT_BLOCK;
 }
 
 /* Tokens of the residual block: n mod 16 (0: no residual block) [CERT-L-03]. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == s->tokens % 16;                           // [CERT-L-03]
+*/
 KVQ_HD static inline uint32_t kvq_cert_residual_tokens(const kvq_cert_shape *s)
 {
     return s->tokens % KVQ_CERT_BLOCK;
 }
 
 /* nb: blocks, the residual one included [CERT-L-03]. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == kvq_cert_blocks_l(s->tokens);             // [CERT-L-03]
+    ensures range: s->tokens / 16 <= \result <= s->tokens / 16 + 1 && \result <= 1048576;
+*/
 KVQ_HD static inline uint32_t kvq_cert_blocks(const kvq_cert_shape *s)
 {
     return kvq_cert_full_blocks(s) + (kvq_cert_residual_tokens(s) != 0u ? 1u : 0u);
 }
 
 /* Tokens held in quantized form: 16 nq. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == (s->tokens / 16) * 16 && \result <= s->tokens;
+*/
 KVQ_HD static inline uint32_t kvq_cert_quant_tokens(const kvq_cert_shape *s)
 {
     return kvq_cert_full_blocks(s) * KVQ_CERT_BLOCK;
 }
 
 /* First token of block b (full or residual). */
+/*@ requires b_range: b <= 1048576;
+    assigns \nothing;
+    ensures def: \result == 16 * b;                                    // [CERT-L-03]
+*/
 KVQ_HD static inline uint32_t kvq_cert_block_first(uint32_t b)
 {
     return b * KVQ_CERT_BLOCK;
 }
 
 /* Tokens of block b: 16, or n mod 16 for the residual block. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == (b < s->tokens / 16 ? 16 : s->tokens % 16); // [CERT-L-03]
+    ensures range: \result <= 16;
+*/
 KVQ_HD static inline uint32_t kvq_cert_block_tokens(const kvq_cert_shape *s, uint32_t b)
 {
     return b < kvq_cert_full_blocks(s) ? KVQ_CERT_BLOCK : kvq_cert_residual_tokens(s);
 }
 
 /* Index into an input [n][d] (keys, values) of token t, channel c. */
+/*@ requires shape: \valid_read(s) && s->dim <= 512 && t <= 16777216 && c <= 512;
+    assigns \nothing;
+    ensures def: \result == t * s->dim + c;                            // [CERT-L-01]
+*/
 KVQ_HD static inline uint64_t kvq_cert_in_index(const kvq_cert_shape *s, uint32_t t, uint32_t c)
 {
     return (uint64_t)t * s->dim + c;
 }
 
 /* Key code bytes of one block: 16 d [CERT-L-04]. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == 16 * s->dim;                               // [CERT-L-04]
+*/
 KVQ_HD static inline uint32_t kvq_cert_key_block_bytes(const kvq_cert_shape *s)
 {
     return KVQ_CERT_BLOCK * s->dim;
 }
 
 /* Key code bytes of all full blocks. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == kvq_cert_key_block_bytes_l(s);             // [CERT-L-04]
+*/
 KVQ_HD static inline uint64_t kvq_cert_key_code_bytes(const kvq_cert_shape *s)
 {
     return (uint64_t)kvq_cert_full_blocks(s) * kvq_cert_key_block_bytes(s);
 }
 
 /* Offset of block b's key codes. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    requires b_range: b <= s->tokens / 16;
+    assigns \nothing;
+    ensures def: \result == b * (16 * s->dim);                         // [CERT-L-04]
+*/
 KVQ_HD static inline uint64_t kvq_cert_key_block_offset(const kvq_cert_shape *s, uint32_t b)
 {
     return (uint64_t)b * kvq_cert_key_block_bytes(s);
@@ -473,12 +521,20 @@ KVQ_HD static inline uint32_t kvq_cert_key_code_index(uint32_t d, uint32_t i, ui
 }
 
 /* Key metadata entries (sigma, z each): nq * d. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == (s->tokens / 16) * s->dim;                 // [CERT-L-04]
+*/
 KVQ_HD static inline uint64_t kvq_cert_key_meta_count(const kvq_cert_shape *s)
 {
     return (uint64_t)kvq_cert_full_blocks(s) * s->dim;
 }
 
 /* Entry of block b, channel c in sigma[] and z[]. */
+/*@ requires shape: \valid_read(s) && s->dim <= 512 && b <= 1048576 && c <= 512;
+    assigns \nothing;
+    ensures def: \result == b * s->dim + c;                            // [CERT-L-04]
+*/
 KVQ_HD static inline uint64_t kvq_cert_key_meta_index(const kvq_cert_shape *s, uint32_t b,
                                                       uint32_t c)
 {
@@ -486,30 +542,50 @@ KVQ_HD static inline uint64_t kvq_cert_key_meta_index(const kvq_cert_shape *s, u
 }
 
 /* Value groups per token: d/16. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == s->dim / 16 && 1 <= \result <= 32;         // [CERT-V4-01]
+*/
 KVQ_HD static inline uint32_t kvq_cert_value_groups_per_token(const kvq_cert_shape *s)
 {
     return s->dim / KVQ_CERT_VGROUP;
 }
 
 /* Packed code bytes of one value group: 8. */
+/*@ assigns \nothing;
+    ensures def: \result == 8;                                         // [CERT-V4-01]
+*/
 KVQ_HD static inline uint32_t kvq_cert_value_group_bytes(void)
 {
     return KVQ_CERT_VGROUP * KVQ_CERT_VBITS / 8u;
 }
 
 /* Value groups of all quantized tokens: 16 nq * d/16 (one metadata entry each). */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == ((s->tokens / 16) * 16) * (s->dim / 16);   // [CERT-V4-01]
+*/
 KVQ_HD static inline uint64_t kvq_cert_value_groups(const kvq_cert_shape *s)
 {
     return (uint64_t)kvq_cert_quant_tokens(s) * kvq_cert_value_groups_per_token(s);
 }
 
 /* Value code bytes of all quantized tokens: d/2 per token. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == ((s->tokens / 16) * 16) * (s->dim / 16) * 8; // [CERT-V4-01]
+*/
 KVQ_HD static inline uint64_t kvq_cert_value_code_bytes(const kvq_cert_shape *s)
 {
     return kvq_cert_value_groups(s) * kvq_cert_value_group_bytes();
 }
 
 /* Group number (metadata entry) of token t, group j. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    requires tj: t <= 16777216 && j <= 32;
+    assigns \nothing;
+    ensures def: \result == t * (s->dim / 16) + j;                     // [CERT-V4-01]
+*/
 KVQ_HD static inline uint64_t kvq_cert_value_group(const kvq_cert_shape *s, uint32_t t,
                                                    uint32_t j)
 {
@@ -517,6 +593,11 @@ KVQ_HD static inline uint64_t kvq_cert_value_group(const kvq_cert_shape *s, uint
 }
 
 /* Offset of the code bytes of token t, group j. */
+/*@ requires shape: \valid_read(s) && kvq_cert_shape_l(s->tokens, s->dim);
+    requires tj: t <= 16777216 && j <= 32;
+    assigns \nothing;
+    ensures def: \result == (t * (s->dim / 16) + j) * 8;               // [CERT-V4-01]
+*/
 KVQ_HD static inline uint64_t kvq_cert_value_code_offset(const kvq_cert_shape *s, uint32_t t,
                                                          uint32_t j)
 {
@@ -524,12 +605,21 @@ KVQ_HD static inline uint64_t kvq_cert_value_code_offset(const kvq_cert_shape *s
 }
 
 /* Channel of element i of value group j: 16 j + i [CERT-V4-01]. */
+/*@ requires ji: j < 32 && i < 16;
+    assigns \nothing;
+    ensures def: \result == 16 * j + i && \result < 512;              // [CERT-V4-01]
+*/
 KVQ_HD static inline uint32_t kvq_cert_value_channel(uint32_t j, uint32_t i)
 {
     return j * KVQ_CERT_VGROUP + i;
 }
 
 /* Value group of channel c, and c's element within it. */
+/*@ requires elem_ok: \valid(elem);
+    assigns *elem;
+    ensures elem: *elem == c % 16;                                      // [CERT-V4-01]
+    ensures group: \result == c / 16;
+*/
 KVQ_HD static inline uint32_t kvq_cert_value_group_of(uint32_t c, uint32_t *elem)
 {
     *elem = c % KVQ_CERT_VGROUP;

@@ -1,6 +1,6 @@
 /*
  * libm_spec.h -- proofs only: the libm contracts the WP run of ref/fast/kivi.c
- * relies on.  proofs/run.sh force-includes this file (gcc -include) before
+ * (and ref/fast/cert.c) rely on.  proofs/run.sh force-includes this file (gcc -include) before
  * every source; defining __FC_MATH keeps Frama-C's own <math.h> out, so these
  * are the only math declarations the proof sees.  Never used by a build.
  *
@@ -50,6 +50,7 @@ extern float copysignf(float x, float y);
     ensures finite_result: -0x1p31 < x * 0x1p24 < 0x1p31 && e == 24 ==> \is_finite(\result);
     ensures scaled_24: -0x1p31 < x * 0x1p24 < 0x1p31 && e == 24 ==> \result == x * 0x1p24;
     ensures sign: x >= 0 ==> \result >= 0;
+    ensures scaled_24_wide: -0x1p62 < x * 0x1p24 < 0x1p62 && e == 24 ==> \result == x * 0x1p24;
 */
 extern float ldexpf(float x, int e);
 
@@ -59,14 +60,49 @@ extern float ldexpf(float x, int e);
     assigns *e;
     ensures finite_result: \is_finite(\result);
     ensures exponent_range: x != 0 ==> -148 <= *e <= 128;
+    ensures mantissa_pos: x > 0 ==> 0.5 <= \result < 1;
 */
 extern float frexpf(float x, int *e);
 
 /* [TR-LIBM-FMA] fmaf(x, y, z) = RN32(x*y + z), one rounding (F.10.10.1). */
 /*@ assigns \nothing;
     ensures finite_args: \is_finite(x) && \is_finite(y) && \is_finite(z) ==> !\is_NaN(\result);
+    // Rounding to nearest is monotone and 2^20 is a binary32 number, so an exact
+    // x*y + z within [-2^20, 2^20] rounds into it (the CERT value reconstruction).
+    ensures within_2_20: \is_finite(x) && \is_finite(y) && \is_finite(z) &&
+        -0x1p20 <= x * y + z <= 0x1p20 ==> \is_finite(\result) && -0x1p20 <= \result <= 0x1p20;
 */
 extern float fmaf(float x, float y, float z);
+
+/* [TR-LIBM-NEXTAFTER] nextafterf(x, y): the neighbour of x toward y (F.10.8.3);
+ * the CERT path uses it only to step a rounded bound up.  Nothing beyond
+ * "no side effect" is needed by the proved goals. */
+/*@ assigns \nothing;
+    ensures up: \is_finite(x) && x < 0x1p127 && \is_plus_infinity(y) ==>
+        \is_finite(\result) && \result > x;
+    ensures up_double: \is_finite(x) && 0x1p-125 <= x < 0x1p127 && \is_plus_infinity(y) ==>
+        \result <= 2 * x;
+    ensures down: \is_finite(x) && x >= 0x1p-125 && \is_finite(y) && y < x ==>
+        \is_finite(\result) && x / 2 <= \result < x;
+*/
+extern float nextafterf(float x, float y);
+
+/* [TR-LIBM-SQRT] sqrt: only a candidate in the CERT path (the result is then
+ * decided by exact integer comparisons); assumed: 1 <= x <= 2^128 gives
+ * 1 <= sqrt(x) <= 2^64 (F.10.4.5: correctly rounded, hence monotone). */
+/*@ assigns \nothing;
+    ensures ge_one: \is_finite(x) && 1 <= x <= 0x1p128 ==>
+        \is_finite(\result) && 1 <= \result <= 0x1p64;
+*/
+extern double sqrt(double x);
+
+/* [TR-LIBM-CLASS] INFINITY: Frama-C's own definition is in the math.h this
+ * file replaces. */
+/*@ assigns \nothing;
+    ensures inf: \is_plus_infinity(\result);
+*/
+extern float kvq_spec_inff(void);
+#define INFINITY kvq_spec_inff()
 
 /* [TR-LIBM-CLASS] isinf / isfinite classify exactly (7.12.3). */
 /*@ assigns \nothing;

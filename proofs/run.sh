@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# proofs/run.sh -- Frama-C WP on the kvq fast path (ref/fast/kivi.c and the
-# layout header), function by function, with pinned settings.
+# proofs/run.sh -- Frama-C WP on the kvq fast path (ref/fast/kivi.c,
+# ref/fast/cert.c and the layout header), function by function, with pinned
+# settings.
 #
 #   bash proofs/run.sh            (or: make proofs)
+#   KVQ_WP_ONLY="cert" bash proofs/run.sh          only the functions of cert.c
+#   KVQ_WP_ONLY="key_code u128_add" bash proofs/run.sh   only these functions
+#
+# KVQ_WP_ONLY names functions, or source stems (kivi, cert) for all functions
+# of that file, or "lemmas"; the logs of the other functions are kept as they
+# are and the summary is recomputed over all of them.
 #
 # Writes proofs/results/<function>.log (the full WP log of that function),
 # proofs/results/summary.txt and proofs/results/summary.json, prints the
@@ -30,6 +37,7 @@ WP_OPTS=(
   -wp-par "$PAR" -wp-cache none
 )
 SRC=ref/fast/kivi.c
+CERT_SRC=ref/fast/cert.c
 
 # The proof scope: every function with a contract, in dependency order.
 FUNCS=(
@@ -38,10 +46,50 @@ FUNCS=(
   round_up floor_split round_nonneg kvq_round_int kvq_round_f16 read_input group_meta code_of
   group_minmax kvq_kivi_quantize_group kvq_kivi_window_prefill kvq_kivi_window_append
 )
+# CERT (ref/fast/cert.c and the CERT index maps of kvq_layout.h).  The tensor
+# calls and kvq_cert_quantize_key_block are outside the scope (TRUSTED.md
+# [TR-SCOPE]).
+# cert_layout is one WP run over the CERT index maps of kvq_layout.h (small
+# integer functions; one run saves Frama-C's start-up time 20 times).
+CERT_LAYOUT=kvq_cert_full_blocks,kvq_cert_residual_tokens,kvq_cert_blocks,kvq_cert_quant_tokens,\
+kvq_cert_block_first,kvq_cert_block_tokens,kvq_cert_in_index,kvq_cert_key_block_bytes,\
+kvq_cert_key_code_bytes,kvq_cert_key_block_offset,kvq_cert_key_code_index,\
+kvq_cert_key_meta_count,kvq_cert_key_meta_index,kvq_cert_value_groups_per_token,\
+kvq_cert_value_group_bytes,kvq_cert_value_groups,kvq_cert_value_code_bytes,\
+kvq_cert_value_group,kvq_cert_value_code_offset,kvq_cert_value_channel,kvq_cert_value_group_of
+CERT_FUNCS=(
+  cert_layout
+  kvq_cert_is_f16 kvq_certi_check_f16 key_code kvq_certi_key_meta_ok value_meta_ok
+  kvq_certi_value_meta_ok kvq_certi_value_deq
+  u128_mul64 u128_add u128_cmp u128_shl fixed24 iabs64 sq_cmp ru_norm24
+  up_add up_mul up_gamma
+)
+declare -A SRC_OF=()
+for f in "${FUNCS[@]}"; do SRC_OF[$f]=$SRC; done
+for f in "${CERT_FUNCS[@]}"; do SRC_OF[$f]=$CERT_SRC; done
+ALL_FUNCS=("${FUNCS[@]}" "${CERT_FUNCS[@]}")
 LEMMAS=kvq_code_shift_distinct
+
+# selected NAME: 0 when NAME is to be run (KVQ_WP_ONLY unset, or it names the
+# function, its source stem, or "lemmas" for the lemmas run).
+ONLY=" $(echo "${KVQ_WP_ONLY:-}" | tr ',' ' ') "
+selected() {
+  [ -z "${KVQ_WP_ONLY:-}" ] && return 0
+  case "$ONLY" in *" $1 "*) return 0;; esac
+  [ "$1" != lemmas ] && case "$ONLY" in *" $(basename "${SRC_OF[$1]}" .c) "*) return 0;; esac
+  return 1
+}
+if [ -n "${KVQ_WP_ONLY:-}" ]; then
+  for w in $ONLY; do
+    case " lemmas kivi cert ${ALL_FUNCS[*]} " in *" $w "*) ;; *)
+      echo "run.sh: KVQ_WP_ONLY names \"$w\", which is neither a function of the scope nor kivi/cert/lemmas"; exit 2;; esac
+  done
+fi
 # Per-function extra WP options (pinned too): the window invariant is a
 # conjunction of ten integer facts; split, each closes in well under the limit.
 declare -A EXTRA=( [kvq_kivi_window_append]="-wp-split" [kvq_kivi_window_prefill]="-wp-split" )
+# the -wp-fct argument of a run (the run's name unless it groups functions)
+declare -A FCT_OF=( [cert_layout]="$CERT_LAYOUT" )
 
 # `run.sh --summary` recomputes the summary from the committed logs (after an
 # edit of accepted.txt) without running WP.
@@ -97,14 +145,14 @@ CC=${CC:-cc}
 ENUM_OUT=$("$W3/lemmas_enum") || { echo "$ENUM_OUT"; echo "run.sh: lemma enumeration FAILED"; exit 1; }
 
 mkdir -p "$RES"
-rm -f "$RES"/*.log "$RES"/*.txt "$RES"/summary.json
+if [ -z "${KVQ_WP_ONLY:-}" ]; then rm -f "$RES"/*.log "$RES"/*.txt "$RES"/summary.json; fi
 echo "$ENUM_OUT" | tee "$RES/lemmas_enum.txt"
 T0=$(date +%s)
 
-# run_wp NAME ARGS...: one WP run, its log in $RES/NAME.log
+# run_wp NAME SOURCE ARGS...: one WP run, its log in $RES/NAME.log
 run_wp() {
-  local name=$1; shift
-  "$FRAMAC" "${WP_OPTS[@]}" "$SRC" "$@" > "$RES/$name.log" 2>&1
+  local name=$1 src=$2; shift 2
+  "$FRAMAC" "${WP_OPTS[@]}" "$src" "$@" > "$RES/$name.log" 2>&1
   local rc=$?
   if [ $rc -ne 0 ] || ! grep -q 'Proved goals:' "$RES/$name.log"; then
     echo "run.sh: frama-c failed on $name (rc=$rc); see $RES/$name.log"; tail -20 "$RES/$name.log"
@@ -112,11 +160,14 @@ run_wp() {
   fi
 }
 
-run_wp lemmas -wp-prop "$LEMMAS"
-for f in "${FUNCS[@]}"; do
+if selected lemmas; then run_wp lemmas "$SRC" -wp-prop "$LEMMAS"; fi
+for f in "${ALL_FUNCS[@]}"; do
+  selected "$f" || continue
   echo "== $f"
+  T2=$(date +%s)
   # shellcheck disable=SC2086
-  run_wp "$f" -wp-fct "$f" ${EXTRA[$f]:-}
+  run_wp "$f" "${SRC_OF[$f]}" -wp-fct "${FCT_OF[$f]:-$f}" ${EXTRA[$f]:-}
+  echo "   $(grep -o 'Proved goals: *[0-9]* / [0-9]*' "$RES/$f.log"), $(( $(date +%s) - T2 ))s"
 done
 T1=$(date +%s)
 else
@@ -124,7 +175,7 @@ else
 fi
 
 # ---- summary -----------------------------------------------------------------
-python3 - "$RES" "$ACCEPTED" $((T1 - T0)) "$PROVERS" "$TIMEOUT" "$PAR" lemmas "${FUNCS[@]}" <<'EOF'
+python3 - "$RES" "$ACCEPTED" $((T1 - T0)) "$PROVERS" "$TIMEOUT" "$PAR" lemmas "${ALL_FUNCS[@]}" <<'EOF'
 import json, re, sys
 res, accepted_path, secs, provers, timeout, par = sys.argv[1:7]
 names = sys.argv[7:]
@@ -137,8 +188,13 @@ for line in open(accepted_path):
 goal_re = re.compile(r'^\[wp\] \[([^\]]+)\] Goal (\S+) : (\S+)')
 fail_re = re.compile(r'^\[wp\] \[(Failed|Unknown|Timeout|Stepout)\] Goal (\S+)')
 rows, unproved_all, used = [], [], set()
+missing = []
 for n in names:
-    log = open(f'{res}/{n}.log').read().splitlines()
+    try:
+        log = open(f'{res}/{n}.log').read().splitlines()
+    except OSError:
+        missing.append(n)
+        continue
     tot = proved = None
     for l in log:
         m = re.search(r'Proved goals:\s+(\d+) / (\d+)', l)
@@ -179,5 +235,8 @@ if stale:
     print('note: accepted.txt lists goals proved in this run (remove them unless timing-sensitive):', ' '.join(stale))
 if int(secs) > 0:
     print(f'wall time: {secs}s on {par} cores')
+if missing:
+    print('run.sh: no log for', ' '.join(missing), '(run them: KVQ_WP_ONLY=...)')
+    sys.exit(2)
 sys.exit(1 if U else 0)
 EOF

@@ -9,8 +9,10 @@
  * the seed and the case.
  *
  * Test cases: special_values, degenerate, ties, clamping, packing, f16_meta,
- * random_vs_exact, step (one decode step against the exact contract checker;
- * KVQ_RANDOM_CASES / 50 random steps), bad_input.
+ * random_vs_exact, step (one decode step, the ladder included, against the
+ * exact contract checker; KVQ_RANDOM_CASES / 50 random steps), ladder
+ * (rung-forcing heads, promotion, the dense path, the Phase-1 radius),
+ * bad_input.
  */
 #include <check.h>
 
@@ -956,44 +958,224 @@ static void sc_gen(scase *c, rng *r, int h, uint32_t nmax)
 
 typedef struct sstats {
     uint64_t steps, violations, unsound_fast, caught_half, half_trivial, undecided;
-    double max_ratio;
+    uint64_t rungs[5], prom_blocks, checks_exact, radius_checked, ladder_exact, ladder_skip;
+    double max_ratio, max_delta1;
 } sstats;
 
-/* Run the fast step and the exact checker; 0 or why. */
-static int sc_check(scase *c, sstats *st, int try_half, char *why, size_t wn)
+static double t_up(double x) { return nextafter(x, INFINITY); }
+static double t_dn(double x) { return nextafter(x, -INFINITY); }
+
+/* Step parameters of random step i: the defaults, promotion by budget or with
+ * vtol = 0, a guard, a small cap, a later start, eps_dense 0. */
+static kvq_cert_params sc_params(rng *r, uint64_t i)
 {
-    kvq_cert_params prm = kvq_cert_default_params();
+    kvq_cert_params p = kvq_cert_default_params();
+    switch (i % 5u) {
+    case 1:
+        p.vtol = 0.0f;                            /* every block with eta > 0 a candidate */
+        p.promote_budget = rng_below(r, 3) == 0 ? KVQ_CERT_PROMOTE_THRESHOLD : rng_below(r, 3);
+        break;
+    case 2:
+        p.eps_guard = 0.5f;
+        p.r = 1u + rng_below(r, 2);
+        break;
+    case 3:
+        p.kmin = 1u, p.kmax = 1u + rng_below(r, 3);
+        p.eps_guard = 4.0f;
+        break;
+    case 4:
+        p.start_rung = rng_below(r, 5);
+        p.eps_dense = rng_below(r, 2) ? 0.0f : (float)INFINITY;
+        break;
+    default:
+        break;
+    }
+    return p;
+}
+
+/* The exact ranking [CERT-RANK-01] and boundary [CERT-BND-01] checks and the
+ * value check [CERT-LAD-02] of a selection, decided from exact enclosures:
+ * lo/hi of L_b (kvq_exact_cert_logmass), RU32 of the exact Delta_b, the
+ * verdict's RU32 alpha^_T, Delta and E_val, and the exact eta, nu.  Returns
+ * the bits of the checks that provably hold (a bit 0 means "not shown"). */
+static unsigned exact_checks(const scase *c, const kvq_cert_params *prm, const uint8_t *sel,
+                             const uint8_t *prom, const double *lo, const double *hi,
+                             const float *dx, const float *eta, const float *nu,
+                             const kvq_exact_cert_verdict *v)
+{
+    uint32_t nq = kvq_cert_full_blocks(&c->sh), nb = kvq_cert_blocks(&c->sh), nl = 0;
+    double *lam = xmalloc(sizeof(double) * (nq + 1u)), u = -INFINITY, lr = -INFINITY;
+    unsigned ok = 0;
+    int tempty = 1, within = 1;
+    for (uint32_t b = 0; b < nb; b++) {
+        if (!sel[b]) {
+            tempty = 0;
+            if (t_up(hi[b] + dx[b]) > u) u = t_up(hi[b] + dx[b]);
+        } else if (b < nq) {
+            lam[nl++] = t_dn(lo[b] - dx[b]);
+            if (!prom[b] && !((double)eta[b] <= (double)prm->vtol * (double)nu[b])) within = 0;
+        }
+    }
+    if (tempty) {
+        ok |= KVQ_CERT_CHECK_RANK | KVQ_CERT_CHECK_BOUNDARY;
+    } else {
+        mpfr_t a, dl, t, rhs;
+        if (nl >= prm->r) {
+            for (uint32_t j = 0; j < prm->r; j++) {
+                uint32_t bi = 0;
+                for (uint32_t i = 1; i < nl; i++)
+                    if (lam[i] > lam[bi]) bi = i;
+                lr = lam[bi], lam[bi] = -INFINITY;
+            }
+            if (lr > t_up(u + (double)prm->eps_guard)) ok |= KVQ_CERT_CHECK_RANK;
+        }
+        mpfr_inits2(KVQ_CERT_XPREC, a, dl, t, rhs, (mpfr_ptr)0);
+        mpfr_set_flt(a, v->alpha_hat, MPFR_RNDN);
+        mpfr_set_flt(dl, v->delta, MPFR_RNDN);
+        kvq_exact_cert_tail(t, dl, a, MPFR_RNDU);               /* >= A */
+        mpfr_set_flt(rhs, prm->eps_guard, MPFR_RNDN);
+        mpfr_exp(rhs, rhs, MPFR_RNDD);
+        mpfr_set_flt(a, prm->tau, MPFR_RNDN);
+        mpfr_ui_sub(a, 1, a, MPFR_RNDN);                        /* exact */
+        mpfr_mul(rhs, rhs, a, MPFR_RNDD);
+        if (mpfr_cmp(t, rhs) <= 0) ok |= KVQ_CERT_CHECK_BOUNDARY;
+        mpfr_clears(a, dl, t, rhs, (mpfr_ptr)0);
+    }
+    if (within) {
+        ok |= KVQ_CERT_CHECK_VALUE;      /* E_val <= vtol sum rho nu term by term */
+    } else {
+        /* rho_b >= e^{lo_b - M} / sum_S e^{hi_b - M} */
+        double m = -INFINITY, den = 0.0, rhs = 0.0;
+        for (uint32_t b = 0; b < nb; b++)
+            if (sel[b] && hi[b] > m) m = hi[b];
+        for (uint32_t b = 0; b < nb; b++)
+            if (sel[b]) den = t_up(den + t_up(t_up(exp(t_up(hi[b] - m)))));
+        for (uint32_t b = 0; b < nb; b++)
+            if (sel[b]) {
+                double rl = t_dn(t_dn(t_dn(exp(t_dn(lo[b] - m)))) / den);
+                rhs = t_dn(rhs + t_dn(rl * nu[b]));
+            }
+        if ((double)v->eval <= t_dn(rhs * prm->vtol)) ok |= KVQ_CERT_CHECK_VALUE;
+    }
+    free(lam);
+    return ok;
+}
+
+/* Run the fast step with prm and judge it; 0 or why.  Judged, each by an
+ * independent path: the contract and the claims by the exact checker (rungs
+ * 0-2 with the step's selection and promotion; rungs 3-4 by the dense
+ * checker kvq_exact_cert_check_dense); the Phase-1 radius against the exact
+ * log-mass enclosures; promotion against the rule computed from the exact
+ * eta, nu; each accepted check by its exact evaluation here (exact_checks)
+ * and by the exact path's kvq_exact_cert_ladder (with the selector contract);
+ * the record's structure. */
+static int sc_check(scase *c, const kvq_cert_params *prm, sstats *st, int try_half,
+                    kvq_cert_record *rec_out, uint8_t *prom_out, char *why, size_t wn)
+{
     kvq_cert_record rec, half;
     kvq_exact_cert_verdict v;
     kvq_cert_decl decl, kdecl;
-    uint32_t nb = kvq_cert_blocks(&c->sh), nsel = 0;
-    uint8_t *prom = xmalloc(nb);
-    float delta1;
+    uint32_t nb = kvq_cert_blocks(&c->sh), nq = kvq_cert_full_blocks(&c->sh), nsel = 0;
+    uint32_t ks = 0, np = 0, ncand = 0, klo, kcap;
+    uint8_t *prom = xmalloc(nb), *cand = xmalloc(nb);
+    float delta1, *eta = xmalloc(nb * 4), *nu = xmalloc(nb * 4), *dx = xmalloc(nb * 4), dxm;
+    double *lo = xmalloc(nb * 8), *hi = xmalloc(nb * 8);
     kvq_status s1, s2;
+    int rc = 1, dense;
     s1 = kvq_cert_step(c->out, c->sel, prom, c->lm, &rec, &kdecl, &delta1, c->q, c->scale,
-                       &c->cache, &prm, &c->sh);
-    free(prom);
+                       &c->cache, prm, &c->sh);
     if (s1 != KVQ_OK) {
         snprintf(why, wn, "step status %d", s1);
-        return 1;
+        goto out;
     }
-    for (uint32_t b = 0; b < nb; b++) nsel += c->sel[b] ? kvq_cert_block_tokens(&c->sh, b) : 0u;
+    REQ_EQ(kvq_exact_cert_annotate(eta, nu, c->v, c->vc, c->vs, c->vz, &c->sh), KVQ_OK);
+    REQ_EQ(kvq_exact_cert_delta(dx, &dxm, c->q, c->scale, c->k, c->sigma, c->z, &c->sh), KVQ_OK);
+    REQ_EQ(kvq_exact_cert_logmass(lo, hi, c->q, c->scale, &c->cache, &c->sh), KVQ_OK);
+    dense = rec.rung >= 3u;
+    /* SPEC: [CERT-REC-01] [CERT-LAD-01] structure of the result */
+    for (uint32_t b = 0; b < nb; b++) {
+        if (c->sel[b] > 1u || prom[b] > 1u || (prom[b] && !c->sel[b]) || (prom[b] && b == nq) ||
+            (b == nq && !c->sel[b])) {
+            snprintf(why, wn, "flags of block %u: sel %u prom %u", b, c->sel[b], prom[b]);
+            goto out;
+        }
+        ks += b < nq && c->sel[b];
+        np += prom[b];
+        nsel += c->sel[b] ? kvq_cert_block_tokens(&c->sh, b) : 0u;
+        cand[b] = b < nq && c->sel[b] && (double)eta[b] > (double)prm->vtol * (double)nu[b];
+        ncand += cand[b];
+    }
+    klo = prm->kmin < nq ? prm->kmin : nq;
+    kcap = prm->kmax < nq ? prm->kmax : nq;
+    if (rec.version != 1u || rec.rung > 4u || rec.rung < prm->start_rung || rec.k_sel != ks ||
+        rec.n_prom != np || rec.n != c->sh.tokens || rec.d != c->sh.dim ||
+        (rec.rung == 0u && (ks < klo || ks > kcap)) ||
+        (rec.rung <= 2u && ks > (2u * kcap < nq ? 2u * kcap : nq)) ||           /* [CERT-SEL-02] */
+        (rec.rung <= 2u && (rec.checks & 7u) != 7u) ||                          /* [CERT-LAD-02] */
+        (dense && (ks != nq || np != 0u || rec.ekey != 0.0f || rec.eval != 0.0f ||
+                   rec.checks != 0u)) ||                          /* [CERT-LAD-03] [CERT-LAD-04] */
+        (dense && (rec.rung == 4u) != (prm->start_rung == 4u || rec.earith > prm->eps_dense))) {
+        snprintf(why, wn, "record: rung %u k_sel %u/%u n_prom %u/%u checks 0x%x earith %a",
+                 rec.rung, rec.k_sel, ks, rec.n_prom, np, rec.checks, (double)rec.earith);
+        goto out;
+    }
+    /* SPEC: [CERT-PROM-01] [CERT-PROM-02] [CERT-PROM-03] promotion from the exact eta, nu */
+    if (!dense) {
+        int bad = 0;
+        for (uint32_t b = 0; b < nq; b++) {
+            if (rec.rung == 2u) bad |= prom[b] != c->sel[b];
+            else if (prm->promote_budget == KVQ_CERT_PROMOTE_THRESHOLD) bad |= prom[b] != cand[b];
+            else bad |= prom[b] && !cand[b];
+        }
+        if (rec.rung < 2u && prm->promote_budget != KVQ_CERT_PROMOTE_THRESHOLD &&
+            np != (ncand < prm->promote_budget ? ncand : prm->promote_budget))
+            bad = 1;
+        if (bad) {
+            snprintf(why, wn, "promotion at rung %u: %u promoted, %u candidates, budget %u",
+                     rec.rung, np, ncand, prm->promote_budget);
+            goto out;
+        }
+        st->prom_blocks += np;
+    }
+    /* SPEC: [CERT-LM-02] |L~_b - L_b| <= delta1 for every block, L_b enclosed exactly */
+    if (!(delta1 >= 0.0f)) {
+        snprintf(why, wn, "delta1 %a", (double)delta1);
+        goto out;
+    }
+    for (uint32_t b = 0; b < nb; b++)
+        if (!(t_up((double)c->lm[b] - lo[b]) <= delta1 && t_up(hi[b] - (double)c->lm[b]) <= delta1)) {
+            snprintf(why, wn, "block %u: L~ %a outside [%a, %a] +- delta1 %a", b, (double)c->lm[b],
+                     lo[b], hi[b], (double)delta1);
+            goto out;
+        }
+    st->radius_checked++;
+    if (isfinite(delta1) && delta1 > st->max_delta1) st->max_delta1 = delta1;
+    /* SPEC: [CERT-AR-02] the declaration is that of the pinned sequence over the attended tokens */
     decl = kvq_cert_pinned_decl(nsel);
-    s2 = kvq_exact_cert_check(&v, c->out, &rec, c->sel, NULL, c->q, c->scale, &c->cache, &decl,
-                              &c->sh);
+    if (kdecl.acc_depth != decl.acc_depth || kdecl.rescales != decl.rescales ||
+        !kvq_f32_same(kdecl.u_exp, decl.u_exp)) {
+        snprintf(why, wn, "declaration D %u Nr %u for %u tokens", kdecl.acc_depth, kdecl.rescales,
+                 nsel);
+        goto out;
+    }
+    s2 = dense ? kvq_exact_cert_check_dense(&v, c->out, &rec, c->q, c->scale, &c->cache, &decl,
+                                            &c->sh)
+               : kvq_exact_cert_check(&v, c->out, &rec, c->sel, prom, c->q, c->scale, &c->cache,
+                                      &decl, &c->sh);
     if (s2 != KVQ_OK) {
         snprintf(why, wn, "check status %d", s2);
-        return 1;
+        goto out;
     }
     st->steps++;
+    st->rungs[rec.rung]++;
     if (v.holds_sound == -1 || v.holds == -1) st->undecided++;
-    /* SPEC: [CERT-CON-01] with the sound bounds, and with the claims */
-    if (v.holds_sound != 1 || v.holds != 1) {
+    /* SPEC: [CERT-CON-01] with the sound bounds and with the claims; dense: [CERT-LAD-03] */
+    if (v.holds != 1 || v.holds_sound != 1) {
         st->violations++;
-        snprintf(why, wn, "contract: error in [%a, %a], sound %a+%a+%a, claimed %a+%a+%a",
-                 v.err_lo, v.err_hi, (double)v.ekey, (double)v.eval, (double)v.earith,
+        snprintf(why, wn, "contract at rung %u: error in [%a, %a], sound %a+%a+%a, claimed %a+%a+%a",
+                 rec.rung, v.err_lo, v.err_hi, (double)v.ekey, (double)v.eval, (double)v.earith,
                  (double)rec.ekey, (double)rec.eval, (double)rec.earith);
-        return 1;
+        goto out;
     }
     /* SPEC: [CERT-CON-02] claims >= sound values; Delta [CERT-DLT-04] */
     if (v.unsound != 0 || !(rec.delta >= v.delta) || !kvq_f32_same(rec.vmax, v.vmax)) {
@@ -1001,41 +1183,84 @@ static int sc_check(scase *c, sstats *st, int try_half, char *why, size_t wn)
         snprintf(why, wn, "unsound claim 0x%x: ekey %a/%a eval %a/%a earith %a/%a delta %a/%a",
                  v.unsound, (double)rec.ekey, (double)v.ekey, (double)rec.eval, (double)v.eval,
                  (double)rec.earith, (double)v.earith, (double)rec.delta, (double)v.delta);
-        return 1;
+        goto out;
+    }
+    /* SPEC: [CERT-CHK-01] [CERT-RANK-01] [CERT-BND-01] [CERT-LAD-02] every check the
+     * step accepted holds exactly (this path promises more than the 2 delta1 tolerance) */
+    if (!dense) {
+        unsigned ex = exact_checks(c, prm, c->sel, prom, lo, hi, dx, eta, nu, &v);
+        if ((ex & 7u) != 7u) {
+            snprintf(why, wn, "rung %u accepted, exact checks 0x%x", rec.rung, ex);
+            goto out;
+        }
+        st->checks_exact++;
+        /* the exact path's own evaluator of the ladder: the checks pass
+         * exactly, and the selection meets [CERT-SEL-02] (clamp, coverage
+         * within e^{2 delta1} or cap); it needs a finite delta1 */
+        if (isfinite(delta1)) {
+            kvq_exact_cert_ladder_out lo2;
+            REQ_EQ(kvq_exact_cert_ladder(&lo2, rec.rung, c->sel, prom, c->q, c->scale, &c->cache,
+                                         prm, delta1, &c->sh), KVQ_OK);
+            if (lo2.rank.pass != 1 || lo2.boundary.pass != 1 || lo2.value.pass != 1 ||
+                lo2.selector_ok != 1 ||
+                ((rec.checks & KVQ_CERT_CHECK_COVERAGE) && lo2.coverage.ok != 1)) {
+                snprintf(why, wn, "kvq_exact_cert_ladder at rung %u: rank %d [%a, %a] boundary "
+                         "%d [%a, %a] value %d [%a, %a] selector %d coverage %d [%a, %a]",
+                         rec.rung, lo2.rank.pass, lo2.rank.lo, lo2.rank.hi, lo2.boundary.pass,
+                         lo2.boundary.lo, lo2.boundary.hi, lo2.value.pass, lo2.value.lo,
+                         lo2.value.hi, lo2.selector_ok, lo2.coverage.ok, lo2.coverage.lo,
+                         lo2.coverage.hi);
+                goto out;
+            }
+            st->ladder_exact++;
+        } else {
+            st->ladder_skip++;
+        }
     }
     if (v.err_hi > 0.0 && (double)rec.etotal / v.err_hi > st->max_ratio)
         st->max_ratio = (double)rec.etotal / v.err_hi;
+    if (rec_out) *rec_out = rec;
+    if (prom_out) memcpy(prom_out, prom, nb);
+    rc = 0;
     /* A deliberately unsound claim: E_key halved is flagged [CERT-CON-02]
      * (every 8th step: it costs a second exact check). */
-    if (!try_half) return 0;
+    if (!try_half || dense) goto out;
     half = rec;
     half.ekey = rec.ekey * 0.5f;
     if (v.ekey > 0.0f && half.ekey < v.ekey) {
         kvq_exact_cert_verdict v2;
-        REQ_EQ(kvq_exact_cert_check(&v2, c->out, &half, c->sel, NULL, c->q, c->scale, &c->cache,
+        REQ_EQ(kvq_exact_cert_check(&v2, c->out, &half, c->sel, prom, c->q, c->scale, &c->cache,
                                     &decl, &c->sh), KVQ_OK);
         if (!(v2.unsound & 1u)) {
             snprintf(why, wn, "halved E_key %a not flagged (sound %a)", (double)half.ekey,
                      (double)v.ekey);
-            return 1;
+            rc = 1;
+            goto out;
         }
         st->caught_half++;
     } else {
         st->half_trivial++;
     }
-    return 0;
+out:
+    free(prom), free(cand), free(eta), free(nu), free(dx), free(lo), free(hi);
+    return rc;
 }
 
 /*
  * SPEC: [CERT-CON-01] [CERT-CON-02] [CERT-EK-01] [CERT-EV-01] [CERT-EV-02] [CERT-AR-01]
  * SPEC: [CERT-AR-02] [CERT-SEL-01] [CERT-SEL-03] [CERT-LM-01] [CERT-LM-02] [CERT-ANN-04]
- * SPEC: [CERT-DLT-03] [CERT-REC-01] [TEST-SEED-01]
+ * SPEC: [CERT-DLT-03] [CERT-REC-01] [CERT-PROM-01] [CERT-PROM-02] [CERT-PROM-03]
+ * SPEC: [CERT-RANK-01] [CERT-BND-01] [CERT-CHK-01] [CERT-LAD-01] [CERT-LAD-02]
+ * SPEC: [CERT-LAD-03] [TEST-SEED-01]
  * Random steps of five head kinds (d in {16, 64, 128}, n <= 320 (<= 48 for
- * 15 steps in 16), tau = 0.995,
- * Kmin = 2, Kmax = 128): the fast certificate satisfies the contract decided
- * by the exact path (zero violations), every claimed bound is >= the exact
- * sound value, and a claim with E_key halved is flagged unsound (every 8th
- * step).  Steps:
+ * 15 steps in 16)) under five parameter sets in turn (the defaults; vtol = 0
+ * with a budget of 0-2 blocks or the threshold rule; eps_guard 0.5 with r in
+ * {1, 2}; Kmax in 1..3 with eps_guard 4; a random start rung with eps_dense 0
+ * or +inf), the ladder included: each result judged by sc_check (zero
+ * contract violations, every claimed bound >= the exact sound value, the
+ * Phase-1 radius bounds every |L~_b - L_b|, promotion as the rule computed
+ * from the exact eta and nu, every accepted check true exactly), and a claim
+ * with E_key halved is flagged unsound (every 8th step).  Steps:
  * KVQ_RANDOM_CASES / 50 in all (2000 by default).
  */
 START_TEST(step_random)
@@ -1050,48 +1275,54 @@ START_TEST(step_random)
     if (quota == 0) quota = 1;
     for (uint64_t i = 0; i < quota; i++) {
         scase c;
+        kvq_cert_params prm;
         sc_gen(&c, &r, h, i % 16 == 0 ? 320u : 48u);
-        if (sc_check(&c, &st, i % 8 == 0, why, sizeof why))
+        prm = sc_params(&r, i);
+        if (sc_check(&c, &prm, &st, i % 8 == 0, NULL, NULL, why, sizeof why))
             ck_abort_msg("step_random seed=0x%016" PRIx64 " (KVQ_SEED=0x%016" PRIx64
-                         ") head=%s step=%" PRIu64 " n=%u d=%u: %s",
-                         seed, g_seed, head_name[h], i, c.sh.tokens, c.sh.dim, why);
-        /* exact log-masses enclose; the fast L~_b is finite or -inf [CERT-LM-01] */
-        if (i % 16 == 0) {
-            uint32_t nb = kvq_cert_blocks(&c.sh);
-            double *lo = xmalloc(nb * 8), *hi = xmalloc(nb * 8);
-            REQ_EQ(kvq_exact_cert_logmass(lo, hi, c.q, c.scale, &c.cache, &c.sh), KVQ_OK);
-            for (uint32_t b = 0; b < nb; b++) REQ(lo[b] <= hi[b] && !isnan(c.lm[b]));
-            free(lo), free(hi);
-        }
+                         ") head=%s step=%" PRIu64 " n=%u d=%u params=%" PRIu64 ": %s",
+                         seed, g_seed, head_name[h], i, c.sh.tokens, c.sh.dim, i % 5u, why);
         sc_free(&c);
     }
     printf("step_random[%s]: seed=0x%016" PRIx64 " steps=%" PRIu64 " violations=%" PRIu64
            " unsound=%" PRIu64 " halved_ekey_caught=%" PRIu64 " (trivial %" PRIu64
-           ") undecided=%" PRIu64 " max etotal/error=%.3g\n",
+           ") undecided=%" PRIu64 " rungs=%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
+           "/%" PRIu64 " promoted=%" PRIu64 " checks_exact=%" PRIu64 " ladder_exact=%" PRIu64
+           " SKIP(ladder, delta1 inf)=%" PRIu64 " max_delta1=%.3g max etotal/error=%.3g\n",
            head_name[h], seed, st.steps, st.violations, st.unsound_fast, st.caught_half,
-           st.half_trivial, st.undecided, st.max_ratio);
+           st.half_trivial, st.undecided, st.rungs[0], st.rungs[1], st.rungs[2], st.rungs[3],
+           st.rungs[4], st.prom_blocks, st.checks_exact, st.ladder_exact, st.ladder_skip,
+           st.max_delta1, st.max_ratio);
     fflush(stdout);
     REQ_EQ(st.violations, 0);
     REQ_EQ(st.steps, quota);
 }
 END_TEST
 
-/* SPEC: [CERT-EK-02] [CERT-EK-01] [CERT-SEL-01] [CERT-CON-01]
+/* SPEC: [CERT-EK-02] [CERT-EK-01] [CERT-SEL-01] [CERT-CON-01] [CERT-RANK-01] [CERT-LAD-02]
+ * SPEC: [CERT-LAD-03]
  * bounds/cert.md §6, truncation: 1000 blocks, all keys equal (Delta = 0), values
- * 1 in blocks 0..127 and 0 after.  The selector takes blocks 0..127, the
- * paper's term is 0 and a certificate claiming it is violated; the fast
- * certificate holds. */
+ * 1 in blocks 0..127 and 0 after.  The reference selector's rung-0 choice is
+ * blocks 0..127 (equal masses, ties to the lower index, capped at Kmax = 128);
+ * its output is exactly 1 (every weight multiplies 1), the paper's term is
+ * 2 Vmax e^0 alpha^ (e^0 - 1) = 0, and a certificate claiming it is violated
+ * (exact checker).  The ladder refuses that rung and rungs 1-2 (equal
+ * log-masses with unselected blocks: the ranking check fails) and answers
+ * with dense attention (rung 3), whose error is within its E_arith. */
 START_TEST(step_truncation_counterexample)
 {
     scase c;
     kvq_cert_params prm = kvq_cert_default_params();
     kvq_cert_record rec, bad;
     kvq_exact_cert_verdict v;
-    kvq_cert_decl decl, kdecl;
-    uint8_t prom[1000];
-    float delta1;
+    kvq_cert_decl decl;
+    uint8_t sel0[1000], prom0[1000];
+    float one[16];
     uint32_t d = 16, n = 16000;
+    sstats st;
+    char why[768];
     memset(&c, 0, sizeof c);
+    memset(&st, 0, sizeof st);
     c.sh.tokens = n, c.sh.dim = d, c.scale = 0.25f;
     c.q = xmalloc(d * 4), c.k = xmalloc((size_t)n * d * 4), c.v = xmalloc((size_t)n * d * 4);
     for (uint32_t i = 0; i < d; i++) c.q[i] = 1.0f;
@@ -1101,28 +1332,345 @@ START_TEST(step_truncation_counterexample)
             c.v[(size_t)t * d + i] = t < 128u * 16u ? 1.0f : 0.0f;
         }
     sc_quantize(&c);
-    REQ_EQ(kvq_cert_step(c.out, c.sel, prom, c.lm, &rec, &kdecl, &delta1, c.q, c.scale, &c.cache,
-                         &prm, &c.sh), KVQ_OK);
-    REQ_EQ(rec.k_sel, 128);
-    for (uint32_t b = 0; b < 1000; b++) REQ_EQ(c.sel[b], b < 128 ? 1 : 0);
-    SAME(rec.ekey_paper, 0.0f);
-    for (uint32_t i = 0; i < d; i++) SAME(c.out[i], 1.0f);
+    if (sc_check(&c, &prm, &st, 0, &rec, NULL, why, sizeof why)) ck_abort_msg("%s", why);
+    REQ_EQ(rec.rung, 3);
+    REQ_EQ(rec.k_sel, 1000);
+    /* the refused rung 0, judged on its own */
+    for (uint32_t b = 0; b < 1000; b++) sel0[b] = b < 128 ? 1u : 0u, prom0[b] = 0u;
+    for (uint32_t i = 0; i < d; i++) one[i] = 1.0f;
+    memset(&bad, 0, sizeof bad);
+    bad.version = 1u, bad.n = n, bad.d = d, bad.k_sel = 128u;
+    bad.ekey = 0.0f;                             /* the paper's term */
+    bad.earith = rec.earith;                     /* generous: the dense pass's */
     decl = kvq_cert_pinned_decl(128u * 16u);
-    REQ_EQ(kvq_exact_cert_check(&v, c.out, &rec, c.sel, NULL, c.q, c.scale, &c.cache, &decl,
-                                &c.sh), KVQ_OK);
-    REQ_EQ(v.holds, 1);
-    REQ_EQ(v.holds_sound, 1);
-    REQ_EQ(v.unsound, 0);
-    SAME(v.delta, 0.0f);                         /* zero-range keys [CERT-DLT-01] */
-    /* alpha^ = 0.872 exactly: RU32 of it */
-    REQ(v.alpha_hat >= 0.872f && nextafterf(v.alpha_hat, 0.0f) < 0.872);
-    bad = rec;
-    bad.ekey = rec.ekey_paper;                   /* the paper's term alone */
-    REQ_EQ(kvq_exact_cert_check(&v, c.out, &bad, c.sel, NULL, c.q, c.scale, &c.cache, &decl,
+    REQ_EQ(kvq_exact_cert_check(&v, one, &bad, sel0, prom0, c.q, c.scale, &c.cache, &decl,
                                 &c.sh), KVQ_OK);
     REQ_EQ(v.holds, 0);                          /* error 0.872 sqrt(d) > E_val + E_arith */
     REQ(v.unsound & 1u);
+    REQ_EQ(v.holds_sound, 1);                    /* the sound E_key covers it */
+    SAME(v.delta, 0.0f);                         /* zero-range keys [CERT-DLT-01] */
+    /* alpha^ = 0.872 exactly: RU32 of it */
+    REQ(v.alpha_hat >= 0.872f && nextafterf(v.alpha_hat, 0.0f) < 0.872);
     REQ(v.err_lo > 0.872 * 4.0 * (1.0 - 0x1p-20));
+    sc_free(&c);
+}
+END_TEST
+
+/* ========================================================================= */
+/* ladder: rung-forcing heads, the dense path, the Phase-1 radius            */
+/* ========================================================================= */
+
+/* d = 16, n = 128 + extra (8 full blocks), q = 1, scale 1/4: the keys of
+ * block b are ctr[b] + noise (scores about 4 ctr[b]), the noise binary16 in
+ * [-1/8, 1/8], the residual's keys -1 + noise; values random in [-1, 1]. */
+static void heads(scase *c, rng *r, const float *ctr, uint32_t extra)
+{
+    uint32_t d = 16, n = 128 + extra;
+    memset(c, 0, sizeof *c);
+    c->sh.tokens = n, c->sh.dim = d, c->scale = 0.25f;
+    c->q = xmalloc(d * 4), c->k = xmalloc((size_t)n * d * 4), c->v = xmalloc((size_t)n * d * 4);
+    for (uint32_t i = 0; i < d; i++) c->q[i] = 1.0f;
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t i = 0; i < d; i++) {
+            c->k[(size_t)t * d + i] = rand_f16(r, t < 128 ? ctr[t / 16] : -1.0f, 0.125f);
+            c->v[(size_t)t * d + i] = rand_f16(r, 0.0f, 1.0f);
+        }
+    sc_quantize(c);
+}
+
+/* Blocks 0 and 1 heavy (keys about 1), the others light (about -1): the
+ * estimated masses of blocks 0 and 1 are each about e^8 times the others'. */
+static const float two_heavy[8] = { 1.0f, 1.0f, -1.0f, -1.0f, -1.0f, -1.0f, -1.0f, -1.0f };
+
+/* Run sc_check on c with prm; abort with the case on failure. */
+static kvq_cert_record ladder_run(scase *c, const kvq_cert_params *prm, uint8_t *prom,
+                                  const char *what)
+{
+    kvq_cert_record rec;
+    sstats st;
+    char why[768];
+    memset(&st, 0, sizeof st);
+    if (sc_check(c, prm, &st, 1, &rec, prom, why, sizeof why))
+        ck_abort_msg("%s (n=%u d=%u start=%u vtol=%a budget=%u): %s", what, c->sh.tokens,
+                     c->sh.dim, prm->start_rung, (double)prm->vtol, prm->promote_budget, why);
+    return rec;
+}
+
+/* SPEC: [CERT-LAD-01] [CERT-LAD-02] [CERT-SEL-01] [CERT-RANK-01] [CERT-BND-01]
+ * Two heavy blocks.  Defaults: rung 0 accepted with both.  Kmin = Kmax = 1:
+ * rung 0 selects one heavy block and leaves the other in T (ranking fails:
+ * masses of equal size; boundary fails: alpha^ about 1/2); rung 1 doubles to
+ * both and is accepted.  Every result judged by sc_check. */
+START_TEST(ladder_rung1)
+{
+    rng r = { g_seed ^ 0x1adde41ull };
+    scase c;
+    kvq_cert_params prm = kvq_cert_default_params();
+    kvq_cert_record rec;
+    heads(&c, &r, two_heavy, 5);
+    rec = ladder_run(&c, &prm, NULL, "defaults");
+    REQ_EQ(rec.rung, 0);
+    REQ_EQ(rec.k_sel, 2);
+    REQ(c.sel[0] && c.sel[1] && c.sel[8]);
+    prm.kmin = 1u, prm.kmax = 1u;
+    rec = ladder_run(&c, &prm, NULL, "kmax 1");
+    REQ_EQ(rec.rung, 1);
+    REQ_EQ(rec.k_sel, 2);                        /* K1 = min(2 K0, nq) */
+    REQ(c.sel[0] && c.sel[1]);
+    sc_free(&c);
+}
+END_TEST
+
+/* SPEC: [CERT-PROM-01] [CERT-PROM-02] [CERT-PROM-03] [CERT-LAD-02] [CERT-EV-01]
+ * Two heavy blocks, vtol = 0: every selected block with eta_b > 0 is a
+ * candidate.  Threshold rule: both promoted at rung 0, E_val = 0 (also with
+ * vtol = 2^-149).  Budget 0: nothing promoted, the value check E_val <= 0
+ * fails at rungs 0 and 1, rung 2 promotes every selected block.  Budget 1:
+ * one block promoted at rungs 0-1, the check still fails, rung 2.  Budget 8:
+ * as the threshold rule. */
+START_TEST(ladder_promotion)
+{
+    rng r = { g_seed ^ 0x960707eull };
+    scase c;
+    kvq_cert_params prm = kvq_cert_default_params();
+    kvq_cert_record rec;
+    uint8_t prom[8];
+    heads(&c, &r, two_heavy, 0);
+    REQ(c.eta[0] > 0.0f && c.eta[1] > 0.0f);
+    prm.vtol = 0.0f;
+    rec = ladder_run(&c, &prm, prom, "vtol 0, threshold");
+    REQ_EQ(rec.rung, 0);
+    REQ_EQ(rec.n_prom, 2);
+    REQ(prom[0] && prom[1]);
+    SAME(rec.eval, 0.0f);
+    prm.vtol = 0x1p-149f;
+    rec = ladder_run(&c, &prm, prom, "vtol 2^-149, threshold");
+    REQ_EQ(rec.rung, 0);
+    REQ_EQ(rec.n_prom, 2);
+    prm.vtol = 0.0f;
+    prm.promote_budget = 0u;
+    rec = ladder_run(&c, &prm, prom, "vtol 0, budget 0");
+    REQ_EQ(rec.rung, 2);
+    REQ_EQ(rec.n_prom, rec.k_sel);
+    SAME(rec.eval, 0.0f);
+    prm.promote_budget = 1u;
+    rec = ladder_run(&c, &prm, prom, "vtol 0, budget 1");
+    REQ_EQ(rec.rung, 2);
+    prm.promote_budget = 8u;
+    rec = ladder_run(&c, &prm, prom, "vtol 0, budget 8");
+    REQ_EQ(rec.rung, 0);
+    REQ_EQ(rec.n_prom, 2);
+    sc_free(&c);
+}
+END_TEST
+
+/* SPEC: [CERT-PROM-02] [CERT-LAD-02]
+ * Block 0 heavy (keys about 1), block 1 about e^3 lighter (keys about 1/4),
+ * the rest light; vtol = 1/128, below every eta_b / nu_b here (asserted),
+ * budget 1.  Both are candidates; the budget promotes the one with the
+ * greater W~_b eta_b, and the value check passes with the other left in INT4
+ * (its mass is small: rho_1 eta_1 <= vtol (rho_0 nu_0 + rho_1 nu_1), which
+ * sc_check confirms exactly), so rung 0 is accepted and its promotion is
+ * visible.  The choice is checked against the exact log-masses: L_p + ln
+ * eta_p >= L_c + ln eta_c - 4 delta1 (m1 + ln W~_b and L_b both lie in the
+ * block's enclosure, of width <= 2 delta1). */
+START_TEST(ladder_budget_order)
+{
+    static const float ctr[8] = { 1.0f, 0.25f, -1.0f, -1.0f, -1.0f, -1.0f, -1.0f, -1.0f };
+    rng r = { g_seed ^ 0xb0d9e7ull };
+    scase c;
+    kvq_cert_params prm = kvq_cert_default_params();
+    kvq_cert_record rec;
+    kvq_cert_decl kd;
+    uint8_t prom[8], sel[8];
+    double lo[8], hi[8];
+    float delta1, lm[8], out[16];
+    uint32_t p, o;
+    heads(&c, &r, ctr, 0);
+    prm.vtol = 0x1p-7f;
+    prm.promote_budget = 1u;
+    for (uint32_t b = 0; b < 2; b++)
+        REQ((double)c.eta[b] > (double)prm.vtol * (double)c.nu[b]);
+    rec = ladder_run(&c, &prm, prom, "budget 1, two candidates");
+    REQ_EQ(rec.rung, 0);
+    REQ_EQ(rec.k_sel, 2);
+    REQ_EQ(rec.n_prom, 1);
+    REQ(prom[0] != prom[1]);
+    p = prom[0] ? 0u : 1u, o = 1u - p;
+    REQ_EQ(kvq_cert_step(out, sel, prom, lm, &rec, &kd, &delta1, c.q, c.scale, &c.cache, &prm,
+                         &c.sh), KVQ_OK);
+    REQ_EQ(kvq_exact_cert_logmass(lo, hi, c.q, c.scale, &c.cache, &c.sh), KVQ_OK);
+    REQ(t_dn(lo[p] + t_dn(t_dn(log(c.eta[p])))) >=
+        t_up(t_up(hi[o] + t_up(t_up(log(c.eta[o])))) - t_up(4.0 * delta1)));
+    /* the threshold rule promotes both, still rung 0 */
+    prm.promote_budget = KVQ_CERT_PROMOTE_THRESHOLD;
+    rec = ladder_run(&c, &prm, prom, "threshold, two candidates");
+    REQ_EQ(rec.rung, 0);
+    REQ_EQ(rec.n_prom, 2);
+    sc_free(&c);
+}
+END_TEST
+
+/* SPEC: [CERT-LAD-01] [CERT-LAD-02] [CERT-LAD-03] [CERT-AR-02]
+ * Two heavy blocks (rung 0 acceptable): start_rung 1 gives rung 1 (K1 = 4),
+ * 2 gives rung 2 (every selected block promoted), 3 gives the dense rung 3,
+ * 4 rung 4, and 3 with eps_dense = 0 rung 4 (E_arith > 0 always).  Every
+ * result judged by sc_check; rungs 3-4 against exact dense attention. */
+START_TEST(ladder_start_rung)
+{
+    rng r = { g_seed ^ 0x57a27ull };
+    scase c;
+    kvq_cert_params prm = kvq_cert_default_params();
+    kvq_cert_record rec;
+    uint8_t prom[9];
+    heads(&c, &r, two_heavy, 7);
+    for (uint32_t s = 1; s <= 4; s++) {
+        prm.start_rung = s;
+        rec = ladder_run(&c, &prm, prom, "start rung");
+        REQ_EQ(rec.rung, s);
+        REQ_EQ(rec.k_sel, s == 1 || s == 2 ? 4u : 8u);
+        if (s == 2) REQ_EQ(rec.n_prom, 4);
+    }
+    prm.start_rung = 3u;
+    prm.eps_dense = 0.0f;
+    rec = ladder_run(&c, &prm, prom, "eps_dense 0");
+    REQ_EQ(rec.rung, 4);
+    prm.eps_dense = rec.earith;                  /* not exceeded: rung 3 */
+    rec = ladder_run(&c, &prm, prom, "eps_dense = E_arith");
+    REQ_EQ(rec.rung, 3);
+    sc_free(&c);
+}
+END_TEST
+
+/* SPEC: [CERT-LAD-01] [CERT-LAD-03] [CERT-AR-01] [CERT-AR-02] [CERT-CON-01] [CERT-CON-02]
+ * kvq_cert_dense on random heads (d in {16, 64, 128}, n <= 300), judged by the
+ * exact dense checker: the error against exact dense attention is within the
+ * claimed E_arith, and the claimed E_arith is >= the exact path's; the record
+ * is that of rung 4; the declaration is the pinned one.  Bad inputs: a clear
+ * status and nothing written. */
+START_TEST(ladder_dense)
+{
+    rng r = { g_seed ^ 0xde05eull };
+    for (int i = 0; i < 12; i++) {
+        scase c;
+        kvq_cert_record rec, rz;
+        kvq_cert_decl decl, want;
+        kvq_exact_cert_verdict v;
+        uint32_t nq;
+        sc_gen(&c, &r, i % H_COUNT, 300u);
+        nq = kvq_cert_full_blocks(&c.sh);
+        REQ_EQ(kvq_cert_dense(c.out, &rec, &decl, c.q, c.scale, c.k, c.v, &c.sh), KVQ_OK);
+        want = kvq_cert_pinned_decl(c.sh.tokens);
+        REQ_EQ(decl.acc_depth, want.acc_depth);
+        REQ_EQ(decl.rescales, want.rescales);
+        REQ_EQ(rec.rung, 4);
+        REQ_EQ(rec.k_sel, nq);
+        REQ_EQ(rec.n_prom, 0);
+        REQ_EQ(rec.checks, 0);
+        SAME(rec.ekey, 0.0f);
+        SAME(rec.eval, 0.0f);
+        SAME(rec.etotal, rec.earith);
+        REQ_EQ(kvq_exact_cert_check_dense(&v, c.out, &rec, c.q, c.scale, &c.cache, &decl, &c.sh),
+               KVQ_OK);
+        if (v.holds != 1 || v.holds_sound != 1 || v.unsound != 0)
+            ck_abort_msg("dense seed=0x%016" PRIx64 " case %d n=%u d=%u: error in [%a, %a], "
+                         "E_arith %a (sound %a), unsound 0x%x", g_seed, i, c.sh.tokens, c.sh.dim,
+                         v.err_lo, v.err_hi, (double)rec.earith, (double)v.earith, v.unsound);
+        REQ(rec.vmax >= v.vmax);                 /* an upper bound of max ||v_i|| */
+        if (i == 0) {                            /* bad inputs */
+            float keep = c.v[3];
+            memset(&rz, 0x5a, sizeof rz);
+            c.v[3] = 1.0f + 0x1p-12f;            /* not binary16 */
+            REQ_EQ(kvq_cert_dense(c.out, &rz, &decl, c.q, c.scale, c.k, c.v, &c.sh), KVQ_E_PARAM);
+            c.v[3] = NAN;
+            REQ_EQ(kvq_cert_dense(c.out, &rz, &decl, c.q, c.scale, c.k, c.v, &c.sh),
+                   KVQ_E_NONFINITE);
+            c.v[3] = keep;
+            REQ_EQ(kvq_cert_dense(c.out, &rz, &decl, c.q, -1.0f, c.k, c.v, &c.sh), KVQ_E_PARAM);
+            REQ_EQ(kvq_cert_dense(c.out, &rz, NULL, c.q, c.scale, c.k, c.v, &c.sh), KVQ_E_PARAM);
+            REQ(all_bytes(&rz, sizeof rz, 0x5a));
+        }
+        sc_free(&c);
+    }
+}
+END_TEST
+
+/* SPEC: [CERT-LM-02] [CERT-RANK-01]
+ * A block whose scores lie 128 below the maximum: its binary32 block sum
+ * underflows to 0, L~_b = -inf and no finite radius exists: delta1 = +inf (no
+ * NaN anywhere).  The checks use the block's own enclosure, so rung 0 is
+ * still accepted.  A head without underflow has a finite delta1. */
+START_TEST(ladder_radius_underflow)
+{
+    scase c;
+    kvq_cert_params prm = kvq_cert_default_params();
+    kvq_cert_record rec;
+    kvq_cert_decl kd;
+    uint8_t prom[3];
+    float delta1;
+    uint32_t d = 16, n = 40;
+    memset(&c, 0, sizeof c);
+    c.sh.tokens = n, c.sh.dim = d, c.scale = 1.0f;
+    c.q = xmalloc(d * 4), c.k = xmalloc((size_t)n * d * 4), c.v = xmalloc((size_t)n * d * 4);
+    for (uint32_t i = 0; i < d; i++) c.q[i] = 1.0f;
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t i = 0; i < d; i++) {
+            c.k[(size_t)t * d + i] = t < 16 ? 8.0f : (t < 32 ? 0.0f : 7.5f);
+            c.v[(size_t)t * d + i] = (float)(t % 3) - 1.0f;
+        }
+    sc_quantize(&c);
+    (void)ladder_run(&c, &prm, prom, "underflow");
+    REQ_EQ(kvq_cert_step(c.out, c.sel, prom, c.lm, &rec, &kd, &delta1, c.q, c.scale, &c.cache,
+                         &prm, &c.sh), KVQ_OK);
+    REQ(isinf(delta1) && delta1 > 0.0f);
+    REQ(isinf(c.lm[1]) && c.lm[1] < 0.0f);
+    REQ(!isnan(c.lm[0]) && !isnan(c.lm[2]));
+    REQ_EQ(rec.rung, 0);
+    for (uint32_t i = 0; i < d; i++) REQ(isfinite(c.out[i]));
+    for (uint32_t t = 16; t < 32; t++)           /* block 1 now 80 below: no underflow */
+        for (uint32_t i = 0; i < d; i++) c.k[(size_t)t * d + i] = 3.0f;
+    free(c.kc), free(c.sigma), free(c.z), free(c.vc), free(c.vs), free(c.vz), free(c.eta);
+    free(c.nu), free(c.lm), free(c.sel), free(c.out);
+    sc_quantize(&c);
+    (void)ladder_run(&c, &prm, prom, "no underflow");
+    REQ_EQ(kvq_cert_step(c.out, c.sel, prom, c.lm, &rec, &kd, &delta1, c.q, c.scale, &c.cache,
+                         &prm, &c.sh), KVQ_OK);
+    REQ(isfinite(delta1));
+    sc_free(&c);
+}
+END_TEST
+
+/* SPEC: [CERT-DUMP-03] [CERT-LAD-01] step parameters out of range: KVQ_E_PARAM,
+ * nothing written. */
+START_TEST(ladder_bad_params)
+{
+    rng r = { g_seed ^ 0xbadull };
+    scase c;
+    kvq_cert_record rec;
+    kvq_cert_decl kd;
+    uint8_t prom[8];
+    float delta1 = 7.0f;
+    heads(&c, &r, two_heavy, 0);
+    for (int k = 0; k < 8; k++) {
+        kvq_cert_params p = kvq_cert_default_params();
+        switch (k) {
+        case 0: p.vtol = NAN; break;
+        case 1: p.vtol = -1.0f; break;
+        case 2: p.eps_guard = -0x1p-149f; break;
+        case 3: p.eps_guard = (float)INFINITY; break;
+        case 4: p.eps_dense = NAN; break;
+        case 5: p.eps_dense = -1.0f; break;
+        case 6: p.r = 0u; break;
+        default: p.start_rung = 5u; break;
+        }
+        memset(c.out, 0x5a, 16 * 4), memset(c.sel, 0x5a, 8), memset(prom, 0x5a, 8);
+        memset(&rec, 0x5a, sizeof rec);
+        REQ_EQ(kvq_cert_step(c.out, c.sel, prom, c.lm, &rec, &kd, &delta1, c.q, c.scale,
+                             &c.cache, &p, &c.sh), KVQ_E_PARAM);
+        REQ(all_bytes(c.out, 16 * 4, 0x5a) && all_bytes(c.sel, 8, 0x5a) &&
+            all_bytes(prom, 8, 0x5a) && all_bytes(&rec, sizeof rec, 0x5a));
+        SAME(delta1, 7.0f);
+    }
     sc_free(&c);
 }
 END_TEST
@@ -1232,6 +1780,16 @@ static Suite *cert_suite(void)
     tcase_add_test(tc, special_worked_numbers);
     tcase_add_test(tc, step_truncation_counterexample);
     tcase_add_loop_test(tc, step_random, 0, H_COUNT);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ladder");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, ladder_rung1);
+    tcase_add_test(tc, ladder_promotion);
+    tcase_add_test(tc, ladder_budget_order);
+    tcase_add_test(tc, ladder_start_rung);
+    tcase_add_test(tc, ladder_dense);
+    tcase_add_test(tc, ladder_radius_underflow);
+    tcase_add_test(tc, ladder_bad_params);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad_input");
     tcase_set_timeout(tc, 120);

@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kvq_exact.h"
 #include "xscratch.h"
@@ -667,20 +668,22 @@ kvq_status kvq_exact_cert_logmass(double *lo, double *hi, const float *q, float 
     return KVQ_OK;
 }
 
-kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
-                                const kvq_cert_record *claim, const uint8_t *sel,
-                                const uint8_t *prom, const float *q, float scale,
-                                const kvq_cert_cache *cache, const kvq_cert_decl *decl,
-                                const kvq_cert_shape *shape)
+/* The contract checker; dense != 0: rungs 3-4 [CERT-LAD-03] (sel, prom not
+ * read: every token attended with its exact score and original value). */
+static kvq_status xcheck(kvq_exact_cert_verdict *out, const float *o, const kvq_cert_record *claim,
+                         const uint8_t *sel, const uint8_t *prom, const float *q, float scale,
+                         const kvq_cert_cache *cache, const kvq_cert_decl *decl,
+                         const kvq_cert_shape *shape, int dense)
 {
     uint32_t n, d, nq, nb, ns = 0;
     mpfr_t *sc, *wl, *wu, *nl, *nh, zl, zh, tl, th, x, y, vh, pmax, smax, smin, eps, bnd;
     float *row = NULL, *eta = NULL, *nu = NULL, *dlt = NULL, delta, vmax = 0.0f;
     kvq_status st;
     kvq_xscratch w;
-    if (out == NULL || o == NULL || claim == NULL || sel == NULL || decl == NULL)
+    if (out == NULL || o == NULL || claim == NULL || (sel == NULL && !dense) || decl == NULL)
         return KVQ_E_PARAM;
     if ((st = xstep_check(q, scale, cache, shape)) != KVQ_OK) return st;
+    if (dense) sel = NULL, prom = NULL;
     if (!(decl->u_exp >= 0.0f) || !(decl->u_exp < 0x1p23f) || decl->acc_depth < 1u ||
         decl->acc_depth >= (1u << 23))
         return KVQ_E_PARAM;                       /* [CERT-DUMP-03] */
@@ -688,7 +691,7 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
     nb = kvq_cert_blocks(shape);
     for (uint32_t c = 0; c < d; c++)
         if (!isfinite(o[c])) return KVQ_E_NONFINITE;
-    for (uint32_t b = 0; b < nb; b++)
+    for (uint32_t b = 0; b < nb && !dense; b++)
         if (sel[b] > 1u || (b == nq && sel[b] != 1u) || (prom && (prom[b] > 1u ||
                                                                   (prom[b] && !sel[b]))))
             return KVQ_E_PARAM;
@@ -761,9 +764,9 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
     mpfr_set_zero(vh, 1);
     for (uint32_t t = 0; t < n; t++) {
         uint32_t b = t / KVQ_CERT_BLOCK;
-        xkrow(row, cache, shape, t, 1, &w);
+        xkrow(row, cache, shape, t, !dense, &w);   /* dense: exact scores [CERT-LAD-03] */
         xscore(sc[t], NULL, q, row, d, scale, &w); /* s^_t [CERT-DLT-03] */
-        if (!sel[b]) continue;
+        if (!dense && !sel[b]) continue;
         /* sum_c |q_c| |k^_c| for eps_s, upward */
         mpfr_set_zero(y, 1);
         for (uint32_t c = 0; c < d; c++) {
@@ -775,7 +778,7 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
         if (ns == 0 || mpfr_cmp(sc[t], smax) > 0) mpfr_set(smax, sc[t], MPFR_RNDN);
         if (ns == 0 || mpfr_cmp(sc[t], smin) < 0) mpfr_set(smin, sc[t], MPFR_RNDN);
         /* ||v~_t|| for Vh [CERT-AR-01] */
-        xvrow(row, cache, shape, t, !(prom && prom[b]), &w);
+        xvrow(row, cache, shape, t, !dense && !(prom && prom[b]), &w);
         mpfr_set_zero(y, 1);
         for (uint32_t c = 0; c < d; c++) {
             mpfr_set_flt(w.a, row[c], MPFR_RNDN);
@@ -789,7 +792,7 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
     xweights(wl, wu, sc, NULL, n);
     mpfr_set_zero(tl, 1), mpfr_set_zero(th, 1);  /* T upper in th; S lower in tl */
     for (uint32_t t = 0; t < n; t++) {
-        if (sel[t / KVQ_CERT_BLOCK]) mpfr_add(tl, tl, wl[t], MPFR_RNDD);
+        if (dense || sel[t / KVQ_CERT_BLOCK]) mpfr_add(tl, tl, wl[t], MPFR_RNDD);
         else mpfr_add(th, th, wu[t], MPFR_RNDU);
     }
     /* alpha^ <= Tu / (Tu + Sl) = 1 / (1 + Sl/Tu) */
@@ -807,11 +810,12 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
     out->ekey = ru32(eps);
     kvq_exact_cert_ekey_paper(eps, y, x, bnd, 2u, MPFR_RNDU);
     out->ekey_paper = ru32(eps);
+    if (dense) out->ekey = 0.0f, out->ekey_paper = 0.0f; /* E_key = 0 [CERT-LAD-03] */
     out->delta = delta;
     out->vmax = vmax;
     /* E_val = sum_{b in S} rho_b eta'_b, rho_b <= W_b,u / Z_S,l [CERT-EV-01] */
     mpfr_set_zero(y, 1);
-    for (uint32_t b = 0; b < nq; b++) {
+    for (uint32_t b = 0; b < nq && !dense; b++) {    /* dense: E_val = 0 [CERT-LAD-03] */
         if (!sel[b] || (prom && prom[b]) || eta[b] == 0.0f) continue;
         mpfr_set_zero(x, 1);
         for (uint32_t i = 0; i < KVQ_CERT_BLOCK; i++)
@@ -917,5 +921,262 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
 fail:
     xarr_free(sc, n), xarr_free(wl, n), xarr_free(wu, n), xarr_free(nl, d), xarr_free(nh, d);
     free(row), free(eta), free(nu), free(dlt);
+    return st;
+}
+
+kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
+                                const kvq_cert_record *claim, const uint8_t *sel,
+                                const uint8_t *prom, const float *q, float scale,
+                                const kvq_cert_cache *cache, const kvq_cert_decl *decl,
+                                const kvq_cert_shape *shape)
+{
+    return xcheck(out, o, claim, sel, prom, q, scale, cache, decl, shape, 0);
+}
+
+kvq_status kvq_exact_cert_check_dense(kvq_exact_cert_verdict *out, const float *o,
+                                      const kvq_cert_record *claim, const float *q, float scale,
+                                      const kvq_cert_cache *cache, const kvq_cert_decl *decl,
+                                      const kvq_cert_shape *shape)
+{
+    return xcheck(out, o, claim, NULL, NULL, q, scale, cache, decl, shape, 1);
+}
+
+/* ---- the checks of the ladder, exact -------------------------------------- */
+
+/* Outward steps for binary64 results of one nearest rounding: the real value
+ * lies within half an ulp of the rounded one, so one step is an enclosure. */
+static double dn1(double x) { return nextafter(x, -INFINITY); }
+static double up1(double x) { return nextafter(x, INFINITY); }
+
+/* Decide a margin [CERT-CHK-01]: pass (strict: margin > 0, else >= 0), and ok
+ * (pass, or margin >= -tol for tol > 0; with tol 0, ok is pass). */
+static void decide(kvq_exact_cert_margin *m, int strict)
+{
+    if (strict) m->pass = m->lo > 0.0 ? 1 : m->hi <= 0.0 ? 0 : -1;
+    else m->pass = m->lo >= 0.0 ? 1 : m->hi < 0.0 ? 0 : -1;
+    if (m->pass == 1 || !(m->tol > 0.0)) m->ok = m->pass;
+    else m->ok = m->lo >= -m->tol ? 1 : m->hi < -m->tol ? 0 : -1;
+}
+
+static void margin_inf(kvq_exact_cert_margin *m, double tol)
+{
+    m->lo = m->hi = INFINITY;
+    m->tol = tol;
+    m->pass = m->ok = 1;
+}
+
+/* Descending order of binary64 values, for the r-th greatest. */
+static int desc_d(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a > b ? -1 : a < b ? 1 : 0;
+}
+
+kvq_status kvq_exact_cert_ladder(kvq_exact_cert_ladder_out *out, uint32_t rung,
+                                 const uint8_t *sel, const uint8_t *prom, const float *q,
+                                 float scale, const kvq_cert_cache *cache,
+                                 const kvq_cert_params *prm, float delta1,
+                                 const kvq_cert_shape *shape)
+{
+    uint32_t n, nq, nb, nsf = 0, nt = 0;
+    mpfr_t *sc = NULL, *wl = NULL, *wu = NULL, *bl = NULL, *bu = NULL;
+    mpfr_t stl, stu, ttl, ttu, x, y, z, al, au;
+    double *lamlo = NULL, *lamhi = NULL, ulo = -INFINITY, uhi = -INFINITY, tol2, tol4;
+    float *row = NULL, *eta = NULL, *nu = NULL, *dlt = NULL, delta = 0.0f;
+    kvq_status st;
+    kvq_xscratch w;
+    if (out == NULL || sel == NULL || prm == NULL || rung > 2u) return KVQ_E_PARAM;
+    if (!isfinite(delta1) || !(delta1 >= 0.0f)) return KVQ_E_PARAM;  /* [CERT-DUMP-03] */
+    if (!(prm->tau > 0.0f && prm->tau <= 1.0f) || !(prm->vtol >= 0.0f) || !isfinite(prm->vtol) ||
+        !(prm->eps_guard >= 0.0f) || !isfinite(prm->eps_guard) || prm->r < 1u ||
+        prm->kmin < 1u || prm->kmin > prm->kmax)
+        return KVQ_E_PARAM;
+    if ((st = xstep_check(q, scale, cache, shape)) != KVQ_OK) return st;
+    n = shape->tokens, nq = kvq_cert_full_blocks(shape), nb = kvq_cert_blocks(shape);
+    for (uint32_t b = 0; b < nb; b++)
+        if (sel[b] > 1u || (b == nq && sel[b] != 1u) ||
+            (prom && (prom[b] > 1u || (prom[b] && !sel[b]))))
+            return KVQ_E_PARAM;
+    memset(out, 0, sizeof *out);
+    tol2 = 2.0 * (double)delta1, tol4 = 4.0 * (double)delta1; /* exact in binary64 */
+    /* clamp [CERT-SEL-02] item 1 */
+    for (uint32_t b = 0; b < nq; b++) nsf += sel[b], nt += !sel[b];
+    out->k = nsf;
+    out->kmin = prm->kmin < nq ? prm->kmin : nq;
+    if (rung == 0u) out->kcap = prm->kmax < nq ? prm->kmax : nq;
+    else out->kcap = 2ull * prm->kmax < (uint64_t)nq ? 2u * prm->kmax : nq;
+    out->clamp_ok = out->kmin <= nsf && nsf <= out->kcap;
+    out->cap = nsf == out->kcap;
+
+    sc = xarr(n, KVQ_XPREC), wl = xarr(n, CP), wu = xarr(n, CP);
+    bl = xarr(nb, CP), bu = xarr(nb, CP);
+    row = malloc(sizeof(float) * shape->dim);
+    eta = malloc(sizeof(float) * nb), nu = malloc(sizeof(float) * nb);
+    dlt = malloc(sizeof(float) * nb);
+    lamlo = malloc(sizeof(double) * (nq ? nq : 1u)), lamhi = malloc(sizeof(double) * (nq ? nq : 1u));
+    if (!sc || !wl || !wu || !bl || !bu || !row || !eta || !nu || !dlt || !lamlo || !lamhi) {
+        st = KVQ_E_NOMEM;
+        goto fail;
+    }
+    st = kvq_exact_cert_annotate(eta, nu, cache->v, cache->vcodes, cache->vscale, cache->vzero,
+                                 shape);
+    if (st == KVQ_OK)
+        st = kvq_exact_cert_delta(dlt, &delta, q, scale, cache->k, cache->sigma, cache->z, shape);
+    if (st != KVQ_OK) goto fail;
+    kvq_xs_init(&w);
+    mpfr_inits2(CP, stl, stu, ttl, ttu, x, y, z, al, au, (mpfr_ptr)0);
+    /* Estimated scores s^_t (exact) and weights exp(s^_t - m), m the greatest
+     * over all tokens: every quantity below is a ratio of sums of weights or a
+     * difference of log-masses, so the common factor e^m cancels exactly. */
+    for (uint32_t t = 0; t < n; t++) {
+        xkrow(row, cache, shape, t, 1, &w);
+        xscore(sc[t], NULL, q, row, shape->dim, scale, &w);
+    }
+    xweights(wl, wu, sc, NULL, n);
+    mpfr_set_zero(stl, 1), mpfr_set_zero(stu, 1), mpfr_set_zero(ttl, 1), mpfr_set_zero(ttu, 1);
+    for (uint32_t b = 0; b < nb; b++) {
+        mpfr_set_zero(bl[b], 1), mpfr_set_zero(bu[b], 1);
+        for (uint32_t i = 0; i < kvq_cert_block_tokens(shape, b); i++) {
+            mpfr_add(bl[b], bl[b], wl[kvq_cert_block_first(b) + i], MPFR_RNDD);
+            mpfr_add(bu[b], bu[b], wu[kvq_cert_block_first(b) + i], MPFR_RNDU);
+        }
+        mpfr_add(sel[b] ? stl : ttl, sel[b] ? stl : ttl, bl[b], MPFR_RNDD);
+        mpfr_add(sel[b] ? stu : ttu, sel[b] ? stu : ttu, bu[b], MPFR_RNDU);
+    }
+    /* alpha^_T = W_T / (W_T + W_S) [CERT-SEL-02] item 2: increasing in W_T,
+     * decreasing in W_S */
+    mpfr_add(x, ttl, stu, MPFR_RNDU);
+    mpfr_div(al, ttl, x, MPFR_RNDD);
+    mpfr_add(x, ttu, stl, MPFR_RNDD);
+    mpfr_div(au, ttu, x, MPFR_RNDU);
+    out->alpha_lo = mpfr_get_d(al, MPFR_RNDD);
+    out->alpha_hi = mpfr_get_d(au, MPFR_RNDU);
+
+    if (nt == 0) {                                /* T empty: every check is vacuous */
+        margin_inf(&out->coverage, tol2);
+        margin_inf(&out->rank, tol2);
+        margin_inf(&out->boundary, tol2);
+    } else {
+        /* coverage: ln odds(1 - tau) - ln odds(alpha^_T), odds(alpha^_T) =
+         * W_T / W_S; 1 - tau is exact (tau binary32, CP bits) */
+        mpfr_set_flt(z, prm->tau, MPFR_RNDN);
+        mpfr_ui_sub(z, 1, z, MPFR_RNDN);          /* exact */
+        mpfr_set_flt(y, prm->tau, MPFR_RNDN);
+        mpfr_div(x, z, y, MPFR_RNDD);
+        mpfr_log(x, x, MPFR_RNDD);                /* ln odds(1 - tau), lower; -inf at tau = 1 */
+        mpfr_log(y, ttu, MPFR_RNDU);
+        mpfr_sub(x, x, y, MPFR_RNDD);
+        mpfr_log(y, stl, MPFR_RNDD);
+        mpfr_add(x, x, y, MPFR_RNDD);
+        out->coverage.lo = mpfr_get_d(x, MPFR_RNDD);
+        mpfr_set_flt(y, prm->tau, MPFR_RNDN);
+        mpfr_div(x, z, y, MPFR_RNDU);
+        mpfr_log(x, x, MPFR_RNDU);
+        mpfr_log(y, ttl, MPFR_RNDD);
+        mpfr_sub(x, x, y, MPFR_RNDU);
+        mpfr_log(y, stu, MPFR_RNDU);
+        mpfr_add(x, x, y, MPFR_RNDU);
+        out->coverage.hi = mpfr_get_d(x, MPFR_RNDU);
+        out->coverage.tol = tol2;
+        decide(&out->coverage, 0);
+        /* boundary [CERT-BND-01]: ln(1 - tau) + eps_guard - ln A(alpha^_T, Delta),
+         * A increasing in alpha^ */
+        mpfr_set_flt(y, delta, MPFR_RNDN);
+        kvq_exact_cert_tail(x, y, au, MPFR_RNDU);
+        mpfr_log(x, x, MPFR_RNDU);                /* ln A, upper */
+        mpfr_log(y, z, MPFR_RNDD);
+        mpfr_sub(x, y, x, MPFR_RNDD);
+        mpfr_set_flt(y, prm->eps_guard, MPFR_RNDN);
+        mpfr_add(x, x, y, MPFR_RNDD);
+        out->boundary.lo = mpfr_get_d(x, MPFR_RNDD);
+        mpfr_set_flt(y, delta, MPFR_RNDN);
+        kvq_exact_cert_tail(x, y, al, MPFR_RNDD);
+        mpfr_log(x, x, MPFR_RNDD);                /* ln A, lower */
+        mpfr_log(y, z, MPFR_RNDU);
+        mpfr_sub(x, y, x, MPFR_RNDU);
+        mpfr_set_flt(y, prm->eps_guard, MPFR_RNDN);
+        mpfr_add(x, x, y, MPFR_RNDU);
+        out->boundary.hi = mpfr_get_d(x, MPFR_RNDU);
+        out->boundary.tol = tol2;
+        decide(&out->boundary, 0);
+        /* ranking [CERT-RANK-01]: log-masses relative to m (the shift cancels);
+         * U = max_T (L_b + Delta_b), lambda_r = r-th greatest over the full
+         * blocks of S of L_b - Delta_b; order statistics are monotone in each
+         * argument, so the r-th greatest of the lower (upper) ends encloses it. */
+        uint32_t ns = 0;
+        for (uint32_t b = 0; b < nq; b++) {
+            double lo, hi;
+            mpfr_log(x, bl[b], MPFR_RNDD);
+            lo = mpfr_get_d(x, MPFR_RNDD);
+            mpfr_log(x, bu[b], MPFR_RNDU);
+            hi = mpfr_get_d(x, MPFR_RNDU);
+            if (sel[b]) {
+                lamlo[ns] = dn1(lo - (double)dlt[b]);
+                lamhi[ns] = up1(hi - (double)dlt[b]);
+                ns++;
+            } else {
+                double a = dn1(lo + (double)dlt[b]), c = up1(hi + (double)dlt[b]);
+                if (a > ulo) ulo = a;
+                if (c > uhi) uhi = c;
+            }
+        }
+        if (ns < prm->r) {
+            out->rank.lo = out->rank.hi = -INFINITY; /* lambda_r = -inf */
+        } else {
+            double llo, lhi;
+            qsort(lamlo, ns, sizeof *lamlo, desc_d);
+            qsort(lamhi, ns, sizeof *lamhi, desc_d);
+            llo = lamlo[prm->r - 1u], lhi = lamhi[prm->r - 1u];
+            out->rank.lo = dn1(dn1(llo - uhi) - (double)prm->eps_guard);
+            out->rank.hi = up1(up1(lhi - ulo) - (double)prm->eps_guard);
+        }
+        out->rank.tol = tol2;
+        decide(&out->rank, 1);
+    }
+    /* value check [CERT-LAD-02]: E_val = sum_S rho_b eta'_b against v_tol sum_S
+     * rho_b nu_b, rho_b = W_b / W_S (the common W_S cancels in the log ratio) */
+    mpfr_set_zero(x, 1), mpfr_set_zero(y, 1);     /* E lower / upper (times W_S) */
+    mpfr_set_zero(al, 1), mpfr_set_zero(au, 1);   /* N lower / upper */
+    for (uint32_t b = 0; b < nb; b++) {
+        if (!sel[b]) continue;
+        mpfr_mul_d(z, bl[b], (double)nu[b], MPFR_RNDD);
+        mpfr_add(al, al, z, MPFR_RNDD);
+        mpfr_mul_d(z, bu[b], (double)nu[b], MPFR_RNDU);
+        mpfr_add(au, au, z, MPFR_RNDU);
+        if (b == nq || (prom && prom[b]) || eta[b] == 0.0f) continue; /* eta' = 0 */
+        mpfr_mul_d(z, bl[b], (double)eta[b], MPFR_RNDD);
+        mpfr_add(x, x, z, MPFR_RNDD);
+        mpfr_mul_d(z, bu[b], (double)eta[b], MPFR_RNDU);
+        mpfr_add(y, y, z, MPFR_RNDU);
+    }
+    if (mpfr_zero_p(y)) {
+        margin_inf(&out->value, tol4);            /* E_val = 0 */
+    } else {
+        mpfr_set_flt(z, prm->vtol, MPFR_RNDN);
+        mpfr_mul(stl, al, z, MPFR_RNDD);
+        mpfr_log(stl, stl, MPFR_RNDD);            /* -inf when vtol or N is 0 */
+        mpfr_log(ttu, y, MPFR_RNDU);
+        mpfr_sub(stl, stl, ttu, MPFR_RNDD);
+        out->value.lo = mpfr_get_d(stl, MPFR_RNDD);
+        mpfr_mul(stu, au, z, MPFR_RNDU);
+        mpfr_log(stu, stu, MPFR_RNDU);
+        mpfr_log(ttl, x, MPFR_RNDD);
+        mpfr_sub(stu, stu, ttl, MPFR_RNDU);
+        out->value.hi = mpfr_get_d(stu, MPFR_RNDU);
+        out->value.tol = tol4;
+        decide(&out->value, 0);
+    }
+    out->selector_ok = !out->clamp_ok ? 0 : (out->cap || out->coverage.ok == 1) ? 1
+                                            : out->coverage.ok;
+    out->checks = (out->rank.pass == 1 ? KVQ_CERT_CHECK_RANK : 0u) |
+                  (out->boundary.pass == 1 ? KVQ_CERT_CHECK_BOUNDARY : 0u) |
+                  (out->value.pass == 1 ? KVQ_CERT_CHECK_VALUE : 0u) |
+                  (out->coverage.pass == 1 ? KVQ_CERT_CHECK_COVERAGE : 0u);
+    mpfr_clears(stl, stu, ttl, ttu, x, y, z, al, au, (mpfr_ptr)0);
+    kvq_xs_clear(&w);
+    st = KVQ_OK;
+fail:
+    xarr_free(sc, n), xarr_free(wl, n), xarr_free(wu, n), xarr_free(bl, nb), xarr_free(bu, nb);
+    free(row), free(eta), free(nu), free(dlt), free(lamlo), free(lamhi);
     return st;
 }

@@ -16,6 +16,18 @@
 #define F32_MIN_NORMAL 0x1p-126f
 #define F16_MIN_NORMAL 0x1p-14f
 
+/* The ACSL below is proved by Frama-C WP (proofs/run.sh, results in
+ * proofs/results/); what is assumed instead is listed in proofs/TRUSTED.md.
+ * Float error bounds are real-valued claims of spec/bounds/cert.md, backed by
+ * tests/check_cert.c, not WP goals [TR-FLOAT-BOUNDS]. */
+
+/*@ // Stored value metadata as the dequantizer accepts it [CERT-V4-01].
+    // (The binary16 grid is checked too; the proofs need only the range.)
+    predicate kvq_value_meta_l(float s, float z) =
+        \is_finite(s) && \is_finite(z) && -65504 <= s <= 65504 && -65504 <= z <= 65504 &&
+        (s == 0 || s >= 0x1p-14);
+*/
+
 int kvq_cert_is_f16(float v)
 {
     int ov;
@@ -26,10 +38,28 @@ int kvq_cert_is_f16(float v)
 }
 
 /* Non-finite values first, then non-binary16 ones [CERT-K8-05]. */
+/*@ requires input: \valid_read(x + (0 .. n - 1));
+    assigns \nothing;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM;
+    ensures nonfinite_first: \result == KVQ_E_NONFINITE <==>
+        (\exists integer e; 0 <= e < n && !\is_finite(x[e]));           // [CERT-K8-05]
+    ensures ok: \result == KVQ_OK ==> \forall integer e; 0 <= e < n ==>
+        \is_finite(x[e]) && kvq_is_f16_l(x[e]);                        // [CERT-L-02]
+*/
 kvq_status kvq_certi_check_f16(const float *x, uint64_t n)
 {
+    /*@ loop invariant e_range: 0 <= e <= n;
+        loop invariant finite: \forall integer e2; 0 <= e2 < e ==> \is_finite(x[e2]);
+        loop assigns e;
+        loop variant n - e;
+    */
     for (uint64_t e = 0; e < n; e++)
         if (!isfinite(x[e])) return KVQ_E_NONFINITE;
+    /*@ loop invariant e_range: 0 <= e <= n;
+        loop invariant f16: \forall integer e2; 0 <= e2 < e ==> kvq_is_f16_l(x[e2]);
+        loop assigns e;
+        loop variant n - e;
+    */
     for (uint64_t e = 0; e < n; e++)
         if (!kvq_cert_is_f16(x[e])) return KVQ_E_PARAM;
     return KVQ_OK;
@@ -37,12 +67,35 @@ kvq_status kvq_certi_check_f16(const float *x, uint64_t n)
 
 /* ---- keys [CERT-K8-01..03] ---------------------------------------------- */
 
-/* Pinned code of one key element against stored sigma > 0, z [CERT-K8-02]. */
+/* Pinned code of one key element against stored sigma > 0, z [CERT-K8-02].
+ * Total for any finite k, z and normal sigma: the step the spec says the clamp
+ * keeps total. */
+/*@ requires finite: \is_finite(k) && \is_finite(z) && \is_finite(sigma);
+    requires sigma_normal: sigma >= 0x1p-126;
+    requires out: \valid(flags);
+    assigns *flags;
+    ensures code_range: KVQ_CERT_KCODE_MIN <= \result <= KVQ_CERT_KCODE_MAX; // [CERT-K8-02]
+*/
 static int8_t key_code(float k, float sigma, float z, uint32_t ties, uint32_t *flags)
 {
     float t = k - z;                     /* RN32 [CERT-K8-02] */
     float qv = t / sigma;                /* RN32, a division [CERT-K8-02] */
-    int64_t c = kvq_round_int(qv, ties); /* |qv| < 2^9: exact [POL-TIE-01] */
+    int64_t c;
+    /* With binary16 keys |qv| < 2^9 [CERT-K8-02].  For other finite k, z,
+     * qv can be huge or infinite (t overflows); every qv outside [-129, 128]
+     * rounds to a code outside [-128, 127] under either tie rule, so clamping
+     * it before rounding gives the same code and flag and keeps qv within
+     * kvq_round_int's domain |q| < 2^31.  (A NaN qv cannot arise from finite
+     * k, z and sigma > 0; it would be clamped low.) */
+    if (!(qv >= -129.0f)) {
+        *flags |= KVQ_FLAG_CLAMPED;
+        return (int8_t)KVQ_CERT_KCODE_MIN;
+    }
+    if (qv > 128.0f) {
+        *flags |= KVQ_FLAG_CLAMPED;
+        return (int8_t)KVQ_CERT_KCODE_MAX;
+    }
+    c = kvq_round_int(qv, ties);         /* |qv| <= 129: exact [POL-TIE-01] */
     if (c < KVQ_CERT_KCODE_MIN) {
         *flags |= KVQ_FLAG_CLAMPED;
         return (int8_t)KVQ_CERT_KCODE_MIN;
@@ -111,6 +164,11 @@ kvq_status kvq_cert_quantize_keys(int8_t *codes, float *sigma, float *z, uint32_
 }
 
 /* Stored key metadata is well formed [CERT-K8-01]. */
+/*@ assigns \nothing;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM;
+    ensures ok: \result == KVQ_OK <==>
+        \is_finite(s) && \is_finite(z) && (s == 0 || s >= 0x1p-126);   // [CERT-K8-01]
+*/
 kvq_status kvq_certi_key_meta_ok(float s, float z)
 {
     if (!isfinite(s) || !isfinite(z)) return KVQ_E_NONFINITE;
@@ -182,6 +240,10 @@ kvq_status kvq_cert_quantize_values(uint8_t *codes, float *scale, float *zero, u
 }
 
 /* Stored value metadata: binary16 numbers, scale +0 or >= 2^-14 [CERT-V4-01]. */
+/*@ assigns \nothing;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM;
+    ensures ok: \result == KVQ_OK ==> kvq_value_meta_l(s, z);          // [CERT-V4-01]
+*/
 static kvq_status value_meta_ok(float s, float z)
 {
     if (!isfinite(s) || !isfinite(z)) return KVQ_E_NONFINITE;
@@ -190,10 +252,25 @@ static kvq_status value_meta_ok(float s, float z)
     return KVQ_OK;
 }
 
+/*@ requires shape: \valid_read(shape) && kvq_cert_shape_l(shape->tokens, shape->dim);
+    requires meta: \valid_read(scale + (0 .. (shape->tokens / 16) * 16 * (shape->dim / 16) - 1)) &&
+                   \valid_read(zero + (0 .. (shape->tokens / 16) * 16 * (shape->dim / 16) - 1));
+    assigns \nothing;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM;
+    ensures ok: \result == KVQ_OK ==>
+        \forall integer g; 0 <= g < (shape->tokens / 16) * 16 * (shape->dim / 16) ==>
+            kvq_value_meta_l(scale[g], zero[g]);                           // [CERT-V4-01]
+*/
 kvq_status kvq_certi_value_meta_ok(const float *scale, const float *zero,
                                     const kvq_cert_shape *shape)
 {
-    for (uint64_t g = 0; g < kvq_cert_value_groups(shape); g++) {
+    uint64_t ng = kvq_cert_value_groups(shape);
+    /*@ loop invariant g_range: 0 <= g <= ng;
+        loop invariant ok: \forall integer g2; 0 <= g2 < g ==> kvq_value_meta_l(scale[g2], zero[g2]);
+        loop assigns g;
+        loop variant ng - g;
+    */
+    for (uint64_t g = 0; g < ng; g++) {
         kvq_status st = value_meta_ok(scale[g], zero[g]);
         if (st != KVQ_OK) return st;
     }
@@ -201,12 +278,24 @@ kvq_status kvq_certi_value_meta_ok(const float *scale, const float *zero,
 }
 
 /* v^ of element i of token t's group j [CERT-V4-02]: no overflow, |v^| < 2^20. */
+/*@ requires shape: \valid_read(shape) && kvq_cert_shape_l(shape->tokens, shape->dim);
+    requires tji: t < (shape->tokens / 16) * 16 && j < shape->dim / 16 && i < 16;
+    requires codes: \valid_read(codes + ((t * (shape->dim / 16) + j) * 8 .. (t * (shape->dim / 16) + j) * 8 + 7));
+    requires meta: \valid_read(scale + (t * (shape->dim / 16) + j)) &&
+                   \valid_read(zero + (t * (shape->dim / 16) + j)) &&
+                   kvq_value_meta_l(scale[t * (shape->dim / 16) + j], zero[t * (shape->dim / 16) + j]);
+    assigns \nothing;
+    ensures bounded: \is_finite(\result) && -0x1p20 <= \result <= 0x1p20;   // [CERT-V4-02]
+*/
 float kvq_certi_value_deq(const uint8_t *codes, const float *scale, const float *zero,
                        const kvq_cert_shape *shape, uint32_t t, uint32_t j, uint32_t i)
 {
     uint64_t g = kvq_cert_value_group(shape, t, j);
     float c = (float)kvq_unpack_code(codes + kvq_cert_value_code_offset(shape, t, j), i,
                                      KVQ_CERT_VBITS);
+    /* |c s + zv| <= 15 * 65504 + 65504 < 2^20: fmaf's one rounding stays within
+     * 2^20 (rounding is monotone, 2^20 a binary32 number). */
+    //@ assert c_range: 0 <= c <= 15;
     return fmaf(c, scale[g], zero[g]);   /* one rounding [CERT-V4-02] */
 }
 
@@ -237,25 +326,70 @@ typedef struct u128 {
     uint64_t hi, lo;
 } u128;
 
+/*@ logic integer u128_l(u128 a) = a.hi * 18446744073709551616 + a.lo; */
+
+#define W32 ((uint64_t)1 << 32)
+
+/* a * b exactly.  Written with / and % by 2^32 (the same machine code as
+ * shifts and masks) so that WP reads it arithmetically. */
+/*@ assigns \nothing;
+    ensures product: u128_l(\result) == a * b;
+*/
 static u128 u128_mul64(uint64_t a, uint64_t b)
 {
-    uint64_t al = a & 0xFFFFFFFFu, ah = a >> 32, bl = b & 0xFFFFFFFFu, bh = b >> 32;
+    uint64_t al = a % W32, ah = a / W32, bl = b % W32, bh = b / W32;
+    /* four partial products, each <= (2^32 - 1)^2 < 2^64: exact */
     uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
-    uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFu) + (hl & 0xFFFFFFFFu);
+    /* < 3 * 2^32: exact */
+    uint64_t mid = ll / W32 + lh % W32 + hl % W32;
     u128 r;
-    r.lo = (mid << 32) | (ll & 0xFFFFFFFFu);
-    r.hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    //@ assert split: a == ah * 4294967296 + al && b == bh * 4294967296 + bl;
+    //@ assert halves: al <= 4294967295 && ah <= 4294967295 && bl <= 4294967295 && bh <= 4294967295;
+    //@ assert p_ll: al * bl <= 18446744065119617025;
+    //@ assert p_lh: al * bh <= 18446744065119617025;
+    //@ assert p_hl: ah * bl <= 18446744065119617025;
+    //@ assert p_hh: ah * bh <= 18446744065119617025;
+    //@ assert part_ll: ll == al * bl;
+    //@ assert part_lh: lh == al * bh;
+    //@ assert part_hl: hl == ah * bl;
+    //@ assert part_hh: hh == ah * bh;
+    //@ assert expand: a * b == hh * 18446744073709551616 + (lh + hl) * 4294967296 + ll;
+    /*@ assert euclid: ll == (ll / 4294967296) * 4294967296 + ll % 4294967296 &&
+                       lh == (lh / 4294967296) * 4294967296 + lh % 4294967296 &&
+                       hl == (hl / 4294967296) * 4294967296 + hl % 4294967296 &&
+                       mid == (mid / 4294967296) * 4294967296 + mid % 4294967296; */
+    r.lo = (mid % W32) * W32 + ll % W32;
+    r.hi = hh + lh / W32 + hl / W32 + mid / W32;
+    //@ assert lo: r.lo == (mid % 4294967296) * 4294967296 + ll % 4294967296;
+    //@ assert hi: r.hi == hh + lh / 4294967296 + hl / 4294967296 + mid / 4294967296;
     return r;
 }
 
+/*@ requires no_wrap: u128_l(a) + u128_l(b) < 340282366920938463463374607431768211456;
+    assigns \nothing;
+    ensures sum: u128_l(\result) == u128_l(a) + u128_l(b);
+*/
 static u128 u128_add(u128 a, u128 b)
 {
     u128 r;
-    r.lo = a.lo + b.lo;
-    r.hi = a.hi + b.hi + (r.lo < a.lo ? 1u : 0u);
+    uint64_t carry;
+    /* the low halves' sum mod 2^64 and its carry, without a wrapping operation */
+    if (a.lo <= UINT64_MAX - b.lo) {
+        r.lo = a.lo + b.lo;
+        carry = 0;
+    } else {
+        r.lo = a.lo - (UINT64_MAX - b.lo) - 1u;
+        carry = 1;
+    }
+    //@ assert lo: r.lo + carry * 18446744073709551616 == a.lo + b.lo;
+    r.hi = a.hi + b.hi + carry;
+    //@ assert hi: r.hi == a.hi + b.hi + carry;
     return r;
 }
 
+/*@ assigns \nothing;
+    ensures sign: \result == (u128_l(a) < u128_l(b) ? -1 : u128_l(a) > u128_l(b) ? 1 : 0);
+*/
 static int u128_cmp(u128 a, u128 b)
 {
     if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
@@ -264,6 +398,9 @@ static int u128_cmp(u128 a, u128 b)
 }
 
 /* a << s, 0 <= s < 128; the caller keeps the result below 2^128. */
+/*@ requires s_range: s < 128;
+    assigns \nothing;
+*/
 static u128 u128_shl(u128 a, unsigned s)
 {
     u128 r;
@@ -280,17 +417,33 @@ static u128 u128_shl(u128 a, unsigned s)
 
 /* 2^24 x as an integer: x a binary32 multiple of 2^-24 with |x| < 2^39
  * (ldexpf exact, the conversion exact). */
+/*@ requires finite: \is_finite(x);
+    requires range: -0x1p38 < x < 0x1p38;
+    assigns \nothing;
+    ensures range: -0x1p62 < \result < 0x1p62;
+*/
 static int64_t fixed24(float x)
 {
     return (int64_t)ldexpf(x, 24);
 }
 
+/*@ assigns \nothing;
+    ensures abs: \result == \abs(a);
+*/
 static uint64_t iabs64(int64_t a)
 {
-    return a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a;
+    /* -(a + 1) cannot overflow, even for a = INT64_MIN */
+    return a < 0 ? (uint64_t)(-(a + 1)) + 1u : (uint64_t)a;
 }
 
 /* Sign of y^2 - N for a finite y > 0 and N < 2^100, exactly. */
+/*@ requires y_ok: \is_finite(y) && y > 0;
+    requires n_range: 0 <= u128_l(n) < 0x1p100;
+    assigns \nothing;
+    ensures sign: \result == -1 || \result == 0 || \result == 1;
+    ensures small: y < 1 && u128_l(n) != 0 ==> \result == -1;
+    ensures large: y >= 0x1p60 ==> \result == 1;
+*/
 static int sq_cmp(float y, u128 n)
 {
     int e;
@@ -308,13 +461,23 @@ static int sq_cmp(float y, u128 n)
 
 /* RU32(2^-24 sqrt(N)): the least binary32 y with y^2 >= N, scaled by 2^-24
  * (exact: y >= 1 or y = 0) [CERT-ANN-01]. */
+/*@ requires n_range: 0 <= u128_l(n) < 0x1p100;
+    assigns \nothing;
+    ensures nonneg: \result >= 0;                                      // [CERT-ANN-01]
+*/
 static float ru_norm24(u128 n)
 {
     float y;
-    if ((n.hi | n.lo) == 0) return 0.0f;
+    if (n.hi == 0 && n.lo == 0) return 0.0f;
     /* Candidate within a few ulps: (double)N and sqrt each err by 2^-53 relative. */
     y = (float)sqrt((double)n.hi * 0x1p64 + (double)n.lo);
+    /*@ loop invariant y_ok: \is_finite(y) && 1 <= y <= 0x1p64;
+        loop assigns y;
+    */
     while (sq_cmp(y, n) < 0) y = nextafterf(y, INFINITY);
+    /*@ loop invariant y_ok: \is_finite(y) && 1 <= y <= 0x1p64;
+        loop assigns y;
+    */
     for (;;) {
         float p = nextafterf(y, 0.0f);
         if (sq_cmp(p, n) < 0) break;
@@ -370,11 +533,13 @@ kvq_status kvq_cert_annotate(float *eta, float *nu, const float *v, const uint8_
 /* a + b and a * b for a, b >= 0, rounded to nearest and then moved one step up:
  * >= the exact result since a nearest rounding errs by less than one ulp (and
  * by at most 2^-150 in the subnormal range, below the step 2^-149). */
+/*@ assigns \nothing; */
 static float up_add(float a, float b)
 {
     return nextafterf(a + b, INFINITY);
 }
 
+/*@ assigns \nothing; */
 static float up_mul(float a, float b)
 {
     return nextafterf(a * b, INFINITY);
@@ -382,6 +547,9 @@ static float up_mul(float a, float b)
 
 /* gamma_{b,c} of [CERT-K8-04], rounded upward: the scalings by 2^-22, 2^-16
  * are exact (their arguments are >= 2^-24 or 0, results normal) */
+/*@ requires finite: \is_finite(l) && \is_finite(u) && \is_finite(s) && \is_finite(z);
+    assigns \nothing;
+*/
 static float up_gamma(float l, float u, float s, float z)
 {
     float a;
