@@ -45,11 +45,41 @@ FAST_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
 
 # Additions by area (each block is edited only with its area's files).
 # -- area: exact checks and kvq cert
-CONF_SRC +=
+CONF_SRC += conformance/certjudge.c
 # -- area: CERT vectors and subjects
-SUBJECTS +=
+SUBJECTS += cert_midpoint cert_unsound
+# The CERT test subjects also link the fast CERT quantizers and step (the
+# shorter stem makes this rule win over the generic one above).
+CERT_SUBJ_SRC := ref/fast/cert.c ref/fast/cert_step.c
+$(B)/subjects/cert_%.so: tests/subjects/cert_%.c tests/subjects/subject_common.h $(FAST_SRC) $(CERT_SUBJ_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
+	  -Wl,-Bsymbolic $(filter %.c,$^) -o $@ -lm
+# The GPU subject's CERT entries (gpu/subject_gpu.cu) call the device decode
+# step, whose rung 4 is the host reference path: extra objects of its link
+# (prerequisites only; the link rule of the GPU section takes $^).
+$(B)/gpu/libkvq_subject_gpu.so: $(B)/gpu/cert_decode.o $(B)/gpu/ref/ref/common/fbits.o \
+    $(B)/gpu/ref/ref/fast/kivi.o $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
 # -- area: CERT lemma campaign
-CAMPAIGN_SRC :=
+# `make cert-campaign`: the CERT lemma campaign (proofs/campaign/README.md),
+# KVQ_CAMPAIGN_CASES cases (default 10^6), results under CAMPAIGN_OUT.
+CAMPAIGN_SRC := proofs/campaign/cert_campaign.c
+CAMPAIGN_BIN := $(B)/rel/proofs/campaign/cert_campaign
+CAMPAIGN_OUT ?= $(B)/campaign
+.PHONY: cert-campaign cert-campaign-smoke
+$(CAMPAIGN_BIN): $(CAMPAIGN_SRC:%.c=$(B)/rel/%.o) $(B)/rel/libkvqconf.a $(B)/rel/libkvq.a
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+cert-campaign: $(CAMPAIGN_BIN)
+	@mkdir -p $(CAMPAIGN_OUT)
+	KVQ_CAMPAIGN_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
+	  $(CAMPAIGN_BIN) --json $(CAMPAIGN_OUT)/cert-campaign.json --txt $(CAMPAIGN_OUT)/cert-campaign.txt
+	@cat $(CAMPAIGN_OUT)/cert-campaign.txt
+# CI size: 5000 cases (every statement; Theorem 4.4 on 79 steps), a few seconds.
+cert-campaign-smoke: $(CAMPAIGN_BIN)
+	@mkdir -p $(CAMPAIGN_OUT)
+	KVQ_CAMPAIGN_CASES=5000 $(CAMPAIGN_BIN) --json $(CAMPAIGN_OUT)/smoke.json --txt $(CAMPAIGN_OUT)/smoke.txt
+	@head -4 $(CAMPAIGN_OUT)/smoke.txt
+.DEFAULT_GOAL :=
 
 # $(call variant,NAME): objects, library, kvq and tests of one build variant.
 define variant
@@ -157,7 +187,25 @@ $(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/stat
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
 # -- area: GPU certified decode (gpu/cert_decode.cu and its test and benchmark)
-GPU_CERT_TARGETS :=
+# The device check links the rel library (the exact MPFR path judges every
+# step), so it is not part of `make gpu` (which must build without MPFR): it
+# builds where MPFR is installed (make gpu-test-cert) and is carried to the
+# device with libmpfr/libgmp (gpu/device-cert.sh).
+GPU_CERT_TARGETS := $(B)/gpu/libkvq_cert_bench.so
+GPU_CERT_OBJ := $(B)/gpu/cert_decode.o $(B)/gpu/cert.o $(B)/gpu/kivi.o
+
+$(B)/gpu/kvq_gpu_cert_decode_test: $(GPU_CERT_OBJ) $(B)/gpu/cert_decode_test.o \
+    $(B)/rel/libkvq.a $(B)/rel/conformance/certdump.o
+	$(NVCC) $(NVFLAGS) $(B)/gpu/cert_decode_test.o $(GPU_CERT_OBJ) \
+	  $(B)/rel/conformance/certdump.o $(B)/rel/libkvq.a -o $@ -lmpfr -lgmp -lm -lpthread
+
+$(B)/gpu/libkvq_cert_bench.so: $(GPU_CERT_OBJ) $(B)/gpu/cert_bench.o $(GPU_REF_OBJ) \
+    $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
+	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
+
+.PHONY: gpu-test-cert
+gpu-test-cert: $(B)/gpu/kvq_gpu_cert_decode_test
+	$(B)/gpu/kvq_gpu_cert_decode_test
 
 gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test \
      $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS)

@@ -187,9 +187,11 @@ static kvq_status parse_params(kvq_cert_dump *dp, char **tok, int ntok, const ch
     /* constraints [CERT-DUMP-03]; every comparison is false for a NaN */
     if (!(dp->tau > 0.0f && dp->tau <= 1.0f))
         return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: tau %a is not in (0, 1]", (double)dp->tau);
-    if (!(dp->vtol >= 0.0f)) return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: vtol %a is not >= 0", (double)dp->vtol);
-    if (!(dp->eps_guard >= 0.0f)) return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: eps_guard %a is not >= 0", (double)dp->eps_guard);
-    if (!(dp->delta1 >= 0.0f)) return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: delta1 %a is not >= 0", (double)dp->delta1);
+    /* vtol, eps_guard, delta1 finite: an infinite radius or guard would make
+     * every check of the ladder vacuous [CERT-CHK-01] */
+    if (!(dp->vtol >= 0.0f) || !isfinite(dp->vtol)) return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: vtol %a is not finite and >= 0", (double)dp->vtol);
+    if (!(dp->eps_guard >= 0.0f) || !isfinite(dp->eps_guard)) return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: eps_guard %a is not finite and >= 0", (double)dp->eps_guard);
+    if (!(dp->delta1 >= 0.0f) || !isfinite(dp->delta1)) return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: delta1 %a is not finite and >= 0", (double)dp->delta1);
     if (!(dp->u_exp >= 0.0f && dp->u_exp < 0x1p23f))
         return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: u_exp %a is not in [0, 2^23)", (double)dp->u_exp);
     if (!(dp->eps_dense >= 0.0f)) return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: eps_dense %a is not >= 0", (double)dp->eps_dense);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "certdump.h"
+#include "certjudge.h"
 #include "kvq_exact.h"
 #include "kvq_subject.h"
 #include "vecio.h"
@@ -72,17 +73,6 @@ kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep);
 
 /* ---- cert (spec/cert.md, [CERT-VER-01..03]) ------------------------------------ */
 
-/* The verdict on one dump. */
-typedef struct kvq_cert_case {
-    char id[256];                 /* the dump's file name */
-    int outcome;                  /* KVQ_PASS or KVQ_FAIL */
-    const char *check;            /* the first failing check, or NULL */
-    char detail[768];             /* the reason, naming the file [CERT-VER-02] */
-    kvq_exact_cert_verdict v;     /* the exact path's values */
-    kvq_cert_record rec;          /* the recomputed record [CERT-REC-01] */
-    float claim_ekey, claim_eval, claim_earith;
-    int has_earith;
-} kvq_cert_case;
 
 /* kvq cert ...: argv[0] is "cert".  Returns the exit status [CERT-VER-03]. */
 int kvq_cert_main(int argc, char **argv);

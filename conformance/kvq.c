@@ -25,7 +25,7 @@
 static void usage(FILE *f)
 {
     fputs("usage:\n"
-          "  kvq gen --family kivi --level smoke|standard [--seed S] [--shard I/N] -o FILE\n"
+          "  kvq gen --family kivi|cert --level smoke|standard [--seed S] [--shard I/N] -o FILE\n"
           "  kvq run --subject NAME|PATH.so --vectors FILE -o RESULTS [--timeout SEC]\n"
           "  kvq verify --vectors FILE (--results FILE | --subject NAME|PATH.so)\n"
           "             [--level exact|bounded|all] [--json FILE] [--junit FILE]\n"
@@ -104,17 +104,18 @@ static int cmd_gen(int argc, char **argv)
         fprintf(stderr, "kvq gen: --family, --level and -o are required\n");
         return EXIT_INPUT;
     }
-    if (strcmp(family, "kivi") != 0) {
-        fprintf(stderr, "kvq gen: unknown family '%s' (this kvq has: kivi)\n", family);
+    if (strcmp(family, "kivi") != 0 && strcmp(family, "cert") != 0) {
+        fprintf(stderr, "kvq gen: unknown family '%s' (this kvq has: kivi, cert)\n", family);
         return EXIT_INPUT;
     }
-    if (kvq_gen_kivi(&vf, level, seed, si, sn, err, sizeof err) != KVQ_OK) {
+    if ((strcmp(family, "kivi") == 0 ? kvq_gen_kivi(&vf, level, seed, si, sn, err, sizeof err)
+                                     : kvq_gen_cert(&vf, level, seed, si, sn, err, sizeof err)) != KVQ_OK) {
         fprintf(stderr, "kvq gen: %s\n", err);
         return EXIT_INPUT;
     }
     if (!write_vectors(&vf, out)) { kvq_vfile_free(&vf); return EXIT_INPUT; }
-    fprintf(stderr, "kvq gen: %zu cases (%s, seed 0x%016llx, shard %u/%u) -> %s\n", vf.ncases,
-            level, (unsigned long long)seed, si, sn, out);
+    fprintf(stderr, "kvq gen: %zu %s cases (%s, seed 0x%016llx, shard %u/%u) -> %s\n", vf.ncases,
+            family, level, (unsigned long long)seed, si, sn, out);
     kvq_vfile_free(&vf);
     return 0;
 }
@@ -257,15 +258,71 @@ static int cmd_verify(int argc, char **argv)
     return do_verify(&o, NULL);
 }
 
+/* One family of the demo: generate its standard vectors, verify ref-fast and
+ * the GPU subject (when given).  rc[0], rc[1]: the two exit statuses (-1 when
+ * not run); rep[0..1] their counts. */
+static int demo_family(const char *dir, const char *family, const char *gpu, int rc[2],
+                       kvq_verify_report rep[2])
+{
+    char vec[1024], res[1024], json[1024], junit[1024], err[512];
+    kvq_vfile vf;
+    verify_opts o;
+    kvq_status st;
+    snprintf(vec, sizeof vec, "%s/%s-standard.vec", dir, family);
+    printf("== kvq demo: %s conformance, standard level\n", strcmp(family, "kivi") == 0 ? "KIVI" : "CERT");
+    st = strcmp(family, "kivi") == 0 ? kvq_gen_kivi(&vf, "standard", DEFAULT_SEED, 0, 1, err, sizeof err)
+                                     : kvq_gen_cert(&vf, "standard", DEFAULT_SEED, 0, 1, err, sizeof err);
+    if (st != KVQ_OK) {
+        fprintf(stderr, "kvq demo: %s\n", err);
+        return 0;
+    }
+    if (!write_vectors(&vf, vec)) { kvq_vfile_free(&vf); return 0; }
+    printf("generated %zu cases with the exact path (MPFR) -> %s\n\n", vf.ncases, vec);
+    kvq_vfile_free(&vf);
+    memset(&o, 0, sizeof o);
+    o.vectors = vec;
+    o.level_mask = KVQ_LEVELS_ALL;
+    o.timeout = 120;
+    o.max_show = 10;
+    for (int i = 0; i < 2; i++) {
+        const char *subj = i == 0 ? "ref-fast" : gpu, *tag = i == 0 ? "ref-fast" : "gpu";
+        rc[i] = -1;
+        if (subj == NULL) continue;
+        snprintf(res, sizeof res, "%s/%s-%s.results", dir, family, tag);
+        snprintf(json, sizeof json, "%s/%s-%s.json", dir, family, tag);
+        snprintf(junit, sizeof junit, "%s/%s-%s.junit.xml", dir, family, tag);
+        o.subject = subj, o.results = res, o.json = json, o.junit = junit;
+        printf(i == 0 ? "-- subject ref-fast (bundled binary32 reference)\n"
+                      : "\n-- subject %s (bundled CUDA kernels)\n", subj);
+        rc[i] = do_verify(&o, &rep[i]);
+    }
+    printf("\n");
+    return 1;
+}
+
+static void demo_line(const char *label, int rc, const kvq_verify_report *rep, const char *none)
+{
+    if (rc < 0)
+        printf("  %-16s SKIPPED (%s)\n", label, none);
+    else if (rc == 1 && rep->skipped && !rep->failed)
+        printf("  %-16s SKIPPED (%zu passed, %zu skipped: %s)\n", label, rep->passed, rep->skipped,
+               rep->skip_reason[0] ? rep->skip_reason : "operations the subject does not implement");
+    else
+        printf("  %-16s %s (%zu passed, %zu failed%s)\n", label, rc == 0 ? "PASS" : "FAIL",
+               rc == EXIT_INPUT ? 0 : rep->passed, rc == EXIT_INPUT ? 0 : rep->failed,
+               rc != EXIT_INPUT && rep->skipped ? ", some skipped" : "");
+}
+
+/* [VER-CLI-05]: both families; ref-fast must pass every case of both; a GPU
+ * subject whose cases were only skipped (no device, or CERT operations it
+ * does not implement) is reported SKIPPED and does not fail the demo, but a
+ * failed GPU case does. */
 static int cmd_demo(int argc, char **argv)
 {
     const char *dir = "build/demo", *gpu = NULL;
-    char vec[1024], res[1024], json[1024], junit[1024];
-    kvq_vfile vf;
-    kvq_verify_report fast_rep, gpu_rep;
-    char err[512];
-    int rc_fast, rc_gpu = -1;
-    verify_opts o;
+    static const char *const FAM[2] = { "kivi", "cert" };
+    kvq_verify_report rep[2][2];
+    int rc[2][2], rc_out = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL) { fprintf(stderr, "kvq demo: %s needs a value\n", a); return EXIT_INPUT; }
@@ -278,52 +335,26 @@ static int cmd_demo(int argc, char **argv)
         fprintf(stderr, "kvq demo: cannot create %s: %s\n", dir, strerror(errno));
         return EXIT_INPUT;
     }
-    snprintf(vec, sizeof vec, "%s/kivi-standard.vec", dir);
-    printf("== kvq demo: KIVI conformance, standard level\n");
-    if (kvq_gen_kivi(&vf, "standard", DEFAULT_SEED, 0, 1, err, sizeof err) != KVQ_OK) {
-        fprintf(stderr, "kvq demo: %s\n", err);
-        return EXIT_INPUT;
+    memset(rep, 0, sizeof rep);
+    for (int f = 0; f < 2; f++)
+        if (!demo_family(dir, FAM[f], gpu, rc[f], rep[f])) return EXIT_INPUT;
+    printf("== summary\n");
+    for (int f = 0; f < 2; f++) {
+        char label[32];
+        snprintf(label, sizeof label, "%s ref-fast", FAM[f]);
+        demo_line(label, rc[f][0], &rep[f][0], "");
+        snprintf(label, sizeof label, "%s gpu", FAM[f]);
+        demo_line(label, rc[f][1], &rep[f][1], "no GPU subject built: nvcc not found");
     }
-    if (!write_vectors(&vf, vec)) { kvq_vfile_free(&vf); return EXIT_INPUT; }
-    printf("generated %zu cases with the exact path (MPFR) -> %s\n\n", vf.ncases, vec);
-    kvq_vfile_free(&vf);
-
-    memset(&o, 0, sizeof o);
-    o.vectors = vec;
-    o.level_mask = KVQ_LEVELS_ALL;
-    o.timeout = 120;
-    o.max_show = 10;
-    snprintf(res, sizeof res, "%s/ref-fast.results", dir);
-    snprintf(json, sizeof json, "%s/ref-fast.json", dir);
-    snprintf(junit, sizeof junit, "%s/ref-fast.junit.xml", dir);
-    o.subject = "ref-fast";
-    o.results = res;
-    o.json = json;
-    o.junit = junit;
-    printf("-- subject ref-fast (bundled binary32 reference)\n");
-    rc_fast = do_verify(&o, &fast_rep);
-    if (gpu != NULL) {
-        snprintf(res, sizeof res, "%s/gpu.results", dir);
-        snprintf(json, sizeof json, "%s/gpu.json", dir);
-        snprintf(junit, sizeof junit, "%s/gpu.junit.xml", dir);
-        o.subject = gpu;
-        printf("\n-- subject %s (bundled CUDA kernels)\n", gpu);
-        rc_gpu = do_verify(&o, &gpu_rep);
-    }
-    printf("\n== summary\n");
-    printf("  %-10s %s (%zu passed, %zu failed)\n", "ref-fast", rc_fast == 0 ? "PASS" : "FAIL",
-           rc_fast == EXIT_INPUT ? 0 : fast_rep.passed, rc_fast == EXIT_INPUT ? 0 : fast_rep.failed);
-    if (gpu == NULL)
-        printf("  %-10s SKIPPED (no GPU subject built: nvcc not found)\n", "gpu");
-    else if (rc_gpu == 1 && gpu_rep.skipped && !gpu_rep.failed)
-        printf("  %-10s SKIPPED (%s)\n", "gpu", gpu_rep.skip_reason);
-    else
-        printf("  %-10s %s (%zu passed, %zu failed)\n", "gpu", rc_gpu == 0 ? "PASS" : "FAIL",
-               rc_gpu == EXIT_INPUT ? 0 : gpu_rep.passed, rc_gpu == EXIT_INPUT ? 0 : gpu_rep.failed);
     printf("  reports: %s/*.json, %s/*.junit.xml\n", dir, dir);
-    if (rc_fast != 0) return rc_fast;
-    if (rc_gpu == 1 && gpu_rep.skipped && !gpu_rep.failed) return 0; /* no device: reported as SKIPPED */
-    return rc_gpu > 0 ? rc_gpu : 0;
+    for (int f = 0; f < 2 && rc_out == 0; f++)
+        if (rc[f][0] != 0) rc_out = rc[f][0];
+    for (int f = 0; f < 2 && rc_out == 0; f++) {
+        int r = rc[f][1];
+        if (r == 1 && rep[f][1].skipped && !rep[f][1].failed) continue; /* reported as SKIPPED */
+        if (r > 0) rc_out = r;
+    }
+    return rc_out;
 }
 
 int main(int argc, char **argv)

@@ -1,5 +1,6 @@
 /*
- * kvq_subject.h -- the C ABI of a conformance subject (spec/verify.md).
+ * kvq_subject.h -- the C ABI of a conformance subject (spec/verify.md,
+ * [API-SUBJ-01..03]).
  *
  * A subject is a shared object exporting
  *
@@ -9,6 +10,13 @@
  * crash or a hang of the subject is a verdict, not the end of the run.  The
  * functions have the signatures of the fast reference path (include/kvq.h) and
  * return kvq_status values.
+ *
+ * Version 2 adds the CERT entry points.  A version-2 record starts with the
+ * whole version-1 record (member `v1`, whose `abi` field says 2), so the entry
+ * point keeps its type: a v2 subject returns &record.v1, and the loader reads
+ * the CERT members only after it has seen abi == 2.  A version-1 subject runs
+ * unchanged; every CERT case is then SKIPPED (never passed) [VER-CERT-03].
+ * A NULL CERT entry makes the cases of its operation SKIPPED.
  */
 #ifndef KVQ_SUBJECT_H
 #define KVQ_SUBJECT_H
@@ -21,11 +29,15 @@
 extern "C" {
 #endif
 
-#define KVQ_SUBJECT_ABI 1u
+#define KVQ_SUBJECT_ABI_V1 1u
+#define KVQ_SUBJECT_ABI_V2 2u
+/* The tag of a kvq_subject_v1 record, as version-1 sources spell it: it stays
+ * 1 so that they keep building a well-formed version-1 record. */
+#define KVQ_SUBJECT_ABI KVQ_SUBJECT_ABI_V1
 #define KVQ_SUBJECT_ENTRY "kvq_subject_entry"
 
 typedef struct kvq_subject_v1 {
-    uint32_t abi;       /* KVQ_SUBJECT_ABI */
+    uint32_t abi;       /* KVQ_SUBJECT_ABI_V1, or KVQ_SUBJECT_ABI_V2 in a kvq_subject_v2 */
     const char *name;   /* short name for reports */
     /* KVQ_OK when the subject can run here; KVQ_E_NODEVICE makes every case of
      * the run SKIPPED (never passed).  May be NULL. */
@@ -37,6 +49,32 @@ typedef struct kvq_subject_v1 {
                            const kvq_kivi_shape *shape, const kvq_policy *pol);
     void (*fini)(void); /* may be NULL */
 } kvq_subject_v1;
+
+/* Version 2: the CERT operations (spec/cert.md), each optional (NULL: its
+ * cases are SKIPPED).  Host pointers; sizes as the fast path's calls
+ * (include/kvq.h, include/kvq_cert.h); flags may not be NULL. */
+typedef struct kvq_subject_v2 {
+    kvq_subject_v1 v1;  /* v1.abi == KVQ_SUBJECT_ABI_V2 */
+    /* cert-keys [CERT-K8-01..05]: as kvq_cert_quantize_keys */
+    int (*cert_quantize_keys)(int8_t *codes, float *sigma, float *z, uint32_t *flags,
+                              const float *k, const kvq_cert_shape *shape, const kvq_policy *pol);
+    /* cert-values [CERT-V4-01]: as kvq_cert_quantize_values */
+    int (*cert_quantize_values)(uint8_t *codes, float *scale, float *zero, uint32_t *flags,
+                                const float *v, const kvq_cert_shape *shape,
+                                const kvq_policy *pol);
+    /* cert-values annotations [CERT-ANN-01..02], from the subject's own codes
+     * and metadata: as kvq_cert_annotate (a cert-values case needs both) */
+    int (*cert_annotate)(float *eta, float *nu, const float *v, const uint8_t *codes,
+                         const float *scale, const float *zero, const kvq_cert_shape *shape);
+    /* cert-step: one decode step from the binary16 K, V; the subject quantizes
+     * with its own quantizers and runs its own step.  out: d; sel, prom: nb
+     * flags (the residual block selected, never promoted); rec [CERT-REC-01];
+     * decl [CERT-AR-01]; delta1: the Phase-1 radius [CERT-CHK-01]. */
+    int (*cert_step)(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_record *rec,
+                     kvq_cert_decl *decl, float *delta1, const float *q, float scale,
+                     const float *k, const float *v, const kvq_cert_params *prm,
+                     const kvq_cert_shape *shape, const kvq_policy *pol);
+} kvq_subject_v2;
 
 typedef const kvq_subject_v1 *(*kvq_subject_entry_fn)(void);
 

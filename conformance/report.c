@@ -28,10 +28,15 @@ void kvq_report_text(FILE *f, const kvq_verify_report *rep, size_t max_show)
             fprintf(f, "  ... %zu more failures (see the JSON report)\n", rep->failed - max_show);
             break;
         }
-        fprintf(f, "  FAIL %s [%s, bits=%u G=%u %s %s, line %ld]: %s\n", v->vc->id,
-                kvq_level_name(v->vc->level), v->vc->shape.bits, v->vc->shape.group,
-                kvq_grouping_name(v->vc->shape.grouping), kvq_meta_name(v->vc->shape.meta),
-                v->vc->line, v->detail);
+        if (v->vc->op != KVQ_OP_KIVI_QUANT) /* [VER-CERT-06] */
+            fprintf(f, "  FAIL %s [%s, %s n=%u d=%u, line %ld]: %s\n", v->vc->id,
+                    kvq_level_name(v->vc->level), kvq_op_name(v->vc->op), v->vc->cshape.tokens,
+                    v->vc->cshape.dim, v->vc->line, v->detail);
+        else
+            fprintf(f, "  FAIL %s [%s, bits=%u G=%u %s %s, line %ld]: %s\n", v->vc->id,
+                    kvq_level_name(v->vc->level), v->vc->shape.bits, v->vc->shape.group,
+                    kvq_grouping_name(v->vc->shape.grouping), kvq_meta_name(v->vc->shape.meta),
+                    v->vc->line, v->detail);
     }
     if (rep->deselected) fprintf(f, "  (%zu cases of other levels not selected)\n", rep->deselected);
     if (rep->skipped)
@@ -121,7 +126,8 @@ kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep)
             rep->skipped);
     for (size_t i = 0; i < rep->n; i++) {
         const kvq_case_verdict *v = &rep->v[i];
-        fprintf(f, "    <testcase classname=\"kivi.%s\" name=\"%s\"",
+        fprintf(f, "    <testcase classname=\"%s.%s\" name=\"%s\"",
+                rep->v[i].vc->op == KVQ_OP_KIVI_QUANT ? "kivi" : "cert",
                 kvq_level_name(v->vc->level), v->vc->id);
         if (v->outcome == KVQ_PASS) {
             fputs("/>\n", f);

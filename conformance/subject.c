@@ -36,13 +36,70 @@ static int fast_dequantize(float *y, uint32_t *flags, const uint8_t *codes, cons
     return kvq_kivi_dequantize(y, flags, codes, scale, zero, shape, pol);
 }
 
-static const kvq_subject_v1 ref_fast = {
-    KVQ_SUBJECT_ABI, "ref-fast", NULL, fast_quantize, fast_dequantize, NULL,
+/* CERT entries of ref-fast: the fast path's quantizers and step.  The step
+ * quantizes K and V itself (its own quantizers, as any subject does) and runs
+ * kvq_cert_step over the cache it built. */
+static int fast_cert_keys(int8_t *codes, float *sigma, float *z, uint32_t *flags, const float *k,
+                          const kvq_cert_shape *shape, const kvq_policy *pol)
+{
+    return kvq_cert_quantize_keys(codes, sigma, z, flags, k, shape, pol);
+}
+
+static int fast_cert_values(uint8_t *codes, float *scale, float *zero, uint32_t *flags,
+                            const float *v, const kvq_cert_shape *shape, const kvq_policy *pol)
+{
+    return kvq_cert_quantize_values(codes, scale, zero, flags, v, shape, pol);
+}
+
+static int fast_cert_annotate(float *eta, float *nu, const float *v, const uint8_t *codes,
+                              const float *scale, const float *zero, const kvq_cert_shape *shape)
+{
+    return kvq_cert_annotate(eta, nu, v, codes, scale, zero, shape);
+}
+
+static int fast_cert_step(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_record *rec,
+                          kvq_cert_decl *decl, float *delta1, const float *q, float scale,
+                          const float *k, const float *v, const kvq_cert_params *prm,
+                          const kvq_cert_shape *sh, const kvq_policy *pol)
+{
+    kvq_cert_cache ch;
+    int8_t *kc;
+    uint8_t *vc;
+    float *sigma, *z, *vs, *vz, *eta, *nu;
+    uint32_t fl;
+    kvq_status st;
+    if (sh == NULL || pol == NULL) return KVQ_E_PARAM;
+    /* Sizes from the shape as given; an invalid shape is rejected by the first
+     * quantizer call before anything is read or written. */
+    kc = malloc(kvq_cert_key_code_bytes(sh) + 1);
+    sigma = malloc(kvq_cert_key_meta_count(sh) * sizeof *sigma + 1);
+    z = malloc(kvq_cert_key_meta_count(sh) * sizeof *z + 1);
+    vc = malloc(kvq_cert_value_code_bytes(sh) + 1);
+    vs = malloc(kvq_cert_value_groups(sh) * sizeof *vs + 1);
+    vz = malloc(kvq_cert_value_groups(sh) * sizeof *vz + 1);
+    eta = malloc(kvq_cert_blocks(sh) * sizeof *eta + 1);
+    nu = malloc(kvq_cert_blocks(sh) * sizeof *nu + 1);
+    st = (kc && sigma && z && vc && vs && vz && eta && nu) ? KVQ_OK : KVQ_E_NOMEM;
+    if (st == KVQ_OK) st = kvq_cert_quantize_keys(kc, sigma, z, &fl, k, sh, pol);
+    if (st == KVQ_OK) st = kvq_cert_quantize_values(vc, vs, vz, &fl, v, sh, pol);
+    if (st == KVQ_OK) st = kvq_cert_annotate(eta, nu, v, vc, vs, vz, sh);
+    if (st == KVQ_OK) {
+        ch.k = k, ch.v = v, ch.kcodes = kc, ch.sigma = sigma, ch.z = z;
+        ch.vcodes = vc, ch.vscale = vs, ch.vzero = vz, ch.eta = eta, ch.nu = nu;
+        st = kvq_cert_step(out, sel, prom, NULL, rec, decl, delta1, q, scale, &ch, prm, sh);
+    }
+    free(kc), free(sigma), free(z), free(vc), free(vs), free(vz), free(eta), free(nu);
+    return st;
+}
+
+static const kvq_subject_v2 ref_fast = {
+    { KVQ_SUBJECT_ABI_V2, "ref-fast", NULL, fast_quantize, fast_dequantize, NULL },
+    fast_cert_keys, fast_cert_values, fast_cert_annotate, fast_cert_step,
 };
 
 const kvq_subject_v1 *kvq_subject_builtin(const char *name)
 {
-    if (strcmp(name, "ref-fast") == 0) return &ref_fast;
+    if (strcmp(name, "ref-fast") == 0) return &ref_fast.v1;
     return NULL;
 }
 
@@ -80,10 +137,10 @@ static const kvq_subject_v1 *child_load(FILE *out, const char *subject)
         return NULL;
     }
     api = entry();
-    if (api == NULL || api->abi != KVQ_SUBJECT_ABI || api->kivi_quantize == NULL ||
-        api->kivi_dequantize == NULL || api->name == NULL) {
-        snprintf(msg, sizeof msg, "%s: %s() returned no usable kvq_subject_v1 (abi %u expected)",
-                 subject, KVQ_SUBJECT_ENTRY, KVQ_SUBJECT_ABI);
+    if (api == NULL || (api->abi != KVQ_SUBJECT_ABI_V1 && api->abi != KVQ_SUBJECT_ABI_V2) ||
+        api->kivi_quantize == NULL || api->kivi_dequantize == NULL || api->name == NULL) {
+        snprintf(msg, sizeof msg, "%s: %s() returned no usable kvq_subject record (abi %u or %u expected)",
+                 subject, KVQ_SUBJECT_ENTRY, KVQ_SUBJECT_ABI_V1, KVQ_SUBJECT_ABI_V2);
         child_say(out, "error %s\n", msg);
         return NULL;
     }
@@ -99,6 +156,7 @@ static void child_case(FILE *out, const kvq_subject_v1 *api, const kvq_vcase *c)
     kvq_rout o;
     uint32_t flags = 0, dflags = 0;
     int st;
+    memset(&o, 0, sizeof o); /* kvq_rout_free frees every member */
     o.codes = malloc(nb ? nb : 1);
     o.scale = malloc((ng ? ng : 1) * sizeof *o.scale);
     o.zero = malloc((ng ? ng : 1) * sizeof *o.zero);
@@ -122,10 +180,73 @@ static void child_case(FILE *out, const kvq_subject_v1 *api, const kvq_vcase *c)
     kvq_rout_free(&o);
 }
 
+/* Fill n bytes with the sentinel (at least one byte allocated). */
+static void *sentinel(uint64_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p != NULL) memset(p, 0xA5, n ? n : 1);
+    return p;
+}
+
+/* A CERT case [VER-CERT-02]: the subject's entry for the operation, or a skip
+ * when it has none (a version-1 subject has none). */
+static void child_cert_case(FILE *out, const kvq_subject_v2 *api, const kvq_vcase *c)
+{
+    const kvq_cert_shape *s = &c->cshape;
+    uint32_t nbl = kvq_cert_blocks(s), flags = 0;
+    int v1 = api->v1.abi == KVQ_SUBJECT_ABI_V1, st;
+    kvq_rout o;
+    memset(&o, 0, sizeof o);
+    if (c->op == KVQ_OP_CERT_KEYS) {
+        uint64_t nm = kvq_vcase_cert_meta_count(c);
+        if (api->cert_quantize_keys == NULL) {
+            kvq_res_write_skip(out, c->id, v1 ? "subject-abi-1-has-no-cert-entries" : "subject-has-no-cert_quantize_keys");
+            goto done;
+        }
+        o.codes = sentinel(kvq_vcase_cert_code_bytes(c));
+        o.scale = sentinel(nm * sizeof(float)), o.zero = sentinel(nm * sizeof(float));
+        st = (o.codes && o.scale && o.zero) ? api->cert_quantize_keys((int8_t *)o.codes, o.scale, o.zero, &flags, c->x, s, &c->pol)
+                                            : KVQ_E_NOMEM;
+    } else if (c->op == KVQ_OP_CERT_VALUES) {
+        uint64_t nm = kvq_vcase_cert_meta_count(c);
+        if (api->cert_quantize_values == NULL || api->cert_annotate == NULL) {
+            kvq_res_write_skip(out, c->id, v1 ? "subject-abi-1-has-no-cert-entries"
+                                         : api->cert_quantize_values == NULL ? "subject-has-no-cert_quantize_values"
+                                                                             : "subject-has-no-cert_annotate");
+            goto done;
+        }
+        o.codes = sentinel(kvq_vcase_cert_code_bytes(c));
+        o.scale = sentinel(nm * sizeof(float)), o.zero = sentinel(nm * sizeof(float));
+        o.eta = sentinel(nbl * sizeof(float)), o.nu = sentinel(nbl * sizeof(float));
+        st = (o.codes && o.scale && o.zero && o.eta && o.nu)
+                 ? api->cert_quantize_values(o.codes, o.scale, o.zero, &flags, c->x, s, &c->pol)
+                 : KVQ_E_NOMEM;
+        if (st == KVQ_OK) st = api->cert_annotate(o.eta, o.nu, c->x, o.codes, o.scale, o.zero, s);
+    } else {
+        if (api->cert_step == NULL) {
+            kvq_res_write_skip(out, c->id, v1 ? "subject-abi-1-has-no-cert-entries" : "subject-has-no-cert_step");
+            goto done;
+        }
+        o.out = sentinel((uint64_t)s->dim * sizeof(float));
+        o.sel = sentinel(nbl), o.prom = sentinel(nbl);
+        memset(&o.rec, 0xA5, sizeof o.rec);
+        memset(&o.decl, 0xA5, sizeof o.decl);
+        memset(&o.delta1, 0xA5, sizeof o.delta1);
+        st = (o.out && o.sel && o.prom) ? api->cert_step(o.out, o.sel, o.prom, &o.rec, &o.decl, &o.delta1, c->q,
+                                                         c->qscale, c->x, c->vin, &c->prm, s, &c->pol)
+                                        : KVQ_E_NOMEM;
+    }
+    kvq_res_write_cert(out, c, st, flags, &o);
+done:
+    fflush(out);
+    kvq_rout_free(&o);
+}
+
 static void child_main(int fd, const char *subject, const kvq_vfile *vf, size_t start)
 {
     FILE *out = fdopen(fd, "w");
     const kvq_subject_v1 *api;
+    kvq_subject_v2 view;
     char why[256] = "";
     if (out == NULL) _exit(3);
     api = child_load(out, subject);
@@ -144,7 +265,14 @@ static void child_main(int fd, const char *subject, const kvq_vfile *vf, size_t 
             _exit(3);
         }
     }
-    for (size_t k = start; k < vf->ncases; k++) child_case(out, api, &vf->cases[k]);
+    /* One view of both versions: a v1 record has no CERT entries. */
+    memset(&view, 0, sizeof view);
+    if (api->abi == KVQ_SUBJECT_ABI_V2) view = *(const kvq_subject_v2 *)(const void *)api;
+    else view.v1 = *api;
+    for (size_t k = start; k < vf->ncases; k++) {
+        if (vf->cases[k].op == KVQ_OP_KIVI_QUANT) child_case(out, api, &vf->cases[k]);
+        else child_cert_case(out, &view, &vf->cases[k]);
+    }
     if (api->fini != NULL) api->fini();
     child_say(out, "done%s\n", "");
     fclose(out);

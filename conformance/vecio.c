@@ -52,6 +52,12 @@ const char *kvq_meta_name(uint32_t meta)
     return meta == KVQ_META_F32 ? "f32" : meta == KVQ_META_F16 ? "f16" : "?";
 }
 
+const char *kvq_op_name(uint32_t op)
+{
+    static const char *const OPS[] = { "kivi-quant", "cert-keys", "cert-values", "cert-step" };
+    return op < 4u ? OPS[op] : "?";
+}
+
 static const char *const LEVELS[] = { "exact", "bounded" };
 static const char *const GROUPINGS[] = { "channel", "token" };
 static const char *const METAS[] = { "f32", "f16" };
@@ -142,14 +148,68 @@ void kvq_vcase_free(kvq_vcase *c)
     free(c->real);
     free(c->amb_idx);
     free(c->amb_alt);
-    c->x = c->scale = c->zero = c->deq = NULL;
+    free(c->vin);
+    free(c->q);
+    free(c->eta);
+    free(c->nu);
+    c->x = c->scale = c->zero = c->deq = c->vin = c->q = c->eta = c->nu = NULL;
     c->codes = c->real = c->amb_alt = NULL;
     c->amb_idx = NULL;
+}
+
+uint64_t kvq_vcase_cert_code_bytes(const kvq_vcase *c)
+{
+    return c->op == KVQ_OP_CERT_KEYS ? kvq_cert_key_code_bytes(&c->cshape)
+         : c->op == KVQ_OP_CERT_VALUES ? kvq_cert_value_code_bytes(&c->cshape) : 0u;
+}
+
+uint64_t kvq_vcase_cert_meta_count(const kvq_vcase *c)
+{
+    return c->op == KVQ_OP_CERT_KEYS ? kvq_cert_key_meta_count(&c->cshape)
+         : c->op == KVQ_OP_CERT_VALUES ? kvq_cert_value_groups(&c->cshape) : 0u;
+}
+
+/* CERT case arrays: inputs for any shape (n*d values), outputs only for a
+ * status-0 case (whose shape is valid). */
+static kvq_status cert_alloc(kvq_vcase *c)
+{
+    uint64_t n = (uint64_t)c->cshape.tokens * c->cshape.dim;
+    c->x = malloc((n ? n : 1) * sizeof *c->x);
+    if (c->x == NULL) return KVQ_E_NOMEM;
+    if (c->op == KVQ_OP_CERT_STEP) {
+        c->vin = malloc((n ? n : 1) * sizeof *c->vin);
+        c->q = malloc((c->cshape.dim ? c->cshape.dim : 1) * sizeof *c->q);
+        if (!c->vin || !c->q) {
+            kvq_vcase_free(c);
+            return KVQ_E_NOMEM;
+        }
+    } else if (c->status == KVQ_OK) {
+        uint64_t nb = kvq_vcase_cert_code_bytes(c), nm = kvq_vcase_cert_meta_count(c);
+        uint32_t nbl = kvq_cert_blocks(&c->cshape);
+        c->codes = malloc(nb ? nb : 1);
+        c->real = malloc(nb ? nb : 1);
+        c->scale = malloc((nm ? nm : 1) * sizeof *c->scale);
+        c->zero = malloc((nm ? nm : 1) * sizeof *c->zero);
+        if (!c->codes || !c->real || !c->scale || !c->zero) {
+            kvq_vcase_free(c);
+            return KVQ_E_NOMEM;
+        }
+        if (c->op == KVQ_OP_CERT_VALUES) {
+            c->eta = malloc(nbl * sizeof *c->eta);
+            c->nu = malloc(nbl * sizeof *c->nu);
+            if (!c->eta || !c->nu) {
+                kvq_vcase_free(c);
+                return KVQ_E_NOMEM;
+            }
+        }
+    }
+    return KVQ_OK;
 }
 
 kvq_status kvq_vcase_alloc(kvq_vcase *c)
 {
     uint64_t n = kvq_kivi_elems(&c->shape);
+    if (c->op != KVQ_OP_KIVI_QUANT) return cert_alloc(c);
     c->x = malloc((n ? n : 1) * sizeof *c->x);
     if (c->x == NULL) return KVQ_E_NOMEM;
     if (c->status == KVQ_OK) {
@@ -187,11 +247,13 @@ static const char *const CASE_KEYS[K_COUNT] = {
 };
 #define K_FIRST_OUTPUT K_CODES
 
-static kvq_status parse_amb(kvq_vcase *c, const char *s, const char *path, char *err,
-                            size_t errlen)
+/* amb=: `-` or index:alt entries, index < n strictly increasing, alt a
+ * decimal in [lo, hi] (a leading '-' allowed when lo < 0); alt is stored as
+ * its low 8 bits (the int8 bit pattern of a CERT key code). */
+static kvq_status parse_amb_range(kvq_vcase *c, const char *s, uint64_t n, int lo, int hi,
+                                  const char *path, char *err, size_t errlen)
 {
-    uint64_t n = kvq_kivi_elems(&c->shape), cnt = 0, prev = 0;
-    uint32_t cmax = kvq_code_max(c->shape.bits);
+    uint64_t cnt = 0, prev = 0;
     const char *p;
     if (strcmp(s, "-") == 0) return KVQ_OK;
     for (p = s; *p; p++) if (*p == ',') cnt++;
@@ -207,6 +269,8 @@ static kvq_status parse_amb(kvq_vcase *c, const char *s, const char *path, char 
         size_t len = end ? (size_t)(end - p) : strlen(p);
         uint64_t idx;
         uint32_t alt;
+        int neg;
+        long av;
         if (len == 0 || len >= sizeof item)
             return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: bad entry %llu", (unsigned long long)k);
         memcpy(item, p, len);
@@ -214,18 +278,170 @@ static kvq_status parse_amb(kvq_vcase *c, const char *s, const char *path, char 
         colon = strchr(item, ':');
         if (colon == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: entry '%s' is not index:alt", item);
         *colon = '\0';
-        if (!parse_u64(item, &idx) || !parse_u32(colon + 1, &alt))
+        neg = colon[1] == '-' && lo < 0;
+        if (!parse_u64(item, &idx) || !parse_u32(colon + 1 + neg, &alt))
             return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: entry %llu is not decimal index:alt", (unsigned long long)k);
         if (idx >= n) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: index %llu out of range", (unsigned long long)idx);
         if (k > 0 && idx <= prev) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: indices not strictly increasing at %llu", (unsigned long long)idx);
-        if (alt > cmax) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: alternative code %u exceeds %u", alt, cmax);
+        av = neg ? -(long)alt : (long)alt;
+        if (av > hi) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: alternative code %ld exceeds %d", av, hi);
+        if (av < lo) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: alternative code %ld below %d", av, lo);
         c->amb_idx[k] = idx;
-        c->amb_alt[k] = (uint8_t)alt;
+        c->amb_alt[k] = (uint8_t)(av & 0xff);
         prev = idx;
         p = end ? end + 1 : p + len;
     }
     c->namb = cnt;
     return KVQ_OK;
+}
+
+static kvq_status parse_amb(kvq_vcase *c, const char *s, const char *path, char *err,
+                            size_t errlen)
+{
+    return parse_amb_range(c, s, kvq_kivi_elems(&c->shape), 0, (int)kvq_code_max(c->shape.bits),
+                           path, err, errlen);
+}
+
+/* ---- CERT cases [VEC-CERT-02..04] -------------------------------------------- */
+
+enum {
+    C_ID, C_LEVEL, C_OP, C_TOKENS, C_DIM, C_TIES, C_OVERFLOW, C_SUBNORMAL, C_STATUS, C_FLAGS,
+    C_K, C_V, C_Q, C_SCALE_IN, C_TAU, C_KMIN, C_KMAX, C_VTOL, C_EPS_GUARD, C_EPS_DENSE, C_R,
+    C_PROMOTE, C_START, C_CODES, C_SIGMA, C_Z, C_SCALE, C_ZERO, C_REAL, C_AMB, C_ETA, C_NU,
+    C_COUNT
+};
+static const char *const CERT_KEYS[C_COUNT] = {
+    "id", "level", "op", "tokens", "dim", "ties", "overflow", "subnormal", "status", "flags",
+    "k", "v", "q", "scale", "tau", "kmin", "kmax", "vtol", "eps_guard", "eps_dense", "r",
+    "promote", "start", "codes", "sigma", "z", "vscale", "vzero", "real", "amb", "eta", "nu",
+};
+/* Per key and op (keys, values, step): 'R' required, 'O' an expected output
+ * (required exactly when status is 0), '-' not allowed. */
+static const char CERT_USE[C_COUNT][4] = {
+    "RRR", "RRR", "RRR", "RRR", "RRR", "RRR", "RRR", "RRR", "RRR", "RR-",
+    "R-R", "-RR", "--R", "--R", "--R", "--R", "--R", "--R", "--R", "--R", "--R",
+    "--R", "--R", "OO-", "O--", "O--", "-O-", "-O-", "OO-", "OO-", "-O-", "-O-",
+};
+
+static int parse_f32_hex(const char *s, float *out)
+{
+    uint32_t u;
+    if (strlen(s) != 8 || !hexn(s, 8, &u)) return 0;
+    *out = kvq_f32_from_bits(u);
+    return 1;
+}
+
+static kvq_status parse_cert_case(kvq_vcase *c, char **tok, int ntok, uint32_t op,
+                                  const char *path, long line, char *err, size_t errlen)
+{
+    const char *val[C_COUNT] = { 0 };
+    int k, oi = (int)op - (int)KVQ_OP_CERT_KEYS;
+    uint32_t u;
+    uint64_t n;
+    kvq_status st = KVQ_OK;
+    memset(c, 0, sizeof *c);
+    c->line = line;
+    c->op = op;
+    for (int i = 1; i < ntok; i++) {
+        char *eq = strchr(tok[i], '=');
+        if (eq == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "field '%.40s' is not key=value", tok[i]);
+        *eq = '\0';
+        k = name_index(tok[i], CERT_KEYS, C_COUNT);
+        if (k < 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "unknown key '%.40s'", tok[i]);
+        if (val[k] != NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given twice", tok[i]);
+        val[k] = eq + 1;
+    }
+    for (k = 0; k < C_COUNT; k++) {
+        if (CERT_USE[k][oi] == 'R' && val[k] == NULL)
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "missing key '%s'", CERT_KEYS[k]);
+        if (CERT_USE[k][oi] == '-' && val[k] != NULL)
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' is not a field of %s", CERT_KEYS[k], kvq_op_name(op));
+    }
+    if (!id_ok(val[C_ID])) return fail(err, errlen, KVQ_E_FORMAT, path, line, "bad case id '%.70s'", val[C_ID]);
+    strcpy(c->id, val[C_ID]);
+#define ENUM_FIELD(K, NAMES, DST)                                                             \
+    do {                                                                                      \
+        int ix_ = name_index(val[K], NAMES, (int)(sizeof NAMES / sizeof NAMES[0]));           \
+        if (ix_ < 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: unknown value '%.40s'", CERT_KEYS[K], val[K]); \
+        DST = (uint32_t)ix_;                                                                  \
+    } while (0)
+    ENUM_FIELD(C_LEVEL, LEVELS, c->level);
+    ENUM_FIELD(C_TIES, TIES, c->pol.ties);
+    ENUM_FIELD(C_OVERFLOW, OVERFLOWS, c->pol.overflow);
+    ENUM_FIELD(C_SUBNORMAL, SUBNORMALS, c->pol.subnormal);
+#undef ENUM_FIELD
+    if (op == KVQ_OP_CERT_STEP && c->level != KVQ_LEVEL_BOUNDED)
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "level: a cert-step case is judged at the bounded level only");
+    if (!parse_u32(val[C_TOKENS], &c->cshape.tokens) || !parse_u32(val[C_DIM], &c->cshape.dim))
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "tokens and dim must be decimal numbers");
+    if (!parse_u32(val[C_STATUS], &u) || u >= KVQ_STATUS_COUNT)
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "status: '%.40s' is not a kvq_status", val[C_STATUS]);
+    c->status = (int)u;
+    if (val[C_FLAGS] != NULL && (!parse_hex32_field(val[C_FLAGS], &c->flags) || (c->flags & ~KVQ_FLAG_ALL)))
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "flags: '%.40s' is not 0x followed by 8 hex digits of defined flags", val[C_FLAGS]);
+    n = (uint64_t)c->cshape.tokens * c->cshape.dim;
+    /* bounds on what a file may carry, so that no per-block or per-channel
+     * array of a case (nb flags, d outputs) can be large [VEC-CERT-02] */
+    if (n > MAX_FILE_ELEMS || c->cshape.tokens > KVQ_CERT_MAX_TOKENS || c->cshape.dim > 65536u)
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "tokens*dim exceeds %llu, tokens exceed %u or dim exceeds 65536",
+                    (unsigned long long)MAX_FILE_ELEMS, KVQ_CERT_MAX_TOKENS);
+    if (op == KVQ_OP_CERT_STEP) {
+        kvq_cert_params *p = &c->prm;
+        *p = kvq_cert_default_params();
+        if (!parse_f32_hex(val[C_SCALE_IN], &c->qscale) || !parse_f32_hex(val[C_TAU], &p->tau) ||
+            !parse_f32_hex(val[C_VTOL], &p->vtol) || !parse_f32_hex(val[C_EPS_GUARD], &p->eps_guard) ||
+            !parse_f32_hex(val[C_EPS_DENSE], &p->eps_dense))
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "scale, tau, vtol, eps_guard and eps_dense must be 8 hex digits (binary32)");
+        if (!parse_u32(val[C_KMIN], &p->kmin) || !parse_u32(val[C_KMAX], &p->kmax) ||
+            !parse_u32(val[C_R], &p->r) || !parse_u32(val[C_START], &p->start_rung))
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "kmin, kmax, r and start must be decimal numbers");
+        if (strcmp(val[C_PROMOTE], "threshold") == 0)
+            p->promote_budget = KVQ_CERT_PROMOTE_THRESHOLD;
+        else if (strncmp(val[C_PROMOTE], "budget:", 7) != 0 || !parse_u32(val[C_PROMOTE] + 7, &p->promote_budget) ||
+                 p->promote_budget == KVQ_CERT_PROMOTE_THRESHOLD)
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "promote: '%.40s' is neither 'threshold' nor 'budget:<decimal>'", val[C_PROMOTE]);
+    }
+    if (c->status == KVQ_OK) {
+        if (!kvq_cert_shape_ok(&c->cshape))
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "shape is not valid for a status-0 case [CERT-L-01]");
+        for (k = 0; k < C_COUNT; k++)
+            if (CERT_USE[k][oi] == 'O' && val[k] == NULL)
+                return fail(err, errlen, KVQ_E_FORMAT, path, line, "missing key '%s' (status 0)", CERT_KEYS[k]);
+    } else {
+        for (k = 0; k < C_COUNT; k++)
+            if (CERT_USE[k][oi] == 'O' && val[k] != NULL)
+                return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given for a case that expects an error", CERT_KEYS[k]);
+    }
+    if (cert_alloc(c) != KVQ_OK) return fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
+    if (op == KVQ_OP_CERT_VALUES)
+        st = hex_floats(c->x, n, 0, val[C_V], "v", path, line, err, errlen);
+    else
+        st = hex_floats(c->x, n, 0, val[C_K], "k", path, line, err, errlen);
+    if (st == KVQ_OK && op == KVQ_OP_CERT_STEP) {
+        st = hex_floats(c->vin, n, 0, val[C_V], "v", path, line, err, errlen);
+        if (st == KVQ_OK) st = hex_floats(c->q, c->cshape.dim, 0, val[C_Q], "q", path, line, err, errlen);
+    }
+    if (st == KVQ_OK && c->status == KVQ_OK && op != KVQ_OP_CERT_STEP) {
+        uint64_t nb = kvq_vcase_cert_code_bytes(c), nm = kvq_vcase_cert_meta_count(c);
+        int keys = op == KVQ_OP_CERT_KEYS;
+        st = hex_bytes(c->codes, nb, val[C_CODES], "codes", path, line, err, errlen);
+        if (st == KVQ_OK) st = hex_bytes(c->real, nb, val[C_REAL], "real", path, line, err, errlen);
+        if (st == KVQ_OK)
+            st = hex_floats(c->scale, nm, !keys, val[keys ? C_SIGMA : C_SCALE], keys ? "sigma" : "vscale", path, line, err, errlen);
+        if (st == KVQ_OK)
+            st = hex_floats(c->zero, nm, !keys, val[keys ? C_Z : C_ZERO], keys ? "z" : "vzero", path, line, err, errlen);
+        if (st == KVQ_OK)
+            st = keys ? parse_amb_range(c, val[C_AMB], nb, KVQ_CERT_KCODE_MIN, KVQ_CERT_KCODE_MAX, path, err, errlen)
+                      : parse_amb_range(c, val[C_AMB], (uint64_t)kvq_cert_quant_tokens(&c->cshape) * c->cshape.dim,
+                                        0, (int)kvq_code_max(KVQ_CERT_VBITS), path, err, errlen);
+        if (st == KVQ_OK && !keys) {
+            uint32_t nbl = kvq_cert_blocks(&c->cshape);
+            st = hex_floats(c->eta, nbl, 0, val[C_ETA], "eta", path, line, err, errlen);
+            if (st == KVQ_OK) st = hex_floats(c->nu, nbl, 0, val[C_NU], "nu", path, line, err, errlen);
+        }
+    }
+    if (st != KVQ_OK) kvq_vcase_free(c);
+    return st;
 }
 
 static kvq_status parse_case(kvq_vcase *c, char **tok, int ntok, const char *path, long line,
@@ -236,6 +452,13 @@ static kvq_status parse_case(kvq_vcase *c, char **tok, int ntok, const char *pat
     uint32_t u;
     uint64_t n;
     kvq_status st;
+    static const char *const CERT_OPS[3] = { "cert-keys", "cert-values", "cert-step" };
+    for (int i = 1; i < ntok; i++) /* the operation decides the field set [VEC-CERT-02] */
+        if (strncmp(tok[i], "op=", 3) == 0) {
+            int oi = name_index(tok[i] + 3, CERT_OPS, 3);
+            if (oi >= 0) return parse_cert_case(c, tok, ntok, KVQ_OP_CERT_KEYS + (uint32_t)oi, path, line, err, errlen);
+            break;
+        }
     memset(c, 0, sizeof *c);
     c->line = line;
     for (int i = 1; i < ntok; i++) {
@@ -339,8 +562,11 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
     if (st != KVQ_OK) return st;
     st = magic_line(&L, KVQ_VEC_MAGIC, &vf->version, path, err, errlen);
     if (st == KVQ_OK) st = header_line(&L, "family", vf->family, sizeof vf->family, path, err, errlen);
-    if (st == KVQ_OK && strcmp(vf->family, "kivi") != 0)
-        st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "unknown family '%s'", vf->family);
+    if (st == KVQ_OK) {
+        if (strcmp(vf->family, "kivi") == 0) vf->fam = KVQ_FAMILY_KIVI;
+        else if (strcmp(vf->family, "cert") == 0) vf->fam = KVQ_FAMILY_CERT;
+        else st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "unknown family '%s' (kivi|cert)", vf->family);
+    }
     if (st == KVQ_OK) st = header_line(&L, "levels", vf->levels, sizeof vf->levels, path, err, errlen);
     if (st == KVQ_OK && strcmp(vf->levels, "smoke") != 0 && strcmp(vf->levels, "standard") != 0)
         st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "unknown level set '%s'", vf->levels);
@@ -382,6 +608,12 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
         st = parse_case(&vf->cases[vf->ncases], tok, ntok, path, L.no, err, errlen);
         free(tok);
         if (st != KVQ_OK) break;
+        if ((vf->cases[vf->ncases].op == KVQ_OP_KIVI_QUANT) != (vf->fam == KVQ_FAMILY_KIVI)) {
+            st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "op %s is not an operation of family %s",
+                      kvq_op_name(vf->cases[vf->ncases].op), vf->family);
+            kvq_vcase_free(&vf->cases[vf->ncases]);
+            break;
+        }
         for (size_t i = 0; i < vf->ncases; i++)
             if (strcmp(vf->cases[i].id, vf->cases[vf->ncases].id) == 0) {
                 st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "case id '%s' repeats line %ld", vf->cases[i].id, vf->cases[i].line);
@@ -419,9 +651,61 @@ kvq_status kvq_vec_write_header(FILE *f, const kvq_vfile *vf)
     return KVQ_OK;
 }
 
+static int put_amb(FILE *f, const kvq_vcase *c, int is_signed)
+{
+    int ok = fputs(" amb=", f) >= 0;
+    if (ok && c->namb == 0) ok = fputs("-", f) >= 0;
+    for (uint64_t k = 0; ok && k < c->namb; k++)
+        ok = fprintf(f, "%s%llu:%d", k ? "," : "", (unsigned long long)c->amb_idx[k],
+                     is_signed ? (int)(int8_t)c->amb_alt[k] : (int)c->amb_alt[k]) >= 0;
+    return ok;
+}
+
+static kvq_status write_cert_case(FILE *f, const kvq_vcase *c)
+{
+    const kvq_cert_shape *s = &c->cshape;
+    uint64_t n = (uint64_t)s->tokens * s->dim;
+    int ok = fprintf(f, "case id=%s level=%s op=%s tokens=%u dim=%u ties=%s overflow=%s "
+                     "subnormal=%s status=%d", c->id, kvq_level_name(c->level), kvq_op_name(c->op),
+                     s->tokens, s->dim, TIES[c->pol.ties & 1u], OVERFLOWS[c->pol.overflow & 1u],
+                     SUBNORMALS[c->pol.subnormal & 1u], c->status) >= 0;
+    if (c->op == KVQ_OP_CERT_STEP) {
+        const kvq_cert_params *p = &c->prm;
+        ok = ok && fprintf(f, " scale=%08lx tau=%08lx kmin=%u kmax=%u vtol=%08lx eps_guard=%08lx "
+                           "eps_dense=%08lx r=%u start=%u promote=",
+                           (unsigned long)kvq_f32_bits(c->qscale), (unsigned long)kvq_f32_bits(p->tau),
+                           p->kmin, p->kmax, (unsigned long)kvq_f32_bits(p->vtol),
+                           (unsigned long)kvq_f32_bits(p->eps_guard),
+                           (unsigned long)kvq_f32_bits(p->eps_dense), p->r, p->start_rung) >= 0;
+        if (ok) ok = p->promote_budget == KVQ_CERT_PROMOTE_THRESHOLD ? fputs("threshold", f) >= 0
+                                                                     : fprintf(f, "budget:%u", p->promote_budget) >= 0;
+        ok = ok && fputs(" q=", f) >= 0 && put_hex_floats(f, c->q, s->dim, 0) &&
+             fputs(" k=", f) >= 0 && put_hex_floats(f, c->x, n, 0) &&
+             fputs(" v=", f) >= 0 && put_hex_floats(f, c->vin, n, 0);
+    } else {
+        int keys = c->op == KVQ_OP_CERT_KEYS;
+        ok = ok && fprintf(f, " flags=0x%08lx %s=", (unsigned long)c->flags, keys ? "k" : "v") >= 0 &&
+             put_hex_floats(f, c->x, n, 0);
+        if (ok && c->status == KVQ_OK) {
+            uint64_t nb = kvq_vcase_cert_code_bytes(c), nm = kvq_vcase_cert_meta_count(c);
+            uint32_t nbl = kvq_cert_blocks(s);
+            ok = fputs(" codes=", f) >= 0 && put_hex_bytes(f, c->codes, nb) &&
+                 fputs(keys ? " sigma=" : " vscale=", f) >= 0 && put_hex_floats(f, c->scale, nm, !keys) &&
+                 fputs(keys ? " z=" : " vzero=", f) >= 0 && put_hex_floats(f, c->zero, nm, !keys) &&
+                 fputs(" real=", f) >= 0 && put_hex_bytes(f, c->real, nb) && put_amb(f, c, keys);
+            if (ok && !keys)
+                ok = fputs(" eta=", f) >= 0 && put_hex_floats(f, c->eta, nbl, 0) &&
+                     fputs(" nu=", f) >= 0 && put_hex_floats(f, c->nu, nbl, 0);
+        }
+    }
+    ok = ok && fputc('\n', f) != EOF;
+    return ok ? KVQ_OK : KVQ_E_IO;
+}
+
 kvq_status kvq_vec_write_case(FILE *f, const kvq_vcase *c)
 {
     const kvq_kivi_shape *s = &c->shape;
+    if (c->op != KVQ_OP_KIVI_QUANT) return write_cert_case(f, c);
     uint64_t n = kvq_kivi_elems(s);
     int half = s->meta == KVQ_META_F16;
     int ok = fprintf(f,
@@ -454,11 +738,12 @@ kvq_status kvq_vec_write_case(FILE *f, const kvq_vcase *c)
 
 void kvq_rcase_free(kvq_rcase *r)
 {
-    free(r->codes);
-    free(r->scale);
-    free(r->zero);
-    free(r->deq);
-    r->codes = r->scale = r->zero = r->deq = NULL;
+    char **f[] = { &r->codes, &r->scale, &r->zero, &r->deq, &r->sigma, &r->z, &r->eta, &r->nu,
+                   &r->out, &r->sel, &r->prom, &r->rec, &r->decl, &r->delta1, &r->skipped };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        free(*f[i]);
+        *f[i] = NULL;
+    }
 }
 
 void kvq_rfile_free(kvq_rfile *rf)
@@ -475,18 +760,39 @@ void kvq_rout_free(kvq_rout *o)
     free(o->scale);
     free(o->zero);
     free(o->deq);
-    o->codes = NULL;
-    o->scale = o->zero = o->deq = NULL;
+    free(o->eta);
+    free(o->nu);
+    free(o->out);
+    free(o->sel);
+    free(o->prom);
+    o->codes = o->sel = o->prom = NULL;
+    o->scale = o->zero = o->deq = o->eta = o->nu = o->out = NULL;
 }
 
-enum { R_ID, R_STATUS, R_FLAGS, R_CODES, R_SCALE, R_ZERO, R_DEQ, R_COUNT };
-static const char *const RES_KEYS[R_COUNT] = { "id", "status", "flags", "codes", "scale", "zero", "deq" };
+enum {
+    R_ID, R_STATUS, R_FLAGS, R_CODES, R_SCALE, R_ZERO, R_DEQ, R_SIGMA, R_Z, R_ETA, R_NU, R_OUT,
+    R_SEL, R_PROM, R_REC, R_DECL, R_DELTA1, R_SKIPPED, R_COUNT
+};
+static const char *const RES_KEYS[R_COUNT] = {
+    "id", "status", "flags", "codes", "scale", "zero", "deq", "sigma", "z", "eta", "nu", "out",
+    "sel", "prom", "rec", "decl", "delta1", "skipped",
+};
+#define RB(k) (1u << (k))
+/* The output fields of a status-0 result, by operation [VEC-RES-02] [VEC-CERT-05]. */
+static const uint32_t RES_SETS[4] = {
+    RB(R_FLAGS) | RB(R_CODES) | RB(R_SCALE) | RB(R_ZERO) | RB(R_DEQ),              /* kivi-quant */
+    RB(R_FLAGS) | RB(R_CODES) | RB(R_SIGMA) | RB(R_Z),                             /* cert-keys */
+    RB(R_FLAGS) | RB(R_CODES) | RB(R_SCALE) | RB(R_ZERO) | RB(R_ETA) | RB(R_NU),   /* cert-values */
+    RB(R_OUT) | RB(R_SEL) | RB(R_PROM) | RB(R_REC) | RB(R_DECL) | RB(R_DELTA1),    /* cert-step */
+};
+#define R_OUTPUTS (RB(R_COUNT) - 1u - RB(R_ID) - RB(R_STATUS) - RB(R_SKIPPED))
 
 static kvq_status parse_result(kvq_rcase *r, char **tok, int ntok, const char *path, long line,
                                char *err, size_t errlen)
 {
     const char *val[R_COUNT] = { 0 };
-    uint32_t u;
+    char **dst[R_COUNT] = { 0 };
+    uint32_t u, have = 0;
     memset(r, 0, sizeof *r);
     r->line = line;
     for (int i = 1; i < ntok; i++) {
@@ -498,29 +804,50 @@ static kvq_status parse_result(kvq_rcase *r, char **tok, int ntok, const char *p
         if (k < 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "unknown key '%.40s'", tok[i]);
         if (val[k] != NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given twice", tok[i]);
         val[k] = eq + 1;
+        have |= RB(k);
     }
-    if (val[R_ID] == NULL || val[R_STATUS] == NULL)
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "a result needs id= and status=");
+    if (val[R_ID] == NULL || (val[R_STATUS] == NULL) == (val[R_SKIPPED] == NULL))
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "a result needs id= and status= (or skipped=, without status=)");
     if (!id_ok(val[R_ID])) return fail(err, errlen, KVQ_E_FORMAT, path, line, "bad case id '%.70s'", val[R_ID]);
     strcpy(r->id, val[R_ID]);
+    if (val[R_SKIPPED] != NULL) {  /* [VEC-CERT-06] */
+        if (have & R_OUTPUTS) return fail(err, errlen, KVQ_E_FORMAT, path, line, "output fields given with skipped=");
+        if (val[R_SKIPPED][0] == '\0') return fail(err, errlen, KVQ_E_FORMAT, path, line, "skipped= needs a reason");
+        r->status = -1;
+        r->skipped = strdup(val[R_SKIPPED]);
+        return r->skipped ? KVQ_OK : fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
+    }
     if (!parse_u32(val[R_STATUS], &u) || u > 255u)
         return fail(err, errlen, KVQ_E_FORMAT, path, line, "status: '%.40s' is not a decimal status", val[R_STATUS]);
     r->status = (int)u;
     if (r->status == KVQ_OK) {
-        for (int k = R_FLAGS; k < R_COUNT; k++)
-            if (val[k] == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "missing key '%s' (status 0)", RES_KEYS[k]);
-        if (!parse_hex32_field(val[R_FLAGS], &r->flags))
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "flags: '%.40s' is not 0x followed by 8 hex digits", val[R_FLAGS]);
-        r->codes = strdup(val[R_CODES]);
-        r->scale = strdup(val[R_SCALE]);
-        r->zero = strdup(val[R_ZERO]);
-        r->deq = strdup(val[R_DEQ]);
-        if (!r->codes || !r->scale || !r->zero || !r->deq) {
-            kvq_rcase_free(r);
-            return fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
+        uint32_t op;
+        for (op = 0; op < 4u && (have & R_OUTPUTS) != RES_SETS[op]; op++) {}
+        if (op == 4u) {
+            /* name the first missing field of the closest set (KIVI when flags and deq) */
+            uint32_t want = RES_SETS[(have & RB(R_OUT)) ? 3 : (have & RB(R_SIGMA)) ? 1 : (have & RB(R_ETA)) ? 2 : 0];
+            for (int k = R_FLAGS; k < R_COUNT; k++) {
+                if ((want & RB(k)) && val[k] == NULL)
+                    return fail(err, errlen, KVQ_E_FORMAT, path, line, "missing key '%s' (status 0)", RES_KEYS[k]);
+                if (!(want & RB(k)) && val[k] != NULL)
+                    return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' does not belong with the other outputs", RES_KEYS[k]);
+            }
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "output fields match no operation");
         }
-    } else {
-        for (int k = R_FLAGS; k < R_COUNT; k++)
+        r->op = op;
+        if (val[R_FLAGS] != NULL && !parse_hex32_field(val[R_FLAGS], &r->flags))
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "flags: '%.40s' is not 0x followed by 8 hex digits", val[R_FLAGS]);
+        dst[R_CODES] = &r->codes, dst[R_SCALE] = &r->scale, dst[R_ZERO] = &r->zero;
+        dst[R_DEQ] = &r->deq, dst[R_SIGMA] = &r->sigma, dst[R_Z] = &r->z, dst[R_ETA] = &r->eta;
+        dst[R_NU] = &r->nu, dst[R_OUT] = &r->out, dst[R_SEL] = &r->sel, dst[R_PROM] = &r->prom;
+        dst[R_REC] = &r->rec, dst[R_DECL] = &r->decl, dst[R_DELTA1] = &r->delta1;
+        for (int k = R_CODES; k < R_SKIPPED; k++)
+            if (val[k] != NULL && (*dst[k] = strdup(val[k])) == NULL) {
+                kvq_rcase_free(r);
+                return fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
+            }
+    } else if (have & R_OUTPUTS) {
+        for (int k = R_FLAGS; k < R_SKIPPED; k++)
             if (val[k] != NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given with a nonzero status", RES_KEYS[k]);
     }
     return KVQ_OK;
@@ -596,15 +923,102 @@ kvq_status kvq_res_read(kvq_rfile *rf, const char *path, char *err, size_t errle
     return st;
 }
 
+/* n 32-bit words of 8 hex digits each. */
+static kvq_status hex_words(uint32_t *out, unsigned n, const char *s, const char *key,
+                            const char *path, long line, char *err, size_t errlen)
+{
+    if (strlen(s) != 8u * n)
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: %zu hex digits, expected %u", key,
+                    strlen(s), 8u * n);
+    for (unsigned i = 0; i < n; i++)
+        if (!hexn(s + 8 * i, 8, &out[i]))
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: bad hex digit in word %u", key, i);
+    return KVQ_OK;
+}
+
+/* The record's 15 fields in frozen order [CERT-REC-01]: 7 integers, 8 binary32. */
+#define REC_WORDS 15u
+static void rec_to_words(uint32_t *w, const kvq_cert_record *r)
+{
+    w[0] = r->version, w[1] = r->rung, w[2] = r->n, w[3] = r->d, w[4] = r->k_sel;
+    w[5] = r->n_prom, w[6] = r->checks;
+    w[7] = kvq_f32_bits(r->delta), w[8] = kvq_f32_bits(r->alpha_hat), w[9] = kvq_f32_bits(r->vmax);
+    w[10] = kvq_f32_bits(r->ekey), w[11] = kvq_f32_bits(r->ekey_paper);
+    w[12] = kvq_f32_bits(r->eval), w[13] = kvq_f32_bits(r->earith);
+    w[14] = kvq_f32_bits(r->etotal);
+}
+
+static kvq_status decode_cert(kvq_rout *o, const kvq_rcase *r, const kvq_vcase *c,
+                              const char *path, char *err, size_t errlen)
+{
+    const kvq_cert_shape *sh = &c->cshape;
+    uint32_t nbl = kvq_cert_blocks(sh);
+    kvq_status st = KVQ_OK;
+    if (r->op != c->op)
+        return fail(err, errlen, KVQ_E_FORMAT, path, r->line, "result holds the outputs of %s, the case is %s",
+                    kvq_op_name(r->op), kvq_op_name(c->op));
+    if (c->op == KVQ_OP_CERT_STEP) {
+        uint32_t w[REC_WORDS], dw[3], d1 = 0;
+        o->out = malloc(sh->dim * sizeof *o->out);
+        o->sel = malloc(nbl);
+        o->prom = malloc(nbl);
+        if (!o->out || !o->sel || !o->prom) {
+            kvq_rout_free(o);
+            return fail(err, errlen, KVQ_E_NOMEM, path, r->line, "out of memory");
+        }
+        st = hex_floats(o->out, sh->dim, 0, r->out, "out", path, r->line, err, errlen);
+        if (st == KVQ_OK) st = hex_bytes(o->sel, nbl, r->sel, "sel", path, r->line, err, errlen);
+        if (st == KVQ_OK) st = hex_bytes(o->prom, nbl, r->prom, "prom", path, r->line, err, errlen);
+        if (st == KVQ_OK) st = hex_words(w, REC_WORDS, r->rec, "rec", path, r->line, err, errlen);
+        if (st == KVQ_OK) st = hex_words(dw, 3, r->decl, "decl", path, r->line, err, errlen);
+        if (st == KVQ_OK) st = hex_words(&d1, 1, r->delta1, "delta1", path, r->line, err, errlen);
+        if (st == KVQ_OK) {
+            o->delta1 = kvq_f32_from_bits(d1);
+            o->decl.u_exp = kvq_f32_from_bits(dw[0]), o->decl.acc_depth = dw[1], o->decl.rescales = dw[2];
+            o->rec.version = w[0], o->rec.rung = w[1], o->rec.n = w[2], o->rec.d = w[3];
+            o->rec.k_sel = w[4], o->rec.n_prom = w[5], o->rec.checks = w[6];
+            o->rec.delta = kvq_f32_from_bits(w[7]), o->rec.alpha_hat = kvq_f32_from_bits(w[8]);
+            o->rec.vmax = kvq_f32_from_bits(w[9]), o->rec.ekey = kvq_f32_from_bits(w[10]);
+            o->rec.ekey_paper = kvq_f32_from_bits(w[11]), o->rec.eval = kvq_f32_from_bits(w[12]);
+            o->rec.earith = kvq_f32_from_bits(w[13]), o->rec.etotal = kvq_f32_from_bits(w[14]);
+        }
+    } else {
+        uint64_t nb = kvq_vcase_cert_code_bytes(c), nm = kvq_vcase_cert_meta_count(c);
+        int keys = c->op == KVQ_OP_CERT_KEYS;
+        o->codes = malloc(nb ? nb : 1);
+        o->scale = malloc((nm ? nm : 1) * sizeof *o->scale);
+        o->zero = malloc((nm ? nm : 1) * sizeof *o->zero);
+        if (!keys) o->eta = malloc(nbl * sizeof *o->eta), o->nu = malloc(nbl * sizeof *o->nu);
+        if (!o->codes || !o->scale || !o->zero || (!keys && (!o->eta || !o->nu))) {
+            kvq_rout_free(o);
+            return fail(err, errlen, KVQ_E_NOMEM, path, r->line, "out of memory");
+        }
+        st = hex_bytes(o->codes, nb, r->codes, "codes", path, r->line, err, errlen);
+        if (st == KVQ_OK)
+            st = hex_floats(o->scale, nm, !keys, keys ? r->sigma : r->scale, keys ? "sigma" : "scale", path, r->line, err, errlen);
+        if (st == KVQ_OK)
+            st = hex_floats(o->zero, nm, !keys, keys ? r->z : r->zero, keys ? "z" : "zero", path, r->line, err, errlen);
+        if (st == KVQ_OK && !keys) st = hex_floats(o->eta, nbl, 0, r->eta, "eta", path, r->line, err, errlen);
+        if (st == KVQ_OK && !keys) st = hex_floats(o->nu, nbl, 0, r->nu, "nu", path, r->line, err, errlen);
+    }
+    if (st != KVQ_OK) kvq_rout_free(o);
+    return st;
+}
+
 kvq_status kvq_res_decode(kvq_rout *o, const kvq_rcase *r, const kvq_vcase *c,
                           const char *path, char *err, size_t errlen)
 {
-    uint64_t n = kvq_kivi_elems(&c->shape), ng = kvq_kivi_groups(&c->shape);
-    uint64_t nb = kvq_kivi_code_bytes(&c->shape);
+    uint64_t n, ng, nb;
     int half = c->shape.meta == KVQ_META_F16;
     kvq_status st;
     memset(o, 0, sizeof *o);
-    if (r->codes == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, r->line, "result has no outputs");
+    if (r->status != KVQ_OK || r->skipped != NULL)
+        return fail(err, errlen, KVQ_E_FORMAT, path, r->line, "result has no outputs");
+    if (c->op != KVQ_OP_KIVI_QUANT) return decode_cert(o, r, c, path, err, errlen);
+    if (r->op != KVQ_OP_KIVI_QUANT)
+        return fail(err, errlen, KVQ_E_FORMAT, path, r->line, "result holds the outputs of %s, the case is %s",
+                    kvq_op_name(r->op), kvq_op_name(c->op));
+    n = kvq_kivi_elems(&c->shape), ng = kvq_kivi_groups(&c->shape), nb = kvq_kivi_code_bytes(&c->shape);
     o->codes = malloc(nb ? nb : 1);
     o->scale = malloc(ng * sizeof *o->scale);
     o->zero = malloc(ng * sizeof *o->zero);
@@ -648,6 +1062,47 @@ kvq_status kvq_res_write_case(FILE *f, const char *id, int status, uint32_t flag
         if (ok) ok = all_encodable(o->zero, ng, half) ? put_hex_floats(f, o->zero, ng, half)
                                                       : fputs("invalid", f) >= 0;
         ok = ok && fputs(" deq=", f) >= 0 && put_hex_floats(f, o->deq, n, 0);
+    }
+    ok = ok && fputc('\n', f) != EOF;
+    return ok ? KVQ_OK : KVQ_E_IO;
+}
+
+kvq_status kvq_res_write_skip(FILE *f, const char *id, const char *reason)
+{
+    return fprintf(f, "result id=%s skipped=%s\n", id, reason) < 0 ? KVQ_E_IO : KVQ_OK;
+}
+
+kvq_status kvq_res_write_cert(FILE *f, const kvq_vcase *c, int status, uint32_t flags,
+                              const kvq_rout *o)
+{
+    const kvq_cert_shape *sh = &c->cshape;
+    uint32_t nbl = kvq_cert_blocks(sh);
+    int ok = fprintf(f, "result id=%s status=%d", c->id, status) >= 0;
+    if (ok && status == KVQ_OK && c->op == KVQ_OP_CERT_STEP) {
+        uint32_t w[REC_WORDS];
+        rec_to_words(w, &o->rec);
+        ok = fputs(" out=", f) >= 0 && put_hex_floats(f, o->out, sh->dim, 0) &&
+             fputs(" sel=", f) >= 0 && put_hex_bytes(f, o->sel, nbl) &&
+             fputs(" prom=", f) >= 0 && put_hex_bytes(f, o->prom, nbl) && fputs(" rec=", f) >= 0;
+        for (unsigned i = 0; ok && i < REC_WORDS; i++) ok = fprintf(f, "%08lx", (unsigned long)w[i]) >= 0;
+        ok = ok && fprintf(f, " decl=%08lx%08lx%08lx delta1=%08lx",
+                           (unsigned long)kvq_f32_bits(o->decl.u_exp), (unsigned long)o->decl.acc_depth,
+                           (unsigned long)o->decl.rescales, (unsigned long)kvq_f32_bits(o->delta1)) >= 0;
+    } else if (ok && status == KVQ_OK) {
+        int keys = c->op == KVQ_OP_CERT_KEYS;
+        uint64_t nm = kvq_vcase_cert_meta_count(c);
+        ok = fprintf(f, " flags=0x%08lx codes=", (unsigned long)flags) >= 0 &&
+             put_hex_bytes(f, o->codes, kvq_vcase_cert_code_bytes(c)) &&
+             fputs(keys ? " sigma=" : " scale=", f) >= 0;
+        /* binary16 metadata that is not binary16 has no encoding [VEC-RES-02] */
+        if (ok) ok = all_encodable(o->scale, nm, !keys) ? put_hex_floats(f, o->scale, nm, !keys)
+                                                        : fputs("invalid", f) >= 0;
+        ok = ok && fputs(keys ? " z=" : " zero=", f) >= 0;
+        if (ok) ok = all_encodable(o->zero, nm, !keys) ? put_hex_floats(f, o->zero, nm, !keys)
+                                                       : fputs("invalid", f) >= 0;
+        if (ok && !keys)
+            ok = fputs(" eta=", f) >= 0 && put_hex_floats(f, o->eta, nbl, 0) &&
+                 fputs(" nu=", f) >= 0 && put_hex_floats(f, o->nu, nbl, 0);
     }
     ok = ok && fputc('\n', f) != EOF;
     return ok ? KVQ_OK : KVQ_E_IO;

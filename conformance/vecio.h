@@ -21,10 +21,24 @@
 #define KVQ_LEVEL_EXACT   0u
 #define KVQ_LEVEL_BOUNDED 1u
 
-/* Operation of a case. */
-#define KVQ_OP_KIVI_QUANT 0u
+/* Operation of a case [VEC-FMT-03] [VEC-CERT-02]. */
+#define KVQ_OP_KIVI_QUANT  0u
+#define KVQ_OP_CERT_KEYS   1u
+#define KVQ_OP_CERT_VALUES 2u
+#define KVQ_OP_CERT_STEP   3u
 
-/* One KIVI quantization case: inputs and the exact path's expected outputs. */
+/* Vector families [VEC-FMT-02] [VEC-CERT-01]. */
+#define KVQ_FAMILY_KIVI 0u
+#define KVQ_FAMILY_CERT 1u
+
+/* One case: inputs and the exact path's expected outputs.  A KIVI case uses
+ * shape and x; a CERT case [VEC-CERT-*] uses cshape and, by op:
+ *   cert-keys:   x = K [n][d]; codes/real: key code bytes (int8 bit patterns,
+ *                row-major over the 16 nq quantized tokens), scale/zero: sigma/z
+ *                (binary32), amb_alt: the alternative int8 code's bit pattern;
+ *   cert-values: x = V [n][d]; codes/real: packed 4-bit codes, scale/zero: the
+ *                binary16 metadata, eta/nu: nb annotations;
+ *   cert-step:   x = K, vin = V, q, qscale, prm (no expected outputs). */
 typedef struct kvq_vcase {
     char id[KVQ_ID_MAX];
     long line;              /* line number in its file */
@@ -43,11 +57,18 @@ typedef struct kvq_vcase {
     uint64_t namb;          /* ambiguous elements: row-major index and alternative code */
     uint64_t *amb_idx;
     uint8_t *amb_alt;
+    /* CERT cases */
+    kvq_cert_shape cshape;
+    float *vin, *q;         /* cert-step: V [n][d], q [d] */
+    float qscale;           /* cert-step: the softmax scale [CERT-L-01] */
+    kvq_cert_params prm;    /* cert-step [CERT-DUMP-03] */
+    float *eta, *nu;        /* cert-values, status 0: nb expected annotations */
 } kvq_vcase;
 
 typedef struct kvq_vfile {
     uint32_t version;
-    char family[32];        /* "kivi" */
+    char family[32];        /* "kivi" | "cert" */
+    uint32_t fam;           /* KVQ_FAMILY_* */
     char levels[32];        /* "smoke" | "standard" */
     uint64_t seed;
     char generator[64];
@@ -63,6 +84,10 @@ typedef struct kvq_rcase {
     int status;
     uint32_t flags;
     char *codes, *scale, *zero, *deq; /* NULL when absent */
+    char *sigma, *z, *eta, *nu;       /* CERT outputs [VEC-CERT-05] */
+    char *out, *sel, *prom, *rec, *decl, *delta1;
+    char *skipped;                    /* non-NULL: the subject has no entry for the op */
+    uint32_t op;                      /* the operation its output fields belong to */
 } kvq_rcase;
 
 typedef struct kvq_rfile {
@@ -76,7 +101,13 @@ typedef struct kvq_rfile {
 /* A subject's decoded outputs for one case. */
 typedef struct kvq_rout {
     uint8_t *codes;
-    float *scale, *zero, *deq;
+    float *scale, *zero, *deq;  /* cert-keys: scale = sigma, zero = z */
+    float *eta, *nu;            /* cert-values: nb annotations */
+    float *out;                 /* cert-step: d outputs */
+    uint8_t *sel, *prom;        /* cert-step: nb flags */
+    kvq_cert_record rec;        /* cert-step [CERT-REC-01] */
+    kvq_cert_decl decl;         /* cert-step [CERT-AR-01] */
+    float delta1;               /* cert-step: Phase-1 radius */
 } kvq_rout;
 
 /* Readers: KVQ_OK, or KVQ_E_IO / KVQ_E_FORMAT / KVQ_E_NOMEM with a message
@@ -101,6 +132,22 @@ kvq_status kvq_vec_write_case(FILE *f, const kvq_vcase *c);
 kvq_status kvq_res_write_header(FILE *f, const char *subject, const char *unavailable);
 kvq_status kvq_res_write_case(FILE *f, const char *id, int status, uint32_t flags,
                               const kvq_rout *o, const kvq_kivi_shape *shape);
+/* A CERT result [VEC-CERT-05]: the output fields of c->op when status is 0. */
+kvq_status kvq_res_write_cert(FILE *f, const kvq_vcase *c, int status, uint32_t flags,
+                              const kvq_rout *o);
+/* A skipped case: the subject has no entry point for its operation
+ * [VEC-CERT-06]; reason is one token (no blanks). */
+kvq_status kvq_res_write_skip(FILE *f, const char *id, const char *reason);
+
+/* Output sizes of a CERT case (cshape): code bytes and metadata entries of
+ * its operation (keys or values), blocks nb. */
+uint64_t kvq_vcase_cert_code_bytes(const kvq_vcase *c);
+uint64_t kvq_vcase_cert_meta_count(const kvq_vcase *c);
+
+/* Generate the CERT vectors of a level set [VEC-CERT-07] (gen.c); same
+ * contract as kvq_gen_kivi (conf.h). */
+kvq_status kvq_gen_cert(kvq_vfile *vf, const char *levels, uint64_t seed, uint32_t shard_i,
+                        uint32_t shard_n, char *err, size_t errlen);
 
 /* Allocate the arrays of a case for its shape (status OK parts included). */
 kvq_status kvq_vcase_alloc(kvq_vcase *c);
@@ -113,5 +160,6 @@ void kvq_rfile_free(kvq_rfile *rf);
 const char *kvq_level_name(uint32_t level);
 const char *kvq_grouping_name(uint32_t grouping);
 const char *kvq_meta_name(uint32_t meta);
+const char *kvq_op_name(uint32_t op);
 
 #endif /* KVQ_VECIO_H */

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # tests/cert.sh BUILD -- end-to-end tests of `kvq cert`: dumps of the bundled
-# CPU subject (kvq_cert_step) pass on every head kind; an unsound E_key or
-# E_val claim and a perturbed output fail with exit 1 and a reason; malformed
-# dumps exit 2 with file:line; reports are written atomically.
+# CPU subject (kvq_cert_step) pass on every head kind and at every rung; an
+# unsound E_key or E_val claim, a perturbed output (sparse and dense rungs), a
+# violated coverage condition, a ranking, boundary or value check that fails
+# exactly at the recorded rung, a rung 3 above eps_dense and a promotion that
+# breaks the rules fail with exit 1 and a reason naming the check; a check
+# that fails by less than 2 delta1 is tolerated; malformed dumps exit 2 with
+# file:line; reports are written atomically.
 # SPEC: [CERT-DUMP-01] [CERT-DUMP-02] [CERT-DUMP-03] [CERT-DUMP-04] [CERT-VER-01]
-# SPEC: [CERT-VER-02] [CERT-VER-03] [CERT-CON-01] [CERT-CON-02] [CERT-PROM-02]
+# SPEC: [CERT-VER-02] [CERT-VER-03] [CERT-CON-01] [CERT-CON-02] [CERT-PROM-01] [CERT-PROM-02]
+# SPEC: [CERT-PROM-03] [CERT-SEL-02] [CERT-RANK-01] [CERT-BND-01] [CERT-CHK-01] [CERT-LAD-01]
+# SPEC: [CERT-LAD-02] [CERT-LAD-03] [CERT-VER-04] [CERT-CON-03]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build
@@ -36,7 +42,8 @@ expect 0 "make halved E_key" -- $KVQ cert --make-dump "$T/half.dump" --seed 1 --
 expect 1 "halved E_key claim fails" -- $KVQ cert "$T/half.dump" --json "$T/half.json"
 grep_out 'half.dump: claim ekey 0x[0-9a-f]{8} \(0x[0-9a-f.]+p-?[0-9]+, [0-9.e-]+\) below sound E_key' "reason names E_key in hex, %a and decimal"
 if grep -q '"outcome": "fail", "check": "claims"' "$T/half.json"; then ok "JSON names the failed check"; else bad "JSON check"; fi
-expect 0 "make zero E_val" -- $KVQ cert --make-dump "$T/eval0.dump" --seed 2 --kind constant --scale-eval 0
+# v_tol = 1: no block is promoted by the threshold rule, so E_val > 0
+expect 0 "make zero E_val" -- $KVQ cert --make-dump "$T/eval0.dump" --seed 2 --kind constant --vtol 1 --scale-eval 0
 expect 1 "zero E_val claim fails" -- $KVQ cert "$T/eval0.dump"
 grep_out 'below sound E_val' "reason names E_val"
 # a wrong output breaks the contract [CERT-CON-01]
@@ -45,11 +52,88 @@ expect 1 "perturbed output fails the contract" -- $KVQ cert "$T/pert.dump"
 grep_out 'pert.dump:[0-9]+: contract violated' "contract violation names file:line of out"
 expect 1 "one failing dump among passing ones" -- $KVQ cert "$T/sinks-1.dump" "$T/pert.dump"
 grep_out '^1 passed, 1 failed$' "counts"
-# promotion over budget [CERT-PROM-02]
-sel=$(grep '^select' "$T/sinks-1.dump" | sed 's/.*blocks=\([0-9]*\).*/\1/')
-sed "s/^promote blocks=-/promote blocks=$sel/" "$T/sinks-1.dump" > "$T/prom.dump"
+
+# every rung [CERT-LAD-01]: forced starts, a budget, tau = 1 (no sparse rung
+# can pass the boundary check), eps_dense below the dense E_arith (rung 4)
+expect 0 "make rung 1" -- $KVQ cert --make-dump "$T/r1.dump" --seed 2 --start-rung 1
+expect 0 "make rung 2" -- $KVQ cert --make-dump "$T/r2.dump" --seed 2 --kind uniform --start-rung 2
+expect 0 "make rung 3" -- $KVQ cert --make-dump "$T/r3.dump" --seed 1 --start-rung 3
+expect 0 "make rung 4" -- $KVQ cert --make-dump "$T/r4.dump" --seed 1 --kind needle --start-rung 4 --d 128 --n 200
+expect 0 "make budget:0 (escalates)" -- $KVQ cert --make-dump "$T/b0.dump" --seed 1 --budget 0
+expect 0 "make tau = 1 (escalates to dense)" -- $KVQ cert --make-dump "$T/tau1.dump" --seed 1 --tau 1 --kmin 1 --kmax 1
+expect 0 "make eps_dense tiny (rung 4)" -- $KVQ cert --make-dump "$T/ed.dump" --seed 3 --tau 1 --kmin 1 --kmax 1 --eps-dense 1e-30
+for r in 1 2 3 4; do
+  if grep -q "^select rung=$r " "$T/r$r.dump"; then ok "forced start gives rung $r"; else bad "forced start: $(grep '^select' "$T/r$r.dump")"; fi
+done
+if grep -q '^select rung=[12] ' "$T/b0.dump" && grep -q 'promote=budget:0' "$T/b0.dump"; then ok "budget:0 escalates to a promoting rung"; else bad "budget:0: $(grep '^select' "$T/b0.dump")"; fi
+if grep -q '^select rung=3 blocks=-$' "$T/tau1.dump"; then ok "tau = 1 ends dense at rung 3"; else bad "tau = 1: $(grep '^select' "$T/tau1.dump")"; fi
+if grep -q '^select rung=4 blocks=-$' "$T/ed.dump"; then ok "eps_dense below E_arith gives rung 4"; else bad "eps_dense: $(grep '^select' "$T/ed.dump")"; fi
+expect 0 "dumps at every rung pass" -- $KVQ cert "$T/r1.dump" "$T/r2.dump" "$T/r3.dump" "$T/r4.dump" "$T/b0.dump" "$T/tau1.dump" "$T/ed.dump"
+grep_out '^7 passed, 0 failed$' "seven rung dumps pass"
+grep_out 'r3.dump: d=64 n=100 rung 3, 6 full blocks selected of 6, 0 promoted' "a dense dump is judged (all blocks, nothing promoted)"
+# a dense rung with a wrong output fails its contract [CERT-LAD-03]
+expect 0 "make perturbed rung 3" -- $KVQ cert --make-dump "$T/p3.dump" --seed 1 --start-rung 3 --perturb-output
+expect 1 "perturbed rung-3 output fails" -- $KVQ cert "$T/p3.dump"
+grep_out 'p3.dump:[0-9]+: contract violated: .* bound E_arith \(dense rung\)' "dense contract named"
+# rung 3 although the declared dense E_arith exceeds eps_dense [CERT-LAD-02]
+sed 's/ eps_dense=[0-9a-f]*/ eps_dense=00000001/' "$T/r3.dump" > "$T/ed3.dump"
+expect 1 "rung 3 above eps_dense fails the ladder" -- $KVQ cert "$T/ed3.dump"
+grep_out 'ed3.dump:[0-9]+: ladder: rung 3 with dense E_arith 0x[0-9a-f]{8} .* above eps_dense 0x00000001' "eps_dense reason"
+# a rung-3 claim of a negative E_key is unsound [CERT-CON-02]
+sed 's/^claim ekey=[0-9a-f]*/claim ekey=bf800000/' "$T/r3.dump" > "$T/neg3.dump"
+expect 1 "negative E_key claim at rung 3 fails" -- $KVQ cert "$T/neg3.dump"
+grep_out 'neg3.dump: claim ekey 0xbf800000 .* below sound E_key 0x00000000' "dense E_key is 0"
+
+# check 1: the selector contract [CERT-SEL-02]
+sed -e 's/^select rung=0 blocks=.*/select rung=0 blocks=4,5/' -e 's/^promote blocks=.*/promote blocks=4,5/' "$T/sinks-1.dump" > "$T/cov.dump"
+expect 1 "a selection that misses the sinks violates coverage" -- $KVQ cert "$T/cov.dump"
+grep_out 'cov.dump:[0-9]+: selector: coverage violated: ln odds\(1 - tau\) - ln odds\(alpha\^_T\) in \[-0x[0-9a-f.]+p\+[0-9]+, .*K = 2 is not the cap 6' "coverage reason with the exact margin"
+sed -e 's/^select rung=0 blocks=.*/select rung=0 blocks=0/' -e 's/^promote blocks=.*/promote blocks=0/' "$T/sinks-1.dump" > "$T/clamp.dump"
+expect 1 "one block below kmin = 2" -- $KVQ cert "$T/clamp.dump"
+grep_out 'clamp.dump:[0-9]+: selector: 1 full blocks selected at rung 0, outside \[2, 6\]' "clamp reason"
+# promotion rules [CERT-PROM-01..03]
+sed 's/^promote blocks=.*/promote blocks=-/' "$T/sinks-1.dump" > "$T/noprom.dump"
+expect 1 "threshold rule: a block with eta > vtol nu left unpromoted" -- $KVQ cert "$T/noprom.dump"
+grep_out 'noprom.dump: promotion: selected block [0-9]+ is not promoted' "threshold reason"
+sed 's/^select rung=2/select rung=1/' "$T/b0.dump" > "$T/prom.dump"
 expect 1 "a promotion over budget:0 fails" -- $KVQ cert "$T/prom.dump"
-grep_out 'promotion: 1 blocks promoted, budget 0' "promotion reason"
+grep_out 'promotion: [0-9]+ blocks promoted, budget 0' "promotion reason"
+sed -e 's/^select rung=1 /select rung=2 /' -e 's/^promote blocks=[0-9]*,/promote blocks=/' "$T/r1.dump" > "$T/r2p.dump"
+expect 1 "rung 2 with a selected block not promoted" -- $KVQ cert "$T/r2p.dump"
+grep_out 'r2p.dump: promotion: selected block [0-9]+ is not promoted .*rung 2' "rung-2 reason"
+
+# check 2: the recorded rung's checks, exactly [CERT-CHK-01]
+# ranking: K = 2 is the cap (kmax 2), but the two lightest blocks are selected
+expect 0 "make kmax 2" -- $KVQ cert --make-dump "$T/k2.dump" --seed 1 --kmax 2
+sed -e 's/^select rung=0 blocks=.*/select rung=0 blocks=4,5/' -e 's/^promote blocks=.*/promote blocks=4,5/' "$T/k2.dump" > "$T/rank.dump"
+expect 1 "rung 0 without the heaviest block fails the ranking check" -- $KVQ cert "$T/rank.dump"
+grep_out 'rank.dump:[0-9]+: ladder: ranking check fails at rung 0: exact margin lambda_r - U - eps_guard in \[-0x' "ranking reason with the exact margin"
+# boundary: tau = 1 leaves no tail mass; claim rung 0 on the dense step's data
+sed -e 's/^select rung=3 blocks=-/select rung=0 blocks=0/' -e 's/^promote blocks=-/promote blocks=0/' "$T/tau1.dump" > "$T/bnd.dump"
+expect 1 "rung 0 claimed where the boundary check fails" -- $KVQ cert "$T/bnd.dump"
+grep_out 'bnd.dump:[0-9]+: ladder: boundary check fails at rung 0: exact margin ln\(\(1 - tau\) e\^eps_guard\) - ln A in \[-inf' "boundary reason"
+# value: budget:0, no promotion, claimed accepted at rung 0
+sed -e 's/^select rung=[12] /select rung=0 /' -e 's/^promote blocks=.*/promote blocks=-/' "$T/b0.dump" > "$T/val.dump"
+expect 1 "rung 0 claimed where the value check fails" -- $KVQ cert "$T/val.dump"
+grep_out 'val.dump:[0-9]+: ladder: value check fails at rung 0: exact margin ln\(v_tol sum rho_b nu_b\) - ln E_val in \[-0x' "value reason"
+# the 2 delta1 tolerance: eps_guard moves the ranking margin m to about -delta1
+# (tolerated, exact bit 0 cleared) and to about -3 delta1 (not tolerated)
+$KVQ cert "$T/sinks-1.dump" > "$T/m.txt"
+f32hex() { awk -v x="$1" 'BEGIN { e = 0; m = x; while (m >= 2) { m /= 2; e++ } while (m < 1) { m *= 2; e-- }
+  f = int((m - 1) * 8388608 + 0.5); if (f >= 8388608) { f = 0; e++ } printf "%08x\n", (e + 127) * 8388608 + f }'; }
+rm=$(sed -n 's/.*ranking \([0-9.e+-]*\) .*/\1/p' "$T/m.txt"); tol=$(sed -n 's/.* 2 delta1 \([0-9.e+-]*\);.*/\1/p' "$T/m.txt")
+if [ -n "$rm" ] && [ -n "$tol" ]; then
+  g1=$(f32hex "$(awk -v m="$rm" -v t="$tol" 'BEGIN { printf "%.17g", m + t / 2 }')")
+  g3=$(f32hex "$(awk -v m="$rm" -v t="$tol" 'BEGIN { printf "%.17g", m + 3 * t / 2 }')")
+  sed "s/ eps_guard=[0-9a-f]*/ eps_guard=$g1/" "$T/sinks-1.dump" > "$T/tol1.dump"
+  sed "s/ eps_guard=[0-9a-f]*/ eps_guard=$g3/" "$T/sinks-1.dump" > "$T/tol3.dump"
+  expect 0 "ranking margin -delta1 is within the tolerance" -- $KVQ cert "$T/tol1.dump" --json "$T/tol1.json"
+  if grep -q '"checks": 14' "$T/tol1.json"; then ok "record: exact ranking bit cleared, others set"; else bad "record checks: $(grep -o '"checks": [0-9]*' "$T/tol1.json")"; fi
+  expect 1 "ranking margin -3 delta1 is not" -- $KVQ cert "$T/tol3.dump"
+  grep_out 'tol3.dump:[0-9]+: ladder: ranking check fails at rung 0' "tolerance exceeded named"
+else
+  bad "no ranking margin in the report"
+fi
 
 # malformed dumps [CERT-DUMP-04]: exit 2 with file:line
 sed '1s/ 1$/ 2/' "$T/sinks-1.dump" > "$T/v2.dump"
@@ -91,6 +175,12 @@ grep_out 'nan.dump:[0-9]+: out: value 0 .* is not finite' "NaN output named"
 sed 's/ tau=[0-9a-f]*/ tau=00000000/' "$T/sinks-1.dump" > "$T/tau.dump"
 expect 2 "tau = 0 violates a constraint" -- $KVQ cert "$T/tau.dump"
 grep_out 'tau.dump:[0-9]+: params: tau' "constraint named"
+sed 's/ delta1=[0-9a-f]*/ delta1=7f800000/' "$T/sinks-1.dump" > "$T/d1.dump"
+expect 2 "an infinite Phase-1 radius is malformed" -- $KVQ cert "$T/d1.dump"
+grep_out 'd1.dump:[0-9]+: params: delta1 inf is not finite' "radius constraint named"
+sed 's/^select rung=3 blocks=-/select rung=3 blocks=0/' "$T/r3.dump" > "$T/dsel.dump"
+expect 2 "a dense rung with a block list" -- $KVQ cert "$T/dsel.dump"
+grep_out 'dsel.dump:[0-9]+: select: rung 3 is dense' "dense selection named"
 sed 's/^select rung=0 blocks=\([0-9]*\),/select rung=0 blocks=\1,\1,/' "$T/sinks-1.dump" > "$T/rep.dump"
 expect 2 "repeated block" -- $KVQ cert "$T/rep.dump"
 grep_out 'rep.dump:[0-9]+: select: blocks: index [0-9]+ repeated' "repeated block named"

@@ -105,6 +105,121 @@ START_TEST(gen_is_deterministic_and_sharded)
 }
 END_TEST
 
+/* ---- the CERT family ------------------------------------------------------------ */
+
+static kvq_verify_report verify_text(const kvq_vfile *vf, const char *text, size_t len,
+                                     unsigned mask);
+
+/* Results of the built-in ref-fast subject (fast path) for every case of a
+ * CERT file, written as the child writes them; tamper: 1 a bounded key code
+ * moved off its real code and alternative, 2 a bounded eta set to 0, 3 a step's
+ * E_key claim halved, 4 a case skipped.  Returns the tampered case's index in
+ * *which (or SIZE_MAX). */
+static char *cert_results(const kvq_vfile *vf, size_t *len, int tamper, size_t *which)
+{
+    const kvq_subject_v2 *api = (const kvq_subject_v2 *)(const void *)kvq_subject_builtin("ref-fast");
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    *which = SIZE_MAX;
+    ck_assert_uint_eq(api->v1.abi, KVQ_SUBJECT_ABI_V2);
+    ck_assert_int_eq(kvq_res_write_header(f, "ref-fast", NULL), KVQ_OK);
+    for (size_t k = 0; k < vf->ncases; k++) {
+        const kvq_vcase *c = &vf->cases[k];
+        const kvq_cert_shape *s = &c->cshape;
+        uint64_t nm = kvq_vcase_cert_meta_count(c), nc = kvq_vcase_cert_code_bytes(c);
+        uint32_t nb = kvq_cert_blocks(s) + 1u, fl = 0;
+        kvq_rout o;
+        int st, mine = 0;
+        memset(&o, 0, sizeof o);
+        o.codes = calloc(nc + 1, 1), o.scale = calloc(nm + 1, sizeof(float));
+        o.zero = calloc(nm + 1, sizeof(float)), o.eta = calloc(nb, sizeof(float));
+        o.nu = calloc(nb, sizeof(float)), o.out = calloc(s->dim + 1u, sizeof(float));
+        o.sel = calloc(nb, 1), o.prom = calloc(nb, 1);
+        if (c->op == KVQ_OP_CERT_KEYS) {
+            st = api->cert_quantize_keys((int8_t *)o.codes, o.scale, o.zero, &fl, c->x, s, &c->pol);
+            if (tamper == 1 && *which == SIZE_MAX && st == KVQ_OK && c->level == KVQ_LEVEL_BOUNDED && nc > 0) {
+                o.codes[0] = (uint8_t)(c->real[0] ^ 0x40u); /* neither the real code nor a neighbour */
+                mine = 1;
+            }
+        } else if (c->op == KVQ_OP_CERT_VALUES) {
+            st = api->cert_quantize_values(o.codes, o.scale, o.zero, &fl, c->x, s, &c->pol);
+            if (st == KVQ_OK) st = api->cert_annotate(o.eta, o.nu, c->x, o.codes, o.scale, o.zero, s);
+            if (tamper == 2 && *which == SIZE_MAX && st == KVQ_OK && c->level == KVQ_LEVEL_BOUNDED &&
+                kvq_cert_full_blocks(s) > 0 && c->eta[0] > 0.0f) {
+                o.eta[0] = 0.0f;
+                mine = 1;
+            }
+        } else {
+            st = api->cert_step(o.out, o.sel, o.prom, &o.rec, &o.decl, &o.delta1, c->q, c->qscale, c->x,
+                                c->vin, &c->prm, s, &c->pol);
+            if (tamper == 3 && *which == SIZE_MAX && st == KVQ_OK && o.rec.rung < 3u && o.rec.ekey > 0.0f) {
+                o.rec.ekey *= 0.5f;
+                mine = 1;
+            }
+        }
+        if (tamper == 4 && *which == SIZE_MAX && c->op == KVQ_OP_CERT_STEP) {
+            ck_assert_int_eq(kvq_res_write_skip(f, c->id, "no-entry"), KVQ_OK);
+            *which = k;
+        } else {
+            ck_assert_int_eq(kvq_res_write_cert(f, c, st, fl, &o), KVQ_OK);
+        }
+        if (mine) *which = k;
+        kvq_rout_free(&o);
+    }
+    fclose(f);
+    return buf;
+}
+
+START_TEST(cert_roundtrip_and_verdicts)
+{
+    /* SPEC: [VEC-CERT-01] [VEC-CERT-02] [VEC-CERT-03] [VEC-CERT-05] [VEC-CERT-06] [VEC-CERT-07]
+     * [VER-CERT-03] [VER-CERT-04] [VER-CERT-05] [CERT-K8-06] [CERT-ANN-03] [CERT-CON-02] --
+     * the cert family round-trips bit for bit and is deterministic; the fast path
+     * passes every case; each tampering fails exactly its case with its reason; a
+     * skipped case is SKIP, not PASS. */
+    static const char *const WANT[5] = { NULL, "code of element", "eta[block 0]: below the exact value",
+                                         "claims: ", "skipped by the subject" };
+    kvq_vfile vf, back, again;
+    size_t len, len2, rlen, which;
+    char err[512], *text, *text2, *res;
+    ck_assert_int_eq(kvq_gen_cert(&vf, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
+    ck_assert_int_eq(kvq_gen_cert(&again, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
+    text = write_mem(&vf, &len);
+    text2 = write_mem(&again, &len2);
+    ck_assert_uint_eq(len, len2);
+    ck_assert_int_eq(memcmp(text, text2, len), 0);
+    free(text2);
+    kvq_vfile_free(&again);
+    ck_assert_int_eq(kvq_vec_parse(&back, text, len, "c.vec", err, sizeof err), KVQ_OK);
+    ck_assert_uint_eq(back.fam, KVQ_FAMILY_CERT);
+    text2 = write_mem(&back, &len2);
+    ck_assert_uint_eq(len, len2);
+    ck_assert_int_eq(memcmp(text, text2, len), 0);
+    free(text2);
+    kvq_vfile_free(&back);
+    free(text);
+    for (int t = 0; t < 5; t++) {
+        kvq_verify_report rep;
+        res = cert_results(&vf, &rlen, t, &which);
+        rep = verify_text(&vf, res, rlen, KVQ_LEVELS_ALL);
+        if (t == 0) {
+            ck_assert_uint_eq(rep.passed, vf.ncases);
+            ck_assert_uint_eq(rep.failed + rep.skipped, 0);
+        } else {
+            ck_assert_msg(which != SIZE_MAX, "tampering %d found no case", t);
+            ck_assert_uint_eq(rep.passed, vf.ncases - 1);
+            ck_assert_uint_eq(t == 4 ? rep.skipped : rep.failed, 1);
+            ck_assert_int_eq(rep.v[which].outcome, t == 4 ? KVQ_SKIP : KVQ_FAIL);
+            ck_assert_msg(strstr(rep.v[which].detail, WANT[t]) != NULL, "'%s' lacks '%s'",
+                          rep.v[which].detail, WANT[t]);
+        }
+        kvq_verify_report_free(&rep);
+        free(res);
+    }
+    kvq_vfile_free(&vf);
+}
+END_TEST
+
 START_TEST(gen_covers_the_parameter_space)
 {
     /* SPEC: [VEC-GEN-02] -- every bit width, grouping, metadata format, level, an
@@ -300,6 +415,7 @@ static char *fast_results(const kvq_vfile *vf, size_t *len, int tamper_case, int
         kvq_rout o;
         uint32_t fl = 0, dfl = 0;
         int st;
+        memset(&o, 0, sizeof o);
         o.codes = calloc(kvq_kivi_code_bytes(&c->shape) + 1, 1);
         o.scale = calloc(ng + 1, sizeof *o.scale);
         o.zero = calloc(ng + 1, sizeof *o.zero);
@@ -409,6 +525,7 @@ START_TEST(ambiguous_neighbour_accepted)
         uint64_t e = c->amb_idx[0], g;
         uint32_t i, fl = 0;
         kvq_verify_report rep;
+        memset(&o, 0, sizeof o);
         c->level = (uint32_t)level;
         one.cases = c;
         one.ncases = 1;
@@ -478,6 +595,7 @@ static Suite *vecio_suite(void)
     tcase_add_test(t, roundtrip_bitwise);
     tcase_add_test(t, gen_is_deterministic_and_sharded);
     tcase_add_test(t, gen_covers_the_parameter_space);
+    tcase_add_test(t, cert_roundtrip_and_verdicts);
     suite_add_tcase(s, t);
     t = tcase_create("bad_input");
     tcase_add_checked_fixture(t, setup_smoke, teardown_smoke);

@@ -3,7 +3,8 @@
 # sharding of gen, the bundled subject passing, the deliberately wrong subjects
 # failing, the legal-freedom subject passing the bounded level only, crash /
 # hang / unavailable subjects as verdicts, results-file mode, and malformed
-# input rejected with file and line.  SPEC: [VEC-GEN-01] [VER-EXIT-01]
+# input rejected with file and line; the same for the CERT family (ref-fast
+# passes, a v1 subject is skipped, the midpoint and unsound subjects fail).  SPEC: [VEC-GEN-01] [VER-EXIT-01]
 # [VER-RUN-01] [VER-RUN-02] [VER-RUN-04] [VER-CLI-02] [VER-CLI-03] [VER-CLI-04] [VER-ST-01]
 # [VER-CASE-02] [VER-OUT-01] [TEST-NEG-01] [TEST-SKIP-01] [TEST-REF-01] [POL-TIE-01] [LAY-PACK-01] [KIVI-B-02]
 set -u
@@ -88,6 +89,81 @@ expect 2 "missing key" -- $KVQ verify --vectors "$T/miss.vec" --subject ref-fast
 grep_out "miss.vec:8: missing key 'bits'" "missing key named"
 expect 2 "vector file that does not exist" -- $KVQ verify --vectors "$T/none.vec" --subject ref-fast
 grep_out 'none.vec: cannot open' "open error named"
+# ---- CERT family: SPEC: [VEC-CERT-01] [VEC-CERT-02] [VEC-CERT-03] [VEC-CERT-04] [VEC-CERT-05]
+# [VEC-CERT-06] [VEC-CERT-07] [VER-CERT-01] [VER-CERT-02] [VER-CERT-03] [VER-CERT-04]
+# [VER-CERT-05] [VER-CERT-06] [API-SUBJ-03] [API-SUBJ-04]
+# [CERT-K8-06] [CERT-ANN-03] [CERT-CON-02] [CERT-VER-02]
+expect 0 "gen cert smoke" -- $KVQ gen --family cert --level smoke -o "$T/c.vec"
+expect 0 "gen cert smoke again" -- $KVQ gen --family cert --level smoke -o "$T/c2.vec"
+if cmp -s "$T/c.vec" "$T/c2.vec"; then ok "cert gen is deterministic"; else bad "cert gen is not deterministic"; fi
+expect 0 "gen cert shard 0/2" -- $KVQ gen --family cert --level smoke --shard 0/2 -o "$T/csh0.vec"
+expect 0 "gen cert shard 1/2" -- $KVQ gen --family cert --level smoke --shard 1/2 -o "$T/csh1.vec"
+if diff <(grep '^case' "$T/c.vec" | sort) <(cat "$T"/csh?.vec | grep '^case' | sort) >/dev/null; then
+  ok "cert shards partition the full set"; else bad "cert shards differ from the full set"; fi
+for op in cert-keys cert-values cert-step; do
+  if grep -q "op=$op .*status=0" "$T/c.vec" && grep -Eq "op=$op .*status=[1-9]" "$T/c.vec"; then
+    ok "smoke has $op cases with status 0 and error cases"; else bad "smoke lacks $op cases"; fi
+done
+expect 0 "ref-fast passes cert smoke" -- $KVQ verify --vectors "$T/c.vec" --subject ref-fast --junit "$T/c.xml"
+grep_out '^[1-9][0-9]* passed, 0 failed$' "cert smoke: N passed, 0 failed, nothing skipped"
+if grep -q 'classname="cert.bounded"' "$T/c.xml"; then ok "JUnit names the cert family"; else bad "JUnit classname"; fi
+expect 0 "gen cert standard" -- $KVQR gen --family cert --level standard -o "$T/cstd.vec"
+expect 0 "ref-fast passes cert standard" -- $KVQR verify --vectors "$T/cstd.vec" --subject ref-fast
+grep_out '^[1-9][0-9]* passed, 0 failed$' "cert standard: N passed, 0 failed, nothing skipped"
+# a version-1 subject runs, every CERT case SKIPPED (never passed), exit 1
+expect 1 "v1 subject: cert cases skipped" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/misbehave.so"
+grep_out '^0 passed, 0 failed, [1-9][0-9]* skipped$' "v1 subject: skips counted as skips"
+expect 1 "v2 subject without CERT entries: skipped" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/broken_ties_away.so"
+grep_out '^0 passed, 0 failed, [1-9][0-9]* skipped$' "NULL entries: skips counted as skips"
+# must-fail subjects
+for lv in exact bounded; do
+  expect 1 "midpoint zero point FAILS cert-keys ($lv, smoke)" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/cert_midpoint.so" --level $lv
+  grep_out "FAIL [^ ]*-keys-[^ ]* \[$lv, cert-keys .*: z\[.*expected 0x[0-9a-f]{8}.*got 0x[0-9a-f]{8}" "midpoint failure names z in hex ($lv)"
+  expect 1 "midpoint zero point FAILS cert-keys ($lv, standard)" -- $KVQR verify --vectors "$T/cstd.vec" --subject "$SUBJ/cert_midpoint.so" --level $lv
+  grep_out "FAIL [^ ]*-keys-[^ ]* \[$lv, cert-keys .*: z\[" "midpoint standard failure names z ($lv)"
+done
+expect 1 "unsound E_key claim FAILS cert-step (smoke)" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/cert_unsound.so"
+grep_out 'FAIL [^ ]*-step-[^ ]* .*claims: .*claim ekey 0x[0-9a-f]{8} .* below sound E_key 0x[0-9a-f]{8}' "unsound claim: reason names the claim and the sound E_key"
+if grep -E '^  FAIL ' "$T/out" | grep -vq -- '-step-'; then bad "unsound subject fails a non-step case"; else ok "unsound subject fails step cases only"; fi
+expect 1 "unsound E_key claim FAILS cert-step (standard)" -- $KVQR verify --vectors "$T/cstd.vec" --subject "$SUBJ/cert_unsound.so"
+grep_out 'claims: .*below sound E_key' "unsound claim fails the standard steps"
+# results-file mode: a step output moved far away violates the contract; a
+# lowered eta annotation fails the bounded level
+expect 0 "run ref-fast on cert smoke" -- $KVQ run --subject ref-fast --vectors "$T/c.vec" -o "$T/c.res"
+expect 0 "verify the cert results file" -- $KVQ verify --vectors "$T/c.vec" --results "$T/c.res"
+awk 'BEGIN{d=0} /^result .*-step-.* out=/ && !d { i=index($0," out=")+5; $0=substr($0,1,i-1) "47000000" substr($0,i+8); d=1 } {print}' "$T/c.res" > "$T/cbad.res"
+expect 1 "a step output of 32768 fails the contract" -- $KVQ verify --vectors "$T/c.vec" --results "$T/cbad.res"
+grep_out 'contract' "contract failure named"
+grep_out '^[0-9]+ passed, 1 failed$' "exactly one step fails"
+id=$(grep -E '^case id=[^ ]*-values-[^ ]* level=bounded .*status=0 ' "$T/c.vec" | grep -v 'eta=\(00000000\)*0* ' | head -1 | sed 's/^case id=\([^ ]*\) .*/\1/')
+awk -v id="$id" '$2=="id="id { i=index($0," eta=")+5; $0=substr($0,1,i-1) "00000000" substr($0,i+8) } {print}' "$T/c.res" > "$T/ceta.res"
+expect 1 "an eta below the exact value fails ($id)" -- $KVQ verify --vectors "$T/c.vec" --results "$T/ceta.res"
+grep_out 'eta\[block 0\]: below the exact value' "eta failure named"
+{ head -2 "$T/c.res"; echo "result id=$id status=0 skipped=x"; } > "$T/cskip.res"
+expect 2 "status and skipped together: format error" -- $KVQ verify --vectors "$T/c.vec" --results "$T/cskip.res"
+grep_out 'cskip.res:3: ' "results error names file:line"
+# malformed CERT vector lines: exit 2, file:line
+line=$(grep -n 'op=cert-step' "$T/c.vec" | head -1 | cut -d: -f1)
+sed "${line}s/ q=[0-9a-f]/ q=z/" "$T/c.vec" > "$T/cq.vec"
+expect 2 "cert-step: bad hex digit in q" -- $KVQ verify --vectors "$T/cq.vec" --subject ref-fast
+grep_out "cq.vec:$line: q: bad hex digit" "bad q digit names file:line and field"
+line=$(grep -n 'op=cert-keys' "$T/c.vec" | head -1 | cut -d: -f1)
+sed "${line}s/ dim=[0-9]*//" "$T/c.vec" > "$T/cd.vec"
+expect 2 "cert-keys: missing dim" -- $KVQ verify --vectors "$T/cd.vec" --subject ref-fast
+grep_out "cd.vec:$line: missing key 'dim'" "missing dim named"
+sed "${line}s/ status=0/ status=0 tau=3f800000/" "$T/c.vec" > "$T/ct.vec"
+expect 2 "cert-keys: a step field" -- $KVQ verify --vectors "$T/ct.vec" --subject ref-fast
+grep_out "ct.vec:$line: key 'tau' is not a field of cert-keys" "foreign field named"
+line=$(grep -n 'op=cert-values.*status=0' "$T/c.vec" | head -1 | cut -d: -f1)
+sed "${line}s/ eta=[0-9a-f]*/ eta=00/" "$T/c.vec" > "$T/ce.vec"
+expect 2 "cert-values: short eta" -- $KVQ verify --vectors "$T/ce.vec" --subject ref-fast
+grep_out "ce.vec:$line: eta: 2 hex digits" "short eta names file:line"
+sed "${line}s/op=cert-values/op=kivi-quant/" "$T/c.vec" > "$T/ck.vec"
+expect 2 "a kivi-quant line in a cert file" -- $KVQ verify --vectors "$T/ck.vec" --subject ref-fast
+grep_out "ck.vec:$line: " "wrong operation names file:line"
+sed '2s/family cert/family kivi/' "$T/c.vec" > "$T/cf.vec"
+expect 2 "cert cases under family kivi" -- $KVQ verify --vectors "$T/cf.vec" --subject ref-fast
+grep_out 'cf.vec:[0-9]+: op cert-[a-z]+ is not an operation of family kivi' "family mismatch named"
 ls "$T"/*.tmp.* >/dev/null 2>&1 && bad "temporary files left behind" || ok "no half-written files left"
 
 finish vectors.sh
