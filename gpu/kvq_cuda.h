@@ -114,6 +114,86 @@ kvq_status kvq_cuda_cert_quantize_values(uint8_t *d_codes, float *d_scale, float
                                          const kvq_cert_shape *shape, const kvq_policy *pol,
                                          cudaStream_t stream);
 
+/* ---- CERT decode step (gpu/cert_decode.cu, spec/cert.md "The device kernel") ----
+ * One certified decode step [CERT-DEV-01..08]: Phase 1 from the INT8 keys,
+ * selection and ladder, Phase 2 with INT4 values (promoted blocks and the
+ * dense rung read the binary16 originals of tier 2), the certificate.  The
+ * declaration is U_exp = 2, D = 129 + nch, Nr = 1 (nch = ceil(entries / 8)
+ * Phase-2 chunks) [CERT-DEV-05].  Rung 4 is the host reference
+ * kvq_cert_dense [CERT-DEV-06]: the batched form reports a head that needs it
+ * with status KVQ_CUDA_CERT_RUNG4; kvq_cuda_cert_step_host runs it. */
+#define KVQ_CUDA_CERT_RUNG4 0x100u
+
+/* One head, host in/out, the outputs of kvq_cert_step (include/kvq_cert.h):
+ * k, v [n][d] binary16 values; quantized on the device with
+ * kvq_cuda_cert_quantize_keys/_values, annotated with kvq_cuda_cert_annotate.
+ * sel, prom: nb flags; at rung 3 sel is all 1 and prom all 0.  Errors: as
+ * kvq_cert_step (KVQ_E_PARAM, KVQ_E_SHAPE, KVQ_E_NONFINITE), KVQ_E_NODEVICE,
+ * KVQ_E_NOMEM, KVQ_E_DEVICE (a CUDA failure), and KVQ_E_SHAPE for more than
+ * kvq_cuda_cert_max_blocks() blocks.  Links ref/fast (kvq_cert_dense). */
+kvq_status kvq_cuda_cert_step_host(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_record *rec,
+                                   kvq_cert_decl *decl, float *delta1, const float *q, float scale,
+                                   const float *k, const float *v, const kvq_cert_params *prm,
+                                   const kvq_cert_shape *shape, const kvq_policy *pol);
+
+/* eta, nu [CERT-ANN-01..02] on the device, bit-exact to kvq_cert_annotate
+ * (the exact integer method of bounds/cert.md §2); errors as kvq_cert_annotate,
+ * plus KVQ_E_NODEVICE, KVQ_E_DEVICE. */
+kvq_status kvq_cuda_cert_annotate_host(float *eta, float *nu, const float *v, const uint8_t *codes,
+                                       const float *scale, const float *zero,
+                                       const kvq_cert_shape *shape);
+
+/* The same on device pointers, enqueued on `stream` (no input checks beyond
+ * pointers and shape: the inputs must already satisfy kvq_cert_annotate's). */
+kvq_status kvq_cuda_cert_annotate(float *d_eta, float *d_nu, const float *d_v,
+                                  const uint8_t *d_codes, const float *d_scale,
+                                  const float *d_zero, const kvq_cert_shape *shape,
+                                  cudaStream_t stream);
+
+/* Batched form: kv_heads KV heads of one shape, `group` query heads each (GQA;
+ * query head qh reads KV head qh / group), one certificate per query head.
+ * Arrays of KV head h start at h times the per-head size of kvq_layout.h. */
+typedef struct kvq_cuda_cert_heads {
+    uint32_t kv_heads, group;
+    kvq_cert_shape shape;
+    float scale;
+    const float *d_q;                    /* [kv_heads * group][d], binary16 values */
+    const int8_t *d_kcodes;              /* tier 1 [CERT-L-04] */
+    const float *d_sigma, *d_z;
+    const uint8_t *d_vcodes;
+    const float *d_vscale, *d_vzero;
+    const float *d_eta, *d_nu;           /* nb per head */
+    const uint16_t *d_kres, *d_vres;     /* residual block, binary16, [n mod 16][d] per head */
+    const uint16_t *t2_k, *t2_v;         /* tier 2: binary16 [n][d] per head, device-
+                                          * accessible (mapped pinned host memory) */
+} kvq_cuda_cert_heads;
+
+typedef struct kvq_cuda_cert_ws kvq_cuda_cert_ws;
+
+/* Blocks per head the batched kernels accept (the select kernel's limit). */
+size_t kvq_cuda_cert_max_blocks(void);
+
+/* Workspace for up to qheads query heads of this shape; KVQ_E_NOMEM. */
+kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **ws, uint32_t qheads,
+                                   const kvq_cert_shape *shape);
+void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *ws);
+
+/* Diagnostics: the E_arith terms of query head qh's last step (amax, smax,
+ * smin, eps_s, R_s, Lambda, g, g/(1-g), Vh, nS, nch, E_arith). */
+kvq_status kvq_cuda_cert_debug(float *out12, const kvq_cuda_cert_ws *ws, uint32_t qh);
+
+/* Enqueue one step of every query head on `stream`.  d_out [qh][d]; d_rec,
+ * d_decl, d_delta1, d_status [qh] and d_sel, d_prom [qh][nb] may be NULL;
+ * d_status: KVQ_OK, or KVQ_CUDA_CERT_RUNG4 when the head needs rung 4 (its
+ * output is then the device's dense pass, not certified).
+ * certify = 0 runs the same kernels without delta1, Delta', the checks and the
+ * bounds (rung 0 with threshold promotion; the record's bounds are 0). */
+kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_rec, kvq_cert_decl *d_decl,
+                                    float *d_delta1, uint32_t *d_status, uint8_t *d_sel,
+                                    uint8_t *d_prom, const kvq_cuda_cert_heads *heads,
+                                    const kvq_cert_params *prm, int certify,
+                                    kvq_cuda_cert_ws *ws, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,12 +1,19 @@
 /*
  * subject_gpu.cu -- the bundled CUDA kernels as a conformance subject
- * (conformance/kvq_subject.h): build/gpu/libkvq_subject_gpu.so.
+ * (conformance/kvq_subject.h, version 2): build/gpu/libkvq_subject_gpu.so.
  *
  * The subject's entry points take host pointers, like the reference; they copy
- * to the device, run the launchers of gpu/kivi.cu and copy back only on KVQ_OK,
- * so an error leaves the caller's buffers untouched.  Without a usable device,
- * init answers KVQ_E_NODEVICE with the reason, and the kit counts every case
- * SKIPPED, never passed.
+ * to the device, run the launchers of gpu/kivi.cu and gpu/cert.cu and copy
+ * back only on KVQ_OK, so an error leaves the caller's buffers untouched.
+ * Without a usable device, init answers KVQ_E_NODEVICE with the reason, and
+ * the kit counts every case SKIPPED, never passed.
+ *
+ * CERT [VER-CERT-02]: keys and values quantized on the device
+ * (kvq_cuda_cert_quantize_keys / _values, gpu/cert.cu), annotations and the
+ * decode step by gpu/cert_decode.cu (kvq_cuda_cert_annotate_host,
+ * kvq_cuda_cert_step_host: the device quantizes K and V itself and runs the
+ * step; rung 4 is the host reference dense path, which is why the subject
+ * links ref/fast's CERT files).
  */
 #include "kvq_cuda.h"
 #include "kvq_subject.h"
@@ -29,11 +36,110 @@ static int gpu_kivi_dequantize(float *y, uint32_t *flags, const uint8_t *codes,
     return kvq_cuda_kivi_dequantize_host(y, flags, codes, scale, zero, shape, pol);
 }
 
-static const kvq_subject_v1 gpu_subject = {
-    KVQ_SUBJECT_ABI, "kvq-cuda", gpu_init, gpu_kivi_quantize, gpu_kivi_dequantize, NULL,
+/* Device buffers of one CERT quantizer call: the [n][d] input, the codes and
+ * two metadata arrays (sizes from the shape as given; the launcher validates
+ * the shape before it touches any of them). */
+typedef struct gpu_qbufs {
+    float *x, *m0, *m1;
+    uint8_t *codes;
+} gpu_qbufs;
+
+static void qbufs_free(gpu_qbufs *b)
+{
+    cudaFree(b->x), cudaFree(b->m0), cudaFree(b->m1), cudaFree(b->codes);
+}
+
+static kvq_status qbufs_alloc(gpu_qbufs *b, const float *x, uint64_t nin, uint64_t ncode,
+                              uint64_t nmeta)
+{
+    b->x = b->m0 = b->m1 = NULL;
+    b->codes = NULL;
+    if (cudaMalloc((void **)&b->x, (nin ? nin : 1) * sizeof(float)) != cudaSuccess ||
+        cudaMalloc((void **)&b->codes, ncode ? ncode : 1) != cudaSuccess ||
+        cudaMalloc((void **)&b->m0, (nmeta ? nmeta : 1) * sizeof(float)) != cudaSuccess ||
+        cudaMalloc((void **)&b->m1, (nmeta ? nmeta : 1) * sizeof(float)) != cudaSuccess) {
+        qbufs_free(b);
+        return KVQ_E_NOMEM;
+    }
+    if (nin && cudaMemcpy(b->x, x, nin * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
+        qbufs_free(b);
+        return KVQ_E_DEVICE;
+    }
+    return KVQ_OK;
+}
+
+/* Copy the outputs back (only after KVQ_OK). */
+static kvq_status qbufs_back(const gpu_qbufs *b, void *codes, float *m0, float *m1, uint64_t ncode,
+                             uint64_t nmeta)
+{
+    if ((ncode && cudaMemcpy(codes, b->codes, ncode, cudaMemcpyDeviceToHost) != cudaSuccess) ||
+        (nmeta && cudaMemcpy(m0, b->m0, nmeta * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) ||
+        (nmeta && cudaMemcpy(m1, b->m1, nmeta * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess))
+        return KVQ_E_DEVICE;
+    return KVQ_OK;
+}
+
+/* cert-keys [CERT-K8-01..05] on the device. */
+static int gpu_cert_keys(int8_t *codes, float *sigma, float *z, uint32_t *flags, const float *k,
+                         const kvq_cert_shape *shape, const kvq_policy *pol)
+{
+    gpu_qbufs b;
+    uint64_t nin, nc, nm;
+    uint32_t fl = 0;
+    kvq_status st;
+    if (codes == NULL || sigma == NULL || z == NULL || k == NULL || shape == NULL || pol == NULL)
+        return KVQ_E_PARAM;
+    nin = (uint64_t)shape->tokens * shape->dim;
+    nc = kvq_cert_key_code_bytes(shape), nm = kvq_cert_key_meta_count(shape);
+    if ((st = qbufs_alloc(&b, k, nin, nc, nm)) != KVQ_OK) return st;
+    st = kvq_cuda_cert_quantize_keys((int8_t *)b.codes, b.m0, b.m1, &fl, b.x, shape, pol, 0);
+    if (st == KVQ_OK) st = qbufs_back(&b, codes, sigma, z, nc, nm);
+    if (st == KVQ_OK && flags != NULL) *flags = fl;
+    qbufs_free(&b);
+    return st;
+}
+
+/* cert-values, quantizer half [CERT-V4-01], on the device. */
+static int gpu_cert_values(uint8_t *codes, float *scale, float *zero, uint32_t *flags,
+                           const float *v, const kvq_cert_shape *shape, const kvq_policy *pol)
+{
+    gpu_qbufs b;
+    uint64_t nin, nc, nm;
+    uint32_t fl = 0;
+    kvq_status st;
+    if (codes == NULL || scale == NULL || zero == NULL || v == NULL || shape == NULL || pol == NULL)
+        return KVQ_E_PARAM;
+    nin = (uint64_t)shape->tokens * shape->dim;
+    nc = kvq_cert_value_code_bytes(shape), nm = kvq_cert_value_groups(shape);
+    if ((st = qbufs_alloc(&b, v, nin, nc, nm)) != KVQ_OK) return st;
+    st = kvq_cuda_cert_quantize_values(b.codes, b.m0, b.m1, &fl, b.x, shape, pol, 0);
+    if (st == KVQ_OK) st = qbufs_back(&b, codes, scale, zero, nc, nm);
+    if (st == KVQ_OK && flags != NULL) *flags = fl;
+    qbufs_free(&b);
+    return st;
+}
+
+static int gpu_cert_annotate(float *eta, float *nu, const float *v, const uint8_t *codes,
+                             const float *scale, const float *zero, const kvq_cert_shape *shape)
+{
+    return kvq_cuda_cert_annotate_host(eta, nu, v, codes, scale, zero, shape);
+}
+
+static int gpu_cert_step(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_record *rec,
+                         kvq_cert_decl *decl, float *delta1, const float *q, float scale,
+                         const float *k, const float *v, const kvq_cert_params *prm,
+                         const kvq_cert_shape *shape, const kvq_policy *pol)
+{
+    return kvq_cuda_cert_step_host(out, sel, prom, rec, decl, delta1, q, scale, k, v, prm, shape,
+                                   pol);
+}
+
+static const kvq_subject_v2 gpu_subject = {
+    { KVQ_SUBJECT_ABI_V2, "kvq-cuda", gpu_init, gpu_kivi_quantize, gpu_kivi_dequantize, NULL },
+    gpu_cert_keys, gpu_cert_values, gpu_cert_annotate, gpu_cert_step,
 };
 
 extern "C" __attribute__((visibility("default"))) const kvq_subject_v1 *kvq_subject_entry(void)
 {
-    return &gpu_subject;
+    return &gpu_subject.v1;
 }
