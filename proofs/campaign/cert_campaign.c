@@ -114,6 +114,7 @@ typedef struct stats {
     uint64_t k804_filtered;   /* K8-04 elements decided by the binary64 filter */
     uint64_t rungs[5];        /* Theorem 4.4 steps by accepted rung */
     uint64_t eval_false_alarms; /* checker's CON-02 eval verdicts overruled exactly */
+    uint64_t a3_logform;      /* A.3 comparisons decided by a3_by_decomposition */
 } stats;
 
 /* ---- the case ------------------------------------------------------------ */
@@ -647,6 +648,7 @@ static void check_keys(ccase *cs, work *w, stats *st)
 enum { NCMP = 12 };
 typedef struct verdicts {
     int r[NCMP];
+    int lf[NCMP];                /* 1: A.3 decided by a3_by_decomposition */
     double err[NCMP], bnd[NCMP]; /* upper estimate of error, lower estimate of bound */
 } verdicts;
 enum { C_A2_ALL, C_A2_S, C_A2D_ALL, C_A2D_S, C_A2P_ALL, C_A2P_S, C_A3, C_A3D, C_T41, C_T41S, C_T43 };
@@ -803,6 +805,39 @@ static void sq_acc(mpfr_t nl, mpfr_t nh, mpfr_t a, mpfr_t b, mpfr_t tmp)
     mpfr_add(nh, nh, tmp, MPFR_RNDU);
 }
 
+/* Lemma A.3 when no enclosure can decide it (a tail whose weights lie
+ * thousands of nats below the set's maximum, so that the margin is below any
+ * working precision).  With e = s^ - s, e_min and e_max over T and S,
+ *   ln(e^{2D} W^_T W_S) - ln(W_T W^_S)
+ *     = [2D - (e_max - e_min)] + ln E_T[e^{e - e_min}] - ln E_S[e^{e - e_max}],
+ * E the means under the exact-score weights of each set (bounds §4): the last
+ * two terms are >= 0 because every e - e_min >= 0 on T and every e - e_max <= 0
+ * on S (a weighted mean of numbers >= 1 is >= 1, of numbers <= 1 is <= 1).  So
+ * the inequality holds iff 2D >= e_max - e_min, which is decided exactly (e
+ * are exact reals at CAMPAIGN_XP, their difference is checked exact).  1 holds,
+ * 0 violated (2D below the range), -1 when the difference is not exact. */
+static int a3_by_decomposition(work *w, const uint8_t *in_t, const uint8_t *in_s, uint32_t n,
+                               mpfr_t dd)
+{
+    int first = 1, r;
+    mpfr_t lo, hi, df;
+    mpfr_inits2(CAMPAIGN_XP, lo, hi, df, (mpfr_ptr)0);
+    for (uint32_t t = 0; t < n; t++) {
+        if (!in_t[t] && !in_s[t]) continue;
+        if (first || mpfr_cmp(w->e[t], lo) < 0) mpfr_set(lo, w->e[t], MPFR_RNDN);
+        if (first || mpfr_cmp(w->e[t], hi) > 0) mpfr_set(hi, w->e[t], MPFR_RNDN);
+        first = 0;
+    }
+    if (first || mpfr_sub(df, hi, lo, MPFR_RNDN) != 0) {
+        r = -1;
+    } else {
+        mpfr_mul_2si(lo, dd, 1, MPFR_RNDN);       /* 2D: exact (a power-of-two scaling) */
+        r = mpfr_cmp(lo, df) >= 0 ? 1 : 0;
+    }
+    mpfr_clears(lo, hi, df, (mpfr_ptr)0);
+    return r;
+}
+
 /* All enclosure checks of one case at precision prec.  x64: the original
  * values, dv64: v~ - v (0 outside the non-promoted full blocks of S), both
  * exact binary64 [n][d]. */
@@ -826,6 +861,7 @@ static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *
     mpfr_inits2(prec, lo, hi, al, ah, ml, mh, nl, nh, tmp, (mpfr_ptr)0);
     mpfr_inits2(KVQ_XPREC, dl, hr, hs, (mpfr_ptr)0);
     for (int i = 0; i < NCMP; i++) vd->r[i] = 1, vd->err[i] = 0.0, vd->bnd[i] = 0.0;
+    for (int i = 0; i < NCMP; i++) vd->lf[i] = 0;
     for (uint32_t t = 0; t < n; t++) in_t[t] = in_s[t] ? 0 : 1, tempty &= in_s[t];
 
     mpfr_set_flt(dl, cs->delta, MPFR_RNDN);       /* Delta, exact */
@@ -914,6 +950,12 @@ static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *
                 mpfr_mul(P[13], P[13], P[15], MPFR_RNDU);     /* upper */
                 vd->r[ci] = decide(P[11], P[10], P[12], P[13]);
                 vd->err[ci] = mpfr_get_d(P[11], MPFR_RNDU), vd->bnd[ci] = mpfr_get_d(P[12], MPFR_RNDD);
+                if (vd->r[ci] >= 0) continue;
+                /* still undecided at the retry precision: a margin below any
+                 * working precision (a3_by_decomposition) */
+                if (prec < CAMPAIGN_PREC_HI) continue;
+                vd->r[ci] = a3_by_decomposition(w, in_t, in_s, n, k ? dl : hr);
+                vd->lf[ci] = vd->r[ci] >= 0;
             }
         }
     }
@@ -1046,7 +1088,8 @@ static void check_enclosed(ccase *cs, work *w, stats *st, kvq_rng *r)
         st->retries++;
         enclosed(&v2, cs, w, CAMPAIGN_PREC_HI, in_all, in_s, prom, x64, dv64);
         for (int i = 0; i < NCMP; i++)
-            if (vd.r[i] < 0) vd.r[i] = v2.r[i], vd.err[i] = v2.err[i], vd.bnd[i] = v2.bnd[i];
+            if (vd.r[i] < 0)
+                vd.r[i] = v2.r[i], vd.err[i] = v2.err[i], vd.bnd[i] = v2.bnd[i], vd.lf[i] = v2.lf[i];
     }
     for (int i = 0; i < NCMP; i++) {
         int s = cmp_stat[i];
@@ -1058,6 +1101,7 @@ static void check_enclosed(ccase *cs, work *w, stats *st, kvq_rng *r)
                  vd.r[i] == 0 ? ">" : "vs", vd.bnd[i]);
         }
         if (vd.r[i] == 2) st->exact_zero++;
+        st->a3_logform += (uint64_t)vd.lf[i];
         st->checks[s][cs->fam]++;
         if (vd.bnd[i] > 0.0 && vd.err[i] / vd.bnd[i] > st->max_ratio[s])
             st->max_ratio[s] = vd.err[i] / vd.bnd[i];
@@ -1203,6 +1247,7 @@ static void merge(stats *a, const stats *b)
     a->elems += b->elems, a->tokens += b->tokens, a->k804_filtered += b->k804_filtered;
     for (int k = 0; k < 5; k++) a->rungs[k] += b->rungs[k];
     a->eval_false_alarms += b->eval_false_alarms;
+    a->a3_logform += b->a3_logform;
     for (int f = 0; f < NFAM; f++) a->fam_cases[f] += b->fam_cases[f];
     for (int s = 0; s < NSTAT; s++) {
         for (int f = 0; f < NFAM; f++) a->checks[s][f] += b->checks[s][f];
@@ -1344,6 +1389,7 @@ static void write_reports(const char *json, const char *txt, const stats *st, ui
                     st->rungs[4]);
             fprintf(f, "  \"thm44_checker_eval_verdicts_overruled\": %" PRIu64 ",\n",
                     st->eval_false_alarms);
+            fprintf(f, "  \"a3_decided_by_decomposition\": %" PRIu64 ",\n", st->a3_logform);
             fprintf(f, "  \"families\": {");
             for (int fm = 0; fm < NFAM; fm++)
                 fprintf(f, "%s\"%s\": %" PRIu64, fm ? ", " : "", fam_name[fm], st->fam_cases[fm]);
@@ -1384,8 +1430,9 @@ static void write_reports(const char *json, const char *txt, const stats *st, ui
             fprintf(f, "max (|k-k^| - sigma/2) / gamma: %.6f\n", st->max_excess_gamma);
             fprintf(f, "Thm 4.4 steps by accepted rung 0..4: %" PRIu64 " %" PRIu64 " %" PRIu64
                     " %" PRIu64 " %" PRIu64 "; checker eval-claim verdicts overruled exactly: %"
+                    PRIu64 "\nA.3 comparisons beyond every enclosure, decided by the decomposition of bounds section 4: %"
                     PRIu64 "\n\n", st->rungs[0], st->rungs[1], st->rungs[2], st->rungs[3],
-                    st->rungs[4], st->eval_false_alarms);
+                    st->rungs[4], st->eval_false_alarms, st->a3_logform);
             fprintf(f, "%-18s %9s", "family", "cases");
             for (int s = 0; s < NSTAT; s++) fprintf(f, " %10s", stat_id[s]);
             fprintf(f, "\n");
