@@ -271,6 +271,23 @@ static kvq_status make_error(kvq_vcase *c, const char *tag, uint64_t seed, uint3
     return KVQ_OK;
 }
 
+/* The shard check and the header every generated file carries [VEC-FMT-02]. */
+static kvq_status vf_header(kvq_vfile *vf, const char *family, const char *levels, uint64_t seed,
+                            uint32_t shard_i, uint32_t shard_n, char *err, size_t errlen)
+{
+    if (shard_n == 0 || shard_i >= shard_n) {
+        snprintf(err, errlen, "bad shard %u/%u", shard_i, shard_n);
+        return KVQ_E_PARAM;
+    }
+    vf->version = KVQ_VEC_VERSION;
+    snprintf(vf->family, sizeof vf->family, "%s", family);
+    snprintf(vf->levels, sizeof vf->levels, "%s", levels);
+    vf->seed = seed;
+    snprintf(vf->generator, sizeof vf->generator, "kvq %s shard %u/%u", KVQ_VERSION_STRING,
+             shard_i, shard_n);
+    return KVQ_OK;
+}
+
 kvq_status kvq_gen_kivi(kvq_vfile *vf, const char *levels, uint64_t seed, uint32_t shard_i,
                         uint32_t shard_n, char *err, size_t errlen)
 {
@@ -290,16 +307,8 @@ kvq_status kvq_gen_kivi(kvq_vfile *vf, const char *levels, uint64_t seed, uint32
         snprintf(err, errlen, "unknown level set '%s' (smoke|standard)", levels);
         return KVQ_E_PARAM;
     }
-    if (shard_n == 0 || shard_i >= shard_n) {
-        snprintf(err, errlen, "bad shard %u/%u", shard_i, shard_n);
-        return KVQ_E_PARAM;
-    }
-    vf->version = KVQ_VEC_VERSION;
-    snprintf(vf->family, sizeof vf->family, "kivi");
-    snprintf(vf->levels, sizeof vf->levels, "%s", levels);
-    vf->seed = seed;
-    snprintf(vf->generator, sizeof vf->generator, "kvq %s shard %u/%u", KVQ_VERSION_STRING,
-             shard_i, shard_n);
+    kvq_status hs = vf_header(vf, "kivi", levels, seed, shard_i, shard_n, err, errlen);
+    if (hs != KVQ_OK) return hs;
     total = nreg + E_COUNT;
     vf->cases = calloc(total / shard_n + 1u, sizeof *vf->cases);
     if (vf->cases == NULL) {
@@ -719,17 +728,9 @@ kvq_status kvq_gen_cert(kvq_vfile *vf, const char *levels, uint64_t seed, uint32
         snprintf(err, errlen, "unknown level set '%s' (smoke|standard)", levels);
         return KVQ_E_PARAM;
     }
-    if (shard_n == 0 || shard_i >= shard_n) {
-        snprintf(err, errlen, "bad shard %u/%u", shard_i, shard_n);
-        return KVQ_E_PARAM;
-    }
-    vf->version = KVQ_VEC_VERSION;
+    kvq_status hs = vf_header(vf, "cert", levels, seed, shard_i, shard_n, err, errlen);
+    if (hs != KVQ_OK) return hs;
     vf->fam = KVQ_FAMILY_CERT;
-    snprintf(vf->family, sizeof vf->family, "cert");
-    snprintf(vf->levels, sizeof vf->levels, "%s", levels);
-    vf->seed = seed;
-    snprintf(vf->generator, sizeof vf->generator, "kvq %s shard %u/%u", KVQ_VERSION_STRING,
-             shard_i, shard_n);
     total = nkeys + nvals + nsteps + CE_COUNT;
     vf->cases = calloc(total / shard_n + 1u, sizeof *vf->cases);
     if (vf->cases == NULL) {
