@@ -5,12 +5,15 @@ torch.nn.functional.scaled_dot_product_attention on binary16 K, V (GQA:
 step of gpu/cert_decode.cu with certification on and off
 (spec/cert.md "The device kernel", [CERT-DEV-09]).
 
-Usage: cert_bench.py LIB.so OUT.json [--reps N] [--ns 8192,32768,...]
+Usage: cert_bench.py LIB.so OUT.json [--reps N] [--ns 8192,32768,...] [--profile]
 Timing: CUDA events around each repetition, after warm-up; medians.
+--profile: one step with certification on and one off per row, no SDPA and no
+timing (for a per-kernel profiler such as ncu); OUT.json is not written.
 """
 import argparse
 import ctypes
 import json
+import os
 import statistics
 import sys
 
@@ -70,6 +73,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--ns", default="8192,32768,65536,131072")
+    ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
     lib = ctypes.CDLL(a.lib)
     lib.kvq_bench_setup.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32,
@@ -99,6 +103,17 @@ def main():
                 print(f"setup failed n={n} {kind}: status {st}", file=sys.stderr)
                 return 2
             stream = torch.cuda.current_stream().cuda_stream
+            if a.profile:
+                for cert in (1, 0):
+                    if lib.kvq_bench_step(ctx, cert, ctypes.c_void_p(stream)) != 0:
+                        print(f"step failed n={n} {kind}", file=sys.stderr)
+                        return 2
+                torch.cuda.synchronize()
+                print(f"profiled n={n} {kind} vtol={vtol}", flush=True)
+                lib.kvq_bench_free(ctx)
+                del q, k, v
+                torch.cuda.empty_cache()
+                continue
             qq = q.view(1, qh, 1, d)
             kk = k.view(1, kvh, n, d)
             vv = v.view(1, kvh, n, d)
@@ -143,11 +158,60 @@ def main():
             lib.kvq_bench_free(ctx)
             del q, k, v
             torch.cuda.empty_cache()
+    if a.profile:
+        return 0
+    commit = os.environ.get("KVQ_COMMIT", "unknown")
     with open(a.out, "w") as f:
-        json.dump({"device": dev, "torch": torch.__version__, "kv_heads": kvh,
+        json.dump({"device": dev, "torch": torch.__version__, "commit": commit, "kv_heads": kvh,
                    "query_heads": qh, "d": d, "timing": "CUDA events, median of reps after warm-up",
                    "rows": rows}, f, indent=1)
+    txt = a.out[:-5] + ".txt" if a.out.endswith(".json") else a.out + ".txt"
+    with open(txt, "w") as f:
+        f.write(summary(rows, dev, commit))
     return 0
+
+
+def summary(rows, dev, commit):
+    """The text report: every row, then each goal of [CERT-DEV-09] judged on
+    the measured ratios (sparse workload, n >= 32768 for the speed goal)."""
+    out = ["# gpu/reports/cert-decode-bench.txt -- one decode step, SDPA vs the certified CERT kernel",
+           f"# device: {dev}; torch {torch.__version__}; commit {commit}; gpu/cert_bench.py",
+           "# 8 KV heads, 32 query heads (GQA, enable_gqa=True), d = 128, binary16 K/V; CUDA events,",
+           "# medians (near-uniform rows: fewer reps, rung 3 reads tier 2 over PCIe); 'on' = certification",
+           "# on, 'off' = the same kernels without Delta', delta1, checks and bounds; vtol 0.25 is a",
+           "# non-default parameter under which Gaussian values promote no block.",
+           "",
+           f"{'n':>7} {'workload':15} {'vtol':>5} {'sdpa_us':>9} {'on_us':>10} {'off_us':>9} "
+           f"{'on/sdpa':>8} {'off/sdpa':>8} {'overhead':>9}  rungs  K       prom"]
+    for r in rows:
+        vt = "0.05" if str(r["vtol"]).startswith("default") else str(r["vtol"])
+        out.append(f"{r['n']:>7} {r['workload']:15} {vt:>5} {r['sdpa_us']:>9.1f} {r['cert_on_us']:>10.1f} "
+                   f"{r['cert_off_us']:>9.1f} {r['ratio_on_sdpa']:>8.2f} {r['ratio_off_sdpa']:>8.2f} "
+                   f"{100 * r['cert_overhead']:>8.1f}%  {sorted(set(r['rungs']))!s:6} "
+                   f"{min(r['k_sel'])}-{max(r['k_sel'])}  {min(r['n_prom'])}-{max(r['n_prom'])}")
+    sparse = [r for r in rows if r["workload"] != "near-uniform"]
+    big = [r for r in sparse if r["n"] >= 32768]
+    met1 = [r for r in big if r["ratio_on_sdpa"] <= 0.65]
+    met2 = [r for r in sparse if r["cert_overhead"] <= 0.10]
+    out += ["", "Goals ([CERT-DEV-09]), judged on the rows above:"]
+    if big:
+        w = max(big, key=lambda r: r["ratio_on_sdpa"])
+        b = min(big, key=lambda r: r["ratio_on_sdpa"])
+        out.append(f"- certified step <= 0.65x SDPA for n >= 32768 (sparse workload): "
+                   f"{'MET' if len(met1) == len(big) else 'NOT met'} ({len(met1)} of {len(big)} rows within it); "
+                   f"on/sdpa from {b['ratio_on_sdpa']:.2f} (n={b['n']}) to {w['ratio_on_sdpa']:.2f} (n={w['n']})")
+    if sparse:
+        lo = min(r["cert_overhead"] for r in sparse)
+        hi = max(r["cert_overhead"] for r in sparse)
+        out.append(f"- certification overhead <= 10% (sparse workload): "
+                   f"{'MET' if len(met2) == len(sparse) else 'NOT met'} ({len(met2)} of {len(sparse)} rows within it); "
+                   f"{100 * lo:.1f}% to {100 * hi:.1f}%")
+    uni = [r for r in rows if r["workload"] == "near-uniform"]
+    if uni:
+        out.append("- near-uniform keys: rungs " + ", ".join(
+            f"{sorted(set(r['rungs']))} at n={r['n']} ({r['cert_on_us'] / 1000:.1f} ms on, "
+            f"{r['cert_off_us']:.0f} us off)" for r in uni))
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

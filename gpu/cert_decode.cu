@@ -5,32 +5,36 @@
  * One step for many query heads at once (GQA: `group` query heads share one
  * KV head).  Four kernels, all stream-ordered, no host synchronisation:
  *
- *   cert_phase1_kernel   one warp a (KV head, block): scores of the block's
- *                        tokens from the INT8 codes for each query head of the
- *                        group, the block log-mass L~_b, Delta'_b [CERT-DLT-05]
- *                        and the block's share of the Phase-1 radius delta1
- *                        [CERT-DEV-02]
+ *   cert_phase1_kernel   one warp a (KV head, block), four query heads of the
+ *                        group at a time: scores of the block's tokens from the
+ *                        INT8 codes (k^ formed once, shared by the heads), the
+ *                        block log-mass L~_b, Delta'_b [CERT-DLT-05], the
+ *                        bound A_b of sum_c |q_c||k_c| and the block's share
+ *                        of the Phase-1 radius delta1 [CERT-DEV-02]
  *   cert_select_kernel   one CTA a query head: selection by radix select on
  *                        L~ with integer (fixed-point) masses [CERT-DEV-03],
  *                        promotion, the ranking, boundary and value checks
  *                        evaluated conservatively with delta1, the ladder, and
  *                        E_key / E_val [CERT-DEV-04]
- *   cert_phase2_kernel   one CTA a (query head, chunk of 8 selected blocks):
- *                        scores, chunk softmax, INT4 dequantization in
+ *   cert_phase2_kernel   one warp an entry (a selected block) of a query head:
+ *                        scores, the entry's softmax, INT4 dequantization in
  *                        registers v^ = fmaf(code, s, zv) [CERT-V4-02];
  *                        promoted blocks and the dense rung read the binary16
  *                        originals from tier 2 (mapped pinned host memory)
- *   cert_combine_kernel  one CTA a query head: the chunk combine, the output,
- *                        E_arith [CERT-AR-01] for the declaration of
+ *   cert_combine_kernel  one CTA a query head: the combine of the entries, the
+ *                        output, E_arith [CERT-AR-01] for the declaration of
  *                        [CERT-DEV-05], the record [CERT-REC-01]
  *
- * Upward-rounded quantities use __fadd_ru/__fmul_ru/__fdiv_ru (and the double
- * forms); everything else is one binary32 rounding to nearest per operation
- * (the build pins -fmad=false -ftz=false -prec-div=true).  expf and logf are
- * the CUDA library functions with the error bounds assumed in [CERT-DEV-02].
+ * Upward-rounded quantities use __fadd_ru/__fmul_ru/__fmaf_ru/__fdiv_ru (and
+ * the double forms); everything else is one binary32 rounding to nearest per
+ * operation (the build pins -fmad=false -ftz=false -prec-div=true).  expf and
+ * logf are the CUDA library functions with the error bounds assumed in
+ * [CERT-DEV-02].
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include <cuda_pipeline.h>
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -53,14 +57,13 @@
 #define LAM_UP     0x1.000008p-22f   /* -ln(1 - 2 * 2^-23) <= 2^-22 (1 + 2^-21) */
 #define ONE_P23    0x1.000002p+0f    /* 1 + 2^-23 */
 #define MASS_SCALE 0x1p+40           /* integer mass units: 2^-40 [CERT-DEV-03] */
-#define CHUNK_BLK  8u                /* blocks per Phase-2 chunk */
-#define CHUNK_TOK  (CHUNK_BLK * KVQ_CERT_BLOCK)
-#define P2_THREADS 128u
+#define P2_WARPS   4u                /* warps a Phase-2 CTA */
+#define P2_CTAS    8u                /* Phase-2 CTAs a query head (they loop over entries) */
+#define P2_THREADS (P2_WARPS * 32u)
+#define CB_THREADS 128u              /* combine kernel */
 #define SEL_THREADS 1024u
 #define P1_WARPS   8u
-#define MAX_CHUNK_CTAS 32u
-#define STAGE_MAX_D 128u             /* Phase-2 staging of tier-2 rows: d <= 128 */
-#define STAGE_BYTES (2u * CHUNK_TOK * STAGE_MAX_D * 2u)           /* Phase-2 CTAs per head (they loop over chunks) */
+#define ENT_TOK    KVQ_CERT_BLOCK    /* tokens an entry: one block */
 
 #define ENT_PROM   0x80000000u       /* list entry: block promoted */
 #define ENT_RES    0x40000000u       /* list entry: the residual block */
@@ -78,32 +81,18 @@ typedef struct head_info {
 
 struct kvq_cuda_cert_ws {
     uint32_t qheads, nb, nq, d;
-    float *lt, *dp, *eb;             /* [qh][nb] L~_b, Delta'_b, radius of block b */
-    uint32_t *err, *dmax;            /* [qh] float bits, atomicMax */
+    uint32_t sms;                    /* multiprocessors of the device (Phase-1 grid) */
+    float *lt, *dp, *eb, *ab;        /* [qh][nb] L~_b, Delta'_b, radius, A_b of block b */
     uint32_t *key;                   /* [qh][nq] ordered L~ */
     unsigned long long *lo, *hi;     /* [qh][nb] integer masses */
     uint32_t *list;                  /* [qh][nb] */
     head_info *info;                 /* [qh] */
-    float *pm, *pl, *pacc, *pabs, *pmax, *pmin; /* [qh][nch] (pacc: [qh][nch][d]) */
-    uint32_t nch;
+    float *pm, *pl, *pmin, *pab;     /* [qh][nb] per list entry: max, sum, min score, A */
+    float *pacc;                     /* [qh][nb][d] per list entry: weighted value sums */
     float *dbg;                      /* [qh][12] intermediate E_arith terms (diagnostics) */
 };
 
 /* ---- small device helpers ------------------------------------------------ */
-
-__device__ __forceinline__ float warp_sum_rn(float x)
-{
-    /* xor butterfly: every lane ends with the same value (each pair adds the
-     * same two operands, addition is commutative) */
-    for (int o = 16; o > 0; o >>= 1) x = __fadd_rn(x, __shfl_xor_sync(0xffffffffu, x, o));
-    return x;
-}
-
-__device__ __forceinline__ float warp_sum_ru(float x)
-{
-    for (int o = 16; o > 0; o >>= 1) x = __fadd_ru(x, __shfl_xor_sync(0xffffffffu, x, o));
-    return x;
-}
 
 __device__ __forceinline__ float warp_max(float x)
 {
@@ -116,11 +105,6 @@ __device__ __forceinline__ uint32_t ord_key(float x)
 {
     uint32_t u = __float_as_uint(x);
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-__device__ __forceinline__ float f16_at(const uint16_t *p, uint64_t i)
-{
-    return __half2float(__ushort_as_half(p[i]));
 }
 
 /* gamma_{d+1} = (d+1) 2^-24 / (1 - (d+1) 2^-24), upward [CERT-AR-01]. */
@@ -139,169 +123,403 @@ __device__ __forceinline__ float eps_scores(float sabs, float scale, uint32_t d)
     return __fadd_ru(a, b);
 }
 
+/* The exact binary32 value of the INT8 code in byte e of a code word whose
+ * bytes were XORed with 0x80 (so byte e holds code + 128): 2^23 + (code + 128)
+ * assembled in a significand, minus 2^23 + 128 -- both steps exact. */
+__device__ __forceinline__ float code_f32(uint32_t wx, uint32_t e)
+{
+    return __fsub_rn(__uint_as_float(__byte_perm(wx, 0x4B000000u, 0x7540u | e)), 8388736.0f);
+}
+
+__device__ __forceinline__ float f4_at(const float4 &v, uint32_t e)
+{
+    return e == 0u ? v.x : (e == 1u ? v.y : (e == 2u ? v.z : v.w));
+}
+
+__device__ __forceinline__ uint32_t u4_at(const uint4 &v, uint32_t e)
+{
+    return e == 0u ? v.x : (e == 1u ? v.y : (e == 2u ? v.z : v.w));
+}
+
+/* Four binary16 encodings (a uint2) as binary32 values (exact). */
+__device__ __forceinline__ void h4_f32(float *out, uint2 raw)
+{
+    const float2 a = __half22float2(*(const __half2 *)&raw.x);
+    const float2 b = __half22float2(*(const __half2 *)&raw.y);
+    out[0] = a.x;
+    out[1] = a.y;
+    out[2] = b.x;
+    out[3] = b.y;
+}
+
+/* One level of a reduce-scatter: lanes with `bit` clear keep v[0 .. HALF-1],
+ * the others v[HALF .. 2 HALF-1], each adding its partner's copy; the result
+ * lands in v[0 .. HALF-1].  Both lanes of a pair add the same two operands
+ * (addition is commutative), so every copy of a sum is the same number.  UP:
+ * upward rounding (bounds), else to nearest.  Compile-time sizes keep v in
+ * registers. */
+template <uint32_t HALF, uint32_t BIT, bool UP>
+__device__ __forceinline__ void rs_level(float *v, uint32_t lane)
+{
+    const bool up = (lane & BIT) != 0u;
+#pragma unroll
+    for (uint32_t i = 0; i < HALF; i++) {
+        const float lo = v[i], hi = v[i + HALF];
+        const float r = __shfl_xor_sync(0xffffffffu, up ? lo : hi, BIT);
+        v[i] = UP ? __fadd_ru(up ? hi : lo, r) : __fadd_rn(up ? hi : lo, r);
+    }
+}
+
+/* Reduce-scatter over the 8 lanes of a token group (lane bits 0-2): v[16]
+ * in, v[0], v[1] out = the group's sums of v[2 cg], v[2 cg + 1]; three
+ * roundings a term. */
+template <bool UP>
+__device__ __forceinline__ void rs16(float *v, uint32_t lane)
+{
+    rs_level<8u, 4u, UP>(v, lane);
+    rs_level<4u, 2u, UP>(v, lane);
+    rs_level<2u, 1u, UP>(v, lane);
+}
+
 /* ---- Phase 1 ---------------------------------------------------------------
- * One warp a (KV head, block b).  Lane L holds the channel quads
- * cq = L + 32 j, j < 4 (channels 4 cq .. 4 cq + 3), so one token's codes are
- * one 32-bit load per lane; sigma and z stay in registers for the whole group.
- * A lane's partial dot products go through shared memory and lane t < 16 sums
- * token t's 32 partials in lane order: a term meets 1 (product) + at most
- * 15 (in-lane) + 31 (across lanes) + 1 (scale) roundings, and adding a lane's
- * exact +0 rounds nothing, so at most d + 1 for every d [CERT-DEV-02].
+ * Warps walk the full blocks of their KV head grid-stride; a unit of work is
+ * one 128-channel chunk m of one block b: its 16 x 128 INT8 codes and its 128
+ * sigma and z (3 KiB), copied to shared memory with cp.async two units deep
+ * (the next unit is in flight while this one is computed).  The group's query
+ * heads are taken four at a time (q of the four in shared memory, padded to
+ * 20 floats a 16 channels so that the lanes' 16-byte reads do not share
+ * banks).  Lane L = 8 tj + cg holds the block's tokens tj + 4 j (j < 4) and
+ * the chunk's channels 16 cg .. 16 cg + 15.  k^ = fmaf(code, sigma, z)
+ * [CERT-K8-03] is formed once an element (the pinned reconstruction, so the
+ * scores estimate s^ itself) and feeds the four heads; each head's partial dot
+ * product is a chain of fmaf over the lane's channels of every chunk (one
+ * rounding a term: the first fmaf rounds the product); the 8 lanes of a token
+ * are combined by a three-level reduce-scatter and the sum is scaled once.  A
+ * lane with no channel adds an exact +0, which rounds nothing; so a term meets
+ * at most 16 ceil(d/128) + 3 + 1 <= d + 1 roundings for every d the shape
+ * allows (d = 16: 16 + 0 + 1) [CERT-DEV-02].  Certification: lane tj takes
+ * the quad tj of its 16 channels for Delta'_b and A_b, each an upward fmaf
+ * chain, summed over the warp by an upward reduce-scatter.  The residual block
+ * (binary16 keys on the device) is scored by warp 0 of CTA 0 without the
+ * pipeline.
  * SPEC: [CERT-LM-02] [CERT-DLT-05] [CERT-DEV-02] */
-#define P1_J 4u                      /* quads per lane: d <= 512 */
+#define QPAD(c) ((c) + ((c) >> 4) * 4u)
+#define QROW    (KVQ_CERT_MAX_DIM + KVQ_CERT_MAX_DIM / 4u)
+#define P1_UNIT_CODES (KVQ_CERT_BLOCK * 128u)            /* bytes: 16 tokens x 128 channels */
+#define P1_META_WORDS 160u                                /* 128 sigma (or z) at QPAD(c) */
+#define P1_UNIT_BYTES (P1_UNIT_CODES + 2u * P1_META_WORDS * 4u)
+#define P1_SMEM       (P1_WARPS * 2u * P1_UNIT_BYTES)     /* dynamic: two units a warp */
+
+/* Issue the copies of unit (b, m) into buf (each lane its share of 16-byte
+ * pieces) and commit them as one group of this thread. */
+__device__ __forceinline__ void p1_issue(uint8_t *buf, const int8_t *kc, const float *sg,
+                                         const float *zz, const kvq_cert_shape &sh, uint32_t b,
+                                         uint32_t m, uint32_t lane)
+{
+    const uint32_t d = sh.dim, c0 = 128u * m, cw = min(128u, d - c0);
+    const uint32_t pr = cw / 16u;                  /* 16-byte pieces a token row */
+    const int8_t *kb = kc + kvq_cert_key_block_offset(&sh, b);
+    for (uint32_t p = lane; p < KVQ_CERT_BLOCK * pr; p += 32u) {
+        const uint32_t t = p / pr, x = p % pr;
+        __pipeline_memcpy_async(buf + t * 128u + 16u * x,
+                                kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
+    }
+    const uint32_t mp = cw / 4u;                   /* 16-byte pieces of sigma, and of z */
+    for (uint32_t p = lane; p < 2u * mp; p += 32u) {
+        const bool isz = p >= mp;
+        const uint32_t x = isz ? p - mp : p;
+        __pipeline_memcpy_async(buf + P1_UNIT_CODES + (isz ? 4u * P1_META_WORDS : 0u) + 4u * QPAD(4u * x),
+                                (isz ? zz : sg) + kvq_cert_key_meta_index(&sh, b, c0 + 4u * x), 16);
+    }
+    __pipeline_commit();
+}
+
+/* The end of a block (or of the residual block): token sums, L~_b, and with
+ * CERT Delta'_b, A_b and err_b, written for the pass's heads. */
 template <bool CERT>
-__global__ void __launch_bounds__(P1_WARPS * 32)
+__device__ __forceinline__ void p1_finish(float *acc, float *cq, const float *aabr, bool full,
+                                          uint32_t ntok, uint32_t b, uint32_t kv, uint32_t g0,
+                                          const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws &ws,
+                                          uint32_t nb, float gs, float e0, uint32_t lane)
+{
+    const uint32_t cg = lane & 7u, tj = lane >> 3;
+    /* token sums: lane keeps token t = tj + 4 (cg >> 1), heads 2 (cg & 1) + {0, 1} */
+    rs16<false>(acc, lane);
+    const uint32_t t = tj + 4u * (cg >> 1);
+    const bool valid = t < ntok;
+    float s[2], mx[2], mn[2], ex[2], amax[2];
+#pragma unroll
+    for (uint32_t k = 0; k < 2u; k++) {
+        s[k] = __fmul_rn(h.scale, acc[k]);
+        mx[k] = valid ? s[k] : -INFINITY;
+        mn[k] = valid ? s[k] : INFINITY;
+        amax[k] = (CERT && !full && valid) ? aabr[k] : 0.0f;
+    }
+    /* over the 16 lanes that share cg & 1: xor 2, 4 (token j), 8, 16 (tj) */
+#pragma unroll
+    for (uint32_t o = 2u; o <= 16u; o <<= 1) {
+#pragma unroll
+        for (uint32_t k = 0; k < 2u; k++) {
+            mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], o));
+            mn[k] = fminf(mn[k], __shfl_xor_sync(0xffffffffu, mn[k], o));
+            if (CERT && !full) amax[k] = fmaxf(amax[k], __shfl_xor_sync(0xffffffffu, amax[k], o));
+        }
+    }
+    /* W~_b = sum expf(RN(s - m)) by a 4-level tree: <= 4 roundings a term */
+#pragma unroll
+    for (uint32_t k = 0; k < 2u; k++) ex[k] = valid ? expf(__fsub_rn(s[k], mx[k])) : 0.0f;
+#pragma unroll
+    for (uint32_t o = 2u; o <= 16u; o <<= 1)
+#pragma unroll
+        for (uint32_t k = 0; k < 2u; k++)
+            ex[k] = __fadd_rn(ex[k], __shfl_xor_sync(0xffffffffu, ex[k], o));
+    /* Delta', A over the warp: an upward reduce-scatter, lane L ends with
+     * cq[(L >> 2) & 7]: Delta' of head h at lane 4 h, A at lane 16 + 4 h */
+    /* lanes 0..3 write one head each: lane L holds heads 2 (L & 1) + {0, 1}
+     * (after the butterflies every lane of its parity does), and takes slot
+     * L >> 1, i.e. head 2 (L & 1) + (L >> 1) */
+    const uint32_t slot = (lane >> 1) & 1u, hh = 2u * (lane & 1u) + slot;
+    float dpv = 0.0f, apv = 0.0f;
+    if (CERT && full) {
+        rs_level<4u, 16u, true>(cq, lane);
+        rs_level<2u, 8u, true>(cq, lane);
+        rs_level<1u, 4u, true>(cq, lane);
+        cq[0] = __fadd_ru(cq[0], __shfl_xor_sync(0xffffffffu, cq[0], 2));
+        cq[0] = __fadd_ru(cq[0], __shfl_xor_sync(0xffffffffu, cq[0], 1));
+        /* Delta' of head h is at lane 4 h, A at lane 16 + 4 h */
+        dpv = __shfl_sync(0xffffffffu, cq[0], (4u * hh) & 31u);
+        apv = __shfl_sync(0xffffffffu, cq[0], (16u + 4u * hh) & 31u);
+    }
+    if (lane < 4u && g0 + hh < h.group) {
+        const float mxk = slot ? mx[1] : mx[0], mnk = slot ? mn[1] : mn[0];
+        const float exk = slot ? ex[1] : ex[0], amk = slot ? amax[1] : amax[0];
+        const uint64_t at = (uint64_t)(kv * h.group + g0 + hh) * nb + b;
+        const float lt = __fadd_rn(mxk, logf(exk));
+        ws.lt[at] = lt;
+        if (CERT) {
+            /* A_b >= max_i sum_c |q_c||k_ic| (k^ in full blocks: times 1 + 2^-23) */
+            const float ab = full ? __fmul_ru(apv, ONE_P23) : amk;
+            ws.dp[at] = full ? __fmul_ru(h.scale, dpv) : 0.0f;
+            ws.ab[at] = ab;
+            /* err_b >= |L~_b - L_b| [CERT-DEV-02]:
+             *   eps_b               scores: gamma_{d+1} scale A_b + (scale d + 1) 2^-149
+             * + 2^-24 (m - mn)      the subtraction s~_i - m
+             * + W16_LN              expf (2 ulp each) and <= 15 additions
+             * + LOG_ABS             logf (1 ulp of a result below 4)
+             * + 2^-23 |L~| + 2^-149 the final addition */
+            float e = __fadd_ru(__fmul_ru(gs, ab), e0);  /* = eps_scores(ab, scale, d) */
+            e = __fadd_ru(e, __fmul_ru(__fsub_ru(mxk, mnk), 0x1p-24f));
+            e = __fadd_ru(e, W16_LN);
+            e = __fadd_ru(e, LOG_ABS);
+            e = __fadd_ru(e, __fadd_ru(__fmul_ru(fabsf(lt), 0x1p-23f), 0x1p-149f));
+            ws.eb[at] = e;
+        }
+    }
+}
+
+template <bool CERT>
+__global__ void __launch_bounds__(P1_WARPS * 32, 2)
 cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
 {
-    __shared__ float part[P1_WARPS][KVQ_CERT_BLOCK][33];
+    __shared__ __align__(16) float qs[4][QROW];
+    extern __shared__ __align__(16) uint8_t p1_buf[];
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const uint32_t b = blockIdx.x * P1_WARPS + warp, kv = blockIdx.y;
+    const uint32_t cg = lane & 7u, tj = lane >> 3;
+    const uint32_t kv = blockIdx.y;
     const kvq_cert_shape sh = h.shape;
     const uint32_t d = sh.dim, nq = kvq_cert_full_blocks(&sh), nb = kvq_cert_blocks(&sh);
-    if (b >= nb) return;                 /* warp-uniform */
-    const uint32_t nquad = d / 4u;
-    const uint32_t ntok = kvq_cert_block_tokens(&sh, b);
-    const bool full = b < nq;
-    const int8_t *kc = h.d_kcodes + (uint64_t)kv * kvq_cert_key_code_bytes(&sh) +
-                       kvq_cert_key_block_offset(&sh, full ? b : 0u);
+    const uint32_t mc = (d + 127u) / 128u;
+    const int8_t *kc = h.d_kcodes + (uint64_t)kv * kvq_cert_key_code_bytes(&sh);
     const float *sg = h.d_sigma + (uint64_t)kv * kvq_cert_key_meta_count(&sh);
     const float *zz = h.d_z + (uint64_t)kv * kvq_cert_key_meta_count(&sh);
     const uint32_t nres = kvq_cert_residual_tokens(&sh);
     const uint16_t *kr = h.d_kres + (uint64_t)kv * nres * d;
-    float sgr[P1_J][4], zr[P1_J][4];
+    uint8_t *buf0 = p1_buf + warp * 2u * P1_UNIT_BYTES;
+    /* this warp's full blocks: b0, b0 + W, ...; units (block k, chunk m) */
+    const uint32_t b0 = blockIdx.x * P1_WARPS + warp, W = gridDim.x * P1_WARPS;
+    const uint32_t nbw = b0 < nq ? (nq - b0 + W - 1u) / W : 0u;
+    const uint32_t nu = nbw * mc;
+    /* the two factors of eps_scores (uniform; the same upward operations) */
+    const float gs = CERT ? __fmul_ru(gamma_up(d + 1u), h.scale) : 0.0f;
+    const float e0 = CERT ? __fmul_ru(__fadd_ru(__fmul_ru(h.scale, (float)d), 1.0f), 0x1p-149f) : 0.0f;
+    for (uint32_t g0 = 0; g0 < h.group; g0 += 4u) {
+        __syncthreads();                             /* the previous pass is done with qs */
+        for (uint32_t x = threadIdx.x; x < 4u * d; x += blockDim.x) {
+            const uint32_t hh = x / d, c = x % d;
+            qs[hh][QPAD(c)] =
+                g0 + hh < h.group ? h.d_q[(uint64_t)(kv * h.group + g0 + hh) * d + c] : 0.0f;
+        }
+        __syncthreads();
+        float acc[16], cq[8];
 #pragma unroll
-    for (uint32_t j = 0; j < P1_J; j++) {
-        const uint32_t cq = lane + 32u * j;
+        for (uint32_t i = 0; i < 16u; i++) acc[i] = 0.0f;
 #pragma unroll
-        for (uint32_t e = 0; e < 4u; e++) {
-            sgr[j][e] = 0.0f;
-            zr[j][e] = 0.0f;
-            if (full && cq < nquad) {
-                sgr[j][e] = sg[kvq_cert_key_meta_index(&sh, b, 4u * cq + e)];
-                zr[j][e] = zz[kvq_cert_key_meta_index(&sh, b, 4u * cq + e)];
+        for (uint32_t i = 0; i < 8u; i++) cq[i] = 0.0f;
+        if (nu > 0u) p1_issue(buf0, kc, sg, zz, sh, b0, 0u, lane);
+        for (uint32_t u = 0; u < nu; u++) {
+            const uint32_t b = b0 + (u / mc) * W, m = u % mc;
+            if (u + 1u < nu) {
+                p1_issue(buf0 + ((u + 1u) & 1u) * P1_UNIT_BYTES, kc, sg, zz, sh,
+                         b0 + ((u + 1u) / mc) * W, (u + 1u) % mc, lane);
+                __pipeline_wait_prior(1);            /* unit u has landed (this lane's copies) */
+            } else {
+                __pipeline_wait_prior(0);
             }
-        }
-    }
-    for (uint32_t g = 0; g < h.group; g++) {
-        const uint32_t qh = kv * h.group + g;
-        const float *q = h.d_q + (uint64_t)qh * d;
-        float qr[P1_J][4];
-        float dpart = 0.0f, apart = 0.0f;
+            __syncwarp();                            /* ... and every lane's */
+            const uint8_t *cb = buf0 + (u & 1u) * P1_UNIT_BYTES;
+            const uint32_t c0 = 128u * m + 16u * cg;
+            if (c0 < d) {
+                /* the lane's rows and quads: codes of token tj + 4 j at row
+                 * offset 16 cg; sigma, z and q at the padded QPAD of their
+                 * channel (20 words a 16 channels: 16-byte reads of the 8
+                 * channel groups fall in distinct banks) */
+                const uint8_t *cl = cb + tj * 128u + 16u * cg;
+                const float *sl = (const float *)(cb + P1_UNIT_CODES) + QPAD(16u * cg);
+                const float *zl = sl + P1_META_WORDS;
+                const float *ql = &qs[0][QPAD(c0)];
+                uint4 cw[4];
 #pragma unroll
-        for (uint32_t j = 0; j < P1_J; j++) {
-            const uint32_t cq = lane + 32u * j;
+                for (uint32_t j = 0; j < 4u; j++) cw[j] = *(const uint4 *)(cl + 512u * j);
 #pragma unroll
-            for (uint32_t e = 0; e < 4u; e++) qr[j][e] = cq < nquad ? q[4u * cq + e] : 0.0f;
-        }
-        if (full && CERT) {
-            /* Delta'_b = scale sum_c |q_c| (sigma/2 + gamma'), gamma' =
-             * 2^-20 |z| + 2^-12 sigma + 2^-149, every operation upward
-             * [CERT-DLT-05]; and sum_c |q_c| (|z| + 128 sigma)(1 + 2^-23) >=
-             * max_i sum_c |q_c||k^_ic| (|code| <= 128, one fmaf rounding). */
+                for (uint32_t w = 0; w < 4u; w++) {
+                    const float4 s4 = *(const float4 *)(sl + 4u * w);
+                    const float4 z4 = *(const float4 *)(zl + 4u * w);
+                    float4 qv[4];
 #pragma unroll
-            for (uint32_t j = 0; j < P1_J; j++) {
-                if (lane + 32u * j >= nquad) continue;
+                    for (uint32_t hh = 0; hh < 4u; hh++) qv[hh] = *(const float4 *)(ql + hh * QROW + 4u * w);
+                    float kq[4][4];                  /* [j][e]: k^ of channel c0 + 4 w + e */
 #pragma unroll
-                for (uint32_t e = 0; e < 4u; e++) {
-                    const float sv = sgr[j][e], zv = fabsf(zr[j][e]), aq = fabsf(qr[j][e]);
-                    float gp = __fadd_ru(__fmul_ru(zv, 0x1p-20f), __fmul_ru(sv, 0x1p-12f));
-                    gp = __fadd_ru(gp, 0x1p-149f);
-                    dpart = __fadd_ru(dpart, __fmul_ru(aq, __fadd_ru(__fmul_ru(sv, 0.5f), gp)));
-                    const float kb = __fmul_ru(__fadd_ru(__fmul_ru(sv, 128.0f), zv), ONE_P23);
-                    apart = __fadd_ru(apart, __fmul_ru(aq, kb));
-                }
-            }
-            dpart = warp_sum_ru(dpart);
-            apart = warp_sum_ru(apart);
-        }
-        /* partial dot products of the lane's channels, token by token */
-        for (uint32_t i = 0; i < ntok; i++) {
-            float acc = 0.0f, aabs = 0.0f;
+                    for (uint32_t j = 0; j < 4u; j++) {
+                        const uint32_t wx = u4_at(cw[j], w) ^ 0x80808080u;
 #pragma unroll
-            for (uint32_t j = 0; j < P1_J; j++) {
-                const uint32_t cq = lane + 32u * j;
-                if (cq >= nquad) continue;
-                float kk[4];
-                if (full) {
-                    const uint32_t w4 =
-                        *(const uint32_t *)(kc + kvq_cert_key_code_index(d, i, 4u * cq));
-#pragma unroll
-                    for (uint32_t e = 0; e < 4u; e++) /* k^ = fmaf(code, sigma, z) [CERT-K8-03] */
-                        kk[e] = __fmaf_rn((float)(int8_t)(uint8_t)(w4 >> (8u * e)), sgr[j][e],
-                                          zr[j][e]);
-                } else {
+                        for (uint32_t e = 0; e < 4u; e++)
+                            kq[j][e] = __fmaf_rn(code_f32(wx, e), f4_at(s4, e), f4_at(z4, e));
+                    }
 #pragma unroll
                     for (uint32_t e = 0; e < 4u; e++)
-                        kk[e] = f16_at(kr, (uint64_t)i * d + 4u * cq + e);
-                }
 #pragma unroll
-                for (uint32_t e = 0; e < 4u; e++) {
-                    acc = __fadd_rn(acc, __fmul_rn(qr[j][e], kk[e]));
-                    if (CERT && !full)
-                        aabs = __fadd_ru(aabs, __fmul_ru(fabsf(qr[j][e]), fabsf(kk[e])));
+                        for (uint32_t hh = 0; hh < 4u; hh++) {
+                            const float qq = f4_at(qv[hh], e);
+#pragma unroll
+                            for (uint32_t j = 0; j < 4u; j++)
+                                acc[4u * j + hh] = __fmaf_rn(qq, kq[j][e], acc[4u * j + hh]);
+                        }
+                }
+                if (CERT) {
+                    /* lane tj: quad tj of the lane's channels */
+                    const float4 st = *(const float4 *)(sl + 4u * tj);
+                    const float4 zt = *(const float4 *)(zl + 4u * tj);
+                    float4 qt[4];
+#pragma unroll
+                    for (uint32_t hh = 0; hh < 4u; hh++) qt[hh] = *(const float4 *)(ql + hh * QROW + 4u * tj);
+#pragma unroll
+                    for (uint32_t e = 0; e < 4u; e++) {
+                        const float sv = f4_at(st, e), za = fabsf(f4_at(zt, e));
+                        /* sigma/2 + gamma' = sigma (1/2 + 2^-12) + 2^-20 |z| + 2^-149 [CERT-DLT-05] */
+                        const float mh = __fmaf_ru(sv, 0x1.002p-1f, __fmaf_ru(za, 0x1p-20f, 0x1p-149f));
+                        /* |z| + 128 sigma >= |k^| / (1 + 2^-23) (|code| <= 128, one fmaf rounding) */
+                        const float kb = __fmaf_ru(sv, 128.0f, za);
+#pragma unroll
+                        for (uint32_t hh = 0; hh < 4u; hh++) {
+                            const float qa = fabsf(f4_at(qt[hh], e));
+                            cq[hh] = __fmaf_ru(qa, mh, cq[hh]);
+                            cq[4u + hh] = __fmaf_ru(qa, kb, cq[4u + hh]);
+                        }
+                    }
                 }
             }
-            part[warp][i][lane] = acc;
-            if (CERT && !full) {
-                aabs = warp_sum_ru(aabs);
-                if (lane == 0) part[warp][i][32] = aabs;
+            __syncwarp();                            /* every lane is done with this buffer */
+            if (m + 1u == mc) {
+                p1_finish<CERT>(acc, cq, NULL, true, KVQ_CERT_BLOCK, b, kv, g0, h, ws, nb, gs, e0, lane);
+#pragma unroll
+                for (uint32_t i = 0; i < 16u; i++) acc[i] = 0.0f;
+#pragma unroll
+                for (uint32_t i = 0; i < 8u; i++) cq[i] = 0.0f;
             }
         }
-        __syncwarp();
-        /* lane t < ntok: token t's score; lanes >= ntok: -inf */
-        float s = -INFINITY, amax = 0.0f;
-        if (lane < ntok) {
-            float dot = 0.0f;
-            for (uint32_t l = 0; l < 32u; l++) dot = __fadd_rn(dot, part[warp][lane][l]);
-            s = __fmul_rn(h.scale, dot);
-            if (CERT && !full) amax = part[warp][lane][32];
-        }
-        __syncwarp();
-        /* L~_b = m + logf(sum_i expf(s~_i - m)) (a 16-lane tree: <= 15 roundings a term) */
-        const float m = warp_max(s);
-        float mn = lane < ntok ? s : INFINITY;
-        for (int o = 16; o > 0; o >>= 1) mn = fminf(mn, __shfl_xor_sync(0xffffffffu, mn, o));
-        if (CERT && !full) amax = warp_max(amax);
-        const float w = warp_sum_rn(lane < ntok ? expf(__fsub_rn(s, m)) : 0.0f);
-        const float lt = __fadd_rn(m, logf(w));
-        if (lane == 0u) {
-            ws.lt[(uint64_t)qh * nb + b] = lt;
-            if (CERT) {
-                const float dpb = full ? __fmul_ru(h.scale, dpart) : 0.0f;
-                ws.dp[(uint64_t)qh * nb + b] = dpb;
-                /* err_b >= |L~_b - L_b| [CERT-DEV-02]:
-                 *   eps_b               scores (Phase-1 dot products and scale)
-                 * + 2^-24 (m - mn)      the subtraction s~_i - m
-                 * + W16_LN              expf (2 ulp each) and <= 15 additions
-                 * + LOG_ABS             logf (1 ulp of a result below 4)
-                 * + 2^-23 |L~| + 2^-149 the final addition */
-                const float sab = full ? apart : amax;
-                float e = eps_scores(sab, h.scale, d);
-                e = __fadd_ru(e, __fmul_ru(__fsub_ru(m, mn), 0x1p-24f));
-                e = __fadd_ru(e, W16_LN);
-                e = __fadd_ru(e, LOG_ABS);
-                e = __fadd_ru(e, __fadd_ru(__fmul_ru(fabsf(lt), 0x1p-23f), 0x1p-149f));
-                ws.eb[(uint64_t)qh * nb + b] = e;
+        if (nres > 0u && blockIdx.x == 0u && warp == 0u) {
+            /* residual block: binary16 originals, scored directly */
+            const uint32_t ntok = nres;
+            float aab[16];
+#pragma unroll
+            for (uint32_t i = 0; i < 16u; i++) aab[i] = 0.0f;
+            for (uint32_t c0 = 16u * cg; c0 < d; c0 += 128u) {
+#pragma unroll
+                for (uint32_t w = 0; w < 4u; w++) {
+                    float kq[4][4];
+#pragma unroll
+                    for (uint32_t j = 0; j < 4u; j++) {
+                        const uint32_t tt = tj + 4u * j;
+                        h4_f32(kq[j], tt < ntok ? *(const uint2 *)(kr + (uint64_t)tt * d + c0 + 4u * w)
+                                                : make_uint2(0u, 0u));
+                    }
+#pragma unroll
+                    for (uint32_t e = 0; e < 4u; e++)
+#pragma unroll
+                        for (uint32_t hh = 0; hh < 4u; hh++) {
+                            const float qq = qs[hh][QPAD(c0 + 4u * w + e)];
+#pragma unroll
+                            for (uint32_t j = 0; j < 4u; j++) {
+                                acc[4u * j + hh] = __fmaf_rn(qq, kq[j][e], acc[4u * j + hh]);
+                                if (CERT)
+                                    aab[4u * j + hh] =
+                                        __fmaf_ru(fabsf(qq), fabsf(kq[j][e]), aab[4u * j + hh]);
+                            }
+                        }
+                }
             }
+            /* the residual's A: max over its tokens of sum_c |q_c||k_c|, each sum upward */
+            if (CERT) rs16<true>(aab, lane);
+            p1_finish<CERT>(acc, cq, aab, false, ntok, nq, kv, g0, h, ws, nb, gs, e0, lane);
         }
     }
 }
 
 /* ---- selection, checks, ladder ------------------------------------------- */
 
+/* One pass over the blocks for a candidate selection: exact integer sums,
+ * maxima, and binary64 sums rounded up (acc) or down (vlo), each a valid bound
+ * whatever the order of the reduction. */
+struct eval_acc {
+    unsigned long long sl, sh;           /* sum of lo, hi over the selected full blocks */
+    double acc, vlo;                     /* sum hi_b eta_b (S, not promoted), up; sum lo_b nu_b (S), down */
+    uint32_t ksel;                       /* selected full blocks */
+    float u, lam, emax, vh;              /* max over T of RU(L~ + Delta'); max over S of RD(L~ - Delta'); max eta; max Vh */
+};
+
+struct EvalOp {
+    __device__ eval_acc operator()(const eval_acc &a, const eval_acc &b) const
+    {
+        eval_acc r;
+        r.sl = a.sl + b.sl;
+        r.sh = a.sh + b.sh;
+        r.acc = __dadd_ru(a.acc, b.acc);
+        r.vlo = __dadd_rd(a.vlo, b.vlo);
+        r.ksel = a.ksel + b.ksel;
+        r.u = fmaxf(a.u, b.u);
+        r.lam = fmaxf(a.lam, b.lam);
+        r.emax = fmaxf(a.emax, b.emax);
+        r.vh = fmaxf(a.vh, b.vh);
+        return r;
+    }
+};
+typedef cub::BlockReduce<eval_acc, SEL_THREADS> RedE;
+
 typedef cub::BlockReduce<float, SEL_THREADS> RedF;
 typedef cub::BlockReduce<unsigned long long, SEL_THREADS> RedU;
-typedef cub::BlockReduce<double, SEL_THREADS> RedD;
 typedef cub::BlockScan<uint32_t, SEL_THREADS> ScanU;
 
 struct sel_smem {
     union {
         typename RedF::TempStorage rf;
         typename RedU::TempStorage ru;
-        typename RedD::TempStorage rd;
         typename ScanU::TempStorage su;
         typename cub::BlockReduce<uint32_t, SEL_THREADS>::TempStorage rx;
+        typename cub::BlockReduce<eval_acc, SEL_THREADS>::TempStorage re;
+        typename cub::BlockReduce<float4, SEL_THREADS>::TempStorage r4;
     } t;
+    eval_acc ea;
+    float4 f4;
     unsigned int hcnt[256];
     unsigned long long hlo[256], hhi[256];
     float bf;
@@ -313,17 +531,14 @@ struct sel_smem {
 struct MaxOp {
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
-struct MinOp {
-    __device__ float operator()(float a, float b) const { return fminf(a, b); }
+struct Max4 {
+    __device__ float4 operator()(const float4 &a, const float4 &b) const
+    {
+        return make_float4(fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z), fmaxf(a.w, b.w));
+    }
 };
 struct MinU {
     __device__ uint32_t operator()(uint32_t a, uint32_t b) const { return a < b ? a : b; }
-};
-struct AddRuD {
-    __device__ double operator()(double a, double b) const { return __dadd_ru(a, b); }
-};
-struct AddRdD {
-    __device__ double operator()(double a, double b) const { return __dadd_rd(a, b); }
 };
 
 /* Coverage test in integer masses [CERT-DEV-03]: tail * tau <= sel * (1 - tau),
@@ -375,6 +590,7 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
          * hit the same bucket: the lanes of one bucket add their values
          * first (exact integers) and one of them updates shared memory */
         const uint32_t nround = (nq + blockDim.x - 1u) / blockDim.x;
+#pragma unroll 2
         for (uint32_t rd = 0; rd < nround; rd++) {
             const uint32_t b = rd * blockDim.x + tid;
             uint32_t dg = 0xffffu;
@@ -387,22 +603,20 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
                     vh = hi[b];
                 }
             }
+            /* the lanes of one bucket add their masses first (exact: a mass is
+             * below 2^41, so its 21-bit halves summed over 32 lanes fit 32 bits)
+             * and one of them updates shared memory */
             const uint32_t peers = __match_any_sync(0xffffffffu, dg);
-            uint32_t cnt = 0;
-            unsigned long long sl = 0, sh2 = 0;
-            for (int src = 0; src < 32; src++) {
-                const unsigned long long xl = __shfl_sync(0xffffffffu, vl, src);
-                const unsigned long long xh = __shfl_sync(0xffffffffu, vh, src);
-                if (peers & (1u << src)) {
-                    cnt++;
-                    sl += xl;
-                    sh2 += xh;
+            if (dg != 0xffffu) {
+                const uint32_t l0 = __reduce_add_sync(peers, (uint32_t)(vl & 0x1fffffull));
+                const uint32_t l1 = __reduce_add_sync(peers, (uint32_t)(vl >> 21));
+                const uint32_t h0 = __reduce_add_sync(peers, (uint32_t)(vh & 0x1fffffull));
+                const uint32_t h1 = __reduce_add_sync(peers, (uint32_t)(vh >> 21));
+                if ((threadIdx.x & 31u) == (uint32_t)(__ffs(peers) - 1)) {
+                    atomicAdd(&S.hcnt[dg], (uint32_t)__popc(peers));
+                    atomicAdd(&S.hlo[dg], ((unsigned long long)l1 << 21) + l0);
+                    atomicAdd(&S.hhi[dg], ((unsigned long long)h1 << 21) + h0);
                 }
-            }
-            if (dg != 0xffffu && (threadIdx.x & 31u) == (uint32_t)(__ffs(peers) - 1)) {
-                atomicAdd(&S.hcnt[dg], cnt);
-                atomicAdd(&S.hlo[dg], sl);
-                atomicAdd(&S.hhi[dg], sh2);
             }
         }
         __syncthreads();
@@ -501,31 +715,6 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
     return above_cnt + jt;
 }
 
-/* Block sums over the selected full blocks (flag != 0) and the tail. */
-__device__ void set_sums(sel_smem &S, const uint8_t *flag, const unsigned long long *lo,
-                         const unsigned long long *hi, uint32_t nq, unsigned long long *sl,
-                         unsigned long long *sh)
-{
-    unsigned long long a = 0, c = 0;
-    for (uint32_t b = threadIdx.x; b < nq; b += blockDim.x)
-        if (flag[b]) {
-            a += lo[b];
-            c += hi[b];
-        }
-    unsigned long long r = RedU(S.t.ru).Sum(a);
-    __syncthreads();
-    if (threadIdx.x == 0) S.bu = r;
-    __syncthreads();
-    *sl = S.bu;
-    __syncthreads();
-    r = RedU(S.t.ru).Sum(c);
-    __syncthreads();
-    if (threadIdx.x == 0) S.bu = r;
-    __syncthreads();
-    *sh = S.bu;
-    __syncthreads();
-}
-
 __device__ float block_max(sel_smem &S, float x)
 {
     float r = RedF(S.t.rf).Reduce(x, MaxOp());
@@ -535,36 +724,6 @@ __device__ float block_max(sel_smem &S, float x)
     r = S.bf;
     __syncthreads();
     return r;
-}
-
-__device__ double block_sum_ru(sel_smem &S, double x)
-{
-    double r = RedD(S.t.rd).Reduce(x, AddRuD());
-    __syncthreads();
-    if (threadIdx.x == 0) S.bd = r;
-    __syncthreads();
-    r = S.bd;
-    __syncthreads();
-    return r;
-}
-
-__device__ double block_sum_rd(sel_smem &S, double x)
-{
-    double r = RedD(S.t.rd).Reduce(x, AddRdD());
-    __syncthreads();
-    if (threadIdx.x == 0) S.bd = r;
-    __syncthreads();
-    r = S.bd;
-    __syncthreads();
-    return r;
-}
-
-__device__ uint32_t block_count(sel_smem &S, uint32_t x)
-{
-    uint32_t r = 0, tot = 0;
-    ScanU(S.t.su).ExclusiveSum(x, r, tot);
-    __syncthreads();
-    return tot;
 }
 
 /* e^x upward for a float x >= 0 (expf: 2 ulp [CERT-DEV-02]); +inf on overflow. */
@@ -615,6 +774,7 @@ struct eval_out {
     float ekey, eval, alpha, ekey_paper, vh;
 };
 
+
 __device__ eval_out evaluate(sel_smem &S, const uint8_t *flag, const float *lt, const float *dp,
                              const float *eta, const float *nu, const unsigned long long *lo,
                              const unsigned long long *hi, uint32_t nq, uint32_t nb,
@@ -624,27 +784,51 @@ __device__ eval_out evaluate(sel_smem &S, const uint8_t *flag, const float *lt, 
 {
     eval_out o;
     const uint32_t tid = threadIdx.x;
-    unsigned long long sl, shh;
-    set_sums(S, flag, lo, hi, nq, &sl, &shh);
-    const unsigned long long tail_hi = full_hi - shh;  /* exact integers */
-    const unsigned long long sel_lo = sl + res_lo;
-    const unsigned long long sel_hi = shh + res_hi;
-    uint32_t ksel = 0;
-    {
-        uint32_t c = 0;
-        for (uint32_t b = tid; b < nq; b += blockDim.x) c += flag[b] & 1u;
-        ksel = block_count(S, c);
+    eval_acc x;
+    x.sl = x.sh = 0ull;
+    x.acc = x.vlo = 0.0;
+    x.ksel = 0u;
+    x.u = x.lam = -INFINITY;
+    x.emax = x.vh = 0.0f;
+#pragma unroll 4
+    for (uint32_t b = tid; b < nq; b += blockDim.x) {
+        const uint8_t f = flag[b];
+        if (!(f & 1u)) {
+            x.u = fmaxf(x.u, __fadd_ru(lt[b], dp[b]));
+            continue;
+        }
+        x.sl += lo[b];
+        x.sh += hi[b];
+        x.ksel++;
+        x.lam = fmaxf(x.lam, __fsub_rd(lt[b], dp[b]));
+        if (!(f & 2u)) {
+            x.acc = __dadd_ru(x.acc, __dmul_ru(__ull2double_ru(hi[b]), (double)eta[b]));
+            x.emax = fmaxf(x.emax, eta[b]);
+            x.vh = fmaxf(x.vh, __fadd_ru(nu[b], eta[b]));   /* ||v^|| <= ||v|| + eta */
+        } else {
+            x.vh = fmaxf(x.vh, nu[b]);
+        }
+        x.vlo = __dadd_rd(x.vlo, __dmul_rd(__ull2double_rd(lo[b]), (double)nu[b]));
     }
-    const bool t_empty = ksel == nq;
-    /* ranking [CERT-RANK-01]: lambda_r - delta1 > U + delta1 + eps_guard */
-    float u = -INFINITY;
-    for (uint32_t b = tid; b < nq; b += blockDim.x)
-        if (!(flag[b] & 1u)) u = fmaxf(u, __fadd_ru(lt[b], dp[b]));
-    u = block_max(S, u);
-    float lam = -INFINITY;
     {
-        /* r-th greatest of L~_b - Delta'_b (downward) over S: r rounds of
-         * (max value, lowest index) */
+        const eval_acc r = RedE(S.t.re).Reduce(x, EvalOp());
+        __syncthreads();
+        if (tid == 0) S.ea = r;
+        __syncthreads();
+        x = S.ea;
+        __syncthreads();
+    }
+    const unsigned long long tail_hi = full_hi - x.sh;  /* exact integers */
+    const unsigned long long sel_lo = x.sl + res_lo;
+    const unsigned long long sel_hi = x.sh + res_hi;
+    const uint32_t ksel = x.ksel;
+    const bool t_empty = ksel == nq;
+    /* ranking [CERT-RANK-01]: lambda_r - delta1 > U + delta1 + eps_guard;
+     * lambda_1 is the fused maximum, lambda_r (r > 1) takes r rounds of
+     * (max value, lowest index) */
+    const float u = x.u;
+    float lam = prm.r == 1u ? x.lam : -INFINITY;
+    if (prm.r > 1u) {
         float prev = INFINITY;
         uint32_t prev_idx = 0xffffffffu;
         const uint32_t r = prm.r;
@@ -653,17 +837,16 @@ __device__ eval_out evaluate(sel_smem &S, const uint8_t *flag, const float *lt, 
             uint32_t bi = 0xffffffffu;
             for (uint32_t b = tid; b < nq; b += blockDim.x) {
                 if (!(flag[b] & 1u)) continue;
-                const float x = __fsub_rd(lt[b], dp[b]);
-                const bool after = x < prev || (x == prev && b > prev_idx);
+                const float xv = __fsub_rd(lt[b], dp[b]);
+                const bool after = xv < prev || (xv == prev && b > prev_idx);
                 if (!after) continue;
-                if (x > best || (x == best && b < bi)) {
-                    best = x;
+                if (xv > best || (xv == best && b < bi)) {
+                    best = xv;
                     bi = b;
                 }
             }
             const float mb = block_max(S, best);
             uint32_t cand = (best == mb) ? bi : 0xffffffffu;
-            /* lowest index among the maxima */
             {
                 uint32_t r2 = cub::BlockReduce<uint32_t, SEL_THREADS>(S.t.rx).Reduce(cand, MinU());
                 __syncthreads();
@@ -712,29 +895,17 @@ __device__ eval_out evaluate(sel_smem &S, const uint8_t *flag, const float *lt, 
     /* E_val [CERT-EV-01] <= e^{2 delta1} sum_{S, not promoted} hi_b eta_b / sel_lo,
      * and <= max eta' (sum rho_b = 1) [CERT-EV-02] */
     {
-        double acc = 0.0, vlo = 0.0;
-        float emax = 0.0f, vh = 0.0f;
-        for (uint32_t b = tid; b < nq; b += blockDim.x) {
-            if (!(flag[b] & 1u)) continue;
-            if (!(flag[b] & 2u)) {
-                acc = __dadd_ru(acc, __dmul_ru(__ull2double_ru(hi[b]), (double)eta[b]));
-                emax = fmaxf(emax, eta[b]);
-                vh = fmaxf(vh, __fadd_ru(nu[b], eta[b]));  /* ||v^|| <= ||v|| + eta */
-            } else {
-                vh = fmaxf(vh, nu[b]);
-            }
-            vlo = __dadd_rd(vlo, __dmul_rd(__ull2double_rd(lo[b]), (double)nu[b]));
+        float vh = x.vh;
+        double vlo = x.vlo;
+        if (nb > nq) {                                   /* residual: originals */
+            vh = fmaxf(vh, nu[nq]);
+            vlo = __dadd_rd(vlo, __dmul_rd(__ull2double_rd(res_lo), (double)nu[nq]));
         }
-        if (nb > nq) vh = fmaxf(vh, nu[nq]);      /* residual: originals */
-        acc = block_sum_ru(S, acc);
-        vlo = block_sum_rd(S, vlo);
-        if (nb > nq) vlo = __dadd_rd(vlo, __dmul_rd(__ull2double_rd(res_lo), (double)nu[nq]));
-        emax = block_max(S, emax);
-        o.vh = block_max(S, vh);
+        o.vh = vh;
         double ev = sel_lo == 0ull ? (double)INFINITY
-                                   : __dmul_ru(e2d1, __ddiv_ru(acc, __ull2double_rd(sel_lo)));
+                                   : __dmul_ru(e2d1, __ddiv_ru(x.acc, __ull2double_rd(sel_lo)));
         float evf = __double2float_ru(ev);
-        o.eval = fminf(evf, emax);
+        o.eval = fminf(evf, x.emax);
         if (threshold) {
             o.value = true;          /* [CERT-PROM-01]: every unpromoted eta_b <= vtol nu_b */
         } else {
@@ -766,15 +937,31 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     uint8_t *flag = (uint8_t *)(ws.list + (uint64_t)qh * nb); /* scratch, then the list */
     head_info *inf = ws.info + qh;
 
-    /* M = max L~ (residual included); integer masses [CERT-DEV-03] */
-    float m = -INFINITY, vmax = 0.0f;
-    for (uint32_t b = tid; b < nb; b += blockDim.x) {
-        m = fmaxf(m, lt[b]);
-        vmax = fmaxf(vmax, nu[b]);
+    /* M = max L~ (residual included), Vmax [CERT-ANN-04], delta1 = max_b err_b
+     * [CERT-DEV-02] and Delta' = max over full blocks [CERT-DLT-02]: one pass,
+     * one reduction */
+    float4 mx = make_float4(-INFINITY, 0.0f, 0.0f, 0.0f);
+    {
+        const float *eb = ws.eb + (uint64_t)qh * nb;
+#pragma unroll 4
+        for (uint32_t b = tid; b < nb; b += blockDim.x) {
+            mx.x = fmaxf(mx.x, lt[b]);
+            mx.y = fmaxf(mx.y, nu[b]);
+            if (CERT) {
+                mx.z = fmaxf(mx.z, eb[b]);
+                if (b < nq) mx.w = fmaxf(mx.w, dp[b]);
+            }
+        }
+        const float4 r = cub::BlockReduce<float4, SEL_THREADS>(S.t.r4).Reduce(mx, Max4());
+        __syncthreads();
+        if (tid == 0) S.f4 = r;
+        __syncthreads();
+        mx = S.f4;
+        __syncthreads();
     }
-    m = block_max(S, m);
-    vmax = block_max(S, vmax);                      /* [CERT-ANN-04] */
+    const float m = mx.x, vmax = mx.y;
     unsigned long long fh = 0;
+#pragma unroll 4
     for (uint32_t b = tid; b < nb; b += blockDim.x) {
         /* E_b = e^{L~_b - M} within [lo, hi] 2^-40: x = RN(L~_b - M) errs by
          * <= 2^-24 |x| (factor e^{2^-24 |x|} <= 1 + 2^-23 |x| for |x| <= 2^23),
@@ -810,17 +997,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         __syncthreads();
     }
     const unsigned long long res_lo = nb > nq ? lo[nq] : 0ull, res_hi = nb > nq ? hi[nq] : 0ull;
-    /* delta1 = max_b err_b [CERT-DEV-02]; Delta' = max over full blocks [CERT-DLT-02] */
-    float delta1 = 0.0f, dmax = 0.0f;
-    if (CERT) {
-        const float *eb = ws.eb + (uint64_t)qh * nb;
-        for (uint32_t b = tid; b < nb; b += blockDim.x) {
-            delta1 = fmaxf(delta1, eb[b]);
-            if (b < nq) dmax = fmaxf(dmax, dp[b]);
-        }
-        delta1 = block_max(S, delta1);
-        dmax = block_max(S, dmax);
-    }
+    const float delta1 = mx.z, dmax = mx.w;
     const uint32_t kmin = min(prm.kmin, nq), kcap0 = min(prm.kmax, nq);
     const bool threshold = prm.promote_budget == KVQ_CERT_PROMOTE_THRESHOLD;
 
@@ -936,27 +1113,35 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
 }
 
 /* ---- Phase 2 ---------------------------------------------------------------
- * One CTA a (chunk, query head); CTAs loop over the head's chunks.  Chunk c
- * holds list entries 8c .. 8c + 7.  Weights w = expf(RN(s~ - m_c)) against the
- * chunk max, l_c and acc_c by recursive summation in token order; the combine
- * kernel rescales each chunk once.  SPEC: [CERT-AR-01] [CERT-V4-02] [CERT-DEV-05] */
+ * One warp an entry of the head's list (a selected block, the residual block,
+ * or at rung 3 every block), P2_CTAS CTAs of P2_WARPS warps a query head,
+ * looping over the entries.  Scores as Phase 1 (lane L = 8 tj + cg: tokens
+ * tj + 4 j, channels 128 m + 16 cg + 0..15; fmaf chains over the lane's
+ * channels, three levels over the 8 lanes of a token, one rounding for the
+ * scale: at most d + 1 roundings a term); keys are k^ of the codes, or the
+ * binary16 originals (residual block, and tier 2 at rung 3).  The entry's
+ * max m_e, weights w_t = expf(RN(s_t - m_e)), their sum l_e by a 4-level
+ * tree, and acc_e[c] = sum_t RN(w_t v~_tc) in token order (no fmaf): a term
+ * meets at most 16 roundings in its entry; the combine rescales each entry
+ * once.  Values: lane L holds channels 4 L + 128 r; INT4 codes dequantized
+ * in registers v^ = fmaf(code, s, zv) [CERT-V4-02], originals from tier 2
+ * for promoted blocks and rung 3, from the device copy for the residual
+ * block.  A_e, the bound of sum_c |q_c||k_c| for E_arith, is Phase 1's A_b,
+ * except at rung 3, where it is summed upward here from the originals.
+ * SPEC: [CERT-AR-01] [CERT-V4-02] [CERT-DEV-05] [CERT-DEV-06] */
 template <bool CERT>
 __global__ void __launch_bounds__(P2_THREADS)
 cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
 {
-    __shared__ float qs[KVQ_CERT_MAX_DIM];
-    __shared__ float sc[CHUNK_TOK], wt[CHUNK_TOK];
-    __shared__ uint32_t ent[CHUNK_BLK];
-    __shared__ float red[P2_THREADS / 32u][3];
-    const uint32_t qh = blockIdx.y, kv = qh / h.group, tid = threadIdx.x;
-    const uint32_t lane = tid & 31u, warp = tid >> 5;
+    const uint32_t qh = blockIdx.y, kv = qh / h.group;
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const uint32_t cg = lane & 7u, tj = lane >> 3;
     const kvq_cert_shape sh = h.shape;
     const uint32_t d = sh.dim, nq = kvq_cert_full_blocks(&sh), nb = kvq_cert_blocks(&sh);
-    const uint32_t nres = kvq_cert_residual_tokens(&sh);
-    const head_info *inf = ws.info + qh;
-    const uint32_t nent = inf->nent;
-    const uint32_t nch = (nent + CHUNK_BLK - 1u) / CHUNK_BLK;
+    const uint32_t nres = kvq_cert_residual_tokens(&sh), mc = (d + 127u) / 128u;
+    const uint32_t nent = ws.info[qh].nent;
     const uint32_t *list = ws.list + (uint64_t)qh * nb;
+    const float *q = h.d_q + (uint64_t)qh * d;
     const int8_t *kc = h.d_kcodes + (uint64_t)kv * kvq_cert_key_code_bytes(&sh);
     const float *sg = h.d_sigma + (uint64_t)kv * kvq_cert_key_meta_count(&sh);
     const float *zz = h.d_z + (uint64_t)kv * kvq_cert_key_meta_count(&sh);
@@ -967,205 +1152,235 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
     const uint16_t *vr = h.d_vres + (uint64_t)kv * nres * d;
     const uint16_t *tk = h.t2_k + (uint64_t)kv * sh.tokens * d;
     const uint16_t *tv = h.t2_v + (uint64_t)kv * sh.tokens * d;
-    for (uint32_t c = tid; c < d; c += blockDim.x) qs[c] = h.d_q[(uint64_t)qh * d + c];
-    (void)nq;
-    /* tier-2 rows of the chunk staged in shared memory (d <= 128): the mapped
-     * host memory is read with many 16-byte requests in flight instead of one
-     * dependent load per token [CERT-DEV-05] */
-    extern __shared__ uint4 stage_raw[];
-    uint16_t *stk = (uint16_t *)stage_raw, *stv = stk + CHUNK_TOK * STAGE_MAX_D;
-    const bool can_stage = d <= STAGE_MAX_D;
-    for (uint32_t ch = blockIdx.x; ch < nch; ch += gridDim.x) {
-        __syncthreads();
-        const uint32_t e0 = ch * CHUNK_BLK, ne = min(CHUNK_BLK, nent - e0);
-        if (tid < ne) ent[tid] = list[e0 + tid];
-        __syncthreads();
-        if (can_stage) {
-            const uint32_t vpr = d / 8u;             /* 16-byte vectors a row */
-            const uint32_t tot = ne * KVQ_CERT_BLOCK * vpr;
-            for (uint32_t x0 = tid; x0 < tot; x0 += 8u * P2_THREADS) {
-                uint4 rk[8], rv[8];
-                bool wk[8], wv[8];
+    const uint32_t stride = gridDim.x * P2_WARPS;
+    for (uint32_t ei = blockIdx.x * P2_WARPS + warp; ei < nent; ei += stride) {
+        const uint32_t e = list[ei], b = e & ENT_BLOCK;
+        const bool res = (e & ENT_RES) != 0u, dense = (e & ENT_DENSE) != 0u;
+        const bool orig_v = res || (e & (ENT_DENSE | ENT_PROM)) != 0u;
+        const uint32_t ntok = res ? nres : KVQ_CERT_BLOCK;
+        const uint32_t tok0 = kvq_cert_block_first(b);
+        /* scores */
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f}, aab[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (uint32_t m = 0; m < mc; m++) {
+            const uint32_t c0 = 128u * m + 16u * cg;
+            if (c0 >= d) break;
+            float qv[16];
 #pragma unroll
-                for (uint32_t u = 0; u < 8u; u++) {
-                    const uint32_t x = x0 + u * P2_THREADS;
-                    wk[u] = wv[u] = false;
-                    if (x >= tot) continue;
-                    const uint32_t t = x / vpr, vq = x % vpr;
-                    const uint32_t e = ent[t / KVQ_CERT_BLOCK];
-                    const uint32_t tok = kvq_cert_block_first(e & ENT_BLOCK) + t % KVQ_CERT_BLOCK;
-                    if (e & ENT_RES) continue;
-                    if (e & ENT_DENSE) {
-                        rk[u] = ((const uint4 *)(tk + kvq_cert_in_index(&sh, tok, 0)))[vq];
-                        wk[u] = true;
-                    }
-                    if (e & (ENT_DENSE | ENT_PROM)) {
-                        rv[u] = ((const uint4 *)(tv + kvq_cert_in_index(&sh, tok, 0)))[vq];
-                        wv[u] = true;
-                    }
+            for (uint32_t w = 0; w < 4u; w++) {
+                const float4 x = *(const float4 *)(q + c0 + 4u * w);
+                qv[4u * w] = x.x;
+                qv[4u * w + 1u] = x.y;
+                qv[4u * w + 2u] = x.z;
+                qv[4u * w + 3u] = x.w;
+            }
+            if (!res && !dense) {
+                uint4 cw[4];
+                float4 s4[4], z4[4];
+                const int8_t *kb = kc + kvq_cert_key_block_offset(&sh, b);
+#pragma unroll
+                for (uint32_t j = 0; j < 4u; j++)
+                    cw[j] = *(const uint4 *)(kb + kvq_cert_key_code_index(d, tj + 4u * j, c0));
+                const float4 *sp = (const float4 *)(sg + kvq_cert_key_meta_index(&sh, b, c0));
+                const float4 *zp = (const float4 *)(zz + kvq_cert_key_meta_index(&sh, b, c0));
+#pragma unroll
+                for (uint32_t w = 0; w < 4u; w++) {
+                    s4[w] = sp[w];
+                    z4[w] = zp[w];
                 }
 #pragma unroll
-                for (uint32_t u = 0; u < 8u; u++) {
-                    const uint32_t x = x0 + u * P2_THREADS;
-                    const uint32_t t = x / vpr, vq = x % vpr;
-                    if (wk[u]) ((uint4 *)(stk + (uint64_t)t * d))[vq] = rk[u];
-                    if (wv[u]) ((uint4 *)(stv + (uint64_t)t * d))[vq] = rv[u];
+                for (uint32_t w = 0; w < 4u; w++)
+#pragma unroll
+                    for (uint32_t j = 0; j < 4u; j++) {
+                        const uint32_t wx = u4_at(cw[j], w) ^ 0x80808080u;
+#pragma unroll
+                        for (uint32_t x = 0; x < 4u; x++) {
+                            const float kk = __fmaf_rn(code_f32(wx, x), f4_at(s4[w], x),
+                                                       f4_at(z4[w], x));   /* [CERT-K8-03] */
+                            acc[j] = __fmaf_rn(qv[4u * w + x], kk, acc[j]);
+                        }
+                    }
+            } else {
+                uint2 hw[4][4];
+#pragma unroll
+                for (uint32_t j = 0; j < 4u; j++) {
+                    const uint32_t i = tj + 4u * j;
+#pragma unroll
+                    for (uint32_t w = 0; w < 4u; w++) {
+                        const uint16_t *src = res ? kr + (uint64_t)i * d
+                                                  : tk + kvq_cert_in_index(&sh, tok0 + i, 0);
+                        hw[j][w] = i < ntok ? *(const uint2 *)(src + c0 + 4u * w)
+                                            : make_uint2(0u, 0u);
+                    }
                 }
-            }
-            __syncthreads();
-        }
-        /* scores: warp w takes chunk tokens w, w + 4, ... */
-        float amax = 0.0f, smax = -INFINITY, smin = INFINITY;
-        for (uint32_t t = warp; t < ne * KVQ_CERT_BLOCK; t += P2_THREADS / 32u) {
-            const uint32_t e = ent[t / KVQ_CERT_BLOCK], i = t % KVQ_CERT_BLOCK;
-            const uint32_t b = e & ENT_BLOCK;
-            const bool res = (e & ENT_RES) != 0u;
-            if (res && i >= nres) {
-                if (lane == 0) sc[t] = -INFINITY;
-                continue;
-            }
-            const uint32_t tok = kvq_cert_block_first(b) + i;
-            float acc = 0.0f, aabs = 0.0f;
-            for (uint32_t c = lane; c < d; c += 32u) {
-                float kk;
-                if (res) kk = f16_at(kr, (uint64_t)i * d + c);  /* not staged */
-                else if (e & ENT_DENSE)
-                    kk = can_stage ? f16_at(stk, (uint64_t)t * d + c)
-                                   : f16_at(tk, kvq_cert_in_index(&sh, tok, c));
-                else
-                    kk = __fmaf_rn((float)kc[kvq_cert_key_block_offset(&sh, b) +
-                                            kvq_cert_key_code_index(d, i, c)],
-                                   sg[kvq_cert_key_meta_index(&sh, b, c)],
-                                   zz[kvq_cert_key_meta_index(&sh, b, c)]); /* [CERT-K8-03] */
-                acc = __fadd_rn(acc, __fmul_rn(qs[c], kk));
-                if (CERT) aabs = __fadd_ru(aabs, __fmul_ru(fabsf(qs[c]), fabsf(kk)));
-            }
-            const float s = __fmul_rn(h.scale, warp_sum_rn(acc));
-            if (CERT) {
-                amax = fmaxf(amax, warp_sum_ru(aabs));
-                smax = fmaxf(smax, s);
-                smin = fminf(smin, s);
-            }
-            if (lane == 0) sc[t] = s;
-        }
-        if (CERT && lane == 0) {
-            red[warp][0] = amax;
-            red[warp][1] = smax;
-            red[warp][2] = smin;
-        }
-        __syncthreads();
-        const uint32_t nt = ne * KVQ_CERT_BLOCK;
-        /* chunk max (every thread, the same order) */
-        float m = -INFINITY;
-        for (uint32_t t = 0; t < nt; t++) m = fmaxf(m, sc[t]);
-        for (uint32_t t = tid; t < nt; t += blockDim.x)
-            wt[t] = sc[t] == -INFINITY ? 0.0f : expf(__fsub_rn(sc[t], m));
-        __syncthreads();
-        const uint64_t po = (uint64_t)qh * ws.nch + ch;
-        if (tid == 0) {
-            float l = 0.0f;
-            for (uint32_t t = 0; t < nt; t++) l = __fadd_rn(l, wt[t]);
-            ws.pm[po] = m;
-            ws.pl[po] = l;
-            if (CERT) {
-                float a = 0.0f, mx = -INFINITY, mn = INFINITY;
-                for (uint32_t w = 0; w < P2_THREADS / 32u; w++) {
-                    a = fmaxf(a, red[w][0]);
-                    mx = fmaxf(mx, red[w][1]);
-                    mn = fminf(mn, red[w][2]);
-                }
-                ws.pabs[po] = a;
-                ws.pmax[po] = mx;
-                ws.pmin[po] = mn;
+#pragma unroll
+                for (uint32_t j = 0; j < 4u; j++)
+#pragma unroll
+                    for (uint32_t w = 0; w < 4u; w++) {
+                        float kk[4];
+                        h4_f32(kk, hw[j][w]);
+#pragma unroll
+                        for (uint32_t x = 0; x < 4u; x++) {
+                            acc[j] = __fmaf_rn(qv[4u * w + x], kk[x], acc[j]);
+                            if (CERT && dense)
+                                aab[j] = __fmaf_ru(fabsf(qv[4u * w + x]), fabsf(kk[x]), aab[j]);
+                        }
+                    }
             }
         }
-        /* acc_c = sum_t RN(w_t v~_tc), token order */
-        for (uint32_t c = tid; c < d; c += blockDim.x) {
-            float acc = 0.0f;
+        /* token sums over the 8 lanes: lane keeps token t = tj + 4 (cg >> 1) */
+        rs_level<2u, 4u, false>(acc, lane);
+        rs_level<1u, 2u, false>(acc, lane);
+        if (CERT && dense) {
+            rs_level<2u, 4u, true>(aab, lane);
+            rs_level<1u, 2u, true>(aab, lane);
+        }
+        acc[0] = __fadd_rn(acc[0], __shfl_xor_sync(0xffffffffu, acc[0], 1));
+        if (CERT && dense) aab[0] = __fadd_ru(aab[0], __shfl_xor_sync(0xffffffffu, aab[0], 1));
+        const uint32_t t = tj + 4u * (cg >> 1);
+        const bool valid = t < ntok;
+        const float s = __fmul_rn(h.scale, acc[0]);
+        float mx = valid ? s : -INFINITY, mn = valid ? s : INFINITY;
+        float am = valid ? aab[0] : 0.0f;
+#pragma unroll
+        for (uint32_t o = 2u; o <= 16u; o <<= 1) {
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            mn = fminf(mn, __shfl_xor_sync(0xffffffffu, mn, o));
+            if (CERT && dense) am = fmaxf(am, __shfl_xor_sync(0xffffffffu, am, o));
+        }
+        const float w = valid ? expf(__fsub_rn(s, mx)) : 0.0f;
+        float l = w;
+#pragma unroll
+        for (uint32_t o = 2u; o <= 16u; o <<= 1) l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, o));
+        /* weights of the 16 tokens, in token order, to every lane: token i
+         * is held by lane 8 (i % 4) + 2 (i / 4) */
+        float wt[ENT_TOK];
+#pragma unroll
+        for (uint32_t i = 0; i < ENT_TOK; i++)
+            wt[i] = __shfl_sync(0xffffffffu, w, 8u * (i % 4u) + 2u * (i / 4u));
+        const uint64_t at = (uint64_t)qh * nb + ei;
+        for (uint32_t c = 4u * lane; c < d; c += 128u) {
+            float va[ENT_TOK][4];
             uint32_t el;
             const uint32_t j = kvq_cert_value_group_of(c, &el);
-            /* 8 tokens' values loaded at once (independent loads in flight),
-             * then added in token order */
-            for (uint32_t t0 = 0; t0 < nt; t0 += 8u) {
-                float vv[8];
+            const uint32_t first = kvq_code_byte(el, KVQ_CERT_VBITS);
 #pragma unroll
-                for (uint32_t u = 0; u < 8u; u++) {
-                    const uint32_t t = t0 + u;
-                    vv[u] = 0.0f;
-                    if (t >= nt || sc[t] == -INFINITY) continue;
-                    const uint32_t e = ent[t / KVQ_CERT_BLOCK], i = t % KVQ_CERT_BLOCK;
-                    const uint32_t b = e & ENT_BLOCK, tok = kvq_cert_block_first(b) + i;
-                    if (e & ENT_RES) vv[u] = f16_at(vr, (uint64_t)i * d + c); /* not staged */
-                    else if (e & (ENT_DENSE | ENT_PROM))
-                        vv[u] = can_stage ? f16_at(stv, (uint64_t)t * d + c)
-                                          : f16_at(tv, kvq_cert_in_index(&sh, tok, c));
-                    else {
-                        const uint8_t byte = vc[kvq_cert_value_code_offset(&sh, tok, j) + el / 2u];
-                        const float code = (float)((el & 1u) ? (byte >> 4) : (byte & 15u));
-                        const uint64_t gi = kvq_cert_value_group(&sh, tok, j);
-                        vv[u] = __fmaf_rn(code, vs[gi], vz[gi]);  /* [CERT-V4-02] */
+            for (uint32_t i = 0; i < ENT_TOK; i++) {
+                va[i][0] = va[i][1] = va[i][2] = va[i][3] = 0.0f;
+                if (i >= ntok) continue;
+                if (orig_v) {
+                    const uint16_t *src = res ? vr + (uint64_t)i * d
+                                              : tv + kvq_cert_in_index(&sh, tok0 + i, 0);
+                    h4_f32(va[i], *(const uint2 *)(src + c));
+                } else {
+                    const uint32_t tok = tok0 + i;
+                    const uint16_t word = *(const uint16_t *)(vc + kvq_cert_value_code_offset(&sh, tok, j) + first);
+                    const uint64_t gi = kvq_cert_value_group(&sh, tok, j);
+                    const float sc = vs[gi], zv = vz[gi];
+#pragma unroll
+                    for (uint32_t x = 0; x < 4u; x++) {
+                        const uint32_t code = ((uint32_t)word >> kvq_code_word_shift(el + x, KVQ_CERT_VBITS, first)) &
+                                              kvq_code_max(KVQ_CERT_VBITS);
+                        va[i][x] = __fmaf_rn((float)code, sc, zv);   /* [CERT-V4-02] */
                     }
                 }
-#pragma unroll
-                for (uint32_t u = 0; u < 8u; u++) {
-                    const uint32_t t = t0 + u;
-                    if (t >= nt || sc[t] == -INFINITY) continue;
-                    acc = __fadd_rn(acc, __fmul_rn(wt[t], vv[u]));
-                }
             }
-            ws.pacc[po * d + c] = acc;
+            float4 o = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+            for (uint32_t i = 0; i < ENT_TOK; i++) {
+                if (i >= ntok) continue;
+                o.x = __fadd_rn(o.x, __fmul_rn(wt[i], va[i][0]));
+                o.y = __fadd_rn(o.y, __fmul_rn(wt[i], va[i][1]));
+                o.z = __fadd_rn(o.z, __fmul_rn(wt[i], va[i][2]));
+                o.w = __fadd_rn(o.w, __fmul_rn(wt[i], va[i][3]));
+            }
+            *(float4 *)(ws.pacc + at * d + c) = o;
+        }
+        if (lane == 0u) {
+            ws.pm[at] = mx;
+            ws.pl[at] = l;
+            if (CERT) {
+                ws.pmin[at] = mn;
+                ws.pab[at] = dense ? am : ws.ab[(uint64_t)qh * nb + b];
+            }
         }
     }
 }
 
 /* ---- combine, E_arith, record ------------------------------------------- */
 template <bool CERT>
-__global__ void __launch_bounds__(P2_THREADS)
+__global__ void __launch_bounds__(CB_THREADS)
 cert_combine_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
                     kvq_cert_record *d_rec, kvq_cert_decl *d_decl, float *d_delta1,
                     uint32_t *d_status, float eps_dense)
 {
     __shared__ float alpha_s[1024];
+    __shared__ float red[CB_THREADS / 32u][3];
     __shared__ float lsum;
-    const uint32_t qh = blockIdx.x, tid = threadIdx.x;
+    const uint32_t qh = blockIdx.x, tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
     const kvq_cert_shape sh = h.shape;
-    const uint32_t d = sh.dim;
+    const uint32_t d = sh.dim, nb = kvq_cert_blocks(&sh);
     const head_info I = ws.info[qh];
-    const uint32_t nch = (I.nent + CHUNK_BLK - 1u) / CHUNK_BLK;
-    const uint64_t p0 = (uint64_t)qh * ws.nch;
-    float M = -INFINITY;
-    for (uint32_t c = 0; c < nch; c++) M = fmaxf(M, ws.pm[p0 + c]);
-    /* alpha_c = expf(RN(m_c - M)): one rescaling per token (Nr = 1) */
-    for (uint32_t base = 0; base < nch; base += 1024u) {
+    const uint32_t nent = I.nent;
+    const uint64_t p0 = (uint64_t)qh * nb;
+    /* M = max_e m_e (= the greatest attended score), min score, max A_e */
+    float M = -INFINITY, smin = INFINITY, amax = 0.0f;
+    for (uint32_t e = tid; e < nent; e += blockDim.x) {
+        M = fmaxf(M, ws.pm[p0 + e]);
+        if (CERT) {
+            smin = fminf(smin, ws.pmin[p0 + e]);
+            amax = fmaxf(amax, ws.pab[p0 + e]);
+        }
+    }
+    M = warp_max(M);
+    for (int o = 16; o > 0; o >>= 1) {
+        smin = fminf(smin, __shfl_xor_sync(0xffffffffu, smin, o));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    }
+    if (lane == 0u) {
+        red[warp][0] = M;
+        red[warp][1] = smin;
+        red[warp][2] = amax;
+    }
+    __syncthreads();
+    for (uint32_t w = 0; w < CB_THREADS / 32u; w++) {
+        M = fmaxf(M, red[w][0]);
+        smin = fminf(smin, red[w][1]);
+        amax = fmaxf(amax, red[w][2]);
+    }
+    /* alpha_e = expf(RN(m_e - M)): one rescaling a token (Nr = 1); l and acc
+     * by recursive summation over the entries in list order */
+    for (uint32_t base = 0; base < nent; base += 1024u) {
+        const uint32_t top = min(nent, base + 1024u);
         __syncthreads();
-        for (uint32_t c = base + tid; c < min(nch, base + 1024u); c += blockDim.x)
-            alpha_s[c - base] = expf(__fsub_rn(ws.pm[p0 + c], M));
+        for (uint32_t e = base + tid; e < top; e += blockDim.x)
+            alpha_s[e - base] = expf(__fsub_rn(ws.pm[p0 + e], M));
         __syncthreads();
         if (tid == 0) {
             float l = base == 0 ? 0.0f : lsum;
-            for (uint32_t c = base; c < min(nch, base + 1024u); c++)
-                l = __fadd_rn(l, __fmul_rn(ws.pl[p0 + c], alpha_s[c - base]));
+#pragma unroll 8
+            for (uint32_t e = base; e < top; e++)
+                l = __fadd_rn(l, __fmul_rn(ws.pl[p0 + e], alpha_s[e - base]));
             lsum = l;
         }
-        __syncthreads();
-        for (uint32_t ch = tid; ch < d; ch += blockDim.x) {
-            float a = base == 0 ? 0.0f : d_out[(uint64_t)qh * d + ch];
-            for (uint32_t c = base; c < min(nch, base + 1024u); c++)
-                a = __fadd_rn(a, __fmul_rn(ws.pacc[(p0 + c) * d + ch], alpha_s[c - base]));
-            d_out[(uint64_t)qh * d + ch] = a;
+        for (uint32_t c = tid; c < d; c += blockDim.x) {
+            float a = base == 0 ? 0.0f : d_out[(uint64_t)qh * d + c];
+#pragma unroll 8
+            for (uint32_t e = base; e < top; e++)
+                a = __fadd_rn(a, __fmul_rn(ws.pacc[(p0 + e) * d + c], alpha_s[e - base]));
+            d_out[(uint64_t)qh * d + c] = a;
         }
     }
     __syncthreads();
     const float l = lsum;
-    for (uint32_t ch = tid; ch < d; ch += blockDim.x)
-        d_out[(uint64_t)qh * d + ch] = __fdiv_rn(d_out[(uint64_t)qh * d + ch], l);
+    for (uint32_t c = tid; c < d; c += blockDim.x)
+        d_out[(uint64_t)qh * d + c] = __fdiv_rn(d_out[(uint64_t)qh * d + c], l);
     if (tid != 0) return;
-    /* declaration [CERT-DEV-05]: a token's term meets its product, <= 127
-     * additions inside its chunk, one rescaling, <= nch - 1 additions of the
-     * combine: D = CHUNK_TOK + nch + 1 (one spare), Nr = 1, U_exp = 2 */
+    /* declaration [CERT-DEV-05]: a token's term meets its product, <= 15
+     * additions inside its entry, one rescaling, <= nent - 1 additions of the
+     * combine: D = ENT_TOK + nent + 1 (one spare), Nr = 1, U_exp = 2 */
     kvq_cert_decl dc;
     dc.u_exp = U_EXP_DECL;
-    dc.acc_depth = CHUNK_TOK + nch + 1u;
+    dc.acc_depth = ENT_TOK + nent + 1u;
     dc.rescales = 1u;
     kvq_cert_record r;
     memset(&r, 0, sizeof r);
@@ -1184,16 +1399,12 @@ cert_combine_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
     r.eval = I.eval;
     uint32_t status = I.status;
     if (CERT) {
-        float amax = 0.0f, smax = -INFINITY, smin = INFINITY;
-        for (uint32_t c = 0; c < nch; c++) {
-            amax = fmaxf(amax, ws.pabs[p0 + c]);
-            smax = fmaxf(smax, ws.pmax[p0 + c]);
-            smin = fminf(smin, ws.pmin[p0 + c]);
-        }
         /* E_arith [CERT-AR-01], every operation upward; tanh(x) <= x,
-         * lam <= LAM_UP, E_deq = 0 (pinned reconstructions) */
+         * lam <= LAM_UP, E_deq = 0 (pinned reconstructions); eps_s from
+         * A = max over the attended entries of A_e, R_s from the attended
+         * scores' extremes (the greatest is M) */
         const float eps = eps_scores(amax, h.scale, d);
-        const float rs = __fadd_ru(__fsub_ru(smax, smin), __fmul_ru(4.0f, eps));
+        const float rs = __fadd_ru(__fsub_ru(M, smin), __fmul_ru(4.0f, eps));
         const float nr1 = (float)(dc.rescales + 1u);
         const float lam = __fadd_ru(eps, __fmul_ru(nr1, __fadd_ru(__fmul_ru(rs, 0x1p-24f), LAM_UP)));
         const float da = __fmul_ru((float)dc.acc_depth, 0x1p-24f);
@@ -1211,8 +1422,8 @@ cert_combine_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
         r.earith = e;
         if (ws.dbg) {
             float *g0 = ws.dbg + (uint64_t)qh * 12u;
-            g0[0] = amax; g0[1] = smax; g0[2] = smin; g0[3] = eps; g0[4] = rs; g0[5] = lam;
-            g0[6] = g; g0[7] = g1; g0[8] = vh; g0[9] = (float)I.ntok; g0[10] = (float)nch;
+            g0[0] = amax; g0[1] = M; g0[2] = smin; g0[3] = eps; g0[4] = rs; g0[5] = lam;
+            g0[6] = g; g0[7] = g1; g0[8] = vh; g0[9] = (float)I.ntok; g0[10] = (float)nent;
             g0[11] = e;
         }
         r.etotal = __fadd_ru(__fadd_ru(r.ekey, r.eval), r.earith);
@@ -1371,26 +1582,36 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     w->nb = nb;
     w->nq = nq;
     w->d = shape->dim;
-    w->nch = (nb + CHUNK_BLK - 1u) / CHUNK_BLK;
     const uint64_t H = qheads;
     cudaError_t e = cudaSuccess;
+    {
+        int dev = 0, sms = 0;
+        if (e == cudaSuccess) e = cudaGetDevice(&dev);
+        if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        w->sms = sms > 0 ? (uint32_t)sms : 1u;
+        /* Phase 1's two pipeline buffers a warp exceed the default 48 KiB */
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(cert_phase1_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)P1_SMEM);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(cert_phase1_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)P1_SMEM);
+    }
 #define WS_ALLOC(p, n) if (e == cudaSuccess) e = cudaMalloc((void **)&w->p, (n) * sizeof *w->p)
     WS_ALLOC(lt, H * nb);
     WS_ALLOC(dp, H * nb);
     WS_ALLOC(eb, H * nb);
-    WS_ALLOC(err, H);
-    WS_ALLOC(dmax, H);
+    WS_ALLOC(ab, H * nb);
     WS_ALLOC(key, H * (nq ? nq : 1u));
     WS_ALLOC(lo, H * nb);
     WS_ALLOC(hi, H * nb);
     WS_ALLOC(list, H * nb);
     WS_ALLOC(info, H);
-    WS_ALLOC(pm, H * w->nch);
-    WS_ALLOC(pl, H * w->nch);
-    WS_ALLOC(pabs, H * w->nch);
-    WS_ALLOC(pmax, H * w->nch);
-    WS_ALLOC(pmin, H * w->nch);
-    WS_ALLOC(pacc, H * w->nch * w->d);
+    WS_ALLOC(pm, H * nb);
+    WS_ALLOC(pl, H * nb);
+    WS_ALLOC(pmin, H * nb);
+    WS_ALLOC(pab, H * nb);
+    WS_ALLOC(pacc, H * nb * w->d);
     WS_ALLOC(dbg, H * 12u);
 #undef WS_ALLOC
     if (e != cudaSuccess) {
@@ -1405,8 +1626,8 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
 extern "C" void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *w)
 {
     if (w == NULL) return;
-    void *p[] = {w->lt, w->dp, w->eb, w->err, w->dmax, w->key, w->lo, w->hi, w->list, w->info,
-                 w->pm, w->pl, w->pabs, w->pmax, w->pmin, w->pacc, w->dbg};
+    void *p[] = {w->lt, w->dp, w->eb, w->ab, w->key, w->lo, w->hi, w->list, w->info, w->pm,
+                 w->pl, w->pmin, w->pab, w->pacc, w->dbg};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         if (p[i]) cudaFree(p[i]);
     free(w);
@@ -1434,40 +1655,55 @@ extern "C" kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_
     w.nb = nb;
     w.nq = kvq_cert_full_blocks(&h->shape);
     w.d = h->shape.dim;
-    w.nch = (nb + CHUNK_BLK - 1u) / CHUNK_BLK;
 
-    const dim3 g1((nb + P1_WARPS - 1u) / P1_WARPS, h->kv_heads);
-    const dim3 g2(w.nch < MAX_CHUNK_CTAS ? w.nch : MAX_CHUNK_CTAS, qh);
-    if (cudaFuncSetAttribute(cert_phase2_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)STAGE_BYTES) != cudaSuccess ||
-        cudaFuncSetAttribute(cert_phase2_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)STAGE_BYTES) != cudaSuccess)
-        return KVQ_E_DEVICE;
+    /* Phase 1: two CTAs an SM over all KV heads, at most one warp a full block */
+    const uint32_t nq1 = kvq_cert_full_blocks(&h->shape);
+    uint32_t x1 = (2u * ws->sms + h->kv_heads - 1u) / h->kv_heads;
+    const uint32_t need = (nq1 + P1_WARPS - 1u) / P1_WARPS;
+    if (x1 > need) x1 = need;
+    if (x1 == 0u) x1 = 1u;
+    const dim3 g1(x1, h->kv_heads);
+    const dim3 g2(P2_CTAS, qh);
     if (certify) {
-        cert_phase1_kernel<true><<<g1, P1_WARPS * 32u, 0, stream>>>(*h, w);
+        cert_phase1_kernel<true><<<g1, P1_WARPS * 32u, P1_SMEM, stream>>>(*h, w);
         cert_select_kernel<true><<<qh, SEL_THREADS, 0, stream>>>(*h, w, *prm, d_sel, d_prom);
-        cert_phase2_kernel<true><<<g2, P2_THREADS, STAGE_BYTES, stream>>>(*h, w);
-        cert_combine_kernel<true><<<qh, P2_THREADS, 0, stream>>>(*h, w, d_out, d_rec, d_decl,
+        cert_phase2_kernel<true><<<g2, P2_THREADS, 0, stream>>>(*h, w);
+        cert_combine_kernel<true><<<qh, CB_THREADS, 0, stream>>>(*h, w, d_out, d_rec, d_decl,
+                                                                 d_delta1, d_status,
+                                                                 prm->eps_dense);
+    } else {
+        cert_phase1_kernel<false><<<g1, P1_WARPS * 32u, P1_SMEM, stream>>>(*h, w);
+        cert_select_kernel<false><<<qh, SEL_THREADS, 0, stream>>>(*h, w, *prm, d_sel, d_prom);
+        cert_phase2_kernel<false><<<g2, P2_THREADS, 0, stream>>>(*h, w);
+        cert_combine_kernel<false><<<qh, CB_THREADS, 0, stream>>>(*h, w, d_out, d_rec, d_decl,
                                                                   d_delta1, d_status,
                                                                   prm->eps_dense);
-    } else {
-        cert_phase1_kernel<false><<<g1, P1_WARPS * 32u, 0, stream>>>(*h, w);
-        cert_select_kernel<false><<<qh, SEL_THREADS, 0, stream>>>(*h, w, *prm, d_sel, d_prom);
-        cert_phase2_kernel<false><<<g2, P2_THREADS, STAGE_BYTES, stream>>>(*h, w);
-        cert_combine_kernel<false><<<qh, P2_THREADS, 0, stream>>>(*h, w, d_out, d_rec, d_decl,
-                                                                   d_delta1, d_status,
-                                                                   prm->eps_dense);
     }
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
 /* The E_arith terms of query head qh's last step (diagnostics): amax, smax,
- * smin, eps_s, R_s, Lambda, g, g/(1-g), Vh, nS, nch, E_arith. */
+ * smin, eps_s, R_s, Lambda, g, g/(1-g), Vh, nS, entries, E_arith. */
 extern "C" kvq_status kvq_cuda_cert_debug(float *out12, const kvq_cuda_cert_ws *ws, uint32_t qh)
 {
     if (out12 == NULL || ws == NULL || qh >= ws->qheads) return KVQ_E_PARAM;
     return cudaMemcpy(out12, ws->dbg + (uint64_t)qh * 12u, 12u * sizeof(float),
                       cudaMemcpyDeviceToHost) == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+/* Phase 1 of query head qh's last step (diagnostics, [CERT-DEV-02]): the
+ * block log-masses L~_b and their radii err_b, nb blocks of the step's shape
+ * (the workspace's strides are those of the last step). */
+extern "C" kvq_status kvq_cuda_cert_phase1(float *lt, float *radius, const kvq_cuda_cert_ws *ws,
+                                           uint32_t qh, uint32_t nb)
+{
+    if (lt == NULL || radius == NULL || ws == NULL || qh >= ws->qheads || nb > ws->nb)
+        return KVQ_E_PARAM;
+    const uint64_t o = (uint64_t)qh * nb;
+    if (cudaMemcpy(lt, ws->lt + o, nb * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(radius, ws->eb + o, nb * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess)
+        return KVQ_E_DEVICE;
+    return KVQ_OK;
 }
 
 extern "C" kvq_status kvq_cuda_cert_annotate(float *d_eta, float *d_nu, const float *d_v,

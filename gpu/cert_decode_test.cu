@@ -3,10 +3,15 @@
  * (gpu/cert_decode.cu; spec/cert.md "The device kernel").
  *
  * Random batches (head kinds: sinks, concentrated, near-uniform, needles,
- * constant channels; d in {64, 128}; ragged n from 1 to a few thousand; GQA
- * groups of 1-4 query heads) run on the GPU; every query head's step is then
- * judged by the EXACT path on the CPU (MPFR, ref/exact) in worker threads
- * while the GPU goes on:
+ * constant channels; d in {16, 48, 64, 128, 256}, so that Phase 1 and Phase 2
+ * meet idle lanes (d < 128) and a second channel chunk (d = 256); ragged n
+ * from 1 to a few thousand; GQA groups of 1-5 query heads, so that Phase 1's
+ * passes of four heads meet a partial pass) run on the GPU; every query
+ * head's step is then judged by the EXACT path on the CPU (MPFR, ref/exact)
+ * in worker threads while the GPU goes on:
+ *   - Phase 1's radius: every block's log-mass L~_b (kvq_cuda_cert_phase1)
+ *     lies within its radius err_b of the exact L_b (kvq_exact_cert_logmass),
+ *     and the declared delta1 is >= every err_b [CERT-DEV-02] [CERT-LM-02];
  *   - kvq_exact_cert_check (rungs 0-2) / kvq_exact_cert_check_dense (rung 3):
  *     the contract holds for the claimed and for the sound sums, and every
  *     claim is >= the sound value [CERT-CON-01..02] [CERT-LAD-03];
@@ -48,9 +53,9 @@ extern "C" {
 
 #define DEFAULT_SEED 0x5eedcafe2026ull
 #define MAX_N   4096u
-#define MAX_D   128u
+#define MAX_D   256u
 #define MAX_KV  4u
-#define MAX_G   4u
+#define MAX_G   5u
 
 static kvq_rng g_rng;
 static uint64_t g_seed;
@@ -89,6 +94,18 @@ static float f16(double x)
     return __half2float(__float2half_rn((float)x));
 }
 
+/* Head dimension: mostly 64 and 128; 16 and 48 leave Phase-1/2 lanes idle,
+ * 256 takes a second channel chunk. */
+static uint32_t pick_dim(void)
+{
+    const uint32_t u = rndu(100);
+    return u < 30 ? 64u : (u < 65 ? 128u : (u < 75 ? 16u : (u < 85 ? 48u : 256u)));
+}
+
+/* The softmax scale: binary32 nearest to 1/sqrt(d) (any positive normal
+ * binary32 value is a legal scale [CERT-L-01]). */
+static float dim_scale(uint32_t d) { return (float)(1.0 / sqrt((double)d)); }
+
 /* ---- one batch and its per-head jobs ---------------------------------- */
 
 typedef struct batch {
@@ -107,6 +124,7 @@ typedef struct batch {
     kvq_cert_decl *decl;
     uint32_t *status;
     uint8_t *sel, *prom;
+    float *lt, *rad;                          /* [qh][nb] Phase 1: L~_b, err_b (or NULL) */
     float dbg[MAX_KV * MAX_G][12];           /* E_arith terms (kvq_cuda_cert_debug) */
     int refs;
     const char *kind[MAX_KV];
@@ -125,7 +143,7 @@ static size_t g_qcap = 4096, g_qhead, g_qtail, g_qlen;
 static int g_done;
 
 static unsigned long g_steps, g_pass, g_fail, g_undecided, g_ladder_checked, g_dense,
-    g_rung[5], g_bitwise, g_dumps, g_prom_total;
+    g_rung[5], g_bitwise, g_dumps, g_prom_total, g_radius_blocks;
 static int g_have_ladder;
 static const char *g_dump_dir;
 
@@ -153,7 +171,7 @@ static void batch_release(batch *b)
     pthread_mutex_unlock(&g_mx);
     if (r) return;
     void *p[] = {b->q, b->k, b->v, b->kc, b->sg, b->z, b->vs, b->vz, b->eta, b->nu, b->vc,
-                 b->out, b->d1, b->rec, b->decl, b->status, b->sel, b->prom};
+                 b->out, b->d1, b->rec, b->decl, b->status, b->sel, b->prom, b->lt, b->rad};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
     free(b);
 }
@@ -244,6 +262,37 @@ static void check_job(const job *jb)
                     (double)g[5], (double)g[6], (double)g[7], (double)g[8], (double)g[9],
                     (double)g[10], (double)g[11]);
         return;
+    }
+    /* Phase 1's radius [CERT-DEV-02]: exact L_b within err_b of L~_b, decided
+     * with one outward binary64 step on each side; delta1 >= every err_b */
+    if (b->lt != NULL) {
+        const float *lt = b->lt + (uint64_t)qh * nb, *rad = b->rad + (uint64_t)qh * nb;
+        double *lo = (double *)xmalloc(nb * sizeof(double)), *hi = (double *)xmalloc(nb * sizeof(double));
+        kvq_status ls = kvq_exact_cert_logmass(lo, hi, q, b->scale, &c, sh);
+        int rb = ls != KVQ_OK;
+        uint32_t at = 0;
+        for (uint32_t i = 0; i < nb && !rb; i++) {
+            const double dn = nextafter((double)lt[i] - (double)rad[i], INFINITY);
+            const double up = nextafter((double)lt[i] + (double)rad[i], -INFINITY);
+            if (!(rad[i] >= 0.0f) || !(lo[i] >= dn) || !(hi[i] <= up) || !(b->d1[qh] >= rad[i])) {
+                rb = 1;
+                at = i;
+            }
+        }
+        if (rb) {
+            if (ls != KVQ_OK)
+                report_fail(b, qh, "exact log-masses: %s", kvq_status_str(ls));
+            else
+                report_fail(b, qh, "Phase-1 radius: block %u of %u: L~ %a err %a, exact L in "
+                            "[%a, %a], delta1 %a", at, nb, (double)lt[at], (double)rad[at],
+                            lo[at], hi[at], (double)b->d1[qh]);
+        }
+        free(lo);
+        free(hi);
+        if (rb) return;
+        pthread_mutex_lock(&g_mx);
+        g_radius_blocks += nb;
+        pthread_mutex_unlock(&g_mx);
     }
     /* record counts */
     uint32_t ks = 0, np = 0;
@@ -531,12 +580,12 @@ static void run_batch(dev *D, uint64_t *steps_left)
     const uint32_t u = rndu(100);
     /* the exact check costs about n d: mostly short heads, a tail to 3000 */
     b->n = u < 85 ? 1u + rndu(112) : (u < 98 ? 112u + rndu(400) : 512u + rndu(2500));
-    b->d = chance(50) ? 64u : 128u;
+    b->d = pick_dim();
     b->kvh = 1u + rndu(MAX_KV);
     b->group = 1u + rndu(MAX_G);
     b->sh.tokens = b->n;
     b->sh.dim = b->d;
-    b->scale = b->d == 128u ? 0x1.6a09e6p-4f : 0x1p-3f;   /* RN32(1/sqrt(d)) */
+    b->scale = dim_scale(b->d);
     b->prm = gen_params();
     const uint32_t qh = b->kvh * b->group, d = b->d, n = b->n;
     const kvq_cert_shape *sh = &b->sh;
@@ -560,6 +609,8 @@ static void run_batch(dev *D, uint64_t *steps_left)
     b->status = (uint32_t *)xmalloc(qh * 4);
     b->sel = (uint8_t *)xmalloc(qh * nb);
     b->prom = (uint8_t *)xmalloc(qh * nb);
+    b->lt = (float *)xmalloc((uint64_t)qh * nb * 4);
+    b->rad = (float *)xmalloc((uint64_t)qh * nb * 4);
     const double qa = chance(20) ? 4.0 : 1.0;
     for (uint32_t i = 0; i < qh * d; i++) b->q[i] = f16(gauss() * qa);
     kvq_policy pol = kvq_policy_default;
@@ -659,7 +710,10 @@ static void run_batch(dev *D, uint64_t *steps_left)
     die_cuda(cudaMemcpy(b->sel, D->sel, qh * nb, cudaMemcpyDeviceToHost), "sel");
     die_cuda(cudaMemcpy(b->prom, D->prom, qh * nb, cudaMemcpyDeviceToHost), "prom");
     for (uint32_t i = 0; i < qh; i++)
-        if (kvq_cuda_cert_debug(b->dbg[i], D->ws, i) != KVQ_OK) exit(2);
+        if (kvq_cuda_cert_debug(b->dbg[i], D->ws, i) != KVQ_OK ||
+            kvq_cuda_cert_phase1(b->lt + (uint64_t)i * nb, b->rad + (uint64_t)i * nb, D->ws, i,
+                                 nb) != KVQ_OK)
+            exit(2);
     /* bitwise: device quantization and annotations vs ref/fast [CERT-DEV-07] */
     {
         const uint64_t kcb = b->kvh * kvq_cert_key_code_bytes(sh);
@@ -704,11 +758,11 @@ static void run_host_api(unsigned long cases)
     for (unsigned long t = 0; t < cases; t++) {
         batch *b = (batch *)calloc(1, sizeof *b);
         b->n = 1u + rndu(300);
-        b->d = chance(50) ? 64u : 128u;
+        b->d = pick_dim();
         b->kvh = b->group = 1u;
         b->sh.tokens = b->n;
         b->sh.dim = b->d;
-        b->scale = b->d == 128u ? 0x1.6a09e6p-4f : 0x1p-3f;
+        b->scale = dim_scale(b->d);
         b->prm = gen_params();
         if (t % 8u == 3u) b->prm.start_rung = 4u;       /* rung 4: kvq_cert_dense */
         if (t % 8u == 5u) {                              /* rung 4 via eps_dense */
@@ -868,10 +922,11 @@ int main(void)
     for (long i = 0; i < nthr; i++) pthread_join(th[i], NULL);
     printf("gpu-cert-decode-test: %lu steps judged exactly: %lu passed, %lu failed, %lu "
            "undecided; rungs 0/1/2/3/4: %lu/%lu/%lu/%lu/%lu; %lu promoted blocks; ladder "
-           "checked on %lu sparse steps; %lu batches bitwise-equal to ref/fast (%lu "
-           "differences); %lu dumps\n",
+           "checked on %lu sparse steps; %lu block radii checked exactly; %lu batches "
+           "bitwise-equal to ref/fast (%lu differences); %lu dumps\n",
            g_steps, g_pass, g_fail, g_undecided, g_rung[0], g_rung[1], g_rung[2], g_rung[3],
-           g_rung[4], g_prom_total, g_ladder_checked, g_bitwise, g_bitwise_fail, g_dumps);
+           g_rung[4], g_prom_total, g_ladder_checked, g_radius_blocks, g_bitwise, g_bitwise_fail,
+           g_dumps);
     const int bad = g_fail || g_undecided || g_bitwise_fail || g_pass != g_steps;
     if (bad) printf("gpu-cert-decode-test: FAILED, seed 0x%016llx (rerun with KVQ_SEED)\n",
                     (unsigned long long)g_seed);

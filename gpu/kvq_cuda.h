@@ -118,8 +118,8 @@ kvq_status kvq_cuda_cert_quantize_values(uint8_t *d_codes, float *d_scale, float
  * One certified decode step [CERT-DEV-01..08]: Phase 1 from the INT8 keys,
  * selection and ladder, Phase 2 with INT4 values (promoted blocks and the
  * dense rung read the binary16 originals of tier 2), the certificate.  The
- * declaration is U_exp = 2, D = 129 + nch, Nr = 1 (nch = ceil(entries / 8)
- * Phase-2 chunks) [CERT-DEV-05].  Rung 4 is the host reference
+ * declaration is U_exp = 2, D = 17 + entries, Nr = 1 (entries: the attended
+ * blocks, residual included) [CERT-DEV-05].  Rung 4 is the host reference
  * kvq_cert_dense [CERT-DEV-06]: the batched form reports a head that needs it
  * with status KVQ_CUDA_CERT_RUNG4; kvq_cuda_cert_step_host runs it. */
 #define KVQ_CUDA_CERT_RUNG4 0x100u
@@ -179,8 +179,13 @@ kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **ws, uint32_t qheads,
 void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *ws);
 
 /* Diagnostics: the E_arith terms of query head qh's last step (amax, smax,
- * smin, eps_s, R_s, Lambda, g, g/(1-g), Vh, nS, nch, E_arith). */
+ * smin, eps_s, R_s, Lambda, g, g/(1-g), Vh, nS, entries, E_arith). */
 kvq_status kvq_cuda_cert_debug(float *out12, const kvq_cuda_cert_ws *ws, uint32_t qh);
+
+/* Diagnostics: Phase 1 of query head qh's last step, its nb block log-masses
+ * L~_b and their radii err_b (|L~_b - L_b| <= err_b, [CERT-DEV-02]). */
+kvq_status kvq_cuda_cert_phase1(float *lt, float *radius, const kvq_cuda_cert_ws *ws, uint32_t qh,
+                                uint32_t nb);
 
 /* Enqueue one step of every query head on `stream`.  d_out [qh][d]; d_rec,
  * d_decl, d_delta1, d_status [qh] and d_sel, d_prom [qh][nb] may be NULL;
