@@ -25,7 +25,9 @@
  * carried `kvq cert` to judge.
  *
  * Environment: KVQ_SEED, KVQ_CERT_STEPS (default 100000 query-head steps),
- * KVQ_THREADS (CPU checkers; default: online CPUs), KVQ_CERT_DUMP_DIR.
+ * KVQ_CERT_SECONDS (stop sending batches after this many seconds, then judge
+ * what was sent and report it; default: no limit), KVQ_THREADS (CPU checkers;
+ * default: online CPUs), KVQ_CERT_DUMP_DIR.
  * Without a device: "gpu-cert-decode-test: SKIPPED (no CUDA device: ...)",
  * exit 0, as gpu/cert_test.cu.
  */
@@ -39,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 extern "C" {
@@ -904,7 +907,18 @@ int main(void)
     run_host_api(40);
     uint64_t left = steps;
     unsigned long next = 20000;
+    env = getenv("KVQ_CERT_SECONDS");
+    const double limit_s = env ? strtod(env, NULL) : 0.0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int stopped = 0;
     while (left > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (limit_s > 0.0 &&
+            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) > limit_s) {
+            stopped = 1;
+            break;
+        }
         run_batch(&D, &left);
         if (g_steps >= next) {       /* progress, in case the run is cut short */
             pthread_mutex_lock(&g_mx);
@@ -920,6 +934,9 @@ int main(void)
     pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_mx);
     for (long i = 0; i < nthr; i++) pthread_join(th[i], NULL);
+    if (stopped)
+        printf("gpu-cert-decode-test: time budget of %g s reached: %lu of %llu steps sent\n",
+               limit_s, g_steps, (unsigned long long)steps);
     printf("gpu-cert-decode-test: %lu steps judged exactly: %lu passed, %lu failed, %lu "
            "undecided; rungs 0/1/2/3/4: %lu/%lu/%lu/%lu/%lu; %lu promoted blocks; ladder "
            "checked on %lu sparse steps; %lu block radii checked exactly; %lu batches "

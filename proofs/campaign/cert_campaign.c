@@ -38,6 +38,7 @@
  * 2: usage, memory or I/O error.
  */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <math.h>
@@ -1103,7 +1104,10 @@ static void check_enclosed(ccase *cs, work *w, stats *st, kvq_rng *r)
         if (vd.r[i] == 2) st->exact_zero++;
         st->a3_logform += (uint64_t)vd.lf[i];
         st->checks[s][cs->fam]++;
-        if (vd.bnd[i] > 0.0 && vd.err[i] / vd.bnd[i] > st->max_ratio[s])
+        /* the ratio is a report estimate from binary64 conversions of the
+         * enclosure ends; ends below the normal binary64 range (tails far
+         * beyond it) carry no relative precision and are left out */
+        if (vd.bnd[i] >= DBL_MIN && vd.err[i] >= DBL_MIN && vd.err[i] / vd.bnd[i] > st->max_ratio[s])
             st->max_ratio[s] = vd.err[i] / vd.bnd[i];
     }
 }
