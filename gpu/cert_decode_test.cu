@@ -225,7 +225,9 @@ static void write_dump(const batch *b, uint32_t qh, const kvq_cert_cache *c)
 }
 
 /* Judge one query head's step exactly.  SPEC: [CERT-CON-01] [CERT-CON-02]
- * [CERT-LAD-03] [CERT-SEL-02] [CERT-CHK-01] [CERT-PROM-01..03] */
+ * [CERT-LAD-03] [CERT-SEL-02] [CERT-CHK-01] [CERT-PROM-01..03]; the device's
+ * own claims: its selection [CERT-DEV-03], checks and bounds [CERT-DEV-04],
+ * Phase 2 and its declaration [CERT-DEV-05], the dense rungs [CERT-DEV-06] */
 static void check_job(const job *jb)
 {
     const batch *b = jb->b;

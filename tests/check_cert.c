@@ -1137,7 +1137,7 @@ static int sc_check(scase *c, const kvq_cert_params *prm, sstats *st, int try_ha
         }
         st->prom_blocks += np;
     }
-    /* SPEC: [CERT-LM-02] |L~_b - L_b| <= delta1 for every block, L_b enclosed exactly */
+    /* SPEC: [CERT-LM-02] [CERT-CHK-03] |L~_b - L_b| <= delta1 for every block, L_b enclosed exactly */
     if (!(delta1 >= 0.0f)) {
         snprintf(why, wn, "delta1 %a", (double)delta1);
         goto out;
@@ -1185,8 +1185,8 @@ static int sc_check(scase *c, const kvq_cert_params *prm, sstats *st, int try_ha
                  (double)rec.earith, (double)v.earith, (double)rec.delta, (double)v.delta);
         goto out;
     }
-    /* SPEC: [CERT-CHK-01] [CERT-RANK-01] [CERT-BND-01] [CERT-LAD-02] every check the
-     * step accepted holds exactly (this path promises more than the 2 delta1 tolerance) */
+    /* SPEC: [CERT-CHK-01] [CERT-CHK-02] [CERT-RANK-01] [CERT-BND-01] [CERT-LAD-02] every check
+     * the step accepted holds exactly (this path promises more than the 2 delta1 tolerance) */
     if (!dense) {
         unsigned ex = exact_checks(c, prm, c->sel, prom, lo, hi, dx, eta, nu, &v);
         if ((ex & 7u) != 7u) {
