@@ -100,6 +100,19 @@ static void fill_group(float *x, size_t stride, uint32_t G, uint32_t bits, int d
 
 /* Fill expected outputs from the exact path; on an exact-path error the case
  * becomes an error case expecting that status. */
+/* An error case: the exact path rejected the inputs with status st; keep the
+ * inputs, drop every output, and expect st.  Returns KVQ_OK (the case is made). */
+static kvq_status as_error_case(kvq_vcase *c, kvq_status st)
+{
+    float *x = c->x;
+    c->x = NULL;
+    kvq_vcase_free(c);
+    c->x = x;
+    c->status = st;
+    c->flags = 0;
+    return KVQ_OK;
+}
+
 static kvq_status solve(kvq_vcase *c)
 {
     kvq_exact_kivi_out o;
@@ -120,14 +133,7 @@ static kvq_status solve(kvq_vcase *c)
     st = kvq_exact_kivi_quantize(&o, c->x, &c->shape, &c->pol);
     if (st == KVQ_E_NOMEM) goto out;
     if (st != KVQ_OK) {
-        /* An error case: keep the inputs, drop the outputs. */
-        float *x = c->x;
-        c->x = NULL;
-        kvq_vcase_free(c);
-        c->x = x;
-        c->status = st;
-        c->flags = 0;
-        st = KVQ_OK;
+        st = as_error_case(c, st);
         goto out;
     }
     c->flags = o.flags;
@@ -505,14 +511,8 @@ static kvq_status cert_solve(kvq_vcase *c)
         }
     }
     if (st == KVQ_E_NOMEM) goto out;
-    if (st != KVQ_OK) { /* an error case: keep the inputs, drop the outputs */
-        float *x = c->x;
-        c->x = NULL;
-        kvq_vcase_free(c);
-        c->x = x;
-        c->status = st;
-        c->flags = 0;
-        st = KVQ_OK;
+    if (st != KVQ_OK) {
+        st = as_error_case(c, st);
         goto out;
     }
     for (uint64_t e = 0; e < ne; e++) namb += real[e] != alt[e];

@@ -193,6 +193,49 @@ static int step_shape_check(char *d, size_t dl, const kvq_vcase *c, const kvq_ro
     return 1;
 }
 
+/* What every case's judgement begins with: a result must exist, its status
+ * must be the expected one (an expected error status is then a pass), and
+ * its outputs must decode.  A skipped result is a SKIP when skip_ok (a
+ * family a subject may lack [VER-CERT-03]), else a failure.  Returns 1 when
+ * the outputs are in *o (the caller frees them) and judging goes on, 0 when
+ * v holds the verdict. */
+static int judge_start(kvq_case_verdict *v, kvq_rout *o, const kvq_vcase *c, const kvq_rcase *r,
+                       const char *rpath, int skip_ok)
+{
+    char err[256];
+    char *d = v->detail;
+    size_t dl = sizeof v->detail;
+    v->outcome = KVQ_FAIL;
+    if (r == NULL) {
+        snprintf(d, dl, "no result for this case");
+        return 0;
+    }
+    if (r->skipped != NULL) {
+        if (skip_ok) { /* [VER-CERT-03]: never a pass */
+            v->outcome = KVQ_SKIP;
+            snprintf(d, dl, "skipped by the subject: %s", r->skipped);
+        } else {       /* a KIVI case cannot be skipped: every subject has KIVI */
+            snprintf(d, dl, "skipped by the subject (%s), but kivi-quant is required", r->skipped);
+        }
+        return 0;
+    }
+    if (r->status != c->status) {
+        snprintf(d, dl, "status: expected %d (%s), got %d (%s: %s)", c->status,
+                 kvq_status_name(c->status), r->status, kvq_status_name(r->status),
+                 kvq_status_str(r->status));
+        return 0;
+    }
+    if (c->status != KVQ_OK) {
+        v->outcome = KVQ_PASS;
+        return 0;
+    }
+    if (kvq_res_decode(o, r, c, rpath, err, sizeof err) != KVQ_OK) {
+        snprintf(d, dl, "unreadable outputs: %s", err);
+        return 0;
+    }
+    return 1;
+}
+
 static void judge_cert(kvq_case_verdict *v, const kvq_vcase *c, const kvq_rcase *r,
                        const char *rpath)
 {
@@ -201,30 +244,7 @@ static void judge_cert(kvq_case_verdict *v, const kvq_vcase *c, const kvq_rcase 
     char err[256];
     char *d = v->detail;
     size_t dl = sizeof v->detail;
-    v->outcome = KVQ_FAIL;
-    if (r == NULL) {
-        snprintf(d, dl, "no result for this case");
-        return;
-    }
-    if (r->skipped != NULL) { /* [VER-CERT-03]: never a pass */
-        v->outcome = KVQ_SKIP;
-        snprintf(d, dl, "skipped by the subject: %s", r->skipped);
-        return;
-    }
-    if (r->status != c->status) {
-        snprintf(d, dl, "status: expected %d (%s), got %d (%s: %s)", c->status,
-                 kvq_status_name(c->status), r->status, kvq_status_name(r->status),
-                 kvq_status_str(r->status));
-        return;
-    }
-    if (c->status != KVQ_OK) {
-        v->outcome = KVQ_PASS;
-        return;
-    }
-    if (kvq_res_decode(&o, r, c, rpath, err, sizeof err) != KVQ_OK) {
-        snprintf(d, dl, "unreadable outputs: %s", err);
-        return;
-    }
+    if (!judge_start(v, &o, c, r, rpath, 1)) return;
     if (c->op == KVQ_OP_CERT_STEP) {
         kvq_cert_dump dp;
         kvq_cert_case *cc = calloc(1, sizeof *cc);
@@ -329,7 +349,6 @@ static void judge(kvq_case_verdict *v, const kvq_vcase *c, const kvq_rcase *r,
 {
     const kvq_kivi_shape *s = &c->shape;
     kvq_rout o;
-    char err[256];
     uint64_t n, ng, mism = 0, first = 0;
     char *d = v->detail;
     size_t dl = sizeof v->detail;
@@ -337,29 +356,7 @@ static void judge(kvq_case_verdict *v, const kvq_vcase *c, const kvq_rcase *r,
         judge_cert(v, c, r, rpath);
         return;
     }
-    v->outcome = KVQ_FAIL;
-    if (r == NULL) {
-        snprintf(d, dl, "no result for this case");
-        return;
-    }
-    if (r->skipped != NULL) { /* a KIVI case cannot be skipped: every subject has KIVI */
-        snprintf(d, dl, "skipped by the subject (%s), but kivi-quant is required", r->skipped);
-        return;
-    }
-    if (r->status != c->status) {
-        snprintf(d, dl, "status: expected %d (%s), got %d (%s: %s)", c->status,
-                 kvq_status_name(c->status), r->status, kvq_status_name(r->status),
-                 kvq_status_str(r->status));
-        return;
-    }
-    if (c->status != KVQ_OK) {
-        v->outcome = KVQ_PASS;
-        return;
-    }
-    if (kvq_res_decode(&o, r, c, rpath, err, sizeof err) != KVQ_OK) {
-        snprintf(d, dl, "unreadable outputs: %s", err);
-        return;
-    }
+    if (!judge_start(v, &o, c, r, rpath, 0)) return;
     n = kvq_kivi_elems(s);
     ng = kvq_kivi_groups(s);
     if (!meta_check(d, dl, "scale", c->scale, o.scale, ng, s->meta) ||
