@@ -211,25 +211,43 @@ __device__ __forceinline__ void rs16(float *v, uint32_t lane)
 #define P1_SMEM       (P1_WARPS * 2u * P1_UNIT_BYTES)     /* dynamic: two units a warp */
 
 /* Issue the copies of unit (b, m) into buf (each lane its share of 16-byte
- * pieces) and commit them as one group of this thread. */
+ * pieces) and commit them as one group of this thread.  A full 128-channel
+ * chunk is 4 code pieces and one sigma and one z piece a lane, at offsets
+ * that are shifts of the lane index; a narrower last chunk (d not a multiple
+ * of 128) takes the general loop. */
 __device__ __forceinline__ void p1_issue(uint8_t *buf, const int8_t *kc, const float *sg,
                                          const float *zz, const kvq_cert_shape &sh, uint32_t b,
                                          uint32_t m, uint32_t lane)
 {
     const uint32_t d = sh.dim, c0 = 128u * m, cw = min(128u, d - c0);
-    const uint32_t pr = cw / 16u;                  /* 16-byte pieces a token row */
     const int8_t *kb = kc + kvq_cert_key_block_offset(&sh, b);
-    for (uint32_t p = lane; p < KVQ_CERT_BLOCK * pr; p += 32u) {
-        const uint32_t t = p / pr, x = p % pr;
-        __pipeline_memcpy_async(buf + t * 128u + 16u * x,
-                                kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
-    }
-    const uint32_t mp = cw / 4u;                   /* 16-byte pieces of sigma, and of z */
-    for (uint32_t p = lane; p < 2u * mp; p += 32u) {
-        const bool isz = p >= mp;
-        const uint32_t x = isz ? p - mp : p;
-        __pipeline_memcpy_async(buf + P1_UNIT_CODES + (isz ? 4u * P1_META_WORDS : 0u) + 4u * QPAD(4u * x),
-                                (isz ? zz : sg) + kvq_cert_key_meta_index(&sh, b, c0 + 4u * x), 16);
+    uint8_t *mb = buf + P1_UNIT_CODES;
+    if (cw == 128u) {
+        const uint32_t x = lane & 7u;
+        /* kept rolled: unrolled, the certified kernel spills at 128 registers */
+#pragma unroll 1
+        for (uint32_t i = 0; i < 4u; i++) {
+            const uint32_t t = (lane >> 3) + 4u * i;
+            __pipeline_memcpy_async(buf + t * 128u + 16u * x,
+                                    kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
+        }
+        const uint64_t mi = kvq_cert_key_meta_index(&sh, b, c0 + 4u * lane);
+        __pipeline_memcpy_async(mb + 4u * QPAD(4u * lane), sg + mi, 16);
+        __pipeline_memcpy_async(mb + 4u * P1_META_WORDS + 4u * QPAD(4u * lane), zz + mi, 16);
+    } else {
+        const uint32_t pr = cw / 16u;              /* 16-byte pieces a token row */
+        for (uint32_t p = lane; p < KVQ_CERT_BLOCK * pr; p += 32u) {
+            const uint32_t t = p / pr, x = p % pr;
+            __pipeline_memcpy_async(buf + t * 128u + 16u * x,
+                                    kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
+        }
+        const uint32_t mp = cw / 4u;               /* 16-byte pieces of sigma, and of z */
+        for (uint32_t p = lane; p < 2u * mp; p += 32u) {
+            const bool isz = p >= mp;
+            const uint32_t x = isz ? p - mp : p;
+            __pipeline_memcpy_async(mb + (isz ? 4u * P1_META_WORDS : 0u) + 4u * QPAD(4u * x),
+                                    (isz ? zz : sg) + kvq_cert_key_meta_index(&sh, b, c0 + 4u * x), 16);
+        }
     }
     __pipeline_commit();
 }
@@ -356,11 +374,15 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
 #pragma unroll
         for (uint32_t i = 0; i < 8u; i++) cq[i] = 0.0f;
         if (nu > 0u) p1_issue(buf0, kc, sg, zz, sh, b0, 0u, lane);
+        uint32_t nxb = b0, nxm = 0u;                 /* the unit after u */
         for (uint32_t u = 0; u < nu; u++) {
-            const uint32_t b = b0 + (u / mc) * W, m = u % mc;
+            const uint32_t b = nxb, m = nxm;
+            if (++nxm == mc) {
+                nxm = 0u;
+                nxb += W;
+            }
             if (u + 1u < nu) {
-                p1_issue(buf0 + ((u + 1u) & 1u) * P1_UNIT_BYTES, kc, sg, zz, sh,
-                         b0 + ((u + 1u) / mc) * W, (u + 1u) % mc, lane);
+                p1_issue(buf0 + ((u + 1u) & 1u) * P1_UNIT_BYTES, kc, sg, zz, sh, nxb, nxm, lane);
                 __pipeline_wait_prior(1);            /* unit u has landed (this lane's copies) */
             } else {
                 __pipeline_wait_prior(0);
@@ -521,7 +543,7 @@ struct sel_smem {
     eval_acc ea;
     float4 f4;
     unsigned int hcnt[256];
-    unsigned long long hlo[256], hhi[256];
+    unsigned int hm[6][256];             /* 16-bit chunks of the bucket masses: lo 0-2, hi 3-5 */
     float bf;
     double bd;
     unsigned long long bu, bu2, tlo, thi;
@@ -567,6 +589,14 @@ struct sel_pred {
     }
 };
 
+/* The exact mass sum of bucket dg from its three 16-bit chunk counters
+ * (k = 0: lo, 3: hi). */
+__device__ __forceinline__ unsigned long long bucket_mass(const sel_smem &S, uint32_t k, uint32_t dg)
+{
+    return (unsigned long long)S.hm[k][dg] + ((unsigned long long)S.hm[k + 1u][dg] << 16) +
+           ((unsigned long long)S.hm[k + 2u][dg] << 32);
+}
+
 /* Radix select over the ordered keys of head qh: the selection is the set of
  * the first K blocks of the order "L~ descending, ties to the lower index",
  * K the least k with pred(k).  Writes flag bit 0 of sel[] (smem-free: global
@@ -580,10 +610,9 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
     uint32_t above_cnt = 0;
     unsigned long long above_lo = 0, above_hi = 0;
     for (int shift = 24; shift >= 0; shift -= 8) {
-        for (uint32_t j = tid; j < 256u; j += blockDim.x) {
-            S.hcnt[j] = 0;
-            S.hlo[j] = 0;
-            S.hhi[j] = 0;
+        for (uint32_t j = tid; j < 7u * 256u; j += blockDim.x) {
+            if (j < 256u) S.hcnt[j] = 0;
+            else S.hm[j / 256u - 1u][j % 256u] = 0;
         }
         __syncthreads();
         /* keys of one head share their high bits, so most lanes of a warp
@@ -605,7 +634,9 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
             }
             /* the lanes of one bucket add their masses first (exact: a mass is
              * below 2^41, so its 21-bit halves summed over 32 lanes fit 32 bits)
-             * and one of them updates shared memory */
+             * and one of them adds the warp's sums (below 2^46) to the bucket
+             * in three 16-bit chunks, each a native 32-bit shared atomic that
+             * cannot overflow (at most 2^11 warp sums of a chunk below 2^16) */
             const uint32_t peers = __match_any_sync(0xffffffffu, dg);
             if (dg != 0xffffu) {
                 const uint32_t l0 = __reduce_add_sync(peers, (uint32_t)(vl & 0x1fffffull));
@@ -613,9 +644,14 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
                 const uint32_t h0 = __reduce_add_sync(peers, (uint32_t)(vh & 0x1fffffull));
                 const uint32_t h1 = __reduce_add_sync(peers, (uint32_t)(vh >> 21));
                 if ((threadIdx.x & 31u) == (uint32_t)(__ffs(peers) - 1)) {
+                    const unsigned long long ws_lo = ((unsigned long long)l1 << 21) + l0;
+                    const unsigned long long ws_hi = ((unsigned long long)h1 << 21) + h0;
                     atomicAdd(&S.hcnt[dg], (uint32_t)__popc(peers));
-                    atomicAdd(&S.hlo[dg], ((unsigned long long)l1 << 21) + l0);
-                    atomicAdd(&S.hhi[dg], ((unsigned long long)h1 << 21) + h0);
+#pragma unroll
+                    for (uint32_t k = 0; k < 3u; k++) {
+                        atomicAdd(&S.hm[k][dg], (uint32_t)((ws_lo >> (16u * k)) & 0xffffu));
+                        atomicAdd(&S.hm[3u + k][dg], (uint32_t)((ws_hi >> (16u * k)) & 0xffffu));
+                    }
                 }
             }
         }
@@ -628,11 +664,12 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
             const uint32_t lane = tid;
             uint32_t c = 0;
             unsigned long long l = 0, hh = 0;
+#pragma unroll
             for (uint32_t j = 0; j < 8u; j++) {
                 const uint32_t dg = 255u - 8u * lane - j;
                 c += S.hcnt[dg];
-                l += S.hlo[dg];
-                hh += S.hhi[dg];
+                l += bucket_mass(S, 0u, dg);
+                hh += bucket_mass(S, 3u, dg);
             }
             uint32_t pc = c;
             unsigned long long pl = l, ph = hh;
@@ -649,28 +686,40 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
             c = above_cnt + pc - c;          /* exclusive */
             l = above_lo + pl - l;
             hh = above_hi + ph - hh;
-            int found = -1;
-            for (uint32_t j = 0; j < 8u; j++) {
-                const uint32_t dg = 255u - 8u * lane - j;
-                if (S.hcnt[dg] == 0u) continue;
-                if (P(c + S.hcnt[dg], l + S.hlo[dg], hh + S.hhi[dg])) {
-                    found = (int)dg;
-                    break;
+            /* pred at the end of each of the lane's non-empty buckets, all
+             * eight evaluated (independent, so their latencies overlap); the
+             * first that holds is the lane's candidate */
+            uint32_t hit = 0;
+            {
+                uint32_t ci = c;
+                unsigned long long li = l, hi_ = hh;
+#pragma unroll
+                for (uint32_t j = 0; j < 8u; j++) {
+                    const uint32_t dg = 255u - 8u * lane - j, cj = S.hcnt[dg];
+                    ci += cj;
+                    li += bucket_mass(S, 0u, dg);
+                    hi_ += bucket_mass(S, 3u, dg);
+                    hit |= (cj != 0u && P(ci, li, hi_)) ? 1u << j : 0u;
                 }
-                c += S.hcnt[dg];
-                l += S.hlo[dg];
-                hh += S.hhi[dg];
             }
             /* pred(nq) holds (kcap or kfix <= nq): some lane finds a bucket */
-            const uint32_t ball = __ballot_sync(0xffffffffu, found >= 0);
+            const uint32_t ball = __ballot_sync(0xffffffffu, hit != 0u);
             if (ball != 0u && lane == (uint32_t)(__ffs(ball) - 1)) {
-                S.bx = (uint32_t)found;
+                const uint32_t jf = (uint32_t)(__ffs(hit) - 1);
+                for (uint32_t j = 0; j < jf; j++) {
+                    const uint32_t dg = 255u - 8u * lane - j;
+                    c += S.hcnt[dg];
+                    l += bucket_mass(S, 0u, dg);
+                    hh += bucket_mass(S, 3u, dg);
+                }
+                const uint32_t found = 255u - 8u * lane - jf;
+                S.bx = found;
                 S.by = c;
                 S.bu = l;
                 S.bu2 = hh;
                 S.tcnt = S.hcnt[found];      /* at the last pass: the ties of t* */
-                S.tlo = S.hlo[found] / S.hcnt[found];
-                S.thi = S.hhi[found] / S.hcnt[found];
+                S.tlo = bucket_mass(S, 0u, found) / S.hcnt[found];
+                S.thi = bucket_mass(S, 3u, found) / S.hcnt[found];
             }
         }
         __syncthreads();
