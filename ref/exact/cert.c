@@ -670,6 +670,19 @@ kvq_status kvq_exact_cert_logmass(double *lo, double *hi, const float *q, float 
 
 /* The contract checker; dense != 0: rungs 3-4 [CERT-LAD-03] (sel, prom not
  * read: every token attended with its exact score and original value). */
+/* The per-block annotations (eta, nu) and Delta'_b, Delta of one step, as
+ * the contract check and the ladder both need them. */
+static kvq_status step_annotations(float *eta, float *nu, float *dlt, float *delta,
+                                   const kvq_cert_cache *cache, const float *q, float scale,
+                                   const kvq_cert_shape *shape)
+{
+    kvq_status st = kvq_exact_cert_annotate(eta, nu, cache->v, cache->vcodes, cache->vscale,
+                                            cache->vzero, shape);
+    if (st == KVQ_OK)
+        st = kvq_exact_cert_delta(dlt, delta, q, scale, cache->k, cache->sigma, cache->z, shape);
+    return st;
+}
+
 static kvq_status xcheck(kvq_exact_cert_verdict *out, const float *o, const kvq_cert_record *claim,
                          const uint8_t *sel, const uint8_t *prom, const float *q, float scale,
                          const kvq_cert_cache *cache, const kvq_cert_decl *decl,
@@ -704,10 +717,7 @@ static kvq_status xcheck(kvq_exact_cert_verdict *out, const float *o, const kvq_
         st = KVQ_E_NOMEM;
         goto fail;
     }
-    st = kvq_exact_cert_annotate(eta, nu, cache->v, cache->vcodes, cache->vscale, cache->vzero,
-                                 shape);
-    if (st == KVQ_OK)
-        st = kvq_exact_cert_delta(dlt, &delta, q, scale, cache->k, cache->sigma, cache->z, shape);
+    st = step_annotations(eta, nu, dlt, &delta, cache, q, scale, shape);
     if (st != KVQ_OK) goto fail;
     for (uint32_t b = 0; b < nb; b++)
         if (nu[b] > vmax) vmax = nu[b];           /* [CERT-ANN-04] */
@@ -1018,10 +1028,7 @@ kvq_status kvq_exact_cert_ladder(kvq_exact_cert_ladder_out *out, uint32_t rung,
         st = KVQ_E_NOMEM;
         goto fail;
     }
-    st = kvq_exact_cert_annotate(eta, nu, cache->v, cache->vcodes, cache->vscale, cache->vzero,
-                                 shape);
-    if (st == KVQ_OK)
-        st = kvq_exact_cert_delta(dlt, &delta, q, scale, cache->k, cache->sigma, cache->z, shape);
+    st = step_annotations(eta, nu, dlt, &delta, cache, q, scale, shape);
     if (st != KVQ_OK) goto fail;
     kvq_xs_init(&w);
     mpfr_inits2(CP, stl, stu, ttl, ttu, x, y, z, al, au, (mpfr_ptr)0);
