@@ -85,7 +85,9 @@ struct kvq_cuda_cert_ws {
     float *lt, *dp, *eb, *ab;        /* [qh][nb] L~_b, Delta'_b, radius, A_b of block b */
     uint32_t *key;                   /* [qh][nq] ordered L~ */
     unsigned long long *lo, *hi;     /* [qh][nb] integer masses */
+    uint8_t *flag;                   /* [qh][nb] selection scratch: bit 0 selected, 1 promoted */
     uint32_t *list;                  /* [qh][nb] */
+    uint32_t gather_cap;             /* the fast selector's gather capacity [CERT-DEV-03] */
     head_info *info;                 /* [qh] */
     float *pm, *pl, *pmin, *pab;     /* [qh][nb] per list entry: max, sum, min score, A */
     float *pacc;                     /* [qh][nb][d] per list entry: weighted value sums */
@@ -531,6 +533,21 @@ typedef cub::BlockReduce<float, SEL_THREADS> RedF;
 typedef cub::BlockReduce<unsigned long long, SEL_THREADS> RedU;
 typedef cub::BlockScan<uint32_t, SEL_THREADS> ScanU;
 
+/* The fast selector [CERT-DEV-03]: SEL_BUCKETS buckets of floor(16 (M - L~)),
+ * one a thread; the members of the boundary bucket, at most SEL_GATHER of
+ * them, are ranked in shared memory. */
+#define SEL_BUCKETS 1024u
+#define SEL_BSCALE  16.0f
+#define SEL_GATHER  1024u
+static_assert(SEL_BUCKETS == SEL_THREADS && SEL_GATHER <= SEL_THREADS,
+              "the fast selector gives each thread one bucket and one gathered block");
+
+/* counts and exact integer mass sums of a run of blocks */
+struct cnt_mass {
+    uint32_t c;
+    unsigned long long l, h;
+};
+
 struct sel_smem {
     union {
         typename RedF::TempStorage rf;
@@ -540,15 +557,84 @@ struct sel_smem {
         typename cub::BlockReduce<eval_acc, SEL_THREADS>::TempStorage re;
         typename cub::BlockReduce<float4, SEL_THREADS>::TempStorage r4;
     } t;
+    /* bucket counters: 16-bit chunks of the masses in 32-bit words, lo in
+     * hm[0..2], hi in hm[3..5] (the radix passes and the fast buckets are
+     * never live together: the fast selector keeps its scanned buckets in
+     * registers) */
+    union {
+        struct {
+            uint32_t cnt[256];
+            uint32_t hm[6][256];
+        } rx;
+        struct {
+            uint32_t cnt[SEL_BUCKETS];
+            uint32_t hm[6][SEL_BUCKETS];
+        } fb;
+    } h;
+    uint32_t gkey[SEL_GATHER], gidx[SEL_GATHER];  /* the boundary bucket's blocks */
+    uint16_t gsrt[SEL_GATHER];                    /* gathered slots in selection order */
+    uint32_t gn, gmin, pmin;
+    cnt_mass above, wagg[SEL_THREADS / 32u], wtot;
+    uint32_t wcnt[SEL_THREADS / 32u];
     eval_acc ea;
     float4 f4;
-    unsigned int hcnt[256];
-    unsigned int hm[6][256];             /* 16-bit chunks of the bucket masses: lo 0-2, hi 3-5 */
     float bf;
-    double bd;
-    unsigned long long bu, bu2, tlo, thi;
+    unsigned long long tlo, thi;
     uint32_t bx, by, tcnt;
+    unsigned long long bu, bu2;
 };
+
+/* Inclusive scan of x over the CTA in thread order (incl) and its total:
+ * shuffles within each warp, then one warp scans the warp totals.  Exact
+ * integer sums.  The caller syncs before the next call. */
+__device__ void scan_cm(sel_smem &S, const cnt_mass &x, cnt_mass &incl, cnt_mass &tot)
+{
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    cnt_mass v = x;
+#pragma unroll
+    for (uint32_t o = 1u; o < 32u; o <<= 1) {
+        const uint32_t c = __shfl_up_sync(0xffffffffu, v.c, o);
+        const unsigned long long l = __shfl_up_sync(0xffffffffu, v.l, o);
+        const unsigned long long h = __shfl_up_sync(0xffffffffu, v.h, o);
+        if (lane >= o) {
+            v.c += c;
+            v.l += l;
+            v.h += h;
+        }
+    }
+    if (lane == 31u) S.wagg[warp] = v;
+    __syncthreads();
+    if (warp == 0u) {
+        const uint32_t nw = blockDim.x >> 5;
+        cnt_mass w;
+        w.c = 0u;
+        w.l = w.h = 0ull;
+        if (lane < nw) w = S.wagg[lane];
+        const cnt_mass own = w;
+#pragma unroll
+        for (uint32_t o = 1u; o < 32u; o <<= 1) {
+            const uint32_t c = __shfl_up_sync(0xffffffffu, w.c, o);
+            const unsigned long long l = __shfl_up_sync(0xffffffffu, w.l, o);
+            const unsigned long long h = __shfl_up_sync(0xffffffffu, w.h, o);
+            if (lane >= o) {
+                w.c += c;
+                w.l += l;
+                w.h += h;
+            }
+        }
+        if (lane < nw) {                      /* exclusive prefix of warp `lane` */
+            S.wagg[lane].c = w.c - own.c;
+            S.wagg[lane].l = w.l - own.l;
+            S.wagg[lane].h = w.h - own.h;
+        }
+        if (lane == 31u) S.wtot = w;
+    }
+    __syncthreads();
+    incl.c = v.c + S.wagg[warp].c;
+    incl.l = v.l + S.wagg[warp].l;
+    incl.h = v.h + S.wagg[warp].h;
+    tot = S.wtot;
+}
 
 struct MaxOp {
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
@@ -591,16 +677,53 @@ struct sel_pred {
 
 /* The exact mass sum of bucket dg from its three 16-bit chunk counters
  * (k = 0: lo, 3: hi). */
-__device__ __forceinline__ unsigned long long bucket_mass(const sel_smem &S, uint32_t k, uint32_t dg)
+template <uint32_t NBK>
+__device__ __forceinline__ unsigned long long chunk_mass(const uint32_t (*hm)[NBK], uint32_t k,
+                                                         uint32_t dg)
 {
-    return (unsigned long long)S.hm[k][dg] + ((unsigned long long)S.hm[k + 1u][dg] << 16) +
-           ((unsigned long long)S.hm[k + 2u][dg] << 32);
+    return (unsigned long long)hm[k][dg] + ((unsigned long long)hm[k + 1u][dg] << 16) +
+           ((unsigned long long)hm[k + 2u][dg] << 32);
 }
 
-/* Radix select over the ordered keys of head qh: the selection is the set of
- * the first K blocks of the order "L~ descending, ties to the lower index",
- * K the least k with pred(k).  Writes flag bit 0 of sel[] (smem-free: global
- * list used as scratch).  Returns K. */
+/* Adds one block's count and masses (vl, vh) to bucket dg; every lane of the
+ * warp calls it (dg = 0xffff: nothing to add).  Each count and mass goes to
+ * the bucket's 32-bit counters in 16-bit chunks (a mass is below 2^41: three
+ * chunks), by native shared atomics.  When the whole warp has one bucket (the
+ * far tail of a long head), its masses are added first (exact: their 21-bit
+ * halves summed over 32 lanes fit 32 bits), and one lane adds the sums (below
+ * 2^46, three chunks again).  No counter overflows: at most nq <= 2^16
+ * additions reach one, each below 2^16. */
+template <uint32_t NBK>
+__device__ __forceinline__ void bucket_add(uint32_t *cnt, uint32_t (*hm)[NBK], uint32_t dg,
+                                           unsigned long long vl, unsigned long long vh)
+{
+    const uint32_t d0 = __shfl_sync(0xffffffffu, dg, 0);
+    if (__all_sync(0xffffffffu, dg == d0)) {
+        if (d0 == 0xffffu) return;
+        const uint32_t l0 = __reduce_add_sync(0xffffffffu, (uint32_t)(vl & 0x1fffffull));
+        const uint32_t l1 = __reduce_add_sync(0xffffffffu, (uint32_t)(vl >> 21));
+        const uint32_t h0 = __reduce_add_sync(0xffffffffu, (uint32_t)(vh & 0x1fffffull));
+        const uint32_t h1 = __reduce_add_sync(0xffffffffu, (uint32_t)(vh >> 21));
+        vl = ((unsigned long long)l1 << 21) + l0;
+        vh = ((unsigned long long)h1 << 21) + h0;
+        if ((threadIdx.x & 31u) != 0u) return;
+        atomicAdd(&cnt[d0], 32u);
+    } else {
+        if (dg == 0xffffu) return;
+        atomicAdd(&cnt[dg], 1u);
+    }
+#pragma unroll
+    for (uint32_t k = 0; k < 3u; k++) {
+        atomicAdd(&hm[k][dg], (uint32_t)((vl >> (16u * k)) & 0xffffu));
+        atomicAdd(&hm[3u + k][dg], (uint32_t)((vh >> (16u * k)) & 0xffffu));
+    }
+}
+
+/* Radix select over the ordered keys of head qh (the general selector, used
+ * when the fast one's boundary bucket holds more than its gather capacity):
+ * the selection is the set of the first K blocks of the order "L~
+ * descending, ties to the lower index", K the least k with pred(k).  Writes
+ * flag[b] = 1 for the selected blocks, 0 for the others.  Returns K. */
 __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigned long long *lo,
                                  const unsigned long long *hi, uint32_t nq, const sel_pred &P,
                                  uint8_t *flag)
@@ -611,13 +734,10 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
     unsigned long long above_lo = 0, above_hi = 0;
     for (int shift = 24; shift >= 0; shift -= 8) {
         for (uint32_t j = tid; j < 7u * 256u; j += blockDim.x) {
-            if (j < 256u) S.hcnt[j] = 0;
-            else S.hm[j / 256u - 1u][j % 256u] = 0;
+            if (j < 256u) S.h.rx.cnt[j] = 0;
+            else S.h.rx.hm[j / 256u - 1u][j % 256u] = 0;
         }
         __syncthreads();
-        /* keys of one head share their high bits, so most lanes of a warp
-         * hit the same bucket: the lanes of one bucket add their values
-         * first (exact integers) and one of them updates shared memory */
         const uint32_t nround = (nq + blockDim.x - 1u) / blockDim.x;
 #pragma unroll 2
         for (uint32_t rd = 0; rd < nround; rd++) {
@@ -632,28 +752,7 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
                     vh = hi[b];
                 }
             }
-            /* the lanes of one bucket add their masses first (exact: a mass is
-             * below 2^41, so its 21-bit halves summed over 32 lanes fit 32 bits)
-             * and one of them adds the warp's sums (below 2^46) to the bucket
-             * in three 16-bit chunks, each a native 32-bit shared atomic that
-             * cannot overflow (at most 2^11 warp sums of a chunk below 2^16) */
-            const uint32_t peers = __match_any_sync(0xffffffffu, dg);
-            if (dg != 0xffffu) {
-                const uint32_t l0 = __reduce_add_sync(peers, (uint32_t)(vl & 0x1fffffull));
-                const uint32_t l1 = __reduce_add_sync(peers, (uint32_t)(vl >> 21));
-                const uint32_t h0 = __reduce_add_sync(peers, (uint32_t)(vh & 0x1fffffull));
-                const uint32_t h1 = __reduce_add_sync(peers, (uint32_t)(vh >> 21));
-                if ((threadIdx.x & 31u) == (uint32_t)(__ffs(peers) - 1)) {
-                    const unsigned long long ws_lo = ((unsigned long long)l1 << 21) + l0;
-                    const unsigned long long ws_hi = ((unsigned long long)h1 << 21) + h0;
-                    atomicAdd(&S.hcnt[dg], (uint32_t)__popc(peers));
-#pragma unroll
-                    for (uint32_t k = 0; k < 3u; k++) {
-                        atomicAdd(&S.hm[k][dg], (uint32_t)((ws_lo >> (16u * k)) & 0xffffu));
-                        atomicAdd(&S.hm[3u + k][dg], (uint32_t)((ws_hi >> (16u * k)) & 0xffffu));
-                    }
-                }
-            }
+            bucket_add<256u>(S.h.rx.cnt, S.h.rx.hm, dg, vl, vh);
         }
         __syncthreads();
         if (tid < 32u) {
@@ -667,9 +766,9 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
 #pragma unroll
             for (uint32_t j = 0; j < 8u; j++) {
                 const uint32_t dg = 255u - 8u * lane - j;
-                c += S.hcnt[dg];
-                l += bucket_mass(S, 0u, dg);
-                hh += bucket_mass(S, 3u, dg);
+                c += S.h.rx.cnt[dg];
+                l += chunk_mass<256u>(S.h.rx.hm, 0u, dg);
+                hh += chunk_mass<256u>(S.h.rx.hm, 3u, dg);
             }
             uint32_t pc = c;
             unsigned long long pl = l, ph = hh;
@@ -695,10 +794,10 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
                 unsigned long long li = l, hi_ = hh;
 #pragma unroll
                 for (uint32_t j = 0; j < 8u; j++) {
-                    const uint32_t dg = 255u - 8u * lane - j, cj = S.hcnt[dg];
+                    const uint32_t dg = 255u - 8u * lane - j, cj = S.h.rx.cnt[dg];
                     ci += cj;
-                    li += bucket_mass(S, 0u, dg);
-                    hi_ += bucket_mass(S, 3u, dg);
+                    li += chunk_mass<256u>(S.h.rx.hm, 0u, dg);
+                    hi_ += chunk_mass<256u>(S.h.rx.hm, 3u, dg);
                     hit |= (cj != 0u && P(ci, li, hi_)) ? 1u << j : 0u;
                 }
             }
@@ -708,18 +807,18 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
                 const uint32_t jf = (uint32_t)(__ffs(hit) - 1);
                 for (uint32_t j = 0; j < jf; j++) {
                     const uint32_t dg = 255u - 8u * lane - j;
-                    c += S.hcnt[dg];
-                    l += bucket_mass(S, 0u, dg);
-                    hh += bucket_mass(S, 3u, dg);
+                    c += S.h.rx.cnt[dg];
+                    l += chunk_mass<256u>(S.h.rx.hm, 0u, dg);
+                    hh += chunk_mass<256u>(S.h.rx.hm, 3u, dg);
                 }
                 const uint32_t found = 255u - 8u * lane - jf;
                 S.bx = found;
                 S.by = c;
                 S.bu = l;
                 S.bu2 = hh;
-                S.tcnt = S.hcnt[found];      /* at the last pass: the ties of t* */
-                S.tlo = bucket_mass(S, 0u, found) / S.hcnt[found];
-                S.thi = bucket_mass(S, 3u, found) / S.hcnt[found];
+                S.tcnt = S.h.rx.cnt[found];      /* at the last pass: the ties of t* */
+                S.tlo = chunk_mass<256u>(S.h.rx.hm, 0u, found) / S.h.rx.cnt[found];
+                S.thi = chunk_mass<256u>(S.h.rx.hm, 3u, found) / S.h.rx.cnt[found];
             }
         }
         __syncthreads();
@@ -788,61 +887,213 @@ __device__ __forceinline__ double exp_dn(float x)
     return __dmul_rd((double)expf(x), (double)EXP_DN);
 }
 
-/* Promotion [CERT-PROM-01..03] of the selected full blocks (flag bit 0) into
- * flag bit 1: threshold eta > vtol nu exactly (the double product of two
- * binary32 values is exact), at most `budget` of them (lowest indices first)
- * under [CERT-PROM-02]; all of them at rung 2.  Returns the count. */
-__device__ uint32_t promote(sel_smem &S, uint8_t *flag, const float *eta, const float *nu,
-                            uint32_t nq, float vtol, uint32_t budget, bool all)
+/* Bucket of a full block for the fast selector: floor(16 RN(M - L~)), capped
+ * at SEL_BUCKETS - 1.  Each step is monotone, so a block of greater L~ (or of
+ * equal L~) never lies in a later bucket: the buckets list the blocks in the
+ * order "L~ descending" up to the order inside one bucket. */
+__device__ __forceinline__ uint32_t sel_bucket(float l, float m)
 {
-    const uint32_t per = (nq + blockDim.x - 1u) / blockDim.x;
-    const uint32_t b0 = threadIdx.x * per, b1 = min(nq, b0 + per);
-    uint32_t cnt = 0, rank = 0, tot = 0;
-    for (uint32_t b = b0; b < b1; b++) {
-        const bool want = (flag[b] & 1u) &&
-                          (all || (double)eta[b] > (double)vtol * (double)nu[b]);
-        cnt += want ? 1u : 0u;
-    }
-    ScanU(S.t.su).ExclusiveSum(cnt, rank, tot);
-    __syncthreads();
-    const uint32_t cap = all ? 0xffffffffu : budget;
-    for (uint32_t b = b0; b < b1; b++) {
-        const bool want = (flag[b] & 1u) &&
-                          (all || (double)eta[b] > (double)vtol * (double)nu[b]);
-        uint8_t f = flag[b] & 1u;
-        if (want && rank++ < cap) f |= 2u;
-        flag[b] = f;
-    }
-    __syncthreads();
-    return tot < cap ? tot : cap;
+    const float x = __fmul_rn(__fsub_rn(m, l), SEL_BSCALE);
+    return x < (float)(SEL_BUCKETS - 1u) ? (uint32_t)x : SEL_BUCKETS - 1u;
 }
 
-/* Everything the ladder needs about one candidate selection [CERT-DEV-04]. */
-struct eval_out {
-    bool rank, bound, value, cover;
-    float ekey, eval, alpha, ekey_paper, vh;
+/* The fast selector [CERT-DEV-03]: the same K and the same blocks as
+ * radix_select, from the scanned buckets (each thread holds its bucket's count
+ * and masses, own, and their sums over buckets 0..tid, incl): the boundary
+ * bucket is the first whose end satisfies pred; its blocks are gathered,
+ * ranked by (key descending, index ascending) and scanned, and the least
+ * count inside it that satisfies pred ends the selection.  Writes flag[b] for
+ * the boundary bucket's blocks only (the blocks of earlier buckets are
+ * selected, of later ones not).  Returns false, having written nothing, when
+ * the boundary bucket holds more than cap blocks. */
+struct fast_sel {
+    bool ok;
+    uint32_t bstar, k;
 };
 
-
-__device__ eval_out evaluate(sel_smem &S, const uint8_t *flag, const float *lt, const float *dp,
-                             const float *eta, const float *nu, const unsigned long long *lo,
-                             const unsigned long long *hi, uint32_t nq, uint32_t nb,
-                             const kvq_cert_params &prm, float delta1, float dmax, float vmax,
-                             unsigned long long full_hi, unsigned long long res_lo,
-                             unsigned long long res_hi, bool threshold)
+__device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass &incl,
+                                const sel_pred &P, const float *lt, float m, const uint32_t *key,
+                                const unsigned long long *lo, const unsigned long long *hi,
+                                uint32_t nq, uint32_t cap, uint8_t *flag)
 {
-    eval_out o;
     const uint32_t tid = threadIdx.x;
+    fast_sel r;
+    r.ok = false;
+    r.bstar = r.k = 0u;
+    if (tid == 0) {
+        S.gmin = S.pmin = 0xffffffffu;
+        S.gn = 0u;
+    }
+    __syncthreads();
+    /* pred(nq) holds, so the last non-empty bucket's end satisfies it */
+    if (own.c != 0u && P(incl.c, incl.l, incl.h)) atomicMin(&S.gmin, tid);
+    __syncthreads();
+    const uint32_t bs = S.gmin;
+    if (bs >= SEL_BUCKETS) return r;                       /* uniform; cannot happen */
+    if (tid == bs) {
+        S.above.c = incl.c - own.c;
+        S.above.l = incl.l - own.l;
+        S.above.h = incl.h - own.h;
+    }
+    const uint32_t nround = (nq + blockDim.x - 1u) / blockDim.x;
+    for (uint32_t rd = 0; rd < nround; rd++) {
+        const uint32_t b = rd * blockDim.x + tid;
+        if (b < nq && sel_bucket(lt[b], m) == bs) {
+            const uint32_t slot = atomicAdd(&S.gn, 1u);
+            if (slot < cap) {
+                S.gkey[slot] = key[b];
+                S.gidx[slot] = b;
+            }
+        }
+    }
+    __syncthreads();
+    const uint32_t c = S.gn;
+    if (c > cap) return r;                                 /* uniform */
+    const cnt_mass above = S.above;
+    if (tid < c) {
+        const uint32_t ki = S.gkey[tid], bi = S.gidx[tid];
+        uint32_t rank = 0;
+        for (uint32_t j = 0; j < c; j++) {
+            const uint32_t kj = S.gkey[j], bj = S.gidx[j];
+            rank += (kj > ki || (kj == ki && bj < bi)) ? 1u : 0u;
+        }
+        S.gsrt[rank] = (uint16_t)tid;
+    }
+    __syncthreads();
+    cnt_mass x, s;
+    x.c = 0u;
+    x.l = x.h = 0ull;
+    uint32_t gb = 0;
+    if (tid < c) {
+        gb = S.gidx[S.gsrt[tid]];
+        x.c = 1u;
+        x.l = lo[gb];
+        x.h = hi[gb];
+    }
+    cnt_mass tot;
+    scan_cm(S, x, s, tot);
+    if (tid < c && P(above.c + s.c, above.l + s.l, above.h + s.h)) atomicMin(&S.pmin, tid);
+    __syncthreads();
+    const uint32_t j = S.pmin + 1u;                         /* holds at tid = c - 1 */
+    if (tid < c) flag[gb] = tid < j ? 1u : 0u;
+    __syncthreads();
+    r.ok = true;
+    r.bstar = bs;
+    r.k = above.c + j;
+    return r;
+}
+
+/* Warp w of the CTA walks blocks [*s0, *s1) of n, 32 consecutive blocks a
+ * step: the walk of the CTA is in index order, warp by warp, and each load
+ * is coalesced. */
+__device__ __forceinline__ void warp_run(uint32_t n, uint32_t *s0, uint32_t *s1)
+{
+    const uint32_t nw = blockDim.x >> 5, per = (n + nw - 1u) / nw;
+    *s0 = min(n, (threadIdx.x >> 5) * per);
+    *s1 = min(n, *s0 + per);
+}
+
+/* The exclusive prefix of this warp's count c (one value a warp, lane 0's) and
+ * the CTA's total; syncs twice. */
+__device__ __forceinline__ uint32_t warp_prefix(sel_smem &S, uint32_t c, uint32_t *tot)
+{
+    const uint32_t warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    if ((threadIdx.x & 31u) == 0u) S.wcnt[warp] = c;
+    __syncthreads();
+    uint32_t pre = 0, t = 0;
+    for (uint32_t w = 0; w < nw; w++) {
+        const uint32_t x = S.wcnt[w];
+        pre += w < warp ? x : 0u;
+        t += x;
+    }
+    __syncthreads();
+    *tot = t;
+    return pre;
+}
+
+/* The selection's flags and promotion [CERT-PROM-01..03], and the sums the
+ * checks need, in one walk over the full blocks (two under a budget, whose
+ * ranks follow the index order).  The selection is flag bit 0 for every block
+ * (all_flags), or the fast selector's: the blocks of buckets before bstar,
+ * and those of bucket bstar with flag bit 0.  Promotion: threshold eta > vtol
+ * nu decided exactly (the double product of two binary32 values is exact), at
+ * most cap of the qualifying blocks (the lowest indices first) under
+ * [CERT-PROM-02], every selected block when all (rung 2).  Leaves flag bit 0 =
+ * selected, bit 1 = promoted for every block.  With CERT, the accumulators
+ * (exact integer sums, maxima, binary64 sums rounded up (acc) or down (vlo):
+ * valid bounds whatever the order of the reduction) are reduced over the CTA. */
+struct settle_out {
     eval_acc x;
+    uint32_t nprom;
+};
+
+template <bool CERT>
+__device__ settle_out settle(sel_smem &S, uint8_t *flag, bool all_flags, uint32_t bstar, float m,
+                             const float *lt, const float *dp, const float *eta, const float *nu,
+                             const unsigned long long *lo, const unsigned long long *hi,
+                             uint32_t nq, float vtol, uint32_t cap, bool all)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t below = (1u << lane) - 1u;              /* lanes before this one */
+    const bool capped = cap != 0xffffffffu;
+    uint32_t s0, s1;
+    warp_run(nq, &s0, &s1);
+    /* selected and qualifying */
+    auto decide = [&](uint32_t b, bool &s, bool &want) {
+        const uint32_t f = flag[b];
+        if (all_flags) {
+            s = (f & 1u) != 0u;
+        } else {
+            const uint32_t bk = sel_bucket(lt[b], m);
+            s = bk < bstar || (bk == bstar && (f & 1u));
+        }
+        want = s && (all || (double)eta[b] > (double)vtol * (double)nu[b]);
+    };
+    uint32_t run = 0, tot = 0;
+    if (capped) {                                          /* ranks of the qualifying blocks */
+        uint32_t c = 0;
+        for (uint32_t base = s0; base < s1; base += 32u) {
+            const uint32_t b = base + lane;
+            bool s = false, want = false;
+            if (b < s1) {
+                decide(b, s, want);
+                flag[b] = (uint8_t)((s ? 1u : 0u) | (want ? 2u : 0u));
+            }
+            c += (uint32_t)__popc(__ballot_sync(0xffffffffu, want));
+        }
+        run = warp_prefix(S, c, &tot);
+    }
+    settle_out o;
+    eval_acc &x = o.x;
     x.sl = x.sh = 0ull;
     x.acc = x.vlo = 0.0;
     x.ksel = 0u;
     x.u = x.lam = -INFINITY;
     x.emax = x.vh = 0.0f;
-#pragma unroll 4
-    for (uint32_t b = tid; b < nq; b += blockDim.x) {
-        const uint8_t f = flag[b];
-        if (!(f & 1u)) {
+    uint32_t np = 0;
+    for (uint32_t base = s0; base < s1; base += 32u) {
+        const uint32_t b = base + lane;
+        bool s = false, want = false;
+        if (b < s1) {
+            if (capped) {
+                const uint32_t f = flag[b];
+                s = (f & 1u) != 0u;
+                want = (f & 2u) != 0u;
+            } else {
+                decide(b, s, want);
+            }
+        }
+        bool p = want;
+        if (capped) {
+            const uint32_t bal = __ballot_sync(0xffffffffu, want);
+            p = want && run + (uint32_t)__popc(bal & below) < cap;
+            run += (uint32_t)__popc(bal);
+        }
+        np += (uint32_t)__popc(__ballot_sync(0xffffffffu, p));
+        if (b >= s1) continue;
+        flag[b] = (uint8_t)((s ? 1u : 0u) | (p ? 2u : 0u));
+        if (!CERT) continue;
+        if (!s) {
             x.u = fmaxf(x.u, __fadd_ru(lt[b], dp[b]));
             continue;
         }
@@ -850,7 +1101,7 @@ __device__ eval_out evaluate(sel_smem &S, const uint8_t *flag, const float *lt, 
         x.sh += hi[b];
         x.ksel++;
         x.lam = fmaxf(x.lam, __fsub_rd(lt[b], dp[b]));
-        if (!(f & 2u)) {
+        if (!p) {
             x.acc = __dadd_ru(x.acc, __dmul_ru(__ull2double_ru(hi[b]), (double)eta[b]));
             x.emax = fmaxf(x.emax, eta[b]);
             x.vh = fmaxf(x.vh, __fadd_ru(nu[b], eta[b]));   /* ||v^|| <= ||v|| + eta */
@@ -859,14 +1110,34 @@ __device__ eval_out evaluate(sel_smem &S, const uint8_t *flag, const float *lt, 
         }
         x.vlo = __dadd_rd(x.vlo, __dmul_rd(__ull2double_rd(lo[b]), (double)nu[b]));
     }
-    {
+    warp_prefix(S, np, &o.nprom);
+    if (CERT) {
         const eval_acc r = RedE(S.t.re).Reduce(x, EvalOp());
         __syncthreads();
-        if (tid == 0) S.ea = r;
+        if (threadIdx.x == 0) S.ea = r;
         __syncthreads();
         x = S.ea;
         __syncthreads();
     }
+    return o;
+}
+
+/* Everything the ladder needs about one candidate selection [CERT-DEV-04]. */
+struct eval_out {
+    bool rank, bound, value, cover;
+    float ekey, eval, alpha, ekey_paper, vh;
+};
+
+/* The checks and claims of a settled selection (x: settle's sums; flag bit 0
+ * the selection, read by the ranking rounds when r > 1). */
+__device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint8_t *flag, const float *lt,
+                          const float *dp, const float *nu, uint32_t nq, uint32_t nb,
+                          const kvq_cert_params &prm, float delta1, float dmax, float vmax,
+                          unsigned long long full_hi, unsigned long long res_lo,
+                          unsigned long long res_hi, bool threshold)
+{
+    eval_out o;
+    const uint32_t tid = threadIdx.x;
     const unsigned long long tail_hi = full_hi - x.sh;  /* exact integers */
     const unsigned long long sel_lo = x.sl + res_lo;
     const unsigned long long sel_hi = x.sh + res_hi;
@@ -969,7 +1240,9 @@ __device__ eval_out evaluate(sel_smem &S, const uint8_t *flag, const float *lt, 
     return o;
 }
 
-/* One CTA a query head. */
+/* One CTA a query head: maxima, masses and the bucket histogram, the
+ * selection (fast selector, else radix), settle and judge a rung at a time,
+ * then the list. */
 template <bool CERT>
 __global__ void __launch_bounds__(SEL_THREADS)
 cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params prm,
@@ -983,12 +1256,12 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     const float *eta = h.d_eta + (uint64_t)kv * nb, *nu = h.d_nu + (uint64_t)kv * nb;
     uint32_t *key = ws.key + (uint64_t)qh * (nq ? nq : 1u);
     unsigned long long *lo = ws.lo + (uint64_t)qh * nb, *hi = ws.hi + (uint64_t)qh * nb;
-    uint8_t *flag = (uint8_t *)(ws.list + (uint64_t)qh * nb); /* scratch, then the list */
+    uint8_t *flag = ws.flag + (uint64_t)qh * nb;
     head_info *inf = ws.info + qh;
 
     /* M = max L~ (residual included), Vmax [CERT-ANN-04], delta1 = max_b err_b
      * [CERT-DEV-02] and Delta' = max over full blocks [CERT-DLT-02]: one pass,
-     * one reduction */
+     * one reduction; the bucket counters are cleared meanwhile */
     float4 mx = make_float4(-INFINITY, 0.0f, 0.0f, 0.0f);
     {
         const float *eb = ws.eb + (uint64_t)qh * nb;
@@ -1001,6 +1274,9 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
                 if (b < nq) mx.w = fmaxf(mx.w, dp[b]);
             }
         }
+        S.h.fb.cnt[tid] = 0u;
+#pragma unroll
+        for (uint32_t k = 0; k < 6u; k++) S.h.fb.hm[k][tid] = 0u;
         const float4 r = cub::BlockReduce<float4, SEL_THREADS>(S.t.r4).Reduce(mx, Max4());
         __syncthreads();
         if (tid == 0) S.f4 = r;
@@ -1009,91 +1285,117 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         __syncthreads();
     }
     const float m = mx.x, vmax = mx.y;
-    unsigned long long fh = 0;
-#pragma unroll 4
-    for (uint32_t b = tid; b < nb; b += blockDim.x) {
-        /* E_b = e^{L~_b - M} within [lo, hi] 2^-40: x = RN(L~_b - M) errs by
-         * <= 2^-24 |x| (factor e^{2^-24 |x|} <= 1 + 2^-23 |x| for |x| <= 2^23),
-         * expf by 2 ulp (relative 2^-22, or 2^-148 absolute when subnormal) */
-        const float x = __fsub_rn(lt[b], m);
-        const float ax = fabsf(x);
-        unsigned long long l = 0ull, u = 1ull;
-        if (ax <= 0x1p+23f) {
-            const float e = expf(x);
-            const float fu = __fadd_ru(1.0f, __fmul_ru(ax, 0x1p-23f));
-            const float fd = __fsub_rd(1.0f, __fmul_ru(ax, 0x1p-23f));
-            const float up = __fmul_ru(__fmul_ru(__fadd_ru(e, EXP_ABS), EXP_UP), fu);
-            float dn = __fmul_rd(__fmul_rd(__fsub_rd(e, EXP_ABS), EXP_DN), fd);
-            if (!(dn > 0.0f)) dn = 0.0f;
-            u = __double2ull_ru(__dmul_ru((double)up, MASS_SCALE));
-            l = __double2ull_rd(__dmul_rd((double)dn, MASS_SCALE));
-            if (u == 0ull) u = 1ull;
-        }
-        lo[b] = l;
-        hi[b] = u;
-        if (b < nq) {
-            key[b] = ord_key(lt[b]);
-            fh += u;
+    /* masses: E_b = e^{L~_b - M} within [lo, hi] 2^-40: x = RN(L~_b - M) errs
+     * by <= 2^-24 |x| (factor e^{2^-24 |x|} <= 1 + 2^-23 |x| for |x| <= 2^23),
+     * expf by 2 ulp (relative 2^-22, or 2^-148 absolute when subnormal); the
+     * full blocks' counts and masses go to their buckets */
+    {
+        const uint32_t nround = (nb + blockDim.x - 1u) / blockDim.x;
+        for (uint32_t rd = 0; rd < nround; rd++) {
+            const uint32_t b = rd * blockDim.x + tid;
+            uint32_t dg = 0xffffu;
+            unsigned long long l = 0ull, u = 1ull;
+            if (b < nb) {
+                const float lb = lt[b];
+                const float x = __fsub_rn(lb, m);
+                const float ax = fabsf(x);
+                /* x < -32: 2^40 e^x (1 + 2^-21)(1 + 2^-23 |x|) < 2^-6, so the
+                 * enclosure below is [0, 1]: set directly (most blocks of a
+                 * long head) */
+                if (ax <= 0x1p+23f && !(x < -32.0f)) {
+                    const float e = expf(x);
+                    const float fu = __fadd_ru(1.0f, __fmul_ru(ax, 0x1p-23f));
+                    const float fd = __fsub_rd(1.0f, __fmul_ru(ax, 0x1p-23f));
+                    const float up = __fmul_ru(__fmul_ru(__fadd_ru(e, EXP_ABS), EXP_UP), fu);
+                    float dn = __fmul_rd(__fmul_rd(__fsub_rd(e, EXP_ABS), EXP_DN), fd);
+                    if (!(dn > 0.0f)) dn = 0.0f;
+                    u = __double2ull_ru(__dmul_ru((double)up, MASS_SCALE));
+                    l = __double2ull_rd(__dmul_rd((double)dn, MASS_SCALE));
+                    if (u == 0ull) u = 1ull;
+                }
+                lo[b] = l;
+                hi[b] = u;
+                if (b < nq) {
+                    key[b] = ord_key(lb);
+                    dg = sel_bucket(lb, m);
+                }
+            }
+            bucket_add<SEL_BUCKETS>(S.h.fb.cnt, S.h.fb.hm, dg, l, u);
         }
     }
     __syncthreads();
-    {
-        unsigned long long r = RedU(S.t.ru).Sum(fh);
-        __syncthreads();
-        if (tid == 0) S.bu = r;
-        __syncthreads();
-        fh = S.bu;
-        __syncthreads();
-    }
+    /* thread t: bucket t and the sums over buckets 0..t; the total is the
+     * full blocks' hi sum */
+    cnt_mass own, incl, tot;
+    own.c = S.h.fb.cnt[tid];
+    own.l = chunk_mass<SEL_BUCKETS>(S.h.fb.hm, 0u, tid);
+    own.h = chunk_mass<SEL_BUCKETS>(S.h.fb.hm, 3u, tid);
+    scan_cm(S, own, incl, tot);
+    __syncthreads();
+    const unsigned long long fh = tot.h;
     const unsigned long long res_lo = nb > nq ? lo[nq] : 0ull, res_hi = nb > nq ? hi[nq] : 0ull;
     const float delta1 = mx.z, dmax = mx.w;
     const uint32_t kmin = min(prm.kmin, nq), kcap0 = min(prm.kmax, nq);
     const bool threshold = prm.promote_budget == KVQ_CERT_PROMOTE_THRESHOLD;
+    const uint32_t gcap = min(ws.gather_cap, SEL_GATHER);
 
     uint32_t rung = prm.start_rung, k = 0, nprom = 0, checks = 0;
     eval_out ev;
     memset(&ev, 0, sizeof ev);
     bool accepted = false;
-    uint32_t k0 = 0;
+    uint32_t k0 = 0, bstar = 0;
+    bool all_flags = true;                   /* flag bit 0 holds the selection */
+    sel_pred P;
+    P.full_hi = fh;
+    P.res_lo = res_lo;
+    P.tau = prm.tau;
     if (rung <= 2u && nq > 0u) {
-        sel_pred P;
         P.mode = 0u;
         P.kmin = kmin;
         P.kcap = kcap0;
         P.kfix = 0u;
-        P.full_hi = fh;
-        P.res_lo = res_lo;
-        P.tau = prm.tau;
-        k0 = radix_select(S, key, lo, hi, nq, P, flag);   /* [CERT-SEL-01/02] */
+        const fast_sel f = fast_select(S, own, incl, P, lt, m, key, lo, hi, nq, gcap, flag);
+        if (f.ok) {                                     /* [CERT-SEL-01/02] */
+            k0 = f.k;
+            bstar = f.bstar;
+            all_flags = false;
+        } else {
+            k0 = radix_select(S, key, lo, hi, nq, P, flag);
+        }
     }
     for (; rung <= 2u && !accepted; rung++) {
         if (nq == 0u) {                                   /* S = {residual} */
             k = 0;
-            for (uint32_t b = tid; b < nq; b += blockDim.x) flag[b] = 0;
         } else if (rung == 0u) {
             k = k0;
         } else {
             const uint32_t k1 = min(2u * k0, nq);          /* [CERT-SEL-01] rung 1 */
             if (k1 != k) {
-                sel_pred P;
                 P.mode = 1u;
                 P.kfix = k1;
                 P.kmin = P.kcap = 0u;
-                P.full_hi = fh;
-                P.res_lo = res_lo;
-                P.tau = prm.tau;
-                k = radix_select(S, key, lo, hi, nq, P, flag);
+                const fast_sel f = fast_select(S, own, incl, P, lt, m, key, lo, hi, nq, gcap, flag);
+                if (f.ok) {
+                    k = f.k;
+                    bstar = f.bstar;
+                    all_flags = false;
+                } else {
+                    k = radix_select(S, key, lo, hi, nq, P, flag);
+                    all_flags = true;
+                }
             }
         }
-        __syncthreads();
-        nprom = promote(S, flag, eta, nu, nq, prm.vtol, threshold ? 0xffffffffu : prm.promote_budget,
-                        rung == 2u);
+        const settle_out so =
+            settle<CERT>(S, flag, all_flags, bstar, m, lt, dp, eta, nu, lo, hi, nq, prm.vtol,
+                         threshold || rung == 2u ? 0xffffffffu : prm.promote_budget, rung == 2u);
+        all_flags = true;
+        nprom = so.nprom;
         if (!CERT) {
             accepted = true;
             break;
         }
-        ev = evaluate(S, flag, lt, dp, eta, nu, lo, hi, nq, nb, prm, delta1, dmax, vmax, fh,
-                      res_lo, res_hi, threshold || rung == 2u);
+        ev = judge(S, so.x, flag, lt, dp, nu, nq, nb, prm, delta1, dmax, vmax, fh, res_lo, res_hi,
+                   threshold || rung == 2u);
         if (rung == 2u) ev.eval = 0.0f;                     /* [CERT-PROM-03] */
         checks = (ev.rank ? KVQ_CERT_CHECK_RANK : 0u) | (ev.bound ? KVQ_CERT_CHECK_BOUNDARY : 0u) |
                  (ev.value ? KVQ_CERT_CHECK_VALUE : 0u) | (ev.cover ? KVQ_CERT_CHECK_COVERAGE : 0u);
@@ -1106,34 +1408,34 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         k = nq;
         nprom = 0;
         checks = 0;
-        for (uint32_t b = tid; b < nq; b += blockDim.x) flag[b] = 1;
     }
-    __syncthreads();
-    /* outputs: flags, then the list (in place over the flags: read first) */
-    uint32_t per = (nb + blockDim.x - 1u) / blockDim.x;
-    const uint32_t b0 = tid * per, b1 = min(nb, b0 + per);
-    uint32_t fl[64];                                        /* nb <= 64 * 1024 */
-    uint32_t cnt = 0;
-    for (uint32_t b = b0; b < b1; b++) {
-        const uint32_t f = b < nq ? flag[b] : 1u;
-        fl[b - b0] = f;
-        cnt += (f & 1u) ? 1u : 0u;
+    /* outputs: the flags and the list, in index order (warp runs) */
+    uint32_t s0, s1, cnt = 0, tent = 0;
+    warp_run(nb, &s0, &s1);
+    const uint32_t lane = tid & 31u;
+    for (uint32_t base = s0; base < s1; base += 32u) {
+        const uint32_t b = base + lane;
+        const bool in = b < s1 && (b >= nq || dense || (flag[b] & 1u));
+        cnt += (uint32_t)__popc(__ballot_sync(0xffffffffu, in));
     }
-    __syncthreads();
-    uint32_t pos = 0, tot = 0;
-    ScanU(S.t.su).ExclusiveSum(cnt, pos, tot);
-    __syncthreads();
+    uint32_t pos = warp_prefix(S, cnt, &tent);
     uint32_t *list = ws.list + (uint64_t)qh * nb;
-    for (uint32_t b = b0; b < b1; b++) {
-        const uint32_t f = fl[b - b0];
-        if (d_sel) d_sel[(uint64_t)qh * nb + b] = (uint8_t)(f & 1u);
-        if (d_prom) d_prom[(uint64_t)qh * nb + b] = (uint8_t)(b < nq && !dense && (f & 2u) ? 1 : 0);
-        if (!(f & 1u)) continue;
-        uint32_t e = b;
-        if (b >= nq) e |= ENT_RES;
-        else if (!dense && (f & 2u)) e |= ENT_PROM;
-        if (dense) e |= ENT_DENSE;
-        list[pos++] = e;
+    for (uint32_t base = s0; base < s1; base += 32u) {
+        const uint32_t b = base + lane;
+        const uint32_t f = b >= s1 ? 0u : (b >= nq || dense ? 1u : flag[b]);
+        const uint32_t bal = __ballot_sync(0xffffffffu, (f & 1u) != 0u);
+        if (f & 1u) {
+            uint32_t e = b;
+            if (b >= nq) e |= ENT_RES;
+            else if (f & 2u) e |= ENT_PROM;
+            if (dense) e |= ENT_DENSE;
+            list[pos + (uint32_t)__popc(bal & ((1u << lane) - 1u))] = e;
+        }
+        pos += (uint32_t)__popc(bal);
+        if (b < s1) {
+            if (d_sel) d_sel[(uint64_t)qh * nb + b] = (uint8_t)(f & 1u);
+            if (d_prom) d_prom[(uint64_t)qh * nb + b] = (uint8_t)((f & 2u) ? 1 : 0);
+        }
     }
     if (tid == 0) {
         head_info I;
@@ -1142,7 +1444,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         I.k_sel = k;
         I.n_prom = nprom;
         I.checks = checks;
-        I.nent = tot;
+        I.nent = tent;
         I.ntok = k * KVQ_CERT_BLOCK + (nb > nq ? kvq_cert_residual_tokens(&sh) : 0u);
         I.status = (rung >= 4u) ? KVQ_CUDA_CERT_RUNG4 : (uint32_t)KVQ_OK;
         I.delta = dmax;
@@ -1160,7 +1462,6 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         *inf = I;
     }
 }
-
 /* ---- Phase 2 ---------------------------------------------------------------
  * One warp an entry of the head's list (a selected block, the residual block,
  * or at rung 3 every block), P2_CTAS CTAs of P2_WARPS warps a query head,
@@ -1615,7 +1916,7 @@ static kvq_status params_ok(const kvq_cert_params *p)
 
 extern "C" size_t kvq_cuda_cert_max_blocks(void)
 {
-    return 64u * SEL_THREADS;        /* the select kernel's per-thread block array */
+    return 65536u;                   /* the selection counters [CERT-DEV-03] */
 }
 
 extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t qheads,
@@ -1631,6 +1932,7 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     w->nb = nb;
     w->nq = nq;
     w->d = shape->dim;
+    w->gather_cap = SEL_GATHER;
     const uint64_t H = qheads;
     cudaError_t e = cudaSuccess;
     {
@@ -1654,6 +1956,7 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     WS_ALLOC(key, H * (nq ? nq : 1u));
     WS_ALLOC(lo, H * nb);
     WS_ALLOC(hi, H * nb);
+    WS_ALLOC(flag, H * nb);
     WS_ALLOC(list, H * nb);
     WS_ALLOC(info, H);
     WS_ALLOC(pm, H * nb);
@@ -1675,7 +1978,7 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
 extern "C" void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *w)
 {
     if (w == NULL) return;
-    void *p[] = {w->lt, w->dp, w->eb, w->ab, w->key, w->lo, w->hi, w->list, w->info, w->pm,
+    void *p[] = {w->lt, w->dp, w->eb, w->ab, w->key, w->lo, w->hi, w->flag, w->list, w->info, w->pm,
                  w->pl, w->pmin, w->pab, w->pacc, w->dbg};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         if (p[i]) cudaFree(p[i]);
@@ -1729,6 +2032,16 @@ extern "C" kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_
                                                                   prm->eps_dense);
     }
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+/* The fast selector's gather capacity (0 .. SEL_GATHER; 0: the radix
+ * selector always).  Both selectors give the same selection [CERT-DEV-03];
+ * the device check runs its steps both ways and compares them. */
+extern "C" kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t cap)
+{
+    if (ws == NULL || cap > SEL_GATHER) return KVQ_E_PARAM;
+    ws->gather_cap = cap;
+    return KVQ_OK;
 }
 
 /* The E_arith terms of query head qh's last step (diagnostics): amax, smax,

@@ -55,7 +55,7 @@ extern "C" {
 #pragma weak kvq_exact_cert_ladder
 
 #define DEFAULT_SEED 0x5eedcafe2026ull
-#define MAX_N   4096u
+#define MAX_N   20480u              /* long heads: nq > 1024 (the select kernel's runs) */
 #define MAX_D   256u
 #define MAX_KV  4u
 #define MAX_G   5u
@@ -560,7 +560,7 @@ static void dev_init(dev *D)
     }
 }
 
-static unsigned long g_bitwise_fail;
+static unsigned long g_bitwise_fail, g_paths, g_paths_fail, g_long;
 
 /* Compare n bytes bitwise; report the first difference. */
 static int same_bytes(const void *a, const void *b, size_t n, const char *what, const batch *bt)
@@ -588,6 +588,17 @@ static void run_batch(dev *D, uint64_t *steps_left)
     b->d = pick_dim();
     b->kvh = 1u + rndu(MAX_KV);
     b->group = 1u + rndu(MAX_G);
+    if (rndu(2000) == 0) {
+        /* a long head: more full blocks than the select kernel has threads,
+         * so each of its threads walks a run of several blocks */
+        b->n = 16385u + rndu(MAX_N - 16385u);
+        b->d = chance(50) ? 16u : 64u;
+        b->kvh = 1u;
+        b->group = 1u + rndu(2);
+        pthread_mutex_lock(&g_mx);
+        g_long++;
+        pthread_mutex_unlock(&g_mx);
+    }
     b->sh.tokens = b->n;
     b->sh.dim = b->d;
     b->scale = dim_scale(b->d);
@@ -700,6 +711,11 @@ static void run_batch(dev *D, uint64_t *steps_left)
     H.d_vres = D->vr;
     H.t2_k = D->t2d;
     H.t2_v = D->t2d + b->kvh * nv;
+    /* the fast selector mostly at its full gather capacity, sometimes at a
+     * small one (0: the radix selector), so that both selectors and the
+     * switch between them at rung 1 are met [CERT-DEV-03] */
+    const uint32_t cap = chance(70) ? 1024u : rndu(9);
+    if (kvq_cuda_cert_ws_set_gather(D->ws, cap) != KVQ_OK) exit(2);
     kvq_status st = kvq_cuda_cert_step_async(D->out, D->rec, D->decl, D->d1, D->status, D->sel,
                                              D->prom, &H, &b->prm, 1, D->ws, 0);
     if (st != KVQ_OK) {
@@ -714,6 +730,42 @@ static void run_batch(dev *D, uint64_t *steps_left)
     die_cuda(cudaMemcpy(b->status, D->status, qh * 4, cudaMemcpyDeviceToHost), "status");
     die_cuda(cudaMemcpy(b->sel, D->sel, qh * nb, cudaMemcpyDeviceToHost), "sel");
     die_cuda(cudaMemcpy(b->prom, D->prom, qh * nb, cudaMemcpyDeviceToHost), "prom");
+    /* the same step with the other selector (the radix one when the first run
+     * had the full gather capacity, else the fast one): every output must be
+     * bitwise the same [CERT-DEV-03] */
+    {
+        const size_t n_out = (size_t)qh * d * 4, n_rec = qh * sizeof(kvq_cert_record),
+                     n_decl = qh * sizeof(kvq_cert_decl), n_sel = (size_t)qh * nb;
+        uint8_t *t = (uint8_t *)xmalloc(n_out + n_rec + n_decl + 8u * qh + 2u * n_sel);
+        uint8_t *t_rec = t + n_out, *t_decl = t_rec + n_rec, *t_d1 = t_decl + n_decl,
+                *t_st = t_d1 + 4u * qh, *t_sel = t_st + 4u * qh, *t_prom = t_sel + n_sel;
+        if (kvq_cuda_cert_ws_set_gather(D->ws, cap == 1024u ? 0u : 1024u) != KVQ_OK ||
+            kvq_cuda_cert_step_async(D->out, D->rec, D->decl, D->d1, D->status, D->sel, D->prom,
+                                     &H, &b->prm, 1, D->ws, 0) != KVQ_OK) {
+            fprintf(stderr, "gpu-cert-decode-test: second step launch failed\n");
+            exit(2);
+        }
+        die_cuda(cudaDeviceSynchronize(), "step (other selector)");
+        die_cuda(cudaMemcpy(t, D->out, n_out, cudaMemcpyDeviceToHost), "out");
+        die_cuda(cudaMemcpy(t_rec, D->rec, n_rec, cudaMemcpyDeviceToHost), "rec");
+        die_cuda(cudaMemcpy(t_decl, D->decl, n_decl, cudaMemcpyDeviceToHost), "decl");
+        die_cuda(cudaMemcpy(t_d1, D->d1, qh * 4, cudaMemcpyDeviceToHost), "d1");
+        die_cuda(cudaMemcpy(t_st, D->status, qh * 4, cudaMemcpyDeviceToHost), "status");
+        die_cuda(cudaMemcpy(t_sel, D->sel, n_sel, cudaMemcpyDeviceToHost), "sel");
+        die_cuda(cudaMemcpy(t_prom, D->prom, n_sel, cudaMemcpyDeviceToHost), "prom");
+        const int same = memcmp(t, b->out, n_out) == 0 && memcmp(t_rec, b->rec, n_rec) == 0 &&
+                         memcmp(t_decl, b->decl, n_decl) == 0 &&
+                         memcmp(t_d1, b->d1, qh * 4) == 0 && memcmp(t_st, b->status, qh * 4) == 0 &&
+                         memcmp(t_sel, b->sel, n_sel) == 0 && memcmp(t_prom, b->prom, n_sel) == 0;
+        free(t);
+        pthread_mutex_lock(&g_mx);
+        g_paths++;
+        if (!same && ++g_paths_fail <= 10)
+            fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u: the fast and the radix selector "
+                    "(gather capacity %u) give different steps\n", (unsigned long long)g_seed,
+                    b->n, b->d, cap);
+        pthread_mutex_unlock(&g_mx);
+    }
     for (uint32_t i = 0; i < qh; i++)
         if (kvq_cuda_cert_debug(b->dbg[i], D->ws, i) != KVQ_OK ||
             kvq_cuda_cert_phase1(b->lt + (uint64_t)i * nb, b->rad + (uint64_t)i * nb, D->ws, i,
@@ -942,11 +994,12 @@ int main(void)
     printf("gpu-cert-decode-test: %lu steps judged exactly: %lu passed, %lu failed, %lu "
            "undecided; rungs 0/1/2/3/4: %lu/%lu/%lu/%lu/%lu; %lu promoted blocks; ladder "
            "checked on %lu sparse steps; %lu block radii checked exactly; %lu batches "
-           "bitwise-equal to ref/fast (%lu differences); %lu dumps\n",
+           "bitwise-equal to ref/fast (%lu differences); %lu batches run with both selectors "
+           "(%lu differ); %lu long batches (n > 16384); %lu dumps\n",
            g_steps, g_pass, g_fail, g_undecided, g_rung[0], g_rung[1], g_rung[2], g_rung[3],
            g_rung[4], g_prom_total, g_ladder_checked, g_radius_blocks, g_bitwise, g_bitwise_fail,
-           g_dumps);
-    const int bad = g_fail || g_undecided || g_bitwise_fail || g_pass != g_steps;
+           g_paths, g_paths_fail, g_long, g_dumps);
+    const int bad = g_fail || g_undecided || g_bitwise_fail || g_paths_fail || g_pass != g_steps;
     if (bad) printf("gpu-cert-decode-test: FAILED, seed 0x%016llx (rerun with KVQ_SEED)\n",
                     (unsigned long long)g_seed);
     printf("%lu passed, %lu failed\n", g_pass, g_steps - g_pass);

@@ -178,6 +178,12 @@ kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **ws, uint32_t qheads,
                                    const kvq_cert_shape *shape);
 void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *ws);
 
+/* The select kernel's fast selector gathers the blocks of its boundary bucket
+ * when there are at most `cap` of them (default and maximum 1024), else the
+ * radix selector decides; cap = 0 always takes the radix selector.  Both give
+ * the same selection [CERT-DEV-03]; KVQ_E_PARAM when cap > 1024. */
+kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t cap);
+
 /* Diagnostics: the E_arith terms of query head qh's last step (amax, smax,
  * smin, eps_s, R_s, Lambda, g, g/(1-g), Vh, nS, entries, E_arith). */
 kvq_status kvq_cuda_cert_debug(float *out12, const kvq_cuda_cert_ws *ws, uint32_t qh);
