@@ -584,13 +584,9 @@ struct sel_smem {
     unsigned long long bu, bu2;
 };
 
-/* Inclusive scan of x over the CTA in thread order (incl) and its total:
- * shuffles within each warp, then one warp scans the warp totals.  Exact
- * integer sums.  The caller syncs before the next call. */
-__device__ void scan_cm(sel_smem &S, const cnt_mass &x, cnt_mass &incl, cnt_mass &tot)
+/* Inclusive scan of v over the lanes of a warp (exact integer sums). */
+__device__ __forceinline__ cnt_mass warp_scan_cm(cnt_mass v, uint32_t lane)
 {
-    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    cnt_mass v = x;
 #pragma unroll
     for (uint32_t o = 1u; o < 32u; o <<= 1) {
         const uint32_t c = __shfl_up_sync(0xffffffffu, v.c, o);
@@ -602,6 +598,16 @@ __device__ void scan_cm(sel_smem &S, const cnt_mass &x, cnt_mass &incl, cnt_mass
             v.h += h;
         }
     }
+    return v;
+}
+
+/* Inclusive scan of x over the CTA in thread order (incl) and its total:
+ * shuffles within each warp, then one warp scans the warp totals.  Exact
+ * integer sums.  The caller syncs before the next call. */
+__device__ void scan_cm(sel_smem &S, const cnt_mass &x, cnt_mass &incl, cnt_mass &tot)
+{
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const cnt_mass v = warp_scan_cm(x, lane);
     if (lane == 31u) S.wagg[warp] = v;
     __syncthreads();
     if (warp == 0u) {
@@ -611,17 +617,7 @@ __device__ void scan_cm(sel_smem &S, const cnt_mass &x, cnt_mass &incl, cnt_mass
         w.l = w.h = 0ull;
         if (lane < nw) w = S.wagg[lane];
         const cnt_mass own = w;
-#pragma unroll
-        for (uint32_t o = 1u; o < 32u; o <<= 1) {
-            const uint32_t c = __shfl_up_sync(0xffffffffu, w.c, o);
-            const unsigned long long l = __shfl_up_sync(0xffffffffu, w.l, o);
-            const unsigned long long h = __shfl_up_sync(0xffffffffu, w.h, o);
-            if (lane >= o) {
-                w.c += c;
-                w.l += l;
-                w.h += h;
-            }
-        }
+        w = warp_scan_cm(w, lane);
         if (lane < nw) {                      /* exclusive prefix of warp `lane` */
             S.wagg[lane].c = w.c - own.c;
             S.wagg[lane].l = w.l - own.l;
