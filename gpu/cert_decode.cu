@@ -530,7 +530,6 @@ struct EvalOp {
 typedef cub::BlockReduce<eval_acc, SEL_THREADS> RedE;
 
 typedef cub::BlockReduce<float, SEL_THREADS> RedF;
-typedef cub::BlockReduce<unsigned long long, SEL_THREADS> RedU;
 typedef cub::BlockScan<uint32_t, SEL_THREADS> ScanU;
 
 /* The fast selector [CERT-DEV-03]: SEL_BUCKETS buckets of floor(16 (M - L~)),
@@ -551,7 +550,6 @@ struct cnt_mass {
 struct sel_smem {
     union {
         typename RedF::TempStorage rf;
-        typename RedU::TempStorage ru;
         typename ScanU::TempStorage su;
         typename cub::BlockReduce<uint32_t, SEL_THREADS>::TempStorage rx;
         typename cub::BlockReduce<eval_acc, SEL_THREADS>::TempStorage re;
