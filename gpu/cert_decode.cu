@@ -3,27 +3,31 @@
  * section "The device kernel", [CERT-DEV-01..08]).
  *
  * One step for many query heads at once (GQA: `group` query heads share one
- * KV head).  Four kernels, all stream-ordered, no host synchronisation:
+ * KV head).  Three kernels, stream-ordered, no host synchronisation (the
+ * second and third are programmatic dependents of the one before):
  *
  *   cert_phase1_kernel   one warp a (KV head, block), four query heads of the
  *                        group at a time: scores of the block's tokens from the
  *                        INT8 codes (k^ formed once, shared by the heads), the
  *                        block log-mass L~_b, Delta'_b [CERT-DLT-05], the
- *                        bound A_b of sum_c |q_c||k_c| and the block's share
- *                        of the Phase-1 radius delta1 [CERT-DEV-02]
- *   cert_select_kernel   one CTA a query head: selection by radix select on
- *                        L~ with integer (fixed-point) masses [CERT-DEV-03],
- *                        promotion, the ranking, boundary and value checks
- *                        evaluated conservatively with delta1, the ladder, and
- *                        E_key / E_val [CERT-DEV-04]
+ *                        bound A_b of sum_c |q_c||k_c|, the block's share of
+ *                        the Phase-1 radius delta1 [CERT-DEV-02], and each
+ *                        head's M = max_b L~_b
+ *   cert_select_kernel   one CTA a query head: selection on L~ with integer
+ *                        (fixed-point) masses [CERT-DEV-03], promotion, the
+ *                        ranking, boundary and value checks evaluated
+ *                        conservatively with delta1, the ladder, E_key / E_val
+ *                        [CERT-DEV-04]; promoted blocks' values staged from
+ *                        tier 2 once per KV head [CERT-DEV-01]
  *   cert_phase2_kernel   one warp an entry (a selected block) of a query head:
  *                        scores, the entry's softmax, INT4 dequantization in
  *                        registers v^ = fmaf(code, s, zv) [CERT-V4-02];
- *                        promoted blocks and the dense rung read the binary16
- *                        originals from tier 2 (mapped pinned host memory)
- *   cert_combine_kernel  one CTA a query head: the combine of the entries, the
- *                        output, E_arith [CERT-AR-01] for the declaration of
- *                        [CERT-DEV-05], the record [CERT-REC-01]
+ *                        promoted blocks read the staged binary16 originals
+ *                        (or tier 2, mapped pinned host memory), the dense
+ *                        rung reads tier 2; the head's last CTA to finish
+ *                        combines the entries: the output, E_arith
+ *                        [CERT-AR-01] for the declaration of [CERT-DEV-05],
+ *                        the record [CERT-REC-01]
  *
  * Upward-rounded quantities use __fadd_ru/__fmul_ru/__fmaf_ru/__fdiv_ru (and
  * the double forms); everything else is one binary32 rounding to nearest per
@@ -60,7 +64,6 @@
 #define P2_WARPS   4u                /* warps a Phase-2 CTA */
 #define P2_CTAS    8u                /* Phase-2 CTAs a query head (they loop over entries) */
 #define P2_THREADS (P2_WARPS * 32u)
-#define CB_THREADS 128u              /* combine kernel */
 #define SEL_THREADS 1024u
 #define P1_WARPS   8u
 #define ENT_TOK    KVQ_CERT_BLOCK    /* tokens an entry: one block */
@@ -69,6 +72,7 @@
 #define ENT_RES    0x40000000u       /* list entry: the residual block */
 #define ENT_DENSE  0x20000000u       /* list entry: dense pass (keys from tier 2) */
 #define ENT_BLOCK  0x00ffffffu
+#define STAGE_SLOTS 32u              /* staging slots a query head (default and maximum) */
 
 /* Per query head, written by the select kernel, read by Phase 2 / combine. */
 typedef struct head_info {
@@ -88,6 +92,20 @@ struct kvq_cuda_cert_ws {
     uint8_t *flag;                   /* [qh][nb] selection scratch: bit 0 selected, 1 promoted */
     uint32_t *list;                  /* [qh][nb] */
     uint32_t gather_cap;             /* the fast selector's gather capacity [CERT-DEV-03] */
+    /* staging of promoted values [CERT-DEV-01]: a KV head's pool of group *
+     * stage_cap slots of one block's binary16 values (16 x d), filled by the
+     * select kernel, one copy a block and KV head.  stag[kv][b]: 0 free, 1
+     * claimed without a slot (Phase 2 reads tier 2), slot + 2; Phase 1 frees
+     * the step's entries.  hmax[qh]: ord_key of max_b L~_b from Phase 1 (0:
+     * none), cleared by the select kernel once read; p2cnt[qh]: the Phase-2
+     * tickets, cleared by the last.  No state but these zeros passes from one
+     * step to the next (a step may be captured in a graph). */
+    uint16_t *stage;                 /* [qheads * STAGE_SLOTS][16][d] */
+    uint32_t *stag;                  /* [qheads][nb] (indexed by KV head) */
+    uint32_t *scnt;                  /* [qheads] slots taken this step (indexed by KV head) */
+    uint32_t stage_cap;              /* slots a query head (0 .. STAGE_SLOTS) */
+    uint32_t *hmax;                  /* [qheads] */
+    uint32_t *p2cnt;                 /* [qheads] Phase-2 CTAs done (0 between steps) */
     head_info *info;                 /* [qh] */
     float *pm, *pl, *pmin, *pab;     /* [qh][nb] per list entry: max, sum, min score, A */
     float *pacc;                     /* [qh][nb][d] per list entry: weighted value sums */
@@ -107,6 +125,12 @@ __device__ __forceinline__ uint32_t ord_key(float x)
 {
     uint32_t u = __float_as_uint(x);
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/* The float whose ord_key is k. */
+__device__ __forceinline__ float ord_val(uint32_t k)
+{
+    return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
 }
 
 /* gamma_{d+1} = (d+1) 2^-24 / (1 - (d+1) 2^-24), upward [CERT-AR-01]. */
@@ -260,7 +284,8 @@ template <bool CERT>
 __device__ __forceinline__ void p1_finish(float *acc, float *cq, const float *aabr, bool full,
                                           uint32_t ntok, uint32_t b, uint32_t kv, uint32_t g0,
                                           const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws &ws,
-                                          uint32_t nb, float gs, float e0, uint32_t lane)
+                                          uint32_t nb, float gs, float e0, uint32_t lane,
+                                          float &lmax)
 {
     const uint32_t cg = lane & 7u, tj = lane >> 3;
     /* token sums: lane keeps token t = tj + 4 (cg >> 1), heads 2 (cg & 1) + {0, 1} */
@@ -316,6 +341,7 @@ __device__ __forceinline__ void p1_finish(float *acc, float *cq, const float *aa
         const uint64_t at = (uint64_t)(kv * h.group + g0 + hh) * nb + b;
         const float lt = __fadd_rn(mxk, logf(exk));
         ws.lt[at] = lt;
+        lmax = fmaxf(lmax, lt);
         if (CERT) {
             /* A_b >= max_i sum_c |q_c||k_ic| (k^ in full blocks: times 1 + 2^-23) */
             const float ab = full ? __fmul_ru(apv, ONE_P23) : amk;
@@ -346,8 +372,13 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const uint32_t cg = lane & 7u, tj = lane >> 3;
     const uint32_t kv = blockIdx.y;
+    cudaTriggerProgrammaticLaunchCompletion();             /* the select kernel may be placed */
     const kvq_cert_shape sh = h.shape;
     const uint32_t d = sh.dim, nq = kvq_cert_full_blocks(&sh), nb = kvq_cert_blocks(&sh);
+    /* the KV head's staging entries free, no slot taken [CERT-DEV-01] */
+    if (blockIdx.x == 0u && threadIdx.x == 0u) ws.scnt[kv] = 0u;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nb; i += gridDim.x * blockDim.x)
+        ws.stag[(uint64_t)kv * nb + i] = 0u;
     const uint32_t mc = (d + 127u) / 128u;
     const int8_t *kc = h.d_kcodes + (uint64_t)kv * kvq_cert_key_code_bytes(&sh);
     const float *sg = h.d_sigma + (uint64_t)kv * kvq_cert_key_meta_count(&sh);
@@ -370,7 +401,7 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
                 g0 + hh < h.group ? h.d_q[(uint64_t)(kv * h.group + g0 + hh) * d + c] : 0.0f;
         }
         __syncthreads();
-        float acc[16], cq[8];
+        float acc[16], cq[8], lmax = -INFINITY;
 #pragma unroll
         for (uint32_t i = 0; i < 16u; i++) acc[i] = 0.0f;
 #pragma unroll
@@ -454,7 +485,8 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
             }
             __syncwarp();                            /* every lane is done with this buffer */
             if (m + 1u == mc) {
-                p1_finish<CERT>(acc, cq, NULL, true, KVQ_CERT_BLOCK, b, kv, g0, h, ws, nb, gs, e0, lane);
+                p1_finish<CERT>(acc, cq, NULL, true, KVQ_CERT_BLOCK, b, kv, g0, h, ws, nb, gs, e0, lane,
+                                lmax);
 #pragma unroll
                 for (uint32_t i = 0; i < 16u; i++) acc[i] = 0.0f;
 #pragma unroll
@@ -494,8 +526,13 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
             }
             /* the residual's A: max over its tokens of sum_c |q_c||k_c|, each sum upward */
             if (CERT) rs16<true>(aab, lane);
-            p1_finish<CERT>(acc, cq, aab, false, ntok, nq, kv, g0, h, ws, nb, gs, e0, lane);
+            p1_finish<CERT>(acc, cq, aab, false, ntok, nq, kv, g0, h, ws, nb, gs, e0, lane, lmax);
         }
+        /* the head's M = max_b L~_b: this warp's part, one atomic a head
+         * (ord_key of a number is never 0) */
+        const uint32_t hh = 2u * (lane & 1u) + ((lane >> 1) & 1u);
+        if (lane < 4u && g0 + hh < h.group && lmax > -INFINITY)
+            atomicMax(ws.hmax + kv * h.group + g0 + hh, ord_key(lmax));
     }
 }
 
@@ -553,7 +590,6 @@ struct sel_smem {
         typename ScanU::TempStorage su;
         typename cub::BlockReduce<uint32_t, SEL_THREADS>::TempStorage rx;
         typename cub::BlockReduce<eval_acc, SEL_THREADS>::TempStorage re;
-        typename cub::BlockReduce<float4, SEL_THREADS>::TempStorage r4;
     } t;
     /* bucket counters: 16-bit chunks of the masses in 32-bit words, lo in
      * hm[0..2], hi in hm[3..5] (the radix passes and the fast buckets are
@@ -575,11 +611,12 @@ struct sel_smem {
     cnt_mass above, wagg[SEL_THREADS / 32u], wtot;
     uint32_t wcnt[SEL_THREADS / 32u];
     eval_acc ea;
-    float4 f4;
+    uint32_t mxk[3];                               /* ord_key of Vmax, delta1, Delta' */
     float bf;
     unsigned long long tlo, thi;
     uint32_t bx, by, tcnt;
     unsigned long long bu, bu2;
+    uint32_t nown;                                 /* blocks this head stages */
 };
 
 /* Inclusive scan of v over the lanes of a warp (exact integer sums). */
@@ -632,12 +669,6 @@ __device__ void scan_cm(sel_smem &S, const cnt_mass &x, cnt_mass &incl, cnt_mass
 
 struct MaxOp {
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct Max4 {
-    __device__ float4 operator()(const float4 &a, const float4 &b) const
-    {
-        return make_float4(fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z), fmaxf(a.w, b.w));
-    }
 };
 struct MinU {
     __device__ uint32_t operator()(uint32_t a, uint32_t b) const { return a < b ? a : b; }
@@ -992,16 +1023,14 @@ __device__ __forceinline__ void warp_run(uint32_t n, uint32_t *s0, uint32_t *s1)
 __device__ __forceinline__ uint32_t warp_prefix(sel_smem &S, uint32_t c, uint32_t *tot)
 {
     const uint32_t warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    if ((threadIdx.x & 31u) == 0u) S.wcnt[warp] = c;
+    const uint32_t lane = threadIdx.x & 31u;
+    if (lane == 0u) S.wcnt[warp] = c;
     __syncthreads();
-    uint32_t pre = 0, t = 0;
-    for (uint32_t w = 0; w < nw; w++) {
-        const uint32_t x = S.wcnt[w];
-        pre += w < warp ? x : 0u;
-        t += x;
-    }
+    /* lane l reads warp l's count (nw <= 32); two warp sums */
+    const uint32_t x = lane < nw ? S.wcnt[lane] : 0u;
+    const uint32_t pre = __reduce_add_sync(0xffffffffu, lane < warp ? x : 0u);
+    *tot = __reduce_add_sync(0xffffffffu, x);
     __syncthreads();
-    *tot = t;
     return pre;
 }
 
@@ -1243,6 +1272,8 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
                    uint8_t *d_sel, uint8_t *d_prom)
 {
     __shared__ sel_smem S;
+    cudaGridDependencySynchronize();                       /* Phase 1 is done */
+    cudaTriggerProgrammaticLaunchCompletion();
     const uint32_t qh = blockIdx.x, tid = threadIdx.x, kv = qh / h.group;
     const kvq_cert_shape sh = h.shape;
     const uint32_t nq = kvq_cert_full_blocks(&sh), nb = kvq_cert_blocks(&sh);
@@ -1253,37 +1284,27 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     uint8_t *flag = ws.flag + (uint64_t)qh * nb;
     head_info *inf = ws.info + qh;
 
-    /* M = max L~ (residual included), Vmax [CERT-ANN-04], delta1 = max_b err_b
-     * [CERT-DEV-02] and Delta' = max over full blocks [CERT-DLT-02]: one pass,
-     * one reduction; the bucket counters are cleared meanwhile */
-    float4 mx = make_float4(-INFINITY, 0.0f, 0.0f, 0.0f);
-    {
-        const float *eb = ws.eb + (uint64_t)qh * nb;
-#pragma unroll 4
-        for (uint32_t b = tid; b < nb; b += blockDim.x) {
-            mx.x = fmaxf(mx.x, lt[b]);
-            mx.y = fmaxf(mx.y, nu[b]);
-            if (CERT) {
-                mx.z = fmaxf(mx.z, eb[b]);
-                if (b < nq) mx.w = fmaxf(mx.w, dp[b]);
-            }
-        }
-        S.h.fb.cnt[tid] = 0u;
+    /* M = max L~ (residual included) from Phase 1's maxima (0: no block had
+     * a number, M = -inf as an fmaxf pass would give), then cleared for the
+     * next step; the bucket counters are cleared */
+    const uint32_t hm = ws.hmax[qh];
+    const float m = hm != 0u ? ord_val(hm) : -INFINITY;
+    S.h.fb.cnt[tid] = 0u;
 #pragma unroll
-        for (uint32_t k = 0; k < 6u; k++) S.h.fb.hm[k][tid] = 0u;
-        const float4 r = cub::BlockReduce<float4, SEL_THREADS>(S.t.r4).Reduce(mx, Max4());
-        __syncthreads();
-        if (tid == 0) S.f4 = r;
-        __syncthreads();
-        mx = S.f4;
-        __syncthreads();
-    }
-    const float m = mx.x, vmax = mx.y;
+    for (uint32_t k = 0; k < 6u; k++) S.h.fb.hm[k][tid] = 0u;
+    if (tid < 3u) S.mxk[tid] = ord_key(0.0f);
+    __syncthreads();
+    if (tid == 0) ws.hmax[qh] = 0u;
     /* masses: E_b = e^{L~_b - M} within [lo, hi] 2^-40: x = RN(L~_b - M) errs
      * by <= 2^-24 |x| (factor e^{2^-24 |x|} <= 1 + 2^-23 |x| for |x| <= 2^23),
      * expf by 2 ulp (relative 2^-22, or 2^-148 absolute when subnormal); the
-     * full blocks' counts and masses go to their buckets */
+     * full blocks' counts and masses go to their buckets.  The same pass takes
+     * Vmax [CERT-ANN-04], delta1 = max_b err_b [CERT-DEV-02] and Delta' = max
+     * over full blocks [CERT-DLT-02] (non-negative: maxima of their ord_key,
+     * from 0) */
     {
+        const float *eb = ws.eb + (uint64_t)qh * nb;
+        float vmx = 0.0f, emx = 0.0f, dmx = 0.0f;
         const uint32_t nround = (nb + blockDim.x - 1u) / blockDim.x;
         for (uint32_t rd = 0; rd < nround; rd++) {
             const uint32_t b = rd * blockDim.x + tid;
@@ -1291,6 +1312,11 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             unsigned long long l = 0ull, u = 1ull;
             if (b < nb) {
                 const float lb = lt[b];
+                vmx = fmaxf(vmx, nu[b]);
+                if (CERT) {
+                    emx = fmaxf(emx, eb[b]);
+                    if (b < nq) dmx = fmaxf(dmx, dp[b]);
+                }
                 const float x = __fsub_rn(lb, m);
                 const float ax = fabsf(x);
                 /* x < -32: 2^40 e^x (1 + 2^-21)(1 + 2^-23 |x|) < 2^-6, so the
@@ -1316,8 +1342,17 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             }
             bucket_add<SEL_BUCKETS>(S.h.fb.cnt, S.h.fb.hm, dg, l, u);
         }
+        vmx = warp_max(vmx);
+        emx = warp_max(emx);
+        dmx = warp_max(dmx);
+        if ((tid & 31u) == 0u) {
+            atomicMax(&S.mxk[0], ord_key(vmx));
+            atomicMax(&S.mxk[1], ord_key(emx));
+            atomicMax(&S.mxk[2], ord_key(dmx));
+        }
     }
     __syncthreads();
+    const float vmax = ord_val(S.mxk[0]), delta1 = ord_val(S.mxk[1]), dmax = ord_val(S.mxk[2]);
     /* thread t: bucket t and the sums over buckets 0..t; the total is the
      * full blocks' hi sum */
     cnt_mass own, incl, tot;
@@ -1328,7 +1363,6 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     __syncthreads();
     const unsigned long long fh = tot.h;
     const unsigned long long res_lo = nb > nq ? lo[nq] : 0ull, res_hi = nb > nq ? hi[nq] : 0ull;
-    const float delta1 = mx.z, dmax = mx.w;
     const uint32_t kmin = min(prm.kmin, nq), kcap0 = min(prm.kmax, nq);
     const bool threshold = prm.promote_budget == KVQ_CERT_PROMOTE_THRESHOLD;
     const uint32_t gcap = min(ws.gather_cap, SEL_GATHER);
@@ -1403,10 +1437,15 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         nprom = 0;
         checks = 0;
     }
-    /* outputs: the flags and the list, in index order (warp runs) */
+    /* outputs: the flags and the list, in index order (warp runs); a
+     * promoted block is claimed for staging (the first query head of the
+     * group to raise its tag to this step's copies it) */
     uint32_t s0, s1, cnt = 0, tent = 0;
     warp_run(nb, &s0, &s1);
     const uint32_t lane = tid & 31u;
+    const uint32_t pool = h.group * ws.stage_cap;
+    uint32_t *stag = ws.stag + (uint64_t)kv * nb;
+    if (tid == 0) S.nown = 0u;
     for (uint32_t base = s0; base < s1; base += 32u) {
         const uint32_t b = base + lane;
         const bool in = b < s1 && (b >= nq || dense || (flag[b] & 1u));
@@ -1424,11 +1463,46 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             else if (f & 2u) e |= ENT_PROM;
             if (dense) e |= ENT_DENSE;
             list[pos + (uint32_t)__popc(bal & ((1u << lane) - 1u))] = e;
+            if ((f & 2u) && pool != 0u && atomicMax(stag + b, 1u) == 0u) {
+                const uint32_t slot = atomicAdd(ws.scnt + kv, 1u);
+                if (slot < pool) {
+                    const uint32_t i = atomicAdd(&S.nown, 1u);
+                    if (i < SEL_GATHER) {
+                        S.gidx[i] = b;
+                        S.gkey[i] = slot;
+                        atomicMax(stag + b, slot + 2u);
+                    }
+                }
+            }
         }
         pos += (uint32_t)__popc(bal);
         if (b < s1) {
             if (d_sel) d_sel[(uint64_t)qh * nb + b] = (uint8_t)(f & 1u);
             if (d_prom) d_prom[(uint64_t)qh * nb + b] = (uint8_t)((f & 2u) ? 1 : 0);
+        }
+    }
+    /* the claimed blocks' values, tier 2 -> the pool: eight 8-byte pieces a
+     * thread in flight at a time (the reads cross the host link) */
+    __syncthreads();
+    {
+        const uint32_t nown = min(S.nown, SEL_GATHER), per = KVQ_CERT_BLOCK * sh.dim / 4u;
+        const uint32_t tot = nown * per;
+        const uint16_t *tv = h.t2_v + (uint64_t)kv * sh.tokens * sh.dim;
+        uint16_t *pz = ws.stage + (uint64_t)kv * pool * KVQ_CERT_BLOCK * sh.dim;
+        for (uint32_t i0 = tid; i0 < tot; i0 += 8u * blockDim.x) {
+            uint2 v[8];
+#pragma unroll
+            for (uint32_t k8 = 0; k8 < 8u; k8++) {
+                const uint32_t i = i0 + k8 * blockDim.x, j = i / per;
+                if (i < tot)
+                    v[k8] = ((const uint2 *)(tv + kvq_cert_in_index(&sh, kvq_cert_block_first(S.gidx[j]), 0)))[i % per];
+            }
+#pragma unroll
+            for (uint32_t k8 = 0; k8 < 8u; k8++) {
+                const uint32_t i = i0 + k8 * blockDim.x, j = i / per;
+                if (i < tot)
+                    ((uint2 *)(pz + (uint64_t)S.gkey[j] * KVQ_CERT_BLOCK * sh.dim))[i % per] = v[k8];
+            }
         }
     }
     if (tid == 0) {
@@ -1456,6 +1530,144 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         *inf = I;
     }
 }
+/* ---- combine, E_arith, record -------------------------------------------
+ * Run by the last Phase-2 CTA of a query head to finish (the other CTAs'
+ * entries are visible to it: each thread fenced its writes before the CTA
+ * took its ticket); loads of Phase 2's results bypass L1. */
+struct cb_smem {
+    float alpha[1024];
+    float red[P2_THREADS / 32u][3];
+    float lsum;
+};
+
+template <bool CERT>
+__device__ void combine_head(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws &ws,
+                             uint32_t qh, cb_smem &C, float *d_out, kvq_cert_record *d_rec,
+                             kvq_cert_decl *d_decl, float *d_delta1, uint32_t *d_status,
+                             float eps_dense)
+{
+    float *alpha_s = C.alpha;
+    float (*red)[3] = C.red;
+    float &lsum = C.lsum;
+    const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+    const kvq_cert_shape sh = h.shape;
+    const uint32_t d = sh.dim, nb = kvq_cert_blocks(&sh);
+    const head_info I = ws.info[qh];
+    const uint32_t nent = I.nent;
+    const uint64_t p0 = (uint64_t)qh * nb;
+    /* M = max_e m_e (= the greatest attended score), min score, max A_e */
+    float M = -INFINITY, smin = INFINITY, amax = 0.0f;
+    for (uint32_t e = tid; e < nent; e += blockDim.x) {
+        M = fmaxf(M, __ldcg(ws.pm + p0 + e));
+        if (CERT) {
+            smin = fminf(smin, __ldcg(ws.pmin + p0 + e));
+            amax = fmaxf(amax, __ldcg(ws.pab + p0 + e));
+        }
+    }
+    M = warp_max(M);
+    for (int o = 16; o > 0; o >>= 1) {
+        smin = fminf(smin, __shfl_xor_sync(0xffffffffu, smin, o));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    }
+    if (lane == 0u) {
+        red[warp][0] = M;
+        red[warp][1] = smin;
+        red[warp][2] = amax;
+    }
+    __syncthreads();
+    for (uint32_t w = 0; w < P2_THREADS / 32u; w++) {
+        M = fmaxf(M, red[w][0]);
+        smin = fminf(smin, red[w][1]);
+        amax = fmaxf(amax, red[w][2]);
+    }
+    /* alpha_e = expf(RN(m_e - M)): one rescaling a token (Nr = 1); l and acc
+     * by recursive summation over the entries in list order */
+    for (uint32_t base = 0; base < nent; base += 1024u) {
+        const uint32_t top = min(nent, base + 1024u);
+        __syncthreads();
+        for (uint32_t e = base + tid; e < top; e += blockDim.x)
+            alpha_s[e - base] = expf(__fsub_rn(__ldcg(ws.pm + p0 + e), M));
+        __syncthreads();
+        if (tid == 0) {
+            float l = base == 0 ? 0.0f : lsum;
+#pragma unroll 8
+            for (uint32_t e = base; e < top; e++)
+                l = __fadd_rn(l, __fmul_rn(__ldcg(ws.pl + p0 + e), alpha_s[e - base]));
+            lsum = l;
+        }
+        for (uint32_t c = tid; c < d; c += blockDim.x) {
+            float a = base == 0 ? 0.0f : d_out[(uint64_t)qh * d + c];
+#pragma unroll 8
+            for (uint32_t e = base; e < top; e++)
+                a = __fadd_rn(a, __fmul_rn(__ldcg(ws.pacc + (p0 + e) * d + c), alpha_s[e - base]));
+            d_out[(uint64_t)qh * d + c] = a;
+        }
+    }
+    __syncthreads();
+    const float l = lsum;
+    for (uint32_t c = tid; c < d; c += blockDim.x)
+        d_out[(uint64_t)qh * d + c] = __fdiv_rn(d_out[(uint64_t)qh * d + c], l);
+    if (tid != 0) return;
+    /* declaration [CERT-DEV-05]: a token's term meets its product, <= 15
+     * additions inside its entry, one rescaling, <= nent - 1 additions of the
+     * combine: D = ENT_TOK + nent + 1 (one spare), Nr = 1, U_exp = 2 */
+    kvq_cert_decl dc;
+    dc.u_exp = U_EXP_DECL;
+    dc.acc_depth = ENT_TOK + nent + 1u;
+    dc.rescales = 1u;
+    kvq_cert_record r;
+    memset(&r, 0, sizeof r);
+    r.version = 1u;
+    r.rung = I.rung;
+    r.n = sh.tokens;
+    r.d = d;
+    r.k_sel = I.k_sel;
+    r.n_prom = I.n_prom;
+    r.checks = I.checks;
+    r.delta = I.delta;
+    r.alpha_hat = I.alpha_hat;
+    r.vmax = I.vmax;
+    r.ekey = I.ekey;
+    r.ekey_paper = I.ekey_paper;
+    r.eval = I.eval;
+    uint32_t status = I.status;
+    if (CERT) {
+        /* E_arith [CERT-AR-01], every operation upward; tanh(x) <= x,
+         * lam <= LAM_UP, E_deq = 0 (pinned reconstructions); eps_s from
+         * A = max over the attended entries of A_e, R_s from the attended
+         * scores' extremes (the greatest is M) */
+        const float eps = eps_scores(amax, h.scale, d);
+        const float rs = __fadd_ru(__fsub_ru(M, smin), __fmul_ru(4.0f, eps));
+        const float nr1 = (float)(dc.rescales + 1u);
+        const float lam = __fadd_ru(eps, __fmul_ru(nr1, __fadd_ru(__fmul_ru(rs, 0x1p-24f), LAM_UP)));
+        const float da = __fmul_ru((float)dc.acc_depth, 0x1p-24f);
+        const float g = __fdiv_ru(da, __fsub_rd(1.0f, da));
+        const float g1 = __fdiv_ru(g, __fsub_rd(1.0f, g));
+        const float vh = I.vh;
+        float e = __fmul_ru(vh, lam);                        /* 2 Vh (Lambda / 2) */
+        e = __fadd_ru(e, __fmul_ru(__fmul_ru(2.0f, vh), g1));
+        e = __fadd_ru(e, __fmul_ru(__fmul_ru(vh, 0x1p-24f), __fadd_ru(1.0f, __fmul_ru(2.0f, g1))));
+        e = __fadd_ru(e, __fmul_ru(__fmul_ru(__fmul_ru(2.0f, vh), (float)I.ntok),
+                                   __fmul_ru(U_EXP_DECL + 1.0f, 0x1p-148f)));
+        e = __fadd_ru(e, __fmul_ru(__fmul_ru(__fmul_ru(__fsqrt_ru((float)d),
+                                             __fadd_ru(1.0f, __fmul_ru(4.0f, (float)dc.acc_depth))),
+                                   0x1p-75f), 0x1p-75f)); /* 2^-150: two exact-or-upward steps */
+        r.earith = e;
+        if (ws.dbg) {
+            float *g0 = ws.dbg + (uint64_t)qh * 12u;
+            g0[0] = amax; g0[1] = M; g0[2] = smin; g0[3] = eps; g0[4] = rs; g0[5] = lam;
+            g0[6] = g; g0[7] = g1; g0[8] = vh; g0[9] = (float)I.ntok; g0[10] = (float)nent;
+            g0[11] = e;
+        }
+        r.etotal = __fadd_ru(__fadd_ru(r.ekey, r.eval), r.earith);
+        if (I.rung == 3u && !(e <= eps_dense)) status = KVQ_CUDA_CERT_RUNG4; /* [CERT-LAD-02] */
+    }
+    if (d_rec) d_rec[qh] = r;
+    if (d_decl) d_decl[qh] = dc;
+    if (d_delta1) d_delta1[qh] = I.delta1;
+    if (d_status) d_status[qh] = status;
+}
+
 /* ---- Phase 2 ---------------------------------------------------------------
  * One warp an entry of the head's list (a selected block, the residual block,
  * or at rung 3 every block), P2_CTAS CTAs of P2_WARPS warps a query head,
@@ -1475,8 +1687,13 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
  * SPEC: [CERT-AR-01] [CERT-V4-02] [CERT-DEV-05] [CERT-DEV-06] */
 template <bool CERT>
 __global__ void __launch_bounds__(P2_THREADS)
-cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
+cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
+                   kvq_cert_record *d_rec, kvq_cert_decl *d_decl, float *d_delta1,
+                   uint32_t *d_status, float eps_dense)
 {
+    __shared__ cb_smem C;
+    __shared__ uint32_t last;
+    cudaGridDependencySynchronize();                       /* the select kernel is done */
     const uint32_t qh = blockIdx.y, kv = qh / h.group;
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const uint32_t cg = lane & 7u, tj = lane >> 3;
@@ -1503,6 +1720,15 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
         const bool orig_v = res || (e & (ENT_DENSE | ENT_PROM)) != 0u;
         const uint32_t ntok = res ? nres : KVQ_CERT_BLOCK;
         const uint32_t tok0 = kvq_cert_block_first(b);
+        /* original values: token i at vo + i d (the residual's device copy,
+         * the pool slot of a staged promoted block, else tier 2) */
+        const uint16_t *vo = res ? vr : tv + kvq_cert_in_index(&sh, tok0, 0);
+        if (!res && !dense && (e & ENT_PROM)) {
+            const uint32_t st = ws.stag[(uint64_t)kv * nb + b];
+            if (st >= 2u)
+                vo = ws.stage + ((uint64_t)kv * h.group * ws.stage_cap + st - 2u) *
+                                    KVQ_CERT_BLOCK * d;
+        }
         /* scores */
         float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f}, aab[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         for (uint32_t m = 0; m < mc; m++) {
@@ -1612,9 +1838,7 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
                 va[i][0] = va[i][1] = va[i][2] = va[i][3] = 0.0f;
                 if (i >= ntok) continue;
                 if (orig_v) {
-                    const uint16_t *src = res ? vr + (uint64_t)i * d
-                                              : tv + kvq_cert_in_index(&sh, tok0 + i, 0);
-                    h4_f32(va[i], *(const uint2 *)(src + c));
+                    h4_f32(va[i], *(const uint2 *)(vo + (uint64_t)i * d + c));
                 } else {
                     const uint32_t tok = tok0 + i;
                     const uint16_t word = *(const uint16_t *)(vc + kvq_cert_value_code_offset(&sh, tok, j) + first);
@@ -1648,136 +1872,21 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
             }
         }
     }
+    /* the head's last CTA to finish combines (and clears the ticket for the
+     * next step) */
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0u) {
+        last = atomicAdd(ws.p2cnt + qh, 1u) == gridDim.x - 1u ? 1u : 0u;
+        if (last) ws.p2cnt[qh] = 0u;
+    }
+    __syncthreads();
+    if (last) {
+        __threadfence();
+        combine_head<CERT>(h, ws, qh, C, d_out, d_rec, d_decl, d_delta1, d_status, eps_dense);
+    }
 }
 
-/* ---- combine, E_arith, record ------------------------------------------- */
-template <bool CERT>
-__global__ void __launch_bounds__(CB_THREADS)
-cert_combine_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
-                    kvq_cert_record *d_rec, kvq_cert_decl *d_decl, float *d_delta1,
-                    uint32_t *d_status, float eps_dense)
-{
-    __shared__ float alpha_s[1024];
-    __shared__ float red[CB_THREADS / 32u][3];
-    __shared__ float lsum;
-    const uint32_t qh = blockIdx.x, tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-    const kvq_cert_shape sh = h.shape;
-    const uint32_t d = sh.dim, nb = kvq_cert_blocks(&sh);
-    const head_info I = ws.info[qh];
-    const uint32_t nent = I.nent;
-    const uint64_t p0 = (uint64_t)qh * nb;
-    /* M = max_e m_e (= the greatest attended score), min score, max A_e */
-    float M = -INFINITY, smin = INFINITY, amax = 0.0f;
-    for (uint32_t e = tid; e < nent; e += blockDim.x) {
-        M = fmaxf(M, ws.pm[p0 + e]);
-        if (CERT) {
-            smin = fminf(smin, ws.pmin[p0 + e]);
-            amax = fmaxf(amax, ws.pab[p0 + e]);
-        }
-    }
-    M = warp_max(M);
-    for (int o = 16; o > 0; o >>= 1) {
-        smin = fminf(smin, __shfl_xor_sync(0xffffffffu, smin, o));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-    }
-    if (lane == 0u) {
-        red[warp][0] = M;
-        red[warp][1] = smin;
-        red[warp][2] = amax;
-    }
-    __syncthreads();
-    for (uint32_t w = 0; w < CB_THREADS / 32u; w++) {
-        M = fmaxf(M, red[w][0]);
-        smin = fminf(smin, red[w][1]);
-        amax = fmaxf(amax, red[w][2]);
-    }
-    /* alpha_e = expf(RN(m_e - M)): one rescaling a token (Nr = 1); l and acc
-     * by recursive summation over the entries in list order */
-    for (uint32_t base = 0; base < nent; base += 1024u) {
-        const uint32_t top = min(nent, base + 1024u);
-        __syncthreads();
-        for (uint32_t e = base + tid; e < top; e += blockDim.x)
-            alpha_s[e - base] = expf(__fsub_rn(ws.pm[p0 + e], M));
-        __syncthreads();
-        if (tid == 0) {
-            float l = base == 0 ? 0.0f : lsum;
-#pragma unroll 8
-            for (uint32_t e = base; e < top; e++)
-                l = __fadd_rn(l, __fmul_rn(ws.pl[p0 + e], alpha_s[e - base]));
-            lsum = l;
-        }
-        for (uint32_t c = tid; c < d; c += blockDim.x) {
-            float a = base == 0 ? 0.0f : d_out[(uint64_t)qh * d + c];
-#pragma unroll 8
-            for (uint32_t e = base; e < top; e++)
-                a = __fadd_rn(a, __fmul_rn(ws.pacc[(p0 + e) * d + c], alpha_s[e - base]));
-            d_out[(uint64_t)qh * d + c] = a;
-        }
-    }
-    __syncthreads();
-    const float l = lsum;
-    for (uint32_t c = tid; c < d; c += blockDim.x)
-        d_out[(uint64_t)qh * d + c] = __fdiv_rn(d_out[(uint64_t)qh * d + c], l);
-    if (tid != 0) return;
-    /* declaration [CERT-DEV-05]: a token's term meets its product, <= 15
-     * additions inside its entry, one rescaling, <= nent - 1 additions of the
-     * combine: D = ENT_TOK + nent + 1 (one spare), Nr = 1, U_exp = 2 */
-    kvq_cert_decl dc;
-    dc.u_exp = U_EXP_DECL;
-    dc.acc_depth = ENT_TOK + nent + 1u;
-    dc.rescales = 1u;
-    kvq_cert_record r;
-    memset(&r, 0, sizeof r);
-    r.version = 1u;
-    r.rung = I.rung;
-    r.n = sh.tokens;
-    r.d = d;
-    r.k_sel = I.k_sel;
-    r.n_prom = I.n_prom;
-    r.checks = I.checks;
-    r.delta = I.delta;
-    r.alpha_hat = I.alpha_hat;
-    r.vmax = I.vmax;
-    r.ekey = I.ekey;
-    r.ekey_paper = I.ekey_paper;
-    r.eval = I.eval;
-    uint32_t status = I.status;
-    if (CERT) {
-        /* E_arith [CERT-AR-01], every operation upward; tanh(x) <= x,
-         * lam <= LAM_UP, E_deq = 0 (pinned reconstructions); eps_s from
-         * A = max over the attended entries of A_e, R_s from the attended
-         * scores' extremes (the greatest is M) */
-        const float eps = eps_scores(amax, h.scale, d);
-        const float rs = __fadd_ru(__fsub_ru(M, smin), __fmul_ru(4.0f, eps));
-        const float nr1 = (float)(dc.rescales + 1u);
-        const float lam = __fadd_ru(eps, __fmul_ru(nr1, __fadd_ru(__fmul_ru(rs, 0x1p-24f), LAM_UP)));
-        const float da = __fmul_ru((float)dc.acc_depth, 0x1p-24f);
-        const float g = __fdiv_ru(da, __fsub_rd(1.0f, da));
-        const float g1 = __fdiv_ru(g, __fsub_rd(1.0f, g));
-        const float vh = I.vh;
-        float e = __fmul_ru(vh, lam);                        /* 2 Vh (Lambda / 2) */
-        e = __fadd_ru(e, __fmul_ru(__fmul_ru(2.0f, vh), g1));
-        e = __fadd_ru(e, __fmul_ru(__fmul_ru(vh, 0x1p-24f), __fadd_ru(1.0f, __fmul_ru(2.0f, g1))));
-        e = __fadd_ru(e, __fmul_ru(__fmul_ru(__fmul_ru(2.0f, vh), (float)I.ntok),
-                                   __fmul_ru(U_EXP_DECL + 1.0f, 0x1p-148f)));
-        e = __fadd_ru(e, __fmul_ru(__fmul_ru(__fmul_ru(__fsqrt_ru((float)d),
-                                             __fadd_ru(1.0f, __fmul_ru(4.0f, (float)dc.acc_depth))),
-                                   0x1p-75f), 0x1p-75f)); /* 2^-150: two exact-or-upward steps */
-        r.earith = e;
-        if (ws.dbg) {
-            float *g0 = ws.dbg + (uint64_t)qh * 12u;
-            g0[0] = amax; g0[1] = M; g0[2] = smin; g0[3] = eps; g0[4] = rs; g0[5] = lam;
-            g0[6] = g; g0[7] = g1; g0[8] = vh; g0[9] = (float)I.ntok; g0[10] = (float)nent;
-            g0[11] = e;
-        }
-        r.etotal = __fadd_ru(__fadd_ru(r.ekey, r.eval), r.earith);
-        if (I.rung == 3u && !(e <= eps_dense)) status = KVQ_CUDA_CERT_RUNG4; /* [CERT-LAD-02] */
-    }
-    if (d_rec) d_rec[qh] = r;
-    if (d_decl) d_decl[qh] = dc;
-    if (d_delta1) d_delta1[qh] = I.delta1;
-    if (d_status) d_status[qh] = status;
-}
 
 /* ---- annotations (bounds/cert.md §2, exact integer method) --------------- */
 typedef unsigned __int128 u128;
@@ -1959,7 +2068,18 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     WS_ALLOC(pab, H * nb);
     WS_ALLOC(pacc, H * nb * w->d);
     WS_ALLOC(dbg, H * 12u);
+    WS_ALLOC(stage, H * STAGE_SLOTS * KVQ_CERT_BLOCK * w->d);
+    WS_ALLOC(stag, H * nb);
+    WS_ALLOC(scnt, H);
+    WS_ALLOC(hmax, H);
+    WS_ALLOC(p2cnt, H);
 #undef WS_ALLOC
+    /* every staging entry free, no maximum yet */
+    if (e == cudaSuccess) e = cudaMemset(w->stag, 0, H * nb * sizeof *w->stag);
+    if (e == cudaSuccess) e = cudaMemset(w->scnt, 0, H * sizeof *w->scnt);
+    if (e == cudaSuccess) e = cudaMemset(w->hmax, 0, H * sizeof *w->hmax);
+    if (e == cudaSuccess) e = cudaMemset(w->p2cnt, 0, H * sizeof *w->p2cnt);
+    w->stage_cap = STAGE_SLOTS;
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         kvq_cuda_cert_ws_destroy(w);
@@ -1973,10 +2093,57 @@ extern "C" void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *w)
 {
     if (w == NULL) return;
     void *p[] = {w->lt, w->dp, w->eb, w->ab, w->key, w->lo, w->hi, w->flag, w->list, w->info, w->pm,
-                 w->pl, w->pmin, w->pab, w->pacc, w->dbg};
+                 w->pl, w->pmin, w->pab, w->pacc, w->dbg, w->stage, w->stag, w->scnt, w->hmax,
+                 w->p2cnt};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         if (p[i]) cudaFree(p[i]);
     free(w);
+}
+
+/* Launches kernel k as a programmatic dependent of the stream's previous
+ * kernel: its CTAs may become resident before that kernel ends, and wait for
+ * it (memory included) in cudaGridDependencySynchronize at their start.  If
+ * the stream refuses the attribute, an ordinary launch. */
+template <typename... P, typename... A>
+static cudaError_t launch_dep(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t stream,
+                              A... args)
+{
+    cudaLaunchConfig_t c;
+    memset(&c, 0, sizeof c);
+    c.gridDim = grid;
+    c.blockDim = block;
+    c.dynamicSmemBytes = 0;
+    c.stream = stream;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    c.attrs = at;
+    c.numAttrs = 1u;
+    if (cudaLaunchKernelEx(&c, k, args...) == cudaSuccess) return cudaSuccess;
+    (void)cudaGetLastError();
+    k<<<grid, block, 0, stream>>>(args...);
+    return cudaGetLastError();
+}
+
+/* The step's three kernels: Phase 1 waits for all earlier work of the
+ * stream; the two others are programmatic dependents of the kernel before
+ * them (each waits for it at its start). */
+template <bool CERT>
+static cudaError_t launch_step(dim3 g1, dim3 g2, uint32_t qh, cudaStream_t stream,
+                               const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws &w,
+                               const kvq_cert_params &prm, float *d_out, kvq_cert_record *d_rec,
+                               kvq_cert_decl *d_decl, float *d_delta1, uint32_t *d_status,
+                               uint8_t *d_sel, uint8_t *d_prom)
+{
+    cert_phase1_kernel<CERT><<<g1, P1_WARPS * 32u, P1_SMEM, stream>>>(h, w);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = launch_dep(cert_select_kernel<CERT>, dim3(qh), dim3(SEL_THREADS), stream, h, w, prm,
+                       d_sel, d_prom);
+    if (e == cudaSuccess)
+        e = launch_dep(cert_phase2_kernel<CERT>, g2, dim3(P2_THREADS), stream, h, w, d_out, d_rec,
+                       d_decl, d_delta1, d_status, prm.eps_dense);
+    return e;
 }
 
 extern "C" kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_rec,
@@ -2010,22 +2177,22 @@ extern "C" kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_
     if (x1 == 0u) x1 = 1u;
     const dim3 g1(x1, h->kv_heads);
     const dim3 g2(P2_CTAS, qh);
-    if (certify) {
-        cert_phase1_kernel<true><<<g1, P1_WARPS * 32u, P1_SMEM, stream>>>(*h, w);
-        cert_select_kernel<true><<<qh, SEL_THREADS, 0, stream>>>(*h, w, *prm, d_sel, d_prom);
-        cert_phase2_kernel<true><<<g2, P2_THREADS, 0, stream>>>(*h, w);
-        cert_combine_kernel<true><<<qh, CB_THREADS, 0, stream>>>(*h, w, d_out, d_rec, d_decl,
-                                                                 d_delta1, d_status,
-                                                                 prm->eps_dense);
-    } else {
-        cert_phase1_kernel<false><<<g1, P1_WARPS * 32u, P1_SMEM, stream>>>(*h, w);
-        cert_select_kernel<false><<<qh, SEL_THREADS, 0, stream>>>(*h, w, *prm, d_sel, d_prom);
-        cert_phase2_kernel<false><<<g2, P2_THREADS, 0, stream>>>(*h, w);
-        cert_combine_kernel<false><<<qh, CB_THREADS, 0, stream>>>(*h, w, d_out, d_rec, d_decl,
-                                                                  d_delta1, d_status,
-                                                                  prm->eps_dense);
-    }
-    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    const cudaError_t e =
+        certify ? launch_step<true>(g1, g2, qh, stream, *h, w, *prm, d_out, d_rec, d_decl, d_delta1,
+                                    d_status, d_sel, d_prom)
+                : launch_step<false>(g1, g2, qh, stream, *h, w, *prm, d_out, d_rec, d_decl,
+                                     d_delta1, d_status, d_sel, d_prom);
+    return e == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+/* Staging slots a query head for promoted values (0 .. STAGE_SLOTS; 0: Phase 2
+ * reads every promoted block from tier 2).  The output does not depend on it
+ * [CERT-DEV-01]; the device check varies it. */
+extern "C" kvq_status kvq_cuda_cert_ws_set_stage(kvq_cuda_cert_ws *ws, uint32_t cap)
+{
+    if (ws == NULL || cap > STAGE_SLOTS) return KVQ_E_PARAM;
+    ws->stage_cap = cap;
+    return KVQ_OK;
 }
 
 /* The fast selector's gather capacity (0 .. SEL_GATHER; 0: the radix
@@ -2036,6 +2203,25 @@ extern "C" kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t
     if (ws == NULL || cap > SEL_GATHER) return KVQ_E_PARAM;
     ws->gather_cap = cap;
     return KVQ_OK;
+}
+
+extern "C" kvq_status kvq_cuda_cert_ws_residue(const kvq_cuda_cert_ws *ws, uint64_t *nonzero)
+{
+    if (ws == NULL || nonzero == NULL) return KVQ_E_PARAM;
+    const uint64_t n = 2u * (uint64_t)ws->qheads;
+    uint32_t *t = (uint32_t *)malloc(n * sizeof *t);
+    if (t == NULL) return KVQ_E_NOMEM;
+    kvq_status st = KVQ_E_DEVICE;
+    if (cudaMemcpy(t, ws->hmax, ws->qheads * sizeof *t, cudaMemcpyDeviceToHost) == cudaSuccess &&
+        cudaMemcpy(t + ws->qheads, ws->p2cnt, ws->qheads * sizeof *t, cudaMemcpyDeviceToHost) ==
+            cudaSuccess) {
+        uint64_t c = 0;
+        for (uint64_t i = 0; i < n; i++) c += t[i] != 0u ? 1u : 0u;
+        *nonzero = c;
+        st = KVQ_OK;
+    }
+    free(t);
+    return st;
 }
 
 /* The E_arith terms of query head qh's last step (diagnostics): amax, smax,

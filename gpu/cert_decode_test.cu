@@ -19,6 +19,9 @@
  *     [CERT-SEL-02] and every check the record claims passed [CERT-CHK-01];
  *   - the promotion rule against ref/fast's annotations [CERT-PROM-01..03],
  *     the clamp, the record's counts;
+ *   - bitwise: every batch again with the other selector [CERT-DEV-03] and
+ *     the other staging of promoted values [CERT-DEV-01], all outputs equal,
+ *     and the workspace left clear (kvq_cuda_cert_ws_residue);
  *   - bitwise: the device's key codes, sigma, z, value codes and metadata
  *     (ref/fast quantizers) and eta, nu (kvq_cert_annotate) [CERT-DEV-07].
  * A few steps are written as `kvq cert` dumps (KVQ_CERT_DUMP_DIR) for the
@@ -561,6 +564,8 @@ static void dev_init(dev *D)
 }
 
 static unsigned long g_bitwise_fail, g_paths, g_paths_fail, g_long;
+static unsigned long g_staged;     /* batches with a promoted block, run staged and unstaged */
+static unsigned long g_residue;    /* batches that left workspace entries set */
 
 /* Compare n bytes bitwise; report the first difference. */
 static int same_bytes(const void *a, const void *b, size_t n, const char *what, const batch *bt)
@@ -715,7 +720,12 @@ static void run_batch(dev *D, uint64_t *steps_left)
      * small one (0: the radix selector), so that both selectors and the
      * switch between them at rung 1 are met [CERT-DEV-03] */
     const uint32_t cap = chance(70) ? 1024u : rndu(9);
-    if (kvq_cuda_cert_ws_set_gather(D->ws, cap) != KVQ_OK) exit(2);
+    /* and the staging pool of promoted values mostly full size, sometimes
+     * small or off (0), so that staged, unstaged and mixed groups are met */
+    const uint32_t scap = chance(70) ? 32u : rndu(4);
+    if (kvq_cuda_cert_ws_set_gather(D->ws, cap) != KVQ_OK ||
+        kvq_cuda_cert_ws_set_stage(D->ws, scap) != KVQ_OK)
+        exit(2);
     kvq_status st = kvq_cuda_cert_step_async(D->out, D->rec, D->decl, D->d1, D->status, D->sel,
                                              D->prom, &H, &b->prm, 1, D->ws, 0);
     if (st != KVQ_OK) {
@@ -731,8 +741,9 @@ static void run_batch(dev *D, uint64_t *steps_left)
     die_cuda(cudaMemcpy(b->sel, D->sel, qh * nb, cudaMemcpyDeviceToHost), "sel");
     die_cuda(cudaMemcpy(b->prom, D->prom, qh * nb, cudaMemcpyDeviceToHost), "prom");
     /* the same step with the other selector (the radix one when the first run
-     * had the full gather capacity, else the fast one): every output must be
-     * bitwise the same [CERT-DEV-03] */
+     * had the full gather capacity, else the fast one) and the other staging
+     * (none when the first run had the full pool, else the full pool): every
+     * output must be bitwise the same [CERT-DEV-03] [CERT-DEV-01] */
     {
         const size_t n_out = (size_t)qh * d * 4, n_rec = qh * sizeof(kvq_cert_record),
                      n_decl = qh * sizeof(kvq_cert_decl), n_sel = (size_t)qh * nb;
@@ -740,6 +751,7 @@ static void run_batch(dev *D, uint64_t *steps_left)
         uint8_t *t_rec = t + n_out, *t_decl = t_rec + n_rec, *t_d1 = t_decl + n_decl,
                 *t_st = t_d1 + 4u * qh, *t_sel = t_st + 4u * qh, *t_prom = t_sel + n_sel;
         if (kvq_cuda_cert_ws_set_gather(D->ws, cap == 1024u ? 0u : 1024u) != KVQ_OK ||
+            kvq_cuda_cert_ws_set_stage(D->ws, scap == 32u ? 0u : 32u) != KVQ_OK ||
             kvq_cuda_cert_step_async(D->out, D->rec, D->decl, D->d1, D->status, D->sel, D->prom,
                                      &H, &b->prm, 1, D->ws, 0) != KVQ_OK) {
             fprintf(stderr, "gpu-cert-decode-test: second step launch failed\n");
@@ -758,12 +770,21 @@ static void run_batch(dev *D, uint64_t *steps_left)
                          memcmp(t_d1, b->d1, qh * 4) == 0 && memcmp(t_st, b->status, qh * 4) == 0 &&
                          memcmp(t_sel, b->sel, n_sel) == 0 && memcmp(t_prom, b->prom, n_sel) == 0;
         free(t);
+        uint64_t residue = 0;
+        if (kvq_cuda_cert_ws_residue(D->ws, &residue) != KVQ_OK) exit(2);
+        int anyprom = 0;
+        for (size_t i = 0; i < n_sel && !anyprom; i++) anyprom = b->prom[i] != 0;
         pthread_mutex_lock(&g_mx);
         g_paths++;
+        g_staged += anyprom ? 1u : 0u;
+        if (residue != 0u && ++g_residue <= 10)
+            fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u: %llu workspace entries not clear "
+                    "after the step\n", (unsigned long long)g_seed, b->n, b->d,
+                    (unsigned long long)residue);
         if (!same && ++g_paths_fail <= 10)
             fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u: the fast and the radix selector "
-                    "(gather capacity %u) give different steps\n", (unsigned long long)g_seed,
-                    b->n, b->d, cap);
+                    "(gather capacity %u, staging slots %u) give different steps\n",
+                    (unsigned long long)g_seed, b->n, b->d, cap, scap);
         pthread_mutex_unlock(&g_mx);
     }
     for (uint32_t i = 0; i < qh; i++)
@@ -995,11 +1016,13 @@ int main(void)
            "undecided; rungs 0/1/2/3/4: %lu/%lu/%lu/%lu/%lu; %lu promoted blocks; ladder "
            "checked on %lu sparse steps; %lu block radii checked exactly; %lu batches "
            "bitwise-equal to ref/fast (%lu differences); %lu batches run with both selectors "
-           "(%lu differ); %lu long batches (n > 16384); %lu dumps\n",
+           "and both stagings (%lu differ; %lu of them with promoted blocks; %lu left workspace "
+           "entries set); %lu long batches (n > 16384); %lu dumps\n",
            g_steps, g_pass, g_fail, g_undecided, g_rung[0], g_rung[1], g_rung[2], g_rung[3],
            g_rung[4], g_prom_total, g_ladder_checked, g_radius_blocks, g_bitwise, g_bitwise_fail,
-           g_paths, g_paths_fail, g_long, g_dumps);
-    const int bad = g_fail || g_undecided || g_bitwise_fail || g_paths_fail || g_pass != g_steps;
+           g_paths, g_paths_fail, g_staged, g_residue, g_long, g_dumps);
+    const int bad = g_fail || g_undecided || g_bitwise_fail || g_paths_fail || g_residue ||
+                    g_pass != g_steps;
     if (bad) printf("gpu-cert-decode-test: FAILED, seed 0x%016llx (rerun with KVQ_SEED)\n",
                     (unsigned long long)g_seed);
     printf("%lu passed, %lu failed\n", g_pass, g_steps - g_pass);

@@ -184,6 +184,19 @@ void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *ws);
  * the same selection [CERT-DEV-03]; KVQ_E_PARAM when cap > 1024. */
 kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t cap);
 
+/* Promoted blocks' binary16 values are copied from tier 2 once per KV head and
+ * step into a device pool of `group * cap` blocks (cap: slots a query head,
+ * default and maximum 32); the rest, and every block when cap = 0, Phase 2
+ * reads from tier 2 itself.  The step's output does not depend on cap
+ * [CERT-DEV-01]; KVQ_E_PARAM when cap > 32. */
+kvq_status kvq_cuda_cert_ws_set_stage(kvq_cuda_cert_ws *ws, uint32_t cap);
+
+/* Diagnostics: how many of the workspace's per-step entries (staging claims,
+ * Phase-1 maxima) are not clear; every completed step leaves 0, so a step
+ * depends on no state of the one before (a step may be captured in a CUDA
+ * graph) [CERT-DEV-01]. */
+kvq_status kvq_cuda_cert_ws_residue(const kvq_cuda_cert_ws *ws, uint64_t *nonzero);
+
 /* Diagnostics: the E_arith terms of query head qh's last step (amax, smax,
  * smin, eps_s, R_s, Lambda, g, g/(1-g), Vh, nS, entries, E_arith). */
 kvq_status kvq_cuda_cert_debug(float *out12, const kvq_cuda_cert_ws *ws, uint32_t qh);
