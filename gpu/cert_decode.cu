@@ -1439,7 +1439,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     }
     /* outputs: the flags and the list, in index order (warp runs); a
      * promoted block is claimed for staging (the first query head of the
-     * group to raise its tag to this step's copies it) */
+     * group to raise its entry from 0 takes a slot and copies it) */
     uint32_t s0, s1, cnt = 0, tent = 0;
     warp_run(nb, &s0, &s1);
     const uint32_t lane = tid & 31u;
