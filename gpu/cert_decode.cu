@@ -888,15 +888,21 @@ __device__ uint32_t radix_select(sel_smem &S, const uint32_t *key, const unsigne
     return above_cnt + jt;
 }
 
-__device__ float block_max(sel_smem &S, float x)
+/* Thread 0's value r (a CTA reduction's result) to every thread, through
+ * slot; the syncs also end the reduction's use of its temporary storage. */
+template <typename T> __device__ __forceinline__ T cta_bcast(T r, T &slot)
 {
-    float r = RedF(S.t.rf).Reduce(x, MaxOp());
     __syncthreads();
-    if (threadIdx.x == 0) S.bf = r;
+    if (threadIdx.x == 0) slot = r;
     __syncthreads();
-    r = S.bf;
+    r = slot;
     __syncthreads();
     return r;
+}
+
+__device__ float block_max(sel_smem &S, float x)
+{
+    return cta_bcast(RedF(S.t.rf).Reduce(x, MaxOp()), S.bf);
 }
 
 /* e^x upward for a float x >= 0 (expf: 2 ulp [CERT-DEV-02]); +inf on overflow. */
@@ -1134,14 +1140,7 @@ __device__ settle_out settle(sel_smem &S, uint8_t *flag, bool all_flags, uint32_
         x.vlo = __dadd_rd(x.vlo, __dmul_rd(__ull2double_rd(lo[b]), (double)nu[b]));
     }
     warp_prefix(S, np, &o.nprom);
-    if (CERT) {
-        const eval_acc r = RedE(S.t.re).Reduce(x, EvalOp());
-        __syncthreads();
-        if (threadIdx.x == 0) S.ea = r;
-        __syncthreads();
-        x = S.ea;
-        __syncthreads();
-    }
+    if (CERT) x = cta_bcast(RedE(S.t.re).Reduce(x, EvalOp()), S.ea);
     return o;
 }
 
@@ -1189,15 +1188,9 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint8_t *flag, c
                 }
             }
             const float mb = block_max(S, best);
-            uint32_t cand = (best == mb) ? bi : 0xffffffffu;
-            {
-                uint32_t r2 = cub::BlockReduce<uint32_t, SEL_THREADS>(S.t.rx).Reduce(cand, MinU());
-                __syncthreads();
-                if (tid == 0) S.bx = r2;
-                __syncthreads();
-                cand = S.bx;
-                __syncthreads();
-            }
+            const uint32_t cand = cta_bcast(cub::BlockReduce<uint32_t, SEL_THREADS>(S.t.rx).Reduce(
+                                                (best == mb) ? bi : 0xffffffffu, MinU()),
+                                            S.bx);
             prev = mb;
             prev_idx = cand;
             if (it + 1u == r) lam = mb;
