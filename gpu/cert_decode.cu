@@ -104,6 +104,7 @@ struct kvq_cuda_cert_ws {
     uint32_t *stag;                  /* [qheads][nb] (indexed by KV head) */
     uint32_t *scnt;                  /* [qheads] slots taken this step (indexed by KV head) */
     uint32_t stage_cap;              /* slots a query head (0 .. STAGE_SLOTS) */
+    uint32_t pre_cap;                /* claims fetched early at most (0 .. SEL_GATHER) */
     uint32_t *hmax;                  /* [qheads] */
     uint32_t *p2cnt;                 /* [qheads] Phase-2 CTAs done (0 between steps) */
     head_info *info;                 /* [qh] */
@@ -564,7 +565,40 @@ struct EvalOp {
         return r;
     }
 };
-typedef cub::BlockReduce<eval_acc, SEL_THREADS> RedE;
+
+/* The empty pass: the identity of EvalOp. */
+__device__ __forceinline__ eval_acc eval_zero()
+{
+    eval_acc x;
+    x.sl = x.sh = 0ull;
+    x.acc = x.vlo = 0.0;
+    x.ksel = 0u;
+    x.u = x.lam = -INFINITY;
+    x.emax = x.vh = 0.0f;
+    return x;
+}
+
+/* EvalOp over the 32 lanes of a warp by an xor butterfly: every lane ends
+ * with the same value (each EvalOp component is commutative, the directed
+ * binary64 additions included). */
+__device__ __forceinline__ eval_acc warp_eval(eval_acc v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        eval_acc w;
+        w.sl = __shfl_xor_sync(0xffffffffu, v.sl, o);
+        w.sh = __shfl_xor_sync(0xffffffffu, v.sh, o);
+        w.acc = __shfl_xor_sync(0xffffffffu, v.acc, o);
+        w.vlo = __shfl_xor_sync(0xffffffffu, v.vlo, o);
+        w.ksel = __shfl_xor_sync(0xffffffffu, v.ksel, o);
+        w.u = __shfl_xor_sync(0xffffffffu, v.u, o);
+        w.lam = __shfl_xor_sync(0xffffffffu, v.lam, o);
+        w.emax = __shfl_xor_sync(0xffffffffu, v.emax, o);
+        w.vh = __shfl_xor_sync(0xffffffffu, v.vh, o);
+        v = EvalOp()(v, w);
+    }
+    return v;
+}
 
 typedef cub::BlockReduce<float, SEL_THREADS> RedF;
 typedef cub::BlockScan<uint32_t, SEL_THREADS> ScanU;
@@ -589,7 +623,7 @@ struct sel_smem {
         typename RedF::TempStorage rf;
         typename ScanU::TempStorage su;
         typename cub::BlockReduce<uint32_t, SEL_THREADS>::TempStorage rx;
-        typename cub::BlockReduce<eval_acc, SEL_THREADS>::TempStorage re;
+        eval_acc re[SEL_THREADS / 32u];           /* the warps' EvalOp results */
     } t;
     /* bucket counters: 16-bit chunks of the masses in 32-bit words, lo in
      * hm[0..2], hi in hm[3..5] (the radix passes and the fast buckets are
@@ -967,9 +1001,12 @@ __device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass
         S.above.h = incl.h - own.h;
     }
     const uint32_t nround = (nq + blockDim.x - 1u) / blockDim.x;
+    float lc = tid < nq ? lt[tid] : 0.0f;                  /* L~ loaded a round ahead */
     for (uint32_t rd = 0; rd < nround; rd++) {
         const uint32_t b = rd * blockDim.x + tid;
-        if (b < nq && sel_bucket(lt[b], m) == bs) {
+        const float lb = lc;
+        if (b + blockDim.x < nq) lc = lt[b + blockDim.x];
+        if (b < nq && sel_bucket(lb, m) == bs) {
             const uint32_t slot = atomicAdd(&S.gn, 1u);
             if (slot < cap) {
                 S.gkey[slot] = key[b];
@@ -1012,6 +1049,59 @@ __device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass
     r.bstar = bs;
     r.k = above.c + j;
     return r;
+}
+
+/* Staging of promoted values [CERT-DEV-01], the select kernel's side.  A
+ * head claims a promoted block of its KV head by raising stag[b] from 0; the
+ * claimer takes a pool slot (scnt) and lists (block, slot) in its claim list
+ * (dynamic shared memory).  Claims are made as soon as a rung's promotion is
+ * settled; the values of the first `pre` claims are then fetched from tier 2
+ * into shared memory asynchronously (cp.async), while the checks and the
+ * list proceed, and written to the pool at the end; later claims are copied
+ * at the end.  A claim whose block the accepted rung does not promote is
+ * harmless: its slot holds that block's values. */
+#define SEL_PRE_BYTES (64u * 1024u)  /* shared buffer for the early fetch */
+#define SEL_DYN_SMEM  (2u * SEL_GATHER * 4u + SEL_PRE_BYTES)
+
+struct stage_ctx {
+    uint32_t *stag, *scnt;           /* the KV head's entries and slot count */
+    uint32_t pool;                   /* slots of the KV head (0: staging off) */
+    uint32_t *cidx, *cslot;          /* claim list: block, slot */
+    uint8_t *buf;                    /* the early fetch: pre blocks of 16 x d values */
+    uint32_t pre;                    /* blocks the buffer holds */
+    uint32_t issued;                 /* claims fetched early so far (uniform) */
+};
+
+__device__ __forceinline__ void stage_claim(sel_smem &S, const stage_ctx &sc, uint32_t b)
+{
+    if (sc.pool == 0u || atomicMax(sc.stag + b, 1u) != 0u) return;
+    const uint32_t slot = atomicAdd(sc.scnt, 1u);
+    if (slot >= sc.pool) return;                           /* entry 1: tier 2 */
+    const uint32_t i = atomicAdd(&S.nown, 1u);
+    if (i >= SEL_GATHER) return;
+    sc.cidx[i] = b;
+    sc.cslot[i] = slot;
+    atomicMax(sc.stag + b, slot + 2u);
+}
+
+/* Issues the early fetch of the claims not yet fetched that the buffer
+ * holds (every thread; S.nown settled by a sync before). */
+__device__ __forceinline__ void stage_issue(sel_smem &S, stage_ctx &sc, const uint16_t *tv,
+                                            const kvq_cert_shape &sh)
+{
+    const uint32_t to = min(min(S.nown, SEL_GATHER), sc.pre);
+    if (to <= sc.issued) return;
+    const uint32_t per = KVQ_CERT_BLOCK * sh.dim / 8u;      /* 16-byte pieces a block */
+    const uint32_t tot = (to - sc.issued) * per;
+    for (uint32_t i = threadIdx.x; i < tot; i += blockDim.x) {
+        const uint32_t j = sc.issued + i / per, x = i % per;
+        __pipeline_memcpy_async(sc.buf + ((uint64_t)j * per + x) * 16u,
+                                (const uint8_t *)(tv + kvq_cert_in_index(&sh, kvq_cert_block_first(sc.cidx[j]), 0)) +
+                                    16u * x,
+                                16);
+    }
+    __pipeline_commit();
+    sc.issued = to;
 }
 
 /* Warp w of the CTA walks blocks [*s0, *s1) of n, 32 consecutive blocks a
@@ -1057,7 +1147,8 @@ struct settle_out {
 };
 
 template <bool CERT>
-__device__ settle_out settle(sel_smem &S, uint8_t *flag, bool all_flags, uint32_t bstar, float m,
+__device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint8_t *flag, bool all_flags,
+                             uint32_t bstar, float m,
                              const float *lt, const float *dp, const float *eta, const float *nu,
                              const unsigned long long *lo, const unsigned long long *hi,
                              uint32_t nq, float vtol, uint32_t cap, bool all)
@@ -1068,15 +1159,14 @@ __device__ settle_out settle(sel_smem &S, uint8_t *flag, bool all_flags, uint32_
     uint32_t s0, s1;
     warp_run(nq, &s0, &s1);
     /* selected and qualifying */
-    auto decide = [&](uint32_t b, bool &s, bool &want) {
-        const uint32_t f = flag[b];
+    auto decide = [&](uint32_t f, float ltb, float etab, float nub, bool &s, bool &want) {
         if (all_flags) {
             s = (f & 1u) != 0u;
         } else {
-            const uint32_t bk = sel_bucket(lt[b], m);
+            const uint32_t bk = sel_bucket(ltb, m);
             s = bk < bstar || (bk == bstar && (f & 1u));
         }
-        want = s && (all || (double)eta[b] > (double)vtol * (double)nu[b]);
+        want = s && (all || (double)etab > (double)vtol * (double)nub);
     };
     uint32_t run = 0, tot = 0;
     if (capped) {                                          /* ranks of the qualifying blocks */
@@ -1085,7 +1175,7 @@ __device__ settle_out settle(sel_smem &S, uint8_t *flag, bool all_flags, uint32_
             const uint32_t b = base + lane;
             bool s = false, want = false;
             if (b < s1) {
-                decide(b, s, want);
+                decide(flag[b], lt[b], eta[b], nu[b], s, want);
                 flag[b] = (uint8_t)((s ? 1u : 0u) | (want ? 2u : 0u));
             }
             c += (uint32_t)__popc(__ballot_sync(0xffffffffu, want));
@@ -1094,22 +1184,42 @@ __device__ settle_out settle(sel_smem &S, uint8_t *flag, bool all_flags, uint32_
     }
     settle_out o;
     eval_acc &x = o.x;
-    x.sl = x.sh = 0ull;
-    x.acc = x.vlo = 0.0;
-    x.ksel = 0u;
-    x.u = x.lam = -INFINITY;
-    x.emax = x.vh = 0.0f;
+    x = eval_zero();
     uint32_t np = 0;
+    /* a block's inputs, all loaded at once; the next step's are loaded
+     * before this step's flags are stored (one round trip a step, overlapped) */
+    struct blk_in {
+        uint32_t f;
+        float lt, dp, eta, nu;
+        unsigned long long lo, hi;
+    };
+    auto load = [&](uint32_t b, blk_in &v) {
+        if (b < s1) {
+            v.f = flag[b];
+            v.lt = lt[b];
+            v.eta = eta[b];
+            v.nu = nu[b];
+            if (CERT) {
+                v.dp = dp[b];
+                v.lo = lo[b];
+                v.hi = hi[b];
+            }
+        }
+    };
+    blk_in cur, nxt;
+    memset(&cur, 0, sizeof cur);
+    nxt = cur;
+    load(s0 + lane, cur);
     for (uint32_t base = s0; base < s1; base += 32u) {
         const uint32_t b = base + lane;
+        load(b + 32u, nxt);
         bool s = false, want = false;
         if (b < s1) {
             if (capped) {
-                const uint32_t f = flag[b];
-                s = (f & 1u) != 0u;
-                want = (f & 2u) != 0u;
+                s = (cur.f & 1u) != 0u;
+                want = (cur.f & 2u) != 0u;
             } else {
-                decide(b, s, want);
+                decide(cur.f, cur.lt, cur.eta, cur.nu, s, want);
             }
         }
         bool p = want;
@@ -1119,28 +1229,45 @@ __device__ settle_out settle(sel_smem &S, uint8_t *flag, bool all_flags, uint32_
             run += (uint32_t)__popc(bal);
         }
         np += (uint32_t)__popc(__ballot_sync(0xffffffffu, p));
-        if (b >= s1) continue;
-        flag[b] = (uint8_t)((s ? 1u : 0u) | (p ? 2u : 0u));
-        if (!CERT) continue;
-        if (!s) {
-            x.u = fmaxf(x.u, __fadd_ru(lt[b], dp[b]));
-            continue;
+        if (b < s1) {
+            flag[b] = (uint8_t)((s ? 1u : 0u) | (p ? 2u : 0u));
+            if (p) stage_claim(S, sc, b);
+            if (CERT) {
+                if (!s) {
+                    x.u = fmaxf(x.u, __fadd_ru(cur.lt, cur.dp));
+                } else {
+                    x.sl += cur.lo;
+                    x.sh += cur.hi;
+                    x.ksel++;
+                    x.lam = fmaxf(x.lam, __fsub_rd(cur.lt, cur.dp));
+                    if (!p) {
+                        x.acc = __dadd_ru(x.acc, __dmul_ru(__ull2double_ru(cur.hi), (double)cur.eta));
+                        x.emax = fmaxf(x.emax, cur.eta);
+                        x.vh = fmaxf(x.vh, __fadd_ru(cur.nu, cur.eta));   /* ||v^|| <= ||v|| + eta */
+                    } else {
+                        x.vh = fmaxf(x.vh, cur.nu);
+                    }
+                    x.vlo = __dadd_rd(x.vlo, __dmul_rd(__ull2double_rd(cur.lo), (double)cur.nu));
+                }
+            }
         }
-        x.sl += lo[b];
-        x.sh += hi[b];
-        x.ksel++;
-        x.lam = fmaxf(x.lam, __fsub_rd(lt[b], dp[b]));
-        if (!p) {
-            x.acc = __dadd_ru(x.acc, __dmul_ru(__ull2double_ru(hi[b]), (double)eta[b]));
-            x.emax = fmaxf(x.emax, eta[b]);
-            x.vh = fmaxf(x.vh, __fadd_ru(nu[b], eta[b]));   /* ||v^|| <= ||v|| + eta */
-        } else {
-            x.vh = fmaxf(x.vh, nu[b]);
-        }
-        x.vlo = __dadd_rd(x.vlo, __dmul_rd(__ull2double_rd(lo[b]), (double)nu[b]));
+        cur = nxt;
     }
     warp_prefix(S, np, &o.nprom);
-    if (CERT) x = cta_bcast(RedE(S.t.re).Reduce(x, EvalOp()), S.ea);
+    if (CERT) {
+        /* EvalOp over the CTA: each warp's result, then warp 0 reduces the
+         * warps' results and hands the total to every thread */
+        const uint32_t warp = threadIdx.x >> 5;
+        x = warp_eval(x);
+        if (lane == 0u) S.t.re[warp] = x;
+        __syncthreads();
+        if (warp == 0u) {
+            x = warp_eval(lane < (blockDim.x >> 5) ? S.t.re[lane] : eval_zero());
+            if (lane == 0u) S.ea = x;
+        }
+        __syncthreads();
+        x = S.ea;
+    }
     return o;
 }
 
@@ -1276,6 +1403,17 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     unsigned long long *lo = ws.lo + (uint64_t)qh * nb, *hi = ws.hi + (uint64_t)qh * nb;
     uint8_t *flag = ws.flag + (uint64_t)qh * nb;
     head_info *inf = ws.info + qh;
+    extern __shared__ __align__(16) uint8_t sel_dyn[];
+    stage_ctx sc;
+    sc.stag = ws.stag + (uint64_t)kv * nb;
+    sc.scnt = ws.scnt + kv;
+    sc.pool = h.group * ws.stage_cap;
+    sc.cidx = (uint32_t *)sel_dyn;
+    sc.cslot = sc.cidx + SEL_GATHER;
+    sc.buf = sel_dyn + 2u * SEL_GATHER * 4u;
+    sc.pre = min(ws.pre_cap, SEL_PRE_BYTES / (KVQ_CERT_BLOCK * sh.dim * 2u));
+    sc.issued = 0u;
+    const uint16_t *tv = h.t2_v + (uint64_t)kv * sh.tokens * sh.dim;
 
     /* M = max L~ (residual included) from Phase 1's maxima (0: no block had
      * a number, M = -inf as an fmaxf pass would give), then cleared for the
@@ -1286,6 +1424,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
 #pragma unroll
     for (uint32_t k = 0; k < 6u; k++) S.h.fb.hm[k][tid] = 0u;
     if (tid < 3u) S.mxk[tid] = ord_key(0.0f);
+    if (tid == 0) S.nown = 0u;
     __syncthreads();
     if (tid == 0) ws.hmax[qh] = 0u;
     /* masses: E_b = e^{L~_b - M} within [lo, hi] 2^-40: x = RN(L~_b - M) errs
@@ -1299,16 +1438,31 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         const float *eb = ws.eb + (uint64_t)qh * nb;
         float vmx = 0.0f, emx = 0.0f, dmx = 0.0f;
         const uint32_t nround = (nb + blockDim.x - 1u) / blockDim.x;
+        /* a round's four inputs are loaded a round ahead (one round trip
+         * in flight while the previous round computes) */
+        float cur[4] = {0.0f, 0.0f, 0.0f, 0.0f}, nxt[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        auto load = [&](uint32_t b, float (&v)[4]) {
+            if (b < nb) {
+                v[0] = lt[b];
+                v[1] = nu[b];
+                if (CERT) {
+                    v[2] = eb[b];
+                    if (b < nq) v[3] = dp[b];
+                }
+            }
+        };
+        load(tid, cur);
         for (uint32_t rd = 0; rd < nround; rd++) {
             const uint32_t b = rd * blockDim.x + tid;
+            load(b + blockDim.x, nxt);
             uint32_t dg = 0xffffu;
             unsigned long long l = 0ull, u = 1ull;
             if (b < nb) {
-                const float lb = lt[b];
-                vmx = fmaxf(vmx, nu[b]);
+                const float lb = cur[0];
+                vmx = fmaxf(vmx, cur[1]);
                 if (CERT) {
-                    emx = fmaxf(emx, eb[b]);
-                    if (b < nq) dmx = fmaxf(dmx, dp[b]);
+                    emx = fmaxf(emx, cur[2]);
+                    if (b < nq) dmx = fmaxf(dmx, cur[3]);
                 }
                 const float x = __fsub_rn(lb, m);
                 const float ax = fabsf(x);
@@ -1334,6 +1488,8 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
                 }
             }
             bucket_add<SEL_BUCKETS>(S.h.fb.cnt, S.h.fb.hm, dg, l, u);
+#pragma unroll
+            for (uint32_t i = 0; i < 4u; i++) cur[i] = nxt[i];
         }
         vmx = warp_max(vmx);
         emx = warp_max(emx);
@@ -1407,10 +1563,11 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             }
         }
         const settle_out so =
-            settle<CERT>(S, flag, all_flags, bstar, m, lt, dp, eta, nu, lo, hi, nq, prm.vtol,
+            settle<CERT>(S, sc, flag, all_flags, bstar, m, lt, dp, eta, nu, lo, hi, nq, prm.vtol,
                          threshold || rung == 2u ? 0xffffffffu : prm.promote_budget, rung == 2u);
         all_flags = true;
         nprom = so.nprom;
+        stage_issue(S, sc, tv, sh);                        /* this rung's claims */
         if (!CERT) {
             accepted = true;
             break;
@@ -1431,24 +1588,28 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         checks = 0;
     }
     /* outputs: the flags and the list, in index order (warp runs); a
-     * promoted block is claimed for staging (the first query head of the
-     * group to raise its entry from 0 takes a slot and copies it) */
+     * promoted block not yet claimed is claimed now (copied at the end) */
     uint32_t s0, s1, cnt = 0, tent = 0;
     warp_run(nb, &s0, &s1);
     const uint32_t lane = tid & 31u;
-    const uint32_t pool = h.group * ws.stage_cap;
-    uint32_t *stag = ws.stag + (uint64_t)kv * nb;
-    if (tid == 0) S.nown = 0u;
+    /* block b's flags as the list sees them (loaded a step ahead in both
+     * walks) */
+    auto lflag = [&](uint32_t b) -> uint32_t {
+        return b >= s1 ? 0u : (b >= nq || dense ? 1u : flag[b]);
+    };
+    uint32_t fn = lflag(s0 + lane);
     for (uint32_t base = s0; base < s1; base += 32u) {
-        const uint32_t b = base + lane;
-        const bool in = b < s1 && (b >= nq || dense || (flag[b] & 1u));
-        cnt += (uint32_t)__popc(__ballot_sync(0xffffffffu, in));
+        const uint32_t f = fn;
+        fn = lflag(base + 32u + lane);
+        cnt += (uint32_t)__popc(__ballot_sync(0xffffffffu, (f & 1u) != 0u));
     }
     uint32_t pos = warp_prefix(S, cnt, &tent);
     uint32_t *list = ws.list + (uint64_t)qh * nb;
+    fn = lflag(s0 + lane);
     for (uint32_t base = s0; base < s1; base += 32u) {
         const uint32_t b = base + lane;
-        const uint32_t f = b >= s1 ? 0u : (b >= nq || dense ? 1u : flag[b]);
+        const uint32_t f = fn;
+        fn = lflag(b + 32u);
         const uint32_t bal = __ballot_sync(0xffffffffu, (f & 1u) != 0u);
         if (f & 1u) {
             uint32_t e = b;
@@ -1456,17 +1617,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             else if (f & 2u) e |= ENT_PROM;
             if (dense) e |= ENT_DENSE;
             list[pos + (uint32_t)__popc(bal & ((1u << lane) - 1u))] = e;
-            if ((f & 2u) && pool != 0u && atomicMax(stag + b, 1u) == 0u) {
-                const uint32_t slot = atomicAdd(ws.scnt + kv, 1u);
-                if (slot < pool) {
-                    const uint32_t i = atomicAdd(&S.nown, 1u);
-                    if (i < SEL_GATHER) {
-                        S.gidx[i] = b;
-                        S.gkey[i] = slot;
-                        atomicMax(stag + b, slot + 2u);
-                    }
-                }
-            }
+            if (f & 2u) stage_claim(S, sc, b);
         }
         pos += (uint32_t)__popc(bal);
         if (b < s1) {
@@ -1474,27 +1625,35 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             if (d_prom) d_prom[(uint64_t)qh * nb + b] = (uint8_t)((f & 2u) ? 1 : 0);
         }
     }
-    /* the claimed blocks' values, tier 2 -> the pool: eight 8-byte pieces a
-     * thread in flight at a time (the reads cross the host link) */
+    /* the claimed blocks' values to the pool: the early fetch from shared
+     * memory once every thread's copies have landed; the claims beyond it
+     * from tier 2, eight 8-byte pieces a thread in flight at a time (the
+     * reads cross the host link) */
+    __pipeline_wait_prior(0);
     __syncthreads();
     {
         const uint32_t nown = min(S.nown, SEL_GATHER), per = KVQ_CERT_BLOCK * sh.dim / 4u;
-        const uint32_t tot = nown * per;
-        const uint16_t *tv = h.t2_v + (uint64_t)kv * sh.tokens * sh.dim;
-        uint16_t *pz = ws.stage + (uint64_t)kv * pool * KVQ_CERT_BLOCK * sh.dim;
+        uint16_t *pz = ws.stage + (uint64_t)kv * sc.pool * KVQ_CERT_BLOCK * sh.dim;
+        const uint32_t per16 = per / 2u;
+        for (uint32_t i = tid; i < sc.issued * per16; i += blockDim.x) {
+            const uint32_t j = i / per16, x = i % per16;
+            ((uint4 *)(pz + (uint64_t)sc.cslot[j] * KVQ_CERT_BLOCK * sh.dim))[x] =
+                ((const uint4 *)(sc.buf + (uint64_t)j * per16 * 16u))[x];
+        }
+        const uint32_t tot = (nown - sc.issued) * per;
         for (uint32_t i0 = tid; i0 < tot; i0 += 8u * blockDim.x) {
             uint2 v[8];
 #pragma unroll
             for (uint32_t k8 = 0; k8 < 8u; k8++) {
-                const uint32_t i = i0 + k8 * blockDim.x, j = i / per;
+                const uint32_t i = i0 + k8 * blockDim.x, j = sc.issued + i / per;
                 if (i < tot)
-                    v[k8] = ((const uint2 *)(tv + kvq_cert_in_index(&sh, kvq_cert_block_first(S.gidx[j]), 0)))[i % per];
+                    v[k8] = ((const uint2 *)(tv + kvq_cert_in_index(&sh, kvq_cert_block_first(sc.cidx[j]), 0)))[i % per];
             }
 #pragma unroll
             for (uint32_t k8 = 0; k8 < 8u; k8++) {
-                const uint32_t i = i0 + k8 * blockDim.x, j = i / per;
+                const uint32_t i = i0 + k8 * blockDim.x, j = sc.issued + i / per;
                 if (i < tot)
-                    ((uint2 *)(pz + (uint64_t)S.gkey[j] * KVQ_CERT_BLOCK * sh.dim))[i % per] = v[k8];
+                    ((uint2 *)(pz + (uint64_t)sc.cslot[j] * KVQ_CERT_BLOCK * sh.dim))[i % per] = v[k8];
             }
         }
     }
@@ -1529,6 +1688,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
  * took its ticket); loads of Phase 2's results bypass L1. */
 struct cb_smem {
     float alpha[1024];
+    float prod[1024];                /* RN(l_e alpha_e) */
     float red[P2_THREADS / 32u][3];
     float lsum;
 };
@@ -1539,7 +1699,7 @@ __device__ void combine_head(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_w
                              kvq_cert_decl *d_decl, float *d_delta1, uint32_t *d_status,
                              float eps_dense)
 {
-    float *alpha_s = C.alpha;
+    float *alpha_s = C.alpha, *prod_s = C.prod;
     float (*red)[3] = C.red;
     float &lsum = C.lsum;
     const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
@@ -1548,10 +1708,16 @@ __device__ void combine_head(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_w
     const head_info I = ws.info[qh];
     const uint32_t nent = I.nent;
     const uint64_t p0 = (uint64_t)qh * nb;
-    /* M = max_e m_e (= the greatest attended score), min score, max A_e */
+    /* M = max_e m_e (= the greatest attended score), min score, max A_e; the
+     * first 1024 m_e and l_e are kept for the rescaling */
     float M = -INFINITY, smin = INFINITY, amax = 0.0f;
     for (uint32_t e = tid; e < nent; e += blockDim.x) {
-        M = fmaxf(M, __ldcg(ws.pm + p0 + e));
+        const float pm = __ldcg(ws.pm + p0 + e);
+        if (e < 1024u) {
+            alpha_s[e] = pm;
+            prod_s[e] = __ldcg(ws.pl + p0 + e);
+        }
+        M = fmaxf(M, pm);
         if (CERT) {
             smin = fminf(smin, __ldcg(ws.pmin + p0 + e));
             amax = fmaxf(amax, __ldcg(ws.pab + p0 + e));
@@ -1574,32 +1740,55 @@ __device__ void combine_head(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_w
         amax = fmaxf(amax, red[w][2]);
     }
     /* alpha_e = expf(RN(m_e - M)): one rescaling a token (Nr = 1); l and acc
-     * by recursive summation over the entries in list order */
+     * by recursive summation over the entries in list order (the products
+     * RN(l_e alpha_e) formed in parallel, the sums in order); a thread keeps
+     * its channels' sums in registers */
+    float a[KVQ_CERT_MAX_DIM / P2_THREADS];
+#pragma unroll
+    for (uint32_t k = 0; k < KVQ_CERT_MAX_DIM / P2_THREADS; k++) a[k] = 0.0f;
     for (uint32_t base = 0; base < nent; base += 1024u) {
         const uint32_t top = min(nent, base + 1024u);
         __syncthreads();
-        for (uint32_t e = base + tid; e < top; e += blockDim.x)
-            alpha_s[e - base] = expf(__fsub_rn(__ldcg(ws.pm + p0 + e), M));
+        for (uint32_t e = base + tid; e < top; e += blockDim.x) {
+            /* base 0: this thread kept m_e and l_e above (same e, same thread) */
+            const float pm = base == 0u ? alpha_s[e] : __ldcg(ws.pm + p0 + e);
+            const float pl = base == 0u ? prod_s[e] : __ldcg(ws.pl + p0 + e);
+            const float al = expf(__fsub_rn(pm, M));
+            alpha_s[e - base] = al;
+            prod_s[e - base] = __fmul_rn(pl, al);
+        }
         __syncthreads();
         if (tid == 0) {
             float l = base == 0 ? 0.0f : lsum;
-#pragma unroll 8
-            for (uint32_t e = base; e < top; e++)
-                l = __fadd_rn(l, __fmul_rn(__ldcg(ws.pl + p0 + e), alpha_s[e - base]));
+            for (uint32_t e = base; e < top; e++) l = __fadd_rn(l, prod_s[e - base]);
             lsum = l;
         }
-        for (uint32_t c = tid; c < d; c += blockDim.x) {
-            float a = base == 0 ? 0.0f : d_out[(uint64_t)qh * d + c];
-#pragma unroll 8
-            for (uint32_t e = base; e < top; e++)
-                a = __fadd_rn(a, __fmul_rn(__ldcg(ws.pacc + (p0 + e) * d + c), alpha_s[e - base]));
-            d_out[(uint64_t)qh * d + c] = a;
+#pragma unroll
+        for (uint32_t k = 0; k < KVQ_CERT_MAX_DIM / P2_THREADS; k++) {
+            const uint32_t c = tid + k * P2_THREADS;
+            if (c >= d) break;
+            const float *pa = ws.pacc + p0 * d + c;
+            float x = a[k];
+            /* sixteen entries' loads in flight, then their sums in order */
+            for (uint32_t e0 = base; e0 < top; e0 += 16u) {
+                float v[16];
+#pragma unroll
+                for (uint32_t i = 0; i < 16u; i++)
+                    v[i] = e0 + i < top ? __ldcg(pa + (uint64_t)(e0 + i) * d) : 0.0f;
+#pragma unroll
+                for (uint32_t i = 0; i < 16u; i++)
+                    if (e0 + i < top) x = __fadd_rn(x, __fmul_rn(v[i], alpha_s[e0 + i - base]));
+            }
+            a[k] = x;
         }
     }
     __syncthreads();
     const float l = lsum;
-    for (uint32_t c = tid; c < d; c += blockDim.x)
-        d_out[(uint64_t)qh * d + c] = __fdiv_rn(d_out[(uint64_t)qh * d + c], l);
+#pragma unroll
+    for (uint32_t k = 0; k < KVQ_CERT_MAX_DIM / P2_THREADS; k++) {
+        const uint32_t c = tid + k * P2_THREADS;
+        if (c < d) d_out[(uint64_t)qh * d + c] = __fdiv_rn(a[k], l);
+    }
     if (tid != 0) return;
     /* declaration [CERT-DEV-05]: a token's term meets its product, <= 15
      * additions inside its entry, one rescaling, <= nent - 1 additions of the
@@ -1686,16 +1875,32 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
 {
     __shared__ cb_smem C;
     __shared__ uint32_t last;
-    cudaGridDependencySynchronize();                       /* the select kernel is done */
     const uint32_t qh = blockIdx.y, kv = qh / h.group;
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const uint32_t cg = lane & 7u, tj = lane >> 3;
     const kvq_cert_shape sh = h.shape;
     const uint32_t d = sh.dim, nq = kvq_cert_full_blocks(&sh), nb = kvq_cert_blocks(&sh);
     const uint32_t nres = kvq_cert_residual_tokens(&sh), mc = (d + 127u) / 128u;
-    const uint32_t nent = ws.info[qh].nent;
-    const uint32_t *list = ws.list + (uint64_t)qh * nb;
     const float *q = h.d_q + (uint64_t)qh * d;
+    /* the query's first 128 channels (lane: 16 cg .. 16 cg + 15), read before
+     * the wait: q is an input of the step, complete before Phase 1 began */
+    float q0[16];
+#pragma unroll
+    for (uint32_t w = 0; w < 4u; w++) {
+        const float4 x = 16u * cg < d ? *(const float4 *)(q + 16u * cg + 4u * w)
+                                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        q0[4u * w] = x.x;
+        q0[4u * w + 1u] = x.y;
+        q0[4u * w + 2u] = x.z;
+        q0[4u * w + 3u] = x.w;
+    }
+    cudaGridDependencySynchronize();                       /* the select kernel is done */
+    const uint32_t *list = ws.list + (uint64_t)qh * nb;
+    const uint32_t ei0 = blockIdx.x * P2_WARPS + warp;
+    /* the warp's first list entry is read with the count (an entry past the
+     * count is never used) */
+    const uint32_t nent = ws.info[qh].nent;
+    uint32_t e_nx = ei0 < nb ? list[ei0] : 0u;
     const int8_t *kc = h.d_kcodes + (uint64_t)kv * kvq_cert_key_code_bytes(&sh);
     const float *sg = h.d_sigma + (uint64_t)kv * kvq_cert_key_meta_count(&sh);
     const float *zz = h.d_z + (uint64_t)kv * kvq_cert_key_meta_count(&sh);
@@ -1707,8 +1912,9 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
     const uint16_t *tk = h.t2_k + (uint64_t)kv * sh.tokens * d;
     const uint16_t *tv = h.t2_v + (uint64_t)kv * sh.tokens * d;
     const uint32_t stride = gridDim.x * P2_WARPS;
-    for (uint32_t ei = blockIdx.x * P2_WARPS + warp; ei < nent; ei += stride) {
-        const uint32_t e = list[ei], b = e & ENT_BLOCK;
+    for (uint32_t ei = ei0; ei < nent; ei += stride) {
+        const uint32_t e = e_nx, b = e & ENT_BLOCK;
+        if (ei + stride < nent) e_nx = list[ei + stride];
         const bool res = (e & ENT_RES) != 0u, dense = (e & ENT_DENSE) != 0u;
         const bool orig_v = res || (e & (ENT_DENSE | ENT_PROM)) != 0u;
         const uint32_t ntok = res ? nres : KVQ_CERT_BLOCK;
@@ -1730,7 +1936,9 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
             float qv[16];
 #pragma unroll
             for (uint32_t w = 0; w < 4u; w++) {
-                const float4 x = *(const float4 *)(q + c0 + 4u * w);
+                const float4 x = m == 0u ? make_float4(q0[4u * w], q0[4u * w + 1u], q0[4u * w + 2u],
+                                                       q0[4u * w + 3u])
+                                         : *(const float4 *)(q + c0 + 4u * w);
                 qv[4u * w] = x.x;
                 qv[4u * w + 1u] = x.y;
                 qv[4u * w + 2u] = x.z;
@@ -1826,24 +2034,38 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
             uint32_t el;
             const uint32_t j = kvq_cert_value_group_of(c, &el);
             const uint32_t first = kvq_code_byte(el, KVQ_CERT_VBITS);
+            /* every token's loads are issued before any is used (one round
+             * trip for the entry, not one a token); tokens past ntok are 0 */
+            if (orig_v) {
+                uint2 raw[ENT_TOK];
 #pragma unroll
-            for (uint32_t i = 0; i < ENT_TOK; i++) {
-                va[i][0] = va[i][1] = va[i][2] = va[i][3] = 0.0f;
-                if (i >= ntok) continue;
-                if (orig_v) {
-                    h4_f32(va[i], *(const uint2 *)(vo + (uint64_t)i * d + c));
-                } else {
-                    const uint32_t tok = tok0 + i;
-                    const uint16_t word = *(const uint16_t *)(vc + kvq_cert_value_code_offset(&sh, tok, j) + first);
-                    const uint64_t gi = kvq_cert_value_group(&sh, tok, j);
-                    const float sc = vs[gi], zv = vz[gi];
+                for (uint32_t i = 0; i < ENT_TOK; i++)
+                    raw[i] = i < ntok ? *(const uint2 *)(vo + (uint64_t)i * d + c) : make_uint2(0u, 0u);
 #pragma unroll
-                    for (uint32_t x = 0; x < 4u; x++) {
-                        const uint32_t code = ((uint32_t)word >> kvq_code_word_shift(el + x, KVQ_CERT_VBITS, first)) &
-                                              kvq_code_max(KVQ_CERT_VBITS);
-                        va[i][x] = __fmaf_rn((float)code, sc, zv);   /* [CERT-V4-02] */
+                for (uint32_t i = 0; i < ENT_TOK; i++) h4_f32(va[i], raw[i]);
+            } else {
+                uint32_t word[ENT_TOK];
+                float sc[ENT_TOK], zv[ENT_TOK];
+#pragma unroll
+                for (uint32_t i = 0; i < ENT_TOK; i++) {
+                    word[i] = 0u;
+                    sc[i] = zv[i] = 0.0f;
+                    if (i < ntok) {
+                        const uint32_t tok = tok0 + i;
+                        const uint64_t gi = kvq_cert_value_group(&sh, tok, j);
+                        word[i] = *(const uint16_t *)(vc + kvq_cert_value_code_offset(&sh, tok, j) + first);
+                        sc[i] = vs[gi];
+                        zv[i] = vz[gi];
                     }
                 }
+#pragma unroll
+                for (uint32_t i = 0; i < ENT_TOK; i++)
+#pragma unroll
+                    for (uint32_t x = 0; x < 4u; x++) {
+                        const uint32_t code = (word[i] >> kvq_code_word_shift(el + x, KVQ_CERT_VBITS, first)) &
+                                              kvq_code_max(KVQ_CERT_VBITS);
+                        va[i][x] = i < ntok ? __fmaf_rn((float)code, sc[i], zv[i]) : 0.0f;   /* [CERT-V4-02] */
+                    }
             }
             float4 o = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
@@ -2036,13 +2258,18 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
         if (e == cudaSuccess) e = cudaGetDevice(&dev);
         if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         w->sms = sms > 0 ? (uint32_t)sms : 1u;
-        /* Phase 1's two pipeline buffers a warp exceed the default 48 KiB */
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(cert_phase1_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)P1_SMEM);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(cert_phase1_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)P1_SMEM);
+        /* dynamic shared memory beyond the default 48 KiB: Phase 1's two
+         * pipeline buffers a warp, the select kernel's claim list and
+         * early-fetch buffer */
+        const struct {
+            const void *k;
+            int bytes;
+        } dyn[] = {{(const void *)cert_phase1_kernel<true>, (int)P1_SMEM},
+                   {(const void *)cert_phase1_kernel<false>, (int)P1_SMEM},
+                   {(const void *)cert_select_kernel<true>, (int)SEL_DYN_SMEM},
+                   {(const void *)cert_select_kernel<false>, (int)SEL_DYN_SMEM}};
+        for (size_t i = 0; i < sizeof dyn / sizeof dyn[0] && e == cudaSuccess; i++)
+            e = cudaFuncSetAttribute(dyn[i].k, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn[i].bytes);
     }
 #define WS_ALLOC(p, n) if (e == cudaSuccess) e = cudaMalloc((void **)&w->p, (n) * sizeof *w->p)
     WS_ALLOC(lt, H * nb);
@@ -2073,6 +2300,7 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     if (e == cudaSuccess) e = cudaMemset(w->hmax, 0, H * sizeof *w->hmax);
     if (e == cudaSuccess) e = cudaMemset(w->p2cnt, 0, H * sizeof *w->p2cnt);
     w->stage_cap = STAGE_SLOTS;
+    w->pre_cap = SEL_GATHER;
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         kvq_cuda_cert_ws_destroy(w);
@@ -2098,14 +2326,14 @@ extern "C" void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *w)
  * it (memory included) in cudaGridDependencySynchronize at their start.  If
  * the stream refuses the attribute, an ordinary launch. */
 template <typename... P, typename... A>
-static cudaError_t launch_dep(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t stream,
-                              A... args)
+static cudaError_t launch_dep(void (*k)(P...), dim3 grid, dim3 block, size_t smem,
+                              cudaStream_t stream, A... args)
 {
     cudaLaunchConfig_t c;
     memset(&c, 0, sizeof c);
     c.gridDim = grid;
     c.blockDim = block;
-    c.dynamicSmemBytes = 0;
+    c.dynamicSmemBytes = smem;
     c.stream = stream;
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -2114,7 +2342,7 @@ static cudaError_t launch_dep(void (*k)(P...), dim3 grid, dim3 block, cudaStream
     c.numAttrs = 1u;
     if (cudaLaunchKernelEx(&c, k, args...) == cudaSuccess) return cudaSuccess;
     (void)cudaGetLastError();
-    k<<<grid, block, 0, stream>>>(args...);
+    k<<<grid, block, smem, stream>>>(args...);
     return cudaGetLastError();
 }
 
@@ -2131,10 +2359,10 @@ static cudaError_t launch_step(dim3 g1, dim3 g2, uint32_t qh, cudaStream_t strea
     cert_phase1_kernel<CERT><<<g1, P1_WARPS * 32u, P1_SMEM, stream>>>(h, w);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
-        e = launch_dep(cert_select_kernel<CERT>, dim3(qh), dim3(SEL_THREADS), stream, h, w, prm,
-                       d_sel, d_prom);
+        e = launch_dep(cert_select_kernel<CERT>, dim3(qh), dim3(SEL_THREADS), (size_t)SEL_DYN_SMEM,
+                       stream, h, w, prm, d_sel, d_prom);
     if (e == cudaSuccess)
-        e = launch_dep(cert_phase2_kernel<CERT>, g2, dim3(P2_THREADS), stream, h, w, d_out, d_rec,
+        e = launch_dep(cert_phase2_kernel<CERT>, g2, dim3(P2_THREADS), (size_t)0, stream, h, w, d_out, d_rec,
                        d_decl, d_delta1, d_status, prm.eps_dense);
     return e;
 }
@@ -2185,6 +2413,16 @@ extern "C" kvq_status kvq_cuda_cert_ws_set_stage(kvq_cuda_cert_ws *ws, uint32_t 
 {
     if (ws == NULL || cap > STAGE_SLOTS) return KVQ_E_PARAM;
     ws->stage_cap = cap;
+    return KVQ_OK;
+}
+
+/* Staging claims fetched early by the select kernel (0 .. SEL_GATHER, and at
+ * most what its buffer holds).  The output does not depend on it
+ * [CERT-DEV-01]; the device check varies it. */
+extern "C" kvq_status kvq_cuda_cert_ws_set_prefetch(kvq_cuda_cert_ws *ws, uint32_t blocks)
+{
+    if (ws == NULL || blocks > SEL_GATHER) return KVQ_E_PARAM;
+    ws->pre_cap = blocks;
     return KVQ_OK;
 }
 

@@ -723,8 +723,13 @@ static void run_batch(dev *D, uint64_t *steps_left)
     /* and the staging pool of promoted values mostly full size, sometimes
      * small or off (0), so that staged, unstaged and mixed groups are met */
     const uint32_t scap = chance(70) ? 32u : rndu(4);
+    /* and the select kernel's early fetch of staged values mostly as large as
+     * its buffer, sometimes 0-2 blocks, so that claims copied at its end are
+     * met (the second run fetches all it can, or stages nothing) */
+    const uint32_t pcap = chance(70) ? 1024u : rndu(3);
     if (kvq_cuda_cert_ws_set_gather(D->ws, cap) != KVQ_OK ||
-        kvq_cuda_cert_ws_set_stage(D->ws, scap) != KVQ_OK)
+        kvq_cuda_cert_ws_set_stage(D->ws, scap) != KVQ_OK ||
+        kvq_cuda_cert_ws_set_prefetch(D->ws, pcap) != KVQ_OK)
         exit(2);
     kvq_status st = kvq_cuda_cert_step_async(D->out, D->rec, D->decl, D->d1, D->status, D->sel,
                                              D->prom, &H, &b->prm, 1, D->ws, 0);
@@ -752,6 +757,7 @@ static void run_batch(dev *D, uint64_t *steps_left)
                 *t_st = t_d1 + 4u * qh, *t_sel = t_st + 4u * qh, *t_prom = t_sel + n_sel;
         if (kvq_cuda_cert_ws_set_gather(D->ws, cap == 1024u ? 0u : 1024u) != KVQ_OK ||
             kvq_cuda_cert_ws_set_stage(D->ws, scap == 32u ? 0u : 32u) != KVQ_OK ||
+            kvq_cuda_cert_ws_set_prefetch(D->ws, 1024u) != KVQ_OK ||
             kvq_cuda_cert_step_async(D->out, D->rec, D->decl, D->d1, D->status, D->sel, D->prom,
                                      &H, &b->prm, 1, D->ws, 0) != KVQ_OK) {
             fprintf(stderr, "gpu-cert-decode-test: second step launch failed\n");
@@ -783,8 +789,8 @@ static void run_batch(dev *D, uint64_t *steps_left)
                     (unsigned long long)residue);
         if (!same && ++g_paths_fail <= 10)
             fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u: the fast and the radix selector "
-                    "(gather capacity %u, staging slots %u) give different steps\n",
-                    (unsigned long long)g_seed, b->n, b->d, cap, scap);
+                    "(gather capacity %u, staging slots %u, early fetch %u) give different "
+                    "steps\n", (unsigned long long)g_seed, b->n, b->d, cap, scap, pcap);
         pthread_mutex_unlock(&g_mx);
     }
     for (uint32_t i = 0; i < qh; i++)
