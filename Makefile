@@ -207,6 +207,19 @@ $(B)/gpu/libkvq_cert_bench.so: $(GPU_CERT_OBJ) $(B)/gpu/cert_bench.o $(GPU_REF_O
 gpu-test-cert: $(B)/gpu/kvq_gpu_cert_decode_test
 	$(B)/gpu/kvq_gpu_cert_decode_test
 
+# The decode step with %globaltimer stamps at its stage boundaries (a
+# diagnostics build, -DKVQ_CERT_TIMELINE; gpu/cert_timeline.py reads them).
+$(B)/gpu-tl/cert_decode.o: gpu/cert_decode.cu $(GPU_HDR) conformance/kvq_subject.h
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_CERT_TIMELINE -c $< -o $@
+
+$(B)/gpu/libkvq_cert_timeline.so: $(B)/gpu-tl/cert_decode.o $(B)/gpu/cert.o $(B)/gpu/kivi.o \
+    $(B)/gpu/cert_bench.o $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
+	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
+
+.PHONY: gpu-cert-timeline
+gpu-cert-timeline: $(B)/gpu/libkvq_cert_timeline.so
+
 gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test \
      $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS)
 

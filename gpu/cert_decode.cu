@@ -74,6 +74,60 @@
 #define ENT_BLOCK  0x00ffffffu
 #define STAGE_SLOTS 32u              /* staging slots a query head (default and maximum) */
 
+/* ---- timeline (diagnostics build only) -------------------------------------
+ * Built with -DKVQ_CERT_TIMELINE (make gpu-cert-timeline, gpu/cert_timeline.py),
+ * the kernels stamp %globaltimer (ns) at their stage boundaries: Phase 1's
+ * first start and last end, each select CTA's stages (after a CTA barrier),
+ * each Phase-2 CTA's; kvq_cuda_cert_timeline copies the stamps out and
+ * clears them.  Without it the marks are empty and the kernels unchanged. */
+#ifdef KVQ_CERT_TIMELINE
+#define TL_HEADS  64u
+#define TL_SEL_N  11u
+#define TL_P2CTAS 512u
+#define TL_P2_N   5u
+__device__ unsigned long long tl_p1[2] = {~0ull, 0ull};
+__device__ unsigned long long tl_sel[TL_HEADS][TL_SEL_N], tl_p2[TL_P2CTAS][TL_P2_N];
+__device__ __forceinline__ unsigned long long tl_now()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#define TL_P1_START() \
+    do { if (threadIdx.x == 0) atomicMin(&tl_p1[0], tl_now()); } while (0)
+#define TL_P1_END() \
+    do { __syncthreads(); if (threadIdx.x == 0) atomicMax(&tl_p1[1], tl_now()); } while (0)
+#define TL_SEL_AT(k) \
+    do { if (threadIdx.x == 0 && blockIdx.x < TL_HEADS) tl_sel[blockIdx.x][k] = tl_now(); } while (0)
+#define TL_SEL(k) do { __syncthreads(); TL_SEL_AT(k); } while (0)
+#define TL_P2(k) \
+    do { \
+        const uint32_t c_ = blockIdx.y * gridDim.x + blockIdx.x; \
+        if (threadIdx.x == 0 && c_ < TL_P2CTAS) tl_p2[c_][k] = tl_now(); \
+    } while (0)
+
+extern "C" int kvq_cuda_cert_timeline(unsigned long long *p1, unsigned long long *sel,
+                                      unsigned long long *p2)
+{
+    static const unsigned long long p1z[2] = {~0ull, 0ull};
+    static unsigned long long z[TL_P2CTAS * TL_P2_N];
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaMemcpyFromSymbol(p1, tl_p1, sizeof tl_p1);
+    if (e == cudaSuccess) e = cudaMemcpyFromSymbol(sel, tl_sel, sizeof tl_sel);
+    if (e == cudaSuccess) e = cudaMemcpyFromSymbol(p2, tl_p2, sizeof tl_p2);
+    if (e == cudaSuccess) e = cudaMemcpyToSymbol(tl_p1, p1z, sizeof p1z);
+    if (e == cudaSuccess) e = cudaMemcpyToSymbol(tl_sel, z, sizeof tl_sel);
+    if (e == cudaSuccess) e = cudaMemcpyToSymbol(tl_p2, z, sizeof tl_p2);
+    return e == cudaSuccess ? 0 : 1;
+}
+#else
+#define TL_P1_START() ((void)0)
+#define TL_P1_END()   ((void)0)
+#define TL_SEL_AT(k)  ((void)0)
+#define TL_SEL(k)     ((void)0)
+#define TL_P2(k)      ((void)0)
+#endif
+
 /* Per query head, written by the select kernel, read by Phase 2 / combine. */
 typedef struct head_info {
     uint32_t rung, k_sel, n_prom, checks;
@@ -374,6 +428,7 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
     const uint32_t cg = lane & 7u, tj = lane >> 3;
     const uint32_t kv = blockIdx.y;
     cudaTriggerProgrammaticLaunchCompletion();             /* the select kernel may be placed */
+    TL_P1_START();
     const kvq_cert_shape sh = h.shape;
     const uint32_t d = sh.dim, nq = kvq_cert_full_blocks(&sh), nb = kvq_cert_blocks(&sh);
     /* the KV head's staging entries free, no slot taken [CERT-DEV-01] */
@@ -535,6 +590,7 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
         if (lane < 4u && g0 + hh < h.group && lmax > -INFINITY)
             atomicMax(ws.hmax + kv * h.group + g0 + hh, ord_key(lmax));
     }
+    TL_P1_END();
 }
 
 /* ---- selection, checks, ladder ------------------------------------------- */
@@ -651,6 +707,7 @@ struct sel_smem {
     uint32_t bx, by, tcnt;
     unsigned long long bu, bu2;
     uint32_t nown;                                 /* blocks this head stages */
+    uint32_t ntry;                                 /* early claim attempts (settle) */
 };
 
 /* Inclusive scan of v over the lanes of a warp (exact integer sums). */
@@ -1054,12 +1111,13 @@ __device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass
 /* Staging of promoted values [CERT-DEV-01], the select kernel's side.  A
  * head claims a promoted block of its KV head by raising stag[b] from 0; the
  * claimer takes a pool slot (scnt) and lists (block, slot) in its claim list
- * (dynamic shared memory).  Claims are made as soon as a rung's promotion is
- * settled; the values of the first `pre` claims are then fetched from tier 2
- * into shared memory asynchronously (cp.async), while the checks and the
- * list proceed, and written to the pool at the end; later claims are copied
- * at the end.  A claim whose block the accepted rung does not promote is
- * harmless: its slot holds that block's values. */
+ * (dynamic shared memory).  Up to `pre` claims are made as soon as a rung's
+ * promotion is settled, and their values fetched from tier 2 into shared
+ * memory asynchronously (cp.async) while the checks and the list proceed,
+ * then written to the pool at the end; the other claims are made by the list
+ * walk and copied at the end.  An early claim whose block the accepted rung
+ * does not promote is harmless (its slot holds that block's values) and
+ * costs only its copy: at most `pre` blocks a head. */
 #define SEL_PRE_BYTES (64u * 1024u)  /* shared buffer for the early fetch */
 #define SEL_DYN_SMEM  (2u * SEL_GATHER * 4u + SEL_PRE_BYTES)
 
@@ -1231,7 +1289,9 @@ __device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint8_t *flag, bo
         np += (uint32_t)__popc(__ballot_sync(0xffffffffu, p));
         if (b < s1) {
             flag[b] = (uint8_t)((s ? 1u : 0u) | (p ? 2u : 0u));
-            if (p) stage_claim(S, sc, b);
+            /* at most `pre` early claim attempts a head in all: what a rung
+             * the ladder leaves can waste is bounded by the buffer */
+            if (p && sc.pool != 0u && atomicAdd(&S.ntry, 1u) < sc.pre) stage_claim(S, sc, b);
             if (CERT) {
                 if (!s) {
                     x.u = fmaxf(x.u, __fadd_ru(cur.lt, cur.dp));
@@ -1392,7 +1452,9 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
                    uint8_t *d_sel, uint8_t *d_prom)
 {
     __shared__ sel_smem S;
+    TL_SEL_AT(0);
     cudaGridDependencySynchronize();                       /* Phase 1 is done */
+    TL_SEL_AT(1);
     cudaTriggerProgrammaticLaunchCompletion();
     const uint32_t qh = blockIdx.x, tid = threadIdx.x, kv = qh / h.group;
     const kvq_cert_shape sh = h.shape;
@@ -1424,7 +1486,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
 #pragma unroll
     for (uint32_t k = 0; k < 6u; k++) S.h.fb.hm[k][tid] = 0u;
     if (tid < 3u) S.mxk[tid] = ord_key(0.0f);
-    if (tid == 0) S.nown = 0u;
+    if (tid == 0) S.nown = S.ntry = 0u;
     __syncthreads();
     if (tid == 0) ws.hmax[qh] = 0u;
     /* masses: E_b = e^{L~_b - M} within [lo, hi] 2^-40: x = RN(L~_b - M) errs
@@ -1501,6 +1563,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         }
     }
     __syncthreads();
+    TL_SEL_AT(2);                                          /* masses */
     const float vmax = ord_val(S.mxk[0]), delta1 = ord_val(S.mxk[1]), dmax = ord_val(S.mxk[2]);
     /* thread t: bucket t and the sums over buckets 0..t; the total is the
      * full blocks' hi sum */
@@ -1510,6 +1573,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     own.h = chunk_mass<SEL_BUCKETS>(S.h.fb.hm, 3u, tid);
     scan_cm(S, own, incl, tot);
     __syncthreads();
+    TL_SEL(3);                                             /* bucket scan */
     const unsigned long long fh = tot.h;
     const unsigned long long res_lo = nb > nq ? lo[nq] : 0ull, res_hi = nb > nq ? hi[nq] : 0ull;
     const uint32_t kmin = min(prm.kmin, nq), kcap0 = min(prm.kmax, nq);
@@ -1540,6 +1604,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             k0 = radix_select(S, key, lo, hi, nq, P, flag);
         }
     }
+    TL_SEL(4);                                             /* rung 0's selection */
     for (; rung <= 2u && !accepted; rung++) {
         if (nq == 0u) {                                   /* S = {residual} */
             k = 0;
@@ -1568,18 +1633,21 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         all_flags = true;
         nprom = so.nprom;
         stage_issue(S, sc, tv, sh);                        /* this rung's claims */
+        TL_SEL(5);                                         /* settled (the last rung's) */
         if (!CERT) {
             accepted = true;
             break;
         }
         ev = judge(S, so.x, flag, lt, dp, nu, nq, nb, prm, delta1, dmax, vmax, fh, res_lo, res_hi,
                    threshold || rung == 2u);
+        TL_SEL(6);                                         /* judged (the last rung's) */
         if (rung == 2u) ev.eval = 0.0f;                     /* [CERT-PROM-03] */
         checks = (ev.rank ? KVQ_CERT_CHECK_RANK : 0u) | (ev.bound ? KVQ_CERT_CHECK_BOUNDARY : 0u) |
                  (ev.value ? KVQ_CERT_CHECK_VALUE : 0u) | (ev.cover ? KVQ_CERT_CHECK_COVERAGE : 0u);
         accepted = ev.rank && ev.bound && ev.value;        /* [CERT-LAD-02] */
         if (accepted) break;
     }
+    TL_SEL(7);                                             /* ladder decided */
     const bool dense = !accepted;                           /* rung 3 [CERT-LAD-01] */
     if (dense) {
         rung = prm.start_rung > 3u ? prm.start_rung : 3u;
@@ -1603,6 +1671,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         fn = lflag(base + 32u + lane);
         cnt += (uint32_t)__popc(__ballot_sync(0xffffffffu, (f & 1u) != 0u));
     }
+    TL_SEL(8);                                             /* list counted */
     uint32_t pos = warp_prefix(S, cnt, &tent);
     uint32_t *list = ws.list + (uint64_t)qh * nb;
     fn = lflag(s0 + lane);
@@ -1657,6 +1726,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             }
         }
     }
+    TL_SEL(9);                                             /* list written, values staged */
     if (tid == 0) {
         head_info I;
         memset(&I, 0, sizeof I);
@@ -1681,6 +1751,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         }
         *inf = I;
     }
+    TL_SEL_AT(10);
 }
 /* ---- combine, E_arith, record -------------------------------------------
  * Run by the last Phase-2 CTA of a query head to finish (the other CTAs'
@@ -1875,6 +1946,7 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
 {
     __shared__ cb_smem C;
     __shared__ uint32_t last;
+    TL_P2(0);
     const uint32_t qh = blockIdx.y, kv = qh / h.group;
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const uint32_t cg = lane & 7u, tj = lane >> 3;
@@ -1895,6 +1967,7 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
         q0[4u * w + 3u] = x.w;
     }
     cudaGridDependencySynchronize();                       /* the select kernel is done */
+    TL_P2(1);
     const uint32_t *list = ws.list + (uint64_t)qh * nb;
     const uint32_t ei0 = blockIdx.x * P2_WARPS + warp;
     /* the warp's first list entry is read with the count (an entry past the
@@ -2089,6 +2162,7 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
     }
     /* the head's last CTA to finish combines (and clears the ticket for the
      * next step) */
+    TL_P2(2);
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0u) {
@@ -2096,9 +2170,11 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
         if (last) ws.p2cnt[qh] = 0u;
     }
     __syncthreads();
+    TL_P2(3);
     if (last) {
         __threadfence();
         combine_head<CERT>(h, ws, qh, C, d_out, d_rec, d_decl, d_delta1, d_status, eps_dense);
+        TL_P2(4);
     }
 }
 

@@ -3,11 +3,12 @@
 # per-kernel profile on a GPU machine that has no MPFR (spec/cert.md "The
 # device kernel").
 #
-# The programs are built elsewhere (make gpu build/gpu/kvq_gpu_cert_decode_test)
-# and carried in .devcarry/ (kvq_gpu_cert_decode_test, libkvq_cert_bench.so,
-# kvq) with libmpfr.so.6 / libgmp.so.10 under .devcarry/lib/.
+# The programs are built elsewhere (make gpu build/gpu/kvq_gpu_cert_decode_test
+# gpu-cert-timeline) and carried in .devcarry/ (kvq_gpu_cert_decode_test,
+# libkvq_cert_bench.so, libkvq_cert_timeline.so, kvq) with libmpfr.so.6 /
+# libgmp.so.10 under .devcarry/lib/.
 #
-# usage: gpu/device-cert.sh test|bench|profile|all ...   (outputs under $OUT)
+# usage: gpu/device-cert.sh test|bench|profile|timeline|all ...   (outputs under $OUT)
 #   env: KVQ_CERT_STEPS (100000), KVQ_SEED, REPS (200), NS (8192,32768,65536,131072),
 #        PROFILE_NS (32768,131072), TEST_TIMEOUT (seconds, 400), KVQ_COMMIT (the commit
 #        the carried programs were built from; recorded in the reports)
@@ -49,6 +50,13 @@ for what in "$@"; do
         t=$?
         echo "cert_bench.py exit $t" >> "$OUT/cert-decode-bench.log"
         [ $t -ne 0 ] && rc=1
+    fi
+    if [ "$what" = timeline ] || [ "$what" = all ]; then
+        # stage boundaries of the step (the -DKVQ_CERT_TIMELINE build)
+        KVQ_COMMIT=${KVQ_COMMIT:-unknown} python3 gpu/cert_timeline.py "$C/libkvq_cert_timeline.so" \
+            --ns "${PROFILE_NS:-32768,131072}" > "$OUT/cert-decode-timeline.txt" 2>&1
+        t=$?
+        [ $t -ne 0 ] && { echo "cert_timeline.py exit $t" >> "$OUT/cert-decode-timeline.txt"; rc=1; }
     fi
     if [ "$what" = profile ] || [ "$what" = all ]; then
         # per-kernel durations (one step on, one off, per row) with Nsight Compute

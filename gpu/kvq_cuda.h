@@ -191,11 +191,12 @@ kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t cap);
  * [CERT-DEV-01]; KVQ_E_PARAM when cap > 32. */
 kvq_status kvq_cuda_cert_ws_set_stage(kvq_cuda_cert_ws *ws, uint32_t cap);
 
-/* The select kernel fetches the values of its first `blocks` staging claims
- * into shared memory while its checks run (at most what 64 KiB holds: 2048 / d
- * blocks; default and maximum 1024, i.e. as many as fit) and copies later
- * claims directly at its end; 0: every claim copied at the end.  The output
- * does not depend on it [CERT-DEV-01]; KVQ_E_PARAM when blocks > 1024. */
+/* The select kernel claims up to `blocks` promoted blocks for staging as soon
+ * as a rung's promotion is settled and fetches their values into shared memory
+ * while its checks run (at most what 64 KiB holds: 2048 / d blocks; default
+ * and maximum 1024, i.e. as many as fit); the list walk claims the rest, copied
+ * at its end; 0: no early claims.  The output does not depend on it
+ * [CERT-DEV-01]; KVQ_E_PARAM when blocks > 1024. */
 kvq_status kvq_cuda_cert_ws_set_prefetch(kvq_cuda_cert_ws *ws, uint32_t blocks);
 
 /* Diagnostics: how many of the workspace's per-step entries (staging claims,
