@@ -98,7 +98,9 @@ __device__ __forceinline__ unsigned long long tl_now()
 #define TL_P1_END() \
     do { __syncthreads(); if (threadIdx.x == 0) atomicMax(&tl_p1[1], tl_now()); } while (0)
 #define TL_SEL_AT(k) \
-    do { if (threadIdx.x == 0 && blockIdx.x < TL_HEADS) tl_sel[blockIdx.x][k] = tl_now(); } while (0)
+    do { \
+        if (threadIdx.x == 0 && blockIdx.x < TL_HEADS) tl_sel[blockIdx.x][k] = tl_now(); \
+    } while (0)
 #define TL_SEL(k) do { __syncthreads(); TL_SEL_AT(k); } while (0)
 #define TL_P2(k) \
     do { \
@@ -106,8 +108,8 @@ __device__ __forceinline__ unsigned long long tl_now()
         if (threadIdx.x == 0 && c_ < TL_P2CTAS) tl_p2[c_][k] = tl_now(); \
     } while (0)
 
-extern "C" int kvq_cuda_cert_timeline(unsigned long long *p1, unsigned long long *sel,
-                                      unsigned long long *p2)
+extern "C" kvq_status kvq_cuda_cert_timeline(unsigned long long *p1, unsigned long long *sel,
+                                             unsigned long long *p2)
 {
     static const unsigned long long p1z[2] = {~0ull, 0ull};
     static unsigned long long z[TL_P2CTAS * TL_P2_N];
@@ -118,7 +120,7 @@ extern "C" int kvq_cuda_cert_timeline(unsigned long long *p1, unsigned long long
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(tl_p1, p1z, sizeof p1z);
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(tl_sel, z, sizeof tl_sel);
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(tl_p2, z, sizeof tl_p2);
-    return e == cudaSuccess ? 0 : 1;
+    return e == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 #else
 #define TL_P1_START() ((void)0)
