@@ -55,6 +55,26 @@ def make_workload(kind, kvh, group, n, d, gen):
 
 FLUSH = None
 
+# the benchmark's shape: 8 KV heads, 32 query heads (GQA), d = 128; scale 1/sqrt(d)
+KVH, GROUP, D = 8, 4, 128
+SCALE = float.fromhex("0x1.6a09e6p-4")
+SEED = 20260521
+
+
+def load_lib(path):
+    """The benchmark library (gpu/cert_bench.cu) with its entry points typed."""
+    lib = ctypes.CDLL(path)
+    lib.kvq_bench_setup.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32,
+                                    ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_float, ctypes.c_float]
+    lib.kvq_bench_step.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    lib.kvq_bench_fetch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_void_p]
+    lib.kvq_bench_free.argtypes = [ctypes.c_void_p]
+    assert lib.kvq_bench_record_size() == ctypes.sizeof(Rec)
+    return lib
+
 
 def time_fn(fn, reps, warm):
     """Device time of fn, cold L2: before each repetition a 256 MiB buffer is
@@ -88,22 +108,13 @@ def main():
     ap.add_argument("--ns", default="8192,32768,65536,131072")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
-    lib = ctypes.CDLL(a.lib)
-    lib.kvq_bench_setup.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32,
-                                    ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
-                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                    ctypes.c_float, ctypes.c_float]
-    lib.kvq_bench_step.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
-    lib.kvq_bench_fetch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                    ctypes.c_void_p]
-    lib.kvq_bench_free.argtypes = [ctypes.c_void_p]
-    assert lib.kvq_bench_record_size() == ctypes.sizeof(Rec)
-    kvh, group, d = 8, 4, 128
+    lib = load_lib(a.lib)
+    kvh, group, d = KVH, GROUP, D
     qh = kvh * group
-    scale = float.fromhex("0x1.6a09e6p-4")
+    scale = SCALE
     dev = torch.cuda.get_device_name(0)
     gen = torch.Generator(device="cuda")
-    gen.manual_seed(20260521)
+    gen.manual_seed(SEED)
     rows = []
     for n in [int(x) for x in a.ns.split(",")]:
         for kind, vtol in (("sinks+clusters", -1.0), ("sinks+clusters", 0.25),

@@ -70,18 +70,11 @@ def main():
     ap.add_argument("--ns", default="32768,131072")
     ap.add_argument("--reps", type=int, default=7)
     a = ap.parse_args()
-    lib = ctypes.CDLL(a.lib)
-    lib.kvq_bench_setup.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32,
-                                    ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
-                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                    ctypes.c_float, ctypes.c_float]
-    lib.kvq_bench_step.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
-    lib.kvq_bench_free.argtypes = [ctypes.c_void_p]
+    lib = cert_bench.load_lib(a.lib)
     lib.kvq_cuda_cert_timeline.argtypes = [ctypes.c_void_p] * 3
-    kvh, group, d = 8, 4, 128
-    scale = float.fromhex("0x1.6a09e6p-4")
+    kvh, group, d, scale = cert_bench.KVH, cert_bench.GROUP, cert_bench.D, cert_bench.SCALE
     gen = torch.Generator(device="cuda")
-    gen.manual_seed(20260521)
+    gen.manual_seed(cert_bench.SEED)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     print(f"# gpu/cert_timeline.py -- stage boundaries of one decode step, us from the start of "
           f"Phase 1 (medians)\n# device: {torch.cuda.get_device_name(0)}; commit "
