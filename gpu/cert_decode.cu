@@ -145,7 +145,7 @@ struct kvq_cuda_cert_ws {
     float *lt, *dp, *eb, *ab;        /* [qh][nb] L~_b, Delta'_b, radius, A_b of block b */
     uint32_t *key;                   /* [qh][nq] ordered L~ */
     unsigned long long *lo, *hi;     /* [qh][nb] integer masses */
-    uint8_t *flag;                   /* [qh][nb] selection scratch: bit 0 selected, 1 promoted */
+    uint8_t *flag;                   /* [qh][nb] the radix selector's flags (bit 0 selected) */
     uint32_t *list;                  /* [qh][nb] */
     uint32_t gather_cap;             /* the fast selector's gather capacity [CERT-DEV-03] */
     /* staging of promoted values [CERT-DEV-01]: a KV head's pool of group *
@@ -710,6 +710,7 @@ struct sel_smem {
     unsigned long long bu, bu2;
     uint32_t nown;                                 /* blocks this head stages */
     uint32_t ntry;                                 /* early claim attempts (settle) */
+    uint32_t ut;                                   /* ord_key of U, max over T of RU(L~ + Delta') (0: T empty) */
 };
 
 /* Inclusive scan of v over the lanes of a warp (exact integer sums). */
@@ -810,10 +811,12 @@ __device__ __forceinline__ unsigned long long chunk_mass(const uint32_t (*hm)[NB
  * far tail of a long head), its masses are added first (exact: their 21-bit
  * halves summed over 32 lanes fit 32 bits), and one lane adds the sums (below
  * 2^46, three chunks again).  No counter overflows: at most nq <= 2^16
- * additions reach one, each below 2^16. */
+ * additions reach one, each below 2^16.  With umx, the bucket's maximum of
+ * the ordered keys uk (0: none) is raised too. */
 template <uint32_t NBK>
 __device__ __forceinline__ void bucket_add(uint32_t *cnt, uint32_t (*hm)[NBK], uint32_t dg,
-                                           unsigned long long vl, unsigned long long vh)
+                                           unsigned long long vl, unsigned long long vh,
+                                           uint32_t *umx = NULL, uint32_t uk = 0u)
 {
     const uint32_t d0 = __shfl_sync(0xffffffffu, dg, 0);
     if (__all_sync(0xffffffffu, dg == d0)) {
@@ -822,6 +825,7 @@ __device__ __forceinline__ void bucket_add(uint32_t *cnt, uint32_t (*hm)[NBK], u
         const uint32_t l1 = __reduce_add_sync(0xffffffffu, (uint32_t)(vl >> 21));
         const uint32_t h0 = __reduce_add_sync(0xffffffffu, (uint32_t)(vh & 0x1fffffull));
         const uint32_t h1 = __reduce_add_sync(0xffffffffu, (uint32_t)(vh >> 21));
+        if (umx != NULL) uk = __reduce_max_sync(0xffffffffu, uk);
         vl = ((unsigned long long)l1 << 21) + l0;
         vh = ((unsigned long long)h1 << 21) + h0;
         if ((threadIdx.x & 31u) != 0u) return;
@@ -830,6 +834,7 @@ __device__ __forceinline__ void bucket_add(uint32_t *cnt, uint32_t (*hm)[NBK], u
         if (dg == 0xffffu) return;
         atomicAdd(&cnt[dg], 1u);
     }
+    if (umx != NULL && uk != 0u) atomicMax(&umx[dg], uk);
 #pragma unroll
     for (uint32_t k = 0; k < 3u; k++) {
         atomicAdd(&hm[k][dg], (uint32_t)((vl >> (16u * k)) & 0xffffu));
@@ -1021,32 +1026,47 @@ __device__ __forceinline__ uint32_t sel_bucket(float l, float m)
     return x < (float)(SEL_BUCKETS - 1u) ? (uint32_t)x : SEL_BUCKETS - 1u;
 }
 
+/* The selection as a bitmap of the full blocks (bit b % 32 of word b / 32; a
+ * warp's 32 consecutive blocks of a walk are one word), in dynamic shared
+ * memory: nq <= 65536 blocks. */
+#define SEL_BITS (65536u / 32u)
+
+/* Raises S.ut to the ordered key of v (a number; a NaN is ignored, as fmaxf
+ * would). */
+__device__ __forceinline__ void ut_raise(sel_smem &S, float v)
+{
+    if (v == v) atomicMax(&S.ut, ord_key(v));
+}
+
 /* The fast selector [CERT-DEV-03]: the same K and the same blocks as
  * radix_select, from the scanned buckets (each thread holds its bucket's count
  * and masses, own, and their sums over buckets 0..tid, incl): the boundary
- * bucket is the first whose end satisfies pred; its blocks are gathered,
- * ranked by (key descending, index ascending) and scanned, and the least
- * count inside it that satisfies pred ends the selection.  Writes flag[b] for
- * the boundary bucket's blocks only (the blocks of earlier buckets are
- * selected, of later ones not).  Returns false, having written nothing, when
- * the boundary bucket holds more than cap blocks. */
+ * bucket is the first whose end satisfies pred; one walk writes the blocks of
+ * the earlier buckets to the bitmap and gathers the boundary bucket's, which
+ * are ranked by (key descending, index ascending) and scanned: the least count
+ * inside it that satisfies pred ends the selection, and its first blocks join
+ * the bitmap.  With CERT, S.ut = the maximum over the unselected full blocks
+ * of RU(L~ + Delta'): the later buckets' maxima (umx, from the mass pass) and
+ * the boundary bucket's unselected blocks.  Returns false when the boundary
+ * bucket holds more than cap blocks (the bitmap is then incomplete). */
 struct fast_sel {
     bool ok;
-    uint32_t bstar, k;
+    uint32_t k;
 };
 
+template <bool CERT>
 __device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass &incl,
-                                const sel_pred &P, const float *lt, float m, const uint32_t *key,
+                                const sel_pred &P, const float *lt, const float *dp, float m,
                                 const unsigned long long *lo, const unsigned long long *hi,
-                                uint32_t nq, uint32_t cap, uint8_t *flag)
+                                uint32_t nq, uint32_t cap, uint32_t *bits, const uint32_t *umx)
 {
-    const uint32_t tid = threadIdx.x;
+    const uint32_t tid = threadIdx.x, lane = tid & 31u;
     fast_sel r;
     r.ok = false;
-    r.bstar = r.k = 0u;
+    r.k = 0u;
     if (tid == 0) {
         S.gmin = S.pmin = 0xffffffffu;
-        S.gn = 0u;
+        S.gn = S.ut = 0u;
     }
     __syncthreads();
     /* pred(nq) holds, so the last non-empty bucket's end satisfies it */
@@ -1065,10 +1085,13 @@ __device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass
         const uint32_t b = rd * blockDim.x + tid;
         const float lb = lc;
         if (b + blockDim.x < nq) lc = lt[b + blockDim.x];
-        if (b < nq && sel_bucket(lb, m) == bs) {
+        const uint32_t bk = b < nq ? sel_bucket(lb, m) : SEL_BUCKETS;
+        const uint32_t w = __ballot_sync(0xffffffffu, bk < bs);
+        if (lane == 0u) bits[b >> 5] = w;
+        if (bk == bs) {
             const uint32_t slot = atomicAdd(&S.gn, 1u);
             if (slot < cap) {
-                S.gkey[slot] = key[b];
+                S.gkey[slot] = ord_key(lb);
                 S.gidx[slot] = b;
             }
         }
@@ -1102,12 +1125,57 @@ __device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass
     if (tid < c && P(above.c + s.c, above.l + s.l, above.h + s.h)) atomicMin(&S.pmin, tid);
     __syncthreads();
     const uint32_t j = S.pmin + 1u;                         /* holds at tid = c - 1 */
-    if (tid < c) flag[gb] = tid < j ? 1u : 0u;
+    if (tid < c) {
+        if (tid < j) atomicOr(&bits[gb >> 5], 1u << (gb & 31u));
+        else if (CERT) ut_raise(S, __fadd_ru(lt[gb], dp[gb]));
+    }
+    if (CERT && tid > bs && umx[tid] != 0u) atomicMax(&S.ut, umx[tid]);
     __syncthreads();
     r.ok = true;
-    r.bstar = bs;
     r.k = above.c + j;
     return r;
+}
+
+/* The radix selector's flags (bit 0) to the bitmap, and with CERT S.ut over
+ * the unselected full blocks, in one walk of the fast selector's layout. */
+template <bool CERT>
+__device__ void flags_to_bits(sel_smem &S, const uint8_t *flag, const float *lt, const float *dp,
+                              uint32_t nq, uint32_t *bits)
+{
+    const uint32_t tid = threadIdx.x;
+    if (tid == 0) S.ut = 0u;
+    __syncthreads();
+    float u = -INFINITY;
+    const uint32_t nround = (nq + blockDim.x - 1u) / blockDim.x;
+    for (uint32_t rd = 0; rd < nround; rd++) {
+        const uint32_t b = rd * blockDim.x + tid;
+        const bool sel = b < nq && (flag[b] & 1u) != 0u;
+        const uint32_t w = __ballot_sync(0xffffffffu, sel);
+        if ((tid & 31u) == 0u) bits[b >> 5] = w;
+        if (CERT && b < nq && !sel) u = fmaxf(u, __fadd_ru(lt[b], dp[b]));
+    }
+    if (CERT) {
+        u = warp_max(u);
+        if ((tid & 31u) == 0u && u > -INFINITY) ut_raise(S, u);
+    }
+    __syncthreads();
+}
+
+/* The selected blocks in index order from the bitmap: list[0 .. k), k
+ * returned.  Each thread takes a run of consecutive words; a CTA scan of
+ * their counts places them. */
+__device__ uint32_t build_list(sel_smem &S, const uint32_t *bits, uint32_t nq, uint32_t *list)
+{
+    const uint32_t nw = (nq + 31u) / 32u, per = (nw + blockDim.x - 1u) / blockDim.x;
+    const uint32_t w0 = min(nw, threadIdx.x * per), w1 = min(nw, w0 + per);
+    uint32_t c = 0, pos, tot;
+    for (uint32_t w = w0; w < w1; w++) c += (uint32_t)__popc(bits[w]);
+    ScanU(S.t.su).ExclusiveSum(c, pos, tot);
+    for (uint32_t w = w0; w < w1; w++) {
+        for (uint32_t x = bits[w]; x != 0u; x &= x - 1u) list[pos++] = 32u * w + (uint32_t)(__ffs(x) - 1);
+    }
+    __syncthreads();
+    return tot;
 }
 
 /* Staging of promoted values [CERT-DEV-01], the select kernel's side.  A
@@ -1121,7 +1189,9 @@ __device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass
  * does not promote is harmless (its slot holds that block's values) and
  * costs only its copy: at most `pre` blocks a head. */
 #define SEL_PRE_BYTES (64u * 1024u)  /* shared buffer for the early fetch */
-#define SEL_DYN_SMEM  (2u * SEL_GATHER * 4u + SEL_PRE_BYTES)
+#define SEL_PRE_DEFAULT 4u           /* early claims a head by default: host reads in flight stall the
+                                      * CTA's later memory operations, so a small early fetch is faster */
+#define SEL_DYN_SMEM  ((2u * SEL_GATHER + SEL_BITS + SEL_BUCKETS) * 4u + SEL_PRE_BYTES)
 
 struct stage_ctx {
     uint32_t *stag, *scnt;           /* the KV head's entries and slot count */
@@ -1164,16 +1234,6 @@ __device__ __forceinline__ void stage_issue(sel_smem &S, stage_ctx &sc, const ui
     sc.issued = to;
 }
 
-/* Warp w of the CTA walks blocks [*s0, *s1) of n, 32 consecutive blocks a
- * step: the walk of the CTA is in index order, warp by warp, and each load
- * is coalesced. */
-__device__ __forceinline__ void warp_run(uint32_t n, uint32_t *s0, uint32_t *s1)
-{
-    const uint32_t nw = blockDim.x >> 5, per = (n + nw - 1u) / nw;
-    *s0 = min(n, (threadIdx.x >> 5) * per);
-    *s1 = min(n, *s0 + per);
-}
-
 /* The exclusive prefix of this warp's count c (one value a warp, lane 0's) and
  * the CTA's total; syncs twice. */
 __device__ __forceinline__ uint32_t warp_prefix(sel_smem &S, uint32_t c, uint32_t *tot)
@@ -1190,130 +1250,81 @@ __device__ __forceinline__ uint32_t warp_prefix(sel_smem &S, uint32_t c, uint32_
     return pre;
 }
 
-/* The selection's flags and promotion [CERT-PROM-01..03], and the sums the
- * checks need, in one walk over the full blocks (two under a budget, whose
- * ranks follow the index order).  The selection is flag bit 0 for every block
- * (all_flags), or the fast selector's: the blocks of buckets before bstar,
- * and those of bucket bstar with flag bit 0.  Promotion: threshold eta > vtol
- * nu decided exactly (the double product of two binary32 values is exact), at
- * most cap of the qualifying blocks (the lowest indices first) under
- * [CERT-PROM-02], every selected block when all (rung 2).  Leaves flag bit 0 =
- * selected, bit 1 = promoted for every block.  With CERT, the accumulators
- * (exact integer sums, maxima, binary64 sums rounded up (acc) or down (vlo):
- * valid bounds whatever the order of the reduction) are reduced over the CTA. */
+/* Promotion [CERT-PROM-01..03] and the sums the checks need, over the
+ * selected blocks list[0 .. k) in index order (thread t takes entries t, t +
+ * 1024, ...: the same list gives the same sums, whichever selector made it).
+ * Promotion: threshold eta > vtol nu decided exactly (the double product of
+ * two binary32 values is exact), at most cap of the qualifying blocks (the
+ * lowest indices first) under [CERT-PROM-02], every selected block when all
+ * (rung 2); each entry is rewritten with ENT_PROM when promoted.  With CERT,
+ * the accumulators (exact integer sums, maxima, binary64 sums rounded up
+ * (acc) or down (vlo): valid bounds whatever the order of the reduction) are
+ * reduced over the CTA; U is S.ut, which the selection left. */
 struct settle_out {
     eval_acc x;
     uint32_t nprom;
 };
 
 template <bool CERT>
-__device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint8_t *flag, bool all_flags,
-                             uint32_t bstar, float m,
+__device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint32_t *list, uint32_t k,
                              const float *lt, const float *dp, const float *eta, const float *nu,
                              const unsigned long long *lo, const unsigned long long *hi,
-                             uint32_t nq, float vtol, uint32_t cap, bool all)
+                             float vtol, uint32_t cap, bool all)
 {
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t below = (1u << lane) - 1u;              /* lanes before this one */
     const bool capped = cap != 0xffffffffu;
-    uint32_t s0, s1;
-    warp_run(nq, &s0, &s1);
-    /* selected and qualifying */
-    auto decide = [&](uint32_t f, float ltb, float etab, float nub, bool &s, bool &want) {
-        if (all_flags) {
-            s = (f & 1u) != 0u;
-        } else {
-            const uint32_t bk = sel_bucket(ltb, m);
-            s = bk < bstar || (bk == bstar && (f & 1u));
-        }
-        want = s && (all || (double)etab > (double)vtol * (double)nub);
-    };
-    uint32_t run = 0, tot = 0;
-    if (capped) {                                          /* ranks of the qualifying blocks */
-        uint32_t c = 0;
-        for (uint32_t base = s0; base < s1; base += 32u) {
-            const uint32_t b = base + lane;
-            bool s = false, want = false;
-            if (b < s1) {
-                decide(flag[b], lt[b], eta[b], nu[b], s, want);
-                flag[b] = (uint8_t)((s ? 1u : 0u) | (want ? 2u : 0u));
-            }
-            c += (uint32_t)__popc(__ballot_sync(0xffffffffu, want));
-        }
-        run = warp_prefix(S, c, &tot);
-    }
     settle_out o;
     eval_acc &x = o.x;
     x = eval_zero();
-    uint32_t np = 0;
-    /* a block's inputs, all loaded at once; the next step's are loaded
-     * before this step's flags are stored (one round trip a step, overlapped) */
-    struct blk_in {
-        uint32_t f;
-        float lt, dp, eta, nu;
-        unsigned long long lo, hi;
-    };
-    auto load = [&](uint32_t b, blk_in &v) {
-        if (b < s1) {
-            v.f = flag[b];
-            v.lt = lt[b];
-            v.eta = eta[b];
-            v.nu = nu[b];
+    uint32_t np = 0, run = 0;
+    for (uint32_t base = 0; base < k; base += blockDim.x) {   /* uniform */
+        const uint32_t i = base + threadIdx.x;
+        const bool v = i < k;
+        uint32_t b = 0;
+        float ltb = 0.0f, dpb = 0.0f, etab = 0.0f, nub = 0.0f;
+        unsigned long long lob = 0ull, hib = 0ull;
+        if (v) {
+            b = list[i] & ENT_BLOCK;
+            etab = eta[b];
+            nub = nu[b];
             if (CERT) {
-                v.dp = dp[b];
-                v.lo = lo[b];
-                v.hi = hi[b];
+                ltb = lt[b];
+                dpb = dp[b];
+                lob = lo[b];
+                hib = hi[b];
             }
         }
-    };
-    blk_in cur, nxt;
-    memset(&cur, 0, sizeof cur);
-    nxt = cur;
-    load(s0 + lane, cur);
-    for (uint32_t base = s0; base < s1; base += 32u) {
-        const uint32_t b = base + lane;
-        load(b + 32u, nxt);
-        bool s = false, want = false;
-        if (b < s1) {
-            if (capped) {
-                s = (cur.f & 1u) != 0u;
-                want = (cur.f & 2u) != 0u;
-            } else {
-                decide(cur.f, cur.lt, cur.eta, cur.nu, s, want);
-            }
-        }
+        const bool want = v && (all || (double)etab > (double)vtol * (double)nub);
         bool p = want;
-        if (capped) {
+        if (capped) {                                      /* ranks of the qualifying blocks */
             const uint32_t bal = __ballot_sync(0xffffffffu, want);
-            p = want && run + (uint32_t)__popc(bal & below) < cap;
-            run += (uint32_t)__popc(bal);
+            uint32_t tot;
+            const uint32_t pre = warp_prefix(S, (uint32_t)__popc(bal), &tot);
+            p = want && run + pre + (uint32_t)__popc(bal & below) < cap;
+            run += tot;
         }
         np += (uint32_t)__popc(__ballot_sync(0xffffffffu, p));
-        if (b < s1) {
-            flag[b] = (uint8_t)((s ? 1u : 0u) | (p ? 2u : 0u));
+        if (v) {
+            list[i] = b | (p ? ENT_PROM : 0u);
             /* at most `pre` early claim attempts a head in all: what a rung
              * the ladder leaves can waste is bounded by the buffer */
             if (p && sc.pool != 0u && atomicAdd(&S.ntry, 1u) < sc.pre) stage_claim(S, sc, b);
             if (CERT) {
-                if (!s) {
-                    x.u = fmaxf(x.u, __fadd_ru(cur.lt, cur.dp));
+                x.sl += lob;
+                x.sh += hib;
+                x.ksel++;
+                x.lam = fmaxf(x.lam, __fsub_rd(ltb, dpb));
+                if (!p) {
+                    x.acc = __dadd_ru(x.acc, __dmul_ru(__ull2double_ru(hib), (double)etab));
+                    x.emax = fmaxf(x.emax, etab);
+                    x.vh = fmaxf(x.vh, __fadd_ru(nub, etab));   /* ||v^|| <= ||v|| + eta */
                 } else {
-                    x.sl += cur.lo;
-                    x.sh += cur.hi;
-                    x.ksel++;
-                    x.lam = fmaxf(x.lam, __fsub_rd(cur.lt, cur.dp));
-                    if (!p) {
-                        x.acc = __dadd_ru(x.acc, __dmul_ru(__ull2double_ru(cur.hi), (double)cur.eta));
-                        x.emax = fmaxf(x.emax, cur.eta);
-                        x.vh = fmaxf(x.vh, __fadd_ru(cur.nu, cur.eta));   /* ||v^|| <= ||v|| + eta */
-                    } else {
-                        x.vh = fmaxf(x.vh, cur.nu);
-                    }
-                    x.vlo = __dadd_rd(x.vlo, __dmul_rd(__ull2double_rd(cur.lo), (double)cur.nu));
+                    x.vh = fmaxf(x.vh, nub);
                 }
+                x.vlo = __dadd_rd(x.vlo, __dmul_rd(__ull2double_rd(lob), (double)nub));
             }
         }
-        cur = nxt;
     }
     warp_prefix(S, np, &o.nprom);
     if (CERT) {
@@ -1329,6 +1340,7 @@ __device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint8_t *flag, bo
         }
         __syncthreads();
         x = S.ea;
+        x.u = S.ut != 0u ? ord_val(S.ut) : -INFINITY;
     }
     return o;
 }
@@ -1339,9 +1351,9 @@ struct eval_out {
     float ekey, eval, alpha, ekey_paper, vh;
 };
 
-/* The checks and claims of a settled selection (x: settle's sums; flag bit 0
- * the selection, read by the ranking rounds when r > 1). */
-__device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint8_t *flag, const float *lt,
+/* The checks and claims of a settled selection (x: settle's sums; list[0 ..
+ * x.ksel) the selected blocks, read by the ranking rounds when r > 1). */
+__device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, const float *lt,
                           const float *dp, const float *nu, uint32_t nq, uint32_t nb,
                           const kvq_cert_params &prm, float delta1, float dmax, float vmax,
                           unsigned long long full_hi, unsigned long long res_lo,
@@ -1366,8 +1378,8 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint8_t *flag, c
         for (uint32_t it = 0; it < r && it < ksel; it++) {
             float best = -INFINITY;
             uint32_t bi = 0xffffffffu;
-            for (uint32_t b = tid; b < nq; b += blockDim.x) {
-                if (!(flag[b] & 1u)) continue;
+            for (uint32_t i = tid; i < ksel; i += blockDim.x) {
+                const uint32_t b = list[i] & ENT_BLOCK;
                 const float xv = __fsub_rd(lt[b], dp[b]);
                 const bool after = xv < prev || (xv == prev && b > prev_idx);
                 if (!after) continue;
@@ -1474,7 +1486,9 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     sc.pool = h.group * ws.stage_cap;
     sc.cidx = (uint32_t *)sel_dyn;
     sc.cslot = sc.cidx + SEL_GATHER;
-    sc.buf = sel_dyn + 2u * SEL_GATHER * 4u;
+    uint32_t *bits = sc.cslot + SEL_GATHER;                 /* the selection bitmap */
+    uint32_t *umx = bits + SEL_BITS;                        /* a bucket's max RU(L~ + Delta') */
+    sc.buf = (uint8_t *)(umx + SEL_BUCKETS);
     sc.pre = min(ws.pre_cap, SEL_PRE_BYTES / (KVQ_CERT_BLOCK * sh.dim * 2u));
     sc.issued = 0u;
     const uint16_t *tv = h.t2_v + (uint64_t)kv * sh.tokens * sh.dim;
@@ -1487,8 +1501,9 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     S.h.fb.cnt[tid] = 0u;
 #pragma unroll
     for (uint32_t k = 0; k < 6u; k++) S.h.fb.hm[k][tid] = 0u;
+    umx[tid] = 0u;
     if (tid < 3u) S.mxk[tid] = ord_key(0.0f);
-    if (tid == 0) S.nown = S.ntry = 0u;
+    if (tid == 0) S.nown = S.ntry = S.ut = 0u;
     __syncthreads();
     if (tid == 0) ws.hmax[qh] = 0u;
     /* masses: E_b = e^{L~_b - M} within [lo, hi] 2^-40: x = RN(L~_b - M) errs
@@ -1519,7 +1534,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         for (uint32_t rd = 0; rd < nround; rd++) {
             const uint32_t b = rd * blockDim.x + tid;
             load(b + blockDim.x, nxt);
-            uint32_t dg = 0xffffu;
+            uint32_t dg = 0xffffu, uk = 0u;
             unsigned long long l = 0ull, u = 1ull;
             if (b < nb) {
                 const float lb = cur[0];
@@ -1549,9 +1564,13 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
                 if (b < nq) {
                     key[b] = ord_key(lb);
                     dg = sel_bucket(lb, m);
+                    if (CERT) {                            /* the bucket's max RU(L~ + Delta') */
+                        const float ub = __fadd_ru(lb, cur[3]);
+                        uk = ub == ub ? ord_key(ub) : 0u;
+                    }
                 }
             }
-            bucket_add<SEL_BUCKETS>(S.h.fb.cnt, S.h.fb.hm, dg, l, u);
+            bucket_add<SEL_BUCKETS>(S.h.fb.cnt, S.h.fb.hm, dg, l, u, CERT ? umx : NULL, uk);
 #pragma unroll
             for (uint32_t i = 0; i < 4u; i++) cur[i] = nxt[i];
         }
@@ -1586,25 +1605,29 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     eval_out ev;
     memset(&ev, 0, sizeof ev);
     bool accepted = false;
-    uint32_t k0 = 0, bstar = 0;
-    bool all_flags = true;                   /* flag bit 0 holds the selection */
+    uint32_t k0 = 0, nsel = 0;               /* list[0 .. nsel): the selection */
+    uint32_t *list = ws.list + (uint64_t)qh * nb;
     sel_pred P;
     P.full_hi = fh;
     P.res_lo = res_lo;
     P.tau = prm.tau;
+    /* a selection to the bitmap (fast selector, else radix), then to the list */
+    auto select_k = [&]() -> uint32_t {
+        const fast_sel f = fast_select<CERT>(S, own, incl, P, lt, dp, m, lo, hi, nq, gcap, bits, umx);
+        uint32_t kk = f.k;
+        if (!f.ok) {
+            kk = radix_select(S, key, lo, hi, nq, P, flag);
+            flags_to_bits<CERT>(S, flag, lt, dp, nq, bits);
+        }
+        nsel = build_list(S, bits, nq, list);
+        return kk;
+    };
     if (rung <= 2u && nq > 0u) {
-        P.mode = 0u;
+        P.mode = 0u;                                    /* [CERT-SEL-01/02] */
         P.kmin = kmin;
         P.kcap = kcap0;
         P.kfix = 0u;
-        const fast_sel f = fast_select(S, own, incl, P, lt, m, key, lo, hi, nq, gcap, flag);
-        if (f.ok) {                                     /* [CERT-SEL-01/02] */
-            k0 = f.k;
-            bstar = f.bstar;
-            all_flags = false;
-        } else {
-            k0 = radix_select(S, key, lo, hi, nq, P, flag);
-        }
+        k0 = select_k();
     }
     TL_SEL(4);                                             /* rung 0's selection */
     for (; rung <= 2u && !accepted; rung++) {
@@ -1618,21 +1641,12 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
                 P.mode = 1u;
                 P.kfix = k1;
                 P.kmin = P.kcap = 0u;
-                const fast_sel f = fast_select(S, own, incl, P, lt, m, key, lo, hi, nq, gcap, flag);
-                if (f.ok) {
-                    k = f.k;
-                    bstar = f.bstar;
-                    all_flags = false;
-                } else {
-                    k = radix_select(S, key, lo, hi, nq, P, flag);
-                    all_flags = true;
-                }
+                k = select_k();
             }
         }
         const settle_out so =
-            settle<CERT>(S, sc, flag, all_flags, bstar, m, lt, dp, eta, nu, lo, hi, nq, prm.vtol,
+            settle<CERT>(S, sc, list, nsel, lt, dp, eta, nu, lo, hi, prm.vtol,
                          threshold || rung == 2u ? 0xffffffffu : prm.promote_budget, rung == 2u);
-        all_flags = true;
         nprom = so.nprom;
         stage_issue(S, sc, tv, sh);                        /* this rung's claims */
         TL_SEL(5);                                         /* settled (the last rung's) */
@@ -1640,7 +1654,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             accepted = true;
             break;
         }
-        ev = judge(S, so.x, flag, lt, dp, nu, nq, nb, prm, delta1, dmax, vmax, fh, res_lo, res_hi,
+        ev = judge(S, so.x, list, lt, dp, nu, nq, nb, prm, delta1, dmax, vmax, fh, res_lo, res_hi,
                    threshold || rung == 2u);
         TL_SEL(6);                                         /* judged (the last rung's) */
         if (rung == 2u) ev.eval = 0.0f;                     /* [CERT-PROM-03] */
@@ -1657,49 +1671,39 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         nprom = 0;
         checks = 0;
     }
-    /* outputs: the flags and the list, in index order (warp runs); a
-     * promoted block not yet claimed is claimed now (copied at the end) */
-    uint32_t s0, s1, cnt = 0, tent = 0;
-    warp_run(nb, &s0, &s1);
-    const uint32_t lane = tid & 31u;
-    /* block b's flags as the list sees them (loaded a step ahead in both
-     * walks) */
-    auto lflag = [&](uint32_t b) -> uint32_t {
-        return b >= s1 ? 0u : (b >= nq || dense ? 1u : flag[b]);
-    };
-    uint32_t fn = lflag(s0 + lane);
-    for (uint32_t base = s0; base < s1; base += 32u) {
-        const uint32_t f = fn;
-        fn = lflag(base + 32u + lane);
-        cnt += (uint32_t)__popc(__ballot_sync(0xffffffffu, (f & 1u) != 0u));
-    }
-    TL_SEL(8);                                             /* list counted */
-    uint32_t pos = warp_prefix(S, cnt, &tent);
-    uint32_t *list = ws.list + (uint64_t)qh * nb;
-    fn = lflag(s0 + lane);
-    for (uint32_t base = s0; base < s1; base += 32u) {
-        const uint32_t b = base + lane;
-        const uint32_t f = fn;
-        fn = lflag(b + 32u);
-        const uint32_t bal = __ballot_sync(0xffffffffu, (f & 1u) != 0u);
-        if (f & 1u) {
-            uint32_t e = b;
-            if (b >= nq) e |= ENT_RES;
-            else if (f & 2u) e |= ENT_PROM;
-            if (dense) e |= ENT_DENSE;
-            list[pos + (uint32_t)__popc(bal & ((1u << lane) - 1u))] = e;
-            if (f & 2u) stage_claim(S, sc, b);
+    /* outputs: the list (rung 3: every block; else settle's entries, then
+     * the residual block), the flags when asked for; a promoted block not yet
+     * claimed is claimed now (copied at the end) */
+    uint32_t tent;
+    if (dense) {
+        for (uint32_t b = tid; b < nb; b += blockDim.x) {
+            list[b] = b | ENT_DENSE | (b >= nq ? ENT_RES : 0u);
+            if (d_sel) d_sel[(uint64_t)qh * nb + b] = 1u;
+            if (d_prom) d_prom[(uint64_t)qh * nb + b] = 0u;
         }
-        pos += (uint32_t)__popc(bal);
-        if (b < s1) {
-            if (d_sel) d_sel[(uint64_t)qh * nb + b] = (uint8_t)(f & 1u);
-            if (d_prom) d_prom[(uint64_t)qh * nb + b] = (uint8_t)((f & 2u) ? 1 : 0);
+        tent = nb;
+    } else {
+        if (tid == 0 && nb > nq) list[nsel] = nq | ENT_RES;
+        tent = nsel + (nb > nq ? 1u : 0u);
+        if (d_sel || d_prom) {
+            for (uint32_t b = tid; b < nb; b += blockDim.x) {
+                if (d_sel) d_sel[(uint64_t)qh * nb + b] = b >= nq ? 1u : 0u;
+                if (d_prom) d_prom[(uint64_t)qh * nb + b] = 0u;
+            }
+            __syncthreads();                               /* then the selected blocks' */
+        }
+        for (uint32_t i = tid; i < nsel; i += blockDim.x) {
+            const uint32_t e = list[i], b = e & ENT_BLOCK;
+            if (e & ENT_PROM) stage_claim(S, sc, b);
+            if (d_sel) d_sel[(uint64_t)qh * nb + b] = 1u;
+            if (d_prom) d_prom[(uint64_t)qh * nb + b] = (e & ENT_PROM) ? 1u : 0u;
         }
     }
+    TL_SEL(8);                                             /* list written */
     /* the claimed blocks' values to the pool: the early fetch from shared
-     * memory once every thread's copies have landed; the claims beyond it
-     * from tier 2, eight 8-byte pieces a thread in flight at a time (the
-     * reads cross the host link) */
+     * memory once every thread's copies have landed; the later claims (the
+     * list's) from tier 2, eight 8-byte pieces a thread in flight at a time
+     * (the reads cross the host link) */
     __pipeline_wait_prior(0);
     __syncthreads();
     {
@@ -2378,7 +2382,7 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     if (e == cudaSuccess) e = cudaMemset(w->hmax, 0, H * sizeof *w->hmax);
     if (e == cudaSuccess) e = cudaMemset(w->p2cnt, 0, H * sizeof *w->p2cnt);
     w->stage_cap = STAGE_SLOTS;
-    w->pre_cap = SEL_GATHER;
+    w->pre_cap = SEL_PRE_DEFAULT;
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         kvq_cuda_cert_ws_destroy(w);
@@ -2495,7 +2499,7 @@ extern "C" kvq_status kvq_cuda_cert_ws_set_stage(kvq_cuda_cert_ws *ws, uint32_t 
 }
 
 /* Staging claims fetched early by the select kernel (0 .. SEL_GATHER, and at
- * most what its buffer holds).  The output does not depend on it
+ * most what its buffer holds; default SEL_PRE_DEFAULT).  The output does not depend on it
  * [CERT-DEV-01]; the device check varies it. */
 extern "C" kvq_status kvq_cuda_cert_ws_set_prefetch(kvq_cuda_cert_ws *ws, uint32_t blocks)
 {

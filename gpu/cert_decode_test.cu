@@ -724,9 +724,10 @@ static void run_batch(dev *D, uint64_t *steps_left)
      * small or off (0), so that staged, unstaged and mixed groups are met */
     const uint32_t scap = chance(70) ? 32u : rndu(4);
     /* and the select kernel's early fetch of staged values mostly as large as
-     * its buffer, sometimes 0-2 blocks, so that claims copied at its end are
-     * met (the second run fetches all it can, or stages nothing) */
-    const uint32_t pcap = chance(70) ? 1024u : rndu(3);
+     * its buffer, sometimes 0-4 blocks (4: the default), so that claims copied
+     * at its end are met (the second run fetches all it can, or stages
+     * nothing) */
+    const uint32_t pcap = chance(70) ? 1024u : rndu(5);
     if (kvq_cuda_cert_ws_set_gather(D->ws, cap) != KVQ_OK ||
         kvq_cuda_cert_ws_set_stage(D->ws, scap) != KVQ_OK ||
         kvq_cuda_cert_ws_set_prefetch(D->ws, pcap) != KVQ_OK)

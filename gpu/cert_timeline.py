@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cert_bench  # noqa: E402  (the benchmark's workload and flush)
 
 SEL = ["start", "wait", "masses", "scan", "select", "settle", "judge", "ladder",
-       "list count", "list+stage", "end"]
+       "list", "staged", "end"]
 U64 = ctypes.c_ulonglong
 TL_HEADS, TL_SEL_N, TL_P2CTAS, TL_P2_N = 64, 11, 512, 5
 

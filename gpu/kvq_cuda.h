@@ -193,9 +193,9 @@ kvq_status kvq_cuda_cert_ws_set_stage(kvq_cuda_cert_ws *ws, uint32_t cap);
 
 /* The select kernel claims up to `blocks` promoted blocks for staging as soon
  * as a rung's promotion is settled and fetches their values into shared memory
- * while its checks run (at most what 64 KiB holds: 2048 / d blocks; default
- * and maximum 1024, i.e. as many as fit); the list walk claims the rest, copied
- * at its end; 0: no early claims.  The output does not depend on it
+ * while its checks run (at most what 64 KiB holds: 2048 / d blocks; default 4,
+ * maximum 1024, i.e. as many as fit); the rest are claimed with the list and
+ * copied at its end; 0: no early claims.  The output does not depend on it
  * [CERT-DEV-01]; KVQ_E_PARAM when blocks > 1024. */
 kvq_status kvq_cuda_cert_ws_set_prefetch(kvq_cuda_cert_ws *ws, uint32_t blocks);
 
