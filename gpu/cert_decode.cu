@@ -268,7 +268,8 @@ __device__ __forceinline__ void rs16(float *v, uint32_t lane)
  * Warps walk the full blocks of their KV head grid-stride; a unit of work is
  * one 128-channel chunk m of one block b: its 16 x 128 INT8 codes and its 128
  * sigma and z (3 KiB), copied to shared memory with cp.async two units deep
- * (the next unit is in flight while this one is computed).  The group's query
+ * (the next unit is in flight while this one is computed; with d = 128 a
+ * build in which d is a constant).  The group's query
  * heads are taken four at a time (q of the four in shared memory, padded to
  * 20 floats a 16 channels so that the lanes' 16-byte reads do not share
  * banks).  Lane L = 8 tj + cg holds the block's tokens tj + 4 j (j < 4) and
@@ -297,7 +298,9 @@ __device__ __forceinline__ void rs16(float *v, uint32_t lane)
  * pieces) and commit them as one group of this thread.  A full 128-channel
  * chunk is 4 code pieces and one sigma and one z piece a lane, at offsets
  * that are shifts of the lane index; a narrower last chunk (d not a multiple
- * of 128) takes the general loop. */
+ * of 128) takes the general loop.  FIXED: d is a compile-time constant (the
+ * d = 128 build of Phase 1), so the code copies are unrolled. */
+template <bool FIXED>
 __device__ __forceinline__ void p1_issue(uint8_t *buf, const int8_t *kc, const float *sg,
                                          const float *zz, const kvq_cert_shape &sh, uint32_t b,
                                          uint32_t m, uint32_t lane)
@@ -307,12 +310,22 @@ __device__ __forceinline__ void p1_issue(uint8_t *buf, const int8_t *kc, const f
     uint8_t *mb = buf + P1_UNIT_CODES;
     if (cw == 128u) {
         const uint32_t x = lane & 7u;
-        /* kept rolled: unrolled, the certified kernel spills at 128 registers */
+        /* unrolled only with a constant d (the offsets are immediates): in
+         * the general build the certified kernel then spills at 128 registers */
+        if (FIXED) {
+#pragma unroll
+            for (uint32_t i = 0; i < 4u; i++) {
+                const uint32_t t = (lane >> 3) + 4u * i;
+                __pipeline_memcpy_async(buf + t * 128u + 16u * x,
+                                        kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
+            }
+        } else {
 #pragma unroll 1
-        for (uint32_t i = 0; i < 4u; i++) {
-            const uint32_t t = (lane >> 3) + 4u * i;
-            __pipeline_memcpy_async(buf + t * 128u + 16u * x,
-                                    kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
+            for (uint32_t i = 0; i < 4u; i++) {
+                const uint32_t t = (lane >> 3) + 4u * i;
+                __pipeline_memcpy_async(buf + t * 128u + 16u * x,
+                                        kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
+            }
         }
         const uint64_t mi = kvq_cert_key_meta_index(&sh, b, c0 + 4u * lane);
         __pipeline_memcpy_async(mb + 4u * QPAD(4u * lane), sg + mi, 16);
@@ -420,7 +433,7 @@ __device__ __forceinline__ void p1_finish(float *acc, float *cq, const float *aa
     }
 }
 
-template <bool CERT>
+template <bool CERT, uint32_t DK>
 __global__ void __launch_bounds__(P1_WARPS * 32, 2)
 cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
 {
@@ -431,7 +444,8 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
     const uint32_t kv = blockIdx.y;
     cudaTriggerProgrammaticLaunchCompletion();             /* the select kernel may be placed */
     TL_P1_START();
-    const kvq_cert_shape sh = h.shape;
+    kvq_cert_shape sh = h.shape;
+    if (DK != 0u) sh.dim = DK;                             /* launched only when h.shape.dim == DK */
     const uint32_t d = sh.dim, nq = kvq_cert_full_blocks(&sh), nb = kvq_cert_blocks(&sh);
     /* the KV head's staging entries free, no slot taken [CERT-DEV-01] */
     if (blockIdx.x == 0u && threadIdx.x == 0u) ws.scnt[kv] = 0u;
@@ -464,7 +478,7 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
         for (uint32_t i = 0; i < 16u; i++) acc[i] = 0.0f;
 #pragma unroll
         for (uint32_t i = 0; i < 8u; i++) cq[i] = 0.0f;
-        if (nu > 0u) p1_issue(buf0, kc, sg, zz, sh, b0, 0u, lane);
+        if (nu > 0u) p1_issue<DK != 0u>(buf0, kc, sg, zz, sh, b0, 0u, lane);
         uint32_t nxb = b0, nxm = 0u;                 /* the unit after u */
         for (uint32_t u = 0; u < nu; u++) {
             const uint32_t b = nxb, m = nxm;
@@ -473,7 +487,7 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
                 nxb += W;
             }
             if (u + 1u < nu) {
-                p1_issue(buf0 + ((u + 1u) & 1u) * P1_UNIT_BYTES, kc, sg, zz, sh, nxb, nxm, lane);
+                p1_issue<DK != 0u>(buf0 + ((u + 1u) & 1u) * P1_UNIT_BYTES, kc, sg, zz, sh, nxb, nxm, lane);
                 __pipeline_wait_prior(1);            /* unit u has landed (this lane's copies) */
             } else {
                 __pipeline_wait_prior(0);
@@ -676,6 +690,12 @@ struct cnt_mass {
     unsigned long long l, h;
 };
 
+/* Everything the ladder needs about one candidate selection [CERT-DEV-04]. */
+struct eval_out {
+    bool rank, bound, value, cover;
+    float ekey, eval, alpha, ekey_paper, vh;
+};
+
 struct sel_smem {
     union {
         typename RedF::TempStorage rf;
@@ -703,6 +723,7 @@ struct sel_smem {
     cnt_mass above, wagg[SEL_THREADS / 32u], wtot;
     uint32_t wcnt[SEL_THREADS / 32u];
     eval_acc ea;
+    eval_out ev;                                   /* judge's result (warp 0's) */
     uint32_t mxk[3];                               /* ord_key of Vmax, delta1, Delta' */
     float bf;
     unsigned long long tlo, thi;
@@ -1125,11 +1146,23 @@ __device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass
     if (tid < c && P(above.c + s.c, above.l + s.l, above.h + s.h)) atomicMin(&S.pmin, tid);
     __syncthreads();
     const uint32_t j = S.pmin + 1u;                         /* holds at tid = c - 1 */
+    uint32_t uk = 0u;                                      /* ordered key toward U (0: none) */
     if (tid < c) {
-        if (tid < j) atomicOr(&bits[gb >> 5], 1u << (gb & 31u));
-        else if (CERT) ut_raise(S, __fadd_ru(lt[gb], dp[gb]));
+        if (tid < j) {
+            atomicOr(&bits[gb >> 5], 1u << (gb & 31u));
+        } else if (CERT) {
+            const float v = __fadd_ru(lt[gb], dp[gb]);
+            if (v == v) uk = ord_key(v);                   /* a NaN is ignored, as fmaxf would */
+        }
     }
-    if (CERT && tid > bs && umx[tid] != 0u) atomicMax(&S.ut, umx[tid]);
+    if (CERT) {
+        /* the later buckets' maxima and the boundary bucket's unselected
+         * blocks: a maximum over the warp, then one atomic a warp (the same
+         * maximum as an atomic a thread, without the contention on S.ut) */
+        if (tid > bs && umx[tid] > uk) uk = umx[tid];
+        uk = __reduce_max_sync(0xffffffffu, uk);
+        if (lane == 0u && uk != 0u) atomicMax(&S.ut, uk);
+    }
     __syncthreads();
     r.ok = true;
     r.k = above.c + j;
@@ -1329,27 +1362,27 @@ __device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint32_t *list, u
     warp_prefix(S, np, &o.nprom);
     if (CERT) {
         /* EvalOp over the CTA: each warp's result, then warp 0 reduces the
-         * warps' results and hands the total to every thread */
+         * warps' results and hands the total to every thread.  Only the
+         * first nwa warps hold entries (thread t holds entries t, t + 1024,
+         * ...); the others' x is the identity eval_zero(), which leaves every
+         * component bit for bit as it is (exact integer sums, maxima, and
+         * directed additions of +0 to non-negative sums), so they take no
+         * part: with nwa = 1 warp 0's result is the total. */
         const uint32_t warp = threadIdx.x >> 5;
-        x = warp_eval(x);
-        if (lane == 0u) S.t.re[warp] = x;
-        __syncthreads();
-        if (warp == 0u) {
-            x = warp_eval(lane < (blockDim.x >> 5) ? S.t.re[lane] : eval_zero());
-            if (lane == 0u) S.ea = x;
+        const uint32_t nwa = min(blockDim.x >> 5, (k + 31u) >> 5);
+        if (warp < nwa) x = warp_eval(x);
+        if (nwa > 1u) {
+            if (lane == 0u && warp < nwa) S.t.re[warp] = x;
+            __syncthreads();
+            if (warp == 0u) x = warp_eval(lane < nwa ? S.t.re[lane] : eval_zero());
         }
+        if (threadIdx.x == 0u) S.ea = x;
         __syncthreads();
         x = S.ea;
         x.u = S.ut != 0u ? ord_val(S.ut) : -INFINITY;
     }
     return o;
 }
-
-/* Everything the ladder needs about one candidate selection [CERT-DEV-04]. */
-struct eval_out {
-    bool rank, bound, value, cover;
-    float ekey, eval, alpha, ekey_paper, vh;
-};
 
 /* The checks and claims of a settled selection (x: settle's sums; list[0 ..
  * x.ksel) the selected blocks, read by the ranking rounds when r > 1). */
@@ -1359,7 +1392,6 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, 
                           unsigned long long full_hi, unsigned long long res_lo,
                           unsigned long long res_hi, bool threshold)
 {
-    eval_out o;
     const uint32_t tid = threadIdx.x;
     const unsigned long long tail_hi = full_hi - x.sh;  /* exact integers */
     const unsigned long long sel_lo = x.sl + res_lo;
@@ -1397,64 +1429,103 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, 
             if (it + 1u == r) lam = mb;
         }
     }
-    o.rank = t_empty ||
-             (__fsub_rd(lam, delta1) > __fadd_ru(__fadd_ru(u, delta1), prm.eps_guard));
-    /* alpha^_T from above: odds(alpha^) <= e^{2 delta1} tail_hi / sel_lo
-     * [CERT-DEV-04]; A: odds(A) = e^{2 Delta} odds(alpha^) */
-    const double e2d1 = exp_up(__fmul_ru(2.0f, delta1));
-    double odds = 0.0;
-    if (tail_hi != 0ull)
-        odds = sel_lo == 0ull ? (double)INFINITY
-                              : __dmul_ru(e2d1, __ddiv_ru(__ull2double_ru(tail_hi),
-                                                          __ull2double_rd(sel_lo)));
-    const double e2D = exp_up(__fmul_ru(2.0f, dmax));
-    const double oddsA = odds == 0.0 ? 0.0 : __dmul_ru(e2D, odds);
-    double A = isinf(oddsA) ? 1.0 : __ddiv_ru(oddsA, __dadd_rd(1.0, oddsA));
-    if (A > 1.0) A = 1.0;
-    double alpha = isinf(odds) ? 1.0 : __ddiv_ru(odds, __dadd_rd(1.0, odds));
-    if (alpha > 1.0) alpha = 1.0;
-    o.alpha = __double2float_ru(alpha);
-    /* boundary [CERT-BND-01]: A <= (1 - tau) e^{eps_guard} */
-    {
+    /* the rest is one scalar computation of uniform values: warp 0 does it
+     * (had every warp done it, their binary64 divisions and exponentials
+     * would queue on the SM's FP64 pipe) and hands the result over.  Its
+     * seven directed quotients form two rounds of independent ones, each
+     * round one quotient a lane: every lane runs the same upward division
+     * (a quotient rounded down is the negated upward quotient of the negated
+     * numerator, RD(a/b) = -RU(-a/b), and 1/x rounded down is RD(1/x) either
+     * way), so the rounds cost two divisions of latency instead of seven,
+     * with the same values bit for bit.  Lanes without a quotient, and
+     * special cases decided below, divide 0 by 1. */
+    if (tid < 32u) {
+        const uint32_t lane = tid;
+        eval_out o;
+        o.rank = t_empty ||
+                 (__fsub_rd(lam, delta1) > __fadd_ru(__fadd_ru(u, delta1), prm.eps_guard));
+        const double e2d1 = exp_up(__fmul_ru(2.0f, delta1));
+        const double e2D = exp_up(__fmul_ru(2.0f, dmax));
         const double c = __dmul_rd(__dsub_rd(1.0, (double)prm.tau), exp_dn(prm.eps_guard));
-        if (t_empty || c >= 1.0) o.bound = true;
-        else o.bound = oddsA <= __ddiv_rd(c, __dsub_ru(1.0, c));
-    }
-    /* E_key [CERT-EK-01] = 2 Vmax (A + t (1 - A)), t = tanh(Delta/2) <= Delta/2 */
-    {
-        const double t = (double)dmax * 0.5;
-        const double f = __dadd_ru(A, __dmul_ru(t, __dsub_ru(1.0, A)));
-        o.ekey = __double2float_ru(__dmul_ru(__dmul_ru(2.0, (double)vmax), f));
-        /* the paper's term [CERT-EK-02], informative, to nearest */
-        const double e2 = (double)expf(2.0f * dmax);
-        o.ekey_paper = (float)(2.0 * vmax * e2 * alpha * (e2 - 1.0));
-    }
-    /* E_val [CERT-EV-01] <= e^{2 delta1} sum_{S, not promoted} hi_b eta_b / sel_lo,
-     * and <= max eta' (sum rho_b = 1) [CERT-EV-02] */
-    {
+        const bool bound_free = t_empty || c >= 1.0;
         float vh = x.vh;
         double vlo = x.vlo;
         if (nb > nq) {                                   /* residual: originals */
             vh = fmaxf(vh, nu[nq]);
             vlo = __dadd_rd(vlo, __dmul_rd(__ull2double_rd(res_lo), (double)nu[nq]));
         }
-        o.vh = vh;
-        double ev = sel_lo == 0ull ? (double)INFINITY
-                                   : __dmul_ru(e2d1, __ddiv_ru(x.acc, __ull2double_rd(sel_lo)));
-        float evf = __double2float_ru(ev);
-        o.eval = fminf(evf, x.emax);
-        if (threshold) {
-            o.value = true;          /* [CERT-PROM-01]: every unpromoted eta_b <= vtol nu_b */
-        } else {
-            /* vtol sum_S rho_b nu_b from below: rho_b >= e^{-2 delta1} lo_b / sel_hi */
-            const double rhs = __ddiv_rd(__dmul_rd(__dmul_rd((double)prm.vtol, vlo),
-                                                   __drcp_rd(e2d1)),
-                                         __ull2double_ru(sel_hi));
-            o.value = (double)o.eval <= rhs;
+        /* round 1: lane 0 tail_hi / sel_lo (up), lane 1 c / (1 - c) (down),
+         * lane 2 acc / sel_lo (up), lane 3 1 / e^{2 delta1} (down) */
+        double num = 0.0, den = 1.0;
+        if (lane == 0u && tail_hi != 0ull && sel_lo != 0ull) {
+            num = __ull2double_ru(tail_hi);
+            den = __ull2double_rd(sel_lo);
+        } else if (lane == 1u && !bound_free) {
+            num = -c;
+            den = __dsub_ru(1.0, c);
+        } else if (lane == 2u && sel_lo != 0ull) {
+            num = x.acc;
+            den = __ull2double_rd(sel_lo);
+        } else if (lane == 3u && !threshold) {
+            num = -1.0;
+            den = e2d1;
         }
+        const double q1 = __ddiv_ru(num, den);
+        const double q_tail = __shfl_sync(0xffffffffu, q1, 0);
+        const double q_bnd = -__shfl_sync(0xffffffffu, q1, 1);
+        const double q_acc = __shfl_sync(0xffffffffu, q1, 2);
+        const double r_e2d1 = -__shfl_sync(0xffffffffu, q1, 3);
+        /* alpha^_T from above: odds(alpha^) <= e^{2 delta1} tail_hi / sel_lo
+         * [CERT-DEV-04]; A: odds(A) = e^{2 Delta} odds(alpha^) */
+        double odds = 0.0;
+        if (tail_hi != 0ull) odds = sel_lo == 0ull ? (double)INFINITY : __dmul_ru(e2d1, q_tail);
+        const double oddsA = odds == 0.0 ? 0.0 : __dmul_ru(e2D, odds);
+        /* round 2: lane 0 A = oddsA / (1 + oddsA), lane 1 alpha = odds /
+         * (1 + odds) (both up), lane 2 the value check's right side
+         * vtol sum_S rho_b nu_b from below: rho_b >= e^{-2 delta1} lo_b / sel_hi
+         * (down) */
+        num = 0.0;
+        den = 1.0;
+        if (lane == 0u && !isinf(oddsA)) {
+            num = oddsA;
+            den = __dadd_rd(1.0, oddsA);
+        } else if (lane == 1u && !isinf(odds)) {
+            num = odds;
+            den = __dadd_rd(1.0, odds);
+        } else if (lane == 2u && !threshold) {
+            num = -__dmul_rd(__dmul_rd((double)prm.vtol, vlo), r_e2d1);
+            den = __ull2double_ru(sel_hi);
+        }
+        const double q2 = __ddiv_ru(num, den);
+        double A = isinf(oddsA) ? 1.0 : __shfl_sync(0xffffffffu, q2, 0);
+        if (A > 1.0) A = 1.0;
+        double alpha = isinf(odds) ? 1.0 : __shfl_sync(0xffffffffu, q2, 1);
+        if (alpha > 1.0) alpha = 1.0;
+        const double rhs = -__shfl_sync(0xffffffffu, q2, 2);
+        o.alpha = __double2float_ru(alpha);
+        /* boundary [CERT-BND-01]: A <= (1 - tau) e^{eps_guard} */
+        o.bound = bound_free ? true : oddsA <= q_bnd;
+        /* E_key [CERT-EK-01] = 2 Vmax (A + t (1 - A)), t = tanh(Delta/2) <= Delta/2 */
+        {
+            const double t = (double)dmax * 0.5;
+            const double f = __dadd_ru(A, __dmul_ru(t, __dsub_ru(1.0, A)));
+            o.ekey = __double2float_ru(__dmul_ru(__dmul_ru(2.0, (double)vmax), f));
+            /* the paper's term [CERT-EK-02], informative, to nearest */
+            const double e2 = (double)expf(2.0f * dmax);
+            o.ekey_paper = (float)(2.0 * vmax * e2 * alpha * (e2 - 1.0));
+        }
+        /* E_val [CERT-EV-01] <= e^{2 delta1} sum_{S, not promoted} hi_b eta_b / sel_lo,
+         * and <= max eta' (sum rho_b = 1) [CERT-EV-02] */
+        o.vh = vh;
+        const double ev = sel_lo == 0ull ? (double)INFINITY : __dmul_ru(e2d1, q_acc);
+        o.eval = fminf(__double2float_ru(ev), x.emax);
+        /* [CERT-PROM-01]: with the threshold every unpromoted eta_b <= vtol nu_b */
+        o.value = threshold ? true : (double)o.eval <= rhs;
+        o.cover = cover_ok(tail_hi, sel_lo, prm.tau);
+        if (tid == 0u) S.ev = o;
     }
-    o.cover = cover_ok(tail_hi, sel_lo, prm.tau);
-    return o;
+    __syncthreads();
+    return S.ev;
 }
 
 /* One CTA a query head: maxima, masses and the bucket histogram, the
@@ -2346,8 +2417,10 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
         const struct {
             const void *k;
             int bytes;
-        } dyn[] = {{(const void *)cert_phase1_kernel<true>, (int)P1_SMEM},
-                   {(const void *)cert_phase1_kernel<false>, (int)P1_SMEM},
+        } dyn[] = {{(const void *)cert_phase1_kernel<true, 0u>, (int)P1_SMEM},
+                   {(const void *)cert_phase1_kernel<false, 0u>, (int)P1_SMEM},
+                   {(const void *)cert_phase1_kernel<true, 128u>, (int)P1_SMEM},
+                   {(const void *)cert_phase1_kernel<false, 128u>, (int)P1_SMEM},
                    {(const void *)cert_select_kernel<true>, (int)SEL_DYN_SMEM},
                    {(const void *)cert_select_kernel<false>, (int)SEL_DYN_SMEM}};
         for (size_t i = 0; i < sizeof dyn / sizeof dyn[0] && e == cudaSuccess; i++)
@@ -2438,7 +2511,13 @@ static cudaError_t launch_step(dim3 g1, dim3 g2, uint32_t qh, cudaStream_t strea
                                kvq_cert_decl *d_decl, float *d_delta1, uint32_t *d_status,
                                uint8_t *d_sel, uint8_t *d_prom)
 {
-    cert_phase1_kernel<CERT><<<g1, P1_WARPS * 32u, P1_SMEM, stream>>>(h, w);
+    /* d = 128 (one chunk a block, the common head size): a build in which d
+     * is a constant, so the copies' addresses fold to immediate offsets and
+     * the unit loop to one chunk; the same arithmetic as the general build */
+    if (h.shape.dim == 128u)
+        cert_phase1_kernel<CERT, 128u><<<g1, P1_WARPS * 32u, P1_SMEM, stream>>>(h, w);
+    else
+        cert_phase1_kernel<CERT, 0u><<<g1, P1_WARPS * 32u, P1_SMEM, stream>>>(h, w);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = launch_dep(cert_select_kernel<CERT>, dim3(qh), dim3(SEL_THREADS), (size_t)SEL_DYN_SMEM,
