@@ -312,20 +312,11 @@ __device__ __forceinline__ void p1_issue(uint8_t *buf, const int8_t *kc, const f
         const uint32_t x = lane & 7u;
         /* unrolled only with a constant d (the offsets are immediates): in
          * the general build the certified kernel then spills at 128 registers */
-        if (FIXED) {
-#pragma unroll
-            for (uint32_t i = 0; i < 4u; i++) {
-                const uint32_t t = (lane >> 3) + 4u * i;
-                __pipeline_memcpy_async(buf + t * 128u + 16u * x,
-                                        kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
-            }
-        } else {
-#pragma unroll 1
-            for (uint32_t i = 0; i < 4u; i++) {
-                const uint32_t t = (lane >> 3) + 4u * i;
-                __pipeline_memcpy_async(buf + t * 128u + 16u * x,
-                                        kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
-            }
+#pragma unroll(FIXED ? 4 : 1)
+        for (uint32_t i = 0; i < 4u; i++) {
+            const uint32_t t = (lane >> 3) + 4u * i;
+            __pipeline_memcpy_async(buf + t * 128u + 16u * x,
+                                    kb + kvq_cert_key_code_index(d, t, c0 + 16u * x), 16);
         }
         const uint64_t mi = kvq_cert_key_meta_index(&sh, b, c0 + 4u * lane);
         __pipeline_memcpy_async(mb + 4u * QPAD(4u * lane), sg + mi, 16);
