@@ -1421,15 +1421,14 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, 
         }
     }
     /* the rest is one scalar computation of uniform values: warp 0 does it
-     * (had every warp done it, their binary64 divisions and exponentials
-     * would queue on the SM's FP64 pipe) and hands the result over.  Its
-     * seven directed quotients form two rounds of independent ones, each
-     * round one quotient a lane: every lane runs the same upward division
-     * (a quotient rounded down is the negated upward quotient of the negated
-     * numerator, RD(a/b) = -RU(-a/b), and 1/x rounded down is RD(1/x) either
-     * way), so the rounds cost two divisions of latency instead of seven,
-     * with the same values bit for bit.  Lanes without a quotient, and
-     * special cases decided below, divide 0 by 1. */
+     * and hands the result over through shared memory (the other warps wait
+     * at the barrier).  Its seven directed quotients form two rounds of
+     * independent ones, one quotient a lane: every lane runs the same upward
+     * division (a quotient rounded down is the negated upward quotient of
+     * the negated numerator, RD(a/b) = -RU(-a/b), and 1/x rounded down is
+     * RD(1/x) either way), so the rounds cost two divisions of latency
+     * instead of seven, with the same values bit for bit.  Lanes without a
+     * quotient, and special cases decided below, divide 0 by 1. */
     if (tid < 32u) {
         const uint32_t lane = tid;
         eval_out o;
