@@ -1043,11 +1043,12 @@ __device__ __forceinline__ uint32_t sel_bucket(float l, float m)
  * memory: nq <= 65536 blocks. */
 #define SEL_BITS (65536u / 32u)
 
-/* Raises S.ut to the ordered key of v (a number; a NaN is ignored, as fmaxf
- * would). */
-__device__ __forceinline__ void ut_raise(sel_smem &S, float v)
+/* The ordered key of a candidate v for U (S.ut, a maximum of keys from 0):
+ * 0 for a NaN, which is ignored as fmaxf would (the key of a number is
+ * never 0). */
+__device__ __forceinline__ uint32_t ut_key(float v)
 {
-    if (v == v) atomicMax(&S.ut, ord_key(v));
+    return v == v ? ord_key(v) : 0u;
 }
 
 /* The fast selector [CERT-DEV-03]: the same K and the same blocks as
@@ -1142,8 +1143,7 @@ __device__ fast_sel fast_select(sel_smem &S, const cnt_mass &own, const cnt_mass
         if (tid < j) {
             atomicOr(&bits[gb >> 5], 1u << (gb & 31u));
         } else if (CERT) {
-            const float v = __fadd_ru(lt[gb], dp[gb]);
-            if (v == v) uk = ord_key(v);                   /* a NaN is ignored, as fmaxf would */
+            uk = ut_key(__fadd_ru(lt[gb], dp[gb]));
         }
     }
     if (CERT) {
@@ -1180,7 +1180,7 @@ __device__ void flags_to_bits(sel_smem &S, const uint8_t *flag, const float *lt,
     }
     if (CERT) {
         u = warp_max(u);
-        if ((tid & 31u) == 0u && u > -INFINITY) ut_raise(S, u);
+        if ((tid & 31u) == 0u && u > -INFINITY) atomicMax(&S.ut, ut_key(u));
     }
     __syncthreads();
 }
@@ -1627,7 +1627,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
                     dg = sel_bucket(lb, m);
                     if (CERT) {                            /* the bucket's max RU(L~ + Delta') */
                         const float ub = __fadd_ru(lb, cur[3]);
-                        uk = ub == ub ? ord_key(ub) : 0u;
+                        uk = ut_key(ub);
                     }
                 }
             }
