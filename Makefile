@@ -8,7 +8,8 @@
 #   make coverage   lcov line coverage of ref/ (gate: 90%)
 #   make fuzz-smoke short libFuzzer runs of every harness
 #   make gpu        CUDA kernels, the GPU subject, the GPU test and benchmark
-#   make gpu-test   GPU conformance (prints SKIPPED without a CUDA device)
+#   make gpu-test   GPU conformance and a timed run of the certified decode
+#                   check (prints SKIPPED without a CUDA device)
 #   make install    PREFIX=/usr/local
 
 .SUFFIXES:
@@ -189,8 +190,9 @@ $(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/stat
 # -- area: GPU certified decode (gpu/cert_decode.cu and its test and benchmark)
 # The device check links the rel library (the exact MPFR path judges every
 # step), so it is not part of `make gpu` (which must build without MPFR): it
-# builds where MPFR is installed (make gpu-test-cert) and is carried to the
-# device with libmpfr/libgmp (gpu/device-cert.sh).
+# builds where MPFR is installed (make gpu-test, make gpu-test-cert) and is
+# carried to a device machine without MPFR with libmpfr/libgmp
+# (gpu/device-cert.sh).
 GPU_CERT_TARGETS := $(B)/gpu/libkvq_cert_bench.so
 GPU_CERT_OBJ := $(B)/gpu/cert_decode.o $(B)/gpu/cert.o $(B)/gpu/kivi.o
 
@@ -223,9 +225,13 @@ gpu-cert-timeline: $(B)/gpu/libkvq_cert_timeline.so
 gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test \
      $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS)
 
-gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test
+# gpu-test also runs the certified decode check for GPU_TEST_CERT_SECONDS
+# (every step it sends is judged exactly); gpu-test-cert runs all 10^5 steps.
+GPU_TEST_CERT_SECONDS ?= 120
+gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test $(B)/gpu/kvq_gpu_cert_decode_test
 	$(B)/gpu/kvq_gpu_test
 	$(B)/gpu/kvq_gpu_cert_test
+	KVQ_CERT_SECONDS=$(GPU_TEST_CERT_SECONDS) $(B)/gpu/kvq_gpu_cert_decode_test
 
 # ---- install ---------------------------------------------------------------
 install: $(B)/rel/kvq $(B)/rel/libkvq.a
