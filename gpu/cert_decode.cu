@@ -66,6 +66,7 @@
 #define P2_THREADS (P2_WARPS * 32u)
 #define SEL_THREADS 1024u
 #define P1_WARPS   8u
+#define P1CNT_STRIDE 32u             /* Phase 1's block counters: one a 128-byte line */
 #define ENT_TOK    KVQ_CERT_BLOCK    /* tokens an entry: one block */
 
 #define ENT_PROM   0x80000000u       /* list entry: block promoted */
@@ -153,15 +154,19 @@ struct kvq_cuda_cert_ws {
      * select kernel, one copy a block and KV head.  stag[kv][b]: 0 free, 1
      * claimed without a slot (Phase 2 reads tier 2), slot + 2; Phase 1 frees
      * the step's entries.  hmax[qh]: ord_key of max_b L~_b from Phase 1 (0:
-     * none), cleared by the select kernel once read; p2cnt[qh]: the Phase-2
-     * tickets, cleared by the last.  No state but these zeros passes from one
-     * step to the next (a step may be captured in a graph). */
+     * none), cleared by the select kernel once read, as are Phase 1's block
+     * counters p1cnt; p2cnt[qh]: the Phase-2 tickets, cleared by the last.
+     * No state but these zeros passes from one step to the next (a step may
+     * be captured in a graph). */
     uint16_t *stage;                 /* [qheads * STAGE_SLOTS][16][d] */
     uint32_t *stag;                  /* [qheads][nb] (indexed by KV head) */
     uint32_t *scnt;                  /* [qheads] slots taken this step (indexed by KV head) */
     uint32_t stage_cap;              /* slots a query head (0 .. STAGE_SLOTS) */
     uint32_t pre_cap;                /* claims fetched early at most (0 .. SEL_GATHER) */
     uint32_t *hmax;                  /* [qheads] */
+    uint32_t *p1cnt;                 /* [qheads][P1CNT_STRIDE] Phase 1's block counters, one a
+                                        KV head and pass (kv * group + g0, word 0 of a line);
+                                        cleared by the select kernel */
     uint32_t *p2cnt;                 /* [qheads] Phase-2 CTAs done (0 between steps) */
     head_info *info;                 /* [qh] */
     float *pm, *pl, *pmin, *pab;     /* [qh][nb] per list entry: max, sum, min score, A */
@@ -265,7 +270,9 @@ __device__ __forceinline__ void rs16(float *v, uint32_t lane)
 }
 
 /* ---- Phase 1 ---------------------------------------------------------------
- * Warps walk the full blocks of their KV head grid-stride; a unit of work is
+ * Warps walk the full blocks of their KV head, two fixed blocks each and then
+ * blocks drawn from a counter of the KV head (warps that run faster score
+ * more blocks; the results do not depend on the assignment); a unit of work is
  * one 128-channel chunk m of one block b: its 16 x 128 INT8 codes and its 128
  * sigma and z (3 KiB), copied to shared memory with cp.async two units deep
  * (the next unit is in flight while this one is computed; with d = 128 a
@@ -424,6 +431,18 @@ __device__ __forceinline__ void p1_finish(float *acc, float *cq, const float *aa
     }
 }
 
+/* Lane 0 draws the next value of Phase 1's counter into r (the other lanes'
+ * r unchanged): a predicated atomic, so that nothing waits for its result
+ * until r is read. */
+__device__ __forceinline__ void p1_draw(uint32_t &r, uint32_t *cnt, uint32_t lane)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.eq.u32 p, %2, 0;\n\t"
+                 "@p atom.global.add.u32 %0, [%1], 1;\n\t}"
+                 : "+r"(r)
+                 : "l"(cnt), "r"(lane)
+                 : "memory");
+}
+
 template <bool CERT, uint32_t DK>
 __global__ void __launch_bounds__(P1_WARPS * 32, 2)
 cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
@@ -449,10 +468,12 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
     const uint32_t nres = kvq_cert_residual_tokens(&sh);
     const uint16_t *kr = h.d_kres + (uint64_t)kv * nres * d;
     uint8_t *buf0 = p1_buf + warp * 2u * P1_UNIT_BYTES;
-    /* this warp's full blocks: b0, b0 + W, ...; units (block k, chunk m) */
+    /* this warp's full blocks: b0 and b0 + W, then 2 W + the values it draws
+     * from the pass's counter (one draw a block, made a block ahead so that
+     * the atomic's round trip overlaps the work), until one is nq or more:
+     * warps of fast multiprocessors take more blocks.  Which warp scores a
+     * block does not change its results.  Units (block b, chunk m). */
     const uint32_t b0 = blockIdx.x * P1_WARPS + warp, W = gridDim.x * P1_WARPS;
-    const uint32_t nbw = b0 < nq ? (nq - b0 + W - 1u) / W : 0u;
-    const uint32_t nu = nbw * mc;
     /* the two factors of eps_scores (uniform; the same upward operations) */
     const float gs = CERT ? __fmul_ru(gamma_up(d + 1u), h.scale) : 0.0f;
     const float e0 = CERT ? __fmul_ru(__fadd_ru(__fmul_ru(h.scale, (float)d), 1.0f), 0x1p-149f) : 0.0f;
@@ -469,15 +490,27 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
         for (uint32_t i = 0; i < 16u; i++) acc[i] = 0.0f;
 #pragma unroll
         for (uint32_t i = 0; i < 8u; i++) cq[i] = 0.0f;
-        if (nu > 0u) p1_issue<DK != 0u>(buf0, kc, sg, zz, sh, b0, 0u, lane);
+        uint32_t *cnt = ws.p1cnt + (kv * h.group + g0) * P1CNT_STRIDE;  /* cleared by select */
+        uint32_t draw = 0u;                          /* lane 0: the draw for the block after next */
+        bool second = true;                          /* the next block is b0 + W */
+        if (b0 < nq) {
+            p1_issue<DK != 0u>(buf0, kc, sg, zz, sh, b0, 0u, lane);
+            if (b0 + W < nq) p1_draw(draw, cnt, lane);
+        }
         uint32_t nxb = b0, nxm = 0u;                 /* the unit after u */
-        for (uint32_t u = 0; u < nu; u++) {
+        for (uint32_t u = 0; nxb < nq; u++) {
             const uint32_t b = nxb, m = nxm;
             if (++nxm == mc) {
                 nxm = 0u;
-                nxb += W;
+                if (second) {
+                    nxb = b0 + W;
+                    second = false;
+                } else {
+                    nxb = 2u * W + __shfl_sync(0xffffffffu, draw, 0);
+                    if (nxb < nq) p1_draw(draw, cnt, lane);
+                }
             }
-            if (u + 1u < nu) {
+            if (nxb < nq) {
                 p1_issue<DK != 0u>(buf0 + ((u + 1u) & 1u) * P1_UNIT_BYTES, kc, sg, zz, sh, nxb, nxm, lane);
                 __pipeline_wait_prior(1);            /* unit u has landed (this lane's copies) */
             } else {
@@ -1566,7 +1599,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     if (tid < 3u) S.mxk[tid] = ord_key(0.0f);
     if (tid == 0) S.nown = S.ntry = S.ut = 0u;
     __syncthreads();
-    if (tid == 0) ws.hmax[qh] = 0u;
+    if (tid == 0) ws.hmax[qh] = ws.p1cnt[qh * P1CNT_STRIDE] = 0u;
     /* masses: E_b = e^{L~_b - M} within [lo, hi] 2^-40: x = RN(L~_b - M) errs
      * by <= 2^-24 |x| (factor e^{2^-24 |x|} <= 1 + 2^-23 |x| for |x| <= 2^23),
      * expf by 2 ulp (relative 2^-22, or 2^-148 absolute when subnormal); the
@@ -2437,12 +2470,14 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     WS_ALLOC(stag, H * nb);
     WS_ALLOC(scnt, H);
     WS_ALLOC(hmax, H);
+    WS_ALLOC(p1cnt, H * P1CNT_STRIDE);
     WS_ALLOC(p2cnt, H);
 #undef WS_ALLOC
     /* every staging entry free, no maximum yet */
     if (e == cudaSuccess) e = cudaMemset(w->stag, 0, H * nb * sizeof *w->stag);
     if (e == cudaSuccess) e = cudaMemset(w->scnt, 0, H * sizeof *w->scnt);
     if (e == cudaSuccess) e = cudaMemset(w->hmax, 0, H * sizeof *w->hmax);
+    if (e == cudaSuccess) e = cudaMemset(w->p1cnt, 0, H * P1CNT_STRIDE * sizeof *w->p1cnt);
     if (e == cudaSuccess) e = cudaMemset(w->p2cnt, 0, H * sizeof *w->p2cnt);
     w->stage_cap = STAGE_SLOTS;
     w->pre_cap = SEL_PRE_DEFAULT;
@@ -2460,7 +2495,7 @@ extern "C" void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *w)
     if (w == NULL) return;
     void *p[] = {w->lt, w->dp, w->eb, w->ab, w->key, w->lo, w->hi, w->flag, w->list, w->info, w->pm,
                  w->pl, w->pmin, w->pab, w->pacc, w->dbg, w->stage, w->stag, w->scnt, w->hmax,
-                 w->p2cnt};
+                 w->p1cnt, w->p2cnt};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         if (p[i]) cudaFree(p[i]);
     free(w);
@@ -2590,12 +2625,15 @@ extern "C" kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t
 extern "C" kvq_status kvq_cuda_cert_ws_residue(const kvq_cuda_cert_ws *ws, uint64_t *nonzero)
 {
     if (ws == NULL || nonzero == NULL) return KVQ_E_PARAM;
-    const uint64_t n = 2u * (uint64_t)ws->qheads;
+    const uint64_t n = (2u + P1CNT_STRIDE) * (uint64_t)ws->qheads;
     uint32_t *t = (uint32_t *)malloc(n * sizeof *t);
     if (t == NULL) return KVQ_E_NOMEM;
     kvq_status st = KVQ_E_DEVICE;
     if (cudaMemcpy(t, ws->hmax, ws->qheads * sizeof *t, cudaMemcpyDeviceToHost) == cudaSuccess &&
         cudaMemcpy(t + ws->qheads, ws->p2cnt, ws->qheads * sizeof *t, cudaMemcpyDeviceToHost) ==
+            cudaSuccess &&
+        cudaMemcpy(t + 2u * ws->qheads, ws->p1cnt, P1CNT_STRIDE * ws->qheads * sizeof *t,
+                   cudaMemcpyDeviceToHost) ==
             cudaSuccess) {
         uint64_t c = 0;
         for (uint64_t i = 0; i < n; i++) c += t[i] != 0u ? 1u : 0u;

@@ -199,10 +199,10 @@ kvq_status kvq_cuda_cert_ws_set_stage(kvq_cuda_cert_ws *ws, uint32_t cap);
  * [CERT-DEV-01]; KVQ_E_PARAM when blocks > 1024. */
 kvq_status kvq_cuda_cert_ws_set_prefetch(kvq_cuda_cert_ws *ws, uint32_t blocks);
 
-/* Diagnostics: how many of the workspace's per-step entries (staging claims,
- * Phase-1 maxima) are not clear; every completed step leaves 0, so a step
- * depends on no state of the one before (a step may be captured in a CUDA
- * graph) [CERT-DEV-01]. */
+/* Diagnostics: how many of the workspace's per-step entries (Phase-1 maxima
+ * and block counters, Phase-2 tickets) are not clear; every completed step
+ * leaves 0, so a step depends on no state of the one before (a step may be
+ * captured in a CUDA graph) [CERT-DEV-01]. */
 kvq_status kvq_cuda_cert_ws_residue(const kvq_cuda_cert_ws *ws, uint64_t *nonzero);
 
 /* Diagnostics: the E_arith terms of query head qh's last step (amax, smax,
