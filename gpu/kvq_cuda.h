@@ -219,7 +219,11 @@ kvq_status kvq_cuda_cert_phase1(float *lt, float *radius, const kvq_cuda_cert_ws
  * d_status: KVQ_OK, or KVQ_CUDA_CERT_RUNG4 when the head needs rung 4 (its
  * output is then the device's dense pass, not certified).
  * certify = 0 runs the same kernels without delta1, Delta', the checks and the
- * bounds (rung 0 with threshold promotion; the record's bounds are 0). */
+ * bounds (rung 0 with threshold promotion; the record's bounds are 0).
+ * A step relies on the zeros the previous step left (Phase 1's block counters,
+ * the maxima, the Phase-2 tickets): after a step that returned an error, or
+ * whose kernels did not all run to the end, destroy the workspace and create
+ * a new one (kvq_cuda_cert_ws_residue counts what was left set). */
 kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_rec, kvq_cert_decl *d_decl,
                                     float *d_delta1, uint32_t *d_status, uint8_t *d_sel,
                                     uint8_t *d_prom, const kvq_cuda_cert_heads *heads,
