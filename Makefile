@@ -223,7 +223,13 @@ $(B)/gpu/libkvq_cert_timeline.so: $(B)/gpu-tl/cert_decode.o $(B)/gpu/cert.o $(B)
 gpu-cert-timeline: $(B)/gpu/libkvq_cert_timeline.so
 
 gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test \
-     $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS)
+     $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS) $(B)/gpu/kvq_cert_floor
+
+# What the device alone costs for the step's traffic and waits (gpu/cert_floor.cu;
+# gpu/device-cert.sh floor).
+$(B)/gpu/kvq_cert_floor: gpu/cert_floor.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) $< -o $@
 
 # gpu-test also runs the certified decode check for GPU_TEST_CERT_SECONDS
 # (every step it sends is judged exactly); gpu-test-cert runs all 10^5 steps.

@@ -5,10 +5,10 @@
 #
 # The programs are built elsewhere (make gpu build/gpu/kvq_gpu_cert_decode_test
 # gpu-cert-timeline) and carried in .devcarry/ (kvq_gpu_cert_decode_test,
-# libkvq_cert_bench.so, libkvq_cert_timeline.so, kvq) with libmpfr.so.6 /
+# libkvq_cert_bench.so, libkvq_cert_timeline.so, kvq_cert_floor, kvq) with libmpfr.so.6 /
 # libgmp.so.10 under .devcarry/lib/.
 #
-# usage: gpu/device-cert.sh test|bench|profile|timeline|all ...   (outputs under $OUT)
+# usage: gpu/device-cert.sh test|bench|profile|timeline|floor|all ...   (outputs under $OUT)
 #   env: KVQ_CERT_STEPS (100000), KVQ_SEED, REPS (200), NS (8192,32768,65536,131072),
 #        PROFILE_NS (32768,131072), TEST_TIMEOUT (seconds, 400), KVQ_COMMIT (the commit
 #        the carried programs were built from; recorded in the reports)
@@ -57,6 +57,16 @@ for what in "$@"; do
             --ns "${PROFILE_NS:-32768,131072}" > "$OUT/cert-decode-timeline.txt" 2>&1
         t=$?
         [ $t -ne 0 ] && { echo "cert_timeline.py exit $t" >> "$OUT/cert-decode-timeline.txt"; rc=1; }
+    fi
+    if [ "$what" = floor ] || [ "$what" = all ]; then
+        # what the device alone costs for the step's traffic and waits (gpu/cert_floor.cu)
+        {
+            echo "# gpu/reports/cert-decode-floor.txt -- the device's own cost of the step's pieces"
+            echo "# commit ${KVQ_COMMIT:-unknown}; gpu/cert_floor.cu (gpu/device-cert.sh floor)"
+            "$C/kvq_cert_floor" --reps "${FLOOR_REPS:-50}" --json "$OUT/cert-decode-floor.json"
+            echo "kvq_cert_floor exit $?"
+        } > "$OUT/cert-decode-floor.txt" 2>&1
+        grep -q "kvq_cert_floor exit 0" "$OUT/cert-decode-floor.txt" || rc=1
     fi
     if [ "$what" = profile ] || [ "$what" = all ]; then
         # per-kernel durations (one step on, one off, per row) with Nsight Compute
