@@ -18,7 +18,8 @@
  *             CTA start to last CTA end)
  *
  * Every repetition starts with a cold L2 (256 MiB written first), as in
- * gpu/cert_bench.py; medians.  usage: kvq_cert_floor [--reps R] [--json F]
+ * gpu/cert_bench.py; medians.
+ * usage: kvq_cert_floor [--reps R] [--json F] [--commit C]  (C: recorded in both reports)
  * Exit 0 with the table, 2 when no device is present (the table is not
  * printed), 1 on a CUDA error.
  */
@@ -120,14 +121,23 @@ static void launch_dependent(uint32_t *sink, cudaStream_t s)
 int main(int argc, char **argv)
 {
     int reps = 50;
-    const char *json = NULL;
+    const char *json = NULL, *commit = "unknown";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             reps = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
             json = argv[++i];
+        } else if (!strcmp(argv[i], "--commit") && i + 1 < argc) {
+            commit = argv[++i];
+            for (const char *c = commit; *c; c++)
+                if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                      *c == '-' || *c == '.')) {
+                    fprintf(stderr, "kvq_cert_floor: --commit: character '%c' not allowed\n", *c);
+                    return 2;
+                }
         } else {
-            fprintf(stderr, "kvq_cert_floor: unknown argument '%s'\nusage: kvq_cert_floor [--reps R] [--json F]\n",
+            fprintf(stderr, "kvq_cert_floor: unknown argument '%s'\n"
+                            "usage: kvq_cert_floor [--reps R] [--json F] [--commit C]\n",
                     argv[i]);
             return 2;
         }
@@ -160,18 +170,24 @@ int main(int argc, char **argv)
     float *t = (float *)malloc(sizeof(float) * (size_t)reps);
     if (!t) return 1;
 
+    /* the JSON report is written to F.tmp and renamed when complete */
     FILE *jf = NULL;
+    char jtmp[4096];
     if (json) {
-        jf = fopen(json, "w");
+        if (snprintf(jtmp, sizeof jtmp, "%s.tmp", json) >= (int)sizeof jtmp) {
+            fprintf(stderr, "kvq_cert_floor: --json: path too long\n");
+            return 2;
+        }
+        jf = fopen(jtmp, "w");
         if (!jf) {
-            fprintf(stderr, "kvq_cert_floor: cannot write %s\n", json);
+            fprintf(stderr, "kvq_cert_floor: cannot write %s\n", jtmp);
             return 1;
         }
-        fprintf(jf, "{\"device\": \"%s\", \"sms\": %d, \"reps\": %d, \"read\": [", prop.name,
-                prop.multiProcessorCount, reps);
+        fprintf(jf, "{\"device\": \"%s\", \"commit\": \"%s\", \"sms\": %d, \"reps\": %d, \"read\": [",
+                prop.name, commit, prop.multiProcessorCount, reps);
     }
-    printf("# device: %s (%d SMs); medians of %d, cold L2 before each repetition\n", prop.name,
-           prop.multiProcessorCount, reps);
+    printf("# device: %s (%d SMs); commit %s; medians of %d, cold L2 before each repetition\n",
+           prop.name, prop.multiProcessorCount, commit, reps);
     printf("\n       n  phase1_MiB   read_us  read_TB/s  read+2dep_us  2 boundaries_us\n");
     for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
         const uint64_t bytes = (uint64_t)P1_BYTES_PER_K * (ns[a] / 1024u);
@@ -232,8 +248,9 @@ int main(int argc, char **argv)
     }
     if (jf) {
         fprintf(jf, "]}\n");
-        if (fclose(jf) != 0) {
+        if (fclose(jf) != 0 || rename(jtmp, json) != 0) {
             fprintf(stderr, "kvq_cert_floor: write error on %s\n", json);
+            remove(jtmp);
             return 1;
         }
     }

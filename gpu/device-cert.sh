@@ -62,8 +62,9 @@ for what in "$@"; do
         # what the device alone costs for the step's traffic and waits (gpu/cert_floor.cu)
         {
             echo "# gpu/reports/cert-decode-floor.txt -- the device's own cost of the step's pieces"
-            echo "# commit ${KVQ_COMMIT:-unknown}; gpu/cert_floor.cu (gpu/device-cert.sh floor)"
-            "$C/kvq_cert_floor" --reps "${FLOOR_REPS:-50}" --json "$OUT/cert-decode-floor.json"
+            echo "# gpu/cert_floor.cu (gpu/device-cert.sh floor)"
+            "$C/kvq_cert_floor" --reps "${FLOOR_REPS:-50}" --json "$OUT/cert-decode-floor.json" \
+                --commit "${KVQ_COMMIT:-unknown}"
             echo "kvq_cert_floor exit $?"
         } > "$OUT/cert-decode-floor.txt" 2>&1
         grep -q "kvq_cert_floor exit 0" "$OUT/cert-decode-floor.txt" || rc=1
