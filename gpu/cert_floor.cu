@@ -124,7 +124,9 @@ int main(int argc, char **argv)
     const char *json = NULL, *commit = "unknown";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-            reps = atoi(argv[++i]);
+            char *end;
+            const long v = strtol(argv[++i], &end, 10);
+            reps = (*argv[i] && !*end && v >= 3 && v <= 10000) ? (int)v : -1;
         } else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
             json = argv[++i];
         } else if (!strcmp(argv[i], "--commit") && i + 1 < argc) {
@@ -168,7 +170,10 @@ int main(int argc, char **argv)
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     float *t = (float *)malloc(sizeof(float) * (size_t)reps);
-    if (!t) return 1;
+    if (!t) {
+        fprintf(stderr, "kvq_cert_floor: out of memory (%d repetitions)\n", reps);
+        return 1;
+    }
 
     /* the JSON report is written to F.tmp and renamed when complete */
     FILE *jf = NULL;
