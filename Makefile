@@ -15,7 +15,7 @@
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
-        test-unit test-san test-vectors test-cert trace print-tests
+        test-unit test-san test-vectors test-cert test-golden trace print-tests
 
 B        := build
 PREFIX   ?= /usr/local
@@ -115,7 +115,7 @@ $(B)/subjects/%.so: tests/subjects/%.c tests/subjects/subject_common.h $(FAST_SR
 all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
-test: test-unit test-san test-vectors test-cert trace
+test: test-unit test-san test-vectors test-cert test-golden trace
 	@echo "make test: all stages passed"
 
 test-unit: $(TESTS:%=$(B)/rel/tests/%)
@@ -130,6 +130,10 @@ test-vectors: $(B)/rel/kvq $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 
 test-cert: $(B)/san/kvq
 	@bash tests/cert.sh $(B)
+
+# The formats do not move: files written for fixed inputs hash as committed.
+test-golden: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
+	@bash tests/golden.sh $(B)
 
 trace:
 	@bash ci/trace.sh

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# tests/golden.sh BUILD [--update] -- the vector and results formats do not
+# move: every file kvq writes for a fixed input is byte for byte the file the
+# committed hashes (tests/golden/formats.sha256) describe.  SPEC: [VEC-FMT-06]
+#
+# Covered: gen output of both families at both level sets for two seeds and
+# three shards; the results files of ref-fast; the text, JSON and JUnit reports
+# of ref-fast and of every bundled wrong subject.  --update rewrites the hash
+# file (only on purpose: a format change is a new format version).
+set -u
+B=$(cd "${1:-build}" && pwd)
+UPDATE=${2:-}
+KVQ=$B/rel/kvq
+SUBJ=$B/subjects
+HERE=$(cd "$(dirname "$0")" && pwd)
+SUMS=$HERE/golden/formats.sha256
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+. "$HERE/lib.sh"
+cd "$T" || exit 2
+
+echo "== tests/golden.sh"
+run() { "$@" >/dev/null 2>"$T/err" || { echo "  (command failed: $*)"; sed 's/^/      /' "$T/err" | head -5; }; }
+# verify writes text to stdout and exits 1 for a failing subject: keep both
+report() { # NAME VECTORS SUBJECT [ARGS...]
+  local name=$1 vec=$2 subj=$3; shift 3
+  "$KVQ" verify --vectors "$vec" --subject "$subj" --json "$name.json" --junit "$name.xml" "$@" >"$name.txt" 2>"$name.err"
+  echo "exit $?" >> "$name.txt"
+}
+
+for fam in kivi cert; do
+  for lv in smoke standard; do
+    run "$KVQ" gen --family "$fam" --level "$lv" -o "$fam-$lv.vec"
+    run "$KVQ" gen --family "$fam" --level "$lv" --seed 7 -o "$fam-$lv-s7.vec"
+  done
+done
+run "$KVQ" gen --family kivi --level smoke --shard 5/16 -o kivi-smoke-sh5of16.vec
+run "$KVQ" gen --family kivi --level standard --shard 1/3 -o kivi-standard-sh1of3.vec
+run "$KVQ" gen --family cert --level standard --shard 2/5 -o cert-standard-sh2of5.vec
+for fam in kivi cert; do
+  for lv in smoke standard; do run "$KVQ" run --subject ref-fast --vectors "$fam-$lv.vec" -o "$fam-$lv.res"; done
+done
+for fam in kivi cert; do
+  v=$fam-standard.vec
+  report "rep-$fam-ref-fast" "$v" ref-fast
+  for s in broken_ties_away broken_high_first cert_midpoint cert_unsound; do
+    report "rep-$fam-$s" "$v" "$SUBJ/$s.so"
+  done
+  report "rep-$fam-recip_mul-exact" "$v" "$SUBJ/recip_mul.so" --level exact
+  report "rep-$fam-recip_mul-bounded" "$v" "$SUBJ/recip_mul.so" --level bounded
+done
+KVQ_MISBEHAVE=crash report rep-kivi-misbehave-crash kivi-smoke-sh5of16.vec "$SUBJ/misbehave.so"
+report rep-cert-misbehave cert-smoke.vec "$SUBJ/misbehave.so"
+
+sha256sum -- *.vec *.res rep-*.txt rep-*.json rep-*.xml | sort -k2 > "$T/now.sha256"
+if [ "$UPDATE" = "--update" ]; then
+  mkdir -p "$(dirname "$SUMS")"
+  cp "$T/now.sha256" "$SUMS"
+  echo "  wrote $(wc -l < "$SUMS") hashes to $SUMS"
+  exit 0
+fi
+if [ ! -s "$SUMS" ]; then bad "no committed hashes ($SUMS)"; finish golden.sh; exit; fi
+while read -r want name; do
+  got=$(awk -v n="$name" '$2==n {print $1}' "$T/now.sha256")
+  if [ -z "$got" ]; then bad "$name: not produced"
+  elif [ "$got" = "$want" ]; then ok "$name unchanged"
+  else bad "$name: bytes differ from the committed format"; fi
+done < "$SUMS"
+n_now=$(wc -l < "$T/now.sha256"); n_want=$(wc -l < "$SUMS")
+[ "$n_now" = "$n_want" ] && ok "same set of files ($n_now)" || bad "$n_now files produced, $n_want committed"
+finish golden.sh
