@@ -15,7 +15,7 @@
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
-        test-unit test-san test-vectors test-cert test-golden trace print-tests
+        test-unit test-san test-vectors test-cert test-golden test-layout trace print-tests
 
 B        := build
 PREFIX   ?= /usr/local
@@ -25,7 +25,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CSTD     := -std=c11
 WARN     := -Wall -Wextra -Werror
 FPFLAGS  := -ffp-contract=off -fno-fast-math
-CPPFLAGS := -Iinclude -Iconformance -D_POSIX_C_SOURCE=200809L
+CPPFLAGS := -Iinclude -Iconformance -Itests -D_POSIX_C_SOURCE=200809L
 CFLAGS   ?= -O2 -g
 LDLIBS   := -lmpfr -lgmp -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
@@ -35,27 +35,21 @@ FLAGS_rel :=
 FLAGS_san := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FLAGS_cov := --coverage -O0
 
-REF_SRC  := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c ref/fast/cert.c ref/fast/cert_step.c \
-            ref/exact/xfloat.c ref/exact/kivi.c ref/exact/cert.c
-CONF_SRC := conformance/vecio.c conformance/gen.c conformance/verify.c \
-            conformance/subject.c conformance/report.c conformance/bench.c \
-            conformance/certdump.c conformance/certcmd.c
-TESTS    := check_kivi check_vecio check_cert
-SUBJECTS := broken_ties_away broken_high_first recip_mul misbehave
-FAST_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
+# Sources by rule: every family's exact and fast paths (ref/exact/<f>.c,
+# ref/fast/<f>*.c), the conformance core and every family module
+# (conformance/families/<f>*.c), every Check suite (tests/check_*.c,
+# tests/<f>/check_*.c), every test subject (tests/subjects/*.c,
+# tests/<f>/subjects/*.c).  Adding a family adds files, not lines here.
+REF_SRC  := $(sort $(wildcard ref/common/*.c ref/fast/*.c ref/exact/*.c))
+CONF_SRC := conformance/registry.c conformance/vecio.c conformance/gen.c conformance/verify.c \
+            conformance/subject.c conformance/report.c \
+            $(sort $(wildcard conformance/families/*.c))
+TESTS    := $(patsubst tests/%.c,%,$(sort $(wildcard tests/check_*.c tests/*/check_*.c)))
+SUBJECT_SRC := $(sort $(wildcard tests/subjects/*.c tests/*/subjects/*.c))
+SUBJECTS := $(notdir $(SUBJECT_SRC:.c=))
+# Test subjects link the whole fast path (every family's).
+FAST_SRC := $(sort $(wildcard ref/common/*.c ref/fast/*.c))
 
-# Additions by area (each block is edited only with its area's files).
-# -- area: exact checks and kvq cert
-CONF_SRC += conformance/certjudge.c
-# -- area: CERT vectors and subjects
-SUBJECTS += cert_midpoint cert_unsound
-# The CERT test subjects also link the fast CERT quantizers and step (the
-# shorter stem makes this rule win over the generic one above).
-CERT_SUBJ_SRC := ref/fast/cert.c ref/fast/cert_step.c
-$(B)/subjects/cert_%.so: tests/subjects/cert_%.c tests/subjects/subject_common.h $(FAST_SRC) $(CERT_SUBJ_SRC)
-	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
-	  -Wl,-Bsymbolic $(filter %.c,$^) -o $@ -lm
 # The GPU subject's CERT entries (gpu/subject_gpu.cu) call the device decode
 # step, whose rung 4 is the host reference path: extra objects of its link
 # (prerequisites only; the link rule of the GPU section takes $^).
@@ -106,16 +100,20 @@ $(B)/$(1)/tests/%: $(B)/$(1)/tests/%.o $(B)/$(1)/libkvqconf.a $(B)/$(1)/libkvq.a
 endef
 $(foreach v,rel san cov,$(eval $(call variant,$(v))))
 
-# Test subjects: the fast path with one deliberate change (tests/subjects/).
-$(B)/subjects/%.so: tests/subjects/%.c tests/subjects/subject_common.h $(FAST_SRC)
-	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
-	  -Wl,-Bsymbolic $(filter %.c,$^) -o $@ -lm
+# Test subjects: the fast path with one deliberate change (tests/subjects/,
+# tests/<family>/subjects/), one shared object each under $(B)/subjects/.
+define subject_rule
+$(B)/subjects/$(notdir $(1:.c=)).so: $(1) tests/subjects/subject_common.h $(FAST_SRC)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -Itests/subjects $$(CFLAGS) -fPIC -shared \
+	  -fvisibility=hidden -Wl,-Bsymbolic $$(filter %.c,$$^) -o $$@ -lm
+endef
+$(foreach s,$(SUBJECT_SRC),$(eval $(call subject_rule,$(s))))
 
 all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
-test: test-unit test-san test-vectors test-cert test-golden trace
+test: test-unit test-san test-vectors test-cert test-golden test-layout trace
 	@echo "make test: all stages passed"
 
 test-unit: $(TESTS:%=$(B)/rel/tests/%)
@@ -129,7 +127,11 @@ test-vectors: $(B)/rel/kvq $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/vectors.sh $(B)
 
 test-cert: $(B)/san/kvq
-	@bash tests/cert.sh $(B)
+	@bash tests/cert/cert.sh $(B)
+
+# Where a family's parts live, the registry as spec/ops.md shows it.
+test-layout: $(B)/rel/kvq
+	@bash tests/layout.sh $(B)
 
 # The formats do not move: files written for fixed inputs hash as committed.
 test-golden: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
@@ -201,9 +203,9 @@ GPU_CERT_TARGETS := $(B)/gpu/libkvq_cert_bench.so
 GPU_CERT_OBJ := $(B)/gpu/cert_decode.o $(B)/gpu/cert.o $(B)/gpu/kivi.o
 
 $(B)/gpu/kvq_gpu_cert_decode_test: $(GPU_CERT_OBJ) $(B)/gpu/cert_decode_test.o \
-    $(B)/rel/libkvq.a $(B)/rel/conformance/certdump.o
+    $(B)/rel/libkvq.a $(B)/rel/conformance/families/cert_dump.o
 	$(NVCC) $(NVFLAGS) $(B)/gpu/cert_decode_test.o $(GPU_CERT_OBJ) \
-	  $(B)/rel/conformance/certdump.o $(B)/rel/libkvq.a -o $@ -lmpfr -lgmp -lm -lpthread
+	  $(B)/rel/conformance/families/cert_dump.o $(B)/rel/libkvq.a -o $@ -lmpfr -lgmp -lm -lpthread
 
 $(B)/gpu/libkvq_cert_bench.so: $(GPU_CERT_OBJ) $(B)/gpu/cert_bench.o $(GPU_REF_OBJ) \
     $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o

@@ -5,8 +5,8 @@
  *   kvq run     run a subject over vectors, write its results file
  *   kvq verify  judge a results file or a subject against vectors
  *   kvq demo    generate the standard vectors and verify the bundled subjects
- *   kvq bench   throughput of the exact and fast paths
- *   kvq cert    check the certificate of one CERT decode step (certcmd.c)
+ *   kvq ops     the registry: families, operations, levels, entry points
+ *   kvq <cmd>   a family's own command (kvq cert, kvq bench; registry.h)
  *
  * Exit status: 0 everything passed; 1 a case failed or was skipped; 2 usage or
  * input error.
@@ -25,18 +25,18 @@
 static void usage(FILE *f)
 {
     fputs("usage:\n"
-          "  kvq gen --family kivi|cert --level smoke|standard [--seed S] [--shard I/N] -o FILE\n"
+          "  kvq gen --family FAMILY --level smoke|standard [--seed S] [--shard I/N] -o FILE\n"
           "  kvq run --subject NAME|PATH.so --vectors FILE -o RESULTS [--timeout SEC]\n"
           "  kvq verify --vectors FILE (--results FILE | --subject NAME|PATH.so)\n"
           "             [--level exact|bounded|all] [--json FILE] [--junit FILE]\n"
           "             [--max-show N] [--timeout SEC]\n"
           "  kvq demo [--out DIR] [--gpu-subject PATH.so]\n"
-          "  kvq bench [--json FILE]\n"
-          "  kvq cert DUMP... | --dump FILE [--json FILE] [--junit FILE]\n"
-          "  kvq cert --make-dump OUT --seed S [--kind sinks|concentrated|uniform|needle|constant]\n"
-          "           [--d D] [--n N] [--scale-ekey X] [--scale-eval X] [--perturb-output]\n"
-          "  kvq version\n"
-          "built-in subjects: ref-fast\n", f);
+          "  kvq ops [--markdown]\n"
+          "  kvq version\n", f);
+    for (size_t i = 0; i < kvq_family_count(); i++) /* the families' own commands */
+        for (size_t k = 0; k < KVQ_FAMILY_MAX_COMMANDS && kvq_family_at(i)->commands[k].name; k++)
+            fputs(kvq_family_at(i)->commands[k].usage, f);
+    fputs("built-in subjects: ref-fast\n", f);
 }
 
 static int parse_u64_any(const char *s, uint64_t *v)
@@ -47,11 +47,27 @@ static int parse_u64_any(const char *s, uint64_t *v)
     return errno == 0 && *s != '\0' && *s != '-' && *end == '\0';
 }
 
-static int parse_shard(const char *s, uint32_t *i, uint32_t *n)
+/* A decimal of digits only (no sign, no blank), below 2^63. */
+static int parse_dec(const char *s, const char *end, uint64_t *v)
 {
-    unsigned a, b;
-    char tail;
-    if (sscanf(s, "%u/%u%c", &a, &b, &tail) != 2 || b == 0 || a >= b) return 0;
+    uint64_t r = 0;
+    if (s == end) return 0;
+    for (; s < end; s++) {
+        if (*s < '0' || *s > '9' || r > (((uint64_t)1 << 63) - 10u) / 10u) return 0;
+        r = r * 10u + (uint64_t)(*s - '0');
+    }
+    *v = r;
+    return 1;
+}
+
+/* I/N with I < N, both plain decimals [VEC-GEN-01]. */
+static int parse_shard(const char *s, uint64_t *i, uint64_t *n)
+{
+    const char *slash = strchr(s, '/');
+    uint64_t a, b;
+    if (slash == NULL || !parse_dec(s, slash, &a) || !parse_dec(slash + 1, slash + strlen(slash), &b) ||
+        b == 0 || a >= b)
+        return 0;
     *i = a;
     *n = b;
     return 1;
@@ -84,7 +100,8 @@ static int cmd_gen(int argc, char **argv)
 {
     const char *family = NULL, *level = NULL, *out = NULL;
     uint64_t seed = DEFAULT_SEED;
-    uint32_t si = 0, sn = 1;
+    uint64_t si = 0, sn = 1;
+    const kvq_family *fam;
     kvq_vfile vf;
     char err[512];
     for (int i = 2; i < argc; i++) {
@@ -104,18 +121,17 @@ static int cmd_gen(int argc, char **argv)
         fprintf(stderr, "kvq gen: --family, --level and -o are required\n");
         return EXIT_INPUT;
     }
-    if (strcmp(family, "kivi") != 0 && strcmp(family, "cert") != 0) {
-        fprintf(stderr, "kvq gen: unknown family '%s' (this kvq has: kivi, cert)\n", family);
+    if ((fam = kvq_family_find(family)) == NULL) {
+        fprintf(stderr, "kvq gen: unknown family '%s' (this kvq has: %s)\n", family, kvq_family_names());
         return EXIT_INPUT;
     }
-    if ((strcmp(family, "kivi") == 0 ? kvq_gen_kivi(&vf, level, seed, si, sn, err, sizeof err)
-                                     : kvq_gen_cert(&vf, level, seed, si, sn, err, sizeof err)) != KVQ_OK) {
+    if (kvq_gen(&vf, fam, level, seed, si, sn, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq gen: %s\n", err);
         return EXIT_INPUT;
     }
     if (!write_vectors(&vf, out)) { kvq_vfile_free(&vf); return EXIT_INPUT; }
-    fprintf(stderr, "kvq gen: %zu %s cases (%s, seed 0x%016llx, shard %u/%u) -> %s\n", vf.ncases,
-            family, level, (unsigned long long)seed, si, sn, out);
+    fprintf(stderr, "kvq gen: %zu %s cases (%s, seed 0x%016llx, shard %llu/%llu) -> %s\n", vf.ncases,
+            family, level, (unsigned long long)seed, (unsigned long long)si, (unsigned long long)sn, out);
     kvq_vfile_free(&vf);
     return 0;
 }
@@ -261,18 +277,15 @@ static int cmd_verify(int argc, char **argv)
 /* One family of the demo: generate its standard vectors, verify ref-fast and
  * the GPU subject (when given).  rc[0], rc[1]: the two exit statuses (-1 when
  * not run); rep[0..1] their counts. */
-static int demo_family(const char *dir, const char *family, const char *gpu, int rc[2],
+static int demo_family(const char *dir, const kvq_family *fam, const char *gpu, int rc[2],
                        kvq_verify_report rep[2])
 {
     char vec[1024], res[1024], json[1024], junit[1024], err[512];
     kvq_vfile vf;
     verify_opts o;
-    kvq_status st;
-    snprintf(vec, sizeof vec, "%s/%s-standard.vec", dir, family);
-    printf("== kvq demo: %s conformance, standard level\n", strcmp(family, "kivi") == 0 ? "KIVI" : "CERT");
-    st = strcmp(family, "kivi") == 0 ? kvq_gen_kivi(&vf, "standard", DEFAULT_SEED, 0, 1, err, sizeof err)
-                                     : kvq_gen_cert(&vf, "standard", DEFAULT_SEED, 0, 1, err, sizeof err);
-    if (st != KVQ_OK) {
+    snprintf(vec, sizeof vec, "%s/%s-standard.vec", dir, fam->name);
+    printf("== kvq demo: %s conformance, standard level\n", fam->title);
+    if (kvq_gen(&vf, fam, "standard", DEFAULT_SEED, 0, 1, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq demo: %s\n", err);
         return 0;
     }
@@ -288,9 +301,9 @@ static int demo_family(const char *dir, const char *family, const char *gpu, int
         const char *subj = i == 0 ? "ref-fast" : gpu, *tag = i == 0 ? "ref-fast" : "gpu";
         rc[i] = -1;
         if (subj == NULL) continue;
-        snprintf(res, sizeof res, "%s/%s-%s.results", dir, family, tag);
-        snprintf(json, sizeof json, "%s/%s-%s.json", dir, family, tag);
-        snprintf(junit, sizeof junit, "%s/%s-%s.junit.xml", dir, family, tag);
+        snprintf(res, sizeof res, "%s/%s-%s.results", dir, fam->name, tag);
+        snprintf(json, sizeof json, "%s/%s-%s.json", dir, fam->name, tag);
+        snprintf(junit, sizeof junit, "%s/%s-%s.junit.xml", dir, fam->name, tag);
         o.subject = subj, o.results = res, o.json = json, o.junit = junit;
         printf(i == 0 ? "-- subject ref-fast (bundled binary32 reference)\n"
                       : "\n-- subject %s (bundled CUDA kernels)\n", subj);
@@ -313,48 +326,93 @@ static void demo_line(const char *label, int rc, const kvq_verify_report *rep, c
                rc != EXIT_INPUT && rep->skipped ? ", some skipped" : "");
 }
 
-/* [VER-CLI-05]: both families; ref-fast must pass every case of both; a GPU
- * subject whose cases were only skipped (no device, or CERT operations it
- * does not implement) is reported SKIPPED and does not fail the demo, but a
- * failed GPU case does. */
+/* [VER-CLI-05]: every family of the registry; ref-fast must pass every case
+ * of each; a GPU subject whose cases were only skipped (no device, or
+ * operations it does not implement) is reported SKIPPED and does not fail the
+ * demo, but a failed GPU case does. */
 static int cmd_demo(int argc, char **argv)
 {
     const char *dir = "build/demo", *gpu = NULL;
-    static const char *const FAM[2] = { "kivi", "cert" };
-    kvq_verify_report rep[2][2];
-    int rc[2][2], rc_out = 0;
+    size_t nf = kvq_family_count();
+    kvq_verify_report (*rep)[2] = calloc(nf, sizeof *rep);
+    int (*rc)[2] = calloc(nf, sizeof *rc), rc_out = 0;
+    if (rep == NULL || rc == NULL) {
+        fprintf(stderr, "kvq demo: out of memory\n");
+        free(rep), free(rc);
+        return EXIT_INPUT;
+    }
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (v == NULL) { fprintf(stderr, "kvq demo: %s needs a value\n", a); return EXIT_INPUT; }
+        if (v == NULL) { fprintf(stderr, "kvq demo: %s needs a value\n", a); rc_out = EXIT_INPUT; goto out; }
         if (strcmp(a, "--out") == 0) dir = v;
         else if (strcmp(a, "--gpu-subject") == 0) gpu = v;
-        else { fprintf(stderr, "kvq demo: unknown option '%s'\n", a); usage(stderr); return EXIT_INPUT; }
+        else { fprintf(stderr, "kvq demo: unknown option '%s'\n", a); usage(stderr); rc_out = EXIT_INPUT; goto out; }
         i++;
     }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "kvq demo: cannot create %s: %s\n", dir, strerror(errno));
-        return EXIT_INPUT;
+        rc_out = EXIT_INPUT;
+        goto out;
     }
-    memset(rep, 0, sizeof rep);
-    for (int f = 0; f < 2; f++)
-        if (!demo_family(dir, FAM[f], gpu, rc[f], rep[f])) return EXIT_INPUT;
+    for (size_t f = 0; f < nf; f++)
+        if (!demo_family(dir, kvq_family_at(f), gpu, rc[f], rep[f])) { rc_out = EXIT_INPUT; goto out; }
     printf("== summary\n");
-    for (int f = 0; f < 2; f++) {
-        char label[32];
-        snprintf(label, sizeof label, "%s ref-fast", FAM[f]);
+    for (size_t f = 0; f < nf; f++) {
+        char label[64];
+        snprintf(label, sizeof label, "%s ref-fast", kvq_family_at(f)->name);
         demo_line(label, rc[f][0], &rep[f][0], "");
-        snprintf(label, sizeof label, "%s gpu", FAM[f]);
+        snprintf(label, sizeof label, "%s gpu", kvq_family_at(f)->name);
         demo_line(label, rc[f][1], &rep[f][1], "no GPU subject built: nvcc not found");
     }
     printf("  reports: %s/*.json, %s/*.junit.xml\n", dir, dir);
-    for (int f = 0; f < 2 && rc_out == 0; f++)
+    for (size_t f = 0; f < nf && rc_out == 0; f++)
         if (rc[f][0] != 0) rc_out = rc[f][0];
-    for (int f = 0; f < 2 && rc_out == 0; f++) {
+    for (size_t f = 0; f < nf && rc_out == 0; f++) {
         int r = rc[f][1];
         if (r == 1 && rep[f][1].skipped && !rep[f][1].failed) continue; /* reported as SKIPPED */
         if (r > 0) rc_out = r;
     }
+out:
+    free(rep), free(rc);
     return rc_out;
+}
+
+/* `kvq ops` [VER-REG-06]: the registry as text, or as the spec's Markdown table. */
+static const char *levels_text(uint32_t levels)
+{
+    return levels == (KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT) | KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED)) ? "exact, bounded"
+         : levels == KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT) ? "exact" : "bounded";
+}
+
+static int cmd_ops(int argc, char **argv)
+{
+    int md = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--markdown") == 0) md = 1;
+        else { fprintf(stderr, "kvq ops: unknown option '%s'\n", argv[i]); return EXIT_INPUT; }
+    }
+    if (md)
+        printf("| family | operation | levels | subject entry points (signature version) | what it checks |\n"
+               "|---|---|---|---|---|\n");
+    for (size_t f = 0; f < kvq_family_count(); f++) {
+        const kvq_family *fam = kvq_family_at(f);
+        if (!md) printf("%s (%s)\n", fam->name, fam->spec);
+        for (size_t k = 0; k < fam->nops; k++) {
+            const kvq_op *op = fam->ops[k];
+            char ents[256] = "";
+            size_t len = 0;
+            for (uint32_t e = 0; e < op->nentries && len < sizeof ents; e++)
+                len += (size_t)snprintf(ents + len, sizeof ents - len, "%s%s%s%s v%u", e ? ", " : "",
+                                        md ? "`" : "", op->entries[e].name, md ? "`" : "", op->entries[e].sigver);
+            if (md)
+                printf("| `%s` | `%s` | %s | %s | %s |\n", fam->name, op->name, levels_text(op->levels), ents,
+                       op->summary);
+            else
+                printf("  %-12s levels: %-15s entries: %s\n  %-12s %s\n", op->name, levels_text(op->levels),
+                       ents, "", op->summary);
+        }
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -367,8 +425,11 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "run") == 0) return cmd_run(argc, argv);
     if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc, argv);
     if (strcmp(argv[1], "demo") == 0) return cmd_demo(argc, argv);
-    if (strcmp(argv[1], "bench") == 0) return kvq_bench_main(argc - 1, argv + 1);
-    if (strcmp(argv[1], "cert") == 0) return kvq_cert_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "ops") == 0) return cmd_ops(argc, argv);
+    for (size_t i = 0; i < kvq_family_count(); i++)
+        for (size_t k = 0; k < KVQ_FAMILY_MAX_COMMANDS && kvq_family_at(i)->commands[k].name; k++)
+            if (strcmp(argv[1], kvq_family_at(i)->commands[k].name) == 0)
+                return kvq_family_at(i)->commands[k].main(argc - 1, argv + 1);
     if (strcmp(argv[1], "version") == 0) {
         printf("kvq %s\n", KVQ_VERSION_STRING);
         return 0;

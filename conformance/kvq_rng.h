@@ -27,4 +27,16 @@ static inline uint32_t kvq_rng_below(kvq_rng *r, uint32_t n)
     return (uint32_t)(kvq_rng_next(r) % n);
 }
 
+/* Uniform on the 2^24 binary32 multiples of 2^-24 in [0, 1). */
+static inline float kvq_rng_unit(kvq_rng *r)
+{
+    return (float)(kvq_rng_next(r) >> 40) * 0x1p-24f;
+}
+
+/* Uniform on the binary32 multiples of 2^-23 in [-1, 1). */
+static inline float kvq_rng_sym(kvq_rng *r)
+{
+    return 2.0f * kvq_rng_unit(r) - 1.0f;
+}
+
 #endif /* KVQ_RNG_H */

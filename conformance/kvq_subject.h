@@ -1,29 +1,36 @@
 /*
  * kvq_subject.h -- the C ABI of a conformance subject (spec/verify.md,
- * [API-SUBJ-01..03]).
+ * [API-SUBJ-01..05]).
  *
- * A subject is a shared object exporting
+ * Version 3 (current).  A subject is a shared object exporting
  *
- *     const kvq_subject_v1 *kvq_subject_entry(void);
+ *     const kvq_subject_v3 *kvq_subject_abi3(void);
  *
- * `kvq run` / `kvq verify --subject lib.so` loads it in a child process, so a
- * crash or a hang of the subject is a verdict, not the end of the run.  The
- * functions have the signatures of the fast reference path (include/kvq.h) and
- * return kvq_status values.
+ * The record names the subject, may give init and fini, and gives one lookup:
+ * the entry point of a name and signature version, or NULL when the subject
+ * lacks it.  No entry is mandatory: the cases of an operation whose entries a
+ * subject lacks are SKIPPED, never passed.  The entry names and their
+ * signatures are below (kvq_<entry>_v<sigver>_fn); `kvq ops` lists which
+ * operation calls which.
  *
- * Version 2 adds the CERT entry points.  A version-2 record starts with the
- * whole version-1 record (member `v1`, whose `abi` field says 2), so the entry
- * point keeps its type: a v2 subject returns &record.v1, and the loader reads
- * the CERT members only after it has seen abi == 2.  A version-1 subject runs
- * unchanged; every CERT case is then SKIPPED (never passed) [VER-CERT-03].
- * A NULL CERT entry makes the cases of its operation SKIPPED.
+ * `kvq run` / `kvq verify --subject lib.so` loads the subject in a child
+ * process, so a crash or a hang is a verdict, not the end of the run.  The
+ * entries have the signatures of the fast reference path (include/kvq.h,
+ * include/kvq_cert.h) and return kvq_status values.
+ *
+ * Versions 1 and 2 (kvq_subject_entry(), below) still load: the runner looks
+ * their members up by the same entry names.  A version-1 subject has the KIVI
+ * entries only; in a version-2 record a NULL CERT entry is a missing one.
  */
 #ifndef KVQ_SUBJECT_H
 #define KVQ_SUBJECT_H
 
 #include <stdint.h>
 
+#include <stddef.h>
+
 #include "kvq.h"
+#include "kvq_cert.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +38,61 @@ extern "C" {
 
 #define KVQ_SUBJECT_ABI_V1 1u
 #define KVQ_SUBJECT_ABI_V2 2u
+#define KVQ_SUBJECT_ABI_V3 3u
+#define KVQ_SUBJECT_ABI3_ENTRY "kvq_subject_abi3"
+
+/* Any entry point, as the lookup returns it; the caller converts it back to
+ * the entry's own type (a conversion between function pointer types). */
+typedef void (*kvq_entry_fn)(void);
+
+/* Entry signatures, version 1 of each name. */
+/* "kivi_quantize" [KIVI-Q-01..06]: as kvq_kivi_quantize */
+typedef int (*kvq_kivi_quantize_v1_fn)(uint8_t *codes, float *scale, float *zero, uint32_t *flags,
+                                       const float *x, const kvq_kivi_shape *shape,
+                                       const kvq_policy *pol);
+/* "kivi_dequantize" [KIVI-D-01..03]: as kvq_kivi_dequantize */
+typedef int (*kvq_kivi_dequantize_v1_fn)(float *y, uint32_t *flags, const uint8_t *codes,
+                                         const float *scale, const float *zero,
+                                         const kvq_kivi_shape *shape, const kvq_policy *pol);
+/* "cert_quantize_keys" [CERT-K8-01..05]: as kvq_cert_quantize_keys */
+typedef int (*kvq_cert_quantize_keys_v1_fn)(int8_t *codes, float *sigma, float *z,
+                                            uint32_t *flags, const float *k,
+                                            const kvq_cert_shape *shape, const kvq_policy *pol);
+/* "cert_quantize_values" [CERT-V4-01]: as kvq_cert_quantize_values */
+typedef int (*kvq_cert_quantize_values_v1_fn)(uint8_t *codes, float *scale, float *zero,
+                                              uint32_t *flags, const float *v,
+                                              const kvq_cert_shape *shape,
+                                              const kvq_policy *pol);
+/* "cert_annotate" [CERT-ANN-01..02], from the subject's own codes and
+ * metadata: as kvq_cert_annotate */
+typedef int (*kvq_cert_annotate_v1_fn)(float *eta, float *nu, const float *v,
+                                       const uint8_t *codes, const float *scale,
+                                       const float *zero, const kvq_cert_shape *shape);
+/* "cert_step": one decode step from the binary16 K, V; the subject quantizes
+ * with its own quantizers and runs its own step.  out: d; sel, prom: nb flags
+ * (the residual block selected, never promoted); rec [CERT-REC-01]; decl
+ * [CERT-AR-01]; delta1: the Phase-1 radius [CERT-CHK-01]. */
+typedef int (*kvq_cert_step_v1_fn)(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_record *rec,
+                                   kvq_cert_decl *decl, float *delta1, const float *q,
+                                   float scale, const float *k, const float *v,
+                                   const kvq_cert_params *prm, const kvq_cert_shape *shape,
+                                   const kvq_policy *pol);
+
+/* The version-3 record [API-SUBJ-05]. */
+typedef struct kvq_subject_v3 {
+    uint32_t abi;       /* KVQ_SUBJECT_ABI_V3 */
+    const char *name;   /* short name for reports */
+    /* KVQ_OK when the subject can run here; KVQ_E_NODEVICE makes every case of
+     * the run SKIPPED (never passed).  May be NULL. */
+    int (*init)(char *why, size_t whylen);
+    void (*fini)(void); /* may be NULL */
+    /* The entry point `entry` of signature version sigver, or NULL. */
+    kvq_entry_fn (*lookup)(const char *entry, uint32_t sigver);
+} kvq_subject_v3;
+
+typedef const kvq_subject_v3 *(*kvq_subject_abi3_fn)(void);
+
+/* ---- versions 1 and 2 (still loaded) ---------------------------------------- */
 /* The tag of a kvq_subject_v1 record, as version-1 sources spell it: it stays
  * 1 so that they keep building a well-formed version-1 record. */
 #define KVQ_SUBJECT_ABI KVQ_SUBJECT_ABI_V1

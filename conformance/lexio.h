@@ -1,6 +1,6 @@
 /*
  * lexio.h -- internal helpers of the strict line-based readers (vecio.c,
- * certdump.c): "file:line: what" errors, hex digits, decimals, line
+ * families/cert_dump.c): "file:line: what" errors, hex digits, decimals, line
  * iteration with comments and blank lines skipped [VEC-FMT-01], whole-file
  * reads.  static inline: each reader gets its own copy, no exported symbols.
  */

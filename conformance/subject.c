@@ -23,84 +23,120 @@
 
 /* ---- built-in subjects ---------------------------------------------------- */
 
-static int fast_quantize(uint8_t *codes, float *scale, float *zero, uint32_t *flags,
-                         const float *x, const kvq_kivi_shape *shape, const kvq_policy *pol)
+/* ref-fast: the fast reference path of every registered family, each family
+ * answering for its own entries. */
+static kvq_entry_fn ref_fast_lookup(const char *entry, uint32_t sigver)
 {
-    return kvq_kivi_quantize(codes, scale, zero, flags, x, shape, pol);
-}
-
-static int fast_dequantize(float *y, uint32_t *flags, const uint8_t *codes, const float *scale,
-                           const float *zero, const kvq_kivi_shape *shape,
-                           const kvq_policy *pol)
-{
-    return kvq_kivi_dequantize(y, flags, codes, scale, zero, shape, pol);
-}
-
-/* CERT entries of ref-fast: the fast path's quantizers and step.  The step
- * quantizes K and V itself (its own quantizers, as any subject does) and runs
- * kvq_cert_step over the cache it built. */
-static int fast_cert_keys(int8_t *codes, float *sigma, float *z, uint32_t *flags, const float *k,
-                          const kvq_cert_shape *shape, const kvq_policy *pol)
-{
-    return kvq_cert_quantize_keys(codes, sigma, z, flags, k, shape, pol);
-}
-
-static int fast_cert_values(uint8_t *codes, float *scale, float *zero, uint32_t *flags,
-                            const float *v, const kvq_cert_shape *shape, const kvq_policy *pol)
-{
-    return kvq_cert_quantize_values(codes, scale, zero, flags, v, shape, pol);
-}
-
-static int fast_cert_annotate(float *eta, float *nu, const float *v, const uint8_t *codes,
-                              const float *scale, const float *zero, const kvq_cert_shape *shape)
-{
-    return kvq_cert_annotate(eta, nu, v, codes, scale, zero, shape);
-}
-
-static int fast_cert_step(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_record *rec,
-                          kvq_cert_decl *decl, float *delta1, const float *q, float scale,
-                          const float *k, const float *v, const kvq_cert_params *prm,
-                          const kvq_cert_shape *sh, const kvq_policy *pol)
-{
-    kvq_cert_cache ch;
-    int8_t *kc;
-    uint8_t *vc;
-    float *sigma, *z, *vs, *vz, *eta, *nu;
-    uint32_t fl;
-    kvq_status st;
-    if (sh == NULL || pol == NULL) return KVQ_E_PARAM;
-    /* Sizes from the shape as given; an invalid shape is rejected by the first
-     * quantizer call before anything is read or written. */
-    kc = malloc(kvq_cert_key_code_bytes(sh) + 1);
-    sigma = malloc(kvq_cert_key_meta_count(sh) * sizeof *sigma + 1);
-    z = malloc(kvq_cert_key_meta_count(sh) * sizeof *z + 1);
-    vc = malloc(kvq_cert_value_code_bytes(sh) + 1);
-    vs = malloc(kvq_cert_value_groups(sh) * sizeof *vs + 1);
-    vz = malloc(kvq_cert_value_groups(sh) * sizeof *vz + 1);
-    eta = malloc(kvq_cert_blocks(sh) * sizeof *eta + 1);
-    nu = malloc(kvq_cert_blocks(sh) * sizeof *nu + 1);
-    st = (kc && sigma && z && vc && vs && vz && eta && nu) ? KVQ_OK : KVQ_E_NOMEM;
-    if (st == KVQ_OK) st = kvq_cert_quantize_keys(kc, sigma, z, &fl, k, sh, pol);
-    if (st == KVQ_OK) st = kvq_cert_quantize_values(vc, vs, vz, &fl, v, sh, pol);
-    if (st == KVQ_OK) st = kvq_cert_annotate(eta, nu, v, vc, vs, vz, sh);
-    if (st == KVQ_OK) {
-        ch.k = k, ch.v = v, ch.kcodes = kc, ch.sigma = sigma, ch.z = z;
-        ch.vcodes = vc, ch.vscale = vs, ch.vzero = vz, ch.eta = eta, ch.nu = nu;
-        st = kvq_cert_step(out, sel, prom, NULL, rec, decl, delta1, q, scale, &ch, prm, sh);
+    for (size_t i = 0; i < kvq_family_count(); i++) {
+        const kvq_family *f = kvq_family_at(i);
+        kvq_entry_fn fn = f->ref_entry != NULL ? f->ref_entry(entry, sigver) : NULL;
+        if (fn != NULL) return fn;
     }
-    free(kc), free(sigma), free(z), free(vc), free(vs), free(vz), free(eta), free(nu);
-    return st;
+    return NULL;
 }
 
-static const kvq_subject_v2 ref_fast = {
-    { KVQ_SUBJECT_ABI_V2, "ref-fast", NULL, fast_quantize, fast_dequantize, NULL },
-    fast_cert_keys, fast_cert_values, fast_cert_annotate, fast_cert_step,
+static const kvq_subject_v3 ref_fast = {
+    KVQ_SUBJECT_ABI_V3, "ref-fast", NULL, NULL, ref_fast_lookup,
 };
 
-const kvq_subject_v1 *kvq_subject_builtin(const char *name)
+const kvq_subject_v3 *kvq_subject_builtin(const char *name)
 {
-    if (strcmp(name, "ref-fast") == 0) return &ref_fast.v1;
+    if (strcmp(name, "ref-fast") == 0) return &ref_fast;
     return NULL;
+}
+
+/* ---- loading: ABI 3, and 1 and 2 through an adapter [API-SUBJ-05] ---------------- */
+
+static kvq_entry_fn v3_lookup(const kvq_subject *s, const char *entry, uint32_t sigver)
+{
+    const kvq_subject_v3 *r = s->record;
+    return r->lookup != NULL ? r->lookup(entry, sigver) : NULL;
+}
+
+/* A version-1 or -2 record's members under the entry names of ABI 3 (all of
+ * signature version 1). */
+static kvq_entry_fn v12_lookup(const kvq_subject *s, const char *entry, uint32_t sigver)
+{
+    const kvq_subject_v1 *v1 = s->record;
+    const kvq_subject_v2 *v2 = s->abi == KVQ_SUBJECT_ABI_V2 ? (const kvq_subject_v2 *)s->record : NULL;
+    if (sigver != 1u) return NULL;
+    if (strcmp(entry, "kivi_quantize") == 0) return (kvq_entry_fn)v1->kivi_quantize;
+    if (strcmp(entry, "kivi_dequantize") == 0) return (kvq_entry_fn)v1->kivi_dequantize;
+    if (v2 == NULL) return NULL;
+    if (strcmp(entry, "cert_quantize_keys") == 0) return (kvq_entry_fn)v2->cert_quantize_keys;
+    if (strcmp(entry, "cert_quantize_values") == 0) return (kvq_entry_fn)v2->cert_quantize_values;
+    if (strcmp(entry, "cert_annotate") == 0) return (kvq_entry_fn)v2->cert_annotate;
+    if (strcmp(entry, "cert_step") == 0) return (kvq_entry_fn)v2->cert_step;
+    return NULL;
+}
+
+/* A version-1 record has no entries of any family but KIVI [VER-CERT-03]. */
+static const char *v1_missing(const kvq_subject *s, const kvq_op *op, const char *entry)
+{
+    static char why[96];
+    (void)s;
+    (void)entry;
+    snprintf(why, sizeof why, "subject-abi-1-has-no-%s-entries", op->family->name);
+    return why;
+}
+
+static void adopt_v3(kvq_subject *s, const kvq_subject_v3 *r)
+{
+    memset(s, 0, sizeof *s);
+    s->name = r->name, s->abi = r->abi, s->init = r->init, s->fini = r->fini;
+    s->lookup = v3_lookup, s->record = r;
+}
+
+int kvq_subject_load(kvq_subject *s, const char *subject, char *msg, size_t msglen)
+{
+    const kvq_subject_v3 *b = kvq_subject_builtin(subject);
+    void *h;
+    kvq_subject_abi3_fn abi3;
+    kvq_subject_entry_fn entry;
+    const kvq_subject_v1 *api;
+    if (b != NULL) {
+        adopt_v3(s, b);
+        return 1;
+    }
+    if (strchr(subject, '/') == NULL) {
+        snprintf(msg, msglen, "unknown built-in subject '%s' (a plug-in path needs a '/')", subject);
+        return 0;
+    }
+    h = dlopen(subject, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        snprintf(msg, msglen, "cannot load %s: %s", subject, dlerror());
+        return 0;
+    }
+    /* POSIX returns every symbol as a data pointer; its bytes are the function's */
+    *(void **)(&abi3) = dlsym(h, KVQ_SUBJECT_ABI3_ENTRY);
+    if (abi3 != NULL) {
+        const kvq_subject_v3 *r = abi3();
+        if (r == NULL || r->abi != KVQ_SUBJECT_ABI_V3 || r->name == NULL || r->lookup == NULL) {
+            snprintf(msg, msglen, "%s: %s() returned no usable kvq_subject_v3 record (abi %u, a name and a lookup expected)",
+                     subject, KVQ_SUBJECT_ABI3_ENTRY, KVQ_SUBJECT_ABI_V3);
+            return 0;
+        }
+        adopt_v3(s, r);
+        return 1;
+    }
+    *(void **)(&entry) = dlsym(h, KVQ_SUBJECT_ENTRY);
+    if (entry == NULL) {
+        snprintf(msg, msglen, "%s exports neither %s() nor %s()", subject, KVQ_SUBJECT_ABI3_ENTRY,
+                 KVQ_SUBJECT_ENTRY);
+        return 0;
+    }
+    api = entry();
+    if (api == NULL || (api->abi != KVQ_SUBJECT_ABI_V1 && api->abi != KVQ_SUBJECT_ABI_V2) ||
+        api->kivi_quantize == NULL || api->kivi_dequantize == NULL || api->name == NULL) {
+        snprintf(msg, msglen, "%s: %s() returned no usable kvq_subject record (abi %u or %u expected)",
+                 subject, KVQ_SUBJECT_ENTRY, KVQ_SUBJECT_ABI_V1, KVQ_SUBJECT_ABI_V2);
+        return 0;
+    }
+    memset(s, 0, sizeof *s);
+    s->name = api->name, s->abi = api->abi, s->init = api->init, s->fini = api->fini;
+    s->lookup = v12_lookup, s->record = api;
+    if (api->abi == KVQ_SUBJECT_ABI_V1) s->missing = v1_missing;
+    return 1;
 }
 
 /* ---- child side --------------------------------------------------------------- */
@@ -111,169 +147,60 @@ static void child_say(FILE *out, const char *fmt, const char *arg)
     fflush(out);
 }
 
-static const kvq_subject_v1 *child_load(FILE *out, const char *subject)
+/* One case [VER-RUN-01] [VER-CERT-02]: the subject's entries for the
+ * operation, or a skip naming the first it lacks.  Outputs are pre-filled
+ * with a sentinel so that a subject that reports success without writing is
+ * caught by the comparison. */
+static void child_case(FILE *out, const kvq_subject *s, const kvq_case *c)
 {
-    const kvq_subject_v1 *api = kvq_subject_builtin(subject);
-    void *h;
-    kvq_subject_entry_fn entry;
-    char msg[512];
-    if (api != NULL) return api;
-    if (strchr(subject, '/') == NULL) {
-        snprintf(msg, sizeof msg, "unknown built-in subject '%s' (a plug-in path needs a '/')",
-                 subject);
-        child_say(out, "error %s\n", msg);
-        return NULL;
-    }
-    h = dlopen(subject, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        snprintf(msg, sizeof msg, "cannot load %s: %s", subject, dlerror());
-        child_say(out, "error %s\n", msg);
-        return NULL;
-    }
-    *(void **)(&entry) = dlsym(h, KVQ_SUBJECT_ENTRY);
-    if (entry == NULL) {
-        snprintf(msg, sizeof msg, "%s exports no %s()", subject, KVQ_SUBJECT_ENTRY);
-        child_say(out, "error %s\n", msg);
-        return NULL;
-    }
-    api = entry();
-    if (api == NULL || (api->abi != KVQ_SUBJECT_ABI_V1 && api->abi != KVQ_SUBJECT_ABI_V2) ||
-        api->kivi_quantize == NULL || api->kivi_dequantize == NULL || api->name == NULL) {
-        snprintf(msg, sizeof msg, "%s: %s() returned no usable kvq_subject record (abi %u or %u expected)",
-                 subject, KVQ_SUBJECT_ENTRY, KVQ_SUBJECT_ABI_V1, KVQ_SUBJECT_ABI_V2);
-        child_say(out, "error %s\n", msg);
-        return NULL;
-    }
-    return api;
-}
-
-/* Outputs are pre-filled with a sentinel so that a subject that reports
- * success without writing is caught by the comparison. */
-static void child_case(FILE *out, const kvq_subject_v1 *api, const kvq_vcase *c)
-{
-    const kvq_kivi_shape *s = &c->shape;
-    uint64_t n = kvq_kivi_elems(s), ng = kvq_kivi_groups(s), nb = kvq_kivi_code_bytes(s);
-    kvq_rout o;
-    uint32_t flags = 0, dflags = 0;
+    const kvq_op *op = c->op;
+    kvq_entry_fn fns[KVQ_OP_MAX_ENTRIES];
+    void *o;
+    uint32_t flags = 0;
     int st;
-    memset(&o, 0, sizeof o); /* kvq_rout_free frees every member */
-    o.codes = malloc(nb ? nb : 1);
-    o.scale = malloc((ng ? ng : 1) * sizeof *o.scale);
-    o.zero = malloc((ng ? ng : 1) * sizeof *o.zero);
-    o.deq = malloc((n ? n : 1) * sizeof *o.deq);
-    if (!o.codes || !o.scale || !o.zero || !o.deq) {
-        kvq_res_write_case(out, c->id, KVQ_E_NOMEM, 0, &o, s);
-        kvq_rout_free(&o);
-        return;
+    for (uint32_t i = 0; i < op->nentries; i++) {
+        fns[i] = s->lookup(s, op->entries[i].name, op->entries[i].sigver);
+        if (fns[i] == NULL) {
+            char why[128];
+            if (s->missing != NULL) snprintf(why, sizeof why, "%s", s->missing(s, op, op->entries[i].name));
+            else snprintf(why, sizeof why, "subject-has-no-%s", op->entries[i].name);
+            kvq_res_write_skip(out, c->id, why);
+            fflush(out);
+            return;
+        }
     }
-    memset(o.codes, 0xA5, nb ? nb : 1);
-    memset(o.scale, 0xA5, (ng ? ng : 1) * sizeof *o.scale);
-    memset(o.zero, 0xA5, (ng ? ng : 1) * sizeof *o.zero);
-    memset(o.deq, 0xA5, (n ? n : 1) * sizeof *o.deq);
-    st = api->kivi_quantize(o.codes, o.scale, o.zero, &flags, c->x, s, &c->pol);
-    if (st == KVQ_OK) {
-        st = api->kivi_dequantize(o.deq, &dflags, o.codes, o.scale, o.zero, s, &c->pol);
-        flags |= dflags;
-    }
-    kvq_res_write_case(out, c->id, st, flags, &o, s);
+    o = kvq_out_sentinel(c);
+    st = o != NULL ? op->call(c, fns, o, &flags) : KVQ_E_NOMEM;
+    kvq_res_write(out, c, st, flags, o);
     fflush(out);
-    kvq_rout_free(&o);
-}
-
-/* Fill n bytes with the sentinel (at least one byte allocated). */
-static void *sentinel(uint64_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p != NULL) memset(p, 0xA5, n ? n : 1);
-    return p;
-}
-
-/* A CERT case [VER-CERT-02]: the subject's entry for the operation, or a skip
- * when it has none (a version-1 subject has none). */
-static void child_cert_case(FILE *out, const kvq_subject_v2 *api, const kvq_vcase *c)
-{
-    const kvq_cert_shape *s = &c->cshape;
-    uint32_t nbl = kvq_cert_blocks(s), flags = 0;
-    int v1 = api->v1.abi == KVQ_SUBJECT_ABI_V1, st;
-    kvq_rout o;
-    memset(&o, 0, sizeof o);
-    if (c->op == KVQ_OP_CERT_KEYS) {
-        uint64_t nm = kvq_vcase_cert_meta_count(c);
-        if (api->cert_quantize_keys == NULL) {
-            kvq_res_write_skip(out, c->id, v1 ? "subject-abi-1-has-no-cert-entries" : "subject-has-no-cert_quantize_keys");
-            goto done;
-        }
-        o.codes = sentinel(kvq_vcase_cert_code_bytes(c));
-        o.scale = sentinel(nm * sizeof(float)), o.zero = sentinel(nm * sizeof(float));
-        st = (o.codes && o.scale && o.zero) ? api->cert_quantize_keys((int8_t *)o.codes, o.scale, o.zero, &flags, c->x, s, &c->pol)
-                                            : KVQ_E_NOMEM;
-    } else if (c->op == KVQ_OP_CERT_VALUES) {
-        uint64_t nm = kvq_vcase_cert_meta_count(c);
-        if (api->cert_quantize_values == NULL || api->cert_annotate == NULL) {
-            kvq_res_write_skip(out, c->id, v1 ? "subject-abi-1-has-no-cert-entries"
-                                         : api->cert_quantize_values == NULL ? "subject-has-no-cert_quantize_values"
-                                                                             : "subject-has-no-cert_annotate");
-            goto done;
-        }
-        o.codes = sentinel(kvq_vcase_cert_code_bytes(c));
-        o.scale = sentinel(nm * sizeof(float)), o.zero = sentinel(nm * sizeof(float));
-        o.eta = sentinel(nbl * sizeof(float)), o.nu = sentinel(nbl * sizeof(float));
-        st = (o.codes && o.scale && o.zero && o.eta && o.nu)
-                 ? api->cert_quantize_values(o.codes, o.scale, o.zero, &flags, c->x, s, &c->pol)
-                 : KVQ_E_NOMEM;
-        if (st == KVQ_OK) st = api->cert_annotate(o.eta, o.nu, c->x, o.codes, o.scale, o.zero, s);
-    } else {
-        if (api->cert_step == NULL) {
-            kvq_res_write_skip(out, c->id, v1 ? "subject-abi-1-has-no-cert-entries" : "subject-has-no-cert_step");
-            goto done;
-        }
-        o.out = sentinel((uint64_t)s->dim * sizeof(float));
-        o.sel = sentinel(nbl), o.prom = sentinel(nbl);
-        memset(&o.rec, 0xA5, sizeof o.rec);
-        memset(&o.decl, 0xA5, sizeof o.decl);
-        memset(&o.delta1, 0xA5, sizeof o.delta1);
-        st = (o.out && o.sel && o.prom) ? api->cert_step(o.out, o.sel, o.prom, &o.rec, &o.decl, &o.delta1, c->q,
-                                                         c->qscale, c->x, c->vin, &c->prm, s, &c->pol)
-                                        : KVQ_E_NOMEM;
-    }
-    kvq_res_write_cert(out, c, st, flags, &o);
-done:
-    fflush(out);
-    kvq_rout_free(&o);
+    if (o != NULL) kvq_out_free(op, o);
 }
 
 static void child_main(int fd, const char *subject, const kvq_vfile *vf, size_t start)
 {
     FILE *out = fdopen(fd, "w");
-    const kvq_subject_v1 *api;
-    kvq_subject_v2 view;
-    char why[256] = "";
+    kvq_subject s;
+    char why[256] = "", msg[512];
     if (out == NULL) _exit(3);
-    api = child_load(out, subject);
-    if (api == NULL) _exit(3);
-    child_say(out, "name %s\n", api->name);
-    if (api->init != NULL) {
-        int st = api->init(why, sizeof why);
+    if (!kvq_subject_load(&s, subject, msg, sizeof msg)) {
+        child_say(out, "error %s\n", msg);
+        _exit(3);
+    }
+    child_say(out, "name %s\n", s.name);
+    if (s.init != NULL) {
+        int st = s.init(why, sizeof why);
         if (st == KVQ_E_NODEVICE) {
             child_say(out, "unavailable %s\n", why[0] ? why : "no device");
             _exit(0);
         }
         if (st != KVQ_OK) {
-            char msg[400];
             snprintf(msg, sizeof msg, "subject init failed with %s: %s", kvq_status_name(st), why);
             child_say(out, "error %s\n", msg);
             _exit(3);
         }
     }
-    /* One view of both versions: a v1 record has no CERT entries. */
-    memset(&view, 0, sizeof view);
-    if (api->abi == KVQ_SUBJECT_ABI_V2) view = *(const kvq_subject_v2 *)(const void *)api;
-    else view.v1 = *api;
-    for (size_t k = start; k < vf->ncases; k++) {
-        if (vf->cases[k].op == KVQ_OP_KIVI_QUANT) child_case(out, api, &vf->cases[k]);
-        else child_cert_case(out, &view, &vf->cases[k]);
-    }
-    if (api->fini != NULL) api->fini();
+    for (size_t k = start; k < vf->ncases; k++) child_case(out, &s, &vf->cases[k]);
+    if (s.fini != NULL) s.fini();
     child_say(out, "done%s\n", "");
     fclose(out);
     _exit(0);

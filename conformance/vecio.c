@@ -1,9 +1,11 @@
 /*
- * vecio.c -- reading and writing vector and results files (spec/vectors.md).
+ * vecio.c -- reading and writing vector and results files (spec/vectors.md),
+ * one reader and one writer for every operation, driven by its field schema.
  *
- * The reader is strict: every key exactly once, no unknown keys, every hex
- * field of exactly the length its shape implies.  Each error names the file,
- * the line, and what is wrong [VEC-FMT-01..].
+ * The reader is strict: every key exactly once, no key the operation does not
+ * have, every hex field of exactly the length its count implies.  Each error
+ * names the file, the line, and what is wrong [VEC-FMT-01..].  Results are
+ * kept as text until verify decodes each against its own case's operation.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +16,7 @@
 #include "lexio.h"
 #include "vecio.h"
 
-#define MAX_FILE_ELEMS ((uint64_t)1 << 24) /* values per case accepted from a file */
+#define MAX_FILE_ELEMS ((uint64_t)1 << 24) /* values per array accepted from a file */
 
 /* ---- small helpers (the shared ones: lexio.h) --------------------------- */
 
@@ -22,6 +24,14 @@ static int parse_hex32_field(const char *s, uint32_t *out)
 {
     if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || strlen(s) != 10) return 0;
     return hexn(s + 2, 8, out);
+}
+
+static int parse_f32_hex(const char *s, float *out)
+{
+    uint32_t u;
+    if (strlen(s) != 8 || !hexn(s, 8, &u)) return 0;
+    *out = kvq_f32_from_bits(u);
+    return 1;
 }
 
 static int id_ok(const char *s)
@@ -37,231 +47,51 @@ static int id_ok(const char *s)
     return 1;
 }
 
-const char *kvq_level_name(uint32_t level)
+static void *at(void *rec, const kvq_field *f)
 {
-    return level == KVQ_LEVEL_EXACT ? "exact" : level == KVQ_LEVEL_BOUNDED ? "bounded" : "?";
+    return (char *)rec + f->offset;
 }
 
-const char *kvq_grouping_name(uint32_t grouping)
+static const void *cat(const void *rec, const kvq_field *f)
 {
-    return grouping == KVQ_GROUP_CHANNEL ? "channel" : grouping == KVQ_GROUP_TOKEN ? "token" : "?";
+    return (const char *)rec + f->offset;
 }
 
-const char *kvq_meta_name(uint32_t meta)
+static int is_array(const kvq_field *f)
 {
-    return meta == KVQ_META_F32 ? "f32" : meta == KVQ_META_F16 ? "f16" : "?";
+    return kvq_ftype_elem_size(f->type) != 0 || f->type == KVQ_FT_AMB;
 }
 
-const char *kvq_op_name(uint32_t op)
+/* Hex digits of one element of an array type. */
+static int hex_width(const kvq_case *c, const kvq_field *f)
 {
-    static const char *const OPS[] = { "kivi-quant", "cert-keys", "cert-values", "cert-step" };
-    return op < 4u ? OPS[op] : "?";
+    switch (f->type) {
+    case KVQ_FT_A_F32: case KVQ_FT_A_U32: return 8;
+    case KVQ_FT_A_F16: case KVQ_FT_A_U16: return 4;
+    case KVQ_FT_A_META: return c->op->meta_half(c) ? 4 : 8;
+    case KVQ_FT_A_U8: return 2;
+    case KVQ_FT_A_C32: return 16;
+    default: return 0;
+    }
 }
 
-static const char *const LEVELS[] = { "exact", "bounded" };
-static const char *const GROUPINGS[] = { "channel", "token" };
-static const char *const METAS[] = { "f32", "f16" };
-static const char *const TIES[] = { "even", "away" };
-static const char *const OVERFLOWS[] = { "saturate", "nan" };
-static const char *const SUBNORMALS[] = { "keep", "daz" };
+/* ---- reading one array field ------------------------------------------------ */
 
-/* ---- hex arrays ------------------------------------------------------------ */
-
-static kvq_status hex_bytes(uint8_t *out, uint64_t n, const char *s, const char *key,
+/* amb=: `-` or index:alt entries, index < n strictly increasing, alt a decimal
+ * in [lo, hi] (a leading '-' allowed when lo < 0), stored as its low 8 bits. */
+static kvq_status parse_amb(kvq_amb *a, const char *s, uint64_t n, int lo, int hi,
                             const char *path, long line, char *err, size_t errlen)
-{
-    if (strlen(s) != 2 * n)
-        return fail(err, errlen, KVQ_E_FORMAT, path, line,
-                    "%s: %zu hex digits, expected %llu", key, strlen(s),
-                    (unsigned long long)(2 * n));
-    for (uint64_t i = 0; i < n; i++) {
-        uint32_t v;
-        if (!hexn(s + 2 * i, 2, &v))
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: bad hex digit near byte %llu",
-                        key, (unsigned long long)i);
-        out[i] = (uint8_t)v;
-    }
-    return KVQ_OK;
-}
-
-/* n floats: 8 hex digits (binary32) each, or 4 (binary16) when half is set. */
-static kvq_status hex_floats(float *out, uint64_t n, int half, const char *s, const char *key,
-                             const char *path, long line, char *err, size_t errlen)
-{
-    int w = half ? 4 : 8;
-    if (strlen(s) != (size_t)w * n)
-        return fail(err, errlen, KVQ_E_FORMAT, path, line,
-                    "%s: %zu hex digits, expected %llu (%llu values of %d digits)", key,
-                    strlen(s), (unsigned long long)(w * n), (unsigned long long)n, w);
-    for (uint64_t i = 0; i < n; i++) {
-        uint32_t v;
-        if (!hexn(s + (size_t)w * i, w, &v))
-            return fail(err, errlen, KVQ_E_FORMAT, path, line,
-                        "%s: bad hex digit in value %llu", key, (unsigned long long)i);
-        out[i] = half ? kvq_f16_from_bits((uint16_t)v) : kvq_f32_from_bits(v);
-    }
-    return KVQ_OK;
-}
-
-static int put_hex_bytes(FILE *f, const uint8_t *b, uint64_t n)
-{
-    for (uint64_t i = 0; i < n; i++)
-        if (fprintf(f, "%02x", b[i]) < 0) return 0;
-    return 1;
-}
-
-/* Every value has an encoding in the field's format. */
-static int all_encodable(const float *v, uint64_t n, int half)
-{
-    for (uint64_t i = 0; half && i < n; i++) {
-        int ok;
-        (void)kvq_f16_bits(v[i], &ok);
-        if (!ok) return 0;
-    }
-    return 1;
-}
-
-static int put_hex_floats(FILE *f, const float *v, uint64_t n, int half)
-{
-    for (uint64_t i = 0; i < n; i++) {
-        if (half) {
-            int ok;
-            uint16_t h = kvq_f16_bits(v[i], &ok);
-            if (!ok) return 0;
-            if (fprintf(f, "%04x", h) < 0) return 0;
-        } else if (fprintf(f, "%08lx", (unsigned long)kvq_f32_bits(v[i])) < 0) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* ---- cases ------------------------------------------------------------------ */
-
-void kvq_vcase_free(kvq_vcase *c)
-{
-    free(c->x);
-    free(c->codes);
-    free(c->scale);
-    free(c->zero);
-    free(c->deq);
-    free(c->real);
-    free(c->amb_idx);
-    free(c->amb_alt);
-    free(c->vin);
-    free(c->q);
-    free(c->eta);
-    free(c->nu);
-    c->x = c->scale = c->zero = c->deq = c->vin = c->q = c->eta = c->nu = NULL;
-    c->codes = c->real = c->amb_alt = NULL;
-    c->amb_idx = NULL;
-}
-
-uint64_t kvq_vcase_cert_code_bytes(const kvq_vcase *c)
-{
-    return c->op == KVQ_OP_CERT_KEYS ? kvq_cert_key_code_bytes(&c->cshape)
-         : c->op == KVQ_OP_CERT_VALUES ? kvq_cert_value_code_bytes(&c->cshape) : 0u;
-}
-
-uint64_t kvq_vcase_cert_meta_count(const kvq_vcase *c)
-{
-    return c->op == KVQ_OP_CERT_KEYS ? kvq_cert_key_meta_count(&c->cshape)
-         : c->op == KVQ_OP_CERT_VALUES ? kvq_cert_value_groups(&c->cshape) : 0u;
-}
-
-/* CERT case arrays: inputs for any shape (n*d values), outputs only for a
- * status-0 case (whose shape is valid). */
-static kvq_status cert_alloc(kvq_vcase *c)
-{
-    uint64_t n = (uint64_t)c->cshape.tokens * c->cshape.dim;
-    c->x = malloc((n ? n : 1) * sizeof *c->x);
-    if (c->x == NULL) return KVQ_E_NOMEM;
-    if (c->op == KVQ_OP_CERT_STEP) {
-        c->vin = malloc((n ? n : 1) * sizeof *c->vin);
-        c->q = malloc((c->cshape.dim ? c->cshape.dim : 1) * sizeof *c->q);
-        if (!c->vin || !c->q) {
-            kvq_vcase_free(c);
-            return KVQ_E_NOMEM;
-        }
-    } else if (c->status == KVQ_OK) {
-        uint64_t nb = kvq_vcase_cert_code_bytes(c), nm = kvq_vcase_cert_meta_count(c);
-        uint32_t nbl = kvq_cert_blocks(&c->cshape);
-        c->codes = malloc(nb ? nb : 1);
-        c->real = malloc(nb ? nb : 1);
-        c->scale = malloc((nm ? nm : 1) * sizeof *c->scale);
-        c->zero = malloc((nm ? nm : 1) * sizeof *c->zero);
-        if (!c->codes || !c->real || !c->scale || !c->zero) {
-            kvq_vcase_free(c);
-            return KVQ_E_NOMEM;
-        }
-        if (c->op == KVQ_OP_CERT_VALUES) {
-            c->eta = malloc(nbl * sizeof *c->eta);
-            c->nu = malloc(nbl * sizeof *c->nu);
-            if (!c->eta || !c->nu) {
-                kvq_vcase_free(c);
-                return KVQ_E_NOMEM;
-            }
-        }
-    }
-    return KVQ_OK;
-}
-
-kvq_status kvq_vcase_alloc(kvq_vcase *c)
-{
-    uint64_t n = kvq_kivi_elems(&c->shape);
-    if (c->op != KVQ_OP_KIVI_QUANT) return cert_alloc(c);
-    c->x = malloc((n ? n : 1) * sizeof *c->x);
-    if (c->x == NULL) return KVQ_E_NOMEM;
-    if (c->status == KVQ_OK) {
-        uint64_t ng = kvq_kivi_groups(&c->shape), nb = kvq_kivi_code_bytes(&c->shape);
-        c->codes = malloc(nb);
-        c->real = malloc(nb);
-        c->scale = malloc(ng * sizeof *c->scale);
-        c->zero = malloc(ng * sizeof *c->zero);
-        c->deq = malloc(n * sizeof *c->deq);
-        if (!c->codes || !c->real || !c->scale || !c->zero || !c->deq) {
-            kvq_vcase_free(c);
-            return KVQ_E_NOMEM;
-        }
-    }
-    return KVQ_OK;
-}
-
-void kvq_vfile_free(kvq_vfile *vf)
-{
-    for (size_t i = 0; i < vf->ncases; i++) kvq_vcase_free(&vf->cases[i]);
-    free(vf->cases);
-    vf->cases = NULL;
-    vf->ncases = 0;
-}
-
-enum {
-    K_ID, K_LEVEL, K_OP, K_BITS, K_GROUP, K_GROUPING, K_META, K_TOKENS, K_CHANNELS, K_TIES,
-    K_OVERFLOW, K_SUBNORMAL, K_STATUS, K_FLAGS, K_X, K_CODES, K_SCALE, K_ZERO, K_DEQ, K_REAL,
-    K_AMB, K_COUNT
-};
-static const char *const CASE_KEYS[K_COUNT] = {
-    "id", "level", "op", "bits", "group", "grouping", "meta", "tokens", "channels", "ties",
-    "overflow", "subnormal", "status", "flags", "x", "codes", "scale", "zero", "deq", "real",
-    "amb",
-};
-#define K_FIRST_OUTPUT K_CODES
-
-/* amb=: `-` or index:alt entries, index < n strictly increasing, alt a
- * decimal in [lo, hi] (a leading '-' allowed when lo < 0); alt is stored as
- * its low 8 bits (the int8 bit pattern of a CERT key code). */
-static kvq_status parse_amb_range(kvq_vcase *c, const char *s, uint64_t n, int lo, int hi,
-                                  const char *path, char *err, size_t errlen)
 {
     uint64_t cnt = 0, prev = 0;
     const char *p;
+    memset(a, 0, sizeof *a);
     if (strcmp(s, "-") == 0) return KVQ_OK;
     for (p = s; *p; p++) if (*p == ',') cnt++;
     cnt++;
-    if (cnt > n) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: more entries than elements");
-    c->amb_idx = malloc(cnt * sizeof *c->amb_idx);
-    c->amb_alt = malloc(cnt);
-    if (!c->amb_idx || !c->amb_alt) return fail(err, errlen, KVQ_E_NOMEM, path, c->line, "out of memory");
+    if (cnt > n) return fail(err, errlen, KVQ_E_FORMAT, path, line, "amb: more entries than elements");
+    a->idx = malloc(cnt * sizeof *a->idx);
+    a->alt = malloc(cnt);
+    if (!a->idx || !a->alt) return fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
     p = s;
     for (uint64_t k = 0; k < cnt; k++) {
         char item[64], *colon;
@@ -272,255 +102,280 @@ static kvq_status parse_amb_range(kvq_vcase *c, const char *s, uint64_t n, int l
         int neg;
         long av;
         if (len == 0 || len >= sizeof item)
-            return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: bad entry %llu", (unsigned long long)k);
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "amb: bad entry %llu", (unsigned long long)k);
         memcpy(item, p, len);
         item[len] = '\0';
         colon = strchr(item, ':');
-        if (colon == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: entry '%s' is not index:alt", item);
+        if (colon == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "amb: entry '%s' is not index:alt", item);
         *colon = '\0';
         neg = colon[1] == '-' && lo < 0;
         if (!parse_u64(item, &idx) || !parse_u32(colon + 1 + neg, &alt))
-            return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: entry %llu is not decimal index:alt", (unsigned long long)k);
-        if (idx >= n) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: index %llu out of range", (unsigned long long)idx);
-        if (k > 0 && idx <= prev) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: indices not strictly increasing at %llu", (unsigned long long)idx);
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "amb: entry %llu is not decimal index:alt", (unsigned long long)k);
+        if (idx >= n) return fail(err, errlen, KVQ_E_FORMAT, path, line, "amb: index %llu out of range", (unsigned long long)idx);
+        if (k > 0 && idx <= prev) return fail(err, errlen, KVQ_E_FORMAT, path, line, "amb: indices not strictly increasing at %llu", (unsigned long long)idx);
         av = neg ? -(long)alt : (long)alt;
-        if (av > hi) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: alternative code %ld exceeds %d", av, hi);
-        if (av < lo) return fail(err, errlen, KVQ_E_FORMAT, path, c->line, "amb: alternative code %ld below %d", av, lo);
-        c->amb_idx[k] = idx;
-        c->amb_alt[k] = (uint8_t)(av & 0xff);
+        if (av > hi) return fail(err, errlen, KVQ_E_FORMAT, path, line, "amb: alternative code %ld exceeds %d", av, hi);
+        if (av < lo) return fail(err, errlen, KVQ_E_FORMAT, path, line, "amb: alternative code %ld below %d", av, lo);
+        a->idx[k] = idx;
+        a->alt[k] = (uint8_t)(av & 0xff);
         prev = idx;
         p = end ? end + 1 : p + len;
     }
-    c->namb = cnt;
+    a->n = cnt;
     return KVQ_OK;
 }
 
-static kvq_status parse_amb(kvq_vcase *c, const char *s, const char *path, char *err,
-                            size_t errlen)
+/* An array field's text into its (allocated) array. */
+static kvq_status parse_array(const kvq_case *c, const kvq_field *f, void *rec, const char *s,
+                              const char *path, long line, char *err, size_t errlen)
 {
-    return parse_amb_range(c, s, kvq_kivi_elems(&c->shape), 0, (int)kvq_code_max(c->shape.bits),
-                           path, err, errlen);
-}
-
-/* ---- CERT cases [VEC-CERT-02..04] -------------------------------------------- */
-
-enum {
-    C_ID, C_LEVEL, C_OP, C_TOKENS, C_DIM, C_TIES, C_OVERFLOW, C_SUBNORMAL, C_STATUS, C_FLAGS,
-    C_K, C_V, C_Q, C_SCALE_IN, C_TAU, C_KMIN, C_KMAX, C_VTOL, C_EPS_GUARD, C_EPS_DENSE, C_R,
-    C_PROMOTE, C_START, C_CODES, C_SIGMA, C_Z, C_SCALE, C_ZERO, C_REAL, C_AMB, C_ETA, C_NU,
-    C_COUNT
-};
-static const char *const CERT_KEYS[C_COUNT] = {
-    "id", "level", "op", "tokens", "dim", "ties", "overflow", "subnormal", "status", "flags",
-    "k", "v", "q", "scale", "tau", "kmin", "kmax", "vtol", "eps_guard", "eps_dense", "r",
-    "promote", "start", "codes", "sigma", "z", "vscale", "vzero", "real", "amb", "eta", "nu",
-};
-/* Per key and op (keys, values, step): 'R' required, 'O' an expected output
- * (required exactly when status is 0), '-' not allowed. */
-static const char CERT_USE[C_COUNT][4] = {
-    "RRR", "RRR", "RRR", "RRR", "RRR", "RRR", "RRR", "RRR", "RRR", "RR-",
-    "R-R", "-RR", "--R", "--R", "--R", "--R", "--R", "--R", "--R", "--R", "--R",
-    "--R", "--R", "OO-", "O--", "O--", "-O-", "-O-", "OO-", "OO-", "-O-", "-O-",
-};
-
-static int parse_f32_hex(const char *s, float *out)
-{
-    uint32_t u;
-    if (strlen(s) != 8 || !hexn(s, 8, &u)) return 0;
-    *out = kvq_f32_from_bits(u);
-    return 1;
-}
-
-static kvq_status parse_cert_case(kvq_vcase *c, char **tok, int ntok, uint32_t op,
-                                  const char *path, long line, char *err, size_t errlen)
-{
-    const char *val[C_COUNT] = { 0 };
-    int k, oi = (int)op - (int)KVQ_OP_CERT_KEYS;
-    uint32_t u;
-    uint64_t n;
-    kvq_status st = KVQ_OK;
-    memset(c, 0, sizeof *c);
-    c->line = line;
-    c->op = op;
-    for (int i = 1; i < ntok; i++) {
-        char *eq = strchr(tok[i], '=');
-        if (eq == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "field '%.40s' is not key=value", tok[i]);
-        *eq = '\0';
-        k = name_index(tok[i], CERT_KEYS, C_COUNT);
-        if (k < 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "unknown key '%.40s'", tok[i]);
-        if (val[k] != NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given twice", tok[i]);
-        val[k] = eq + 1;
+    uint64_t n = f->count(c, rec);
+    int w = hex_width(c, f);
+    void *arr;
+    if (f->type == KVQ_FT_AMB) {
+        int lo = 0, hi = 255;
+        c->op->amb_range(c, &lo, &hi);
+        return parse_amb((kvq_amb *)at(rec, f), s, n, lo, hi, path, line, err, errlen);
     }
-    for (k = 0; k < C_COUNT; k++) {
-        if (CERT_USE[k][oi] == 'R' && val[k] == NULL)
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "missing key '%s'", CERT_KEYS[k]);
-        if (CERT_USE[k][oi] == '-' && val[k] != NULL)
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' is not a field of %s", CERT_KEYS[k], kvq_op_name(op));
+    arr = *(void **)at(rec, f);
+    if (strlen(s) != (size_t)w * n) {
+        if (f->type == KVQ_FT_A_U8)
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: %zu hex digits, expected %llu",
+                        f->key, strlen(s), (unsigned long long)(2 * n));
+        return fail(err, errlen, KVQ_E_FORMAT, path, line,
+                    "%s: %zu hex digits, expected %llu (%llu values of %d digits)", f->key,
+                    strlen(s), (unsigned long long)(w * n), (unsigned long long)n, w);
     }
-    if (!id_ok(val[C_ID])) return fail(err, errlen, KVQ_E_FORMAT, path, line, "bad case id '%.70s'", val[C_ID]);
-    strcpy(c->id, val[C_ID]);
-#define ENUM_FIELD(K, NAMES, DST)                                                             \
-    do {                                                                                      \
-        int ix_ = name_index(val[K], NAMES, (int)(sizeof NAMES / sizeof NAMES[0]));           \
-        if (ix_ < 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: unknown value '%.40s'", CERT_KEYS[K], val[K]); \
-        DST = (uint32_t)ix_;                                                                  \
-    } while (0)
-    ENUM_FIELD(C_LEVEL, LEVELS, c->level);
-    ENUM_FIELD(C_TIES, TIES, c->pol.ties);
-    ENUM_FIELD(C_OVERFLOW, OVERFLOWS, c->pol.overflow);
-    ENUM_FIELD(C_SUBNORMAL, SUBNORMALS, c->pol.subnormal);
-#undef ENUM_FIELD
-    if (op == KVQ_OP_CERT_STEP && c->level != KVQ_LEVEL_BOUNDED)
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "level: a cert-step case is judged at the bounded level only");
-    if (!parse_u32(val[C_TOKENS], &c->cshape.tokens) || !parse_u32(val[C_DIM], &c->cshape.dim))
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "tokens and dim must be decimal numbers");
-    if (!parse_u32(val[C_STATUS], &u) || u >= KVQ_STATUS_COUNT)
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "status: '%.40s' is not a kvq_status", val[C_STATUS]);
-    c->status = (int)u;
-    if (val[C_FLAGS] != NULL && (!parse_hex32_field(val[C_FLAGS], &c->flags) || (c->flags & ~KVQ_FLAG_ALL)))
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "flags: '%.40s' is not 0x followed by 8 hex digits of defined flags", val[C_FLAGS]);
-    n = (uint64_t)c->cshape.tokens * c->cshape.dim;
-    /* bounds on what a file may carry, so that no per-block or per-channel
-     * array of a case (nb flags, d outputs) can be large [VEC-CERT-02] */
-    if (n > MAX_FILE_ELEMS || c->cshape.tokens > KVQ_CERT_MAX_TOKENS || c->cshape.dim > 65536u)
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "tokens*dim exceeds %llu, tokens exceed %u or dim exceeds 65536",
-                    (unsigned long long)MAX_FILE_ELEMS, KVQ_CERT_MAX_TOKENS);
-    if (op == KVQ_OP_CERT_STEP) {
-        kvq_cert_params *p = &c->prm;
-        *p = kvq_cert_default_params();
-        if (!parse_f32_hex(val[C_SCALE_IN], &c->qscale) || !parse_f32_hex(val[C_TAU], &p->tau) ||
-            !parse_f32_hex(val[C_VTOL], &p->vtol) || !parse_f32_hex(val[C_EPS_GUARD], &p->eps_guard) ||
-            !parse_f32_hex(val[C_EPS_DENSE], &p->eps_dense))
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "scale, tau, vtol, eps_guard and eps_dense must be 8 hex digits (binary32)");
-        if (!parse_u32(val[C_KMIN], &p->kmin) || !parse_u32(val[C_KMAX], &p->kmax) ||
-            !parse_u32(val[C_R], &p->r) || !parse_u32(val[C_START], &p->start_rung))
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "kmin, kmax, r and start must be decimal numbers");
-        if (strcmp(val[C_PROMOTE], "threshold") == 0)
-            p->promote_budget = KVQ_CERT_PROMOTE_THRESHOLD;
-        else if (strncmp(val[C_PROMOTE], "budget:", 7) != 0 || !parse_u32(val[C_PROMOTE] + 7, &p->promote_budget) ||
-                 p->promote_budget == KVQ_CERT_PROMOTE_THRESHOLD)
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "promote: '%.40s' is neither 'threshold' nor 'budget:<decimal>'", val[C_PROMOTE]);
-    }
-    if (c->status == KVQ_OK) {
-        if (!kvq_cert_shape_ok(&c->cshape))
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "shape is not valid for a status-0 case [CERT-L-01]");
-        for (k = 0; k < C_COUNT; k++)
-            if (CERT_USE[k][oi] == 'O' && val[k] == NULL)
-                return fail(err, errlen, KVQ_E_FORMAT, path, line, "missing key '%s' (status 0)", CERT_KEYS[k]);
-    } else {
-        for (k = 0; k < C_COUNT; k++)
-            if (CERT_USE[k][oi] == 'O' && val[k] != NULL)
-                return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given for a case that expects an error", CERT_KEYS[k]);
-    }
-    if (cert_alloc(c) != KVQ_OK) return fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
-    if (op == KVQ_OP_CERT_VALUES)
-        st = hex_floats(c->x, n, 0, val[C_V], "v", path, line, err, errlen);
-    else
-        st = hex_floats(c->x, n, 0, val[C_K], "k", path, line, err, errlen);
-    if (st == KVQ_OK && op == KVQ_OP_CERT_STEP) {
-        st = hex_floats(c->vin, n, 0, val[C_V], "v", path, line, err, errlen);
-        if (st == KVQ_OK) st = hex_floats(c->q, c->cshape.dim, 0, val[C_Q], "q", path, line, err, errlen);
-    }
-    if (st == KVQ_OK && c->status == KVQ_OK && op != KVQ_OP_CERT_STEP) {
-        uint64_t nb = kvq_vcase_cert_code_bytes(c), nm = kvq_vcase_cert_meta_count(c);
-        int keys = op == KVQ_OP_CERT_KEYS;
-        st = hex_bytes(c->codes, nb, val[C_CODES], "codes", path, line, err, errlen);
-        if (st == KVQ_OK) st = hex_bytes(c->real, nb, val[C_REAL], "real", path, line, err, errlen);
-        if (st == KVQ_OK)
-            st = hex_floats(c->scale, nm, !keys, val[keys ? C_SIGMA : C_SCALE], keys ? "sigma" : "vscale", path, line, err, errlen);
-        if (st == KVQ_OK)
-            st = hex_floats(c->zero, nm, !keys, val[keys ? C_Z : C_ZERO], keys ? "z" : "vzero", path, line, err, errlen);
-        if (st == KVQ_OK)
-            st = keys ? parse_amb_range(c, val[C_AMB], nb, KVQ_CERT_KCODE_MIN, KVQ_CERT_KCODE_MAX, path, err, errlen)
-                      : parse_amb_range(c, val[C_AMB], (uint64_t)kvq_cert_quant_tokens(&c->cshape) * c->cshape.dim,
-                                        0, (int)kvq_code_max(KVQ_CERT_VBITS), path, err, errlen);
-        if (st == KVQ_OK && !keys) {
-            uint32_t nbl = kvq_cert_blocks(&c->cshape);
-            st = hex_floats(c->eta, nbl, 0, val[C_ETA], "eta", path, line, err, errlen);
-            if (st == KVQ_OK) st = hex_floats(c->nu, nbl, 0, val[C_NU], "nu", path, line, err, errlen);
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t v, v2;
+        const char *p = s + (size_t)w * i;
+        int ok = f->type == KVQ_FT_A_C32 ? hexn(p, 8, &v) && hexn(p + 8, 8, &v2) : hexn(p, w, &v);
+        if (!ok) {
+            if (f->type == KVQ_FT_A_U8)
+                return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: bad hex digit near byte %llu",
+                            f->key, (unsigned long long)i);
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: bad hex digit in value %llu",
+                        f->key, (unsigned long long)i);
         }
-    }
-    if (st != KVQ_OK) kvq_vcase_free(c);
-    return st;
-}
-
-static kvq_status parse_case(kvq_vcase *c, char **tok, int ntok, const char *path, long line,
-                             char *err, size_t errlen)
-{
-    const char *val[K_COUNT] = { 0 };
-    int k;
-    uint32_t u;
-    uint64_t n;
-    kvq_status st;
-    static const char *const CERT_OPS[3] = { "cert-keys", "cert-values", "cert-step" };
-    for (int i = 1; i < ntok; i++) /* the operation decides the field set [VEC-CERT-02] */
-        if (strncmp(tok[i], "op=", 3) == 0) {
-            int oi = name_index(tok[i] + 3, CERT_OPS, 3);
-            if (oi >= 0) return parse_cert_case(c, tok, ntok, KVQ_OP_CERT_KEYS + (uint32_t)oi, path, line, err, errlen);
+        switch (f->type) {
+        case KVQ_FT_A_U8: ((uint8_t *)arr)[i] = (uint8_t)v; break;
+        case KVQ_FT_A_U16: ((uint16_t *)arr)[i] = (uint16_t)v; break;
+        case KVQ_FT_A_U32: ((uint32_t *)arr)[i] = v; break;
+        case KVQ_FT_A_C32:
+            ((float *)arr)[2 * i] = kvq_f32_from_bits(v);
+            ((float *)arr)[2 * i + 1] = kvq_f32_from_bits(v2);
+            break;
+        default:
+            ((float *)arr)[i] = w == 4 ? kvq_f16_from_bits((uint16_t)v) : kvq_f32_from_bits(v);
             break;
         }
-    memset(c, 0, sizeof *c);
-    c->line = line;
+    }
+    return KVQ_OK;
+}
+
+/* A scalar field's text into rec (or the case / flags word). */
+static kvq_status parse_scalar(kvq_case *c, const kvq_field *f, void *rec, uint32_t *flags,
+                               const char *s, const char *path, long line, char *err,
+                               size_t errlen)
+{
+    uint32_t u;
+    char msg[160];
+    switch (f->type) {
+    case KVQ_FT_ID:
+        if (!id_ok(s)) return fail(err, errlen, KVQ_E_FORMAT, path, line, "bad case id '%.70s'", s);
+        strcpy(c->id, s);
+        return KVQ_OK;
+    case KVQ_FT_OP:
+        return KVQ_OK; /* read first, to choose the schema */
+    case KVQ_FT_STATUS:
+        if (!parse_u32(s, &u) || u >= KVQ_STATUS_COUNT)
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "status: '%.40s' is not a kvq_status", s);
+        c->status = (int)u;
+        return KVQ_OK;
+    case KVQ_FT_FLAGS:
+        if (f->role == KVQ_ROLE_OUTPUT) {
+            if (!parse_hex32_field(s, flags))
+                return fail(err, errlen, KVQ_E_FORMAT, path, line, "flags: '%.40s' is not 0x followed by 8 hex digits", s);
+            return KVQ_OK;
+        }
+        if (!parse_hex32_field(s, &c->flags) || (c->flags & ~KVQ_FLAG_ALL))
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "flags: '%.40s' is not 0x followed by 8 hex digits of defined flags", s);
+        return KVQ_OK;
+    case KVQ_FT_U32:
+        if (!parse_u32(s, (uint32_t *)at(rec, f)))
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: '%.40s' is not a decimal number", f->key, s);
+        return KVQ_OK;
+    case KVQ_FT_ENUM: {
+        int ix = name_index(s, f->names, (int)f->nnames);
+        if (ix < 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: unknown value '%.40s'", f->key, s);
+        *(uint32_t *)at(rec, f) = (uint32_t)ix;
+        return KVQ_OK;
+    }
+    case KVQ_FT_F32:
+        if (!parse_f32_hex(s, (float *)at(rec, f)))
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: '%.40s' is not 8 hex digits (binary32)", f->key, s);
+        return KVQ_OK;
+    case KVQ_FT_CUSTOM:
+        msg[0] = '\0';
+        if (!f->custom->parse(at(rec, f), s, c, msg, sizeof msg))
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: %s", f->key, msg[0] ? msg : "malformed");
+        return KVQ_OK;
+    default:
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: not a scalar field", f->key);
+    }
+}
+
+/* ---- vector cases [VEC-FMT-03] ------------------------------------------------ */
+
+typedef struct kv {
+    const char *key, *val;
+} kv;
+
+static const char *lookup(const kv *p, int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(p[i].key, key) == 0) return p[i].val;
+    return NULL;
+}
+
+static const kvq_field *field_of(const kvq_op *op, const char *key, int results)
+{
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        if ((f->role == KVQ_ROLE_OUTPUT) == results && strcmp(f->key, key) == 0) return f;
+    }
+    return NULL;
+}
+
+/* Split `key=value` tokens (tok[1..]) into pairs: each key once. */
+static kvq_status split_pairs(kv *p, char **tok, int ntok, const char *path, long line,
+                              char *err, size_t errlen)
+{
     for (int i = 1; i < ntok; i++) {
         char *eq = strchr(tok[i], '=');
         if (eq == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "field '%.40s' is not key=value", tok[i]);
         *eq = '\0';
-        k = name_index(tok[i], CASE_KEYS, K_COUNT);
-        if (k < 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "unknown key '%.40s'", tok[i]);
-        if (val[k] != NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given twice", tok[i]);
-        val[k] = eq + 1;
+        if (lookup(p, i - 1, tok[i]) != NULL)
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given twice", tok[i]);
+        p[i - 1].key = tok[i];
+        p[i - 1].val = eq + 1;
     }
-    for (k = 0; k < K_FIRST_OUTPUT; k++)
-        if (val[k] == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "missing key '%s'", CASE_KEYS[k]);
-    if (!id_ok(val[K_ID])) return fail(err, errlen, KVQ_E_FORMAT, path, line, "bad case id '%.70s'", val[K_ID]);
-    strcpy(c->id, val[K_ID]);
-#define ENUM_FIELD(K, NAMES, DST)                                                             \
-    do {                                                                                      \
-        int ix_ = name_index(val[K], NAMES, (int)(sizeof NAMES / sizeof NAMES[0]));           \
-        if (ix_ < 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: unknown value '%.40s'", CASE_KEYS[K], val[K]); \
-        DST = (uint32_t)ix_;                                                                  \
-    } while (0)
-    ENUM_FIELD(K_LEVEL, LEVELS, c->level);
-    if (strcmp(val[K_OP], "kivi-quant") != 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "op: unknown operation '%.40s'", val[K_OP]);
-    c->op = KVQ_OP_KIVI_QUANT;
-    ENUM_FIELD(K_GROUPING, GROUPINGS, c->shape.grouping);
-    ENUM_FIELD(K_META, METAS, c->shape.meta);
-    ENUM_FIELD(K_TIES, TIES, c->pol.ties);
-    ENUM_FIELD(K_OVERFLOW, OVERFLOWS, c->pol.overflow);
-    ENUM_FIELD(K_SUBNORMAL, SUBNORMALS, c->pol.subnormal);
-#undef ENUM_FIELD
-    if (!parse_u32(val[K_BITS], &c->shape.bits) || !parse_u32(val[K_GROUP], &c->shape.group) ||
-        !parse_u32(val[K_TOKENS], &c->shape.tokens) || !parse_u32(val[K_CHANNELS], &c->shape.channels))
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "bits, group, tokens and channels must be decimal numbers");
-    if (!parse_u32(val[K_STATUS], &u) || u >= KVQ_STATUS_COUNT)
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "status: '%.40s' is not a kvq_status", val[K_STATUS]);
-    c->status = (int)u;
-    if (!parse_hex32_field(val[K_FLAGS], &c->flags) || (c->flags & ~KVQ_FLAG_ALL))
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "flags: '%.40s' is not 0x followed by 8 hex digits of defined flags", val[K_FLAGS]);
-    n = kvq_kivi_elems(&c->shape);
-    if (n > MAX_FILE_ELEMS) return fail(err, errlen, KVQ_E_FORMAT, path, line, "tokens*channels exceeds %llu", (unsigned long long)MAX_FILE_ELEMS);
-    if (c->status == KVQ_OK) {
-        if (!kvq_kivi_params_ok(&c->shape) || !kvq_kivi_shape_ok(&c->shape))
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "shape is not valid for a status-0 case");
-        for (k = K_FIRST_OUTPUT; k < K_COUNT; k++)
-            if (val[k] == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "missing key '%s' (status 0)", CASE_KEYS[k]);
-    } else {
-        for (k = K_FIRST_OUTPUT; k < K_COUNT; k++)
-            if (val[k] != NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given for a case that expects an error", CASE_KEYS[k]);
+    return KVQ_OK;
+}
+
+static int vector_role(kvq_role r)
+{
+    return r != KVQ_ROLE_OUTPUT;
+}
+
+static int needs_ok(kvq_role r)
+{
+    return r == KVQ_ROLE_EXPECTED || r == KVQ_ROLE_REFERENCE;
+}
+
+static kvq_status parse_case(kvq_case *c, const kvq_family *fam, char **tok, int ntok,
+                             const char *path, long line, char *err, size_t errlen)
+{
+    kv *p = malloc((size_t)(ntok ? ntok : 1) * sizeof *p);
+    int np = ntok - 1;
+    const char *opname;
+    const kvq_op *op;
+    kvq_status st;
+    char msg[200];
+    memset(c, 0, sizeof *c);
+    c->line = line;
+    if (p == NULL) return fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
+#define BAIL(...) do { st = fail(err, errlen, __VA_ARGS__); goto out; } while (0)
+    st = split_pairs(p, tok, ntok, path, line, err, errlen);
+    if (st != KVQ_OK) goto out;
+    /* the operation decides the field set [VEC-FMT-03] [VEC-CERT-02] */
+    opname = lookup(p, np, "op");
+    if (opname == NULL) BAIL(KVQ_E_FORMAT, path, line, "missing key 'op'");
+    op = kvq_op_find(opname);
+    if (op == NULL) BAIL(KVQ_E_FORMAT, path, line, "op: unknown operation '%.40s'", opname);
+    if (op->family != fam) BAIL(KVQ_E_FORMAT, path, line, "op %s is not an operation of family %s", op->name, fam->name);
+    c->op = op;
+    for (int i = 0; i < np; i++) {
+        const kvq_field *f = field_of(op, p[i].key, 0);
+        if (f != NULL) continue;
+        for (size_t k = 0; k < fam->nops; k++)
+            if (field_of(fam->ops[k], p[i].key, 0) != NULL)
+                BAIL(KVQ_E_FORMAT, path, line, "key '%s' is not a field of %s", p[i].key, op->name);
+        BAIL(KVQ_E_FORMAT, path, line, "unknown key '%.40s'", p[i].key);
     }
-    if (kvq_vcase_alloc(c) != KVQ_OK) return fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
-    st = hex_floats(c->x, n, 0, val[K_X], "x", path, line, err, errlen);
-    if (st == KVQ_OK && c->status == KVQ_OK) {
-        uint64_t ng = kvq_kivi_groups(&c->shape), nb = kvq_kivi_code_bytes(&c->shape);
-        int half = c->shape.meta == KVQ_META_F16;
-        st = hex_bytes(c->codes, nb, val[K_CODES], "codes", path, line, err, errlen);
-        if (st == KVQ_OK) st = hex_floats(c->scale, ng, half, val[K_SCALE], "scale", path, line, err, errlen);
-        if (st == KVQ_OK) st = hex_floats(c->zero, ng, half, val[K_ZERO], "zero", path, line, err, errlen);
-        if (st == KVQ_OK) st = hex_floats(c->deq, n, 0, val[K_DEQ], "deq", path, line, err, errlen);
-        if (st == KVQ_OK) st = hex_bytes(c->real, nb, val[K_REAL], "real", path, line, err, errlen);
-        if (st == KVQ_OK) st = parse_amb(c, val[K_AMB], path, err, errlen);
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        if ((f->role == KVQ_ROLE_CASE || f->role == KVQ_ROLE_INPUT) && !f->optional &&
+            lookup(p, np, f->key) == NULL)
+            BAIL(KVQ_E_FORMAT, path, line, "missing key '%s'", f->key);
     }
-    if (st != KVQ_OK) kvq_vcase_free(c);
+    c->in = calloc(1, op->in_size ? op->in_size : 1);
+    if (c->in == NULL) BAIL(KVQ_E_NOMEM, path, line, "out of memory");
+    /* scalars of the case and the inputs, in schema order */
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        const char *s;
+        if ((f->role != KVQ_ROLE_CASE && f->role != KVQ_ROLE_INPUT) || is_array(f)) continue;
+        if ((s = lookup(p, np, f->key)) == NULL) continue; /* optional: 0 */
+        st = parse_scalar(c, f, kvq_case_role(c, f->role), NULL, s, path, line, err, errlen);
+        if (st != KVQ_OK) goto out;
+    }
+    if (!(op->levels & KVQ_LEVEL_BIT(c->level))) {
+        if (op->levels == KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED) || op->levels == KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT))
+            BAIL(KVQ_E_FORMAT, path, line, "level: a %s case is judged at the %s level only", op->name,
+                 kvq_level_name(op->levels == KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED) ? KVQ_LEVEL_BOUNDED : KVQ_LEVEL_EXACT));
+        BAIL(KVQ_E_FORMAT, path, line, "level: %s is not a level of %s", kvq_level_name(c->level), op->name);
+    }
+    if (op->nvariants && c->variant >= op->nvariants)
+        BAIL(KVQ_E_FORMAT, path, line, "variant: %u is not a variant of %s", c->variant, op->name);
+    msg[0] = '\0';
+    if (op->check != NULL && !op->check(c, msg, sizeof msg)) BAIL(KVQ_E_FORMAT, path, line, "%s", msg);
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        int given = lookup(p, np, f->key) != NULL;
+        if (!needs_ok(f->role)) continue;
+        if (c->status == KVQ_OK && !given)
+            BAIL(KVQ_E_FORMAT, path, line, "missing key '%s' (status 0)", f->key);
+        if (c->status != KVQ_OK && given)
+            BAIL(KVQ_E_FORMAT, path, line, "key '%s' given for a case that expects an error", f->key);
+    }
+    if (c->status == KVQ_OK) { /* the expected scalars: array counts may read them */
+        c->exp = calloc(1, op->out_size ? op->out_size : 1);
+        c->ref = calloc(1, op->ref_size ? op->ref_size : 1);
+        if (c->exp == NULL || c->ref == NULL) BAIL(KVQ_E_NOMEM, path, line, "out of memory");
+        for (size_t i = 0; i < op->nfields; i++) {
+            const kvq_field *f = &op->fields[i];
+            if (!needs_ok(f->role) || is_array(f)) continue;
+            st = parse_scalar(c, f, kvq_case_role(c, f->role), NULL, lookup(p, np, f->key), path, line, err, errlen);
+            if (st != KVQ_OK) goto out;
+        }
+    }
+    /* arrays in schema order, each sized when every field before it is read
+     * (a count may depend on an earlier array's contents) and bounded */
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        const char *s;
+        size_t es = kvq_ftype_elem_size(f->type);
+        void *rec = kvq_case_role(c, f->role);
+        uint64_t n;
+        if (!vector_role(f->role) || f->role == KVQ_ROLE_CASE || !is_array(f) || rec == NULL) continue;
+        if ((s = lookup(p, np, f->key)) == NULL) continue;
+        if (es != 0) {
+            n = f->count(c, rec);
+            if (n > MAX_FILE_ELEMS)
+                BAIL(KVQ_E_FORMAT, path, line, "%s: more than %llu values", f->key, (unsigned long long)MAX_FILE_ELEMS);
+            if ((*(void **)at(rec, f) = malloc((size_t)(n ? n : 1) * es)) == NULL)
+                BAIL(KVQ_E_NOMEM, path, line, "out of memory");
+        }
+        st = parse_array(c, f, rec, s, path, line, err, errlen);
+        if (st != KVQ_OK) goto out;
+    }
+    /* anything left without its array (a field a case may omit) */
+    if (kvq_case_alloc(c) != KVQ_OK) BAIL(KVQ_E_NOMEM, path, line, "out of memory");
+#undef BAIL
+out:
+    free(p);
+    if (st != KVQ_OK) kvq_case_free(c);
     return st;
 }
 
@@ -550,6 +405,60 @@ static kvq_status magic_line(lines *L, const char *magic, uint32_t *version, con
     return KVQ_OK;
 }
 
+/* A case id seen before in this file: the ids so far are kept in a sorted
+ * index, so the check costs log n a case. */
+typedef struct idset {
+    const kvq_case **v;
+    size_t n, cap;
+} idset;
+
+static const kvq_case *idset_insert(idset *s, const kvq_case *c, int *nomem)
+{
+    size_t lo = 0, hi = s->n;
+    *nomem = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strcmp(s->v[mid]->id, c->id);
+        if (r == 0) return s->v[mid];
+        if (r < 0) lo = mid + 1; else hi = mid;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        const kvq_case **nv = realloc(s->v, cap * sizeof *nv);
+        if (nv == NULL) {
+            *nomem = 1;
+            return NULL;
+        }
+        s->v = nv;
+        s->cap = cap;
+    }
+    memmove(s->v + lo + 1, s->v + lo, (s->n - lo) * sizeof *s->v);
+    s->v[lo] = c;
+    s->n++;
+    return NULL;
+}
+
+/* The same index over copies (results have no kvq_case of their own). */
+static const kvq_case *idset_insert_copy(idset *s, const kvq_case *key, int *nomem)
+{
+    kvq_case *c = malloc(sizeof *c);
+    const kvq_case *dup;
+    if (c == NULL) {
+        *nomem = 1;
+        return NULL;
+    }
+    *c = *key;
+    dup = idset_insert(s, c, nomem);
+    if (dup != NULL || *nomem) free(c);
+    return dup;
+}
+
+static void idset_free_copies(idset *s)
+{
+    for (size_t i = 0; i < s->n; i++) free((void *)(uintptr_t)s->v[i]);
+    free(s->v);
+}
+
 kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char *path,
                          char *err, size_t errlen)
 {
@@ -557,18 +466,16 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
     char tmp[64], *s;
     size_t cap = 0;
     kvq_status st;
+    idset ids = { 0 };
     memset(vf, 0, sizeof *vf);
     st = lines_open(&L, buf, len, path, err, errlen);
     if (st != KVQ_OK) return st;
     st = magic_line(&L, KVQ_VEC_MAGIC, &vf->version, path, err, errlen);
-    if (st == KVQ_OK) st = header_line(&L, "family", vf->family, sizeof vf->family, path, err, errlen);
-    if (st == KVQ_OK) {
-        if (strcmp(vf->family, "kivi") == 0) vf->fam = KVQ_FAMILY_KIVI;
-        else if (strcmp(vf->family, "cert") == 0) vf->fam = KVQ_FAMILY_CERT;
-        else st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "unknown family '%s' (kivi|cert)", vf->family);
-    }
+    if (st == KVQ_OK) st = header_line(&L, "family", tmp, sizeof tmp, path, err, errlen);
+    if (st == KVQ_OK && (vf->family = kvq_family_find(tmp)) == NULL)
+        st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "unknown family '%s' (%s)", tmp, kvq_family_names());
     if (st == KVQ_OK) st = header_line(&L, "levels", vf->levels, sizeof vf->levels, path, err, errlen);
-    if (st == KVQ_OK && strcmp(vf->levels, "smoke") != 0 && strcmp(vf->levels, "standard") != 0)
+    if (st == KVQ_OK && vf->family->gen_count(vf->levels) == 0)
         st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "unknown level set '%s'", vf->levels);
     if (st == KVQ_OK) st = header_line(&L, "seed", tmp, sizeof tmp, path, err, errlen);
     if (st == KVQ_OK) {
@@ -581,8 +488,9 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
     if (st == KVQ_OK) st = header_line(&L, "generator", vf->generator, sizeof vf->generator, path, err, errlen);
     while (st == KVQ_OK && (s = lines_next_content(&L)) != NULL) {
         char **tok;
-        int ntok;
+        int ntok, nomem;
         size_t maxtok = strlen(s) / 2 + 2;
+        const kvq_case *dup;
         tok = malloc(maxtok * sizeof *tok);
         if (tok == NULL) {
             st = fail(err, errlen, KVQ_E_NOMEM, path, L.no, "out of memory");
@@ -595,7 +503,7 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
             break;
         }
         if (vf->ncases == cap) {
-            kvq_vcase *nc;
+            kvq_case *nc;
             cap = cap ? cap * 2 : 64;
             nc = realloc(vf->cases, cap * sizeof *nc);
             if (nc == NULL) {
@@ -604,26 +512,26 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
                 break;
             }
             vf->cases = nc;
+            /* the index holds pointers into the array: rebuild it */
+            ids.n = 0;
+            for (size_t i = 0; i < vf->ncases; i++) (void)idset_insert(&ids, &vf->cases[i], &nomem);
         }
-        st = parse_case(&vf->cases[vf->ncases], tok, ntok, path, L.no, err, errlen);
+        st = parse_case(&vf->cases[vf->ncases], vf->family, tok, ntok, path, L.no, err, errlen);
         free(tok);
         if (st != KVQ_OK) break;
-        if ((vf->cases[vf->ncases].op == KVQ_OP_KIVI_QUANT) != (vf->fam == KVQ_FAMILY_KIVI)) {
-            st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "op %s is not an operation of family %s",
-                      kvq_op_name(vf->cases[vf->ncases].op), vf->family);
-            kvq_vcase_free(&vf->cases[vf->ncases]);
+        dup = idset_insert(&ids, &vf->cases[vf->ncases], &nomem);
+        if (nomem) st = fail(err, errlen, KVQ_E_NOMEM, path, L.no, "out of memory");
+        else if (dup != NULL)
+            st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "case id '%s' repeats line %ld", dup->id, dup->line);
+        if (st != KVQ_OK) {
+            kvq_case_free(&vf->cases[vf->ncases]);
             break;
         }
-        for (size_t i = 0; i < vf->ncases; i++)
-            if (strcmp(vf->cases[i].id, vf->cases[vf->ncases].id) == 0) {
-                st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "case id '%s' repeats line %ld", vf->cases[i].id, vf->cases[i].line);
-                kvq_vcase_free(&vf->cases[vf->ncases]);
-                break;
-            }
-        if (st == KVQ_OK) vf->ncases++;
+        vf->ncases++;
     }
     if (st == KVQ_OK && vf->ncases == 0)
         st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "no cases");
+    free(ids.v);
     free(L.buf);
     if (st != KVQ_OK) kvq_vfile_free(vf);
     return st;
@@ -642,108 +550,163 @@ kvq_status kvq_vec_read(kvq_vfile *vf, const char *path, char *err, size_t errle
     return st;
 }
 
+void kvq_vfile_free(kvq_vfile *vf)
+{
+    for (size_t i = 0; i < vf->ncases; i++) kvq_case_free(&vf->cases[i]);
+    free(vf->cases);
+    vf->cases = NULL;
+    vf->ncases = 0;
+}
+
+/* ---- writing -------------------------------------------------------------------- */
+
+/* Every value has an encoding in a binary16 field. */
+static int all_f16(const float *v, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        int ok;
+        (void)kvq_f16_bits(v[i], &ok);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+static int put_array(FILE *f, const kvq_case *c, const kvq_field *fd, const void *rec)
+{
+    uint64_t n = fd->count(c, rec);
+    int w = hex_width(c, fd);
+    if (fd->type == KVQ_FT_AMB) {
+        const kvq_amb *a = (const kvq_amb *)cat(rec, fd);
+        int lo = 0, hi = 255, ok = 1;
+        c->op->amb_range(c, &lo, &hi);
+        if (a->n == 0) return fputs("-", f) >= 0;
+        for (uint64_t k = 0; ok && k < a->n; k++)
+            ok = lo < 0 ? fprintf(f, "%s%llu:%d", k ? "," : "", (unsigned long long)a->idx[k], (int)(int8_t)a->alt[k]) >= 0
+                        : fprintf(f, "%s%llu:%u", k ? "," : "", (unsigned long long)a->idx[k], (unsigned)a->alt[k]) >= 0;
+        return ok;
+    }
+    {
+        const void *arr = *(void *const *)cat(rec, fd);
+        if (w == 4 && fd->type != KVQ_FT_A_U16 && !all_f16((const float *)arr, n))
+            /* binary16 metadata that is not binary16 has no encoding: a
+             * subject's is written `invalid` [VEC-RES-02]; an expected one
+             * cannot be written at all */
+            return fd->role == KVQ_ROLE_OUTPUT ? fputs("invalid", f) >= 0 : 0;
+        for (uint64_t i = 0; i < n; i++) {
+            int ok;
+            switch (fd->type) {
+            case KVQ_FT_A_U8: ok = fprintf(f, "%02x", ((const uint8_t *)arr)[i]) >= 0; break;
+            case KVQ_FT_A_U16: ok = fprintf(f, "%04x", ((const uint16_t *)arr)[i]) >= 0; break;
+            case KVQ_FT_A_U32: ok = fprintf(f, "%08lx", (unsigned long)((const uint32_t *)arr)[i]) >= 0; break;
+            case KVQ_FT_A_C32:
+                ok = fprintf(f, "%08lx%08lx", (unsigned long)kvq_f32_bits(((const float *)arr)[2 * i]),
+                             (unsigned long)kvq_f32_bits(((const float *)arr)[2 * i + 1])) >= 0;
+                break;
+            default:
+                if (w == 4) {
+                    int enc;
+                    ok = fprintf(f, "%04x", kvq_f16_bits(((const float *)arr)[i], &enc)) >= 0;
+                } else {
+                    ok = fprintf(f, "%08lx", (unsigned long)kvq_f32_bits(((const float *)arr)[i])) >= 0;
+                }
+                break;
+            }
+            if (!ok) return 0;
+        }
+        return 1;
+    }
+}
+
+static int put_scalar(FILE *f, const kvq_case *c, const kvq_field *fd, const void *rec, int status,
+                      uint32_t flags)
+{
+    switch (fd->type) {
+    case KVQ_FT_ID: return fputs(c->id, f) >= 0;
+    case KVQ_FT_OP: return fputs(c->op->name, f) >= 0;
+    case KVQ_FT_STATUS: return fprintf(f, "%d", status) >= 0;
+    case KVQ_FT_FLAGS: return fprintf(f, "0x%08lx", (unsigned long)flags) >= 0;
+    case KVQ_FT_U32: return fprintf(f, "%u", *(const uint32_t *)cat(rec, fd)) >= 0;
+    case KVQ_FT_ENUM: {
+        uint32_t v = *(const uint32_t *)cat(rec, fd);
+        return fputs(v < fd->nnames ? fd->names[v] : "?", f) >= 0;
+    }
+    case KVQ_FT_F32: return fprintf(f, "%08lx", (unsigned long)kvq_f32_bits(*(const float *)cat(rec, fd))) >= 0;
+    case KVQ_FT_CUSTOM: return fd->custom->print(f, cat(rec, fd), c);
+    default: return 0;
+    }
+}
+
+/* Nonzero bytes in a scalar: whether an optional field is written. */
+static int scalar_nonzero(const kvq_field *fd, const void *rec)
+{
+    return *(const uint32_t *)cat(rec, fd) != 0u;
+}
+
 kvq_status kvq_vec_write_header(FILE *f, const kvq_vfile *vf)
 {
     if (fprintf(f, "%s %u\nfamily %s\nlevels %s\nseed 0x%016llx\ngenerator %s\n", KVQ_VEC_MAGIC,
-                KVQ_VEC_VERSION, vf->family, vf->levels, (unsigned long long)vf->seed,
+                KVQ_VEC_VERSION, vf->family->name, vf->levels, (unsigned long long)vf->seed,
                 vf->generator) < 0)
         return KVQ_E_IO;
     return KVQ_OK;
 }
 
-static int put_amb(FILE *f, const kvq_vcase *c, int is_signed)
+kvq_status kvq_vec_write_case(FILE *f, const kvq_case *c)
 {
-    int ok = fputs(" amb=", f) >= 0;
-    if (ok && c->namb == 0) ok = fputs("-", f) >= 0;
-    for (uint64_t k = 0; ok && k < c->namb; k++)
-        ok = fprintf(f, "%s%llu:%d", k ? "," : "", (unsigned long long)c->amb_idx[k],
-                     is_signed ? (int)(int8_t)c->amb_alt[k] : (int)c->amb_alt[k]) >= 0;
-    return ok;
-}
-
-static kvq_status write_cert_case(FILE *f, const kvq_vcase *c)
-{
-    const kvq_cert_shape *s = &c->cshape;
-    uint64_t n = (uint64_t)s->tokens * s->dim;
-    int ok = fprintf(f, "case id=%s level=%s op=%s tokens=%u dim=%u ties=%s overflow=%s "
-                     "subnormal=%s status=%d", c->id, kvq_level_name(c->level), kvq_op_name(c->op),
-                     s->tokens, s->dim, TIES[c->pol.ties & 1u], OVERFLOWS[c->pol.overflow & 1u],
-                     SUBNORMALS[c->pol.subnormal & 1u], c->status) >= 0;
-    if (c->op == KVQ_OP_CERT_STEP) {
-        const kvq_cert_params *p = &c->prm;
-        ok = ok && fprintf(f, " scale=%08lx tau=%08lx kmin=%u kmax=%u vtol=%08lx eps_guard=%08lx "
-                           "eps_dense=%08lx r=%u start=%u promote=",
-                           (unsigned long)kvq_f32_bits(c->qscale), (unsigned long)kvq_f32_bits(p->tau),
-                           p->kmin, p->kmax, (unsigned long)kvq_f32_bits(p->vtol),
-                           (unsigned long)kvq_f32_bits(p->eps_guard),
-                           (unsigned long)kvq_f32_bits(p->eps_dense), p->r, p->start_rung) >= 0;
-        if (ok) ok = p->promote_budget == KVQ_CERT_PROMOTE_THRESHOLD ? fputs("threshold", f) >= 0
-                                                                     : fprintf(f, "budget:%u", p->promote_budget) >= 0;
-        ok = ok && fputs(" q=", f) >= 0 && put_hex_floats(f, c->q, s->dim, 0) &&
-             fputs(" k=", f) >= 0 && put_hex_floats(f, c->x, n, 0) &&
-             fputs(" v=", f) >= 0 && put_hex_floats(f, c->vin, n, 0);
-    } else {
-        int keys = c->op == KVQ_OP_CERT_KEYS;
-        ok = ok && fprintf(f, " flags=0x%08lx %s=", (unsigned long)c->flags, keys ? "k" : "v") >= 0 &&
-             put_hex_floats(f, c->x, n, 0);
-        if (ok && c->status == KVQ_OK) {
-            uint64_t nb = kvq_vcase_cert_code_bytes(c), nm = kvq_vcase_cert_meta_count(c);
-            uint32_t nbl = kvq_cert_blocks(s);
-            ok = fputs(" codes=", f) >= 0 && put_hex_bytes(f, c->codes, nb) &&
-                 fputs(keys ? " sigma=" : " vscale=", f) >= 0 && put_hex_floats(f, c->scale, nm, !keys) &&
-                 fputs(keys ? " z=" : " vzero=", f) >= 0 && put_hex_floats(f, c->zero, nm, !keys) &&
-                 fputs(" real=", f) >= 0 && put_hex_bytes(f, c->real, nb) && put_amb(f, c, keys);
-            if (ok && !keys)
-                ok = fputs(" eta=", f) >= 0 && put_hex_floats(f, c->eta, nbl, 0) &&
-                     fputs(" nu=", f) >= 0 && put_hex_floats(f, c->nu, nbl, 0);
-        }
+    const kvq_op *op = c->op;
+    int ok = fputs("case", f) >= 0;
+    for (size_t i = 0; ok && i < op->nfields; i++) {
+        const kvq_field *fd = &op->fields[i];
+        const void *rec = kvq_case_role((kvq_case *)c, fd->role);
+        if (!vector_role(fd->role) || (needs_ok(fd->role) && c->status != KVQ_OK) || rec == NULL) continue;
+        if (fd->optional && !is_array(fd) && !scalar_nonzero(fd, rec)) continue;
+        ok = fprintf(f, " %s=", fd->key) >= 0 &&
+             (is_array(fd) ? put_array(f, c, fd, rec) : put_scalar(f, c, fd, rec, c->status, c->flags));
     }
     ok = ok && fputc('\n', f) != EOF;
     return ok ? KVQ_OK : KVQ_E_IO;
 }
 
-kvq_status kvq_vec_write_case(FILE *f, const kvq_vcase *c)
+kvq_status kvq_res_write_header(FILE *f, const char *subject, const char *unavailable)
 {
-    const kvq_kivi_shape *s = &c->shape;
-    if (c->op != KVQ_OP_KIVI_QUANT) return write_cert_case(f, c);
-    uint64_t n = kvq_kivi_elems(s);
-    int half = s->meta == KVQ_META_F16;
-    int ok = fprintf(f,
-                     "case id=%s level=%s op=kivi-quant bits=%u group=%u grouping=%s meta=%s "
-                     "tokens=%u channels=%u ties=%s overflow=%s subnormal=%s status=%d "
-                     "flags=0x%08lx x=",
-                     c->id, kvq_level_name(c->level), s->bits, s->group,
-                     kvq_grouping_name(s->grouping), kvq_meta_name(s->meta), s->tokens,
-                     s->channels, TIES[c->pol.ties & 1u], OVERFLOWS[c->pol.overflow & 1u],
-                     SUBNORMALS[c->pol.subnormal & 1u], c->status, (unsigned long)c->flags) >= 0;
-    ok = ok && put_hex_floats(f, c->x, n, 0);
-    if (ok && c->status == KVQ_OK) {
-        uint64_t ng = kvq_kivi_groups(s), nb = kvq_kivi_code_bytes(s);
-        ok = fputs(" codes=", f) >= 0 && put_hex_bytes(f, c->codes, nb) &&
-             fputs(" scale=", f) >= 0 && put_hex_floats(f, c->scale, ng, half) &&
-             fputs(" zero=", f) >= 0 && put_hex_floats(f, c->zero, ng, half) &&
-             fputs(" deq=", f) >= 0 && put_hex_floats(f, c->deq, n, 0) &&
-             fputs(" real=", f) >= 0 && put_hex_bytes(f, c->real, nb) &&
-             fputs(" amb=", f) >= 0;
-        if (ok && c->namb == 0) ok = fputs("-", f) >= 0;
-        for (uint64_t k = 0; ok && k < c->namb; k++)
-            ok = fprintf(f, "%s%llu:%u", k ? "," : "", (unsigned long long)c->amb_idx[k],
-                         (unsigned)c->amb_alt[k]) >= 0;
+    if (fprintf(f, "%s %u\nsubject %s\n", KVQ_RES_MAGIC, KVQ_VEC_VERSION, subject) < 0)
+        return KVQ_E_IO;
+    if (unavailable != NULL && fprintf(f, "unavailable %s\n", unavailable) < 0) return KVQ_E_IO;
+    return KVQ_OK;
+}
+
+kvq_status kvq_res_write(FILE *f, const kvq_case *c, int status, uint32_t flags, const void *out)
+{
+    const kvq_op *op = c->op;
+    int ok = fprintf(f, "result id=%s status=%d", c->id, status) >= 0;
+    for (size_t i = 0; ok && status == KVQ_OK && i < op->nfields; i++) {
+        const kvq_field *fd = &op->fields[i];
+        if (fd->role != KVQ_ROLE_OUTPUT) continue;
+        ok = fprintf(f, " %s=", fd->key) >= 0 &&
+             (is_array(fd) ? put_array(f, c, fd, out) : put_scalar(f, c, fd, out, status, flags));
     }
     ok = ok && fputc('\n', f) != EOF;
     return ok ? KVQ_OK : KVQ_E_IO;
+}
+
+kvq_status kvq_res_write_skip(FILE *f, const char *id, const char *reason)
+{
+    return fprintf(f, "result id=%s skipped=%s\n", id, reason) < 0 ? KVQ_E_IO : KVQ_OK;
 }
 
 /* ---- results ------------------------------------------------------------------ */
 
 void kvq_rcase_free(kvq_rcase *r)
 {
-    char **f[] = { &r->codes, &r->scale, &r->zero, &r->deq, &r->sigma, &r->z, &r->eta, &r->nu,
-                   &r->out, &r->sel, &r->prom, &r->rec, &r->decl, &r->delta1, &r->skipped };
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-        free(*f[i]);
-        *f[i] = NULL;
+    for (size_t i = 0; i < r->nfields; i++) {
+        free(r->fields[i].key);
+        free(r->fields[i].value);
     }
+    free(r->fields);
+    free(r->skipped);
+    r->fields = NULL;
+    r->nfields = 0;
+    r->skipped = NULL;
 }
 
 void kvq_rfile_free(kvq_rfile *rf)
@@ -754,103 +717,68 @@ void kvq_rfile_free(kvq_rfile *rf)
     rf->ncases = 0;
 }
 
-void kvq_rout_free(kvq_rout *o)
+static int key_ok(const char *s)
 {
-    free(o->codes);
-    free(o->scale);
-    free(o->zero);
-    free(o->deq);
-    free(o->eta);
-    free(o->nu);
-    free(o->out);
-    free(o->sel);
-    free(o->prom);
-    o->codes = o->sel = o->prom = NULL;
-    o->scale = o->zero = o->deq = o->eta = o->nu = o->out = NULL;
+    if (*s == '\0') return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
+    return 1;
 }
 
-enum {
-    R_ID, R_STATUS, R_FLAGS, R_CODES, R_SCALE, R_ZERO, R_DEQ, R_SIGMA, R_Z, R_ETA, R_NU, R_OUT,
-    R_SEL, R_PROM, R_REC, R_DECL, R_DELTA1, R_SKIPPED, R_COUNT
-};
-static const char *const RES_KEYS[R_COUNT] = {
-    "id", "status", "flags", "codes", "scale", "zero", "deq", "sigma", "z", "eta", "nu", "out",
-    "sel", "prom", "rec", "decl", "delta1", "skipped",
-};
-#define RB(k) (1u << (k))
-/* The output fields of a status-0 result, by operation [VEC-RES-02] [VEC-CERT-05]. */
-static const uint32_t RES_SETS[4] = {
-    RB(R_FLAGS) | RB(R_CODES) | RB(R_SCALE) | RB(R_ZERO) | RB(R_DEQ),              /* kivi-quant */
-    RB(R_FLAGS) | RB(R_CODES) | RB(R_SIGMA) | RB(R_Z),                             /* cert-keys */
-    RB(R_FLAGS) | RB(R_CODES) | RB(R_SCALE) | RB(R_ZERO) | RB(R_ETA) | RB(R_NU),   /* cert-values */
-    RB(R_OUT) | RB(R_SEL) | RB(R_PROM) | RB(R_REC) | RB(R_DECL) | RB(R_DELTA1),    /* cert-step */
-};
-#define R_OUTPUTS (RB(R_COUNT) - 1u - RB(R_ID) - RB(R_STATUS) - RB(R_SKIPPED))
-
+/* One result line [VEC-RES-02]: id and status (or skipped); the output fields
+ * stay text, checked against the case's operation when verify decodes them. */
 static kvq_status parse_result(kvq_rcase *r, char **tok, int ntok, const char *path, long line,
                                char *err, size_t errlen)
 {
-    const char *val[R_COUNT] = { 0 };
-    char **dst[R_COUNT] = { 0 };
-    uint32_t u, have = 0;
+    kv *p = malloc((size_t)(ntok ? ntok : 1) * sizeof *p);
+    int np = ntok - 1;
+    const char *id, *status, *skipped;
+    uint32_t u;
+    kvq_status st;
     memset(r, 0, sizeof *r);
     r->line = line;
-    for (int i = 1; i < ntok; i++) {
-        char *eq = strchr(tok[i], '=');
-        int k;
-        if (eq == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "field '%.40s' is not key=value", tok[i]);
-        *eq = '\0';
-        k = name_index(tok[i], RES_KEYS, R_COUNT);
-        if (k < 0) return fail(err, errlen, KVQ_E_FORMAT, path, line, "unknown key '%.40s'", tok[i]);
-        if (val[k] != NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given twice", tok[i]);
-        val[k] = eq + 1;
-        have |= RB(k);
-    }
-    if (val[R_ID] == NULL || (val[R_STATUS] == NULL) == (val[R_SKIPPED] == NULL))
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "a result needs id= and status= (or skipped=, without status=)");
-    if (!id_ok(val[R_ID])) return fail(err, errlen, KVQ_E_FORMAT, path, line, "bad case id '%.70s'", val[R_ID]);
-    strcpy(r->id, val[R_ID]);
-    if (val[R_SKIPPED] != NULL) {  /* [VEC-CERT-06] */
-        if (have & R_OUTPUTS) return fail(err, errlen, KVQ_E_FORMAT, path, line, "output fields given with skipped=");
-        if (val[R_SKIPPED][0] == '\0') return fail(err, errlen, KVQ_E_FORMAT, path, line, "skipped= needs a reason");
+    if (p == NULL) return fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
+#define BAIL(...) do { st = fail(err, errlen, __VA_ARGS__); goto out; } while (0)
+    st = split_pairs(p, tok, ntok, path, line, err, errlen);
+    if (st != KVQ_OK) goto out;
+    for (int i = 0; i < np; i++)
+        if (!key_ok(p[i].key)) BAIL(KVQ_E_FORMAT, path, line, "bad key '%.40s'", p[i].key);
+    id = lookup(p, np, "id"), status = lookup(p, np, "status"), skipped = lookup(p, np, "skipped");
+    if (id == NULL || (status == NULL) == (skipped == NULL))
+        BAIL(KVQ_E_FORMAT, path, line, "a result needs id= and status= (or skipped=, without status=)");
+    if (!id_ok(id)) BAIL(KVQ_E_FORMAT, path, line, "bad case id '%.70s'", id);
+    strcpy(r->id, id);
+    if (skipped != NULL) { /* [VEC-CERT-06] */
+        if (np > 2) BAIL(KVQ_E_FORMAT, path, line, "output fields given with skipped=");
+        if (skipped[0] == '\0') BAIL(KVQ_E_FORMAT, path, line, "skipped= needs a reason");
         r->status = -1;
-        r->skipped = strdup(val[R_SKIPPED]);
-        return r->skipped ? KVQ_OK : fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
+        if ((r->skipped = strdup(skipped)) == NULL) BAIL(KVQ_E_NOMEM, path, line, "out of memory");
+        goto out;
     }
-    if (!parse_u32(val[R_STATUS], &u) || u > 255u)
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "status: '%.40s' is not a decimal status", val[R_STATUS]);
+    if (!parse_u32(status, &u) || u > 255u)
+        BAIL(KVQ_E_FORMAT, path, line, "status: '%.40s' is not a decimal status", status);
     r->status = (int)u;
-    if (r->status == KVQ_OK) {
-        uint32_t op;
-        for (op = 0; op < 4u && (have & R_OUTPUTS) != RES_SETS[op]; op++) {}
-        if (op == 4u) {
-            /* name the first missing field of the closest set (KIVI when flags and deq) */
-            uint32_t want = RES_SETS[(have & RB(R_OUT)) ? 3 : (have & RB(R_SIGMA)) ? 1 : (have & RB(R_ETA)) ? 2 : 0];
-            for (int k = R_FLAGS; k < R_COUNT; k++) {
-                if ((want & RB(k)) && val[k] == NULL)
-                    return fail(err, errlen, KVQ_E_FORMAT, path, line, "missing key '%s' (status 0)", RES_KEYS[k]);
-                if (!(want & RB(k)) && val[k] != NULL)
-                    return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' does not belong with the other outputs", RES_KEYS[k]);
-            }
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "output fields match no operation");
-        }
-        r->op = op;
-        if (val[R_FLAGS] != NULL && !parse_hex32_field(val[R_FLAGS], &r->flags))
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "flags: '%.40s' is not 0x followed by 8 hex digits", val[R_FLAGS]);
-        dst[R_CODES] = &r->codes, dst[R_SCALE] = &r->scale, dst[R_ZERO] = &r->zero;
-        dst[R_DEQ] = &r->deq, dst[R_SIGMA] = &r->sigma, dst[R_Z] = &r->z, dst[R_ETA] = &r->eta;
-        dst[R_NU] = &r->nu, dst[R_OUT] = &r->out, dst[R_SEL] = &r->sel, dst[R_PROM] = &r->prom;
-        dst[R_REC] = &r->rec, dst[R_DECL] = &r->decl, dst[R_DELTA1] = &r->delta1;
-        for (int k = R_CODES; k < R_SKIPPED; k++)
-            if (val[k] != NULL && (*dst[k] = strdup(val[k])) == NULL) {
-                kvq_rcase_free(r);
-                return fail(err, errlen, KVQ_E_NOMEM, path, line, "out of memory");
-            }
-    } else if (have & R_OUTPUTS) {
-        for (int k = R_FLAGS; k < R_SKIPPED; k++)
-            if (val[k] != NULL) return fail(err, errlen, KVQ_E_FORMAT, path, line, "key '%s' given with a nonzero status", RES_KEYS[k]);
+    if (r->status != KVQ_OK) {
+        for (int i = 0; i < np; i++)
+            if (strcmp(p[i].key, "id") != 0 && strcmp(p[i].key, "status") != 0)
+                BAIL(KVQ_E_FORMAT, path, line, "key '%s' given with a nonzero status", p[i].key);
+        goto out;
     }
-    return KVQ_OK;
+    r->fields = calloc((size_t)(np ? np : 1), sizeof *r->fields);
+    if (r->fields == NULL) BAIL(KVQ_E_NOMEM, path, line, "out of memory");
+    for (int i = 0; i < np; i++) {
+        kvq_rfield *rf = &r->fields[r->nfields];
+        if (strcmp(p[i].key, "id") == 0 || strcmp(p[i].key, "status") == 0) continue;
+        rf->key = strdup(p[i].key);
+        rf->value = strdup(p[i].val);
+        r->nfields++;
+        if (rf->key == NULL || rf->value == NULL) BAIL(KVQ_E_NOMEM, path, line, "out of memory");
+    }
+#undef BAIL
+out:
+    free(p);
+    if (st != KVQ_OK) kvq_rcase_free(r);
+    return st;
 }
 
 kvq_status kvq_res_parse(kvq_rfile *rf, const char *buf, size_t len, const char *path,
@@ -866,8 +794,9 @@ kvq_status kvq_res_parse(kvq_rfile *rf, const char *buf, size_t len, const char 
     st = magic_line(&L, KVQ_RES_MAGIC, &rf->version, path, err, errlen);
     if (st == KVQ_OK) st = header_line(&L, "subject", rf->subject, sizeof rf->subject, path, err, errlen);
     while (st == KVQ_OK && (s = lines_next_content(&L)) != NULL) {
-        char *tok[16];
+        char **tok;
         int ntok;
+        size_t maxtok = strlen(s) / 2 + 2;
         if (strncmp(s, "unavailable ", 12) == 0) {
             if (rf->ncases > 0 || rf->unavailable[0]) {
                 st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "'unavailable' must come alone, before any result");
@@ -876,13 +805,19 @@ kvq_status kvq_res_parse(kvq_rfile *rf, const char *buf, size_t len, const char 
             snprintf(rf->unavailable, sizeof rf->unavailable, "%s", s + 12);
             continue;
         }
-        ntok = tokenize(s, tok, 16);
+        if ((tok = malloc(maxtok * sizeof *tok)) == NULL) {
+            st = fail(err, errlen, KVQ_E_NOMEM, path, L.no, "out of memory");
+            break;
+        }
+        ntok = tokenize(s, tok, (int)maxtok);
         if (ntok < 1 || strcmp(tok[0], "result") != 0) {
             st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "expected a 'result' line");
+            free(tok);
             break;
         }
         if (rf->unavailable[0]) {
             st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "a result after 'unavailable'");
+            free(tok);
             break;
         }
         if (rf->ncases == cap) {
@@ -891,19 +826,32 @@ kvq_status kvq_res_parse(kvq_rfile *rf, const char *buf, size_t len, const char 
             nc = realloc(rf->cases, cap * sizeof *nc);
             if (nc == NULL) {
                 st = fail(err, errlen, KVQ_E_NOMEM, path, L.no, "out of memory");
+                free(tok);
                 break;
             }
             rf->cases = nc;
         }
         st = parse_result(&rf->cases[rf->ncases], tok, ntok, path, L.no, err, errlen);
+        free(tok);
         if (st != KVQ_OK) break;
-        for (size_t i = 0; i < rf->ncases; i++)
-            if (strcmp(rf->cases[i].id, rf->cases[rf->ncases].id) == 0) {
-                st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "result for '%s' repeats line %ld", rf->cases[i].id, rf->cases[i].line);
-                kvq_rcase_free(&rf->cases[rf->ncases]);
-                break;
-            }
-        if (st == KVQ_OK) rf->ncases++;
+        rf->ncases++;
+    }
+    if (st == KVQ_OK) { /* each case at most once [VEC-RES-02] */
+        idset ids = { 0 };
+        for (size_t i = 0; i < rf->ncases && st == KVQ_OK; i++) {
+            int nomem;
+            kvq_case key;
+            const kvq_case *dup;
+            memset(&key, 0, sizeof key);
+            strcpy(key.id, rf->cases[i].id);
+            key.line = (long)i; /* the index of the result, not a line */
+            dup = idset_insert_copy(&ids, &key, &nomem);
+            if (nomem) st = fail(err, errlen, KVQ_E_NOMEM, path, rf->cases[i].line, "out of memory");
+            else if (dup != NULL)
+                st = fail(err, errlen, KVQ_E_FORMAT, path, rf->cases[i].line, "result for '%s' repeats line %ld",
+                          rf->cases[i].id, rf->cases[dup->line].line);
+        }
+        idset_free_copies(&ids);
     }
     free(L.buf);
     if (st != KVQ_OK) kvq_rfile_free(rf);
@@ -923,187 +871,95 @@ kvq_status kvq_res_read(kvq_rfile *rf, const char *path, char *err, size_t errle
     return st;
 }
 
-/* n 32-bit words of 8 hex digits each. */
-static kvq_status hex_words(uint32_t *out, unsigned n, const char *s, const char *key,
-                            const char *path, long line, char *err, size_t errlen)
+/* ---- decoding a result against its case ------------------------------------------ */
+
+void kvq_out_free(const kvq_op *op, void *out)
 {
-    if (strlen(s) != 8u * n)
-        return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: %zu hex digits, expected %u", key,
-                    strlen(s), 8u * n);
-    for (unsigned i = 0; i < n; i++)
-        if (!hexn(s + 8 * i, 8, &out[i]))
-            return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: bad hex digit in word %u", key, i);
-    return KVQ_OK;
+    kvq_fields_release(op, KVQ_ROLE_OUTPUT, out);
+    free(out);
 }
 
-/* The record's 15 fields in frozen order [CERT-REC-01]: 7 integers, 8 binary32. */
-#define REC_WORDS 15u
-static void rec_to_words(uint32_t *w, const kvq_cert_record *r)
+void *kvq_out_sentinel(const kvq_case *c)
 {
-    w[0] = r->version, w[1] = r->rung, w[2] = r->n, w[3] = r->d, w[4] = r->k_sel;
-    w[5] = r->n_prom, w[6] = r->checks;
-    w[7] = kvq_f32_bits(r->delta), w[8] = kvq_f32_bits(r->alpha_hat), w[9] = kvq_f32_bits(r->vmax);
-    w[10] = kvq_f32_bits(r->ekey), w[11] = kvq_f32_bits(r->ekey_paper);
-    w[12] = kvq_f32_bits(r->eval), w[13] = kvq_f32_bits(r->earith);
-    w[14] = kvq_f32_bits(r->etotal);
-}
-
-static kvq_status decode_cert(kvq_rout *o, const kvq_rcase *r, const kvq_vcase *c,
-                              const char *path, char *err, size_t errlen)
-{
-    const kvq_cert_shape *sh = &c->cshape;
-    uint32_t nbl = kvq_cert_blocks(sh);
-    kvq_status st = KVQ_OK;
-    if (r->op != c->op)
-        return fail(err, errlen, KVQ_E_FORMAT, path, r->line, "result holds the outputs of %s, the case is %s",
-                    kvq_op_name(r->op), kvq_op_name(c->op));
-    if (c->op == KVQ_OP_CERT_STEP) {
-        uint32_t w[REC_WORDS], dw[3], d1 = 0;
-        o->out = malloc(sh->dim * sizeof *o->out);
-        o->sel = malloc(nbl);
-        o->prom = malloc(nbl);
-        if (!o->out || !o->sel || !o->prom) {
-            kvq_rout_free(o);
-            return fail(err, errlen, KVQ_E_NOMEM, path, r->line, "out of memory");
-        }
-        st = hex_floats(o->out, sh->dim, 0, r->out, "out", path, r->line, err, errlen);
-        if (st == KVQ_OK) st = hex_bytes(o->sel, nbl, r->sel, "sel", path, r->line, err, errlen);
-        if (st == KVQ_OK) st = hex_bytes(o->prom, nbl, r->prom, "prom", path, r->line, err, errlen);
-        if (st == KVQ_OK) st = hex_words(w, REC_WORDS, r->rec, "rec", path, r->line, err, errlen);
-        if (st == KVQ_OK) st = hex_words(dw, 3, r->decl, "decl", path, r->line, err, errlen);
-        if (st == KVQ_OK) st = hex_words(&d1, 1, r->delta1, "delta1", path, r->line, err, errlen);
-        if (st == KVQ_OK) {
-            o->delta1 = kvq_f32_from_bits(d1);
-            o->decl.u_exp = kvq_f32_from_bits(dw[0]), o->decl.acc_depth = dw[1], o->decl.rescales = dw[2];
-            o->rec.version = w[0], o->rec.rung = w[1], o->rec.n = w[2], o->rec.d = w[3];
-            o->rec.k_sel = w[4], o->rec.n_prom = w[5], o->rec.checks = w[6];
-            o->rec.delta = kvq_f32_from_bits(w[7]), o->rec.alpha_hat = kvq_f32_from_bits(w[8]);
-            o->rec.vmax = kvq_f32_from_bits(w[9]), o->rec.ekey = kvq_f32_from_bits(w[10]);
-            o->rec.ekey_paper = kvq_f32_from_bits(w[11]), o->rec.eval = kvq_f32_from_bits(w[12]);
-            o->rec.earith = kvq_f32_from_bits(w[13]), o->rec.etotal = kvq_f32_from_bits(w[14]);
-        }
-    } else {
-        uint64_t nb = kvq_vcase_cert_code_bytes(c), nm = kvq_vcase_cert_meta_count(c);
-        int keys = c->op == KVQ_OP_CERT_KEYS;
-        o->codes = malloc(nb ? nb : 1);
-        o->scale = malloc((nm ? nm : 1) * sizeof *o->scale);
-        o->zero = malloc((nm ? nm : 1) * sizeof *o->zero);
-        if (!keys) o->eta = malloc(nbl * sizeof *o->eta), o->nu = malloc(nbl * sizeof *o->nu);
-        if (!o->codes || !o->scale || !o->zero || (!keys && (!o->eta || !o->nu))) {
-            kvq_rout_free(o);
-            return fail(err, errlen, KVQ_E_NOMEM, path, r->line, "out of memory");
-        }
-        st = hex_bytes(o->codes, nb, r->codes, "codes", path, r->line, err, errlen);
-        if (st == KVQ_OK)
-            st = hex_floats(o->scale, nm, !keys, keys ? r->sigma : r->scale, keys ? "sigma" : "scale", path, r->line, err, errlen);
-        if (st == KVQ_OK)
-            st = hex_floats(o->zero, nm, !keys, keys ? r->z : r->zero, keys ? "z" : "zero", path, r->line, err, errlen);
-        if (st == KVQ_OK && !keys) st = hex_floats(o->eta, nbl, 0, r->eta, "eta", path, r->line, err, errlen);
-        if (st == KVQ_OK && !keys) st = hex_floats(o->nu, nbl, 0, r->nu, "nu", path, r->line, err, errlen);
+    const kvq_op *op = c->op;
+    char *out = malloc(op->out_size ? op->out_size : 1);
+    if (out == NULL) return NULL;
+    memset(out, 0xA5, op->out_size ? op->out_size : 1);
+    for (size_t i = 0; i < op->nfields; i++) { /* no pointer is left dangling */
+        const kvq_field *f = &op->fields[i];
+        if (f->role == KVQ_ROLE_OUTPUT && kvq_ftype_elem_size(f->type)) *(void **)at(out, f) = NULL;
     }
-    if (st != KVQ_OK) kvq_rout_free(o);
-    return st;
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        size_t es = kvq_ftype_elem_size(f->type);
+        uint64_t n;
+        void *a;
+        if (f->role != KVQ_ROLE_OUTPUT || es == 0) continue;
+        n = f->count(c, out);
+        a = malloc((size_t)(n ? n : 1) * es);
+        if (a == NULL) {
+            kvq_out_free(op, out);
+            return NULL;
+        }
+        memset(a, 0xA5, (size_t)(n ? n : 1) * es);
+        *(void **)at(out, f) = a;
+    }
+    return out;
 }
 
-kvq_status kvq_res_decode(kvq_rout *o, const kvq_rcase *r, const kvq_vcase *c,
+kvq_status kvq_res_decode(void **outp, uint32_t *flags, const kvq_rcase *r, const kvq_case *c,
                           const char *path, char *err, size_t errlen)
 {
-    uint64_t n, ng, nb;
-    int half = c->shape.meta == KVQ_META_F16;
-    kvq_status st;
-    memset(o, 0, sizeof *o);
+    const kvq_op *op = c->op;
+    char *out;
+    kvq_status st = KVQ_OK;
+    *outp = NULL;
+    *flags = 0;
     if (r->status != KVQ_OK || r->skipped != NULL)
         return fail(err, errlen, KVQ_E_FORMAT, path, r->line, "result has no outputs");
-    if (c->op != KVQ_OP_KIVI_QUANT) return decode_cert(o, r, c, path, err, errlen);
-    if (r->op != KVQ_OP_KIVI_QUANT)
-        return fail(err, errlen, KVQ_E_FORMAT, path, r->line, "result holds the outputs of %s, the case is %s",
-                    kvq_op_name(r->op), kvq_op_name(c->op));
-    n = kvq_kivi_elems(&c->shape), ng = kvq_kivi_groups(&c->shape), nb = kvq_kivi_code_bytes(&c->shape);
-    o->codes = malloc(nb ? nb : 1);
-    o->scale = malloc(ng * sizeof *o->scale);
-    o->zero = malloc(ng * sizeof *o->zero);
-    o->deq = malloc(n * sizeof *o->deq);
-    if (!o->codes || !o->scale || !o->zero || !o->deq) {
-        kvq_rout_free(o);
-        return fail(err, errlen, KVQ_E_NOMEM, path, r->line, "out of memory");
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        int found = 0;
+        if (f->role != KVQ_ROLE_OUTPUT) continue;
+        for (size_t k = 0; k < r->nfields && !found; k++) found = strcmp(r->fields[k].key, f->key) == 0;
+        if (!found) return fail(err, errlen, KVQ_E_FORMAT, path, r->line, "missing key '%s' (status 0)", f->key);
     }
-    st = hex_bytes(o->codes, nb, r->codes, "codes", path, r->line, err, errlen);
-    if (st == KVQ_OK) st = hex_floats(o->scale, ng, half, r->scale, "scale", path, r->line, err, errlen);
-    if (st == KVQ_OK) st = hex_floats(o->zero, ng, half, r->zero, "zero", path, r->line, err, errlen);
-    if (st == KVQ_OK) st = hex_floats(o->deq, n, 0, r->deq, "deq", path, r->line, err, errlen);
-    if (st != KVQ_OK) kvq_rout_free(o);
-    return st;
-}
-
-kvq_status kvq_res_write_header(FILE *f, const char *subject, const char *unavailable)
-{
-    if (fprintf(f, "%s %u\nsubject %s\n", KVQ_RES_MAGIC, KVQ_VEC_VERSION, subject) < 0)
-        return KVQ_E_IO;
-    if (unavailable != NULL && fprintf(f, "unavailable %s\n", unavailable) < 0) return KVQ_E_IO;
+    for (size_t k = 0; k < r->nfields; k++)
+        if (field_of(op, r->fields[k].key, 1) == NULL)
+            return fail(err, errlen, KVQ_E_FORMAT, path, r->line, "key '%s' is not an output of %s",
+                        r->fields[k].key, op->name);
+    out = calloc(1, op->out_size ? op->out_size : 1);
+    if (out == NULL) return fail(err, errlen, KVQ_E_NOMEM, path, r->line, "out of memory");
+    /* scalars first, then arrays in schema order: a count may depend on an
+     * earlier field, whatever the line's order */
+    for (int pass = 0; pass < 2 && st == KVQ_OK; pass++)
+        for (size_t i = 0; i < op->nfields && st == KVQ_OK; i++) {
+            const kvq_field *f = &op->fields[i];
+            const char *text = NULL;
+            if (f->role != KVQ_ROLE_OUTPUT || is_array(f) != pass) continue;
+            for (size_t k = 0; k < r->nfields && text == NULL; k++)
+                if (strcmp(r->fields[k].key, f->key) == 0) text = r->fields[k].value;
+            if (pass == 0) {
+                st = parse_scalar((kvq_case *)c, f, out, flags, text, path, r->line, err, errlen);
+            } else {
+                uint64_t n = f->count(c, out);
+                size_t es = kvq_ftype_elem_size(f->type);
+                if (n > MAX_FILE_ELEMS) {
+                    st = fail(err, errlen, KVQ_E_FORMAT, path, r->line, "%s: more than %llu values", f->key,
+                              (unsigned long long)MAX_FILE_ELEMS);
+                    break;
+                }
+                if (es && (*(void **)at(out, f) = malloc((size_t)(n ? n : 1) * es)) == NULL) {
+                    st = fail(err, errlen, KVQ_E_NOMEM, path, r->line, "out of memory");
+                    break;
+                }
+                st = parse_array(c, f, out, text, path, r->line, err, errlen);
+            }
+        }
+    if (st != KVQ_OK) {
+        kvq_out_free(op, out);
+        return st;
+    }
+    *outp = out;
     return KVQ_OK;
-}
-
-kvq_status kvq_res_write_case(FILE *f, const char *id, int status, uint32_t flags,
-                              const kvq_rout *o, const kvq_kivi_shape *shape)
-{
-    int ok = fprintf(f, "result id=%s status=%d", id, status) >= 0;
-    if (ok && status == KVQ_OK) {
-        uint64_t n = kvq_kivi_elems(shape), ng = kvq_kivi_groups(shape);
-        int half = shape->meta == KVQ_META_F16;
-        /* Binary16 metadata that is not a binary16 value has no encoding: the
-         * field is written as `invalid`, which verify reports as that case's
-         * failure. */
-        ok = fprintf(f, " flags=0x%08lx codes=", (unsigned long)flags) >= 0 &&
-             put_hex_bytes(f, o->codes, kvq_kivi_code_bytes(shape)) &&
-             fputs(" scale=", f) >= 0;
-        if (ok) ok = all_encodable(o->scale, ng, half) ? put_hex_floats(f, o->scale, ng, half)
-                                                       : fputs("invalid", f) >= 0;
-        ok = ok && fputs(" zero=", f) >= 0;
-        if (ok) ok = all_encodable(o->zero, ng, half) ? put_hex_floats(f, o->zero, ng, half)
-                                                      : fputs("invalid", f) >= 0;
-        ok = ok && fputs(" deq=", f) >= 0 && put_hex_floats(f, o->deq, n, 0);
-    }
-    ok = ok && fputc('\n', f) != EOF;
-    return ok ? KVQ_OK : KVQ_E_IO;
-}
-
-kvq_status kvq_res_write_skip(FILE *f, const char *id, const char *reason)
-{
-    return fprintf(f, "result id=%s skipped=%s\n", id, reason) < 0 ? KVQ_E_IO : KVQ_OK;
-}
-
-kvq_status kvq_res_write_cert(FILE *f, const kvq_vcase *c, int status, uint32_t flags,
-                              const kvq_rout *o)
-{
-    const kvq_cert_shape *sh = &c->cshape;
-    uint32_t nbl = kvq_cert_blocks(sh);
-    int ok = fprintf(f, "result id=%s status=%d", c->id, status) >= 0;
-    if (ok && status == KVQ_OK && c->op == KVQ_OP_CERT_STEP) {
-        uint32_t w[REC_WORDS];
-        rec_to_words(w, &o->rec);
-        ok = fputs(" out=", f) >= 0 && put_hex_floats(f, o->out, sh->dim, 0) &&
-             fputs(" sel=", f) >= 0 && put_hex_bytes(f, o->sel, nbl) &&
-             fputs(" prom=", f) >= 0 && put_hex_bytes(f, o->prom, nbl) && fputs(" rec=", f) >= 0;
-        for (unsigned i = 0; ok && i < REC_WORDS; i++) ok = fprintf(f, "%08lx", (unsigned long)w[i]) >= 0;
-        ok = ok && fprintf(f, " decl=%08lx%08lx%08lx delta1=%08lx",
-                           (unsigned long)kvq_f32_bits(o->decl.u_exp), (unsigned long)o->decl.acc_depth,
-                           (unsigned long)o->decl.rescales, (unsigned long)kvq_f32_bits(o->delta1)) >= 0;
-    } else if (ok && status == KVQ_OK) {
-        int keys = c->op == KVQ_OP_CERT_KEYS;
-        uint64_t nm = kvq_vcase_cert_meta_count(c);
-        ok = fprintf(f, " flags=0x%08lx codes=", (unsigned long)flags) >= 0 &&
-             put_hex_bytes(f, o->codes, kvq_vcase_cert_code_bytes(c)) &&
-             fputs(keys ? " sigma=" : " scale=", f) >= 0;
-        /* binary16 metadata that is not binary16 has no encoding [VEC-RES-02] */
-        if (ok) ok = all_encodable(o->scale, nm, !keys) ? put_hex_floats(f, o->scale, nm, !keys)
-                                                        : fputs("invalid", f) >= 0;
-        ok = ok && fputs(keys ? " z=" : " zero=", f) >= 0;
-        if (ok) ok = all_encodable(o->zero, nm, !keys) ? put_hex_floats(f, o->zero, nm, !keys)
-                                                       : fputs("invalid", f) >= 0;
-        if (ok && !keys)
-            ok = fputs(" eta=", f) >= 0 && put_hex_floats(f, o->eta, nbl, 0) &&
-                 fputs(" nu=", f) >= 0 && put_hex_floats(f, o->nu, nbl, 0);
-    }
-    ok = ok && fputc('\n', f) != EOF;
-    return ok ? KVQ_OK : KVQ_E_IO;
 }

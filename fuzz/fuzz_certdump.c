@@ -1,7 +1,7 @@
 /*
  * fuzz_certdump.c -- libFuzzer harness for the `kvq cert` dump reader.
  *
- * FUZZ-SOURCES: conformance/certdump.c
+ * FUZZ-SOURCES: conformance/families/cert_dump.c
  * SPEC: [CERT-DUMP-01] [CERT-DUMP-04]
  * Any byte string must be either accepted or rejected with KVQ_E_FORMAT (or
  * KVQ_E_NOMEM) and a message naming the input; never a crash, a leak or an
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "certdump.h"
+#include "families/cert_dump.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
  *
  * The input decodes into a shape, a policy and the tensor's values (see
  * decode() below; short inputs are padded with zero bytes).  Both paths
- * quantize it and every property of tests/check_kivi.c's random_vs_exact must
+ * quantize it and every property of tests/kivi/check_kivi.c's random_vs_exact must
  * hold; on a mismatch the case is printed as a one-line vector (hex bit
  * patterns) and the harness aborts, so libFuzzer saves the input.
  *

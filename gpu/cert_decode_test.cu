@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 extern "C" {
-#include "certdump.h" /* a C header without C++ guards */
+#include "families/cert_dump.h" /* a C header without C++ guards */
 }
 #include "kvq.h"
 #include "kvq_cuda.h"

@@ -1,20 +1,22 @@
 /*
  * subject_gpu.cu -- the bundled CUDA kernels as a conformance subject
- * (conformance/kvq_subject.h, version 2): build/gpu/libkvq_subject_gpu.so.
+ * (conformance/kvq_subject.h, version 3): build/gpu/libkvq_subject_gpu.so.
  *
  * The subject's entry points take host pointers, like the reference; they copy
- * to the device, run the launchers of gpu/kivi.cu and gpu/cert.cu and copy
+ * to the device, run the launchers of gpu/kivi/kivi.cu and gpu/cert/cert.cu and copy
  * back only on KVQ_OK, so an error leaves the caller's buffers untouched.
  * Without a usable device, init answers KVQ_E_NODEVICE with the reason, and
  * the kit counts every case SKIPPED, never passed.
  *
  * CERT [VER-CERT-02]: keys and values quantized on the device
- * (kvq_cuda_cert_quantize_keys / _values, gpu/cert.cu), annotations and the
- * decode step by gpu/cert_decode.cu (kvq_cuda_cert_annotate_host,
+ * (kvq_cuda_cert_quantize_keys / _values, gpu/cert/cert.cu), annotations and the
+ * decode step by gpu/cert/decode_*.cu (kvq_cuda_cert_annotate_host,
  * kvq_cuda_cert_step_host: the device quantizes K and V itself and runs the
  * step; rung 4 is the host reference dense path, which is why the subject
  * links ref/fast's CERT files).
  */
+#include <string.h>
+
 #include "kvq_cuda.h"
 #include "kvq_subject.h"
 
@@ -134,12 +136,31 @@ static int gpu_cert_step(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_recor
                                    pol);
 }
 
-static const kvq_subject_v2 gpu_subject = {
-    { KVQ_SUBJECT_ABI_V2, "kvq-cuda", gpu_init, gpu_kivi_quantize, gpu_kivi_dequantize, NULL },
-    gpu_cert_keys, gpu_cert_values, gpu_cert_annotate, gpu_cert_step,
+/* The entries by name (kvq_subject.h [API-SUBJ-05]), all of signature version 1. */
+static kvq_entry_fn gpu_lookup(const char *entry, uint32_t sigver)
+{
+    static const struct {
+        const char *name;
+        kvq_entry_fn fn;
+    } ENTRIES[] = {
+        { "kivi_quantize", (kvq_entry_fn)gpu_kivi_quantize },
+        { "kivi_dequantize", (kvq_entry_fn)gpu_kivi_dequantize },
+        { "cert_quantize_keys", (kvq_entry_fn)gpu_cert_keys },
+        { "cert_quantize_values", (kvq_entry_fn)gpu_cert_values },
+        { "cert_annotate", (kvq_entry_fn)gpu_cert_annotate },
+        { "cert_step", (kvq_entry_fn)gpu_cert_step },
+    };
+    if (sigver != 1u) return NULL;
+    for (size_t i = 0; i < sizeof ENTRIES / sizeof ENTRIES[0]; i++)
+        if (strcmp(ENTRIES[i].name, entry) == 0) return ENTRIES[i].fn;
+    return NULL;
+}
+
+static const kvq_subject_v3 gpu_subject = {
+    KVQ_SUBJECT_ABI_V3, "kvq-cuda", gpu_init, NULL, gpu_lookup,
 };
 
-extern "C" __attribute__((visibility("default"))) const kvq_subject_v1 *kvq_subject_entry(void)
+extern "C" __attribute__((visibility("default"))) const kvq_subject_v3 *kvq_subject_abi3(void)
 {
-    return &gpu_subject.v1;
+    return &gpu_subject;
 }

@@ -13,15 +13,42 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "families/cert.h"
+#include "families/kivi.h"
 #include "kvq_bits.h"
 #include "kvq_exact.h"
 
 static kvq_vfile smoke;
 
+/* The typed structs of a kivi-quant case (families/kivi.h). */
+static const kvq_kivi_in *kin(const kvq_case *c)
+{
+    ck_assert_ptr_eq(c->op, &kvq_op_kivi_quant);
+    return (const kvq_kivi_in *)c->in;
+}
+
+static const kvq_kivi_out *kexp(const kvq_case *c)
+{
+    ck_assert_ptr_eq(c->op, &kvq_op_kivi_quant);
+    ck_assert_int_eq(c->status, KVQ_OK);
+    ck_assert_ptr_nonnull(c->exp);
+    return (const kvq_kivi_out *)c->exp;
+}
+
+static const kvq_kivi_ref *kref(const kvq_case *c)
+{
+    ck_assert_ptr_eq(c->op, &kvq_op_kivi_quant);
+    ck_assert_int_eq(c->status, KVQ_OK);
+    ck_assert_ptr_nonnull(c->ref);
+    return (const kvq_kivi_ref *)c->ref;
+}
+
 static void setup_smoke(void)
 {
     char err[512];
-    ck_assert_int_eq(kvq_gen_kivi(&smoke, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
+    const kvq_family *kivi = kvq_family_find("kivi");
+    ck_assert_ptr_nonnull(kivi);
+    ck_assert_int_eq(kvq_gen(&smoke, kivi, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
 }
 
 static void teardown_smoke(void)
@@ -52,26 +79,34 @@ START_TEST(roundtrip_bitwise)
     ck_assert_int_eq(kvq_vec_parse(&back, text, len, "mem", err, sizeof err), KVQ_OK);
     ck_assert_uint_eq(back.ncases, smoke.ncases);
     ck_assert_uint_eq(back.seed, smoke.seed);
+    ck_assert_ptr_eq(back.family, smoke.family);
     for (size_t k = 0; k < smoke.ncases; k++) {
-        const kvq_vcase *a = &smoke.cases[k], *b = &back.cases[k];
-        uint64_t n = kvq_kivi_elems(&a->shape);
+        const kvq_case *a = &smoke.cases[k], *b = &back.cases[k];
+        const kvq_kivi_in *ai = kin(a), *bi = kin(b);
+        const kvq_kivi_out *ae, *be;
+        const kvq_kivi_ref *ar, *br;
+        uint64_t n = kvq_kivi_elems(&ai->shape);
         ck_assert_str_eq(a->id, b->id);
+        ck_assert_ptr_eq(a->op, b->op);
+        ck_assert_uint_eq(a->level, b->level);
+        ck_assert_int_eq(memcmp(&a->pol, &b->pol, sizeof a->pol), 0);
         ck_assert_int_eq(a->status, b->status);
         ck_assert_uint_eq(a->flags, b->flags);
-        ck_assert_int_eq(memcmp(&a->shape, &b->shape, sizeof a->shape), 0);
-        for (uint64_t e = 0; e < n; e++) ck_assert(kvq_f32_same(a->x[e], b->x[e]));
+        ck_assert_int_eq(memcmp(&ai->shape, &bi->shape, sizeof ai->shape), 0);
+        for (uint64_t e = 0; e < n; e++) ck_assert(kvq_f32_same(ai->x[e], bi->x[e]));
         if (a->status != KVQ_OK) continue;
-        ck_assert_int_eq(memcmp(a->codes, b->codes, kvq_kivi_code_bytes(&a->shape)), 0);
-        ck_assert_int_eq(memcmp(a->real, b->real, kvq_kivi_code_bytes(&a->shape)), 0);
-        for (uint64_t g = 0; g < kvq_kivi_groups(&a->shape); g++) {
-            ck_assert(kvq_f32_same(a->scale[g], b->scale[g]));
-            ck_assert(kvq_f32_same(a->zero[g], b->zero[g]));
+        ae = kexp(a), be = kexp(b), ar = kref(a), br = kref(b);
+        ck_assert_int_eq(memcmp(ae->codes, be->codes, kvq_kivi_code_bytes(&ai->shape)), 0);
+        ck_assert_int_eq(memcmp(ar->real, br->real, kvq_kivi_code_bytes(&ai->shape)), 0);
+        for (uint64_t g = 0; g < kvq_kivi_groups(&ai->shape); g++) {
+            ck_assert(kvq_f32_same(ae->scale[g], be->scale[g]));
+            ck_assert(kvq_f32_same(ae->zero[g], be->zero[g]));
         }
-        for (uint64_t e = 0; e < n; e++) ck_assert(kvq_f32_same(a->deq[e], b->deq[e]));
-        ck_assert_uint_eq(a->namb, b->namb);
-        for (uint64_t i = 0; i < a->namb; i++) {
-            ck_assert_uint_eq(a->amb_idx[i], b->amb_idx[i]);
-            ck_assert_uint_eq(a->amb_alt[i], b->amb_alt[i]);
+        for (uint64_t e = 0; e < n; e++) ck_assert(kvq_f32_same(ae->deq[e], be->deq[e]));
+        ck_assert_uint_eq(ar->amb.n, br->amb.n);
+        for (uint64_t i = 0; i < ar->amb.n; i++) {
+            ck_assert_uint_eq(ar->amb.idx[i], br->amb.idx[i]);
+            ck_assert_uint_eq(ar->amb.alt[i], br->amb.alt[i]);
         }
     }
     text2 = write_mem(&back, &len2);
@@ -89,16 +124,19 @@ START_TEST(gen_is_deterministic_and_sharded)
     kvq_vfile again, sh;
     size_t l1, l2;
     char err[512], *t1, *t2;
-    ck_assert_int_eq(kvq_gen_kivi(&again, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
+    const kvq_family *kivi = kvq_family_find("kivi");
+    ck_assert_ptr_nonnull(kivi);
+    ck_assert_int_eq(kvq_gen(&again, kivi, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
     t1 = write_mem(&smoke, &l1);
     t2 = write_mem(&again, &l2);
     ck_assert_uint_eq(l1, l2);
     ck_assert_int_eq(memcmp(t1, t2, l1), 0);
-    ck_assert_int_eq(kvq_gen_kivi(&sh, "smoke", 0x6b7671u, 2, 5, err, sizeof err), KVQ_OK);
+    ck_assert_int_eq(kvq_gen(&sh, kivi, "smoke", 0x6b7671u, 2, 5, err, sizeof err), KVQ_OK);
+    ck_assert_uint_eq(sh.ncases, (smoke.ncases - 2 + 4) / 5);
     for (size_t k = 0; k < sh.ncases; k++) ck_assert_str_eq(sh.cases[k].id, smoke.cases[2 + 5 * k].id);
     kvq_vfile_free(&sh);
-    ck_assert_int_eq(kvq_gen_kivi(&sh, "smoke", 1, 5, 5, err, sizeof err), KVQ_E_PARAM);
-    ck_assert_int_eq(kvq_gen_kivi(&sh, "huge", 1, 0, 1, err, sizeof err), KVQ_E_PARAM);
+    ck_assert_int_eq(kvq_gen(&sh, kivi, "smoke", 1, 5, 5, err, sizeof err), KVQ_E_PARAM);
+    ck_assert_int_eq(kvq_gen(&sh, kivi, "huge", 1, 0, 1, err, sizeof err), KVQ_E_PARAM);
     kvq_vfile_free(&again);
     free(t1);
     free(t2);
@@ -117,54 +155,85 @@ static kvq_verify_report verify_text(const kvq_vfile *vf, const char *text, size
  * *which (or SIZE_MAX). */
 static char *cert_results(const kvq_vfile *vf, size_t *len, int tamper, size_t *which)
 {
-    const kvq_subject_v2 *api = (const kvq_subject_v2 *)(const void *)kvq_subject_builtin("ref-fast");
+    const kvq_subject_v3 *api = kvq_subject_builtin("ref-fast");
+    kvq_cert_quantize_keys_v1_fn qkeys;
+    kvq_cert_quantize_values_v1_fn qvalues;
+    kvq_cert_annotate_v1_fn annotate;
+    kvq_cert_step_v1_fn step;
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     *which = SIZE_MAX;
-    ck_assert_uint_eq(api->v1.abi, KVQ_SUBJECT_ABI_V2);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(api);
+    ck_assert_uint_eq(api->abi, KVQ_SUBJECT_ABI_V3);
+    qkeys = (kvq_cert_quantize_keys_v1_fn)api->lookup("cert_quantize_keys", 1);
+    qvalues = (kvq_cert_quantize_values_v1_fn)api->lookup("cert_quantize_values", 1);
+    annotate = (kvq_cert_annotate_v1_fn)api->lookup("cert_annotate", 1);
+    step = (kvq_cert_step_v1_fn)api->lookup("cert_step", 1);
+    ck_assert(qkeys != NULL && qvalues != NULL && annotate != NULL && step != NULL);
     ck_assert_int_eq(kvq_res_write_header(f, "ref-fast", NULL), KVQ_OK);
     for (size_t k = 0; k < vf->ncases; k++) {
-        const kvq_vcase *c = &vf->cases[k];
-        const kvq_cert_shape *s = &c->cshape;
-        uint64_t nm = kvq_vcase_cert_meta_count(c), nc = kvq_vcase_cert_code_bytes(c);
+        const kvq_case *c = &vf->cases[k];
+        const kvq_cert_in *in = c->in;
+        const kvq_cert_shape *s = &in->shape;
         uint32_t nb = kvq_cert_blocks(s) + 1u, fl = 0;
-        kvq_rout o;
+        kvq_cert_keys_out ko;
+        kvq_cert_values_out vo;
+        kvq_cert_step_out so;
+        const void *out;
         int st, mine = 0;
-        memset(&o, 0, sizeof o);
-        o.codes = calloc(nc + 1, 1), o.scale = calloc(nm + 1, sizeof(float));
-        o.zero = calloc(nm + 1, sizeof(float)), o.eta = calloc(nb, sizeof(float));
-        o.nu = calloc(nb, sizeof(float)), o.out = calloc(s->dim + 1u, sizeof(float));
-        o.sel = calloc(nb, 1), o.prom = calloc(nb, 1);
-        if (c->op == KVQ_OP_CERT_KEYS) {
-            st = api->cert_quantize_keys((int8_t *)o.codes, o.scale, o.zero, &fl, c->x, s, &c->pol);
+        memset(&ko, 0, sizeof ko);
+        memset(&vo, 0, sizeof vo);
+        memset(&so, 0, sizeof so);
+        if (c->op == &kvq_op_cert_keys) {
+            uint64_t nm = kvq_cert_key_meta_count(s), nc = kvq_cert_key_code_bytes(s);
+            ko.codes = calloc(nc + 1, 1), ko.sigma = calloc(nm + 1, sizeof(float));
+            ko.z = calloc(nm + 1, sizeof(float));
+            ck_assert(ko.codes && ko.sigma && ko.z);
+            st = qkeys((int8_t *)ko.codes, ko.sigma, ko.z, &fl, in->k, s, &c->pol);
             if (tamper == 1 && *which == SIZE_MAX && st == KVQ_OK && c->level == KVQ_LEVEL_BOUNDED && nc > 0) {
-                o.codes[0] = (uint8_t)(c->real[0] ^ 0x40u); /* neither the real code nor a neighbour */
+                const kvq_cert_quant_ref *ref = c->ref;
+                ko.codes[0] = (uint8_t)(ref->real[0] ^ 0x40u); /* neither the real code nor a neighbour */
                 mine = 1;
             }
-        } else if (c->op == KVQ_OP_CERT_VALUES) {
-            st = api->cert_quantize_values(o.codes, o.scale, o.zero, &fl, c->x, s, &c->pol);
-            if (st == KVQ_OK) st = api->cert_annotate(o.eta, o.nu, c->x, o.codes, o.scale, o.zero, s);
+            out = &ko;
+        } else if (c->op == &kvq_op_cert_values) {
+            uint64_t nm = kvq_cert_value_groups(s), nc = kvq_cert_value_code_bytes(s);
+            vo.codes = calloc(nc + 1, 1), vo.scale = calloc(nm + 1, sizeof(float));
+            vo.zero = calloc(nm + 1, sizeof(float)), vo.eta = calloc(nb, sizeof(float));
+            vo.nu = calloc(nb, sizeof(float));
+            ck_assert(vo.codes && vo.scale && vo.zero && vo.eta && vo.nu);
+            st = qvalues(vo.codes, vo.scale, vo.zero, &fl, in->v, s, &c->pol);
+            if (st == KVQ_OK) st = annotate(vo.eta, vo.nu, in->v, vo.codes, vo.scale, vo.zero, s);
             if (tamper == 2 && *which == SIZE_MAX && st == KVQ_OK && c->level == KVQ_LEVEL_BOUNDED &&
-                kvq_cert_full_blocks(s) > 0 && c->eta[0] > 0.0f) {
-                o.eta[0] = 0.0f;
+                kvq_cert_full_blocks(s) > 0 && ((const kvq_cert_values_out *)c->exp)->eta[0] > 0.0f) {
+                vo.eta[0] = 0.0f;
                 mine = 1;
             }
+            out = &vo;
         } else {
-            st = api->cert_step(o.out, o.sel, o.prom, &o.rec, &o.decl, &o.delta1, c->q, c->qscale, c->x,
-                                c->vin, &c->prm, s, &c->pol);
-            if (tamper == 3 && *which == SIZE_MAX && st == KVQ_OK && o.rec.rung < 3u && o.rec.ekey > 0.0f) {
-                o.rec.ekey *= 0.5f;
+            ck_assert_ptr_eq(c->op, &kvq_op_cert_step);
+            so.out = calloc(s->dim + 1u, sizeof(float));
+            so.sel = calloc(nb, 1), so.prom = calloc(nb, 1);
+            ck_assert(so.out && so.sel && so.prom);
+            st = step(so.out, so.sel, so.prom, &so.rec, &so.decl, &so.delta1, in->q, in->qscale, in->k,
+                      in->v, &in->prm, s, &c->pol);
+            if (tamper == 3 && *which == SIZE_MAX && st == KVQ_OK && so.rec.rung < 3u && so.rec.ekey > 0.0f) {
+                so.rec.ekey *= 0.5f;
                 mine = 1;
             }
+            out = &so;
         }
-        if (tamper == 4 && *which == SIZE_MAX && c->op == KVQ_OP_CERT_STEP) {
+        if (tamper == 4 && *which == SIZE_MAX && c->op == &kvq_op_cert_step) {
             ck_assert_int_eq(kvq_res_write_skip(f, c->id, "no-entry"), KVQ_OK);
             *which = k;
         } else {
-            ck_assert_int_eq(kvq_res_write_cert(f, c, st, fl, &o), KVQ_OK);
+            ck_assert_int_eq(kvq_res_write(f, c, st, fl, out), KVQ_OK);
         }
         if (mine) *which = k;
-        kvq_rout_free(&o);
+        free(ko.codes), free(ko.sigma), free(ko.z);
+        free(vo.codes), free(vo.scale), free(vo.zero), free(vo.eta), free(vo.nu);
+        free(so.out), free(so.sel), free(so.prom);
     }
     fclose(f);
     return buf;
@@ -182,8 +251,10 @@ START_TEST(cert_roundtrip_and_verdicts)
     kvq_vfile vf, back, again;
     size_t len, len2, rlen, which;
     char err[512], *text, *text2, *res;
-    ck_assert_int_eq(kvq_gen_cert(&vf, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
-    ck_assert_int_eq(kvq_gen_cert(&again, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
+    const kvq_family *cert = kvq_family_find("cert");
+    ck_assert_ptr_nonnull(cert);
+    ck_assert_int_eq(kvq_gen(&vf, cert, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
+    ck_assert_int_eq(kvq_gen(&again, cert, "smoke", 0x6b7671u, 0, 1, err, sizeof err), KVQ_OK);
     text = write_mem(&vf, &len);
     text2 = write_mem(&again, &len2);
     ck_assert_uint_eq(len, len2);
@@ -191,7 +262,7 @@ START_TEST(cert_roundtrip_and_verdicts)
     free(text2);
     kvq_vfile_free(&again);
     ck_assert_int_eq(kvq_vec_parse(&back, text, len, "c.vec", err, sizeof err), KVQ_OK);
-    ck_assert_uint_eq(back.fam, KVQ_FAMILY_CERT);
+    ck_assert_ptr_eq(back.family, cert);
     text2 = write_mem(&back, &len2);
     ck_assert_uint_eq(len, len2);
     ck_assert_int_eq(memcmp(text, text2, len), 0);
@@ -227,11 +298,12 @@ START_TEST(gen_covers_the_parameter_space)
     int seen[4][2][2][2] = { { { { 0 } } } }, errs[KVQ_STATUS_COUNT] = { 0 };
     uint64_t amb = 0;
     for (size_t k = 0; k < smoke.ncases; k++) {
-        const kvq_vcase *c = &smoke.cases[k];
-        int bi = c->shape.bits == 1 ? 0 : c->shape.bits == 2 ? 1 : c->shape.bits == 4 ? 2 : 3;
+        const kvq_case *c = &smoke.cases[k];
+        const kvq_kivi_shape *sh = &kin(c)->shape;
+        int bi = sh->bits == 1 ? 0 : sh->bits == 2 ? 1 : sh->bits == 4 ? 2 : 3;
         if (c->status != KVQ_OK) { errs[c->status]++; continue; }
-        seen[bi][c->shape.grouping][c->shape.meta][c->level]++;
-        amb += c->namb;
+        seen[bi][sh->grouping][sh->meta][c->level]++;
+        amb += kref(c)->amb.n;
     }
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 2; b++)
@@ -302,8 +374,12 @@ START_TEST(malformed_vectors)
     MUTATE("id=e1", "id=e/1", "t.vec:6: bad case id");
     MUTATE("level=exact", "level=loose", "t.vec:6: level: unknown value");
     MUTATE("op=kivi-quant", "op=sage", "t.vec:6: op: unknown operation");
-    MUTATE("bits=3", "bits=x", "t.vec:6: bits, group, tokens and channels must be decimal");
-    MUTATE("bits=3", "bits=99999999999", "t.vec:6: bits, group, tokens and channels must be decimal");
+    MUTATE("bits=3", "bits=x", "t.vec:6: bits: 'x' is not a decimal number");
+    MUTATE("bits=3", "bits=99999999999", "t.vec:6: bits: '99999999999' is not a decimal number");
+    MUTATE("bits=3", "bits=3x", "t.vec:6: bits: '3x' is not a decimal number");
+    MUTATE("group=8", "group=-8", "t.vec:6: group: '-8' is not a decimal number");
+    MUTATE("tokens=1 ", "tokens=1.0 ", "t.vec:6: tokens: '1.0' is not a decimal number");
+    MUTATE("channels=8 ", "channels= ", "t.vec:6: channels: '' is not a decimal number");
     MUTATE("grouping=token", "grouping=row", "t.vec:6: grouping: unknown value");
     MUTATE("meta=f32", "meta=f8", "t.vec:6: meta: unknown value");
     MUTATE("ties=even", "ties=odd", "t.vec:6: ties: unknown value");
@@ -336,16 +412,16 @@ END_TEST
 START_TEST(malformed_status0_fields)
 {
     /* SPEC: [VEC-FMT-03] -- output fields of a status-0 case are checked against the shape. */
-    const kvq_vcase *c = NULL;
+    const kvq_case *c = NULL;
     kvq_vfile one, vf;
     size_t len;
     char *text, *p, err[512];
     for (size_t k = 0; k < smoke.ncases && c == NULL; k++)
-        if (smoke.cases[k].status == KVQ_OK && smoke.cases[k].namb > 0) c = &smoke.cases[k];
+        if (smoke.cases[k].status == KVQ_OK && kref(&smoke.cases[k])->amb.n > 0) c = &smoke.cases[k];
     ck_assert_ptr_nonnull(c);
     memset(&one, 0, sizeof one);
     one = smoke;
-    one.cases = (kvq_vcase *)c;
+    one.cases = (kvq_case *)c;
     one.ncases = 1;
     text = write_mem(&one, &len);
     ck_assert_int_eq(kvq_vec_parse(&vf, text, len, "t.vec", err, sizeof err), KVQ_OK);
@@ -374,6 +450,62 @@ START_TEST(malformed_status0_fields)
 }
 END_TEST
 
+/* A results file of one line (after the header). */
+static char *results_text(const char *line)
+{
+    size_t n = strlen(line) + 64;
+    char *t = malloc(n);
+    ck_assert_ptr_nonnull(t);
+    snprintf(t, n, "kvq-results 1\nsubject s\n%s\n", line);
+    return t;
+}
+
+/* The result line of c's expected outputs (a status-0 kivi-quant case), with
+ * the field `drop` removed and `add` appended. */
+static char *mutated_result(const kvq_case *c, const char *drop, const char *add)
+{
+    char *buf = NULL, *out, *nl, *p;
+    size_t len, n;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(kvq_res_write(f, c, KVQ_OK, c->flags & ~KVQ_FLAG_AMBIGUOUS, kexp(c)), KVQ_OK);
+    fclose(f);
+    nl = strchr(buf, '\n');
+    ck_assert_ptr_nonnull(nl);
+    *nl = '\0';
+    if (drop != NULL) {
+        char key[32], *end;
+        snprintf(key, sizeof key, " %s=", drop);
+        p = strstr(buf, key);
+        ck_assert_ptr_nonnull(p);
+        end = strchr(p + 1, ' ');
+        if (end == NULL) *p = '\0';
+        else memmove(p, end, strlen(end) + 1);
+    }
+    n = strlen(buf) + (add ? strlen(add) : 0) + 1;
+    out = malloc(n);
+    ck_assert_ptr_nonnull(out);
+    snprintf(out, n, "%s%s", buf, add ? add : "");
+    free(buf);
+    p = results_text(out);
+    free(out);
+    return p;
+}
+
+/* Verify a one-case file's results: the case's outcome and its detail. */
+static void expect_verdict(const kvq_vfile *one, const char *res, int outcome, const char *want)
+{
+    kvq_verify_report rep = verify_text(one, res, strlen(res), KVQ_LEVELS_ALL);
+    ck_assert_uint_eq(rep.n, 1);
+    ck_assert_int_eq(rep.v[0].outcome, outcome);
+    ck_assert_uint_eq(rep.passed, outcome == KVQ_PASS);
+    ck_assert_uint_eq(rep.failed, outcome == KVQ_FAIL);
+    ck_assert_uint_eq(rep.skipped, outcome == KVQ_SKIP);
+    if (want != NULL)
+        ck_assert_msg(strstr(rep.v[0].detail, want) != NULL, "'%s' lacks '%s'", rep.v[0].detail, want);
+    kvq_verify_report_free(&rep);
+}
+
 START_TEST(malformed_results)
 {
     /* SPEC: [VEC-RES-01] [VEC-RES-02] [VER-CASE-02] */
@@ -392,12 +524,53 @@ START_TEST(malformed_results)
     } while (0)
     BAD("kvq-vectors 1\n", "r.res:1: not a kvq-results file");
     BAD("kvq-results 1\nsubject s\nresult status=0\n", "r.res:3: a result needs id= and status=");
-    BAD("kvq-results 1\nsubject s\nresult id=a status=0\n", "r.res:3: missing key 'flags' (status 0)");
     BAD("kvq-results 1\nsubject s\nresult id=a status=1 flags=0x00000000\n", "r.res:3: key 'flags' given with a nonzero status");
     BAD("kvq-results 1\nsubject s\nresult id=a status=1\nresult id=a status=1\n", "r.res:4: result for 'a' repeats line 3");
     BAD("kvq-results 1\nsubject s\nresult id=a status=1\nunavailable x\n", "r.res:4: 'unavailable' must come alone");
     BAD("kvq-results 1\nsubject s\nwhatever\n", "r.res:3: expected a 'result' line");
 #undef BAD
+    /* Output fields are checked against the case's own operation when verify
+     * decodes them [VEC-RES-02]: a missing, extra or foreign output key (once a
+     * format error of the whole file) fails that case, naming file, line and key. */
+    {
+        const kvq_case *c = NULL;
+        kvq_vfile one = smoke;
+        char *res, line[128];
+        size_t k;
+        for (k = 0; k < smoke.ncases && c == NULL; k++)
+            if (smoke.cases[k].status == KVQ_OK) c = &smoke.cases[k];
+        ck_assert_ptr_nonnull(c);
+        one.cases = (kvq_case *)c;
+        one.ncases = 1;
+        /* the control: the expected outputs themselves pass */
+        res = mutated_result(c, NULL, NULL);
+        expect_verdict(&one, res, KVQ_PASS, NULL);
+        free(res);
+        /* status 0 without flags */
+        snprintf(line, sizeof line, "result id=%s status=0", c->id);
+        res = results_text(line);
+        expect_verdict(&one, res, KVQ_FAIL, "unreadable outputs: r.res:3: missing key 'flags' (status 0)");
+        free(res);
+        /* one output field missing, one unknown, one of another operation */
+        res = mutated_result(c, "deq", NULL);
+        expect_verdict(&one, res, KVQ_FAIL, "unreadable outputs: r.res:3: missing key 'deq' (status 0)");
+        free(res);
+        res = mutated_result(c, NULL, " colour=00");
+        expect_verdict(&one, res, KVQ_FAIL, "unreadable outputs: r.res:3: key 'colour' is not an output of kivi-quant");
+        free(res);
+        res = mutated_result(c, NULL, " sigma=00000000");
+        expect_verdict(&one, res, KVQ_FAIL, "unreadable outputs: r.res:3: key 'sigma' is not an output of kivi-quant");
+        free(res);
+        /* a malformed flags word is the case's failure too */
+        res = mutated_result(c, "flags", " flags=0x0000");
+        expect_verdict(&one, res, KVQ_FAIL, "unreadable outputs: r.res:3: flags:");
+        free(res);
+        /* a skipped kivi-quant case is SKIP (no entry is mandatory, kvq_subject.h), never PASS */
+        snprintf(line, sizeof line, "result id=%s skipped=no-entry", c->id);
+        res = results_text(line);
+        expect_verdict(&one, res, KVQ_SKIP, "skipped by the subject: no-entry");
+        free(res);
+    }
 }
 END_TEST
 
@@ -408,27 +581,30 @@ static char *fast_results(const kvq_vfile *vf, size_t *len, int tamper_case, int
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
+    ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(kvq_res_write_header(f, "ref-fast", NULL), KVQ_OK);
     for (size_t k = 0; k < vf->ncases; k++) {
-        const kvq_vcase *c = &vf->cases[k];
-        uint64_t n = kvq_kivi_elems(&c->shape), ng = kvq_kivi_groups(&c->shape);
-        kvq_rout o;
+        const kvq_case *c = &vf->cases[k];
+        const kvq_kivi_in *in = kin(c);
+        uint64_t n = kvq_kivi_elems(&in->shape), ng = kvq_kivi_groups(&in->shape);
+        kvq_kivi_out o;
         uint32_t fl = 0, dfl = 0;
         int st;
         memset(&o, 0, sizeof o);
-        o.codes = calloc(kvq_kivi_code_bytes(&c->shape) + 1, 1);
+        o.codes = calloc(kvq_kivi_code_bytes(&in->shape) + 1, 1);
         o.scale = calloc(ng + 1, sizeof *o.scale);
         o.zero = calloc(ng + 1, sizeof *o.zero);
         o.deq = calloc(n + 1, sizeof *o.deq);
-        st = kvq_kivi_quantize(o.codes, o.scale, o.zero, &fl, c->x, &c->shape, &c->pol);
-        if (st == KVQ_OK) st = kvq_kivi_dequantize(o.deq, &dfl, o.codes, o.scale, o.zero, &c->shape, &c->pol);
+        ck_assert(o.codes && o.scale && o.zero && o.deq);
+        st = kvq_kivi_quantize(o.codes, o.scale, o.zero, &fl, in->x, &in->shape, &c->pol);
+        if (st == KVQ_OK) st = kvq_kivi_dequantize(o.deq, &dfl, o.codes, o.scale, o.zero, &in->shape, &c->pol);
         if ((int)k == tamper_case && st == KVQ_OK) {
             if (tamper_what == 0) o.deq[0] = kvq_f32_from_bits(kvq_f32_bits(o.deq[0]) ^ 1u);
             if (tamper_what == 1) o.scale[0] = kvq_f32_from_bits(kvq_f32_bits(o.scale[0]) + 1u);
             if (tamper_what == 2) fl ^= KVQ_FLAG_CLAMPED;
         }
-        ck_assert_int_eq(kvq_res_write_case(f, c->id, st, fl | dfl, &o, &c->shape), KVQ_OK);
-        kvq_rout_free(&o);
+        ck_assert_int_eq(kvq_res_write(f, c, st, fl | dfl, &o), KVQ_OK);
+        free(o.codes), free(o.scale), free(o.zero), free(o.deq);
     }
     fclose(f);
     return buf;
@@ -449,8 +625,8 @@ static kvq_verify_report verify_text(const kvq_vfile *vf, const char *text, size
 static size_t first_ok_case(const kvq_vfile *vf, uint32_t level, uint32_t meta)
 {
     for (size_t k = 0; k < vf->ncases; k++) {
-        const kvq_vcase *c = &vf->cases[k];
-        if (c->status == KVQ_OK && c->level == level && c->shape.meta == meta &&
+        const kvq_case *c = &vf->cases[k];
+        if (c->status == KVQ_OK && c->level == level && kin(c)->shape.meta == meta &&
             !(c->flags & KVQ_FLAG_ZERO_SCALE))
             return k;
     }
@@ -513,33 +689,38 @@ START_TEST(ambiguous_neighbour_accepted)
     /* SPEC: [KIVI-B-02] [VER-BD-03] [VER-EX-03] -- at an ambiguous element the bounded level accepts the
      * listed neighbour (and the exact level does not). */
     size_t k, len;
-    kvq_vcase *c = NULL;
+    kvq_case *c = NULL;
     char *buf = NULL;
     FILE *f;
     for (k = 0; k < smoke.ncases; k++)
-        if (smoke.cases[k].status == KVQ_OK && smoke.cases[k].namb > 0) { c = &smoke.cases[k]; break; }
+        if (smoke.cases[k].status == KVQ_OK && kref(&smoke.cases[k])->amb.n > 0) { c = &smoke.cases[k]; break; }
     ck_assert_ptr_nonnull(c);
     for (int level = 0; level < 2; level++) {
         kvq_vfile one = smoke;
-        kvq_rout o;
-        uint64_t e = c->amb_idx[0], g;
+        const kvq_kivi_in *in = kin(c);
+        const kvq_kivi_out *ex = kexp(c);
+        const kvq_kivi_ref *ref = kref(c);
+        kvq_kivi_out o;
+        uint64_t e = ref->amb.idx[0], g;
         uint32_t i, fl = 0;
         kvq_verify_report rep;
         memset(&o, 0, sizeof o);
         c->level = (uint32_t)level;
         one.cases = c;
         one.ncases = 1;
-        o.codes = malloc(kvq_kivi_code_bytes(&c->shape));
-        o.scale = c->scale;
-        o.zero = c->zero;
-        o.deq = malloc(kvq_kivi_elems(&c->shape) * sizeof *o.deq);
-        memcpy(o.codes, c->real, kvq_kivi_code_bytes(&c->shape));
-        g = kvq_kivi_group_of(&c->shape, e, &i);
-        kvq_pack_code(o.codes + kvq_kivi_group_code_offset(&c->shape, g), i, c->shape.bits, c->amb_alt[0]);
-        ck_assert_int_eq(kvq_kivi_dequantize(o.deq, &fl, o.codes, o.scale, o.zero, &c->shape, &c->pol), KVQ_OK);
+        o.codes = malloc(kvq_kivi_code_bytes(&in->shape));
+        o.scale = ex->scale;
+        o.zero = ex->zero;
+        o.deq = malloc(kvq_kivi_elems(&in->shape) * sizeof *o.deq);
+        ck_assert(o.codes && o.deq);
+        memcpy(o.codes, ref->real, kvq_kivi_code_bytes(&in->shape));
+        g = kvq_kivi_group_of(&in->shape, e, &i);
+        kvq_pack_code(o.codes + kvq_kivi_group_code_offset(&in->shape, g), i, in->shape.bits, ref->amb.alt[0]);
+        ck_assert_int_eq(kvq_kivi_dequantize(o.deq, &fl, o.codes, o.scale, o.zero, &in->shape, &c->pol), KVQ_OK);
         f = open_memstream(&buf, &len);
-        kvq_res_write_header(f, "alt", NULL);
-        kvq_res_write_case(f, c->id, KVQ_OK, c->flags & ~KVQ_FLAG_AMBIGUOUS, &o, &c->shape);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(kvq_res_write_header(f, "alt", NULL), KVQ_OK);
+        ck_assert_int_eq(kvq_res_write(f, c, KVQ_OK, c->flags & ~KVQ_FLAG_AMBIGUOUS, &o), KVQ_OK);
         fclose(f);
         rep = verify_text(&one, buf, len, KVQ_LEVELS_ALL);
         if (level == KVQ_LEVEL_BOUNDED) ck_assert_uint_eq(rep.passed, 1);

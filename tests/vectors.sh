@@ -115,6 +115,19 @@ expect 1 "v1 subject: cert cases skipped" -- $KVQ verify --vectors "$T/c.vec" --
 grep_out '^0 passed, 0 failed, [1-9][0-9]* skipped$' "v1 subject: skips counted as skips"
 expect 1 "v2 subject without CERT entries: skipped" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/broken_ties_away.so"
 grep_out '^0 passed, 0 failed, [1-9][0-9]* skipped$' "NULL entries: skips counted as skips"
+# a version-3 subject with one operation: its cases pass, every other case is
+# SKIPPED (KIVI's too: no operation is mandatory) [API-SUBJ-05] [VER-REG-03]
+expect 1 "ABI-3 keys-only subject: cert-keys pass, the rest skipped" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/cert_keys_only.so" --json "$T/ko.json"
+grep_out '^[1-9][0-9]* passed, 0 failed, [1-9][0-9]* skipped$' "keys-only: passes and skips counted"
+if grep -q '"outcome": "pass"' "$T/ko.json" && ! grep '"outcome": "pass"' "$T/ko.json" | grep -vq -- '-keys-\|-err-keys-'; then
+  ok "keys-only: only cert-keys cases pass"; else bad "keys-only: a case of another operation passed"; fi
+grep -q 'subject-has-no-cert_quantize_values' "$T/ko.json" && grep -q 'subject-has-no-cert_step' "$T/ko.json" \
+  && ok "keys-only: skips name the missing entry" || bad "keys-only: skip reasons"
+expect 1 "ABI-3 keys-only subject on KIVI vectors: every case skipped" -- $KVQ verify --vectors "$T/s.vec" --subject "$SUBJ/cert_keys_only.so"
+grep_out '^0 passed, 0 failed, [1-9][0-9]* skipped$' "keys-only on KIVI: skips, never passes"
+KVQ_ABI3_DEFECT=abi expect 2 "ABI-3 record with a wrong abi tag refused" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/cert_keys_only.so"
+grep_out 'no usable kvq_subject_v3 record' "wrong abi tag named"
+KVQ_ABI3_DEFECT=lookup expect 2 "ABI-3 record without a lookup refused" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/cert_keys_only.so"
 # must-fail subjects
 for lv in exact bounded; do
   expect 1 "midpoint zero point FAILS cert-keys ($lv, smoke)" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/cert_midpoint.so" --level $lv
@@ -134,6 +147,8 @@ expect 0 "verify the cert results file" -- $KVQ verify --vectors "$T/c.vec" --re
 awk 'BEGIN{d=0} /^result .*-step-.* out=/ && !d { i=index($0," out=")+5; $0=substr($0,1,i-1) "47000000" substr($0,i+8); d=1 } {print}' "$T/c.res" > "$T/cbad.res"
 expect 1 "a step output of 32768 fails the contract" -- $KVQ verify --vectors "$T/c.vec" --results "$T/cbad.res"
 grep_out 'contract' "contract failure named"
+rl=$(grep -n ' out=47000000' "$T/cbad.res" | head -1 | cut -d: -f1)
+grep_out "step-[a-z-]*:$rl: contract violated" "contract failure cites the results line ($rl) of the step"
 grep_out '^[0-9]+ passed, 1 failed$' "exactly one step fails"
 id=$(grep -E '^case id=[^ ]*-values-[^ ]* level=bounded .*status=0 ' "$T/c.vec" | grep -v 'eta=\(00000000\)*0* ' | head -1 | sed 's/^case id=\([^ ]*\) .*/\1/')
 awk -v id="$id" '$2=="id="id { i=index($0," eta=")+5; $0=substr($0,1,i-1) "00000000" substr($0,i+8) } {print}' "$T/c.res" > "$T/ceta.res"

@@ -52,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "certdump.h"
+#include "families/cert_dump.h"
 #include "kvq.h"
 #include "kvq_bits.h"
 #include "kvq_exact.h"

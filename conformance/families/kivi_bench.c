@@ -1,5 +1,5 @@
 /*
- * bench.c -- `kvq bench`: throughput of the exact path's vector generation
+ * families/kivi_bench.c -- `kvq bench`: throughput of the exact path's vector generation
  * (cases/s and values/s on one core) and of the fast path (values/s), measured
  * in one run.  Numbers, not pass/fail: no timing is a test.
  */
@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "conf.h"
+#include "kivi.h"
 
 static double now_s(void)
 {
@@ -69,12 +70,12 @@ int kvq_bench_main(int argc, char **argv)
         else { fprintf(stderr, "kvq bench: unknown argument '%s'\nusage: kvq bench [--json FILE]\n", argv[i]); return 2; }
     }
     t0 = now_s();
-    if (kvq_gen_kivi(&vf, "standard", 1, 0, 1, err, sizeof err) != KVQ_OK) {
+    if (kvq_gen(&vf, kvq_family_find("kivi"), "standard", 1, 0, 1, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq bench: %s\n", err);
         return 2;
     }
     tgen = now_s() - t0;
-    for (size_t k = 0; k < vf.ncases; k++) elems += kvq_kivi_elems(&vf.cases[k].shape);
+    for (size_t k = 0; k < vf.ncases; k++) elems += kvq_kivi_elems(&((const kvq_kivi_in *)vf.cases[k].in)->shape);
     printf("exact path (MPFR), standard vectors on one core: %zu cases, %llu values in %.2f s\n"
            "  %.1f cases/s, %.3g values/s\n", vf.ncases, (unsigned long long)elems, tgen,
            (double)vf.ncases / tgen, (double)elems / tgen);

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "certdump.h"
+#include "cert_dump.h"
 #include "kvq_exact.h"
 
 /* The verdict on one step (outcome: KVQ_PASS or KVQ_FAIL of conf.h). */
@@ -56,5 +56,10 @@ typedef struct kvq_cert_qcache {
 kvq_status kvq_cert_qcache_build(kvq_cert_qcache *c, const float *k, const float *v,
                                  const kvq_cert_shape *sh, uint32_t ties);
 void kvq_cert_qcache_free(kvq_cert_qcache *c);
+
+/* Reports of kvq cert (cert_report.c): [VER-REP-01] / [VER-REP-02] with
+ * classname "cert". */
+kvq_status kvq_report_cert_json(const char *path, const kvq_cert_case *c, size_t n);
+kvq_status kvq_report_cert_junit(const char *path, const kvq_cert_case *c, size_t n);
 
 #endif /* KVQ_CERTJUDGE_H */

@@ -16,7 +16,7 @@ B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 echo "== tests/cert.sh"
 # the bundled subject's certificates pass: five kinds, several seeds and shapes

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "certdump.h"
+#include "cert_dump.h"
 #include "kvq_bits.h"
 #include "kvq_layout.h"
 #include "lexio.h"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "certjudge.h"
+#include "cert_judge.h"
 #include "conf.h"
 #include "kvq_bits.h"
 #include "kvq_layout.h"

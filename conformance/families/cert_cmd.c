@@ -20,7 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "certjudge.h"
+#include "cert.h"
+#include "cert_judge.h"
 #include "conf.h"
 #include "kvq_bits.h"
 #include "kvq_layout.h"

@@ -1,0 +1,267 @@
+/*
+ * families/kivi.c -- the KIVI family: the kivi-quant operation's schema,
+ * subject call and judges (spec/kivi.md, spec/vectors.md [VEC-FMT-03..05],
+ * [VER-EX-*], [VER-BD-*]).
+ *
+ * exact level:   status, flags (less AMBIGUOUS), packed codes, metadata and
+ *                dequantized values bit for bit.
+ * bounded level: status, masked flags and metadata bit for bit; each code the
+ *                real code or, at an ambiguous near-tie, its listed neighbour;
+ *                each dequantized value within the KIVI-B-03 bound of the
+ *                subject's own code and metadata, decided exactly by MPFR.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "kvq_bits.h"
+#include "kvq_exact.h"
+#include "kivi.h"
+
+/* Flags compared at the bounded level [API-FLAGS-03]: those decided by the
+ * bitwise-checked metadata and by the inputs alone.  CLAMPED and SATURATED can
+ * legitimately differ with the evaluation (an ambiguous element at the edge of
+ * the code range; a dequantized value within the bound of FLT_MAX); a
+ * quantize-time saturation shows in the metadata, which is compared bitwise. */
+#define BOUNDED_FLAGS (KVQ_FLAG_ZERO_SCALE | KVQ_FLAG_SUBNORMAL)
+
+#define MAX_FILE_ELEMS ((uint64_t)1 << 24)
+
+static const kvq_kivi_shape *shape_of(const kvq_case *c)
+{
+    return &((const kvq_kivi_in *)c->in)->shape;
+}
+
+/* Sizes.  Outputs exist for a well-formed shape only: an error case's
+ * buffers are one element (a subject must reject the call before it writes,
+ * [API-ERR-01]), and nothing here divides by an invalid group size. */
+static int shape_valid(const kvq_case *c)
+{
+    return kvq_kivi_params_ok(shape_of(c)) && kvq_kivi_shape_ok(shape_of(c));
+}
+
+static uint64_t n_elems(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return kvq_kivi_elems(shape_of(c));
+}
+
+static uint64_t n_out_elems(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return shape_valid(c) ? kvq_kivi_elems(shape_of(c)) : 0u;
+}
+
+static uint64_t n_groups(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return shape_valid(c) ? kvq_kivi_groups(shape_of(c)) : 0u;
+}
+
+static uint64_t n_code_bytes(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return shape_valid(c) ? kvq_kivi_code_bytes(shape_of(c)) : 0u;
+}
+
+static int meta_half(const kvq_case *c)
+{
+    return shape_of(c)->meta == KVQ_META_F16;
+}
+
+static void amb_range(const kvq_case *c, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = (int)kvq_code_max(shape_of(c)->bits);
+}
+
+/* " (group g)" after a code byte's index. */
+static void where_group(const kvq_case *c, uint64_t byte, char *buf, size_t len)
+{
+    snprintf(buf, len, " (group %llu)", (unsigned long long)(byte / kvq_kivi_group_bytes(shape_of(c))));
+}
+
+static int check(const kvq_case *c, char *msg, size_t len)
+{
+    if (kvq_kivi_elems(shape_of(c)) > MAX_FILE_ELEMS) {
+        snprintf(msg, len, "tokens*channels exceeds %llu", (unsigned long long)MAX_FILE_ELEMS);
+        return 0;
+    }
+    if (c->status == KVQ_OK && !shape_valid(c)) {
+        snprintf(msg, len, "shape is not valid for a status-0 case");
+        return 0;
+    }
+    return 1;
+}
+
+static void describe(const kvq_case *c, char *buf, size_t len)
+{
+    const kvq_kivi_shape *s = shape_of(c);
+    snprintf(buf, len, "bits=%u G=%u %s %s", s->bits, s->group,
+             s->grouping == KVQ_GROUP_CHANNEL ? "channel" : s->grouping == KVQ_GROUP_TOKEN ? "token" : "?",
+             s->meta == KVQ_META_F32 ? "f32" : s->meta == KVQ_META_F16 ? "f16" : "?");
+}
+
+/* Quantize, then dequantize the subject's own codes [VER-RUN-01]. */
+static int call(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_kivi_in *in = c->in;
+    kvq_kivi_out *o = outp;
+    kvq_kivi_quantize_v1_fn quantize = (kvq_kivi_quantize_v1_fn)fns[0];
+    kvq_kivi_dequantize_v1_fn dequantize = (kvq_kivi_dequantize_v1_fn)fns[1];
+    uint32_t dflags = 0;
+    int st = quantize(o->codes, o->scale, o->zero, flags, in->x, &in->shape, &c->pol);
+    if (st == KVQ_OK) {
+        st = dequantize(o->deq, &dflags, o->codes, o->scale, o->zero, &in->shape, &c->pol);
+        *flags |= dflags;
+    }
+    return st;
+}
+
+/* The bounded level [VER-BD-01..03] after the metadata's bitwise check. */
+static void judge_bounded(kvq_verdict *v, const kvq_case *c, const kvq_kivi_out *o, uint32_t flags)
+{
+    const kvq_kivi_shape *s = shape_of(c);
+    const kvq_kivi_ref *ref = c->ref;
+    uint64_t n = kvq_kivi_elems(s), ng = kvq_kivi_groups(s), mism = 0;
+    char *d = v->detail;
+    size_t dl = sizeof v->detail;
+    uint32_t ef = c->flags & BOUNDED_FLAGS;
+    if ((flags & BOUNDED_FLAGS) != ef) {
+        snprintf(d, dl, "flags (bounded mask 0x%02x): expected 0x%08lx, got 0x%08lx", BOUNDED_FLAGS,
+                 (unsigned long)ef, (unsigned long)(flags & BOUNDED_FLAGS));
+        return;
+    }
+    for (uint64_t g = 0; g < ng; g++) {
+        uint64_t off = kvq_kivi_group_code_offset(s, g);
+        for (uint32_t i = 0; i < s->group; i++) {
+            uint64_t e = kvq_kivi_elem_index(s, g, i);
+            uint32_t want = kvq_unpack_code(ref->real + off, i, s->bits);
+            uint32_t got = kvq_unpack_code(o->codes + off, i, s->bits), alt;
+            int amb = kvq_amb_find(&ref->amb, e, &alt);
+            double bound, errv;
+            if (got != want && !(amb && got == alt)) {
+                if (mism++ == 0)
+                    snprintf(d, dl, "code of element %llu (group %llu, index %u): expected 0x%x%s, got 0x%x",
+                             (unsigned long long)e, (unsigned long long)g, i, want,
+                             amb ? " or its ambiguous neighbour" : "", got);
+                continue;
+            }
+            if (!kvq_exact_kivi_deq_within(o->deq[e], got, o->scale[g], o->zero[g], &bound, &errv)) {
+                if (mism++ == 0)
+                    snprintf(d, dl, "deq of element %llu: 0x%08lx (%a) is %.3e from code*scale+zero "
+                             "(code 0x%x), bound %.3e [KIVI-B-03]", (unsigned long long)e,
+                             (unsigned long)kvq_f32_bits(o->deq[e]), (double)o->deq[e], errv, got, bound);
+            }
+        }
+    }
+    if (mism) {
+        size_t len = strlen(d);
+        snprintf(d + len, dl - len, "; %llu of %llu elements fail", (unsigned long long)mism,
+                 (unsigned long long)n);
+        return;
+    }
+    v->outcome = KVQ_PASS;
+}
+
+static void judge(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
+{
+    if (!kvq_judge_common(v, c, out, flags)) return;
+    if (c->level == KVQ_LEVEL_EXACT) {
+        v->outcome = KVQ_PASS;
+        return;
+    }
+    judge_bounded(v, c, out, flags);
+}
+
+/* ---- ref-fast's KIVI entries (the fast path returns kvq_status, an entry int) ---- */
+
+static int ref_quantize(uint8_t *codes, float *scale, float *zero, uint32_t *flags, const float *x,
+                        const kvq_kivi_shape *shape, const kvq_policy *pol)
+{
+    return kvq_kivi_quantize(codes, scale, zero, flags, x, shape, pol);
+}
+
+static int ref_dequantize(float *y, uint32_t *flags, const uint8_t *codes, const float *scale,
+                          const float *zero, const kvq_kivi_shape *shape, const kvq_policy *pol)
+{
+    return kvq_kivi_dequantize(y, flags, codes, scale, zero, shape, pol);
+}
+
+static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
+{
+    if (sigver != 1u) return NULL;
+    if (strcmp(entry, "kivi_quantize") == 0) return (kvq_entry_fn)ref_quantize;
+    if (strcmp(entry, "kivi_dequantize") == 0) return (kvq_entry_fn)ref_dequantize;
+    return NULL;
+}
+
+/* ---- schema ------------------------------------------------------------------------ */
+
+static const char *const GROUPINGS[] = { "channel", "token" };
+static const char *const METAS[] = { "f32", "f16" };
+
+#define IN(m) .role = KVQ_ROLE_INPUT, .offset = offsetof(kvq_kivi_in, m)
+#define EXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_kivi_out, m)
+#define REF(m) .role = KVQ_ROLE_REFERENCE, .offset = offsetof(kvq_kivi_ref, m)
+#define OUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_kivi_out, m)
+
+/* [VEC-FMT-03..05] [VEC-RES-02], in the writers' order. */
+static const kvq_field FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
+    { .key = "bits", .type = KVQ_FT_U32, IN(shape.bits) },
+    { .key = "group", .type = KVQ_FT_U32, IN(shape.group) },
+    { .key = "grouping", .type = KVQ_FT_ENUM, IN(shape.grouping), .names = GROUPINGS, .nnames = 2 },
+    { .key = "meta", .type = KVQ_FT_ENUM, IN(shape.meta), .names = METAS, .nnames = 2 },
+    { .key = "tokens", .type = KVQ_FT_U32, IN(shape.tokens) },
+    { .key = "channels", .type = KVQ_FT_U32, IN(shape.channels) },
+    KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
+    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count = n_elems },
+    { .key = "codes", .type = KVQ_FT_A_U8, EXP(codes), .count = n_code_bytes },
+    { .key = "scale", .type = KVQ_FT_A_META, EXP(scale), .count = n_groups },
+    { .key = "zero", .type = KVQ_FT_A_META, EXP(zero), .count = n_groups },
+    { .key = "deq", .type = KVQ_FT_A_F32, EXP(deq), .count = n_out_elems },
+    { .key = "real", .type = KVQ_FT_A_U8, REF(real), .count = n_code_bytes },
+    { .key = "amb", .type = KVQ_FT_AMB, REF(amb), .count = n_out_elems },
+    KVQ_F_OUT_FLAGS,
+    { .key = "codes", .type = KVQ_FT_A_U8, OUT(codes), .count = n_code_bytes, .cmp = KVQ_CMP_EXACT,
+      .where = where_group },
+    { .key = "scale", .type = KVQ_FT_A_META, OUT(scale), .count = n_groups, .cmp = KVQ_CMP_ALWAYS,
+      .unit = "group" },
+    { .key = "zero", .type = KVQ_FT_A_META, OUT(zero), .count = n_groups, .cmp = KVQ_CMP_ALWAYS,
+      .unit = "group" },
+    { .key = "deq", .type = KVQ_FT_A_F32, OUT(deq), .count = n_out_elems, .cmp = KVQ_CMP_EXACT },
+};
+
+const kvq_op kvq_op_kivi_quant = {
+    .name = "kivi-quant",
+    .family = &kvq_family_kivi,
+    .summary = "quantize a T x D tensor in groups of G, then dequantize the result",
+    .fields = FIELDS,
+    .nfields = KVQ_NELEMS(FIELDS),
+    .in_size = sizeof(kvq_kivi_in),
+    .out_size = sizeof(kvq_kivi_out),
+    .ref_size = sizeof(kvq_kivi_ref),
+    .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT) | KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED),
+    .entries = { { "kivi_quantize", 1 }, { "kivi_dequantize", 1 } },
+    .nentries = 2,
+    .check = check,
+    .meta_half = meta_half,
+    .amb_range = amb_range,
+    .describe = describe,
+    .call = call,
+    .judge = judge,
+};
+
+static const kvq_op *const OPS[] = { &kvq_op_kivi_quant };
+
+const kvq_family kvq_family_kivi = {
+    .name = "kivi",
+    .title = "KIVI",
+    .spec = "spec/kivi.md",
+    .ops = OPS,
+    .nops = KVQ_NELEMS(OPS),
+    .gen_count = kvq_kivi_gen_count,
+    .gen_case = kvq_kivi_gen_case,
+    .ref_entry = ref_entry,
+    .commands = { { "bench", kvq_bench_main, "  kvq bench [--json FILE]\n" } },
+};

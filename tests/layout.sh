@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# tests/layout.sh BUILD -- the shape of the tree that lets one name find a
+# family [FAM-LAYOUT-01], and the registry as the spec shows it [VER-REG-06]:
+#   - spec/ops.md's table is what `kvq ops --markdown` prints;
+#   - every registered family has its spec, exact path, fast path, conformance
+#     module, tests and kernels where the layout says;
+#   - the fast path cannot include the MPFR path [FAM-LAYOUT-02];
+#   - the conformance core names no family: only the registry line does
+#     [VER-REG-01].
+set -u
+B=${1:-build}
+KVQ=$B/rel/kvq
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$(dirname "$0")/.." || exit 2
+. tests/lib.sh
+
+echo "== tests/layout.sh"
+"$KVQ" ops --markdown > "$T/ops.md" 2>&1
+sed -n '/<!-- BEGIN kvq ops --markdown -->/,/<!-- END kvq ops --markdown -->/p' spec/ops.md | sed '1d;$d' > "$T/spec-ops.md"
+if [ -s "$T/ops.md" ] && diff -u "$T/spec-ops.md" "$T/ops.md" > "$T/diff"; then ok "spec/ops.md is kvq ops --markdown"
+else bad "spec/ops.md differs from kvq ops --markdown (regenerate it)"; sed 's/^/      /' "$T/diff" | head -20; fi
+
+fams=$("$KVQ" ops | awk '/^[a-z0-9_]+ \(/ {print $1}')
+[ -n "$fams" ] && ok "kvq ops lists families: $(echo $fams)" || bad "kvq ops lists no family"
+for f in $fams; do
+  for p in "spec/$f.md" "ref/exact/$f.c" "ref/fast/$f.c" "conformance/families/$f.c" "tests/$f/check_$f.c"; do
+    [ -e "$p" ] && ok "$f: $p" || bad "$f: $p missing"
+  done
+done
+
+# The fast path and what it includes never reach MPFR or the exact path.
+for src in ref/common/*.c ref/fast/*.c; do
+  deps=$(cc -MM -Iinclude "$src" 2>&1)
+  if echo "$deps" | grep -Eq 'mpfr\.h|gmp\.h|kvq_exact\.h|ref/exact/'; then bad "$src includes the exact path: $(echo $deps | tr -s ' ' | cut -c1-200)"
+  else ok "$src: no MPFR"; fi
+done
+
+# The core walks the registry; a family's name appears in its own module and
+# in the registry line only.
+core="conformance/vecio.c conformance/vecio.h conformance/verify.c conformance/subject.c
+      conformance/gen.c conformance/kvq.c conformance/registry.h conformance/report.c"
+for f in $fams; do
+  hits=$(grep -nwiE "$f|kvq_${f}_[a-z_]+|KVQ_OP_${f^^}[A-Z_]*" $core | grep -v '^[^:]*:[0-9]*: \*\|/\*' || true)
+  [ -z "$hits" ] && ok "core names no '$f'" || { bad "core names '$f':"; echo "$hits" | sed 's/^/      /' | head -5; }
+  n=$(grep -c "kvq_family_$f" conformance/registry.c)
+  [ "$n" -ge 1 ] && ok "registry line for $f" || bad "no registry line for $f"
+done
+finish layout.sh
