@@ -167,7 +167,14 @@ fuzz-smoke:
 NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false -ftz=false \
            -prec-div=true -prec-sqrt=true -Xcompiler -fPIC,-ffp-contract=off \
            -Iinclude -Iconformance -Igpu
-CU_SRC  := gpu/kivi.cu gpu/cert.cu
+# A family's GPU sources are found by rule in gpu/<family>/: its kernel units
+# are the .cu files there that are not programs (*_test.cu, *_bench.cu,
+# *_floor.cu); the CERT decode step's units are gpu/cert/decode_*.cu (below).
+# Shared pieces (kvq_cuda.h, the subject, the KIVI test and benchmark) stay in gpu/.
+GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu
+GPU_KERNEL_SRC := $(sort $(filter-out $(GPU_PROG_CU),$(wildcard gpu/*/*.cu)))
+CERT_DECODE_SRC := $(filter gpu/cert/decode_%.cu,$(GPU_KERNEL_SRC))
+CU_SRC  := $(filter-out $(CERT_DECODE_SRC),$(GPU_KERNEL_SRC))
 GPU_HDR := include/kvq_layout.h include/kvq.h include/kvq_cert.h include/kvq_bits.h gpu/kvq_cuda.h
 GPU_REF_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
 GPU_REF_OBJ := $(GPU_REF_SRC:%.c=$(B)/gpu/ref/%.o)
@@ -187,27 +194,39 @@ $(B)/gpu/libkvq_subject_gpu.so: $(GPU_OBJ) $(B)/gpu/subject_gpu.o $(B)/gpu/ref/r
 $(B)/gpu/kvq_gpu_test: $(GPU_OBJ) $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
-$(B)/gpu/kvq_gpu_cert_test: $(GPU_OBJ) $(B)/gpu/cert_test.o $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/cert.o
+$(B)/gpu/kvq_gpu_cert_test: $(GPU_OBJ) $(B)/gpu/cert/cert_test.o $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/cert.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
 $(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
-# -- area: GPU certified decode (gpu/cert_decode.cu and its test and benchmark)
+# -- area: GPU certified decode (gpu/cert/decode_*.cu and its test and benchmark)
 # The device check links the rel library (the exact MPFR path judges every
 # step), so it is not part of `make gpu` (which must build without MPFR): it
 # builds where MPFR is installed (make gpu-test, make gpu-test-cert) and is
 # carried to a device machine without MPFR with libmpfr/libgmp
 # (gpu/device-cert.sh).
+# The decode step is one unit a kernel (with the host code that launches it)
+# and its host side (gpu/cert/decode_step.cu), sharing gpu/cert/*.cuh; each
+# unit is compiled whole (no relocatable device code), and
+# $(B)/gpu/cert_decode.o joins them for the links by a host partial link
+# (ld -r), which leaves each unit's device code as it is.
 GPU_CERT_TARGETS := $(B)/gpu/libkvq_cert_bench.so
-GPU_CERT_OBJ := $(B)/gpu/cert_decode.o $(B)/gpu/cert.o $(B)/gpu/kivi.o
+CERT_DECODE_HDR := $(wildcard gpu/cert/*.cuh)
+CERT_DECODE_OBJ := $(CERT_DECODE_SRC:gpu/%.cu=$(B)/gpu/%.o)
+GPU_CERT_OBJ := $(B)/gpu/cert_decode.o $(GPU_OBJ)
 
-$(B)/gpu/kvq_gpu_cert_decode_test: $(GPU_CERT_OBJ) $(B)/gpu/cert_decode_test.o \
+$(CERT_DECODE_OBJ): $(CERT_DECODE_HDR)
+
+$(B)/gpu/cert_decode.o: $(CERT_DECODE_OBJ)
+	$(LD) -r $^ -o $@
+
+$(B)/gpu/kvq_gpu_cert_decode_test: $(GPU_CERT_OBJ) $(B)/gpu/cert/cert_decode_test.o \
     $(B)/rel/libkvq.a $(B)/rel/conformance/families/cert_dump.o
-	$(NVCC) $(NVFLAGS) $(B)/gpu/cert_decode_test.o $(GPU_CERT_OBJ) \
+	$(NVCC) $(NVFLAGS) $(B)/gpu/cert/cert_decode_test.o $(GPU_CERT_OBJ) \
 	  $(B)/rel/conformance/families/cert_dump.o $(B)/rel/libkvq.a -o $@ -lmpfr -lgmp -lm -lpthread
 
-$(B)/gpu/libkvq_cert_bench.so: $(GPU_CERT_OBJ) $(B)/gpu/cert_bench.o $(GPU_REF_OBJ) \
+$(B)/gpu/libkvq_cert_bench.so: $(GPU_CERT_OBJ) $(B)/gpu/cert/cert_bench.o $(GPU_REF_OBJ) \
     $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
 	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
 
@@ -216,13 +235,18 @@ gpu-test-cert: $(B)/gpu/kvq_gpu_cert_decode_test
 	$(B)/gpu/kvq_gpu_cert_decode_test
 
 # The decode step with %globaltimer stamps at its stage boundaries (a
-# diagnostics build, -DKVQ_CERT_TIMELINE; gpu/cert_timeline.py reads them).
-$(B)/gpu-tl/cert_decode.o: gpu/cert_decode.cu $(GPU_HDR) conformance/kvq_subject.h
+# diagnostics build, -DKVQ_CERT_TIMELINE; gpu/cert/cert_timeline.py reads them).
+CERT_DECODE_TL_OBJ := $(CERT_DECODE_SRC:gpu/%.cu=$(B)/gpu-tl/%.o)
+
+$(B)/gpu-tl/%.o: gpu/%.cu $(GPU_HDR) $(CERT_DECODE_HDR) conformance/kvq_subject.h
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DKVQ_CERT_TIMELINE -c $< -o $@
 
-$(B)/gpu/libkvq_cert_timeline.so: $(B)/gpu-tl/cert_decode.o $(B)/gpu/cert.o $(B)/gpu/kivi.o \
-    $(B)/gpu/cert_bench.o $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
+$(B)/gpu-tl/cert_decode.o: $(CERT_DECODE_TL_OBJ)
+	$(LD) -r $^ -o $@
+
+$(B)/gpu/libkvq_cert_timeline.so: $(B)/gpu-tl/cert_decode.o $(GPU_OBJ) \
+    $(B)/gpu/cert/cert_bench.o $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
 	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
 
 .PHONY: gpu-cert-timeline
@@ -231,9 +255,9 @@ gpu-cert-timeline: $(B)/gpu/libkvq_cert_timeline.so
 gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test \
      $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS) $(B)/gpu/kvq_cert_floor
 
-# What the device alone costs for the step's traffic and waits (gpu/cert_floor.cu;
+# What the device alone costs for the step's traffic and waits (gpu/cert/cert_floor.cu;
 # gpu/device-cert.sh floor).
-$(B)/gpu/kvq_cert_floor: gpu/cert_floor.cu
+$(B)/gpu/kvq_cert_floor: gpu/cert/cert_floor.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) $< -o $@
 

@@ -45,7 +45,7 @@ for what in "$@"; do
         fi
     fi
     if [ "$what" = bench ] || [ "$what" = all ]; then
-        KVQ_COMMIT=${KVQ_COMMIT:-unknown} PYTHONUNBUFFERED=1 python3 gpu/cert_bench.py "$C/libkvq_cert_bench.so" "$OUT/cert-decode-bench.json" \
+        KVQ_COMMIT=${KVQ_COMMIT:-unknown} PYTHONUNBUFFERED=1 python3 gpu/cert/cert_bench.py "$C/libkvq_cert_bench.so" "$OUT/cert-decode-bench.json" \
             --reps "${REPS:-200}" --ns "${NS:-8192,32768,65536,131072}" > "$OUT/cert-decode-bench.log" 2>&1
         t=$?
         echo "cert_bench.py exit $t" >> "$OUT/cert-decode-bench.log"
@@ -53,16 +53,16 @@ for what in "$@"; do
     fi
     if [ "$what" = timeline ] || [ "$what" = all ]; then
         # stage boundaries of the step (the -DKVQ_CERT_TIMELINE build)
-        KVQ_COMMIT=${KVQ_COMMIT:-unknown} python3 gpu/cert_timeline.py "$C/libkvq_cert_timeline.so" \
+        KVQ_COMMIT=${KVQ_COMMIT:-unknown} python3 gpu/cert/cert_timeline.py "$C/libkvq_cert_timeline.so" \
             --ns "${PROFILE_NS:-32768,131072}" > "$OUT/cert-decode-timeline.txt" 2>&1
         t=$?
         [ $t -ne 0 ] && { echo "cert_timeline.py exit $t" >> "$OUT/cert-decode-timeline.txt"; rc=1; }
     fi
     if [ "$what" = floor ] || [ "$what" = all ]; then
-        # what the device alone costs for the step's traffic and waits (gpu/cert_floor.cu)
+        # what the device alone costs for the step's traffic and waits (gpu/cert/cert_floor.cu)
         {
             echo "# gpu/reports/cert-decode-floor.txt -- the device's own cost of the step's pieces"
-            echo "# gpu/cert_floor.cu (gpu/device-cert.sh floor)"
+            echo "# gpu/cert/cert_floor.cu (gpu/device-cert.sh floor)"
             "$C/kvq_cert_floor" --reps "${FLOOR_REPS:-50}" --json "$OUT/cert-decode-floor.json" \
                 --commit "${KVQ_COMMIT:-unknown}"
             echo "kvq_cert_floor exit $?"
@@ -73,7 +73,7 @@ for what in "$@"; do
         # per-kernel durations (one step on, one off, per row) with Nsight Compute
         PYTHONUNBUFFERED=1 ncu --kernel-name regex:'cert_(phase1|select|phase2|combine)' \
             --metrics gpu__time_duration.sum --csv \
-            python3 gpu/cert_bench.py "$C/libkvq_cert_bench.so" /dev/null --profile \
+            python3 gpu/cert/cert_bench.py "$C/libkvq_cert_bench.so" /dev/null --profile \
             --ns "${PROFILE_NS:-32768,131072}" > "$OUT/cert-decode-profile.csv" 2> "$OUT/cert-decode-profile.err"
         t=$?
         echo "ncu exit $t" >> "$OUT/cert-decode-profile.err"

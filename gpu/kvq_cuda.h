@@ -114,7 +114,7 @@ kvq_status kvq_cuda_cert_quantize_values(uint8_t *d_codes, float *d_scale, float
                                          const kvq_cert_shape *shape, const kvq_policy *pol,
                                          cudaStream_t stream);
 
-/* ---- CERT decode step (gpu/cert_decode.cu, spec/cert.md "The device kernel") ----
+/* ---- CERT decode step (gpu/cert/decode_*.cu, spec/cert.md "The device kernel") ----
  * One certified decode step [CERT-DEV-01..08]: Phase 1 from the INT8 keys,
  * selection and ladder, Phase 2 with INT4 values (promoted blocks and the
  * dense rung read the binary16 originals of tier 2), the certificate.  The

@@ -24,7 +24,7 @@ else bad "spec/ops.md differs from kvq ops --markdown (regenerate it)"; sed 's/^
 fams=$("$KVQ" ops | awk '/^[a-z0-9_]+ \(/ {print $1}')
 [ -n "$fams" ] && ok "kvq ops lists families: $(echo $fams)" || bad "kvq ops lists no family"
 for f in $fams; do
-  for p in "spec/$f.md" "ref/exact/$f.c" "ref/fast/$f.c" "conformance/families/$f.c" "tests/$f/check_$f.c"; do
+  for p in "spec/$f.md" "ref/exact/$f.c" "ref/fast/$f.c" "conformance/families/$f.c" "tests/$f/check_$f.c" "gpu/$f"; do
     [ -e "$p" ] && ok "$f: $p" || bad "$f: $p missing"
   done
 done

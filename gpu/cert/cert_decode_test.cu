@@ -1,6 +1,6 @@
 /*
  * cert_decode_test.cu -- device check of the certified CERT decode step
- * (gpu/cert_decode.cu; spec/cert.md "The device kernel").
+ * (gpu/cert/decode_*.cu; spec/cert.md "The device kernel").
  *
  * Random batches (head kinds: sinks, concentrated, near-uniform, needles,
  * constant channels; d in {16, 48, 64, 128, 256}, so that Phase 1 and Phase 2
@@ -32,7 +32,7 @@
  * what was sent and report it; default: no limit), KVQ_THREADS (CPU checkers;
  * default: online CPUs), KVQ_CERT_DUMP_DIR.
  * Without a device: "gpu-cert-decode-test: SKIPPED (no CUDA device: ...)",
- * exit 0, as gpu/cert_test.cu.
+ * exit 0, as gpu/cert/cert_test.cu.
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

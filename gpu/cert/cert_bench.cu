@@ -1,6 +1,6 @@
 /*
  * cert_bench.cu -- a small shared library (libkvq_cert_bench.so) that lets
- * gpu/cert_bench.py time the certified decode step (gpu/cert_decode.cu) and
+ * gpu/cert/cert_bench.py time the certified decode step (gpu/cert/decode_*.cu) and
  * torch's scaled_dot_product_attention in one process, on the same binary16
  * K and V (torch tensors' data_ptr()).
  *

@@ -4,9 +4,9 @@ by stage, on the device (spec/cert.md [CERT-DEV-09]).
 
 Usage: cert_timeline.py LIB.so [--ns 32768,131072] [--reps 7]
 LIB.so is the diagnostics build of the benchmark library (make
-gpu-cert-timeline: gpu/cert_decode.cu with -DKVQ_CERT_TIMELINE), whose
+gpu-cert-timeline: gpu/cert/decode_*.cu with -DKVQ_CERT_TIMELINE), whose
 kernels stamp %globaltimer at their stage boundaries.  The workload and the
-cold L2 are those of gpu/cert_bench.py; each row is one step repeated --reps
+cold L2 are those of gpu/cert/cert_bench.py; each row is one step repeated --reps
 times, each stage the median over the query heads (over the Phase-2 CTAs
 that had entries) and then over the repetitions.  Times are microseconds
 from the start of Phase 1.  The stamps add barriers of their own to the
@@ -76,7 +76,7 @@ def main():
     gen = torch.Generator(device="cuda")
     gen.manual_seed(cert_bench.SEED)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    print(f"# gpu/cert_timeline.py -- stage boundaries of one decode step, us from the start of "
+    print(f"# gpu/cert/cert_timeline.py -- stage boundaries of one decode step, us from the start of "
           f"Phase 1 (medians)\n# device: {torch.cuda.get_device_name(0)}; commit "
           f"{os.environ.get('KVQ_COMMIT', 'unknown')}; 8 KV heads, 32 query heads, d = 128")
     for n in [int(x) for x in a.ns.split(",")]:

@@ -2,7 +2,7 @@
 """cert_bench.py -- one decode step, side by side, on the device:
 torch.nn.functional.scaled_dot_product_attention on binary16 K, V (GQA:
 32 query heads over 8 KV heads, d = 128) against the certified CERT decode
-step of gpu/cert_decode.cu with certification on and off
+step of gpu/cert/decode_*.cu with certification on and off
 (spec/cert.md "The device kernel", [CERT-DEV-09]).
 
 Usage: cert_bench.py LIB.so OUT.json [--reps N] [--ns 8192,32768,...] [--profile]
@@ -62,7 +62,7 @@ SEED = 20260521
 
 
 def load_lib(path):
-    """The benchmark library (gpu/cert_bench.cu) with its entry points typed."""
+    """The benchmark library (gpu/cert/cert_bench.cu) with its entry points typed."""
     lib = ctypes.CDLL(path)
     lib.kvq_bench_setup.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32,
                                     ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
@@ -200,7 +200,7 @@ def summary(rows, dev, commit):
     """The text report: every row, then each goal of [CERT-DEV-09] judged on
     the measured ratios (sparse workload, n >= 32768 for the speed goal)."""
     out = ["# gpu/reports/cert-decode-bench.txt -- one decode step, SDPA vs the certified CERT kernel",
-           f"# device: {dev}; torch {torch.__version__}; commit {commit}; gpu/cert_bench.py",
+           f"# device: {dev}; torch {torch.__version__}; commit {commit}; gpu/cert/cert_bench.py",
            "# 8 KV heads, 32 query heads (GQA, enable_gqa=True), d = 128, binary16 K/V; CUDA events,",
            "# medians, cold L2 (256 MiB written before each rep, so host launch latency is not timed)",
            "# (near-uniform rows: fewer reps, rung 3 reads tier 2 over PCIe); 'on' = certification",

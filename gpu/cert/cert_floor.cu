@@ -18,7 +18,7 @@
  *             CTA start to last CTA end)
  *
  * Every repetition starts with a cold L2 (256 MiB written first), as in
- * gpu/cert_bench.py; medians.
+ * gpu/cert/cert_bench.py; medians.
  * usage: kvq_cert_floor [--reps R] [--json F] [--commit C]  (C: recorded in both reports)
  * Exit 0 with the table, 2 when no device is present (the table is not
  * printed), 1 on a CUDA error.
