@@ -15,7 +15,7 @@
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
-        test-unit test-san test-vectors test-cert test-golden test-layout trace print-tests
+        test-unit test-san test-vectors test-robustness test-cert test-golden test-layout trace print-tests
 
 B        := build
 PREFIX   ?= /usr/local
@@ -42,6 +42,7 @@ FLAGS_cov := --coverage -O0
 # tests/<f>/subjects/*.c).  Adding a family adds files, not lines here.
 REF_SRC  := $(sort $(wildcard ref/common/*.c ref/fast/*.c ref/exact/*.c))
 CONF_SRC := conformance/registry.c conformance/vecio.c conformance/gen.c conformance/verify.c \
+            conformance/outfile.c \
             conformance/subject.c conformance/report.c \
             $(sort $(wildcard conformance/families/*.c))
 TESTS    := $(patsubst tests/%.c,%,$(sort $(wildcard tests/check_*.c tests/*/check_*.c)))
@@ -74,7 +75,7 @@ cert-campaign-smoke: $(CAMPAIGN_BIN)
 	@mkdir -p $(CAMPAIGN_OUT)
 	KVQ_CAMPAIGN_CASES=5000 $(CAMPAIGN_BIN) --json $(CAMPAIGN_OUT)/smoke.json --txt $(CAMPAIGN_OUT)/smoke.txt
 	@head -4 $(CAMPAIGN_OUT)/smoke.txt
-.DEFAULT_GOAL :=
+.DEFAULT_GOAL := all
 
 # $(call variant,NAME): objects, library, kvq and tests of one build variant.
 define variant
@@ -113,7 +114,7 @@ $(foreach s,$(SUBJECT_SRC),$(eval $(call subject_rule,$(s))))
 all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
-test: test-unit test-san test-vectors test-cert test-golden test-layout trace
+test: test-unit test-san test-vectors test-robustness test-cert test-golden test-layout trace
 	@echo "make test: all stages passed"
 
 test-unit: $(TESTS:%=$(B)/rel/tests/%)
@@ -128,6 +129,10 @@ test-vectors: $(B)/rel/kvq $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 
 test-cert: $(B)/san/kvq
 	@bash tests/cert/cert.sh $(B)
+
+# Bad input, odd output paths, subjects that write on error: each a defect once found.
+test-robustness: $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
+	@bash tests/robustness.sh $(B)
 
 # Where a family's parts live, the registry as spec/ops.md shows it.
 test-layout: $(B)/rel/kvq
@@ -175,7 +180,8 @@ GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu
 GPU_KERNEL_SRC := $(sort $(filter-out $(GPU_PROG_CU),$(wildcard gpu/*/*.cu)))
 CERT_DECODE_SRC := $(filter gpu/cert/decode_%.cu,$(GPU_KERNEL_SRC))
 CU_SRC  := $(filter-out $(CERT_DECODE_SRC),$(GPU_KERNEL_SRC))
-GPU_HDR := include/kvq_layout.h include/kvq.h include/kvq_cert.h include/kvq_bits.h gpu/kvq_cuda.h
+GPU_HDR := include/kvq_layout.h include/kvq.h include/kvq_cert.h include/kvq_bits.h gpu/kvq_cuda.h \
+           gpu/testbed.h
 GPU_REF_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
 GPU_REF_OBJ := $(GPU_REF_SRC:%.c=$(B)/gpu/ref/%.o)
 GPU_OBJ := $(CU_SRC:gpu/%.cu=$(B)/gpu/%.o)

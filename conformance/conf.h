@@ -11,7 +11,26 @@
 #include "registry.h"
 #include "vecio.h"
 
-#define KVQ_VERSION_STRING "0.1.0"
+#define KVQ_VERSION_STRING "0.2.0"
+
+/* ---- output files (outfile.c) ---------------------------------------------- */
+
+/* A file being written [VER-RUN-04]: regular files and new paths through a
+ * temporary file renamed into place by commit; devices and pipes in place. */
+typedef struct kvq_outfile {
+    FILE *f;              /* write here */
+    char *path;           /* as given */
+    char *target;         /* what commit replaces (a link's target); NULL: written in place */
+    char *tmp;            /* the temporary file; NULL: written in place */
+} kvq_outfile;
+
+/* KVQ_OK, or KVQ_E_IO / KVQ_E_NOMEM / KVQ_E_PARAM with "path: what: why" in err. */
+kvq_status kvq_outfile_open(kvq_outfile *o, const char *path, char *err, size_t errlen);
+/* Close and move into place; on any error the temporary file is removed, the
+ * path untouched, and err says why (errno's text). */
+kvq_status kvq_outfile_commit(kvq_outfile *o, char *err, size_t errlen);
+/* Give up: close, remove the temporary file. */
+void kvq_outfile_abort(kvq_outfile *o);
 
 /* ---- gen ---------------------------------------------------------------- */
 
@@ -45,7 +64,9 @@ typedef struct kvq_verify_report {
     char vectors[512];
     char results[512];
     char skip_reason[256];
+    char claimed[512];     /* the operations judged, comma-separated [VER-CLAIM-01] */
     size_t passed, failed, skipped, deselected;
+    size_t unclaimed;      /* cases of operations the run does not claim: not judged */
     kvq_verdict *v;
     size_t n;
 } kvq_verify_report;
@@ -54,23 +75,24 @@ typedef struct kvq_verify_report {
 #define KVQ_LEVELS_ALL 3u
 #define KVQ_LEVELS_MASK(level) (1u << (level))
 
-/* Judge a results file against vectors.  Returns KVQ_OK when the judgement
- * could be made (whatever the verdicts), an error otherwise. */
+/* Judge a results file against vectors: the cases of the selected levels
+ * and, when claimed is not NULL, of the nclaimed operations claimed (the
+ * others counted as unclaimed, not judged).  Returns KVQ_OK when the
+ * judgement could be made (whatever the verdicts), an error otherwise. */
 kvq_status kvq_verify(kvq_verify_report *rep, const kvq_vfile *vf, const char *vpath,
-                      const kvq_rfile *rf, const char *rpath, unsigned level_mask);
+                      const kvq_rfile *rf, const char *rpath, unsigned level_mask,
+                      const kvq_op *const *claimed, size_t nclaimed);
 void kvq_verify_report_free(kvq_verify_report *rep);
 
 /* ---- reports ---------------------------------------------------------------- */
 
 void kvq_report_text(FILE *f, const kvq_verify_report *rep, size_t max_show);
 /* Helpers of every report writer: "pass" | "fail" | "skip"; a string escaped
- * for JSON (xml 0) or XML attributes (xml 1); a temporary file next to path,
- * committed (renamed into place) or removed by kvq_report_commit. */
+ * for JSON (xml 0) or XML attributes (xml 1) [VER-REP-03]. */
 const char *kvq_outcome_name(int outcome);
 void kvq_report_escape(FILE *f, const char *s, int xml);
-FILE *kvq_report_open(const char *path, char *tmp, size_t tmplen);
-kvq_status kvq_report_commit(FILE *f, const char *tmp, const char *path);
-kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep);
-kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep);
+
+kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep, char *err, size_t errlen);
+kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep, char *err, size_t errlen);
 
 #endif /* KVQ_CONF_H */

@@ -22,29 +22,46 @@
 #define DEFAULT_SEED 0x00000000006b7671ull
 #define EXIT_INPUT 2
 
+#define USAGE_GEN "  kvq gen --family FAMILY --level smoke|standard [--seed S] [--shard I/N] -o FILE\n"
+#define USAGE_RUN "  kvq run --subject NAME|PATH.so --vectors FILE -o RESULTS [--timeout SEC]\n"
+#define USAGE_VERIFY                                                                             \
+    "  kvq verify --vectors FILE (--results FILE | --subject NAME|PATH.so)\n"                    \
+    "             [--level exact|bounded|all] [--ops all|answered|OP,OP...] [--json FILE]\n"     \
+    "             [--junit FILE] [--max-show N] [--timeout SEC]\n"
+#define USAGE_DEMO "  kvq demo [--out DIR] [--gpu-subject PATH.so]\n"
+#define USAGE_OPS "  kvq ops [--markdown]\n"
+
 static void usage(FILE *f)
 {
-    fputs("usage:\n"
-          "  kvq gen --family FAMILY --level smoke|standard [--seed S] [--shard I/N] -o FILE\n"
-          "  kvq run --subject NAME|PATH.so --vectors FILE -o RESULTS [--timeout SEC]\n"
-          "  kvq verify --vectors FILE (--results FILE | --subject NAME|PATH.so)\n"
-          "             [--level exact|bounded|all] [--json FILE] [--junit FILE]\n"
-          "             [--max-show N] [--timeout SEC]\n"
-          "  kvq demo [--out DIR] [--gpu-subject PATH.so]\n"
-          "  kvq ops [--markdown]\n"
-          "  kvq version\n", f);
+    fputs("usage:\n" USAGE_GEN USAGE_RUN USAGE_VERIFY USAGE_DEMO USAGE_OPS
+          "  kvq version | --version\n", f);
     for (size_t i = 0; i < kvq_family_count(); i++) /* the families' own commands */
         for (size_t k = 0; k < KVQ_FAMILY_MAX_COMMANDS && kvq_family_at(i)->commands[k].name; k++)
             fputs(kvq_family_at(i)->commands[k].usage, f);
     fputs("built-in subjects: ref-fast\n", f);
 }
 
+/* `--help` (or -h) anywhere among a subcommand's options: its usage on
+ * standard output, exit 0 [VER-CLI-01]. */
+static int wants_help(int argc, char **argv, const char *text)
+{
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage:\n%s", text);
+            return 1;
+        }
+    return 0;
+}
+
+/* Decimal, 0x hex or 0 octal (strtoull base 0), starting with a digit: no
+ * sign and no blank before it [VER-CLI-02]. */
 static int parse_u64_any(const char *s, uint64_t *v)
 {
     char *end;
+    if (*s < '0' || *s > '9') return 0;
     errno = 0;
     *v = strtoull(s, &end, 0);
-    return errno == 0 && *s != '\0' && *s != '-' && *end == '\0';
+    return errno == 0 && *end == '\0';
 }
 
 /* A decimal of digits only (no sign, no blank), below 2^63. */
@@ -73,26 +90,39 @@ static int parse_shard(const char *s, uint64_t *i, uint64_t *n)
     return 1;
 }
 
-/* Write vectors through a temporary file renamed into place. */
-static int write_vectors(const kvq_vfile *vf, const char *path)
+/* Write a vector file [VER-RUN-04] [VEC-FMT-07]. */
+static int write_vectors(const kvq_vfile *vf, const char *path, const char *who)
 {
-    char tmp[1024];
-    FILE *f;
-    int bad = 0;
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        fprintf(stderr, "kvq: cannot write %s: %s\n", tmp, strerror(errno));
+    kvq_outfile o;
+    char err[1024];
+    if (kvq_outfile_open(&o, path, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "%s: %s\n", who, err);
         return 0;
     }
-    bad = kvq_vec_write_header(f, vf) != KVQ_OK;
-    for (size_t k = 0; k < vf->ncases && !bad; k++) bad = kvq_vec_write_case(f, &vf->cases[k]) != KVQ_OK;
-    bad |= ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        fprintf(stderr, "kvq: writing %s failed\n", path);
+    if (kvq_vec_write(o.f, vf) != KVQ_OK) {
+        fprintf(stderr, "%s: %s: write failed: %s\n", who, path, strerror(errno ? errno : EIO));
+        kvq_outfile_abort(&o);
         return 0;
     }
+    if (kvq_outfile_commit(&o, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "%s: %s\n", who, err);
+        return 0;
+    }
+    return 1;
+}
+
+/* Read a vector file; a file without its end line reads, with a warning
+ * [VEC-FMT-07]. */
+static int read_vectors(kvq_vfile *vf, const char *path, const char *who)
+{
+    char err[1024];
+    if (kvq_vec_read(vf, path, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "%s: %s\n", who, err);
+        return 0;
+    }
+    if (!vf->trailer)
+        fprintf(stderr, "%s: warning: %s has no end line (written before kvq 0.2): a copy cut at a "
+                "line boundary cannot be told from the whole file\n", who, path);
     return 1;
 }
 
@@ -104,6 +134,7 @@ static int cmd_gen(int argc, char **argv)
     const kvq_family *fam;
     kvq_vfile vf;
     char err[512];
+    if (wants_help(argc, argv, USAGE_GEN)) return 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL) { fprintf(stderr, "kvq gen: %s needs a value\n", a); return EXIT_INPUT; }
@@ -129,7 +160,7 @@ static int cmd_gen(int argc, char **argv)
         fprintf(stderr, "kvq gen: %s\n", err);
         return EXIT_INPUT;
     }
-    if (!write_vectors(&vf, out)) { kvq_vfile_free(&vf); return EXIT_INPUT; }
+    if (!write_vectors(&vf, out, "kvq gen")) { kvq_vfile_free(&vf); return EXIT_INPUT; }
     fprintf(stderr, "kvq gen: %zu %s cases (%s, seed 0x%016llx, shard %llu/%llu) -> %s\n", vf.ncases,
             family, level, (unsigned long long)seed, (unsigned long long)si, (unsigned long long)sn, out);
     kvq_vfile_free(&vf);
@@ -142,6 +173,7 @@ static int cmd_run(int argc, char **argv)
     uint64_t timeout = 120;
     kvq_vfile vf;
     char err[1024];
+    if (wants_help(argc, argv, USAGE_RUN)) return 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL) { fprintf(stderr, "kvq run: %s needs a value\n", a); return EXIT_INPUT; }
@@ -157,10 +189,7 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "kvq run: --subject, --vectors and -o are required\n");
         return EXIT_INPUT;
     }
-    if (kvq_vec_read(&vf, vectors, err, sizeof err) != KVQ_OK) {
-        fprintf(stderr, "kvq run: %s\n", err);
-        return EXIT_INPUT;
-    }
+    if (!read_vectors(&vf, vectors, "kvq run")) return EXIT_INPUT;
     if (kvq_run_subject(subject, &vf, out, (unsigned)timeout, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq run: %s\n", err);
         kvq_vfile_free(&vf);
@@ -171,11 +200,49 @@ static int cmd_run(int argc, char **argv)
 }
 
 typedef struct verify_opts {
-    const char *vectors, *results, *subject, *json, *junit;
+    const char *vectors, *results, *subject, *json, *junit, *ops;
     unsigned level_mask, timeout;
     size_t max_show;
-    int quiet;
+    int replace_results; /* the demo: --results may be replaced */
 } verify_opts;
+
+/* The operations a run claims [VER-CLAIM-01]: "all" (NULL), "answered" (every
+ * operation the results answer with a result that is not skipped), or a list
+ * of registered operation names. */
+static int claimed_ops(const char *spec, const kvq_vfile *vf, const kvq_rfile *rf, const kvq_op **ops,
+                       size_t *n)
+{
+    *n = 0;
+    if (spec == NULL || strcmp(spec, "all") == 0) return 1;
+    if (strcmp(spec, "answered") == 0) {
+        for (size_t i = 0; i < rf->ncases; i++) {
+            const kvq_op *op = NULL;
+            size_t k;
+            if (rf->cases[i].skipped != NULL) continue;
+            for (k = 0; k < vf->ncases && op == NULL; k++)
+                if (strcmp(vf->cases[k].id, rf->cases[i].id) == 0) op = vf->cases[k].op;
+            for (k = 0; op != NULL && k < *n && ops[k] != op; k++) {}
+            if (op != NULL && k == *n && *n < 64) ops[(*n)++] = op;
+        }
+        return 1;
+    }
+    for (const char *p = spec; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[64];
+        const kvq_op *op;
+        if (len == 0 || len >= sizeof name || *n == 64) return 0;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if ((op = kvq_op_find(name)) == NULL) {
+            fprintf(stderr, "kvq verify: --ops: no operation '%s' (kvq ops lists them)\n", name);
+            return 0;
+        }
+        ops[(*n)++] = op;
+        p += len + (comma != NULL);
+    }
+    return *n > 0;
+}
 
 /* Verify one subject (or results file); returns the exit status. */
 static int do_verify(const verify_opts *o, kvq_verify_report *keep)
@@ -183,31 +250,53 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
     kvq_vfile vf;
     kvq_rfile rf;
     kvq_verify_report rep;
-    char err[1024], tmpres[1024];
+    const kvq_op *ops[64];
+    size_t nops = 0;
+    char err[1024], tmpres[64] = "";
     const char *rpath = o->results;
     int rc;
-    if (kvq_vec_read(&vf, o->vectors, err, sizeof err) != KVQ_OK) {
-        fprintf(stderr, "kvq verify: %s\n", err);
-        return EXIT_INPUT;
-    }
+    if (!read_vectors(&vf, o->vectors, "kvq verify")) return EXIT_INPUT;
     if (o->subject != NULL) {
-        if (rpath == NULL) {
-            snprintf(tmpres, sizeof tmpres, "%s.%ld.results", o->vectors, (long)getpid());
+        if (rpath == NULL) { /* a private file, removed after reading */
+            const char *dir = getenv("TMPDIR");
+            int fd;
+            snprintf(tmpres, sizeof tmpres, "%.40s/kvq-results-XXXXXX", dir != NULL && dir[0] ? dir : "/tmp");
+            if ((fd = mkstemp(tmpres)) < 0) {
+                fprintf(stderr, "kvq verify: %s: cannot create: %s\n", tmpres, strerror(errno));
+                kvq_vfile_free(&vf);
+                return EXIT_INPUT;
+            }
+            close(fd);
             rpath = tmpres;
+        } else if (!o->replace_results && access(rpath, F_OK) == 0) {
+            /* [VER-CLI-04]: --results with --subject names a new file */
+            fprintf(stderr, "kvq verify: %s exists; --results with --subject writes a new results file "
+                    "(remove it, or name another path)\n", rpath);
+            kvq_vfile_free(&vf);
+            return EXIT_INPUT;
         }
         if (kvq_run_subject(o->subject, &vf, rpath, o->timeout, err, sizeof err) != KVQ_OK) {
             fprintf(stderr, "kvq verify: subject %s: %s\n", o->subject, err);
+            if (tmpres[0]) remove(tmpres);
             kvq_vfile_free(&vf);
             return EXIT_INPUT;
         }
     }
     if (kvq_res_read(&rf, rpath, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq verify: %s\n", err);
+        if (tmpres[0]) remove(tmpres);
         kvq_vfile_free(&vf);
         return EXIT_INPUT;
     }
-    if (o->subject != NULL && o->results == NULL) remove(rpath);
-    if (kvq_verify(&rep, &vf, o->vectors, &rf, rpath, o->level_mask) != KVQ_OK) {
+    if (tmpres[0]) remove(tmpres);
+    if (!claimed_ops(o->ops, &vf, &rf, ops, &nops)) {
+        if (o->ops != NULL) fprintf(stderr, "kvq verify: bad --ops '%s' (all, answered, or operation names)\n", o->ops);
+        kvq_rfile_free(&rf);
+        kvq_vfile_free(&vf);
+        return EXIT_INPUT;
+    }
+    if (kvq_verify(&rep, &vf, o->vectors, &rf, rpath, o->level_mask, o->ops != NULL && strcmp(o->ops, "all") != 0 ? ops : NULL,
+                   nops) != KVQ_OK) {
         fprintf(stderr, "kvq verify: %s\n", rep.skip_reason[0] ? rep.skip_reason : "cannot verify");
         kvq_rfile_free(&rf);
         kvq_vfile_free(&vf);
@@ -215,12 +304,12 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
     }
     kvq_report_text(stdout, &rep, o->max_show);
     rc = (rep.failed || rep.skipped || rep.n == 0) ? 1 : 0;
-    if (o->json != NULL && kvq_report_json(o->json, &rep) != KVQ_OK) {
-        fprintf(stderr, "kvq verify: cannot write %s\n", o->json);
+    if (o->json != NULL && kvq_report_json(o->json, &rep, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq verify: %s\n", err);
         rc = EXIT_INPUT;
     }
-    if (o->junit != NULL && kvq_report_junit(o->junit, &rep) != KVQ_OK) {
-        fprintf(stderr, "kvq verify: cannot write %s\n", o->junit);
+    if (o->junit != NULL && kvq_report_junit(o->junit, &rep, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq verify: %s\n", err);
         rc = EXIT_INPUT;
     }
     if (keep != NULL) {
@@ -244,6 +333,7 @@ static int cmd_verify(int argc, char **argv)
     o.level_mask = KVQ_LEVELS_ALL;
     o.timeout = 120;
     o.max_show = 10;
+    if (wants_help(argc, argv, USAGE_VERIFY)) return 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t u;
@@ -253,6 +343,7 @@ static int cmd_verify(int argc, char **argv)
         else if (strcmp(a, "--subject") == 0) o.subject = v;
         else if (strcmp(a, "--json") == 0) o.json = v;
         else if (strcmp(a, "--junit") == 0) o.junit = v;
+        else if (strcmp(a, "--ops") == 0) o.ops = v;
         else if (strcmp(a, "--level") == 0) {
             if (strcmp(v, "exact") == 0) o.level_mask = KVQ_LEVELS_MASK(KVQ_LEVEL_EXACT);
             else if (strcmp(v, "bounded") == 0) o.level_mask = KVQ_LEVELS_MASK(KVQ_LEVEL_BOUNDED);
@@ -289,7 +380,7 @@ static int demo_family(const char *dir, const kvq_family *fam, const char *gpu, 
         fprintf(stderr, "kvq demo: %s\n", err);
         return 0;
     }
-    if (!write_vectors(&vf, vec)) { kvq_vfile_free(&vf); return 0; }
+    if (!write_vectors(&vf, vec, "kvq demo")) { kvq_vfile_free(&vf); return 0; }
     printf("generated %zu cases with the exact path (MPFR) -> %s\n\n", vf.ncases, vec);
     kvq_vfile_free(&vf);
     memset(&o, 0, sizeof o);
@@ -297,6 +388,7 @@ static int demo_family(const char *dir, const kvq_family *fam, const char *gpu, 
     o.level_mask = KVQ_LEVELS_ALL;
     o.timeout = 120;
     o.max_show = 10;
+    o.replace_results = 1; /* the demo's own directory */
     for (int i = 0; i < 2; i++) {
         const char *subj = i == 0 ? "ref-fast" : gpu, *tag = i == 0 ? "ref-fast" : "gpu";
         rc[i] = -1;
@@ -341,6 +433,7 @@ static int cmd_demo(int argc, char **argv)
         free(rep), free(rc);
         return EXIT_INPUT;
     }
+    if (wants_help(argc, argv, USAGE_DEMO)) goto out;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL) { fprintf(stderr, "kvq demo: %s needs a value\n", a); rc_out = EXIT_INPUT; goto out; }
@@ -387,6 +480,7 @@ static const char *levels_text(uint32_t levels)
 static int cmd_ops(int argc, char **argv)
 {
     int md = 0;
+    if (wants_help(argc, argv, USAGE_OPS)) return 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--markdown") == 0) md = 1;
         else { fprintf(stderr, "kvq ops: unknown option '%s'\n", argv[i]); return EXIT_INPUT; }
@@ -430,11 +524,12 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < KVQ_FAMILY_MAX_COMMANDS && kvq_family_at(i)->commands[k].name; k++)
             if (strcmp(argv[1], kvq_family_at(i)->commands[k].name) == 0)
                 return kvq_family_at(i)->commands[k].main(argc - 1, argv + 1);
-    if (strcmp(argv[1], "version") == 0) {
-        printf("kvq %s\n", KVQ_VERSION_STRING);
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        printf("kvq %s (vector and results format %u, subject ABI %u)\n", KVQ_VERSION_STRING,
+               KVQ_VEC_VERSION, KVQ_SUBJECT_ABI_V3);
         return 0;
     }
-    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(stdout);
         return 0;
     }

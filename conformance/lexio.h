@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kvq.h"
 
@@ -163,6 +164,13 @@ static inline kvq_status read_file(char **data, size_t *len, const char *path, c
     *len = 0;
     if (f == NULL)
         return fail(err, errlen, KVQ_E_IO, path, 0, "cannot open: %s", strerror(errno));
+    {
+        struct stat sb;
+        if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            fclose(f);
+            return fail(err, errlen, KVQ_E_IO, path, 0, "cannot read: %s", strerror(EISDIR));
+        }
+    }
     for (;;) {
         size_t got;
         if (n == cap) {
@@ -181,9 +189,10 @@ static inline kvq_status read_file(char **data, size_t *len, const char *path, c
         if (got == 0) break;
     }
     if (ferror(f)) {
+        int e = errno;
         free(buf);
         fclose(f);
-        return fail(err, errlen, KVQ_E_IO, path, 0, "read error");
+        return fail(err, errlen, KVQ_E_IO, path, 0, "read error: %s", strerror(e));
     }
     fclose(f);
     *data = buf;

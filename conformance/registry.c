@@ -309,6 +309,35 @@ static const kvq_field *expected_of(const kvq_op *op, const kvq_field *out)
     return NULL;
 }
 
+/* "ZERO_SCALE|CLAMPED" ("none" for 0; unknown bits in hex). */
+static void flag_names(char *buf, size_t len, uint32_t f)
+{
+    static const char *const NAMES[] = { "ZERO_SCALE", "CLAMPED", "SATURATED", "SUBNORMAL", "AMBIGUOUS" };
+    size_t o = 0;
+    buf[0] = '\0';
+    if (f == 0u) {
+        snprintf(buf, len, "none");
+        return;
+    }
+    for (unsigned b = 0; b < 32u && o < len; b++) {
+        if (!(f & (1u << b))) continue;
+        if (b < KVQ_NELEMS(NAMES)) o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "|" : "", NAMES[b]);
+        else o += (size_t)snprintf(buf + o, len - o, "%s0x%x", o ? "|" : "", 1u << b);
+    }
+}
+
+void kvq_judge_flags(kvq_verdict *v, const char *what, uint32_t want, uint32_t got)
+{
+    char w[96], g[96], extra[96], missing[96];
+    flag_names(w, sizeof w, want);
+    flag_names(g, sizeof g, got);
+    flag_names(extra, sizeof extra, got & ~want);
+    flag_names(missing, sizeof missing, want & ~got);
+    snprintf(v->detail, sizeof v->detail, "%s: expected 0x%08lx (%s), got 0x%08lx (%s):%s%s%s%s", what,
+             (unsigned long)want, w, (unsigned long)got, g, (got & ~want) ? " extra " : "",
+             (got & ~want) ? extra : "", (want & ~got) ? " missing " : "", (want & ~got) ? missing : "");
+}
+
 int kvq_judge_common(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
 {
     const kvq_op *op = c->op;
@@ -321,8 +350,7 @@ int kvq_judge_common(kvq_verdict *v, const kvq_case *c, const void *out, uint32_
     }
     if (c->level != KVQ_LEVEL_EXACT) return 1;
     if (has_flags && flags != (c->flags & ~KVQ_FLAG_AMBIGUOUS)) {
-        snprintf(v->detail, sizeof v->detail, "flags: expected 0x%08lx, got 0x%08lx",
-                 (unsigned long)(c->flags & ~KVQ_FLAG_AMBIGUOUS), (unsigned long)flags);
+        kvq_judge_flags(v, "flags", c->flags & ~KVQ_FLAG_AMBIGUOUS, flags);
         return 0;
     }
     for (size_t i = 0; i < op->nfields; i++) {

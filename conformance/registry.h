@@ -272,6 +272,9 @@ int kvq_judge_common(kvq_verdict *v, const kvq_case *c, const void *out, uint32_
  * some fields themselves.) */
 int kvq_judge_field(kvq_verdict *v, const kvq_case *c, const kvq_field *f, const void *exp,
                     const void *out);
+/* A flags mismatch by name [VER-EX-02]: "what: expected 0x.. (ZERO_SCALE), got
+ * 0x.. (ZERO_SCALE|CLAMPED): extra CLAMPED". */
+void kvq_judge_flags(kvq_verdict *v, const char *what, uint32_t want, uint32_t got);
 /* The OUTPUT field of op with key (NULL if none). */
 const kvq_field *kvq_op_output(const kvq_op *op, const char *key);
 /* An element of an ambiguity list: 1 and *alt when e is listed. */

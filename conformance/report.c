@@ -36,53 +36,57 @@ void kvq_report_text(FILE *f, const kvq_verify_report *rep, size_t max_show)
         }
     }
     if (rep->deselected) fprintf(f, "  (%zu cases of other levels not selected)\n", rep->deselected);
+    if (rep->unclaimed)
+        fprintf(f, "  (%zu cases of operations not claimed; claimed: %s)\n", rep->unclaimed,
+                rep->claimed[0] ? rep->claimed : "none");
     if (rep->skipped)
         fprintf(f, "%zu passed, %zu failed, %zu skipped\n", rep->passed, rep->failed, rep->skipped);
     else
         fprintf(f, "%zu passed, %zu failed\n", rep->passed, rep->failed);
 }
 
-void kvq_report_escape(FILE *f, const char *s, int xml)
+/* JSON strings and XML attributes are UTF-8: valid sequences are copied, a
+ * byte that starts none becomes U+FFFD, control characters are escaped (JSON)
+ * or blanked (XML 1.0 cannot carry them) [VER-REP-03]. */
+void kvq_report_escape(FILE *f, const char *str, int xml)
 {
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
+    const unsigned char *s = (const unsigned char *)str;
+    while (*s) {
+        unsigned char ch = *s;
+        size_t k = kvq_utf8_seq(s);
+        if (k == 0) {
+            fputs(xml ? "&#xFFFD;" : "\\ufffd", f);
+            s++;
+            continue;
+        }
+        if (k > 1) {
+            fwrite(s, 1, k, f);
+            s += k;
+            continue;
+        }
         if (xml) {
             if (ch == '<') fputs("&lt;", f);
             else if (ch == '>') fputs("&gt;", f);
             else if (ch == '&') fputs("&amp;", f);
             else if (ch == '"') fputs("&quot;", f);
-            else if (ch < 0x20) fputc(' ', f);
+            else if (ch < 0x20 || ch == 0x7F) fputc(' ', f);
             else fputc(ch, f);
         } else {
             if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-            else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+            else if (ch < 0x20 || ch == 0x7F) fprintf(f, "\\u%04x", ch);
             else fputc(ch, f);
         }
+        s++;
     }
 }
 
-/* Open path.tmp for writing; kvq_report_commit() renames it into place. */
-FILE *kvq_report_open(const char *path, char *tmp, size_t tmplen)
+kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep, char *err, size_t errlen)
 {
-    snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
-    return fopen(tmp, "w");
-}
-
-kvq_status kvq_report_commit(FILE *f, const char *tmp, const char *path)
-{
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        return KVQ_E_IO;
-    }
-    return KVQ_OK;
-}
-
-kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep)
-{
-    char tmp[1024];
-    FILE *f = kvq_report_open(path, tmp, sizeof tmp);
-    if (f == NULL) return KVQ_E_IO;
+    kvq_outfile o;
+    FILE *f;
+    kvq_status st = kvq_outfile_open(&o, path, err, errlen);
+    if (st != KVQ_OK) return st;
+    f = o.f;
     fprintf(f, "{\n  \"kvq_report\": 1,\n  \"kvq_version\": \"%s\",\n  \"subject\": \"",
             KVQ_VERSION_STRING);
     kvq_report_escape(f, rep->subject, 0);
@@ -90,9 +94,16 @@ kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep)
     kvq_report_escape(f, rep->vectors, 0);
     fputs("\",\n  \"skip_reason\": \"", f);
     kvq_report_escape(f, rep->skip_reason, 0);
-    fprintf(f, "\",\n  \"passed\": %zu,\n  \"failed\": %zu,\n  \"skipped\": %zu,\n"
-               "  \"deselected\": %zu,\n  \"cases\": [",
-            rep->passed, rep->failed, rep->skipped, rep->deselected);
+    fputs("\",\n  \"operations\": [", f);
+    for (const char *p = rep->claimed; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        fprintf(f, "%s\"%.*s\"", p == rep->claimed ? "" : ", ", (int)n, p);
+        p += n + (comma != NULL);
+    }
+    fprintf(f, "],\n  \"passed\": %zu,\n  \"failed\": %zu,\n  \"skipped\": %zu,\n"
+               "  \"deselected\": %zu,\n  \"unclaimed\": %zu,\n  \"cases\": [",
+            rep->passed, rep->failed, rep->skipped, rep->deselected, rep->unclaimed);
     for (size_t i = 0; i < rep->n; i++) {
         const kvq_verdict *v = &rep->v[i];
         fprintf(f, "%s\n    {\"id\": \"%s\", \"level\": \"%s\", \"line\": %ld, \"outcome\": \"%s\"",
@@ -106,14 +117,16 @@ kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep)
         fputc('}', f);
     }
     fputs("\n  ]\n}\n", f);
-    return kvq_report_commit(f, tmp, path);
+    return kvq_outfile_commit(&o, err, errlen);
 }
 
-kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep)
+kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep, char *err, size_t errlen)
 {
-    char tmp[1024];
-    FILE *f = kvq_report_open(path, tmp, sizeof tmp);
-    if (f == NULL) return KVQ_E_IO;
+    kvq_outfile o;
+    FILE *f;
+    kvq_status st = kvq_outfile_open(&o, path, err, errlen);
+    if (st != KVQ_OK) return st;
+    f = o.f;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<testsuites tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n"
                "  <testsuite name=\"kvq.",
@@ -121,6 +134,8 @@ kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep)
     kvq_report_escape(f, rep->subject, 1);
     fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n", rep->n, rep->failed,
             rep->skipped);
+    fprintf(f, "    <properties><property name=\"kvq.operations\" value=\"%s\"/></properties>\n",
+            rep->claimed);
     for (size_t i = 0; i < rep->n; i++) {
         const kvq_verdict *v = &rep->v[i];
         fprintf(f, "    <testcase classname=\"%s.%s\" name=\"%s\"",
@@ -137,6 +152,6 @@ kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep)
         fputs("\"/>\n    </testcase>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);
-    return kvq_report_commit(f, tmp, path);
+    return kvq_outfile_commit(&o, err, errlen);
 }
 

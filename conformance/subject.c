@@ -171,7 +171,11 @@ static void child_case(FILE *out, const kvq_subject *s, const kvq_case *c)
     }
     o = kvq_out_sentinel(c);
     st = o != NULL ? op->call(c, fns, o, &flags) : KVQ_E_NOMEM;
-    kvq_res_write(out, c, st, flags, o);
+    if (st != KVQ_OK && o != NULL && kvq_out_touched(c, o, flags) != NULL)
+        /* a failed call writes nothing [API-ERR-01] */
+        kvq_res_write_touched(out, c, st, kvq_out_touched(c, o, flags));
+    else
+        kvq_res_write(out, c, st, flags, o);
     fflush(out);
     if (o != NULL) kvq_out_free(op, o);
 }
@@ -243,9 +247,9 @@ typedef struct runstate {
 static int on_line(runstate *rs, const kvq_vfile *vf, char *line)
 {
     if (strncmp(line, "name ", 5) == 0) {
-        if (!rs->name[0]) snprintf(rs->name, sizeof rs->name, "%s", line + 5);
+        if (!rs->name[0]) kvq_copy_utf8(rs->name, sizeof rs->name, line + 5);
     } else if (strncmp(line, "unavailable ", 12) == 0) {
-        snprintf(rs->unavailable, sizeof rs->unavailable, "%s", line + 12);
+        kvq_copy_utf8(rs->unavailable, sizeof rs->unavailable, line + 12);
         rs->done = 1;
     } else if (strncmp(line, "error ", 6) == 0) {
         snprintf(rs->error, sizeof rs->error, "%s", line + 6);
@@ -350,10 +354,8 @@ kvq_status kvq_run_subject(const char *subject, const kvq_vfile *vf, const char 
                            unsigned timeout_s, char *err, size_t errlen)
 {
     runstate rs;
-    char tmp[1024];
-    FILE *f;
+    kvq_outfile of;
     kvq_status st = KVQ_OK;
-    int bad;
     memset(&rs, 0, sizeof rs);
     while (rs.next < vf->ncases && !rs.done) {
         size_t before = rs.next;
@@ -382,22 +384,14 @@ kvq_status kvq_run_subject(const char *subject, const kvq_vfile *vf, const char 
         free(rs.results.buf);
         return st;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+    if ((st = kvq_outfile_open(&of, out, err, errlen)) != KVQ_OK) {
         free(rs.results.buf);
-        return KVQ_E_IO;
+        return st;
     }
-    kvq_res_write_header(f, rs.name[0] ? rs.name : subject,
+    kvq_res_write_header(of.f, rs.name[0] ? rs.name : subject,
                          rs.unavailable[0] ? rs.unavailable : NULL);
-    if (rs.results.len && !rs.unavailable[0]) fwrite(rs.results.buf, 1, rs.results.len, f);
-    bad = ferror(f);
+    if (rs.results.len && !rs.unavailable[0]) fwrite(rs.results.buf, 1, rs.results.len, of.f);
     free(rs.results.buf);
-    if (fclose(f) != 0 || bad || rename(tmp, out) != 0) {
-        remove(tmp);
-        snprintf(err, errlen, "%s: write failed", out);
-        return KVQ_E_IO;
-    }
+    if ((st = kvq_outfile_commit(&of, err, errlen)) != KVQ_OK) return st;
     return KVQ_OK;
 }

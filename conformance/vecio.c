@@ -18,6 +18,46 @@
 
 #define MAX_FILE_ELEMS ((uint64_t)1 << 24) /* values per array accepted from a file */
 
+/* ---- UTF-8 ---------------------------------------------------------------- */
+
+/* The length of the valid UTF-8 sequence at s (1..4), or 0 when s does not
+ * start one (overlong forms, surrogates and code points above U+10FFFF are
+ * not valid). */
+size_t kvq_utf8_seq(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned cp;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1Fu;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0Fu;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07u;
+    else return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0u) != 0x80u) return 0;
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    if ((n == 3 && cp < 0x800u) || (n == 4 && (cp < 0x10000u || cp > 0x10FFFFu)) ||
+        (cp >= 0xD800u && cp <= 0xDFFFu))
+        return 0;
+    return n;
+}
+
+void kvq_copy_utf8(char *dst, size_t n, const char *src)
+{
+    size_t o = 0;
+    const unsigned char *s = (const unsigned char *)src;
+    if (n == 0) return;
+    while (*s) {
+        size_t k = kvq_utf8_seq(s);
+        if (k == 0) k = 1; /* a stray byte: copied, the writers escape it */
+        if (o + k >= n) break; /* never half a character */
+        memcpy(dst + o, s, k);
+        o += k, s += k;
+    }
+    dst[o] = '\0';
+}
+
 /* ---- small helpers (the shared ones: lexio.h) --------------------------- */
 
 static int parse_hex32_field(const char *s, uint32_t *out)
@@ -223,6 +263,16 @@ static kvq_status parse_scalar(kvq_case *c, const kvq_field *f, void *rec, uint3
     default:
         return fail(err, errlen, KVQ_E_FORMAT, path, line, "%s: not a scalar field", f->key);
     }
+}
+
+/* FNV-1a, 64 bits, over the case lines [VEC-FMT-07]. */
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * FNV_PRIME;
+    return h;
 }
 
 /* ---- vector cases [VEC-FMT-03] ------------------------------------------------ */
@@ -459,6 +509,37 @@ static void idset_free_copies(idset *s)
     free(s->v);
 }
 
+/* Whether a generator line names a kvq that writes the end line: kvq 0.2
+ * and later.  Files of other writers and of kvq 0.1 read without one. */
+static int writes_trailer(const char *gen)
+{
+    unsigned major, minor;
+    if (sscanf(gen, "kvq %u.%u.", &major, &minor) != 2) return 0;
+    return major > 0 || minor >= 2;
+}
+
+/* `end <count> fnv1a64:<16 hex>` [VEC-FMT-07]: the number of cases and the
+ * digest of the case lines before it; a file cut at a line boundary, or
+ * with a line changed, fails here. */
+static kvq_status trailer_line(kvq_vfile *vf, char *s, uint64_t digest, const char *path, long line,
+                               char *err, size_t errlen)
+{
+    char *tok[4];
+    uint64_t n;
+    uint32_t hi, lo;
+    if (tokenize(s, tok, 4) != 3 || !parse_u64(tok[1], &n) || strncmp(tok[2], "fnv1a64:", 8) != 0 ||
+        strlen(tok[2]) != 24 || !hexn(tok[2] + 8, 8, &hi) || !hexn(tok[2] + 16, 8, &lo))
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "the end line must be 'end <cases> fnv1a64:<16 hex digits>'");
+    if (n != vf->ncases)
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "the end line counts %llu cases, the file holds %zu "
+                    "(a file cut short or cases lost)", (unsigned long long)n, vf->ncases);
+    if (((uint64_t)hi << 32 | lo) != digest)
+        return fail(err, errlen, KVQ_E_FORMAT, path, line, "the case lines' digest is fnv1a64:%016llx, the end line "
+                    "says %s (a case line changed)", (unsigned long long)digest, tok[2]);
+    vf->trailer = 1;
+    return KVQ_OK;
+}
+
 kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char *path,
                          char *err, size_t errlen)
 {
@@ -467,6 +548,7 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
     size_t cap = 0;
     kvq_status st;
     idset ids = { 0 };
+    uint64_t digest = FNV_OFFSET;
     memset(vf, 0, sizeof *vf);
     st = lines_open(&L, buf, len, path, err, errlen);
     if (st != KVQ_OK) return st;
@@ -491,6 +573,15 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
         int ntok, nomem;
         size_t maxtok = strlen(s) / 2 + 2;
         const kvq_case *dup;
+        if (vf->trailer) {
+            st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "content after the 'end' line");
+            break;
+        }
+        if (strncmp(s, "end", 3) == 0 && (s[3] == ' ' || s[3] == '\0')) {
+            st = trailer_line(vf, s, digest, path, L.no, err, errlen);
+            continue;
+        }
+        digest = fnv1a(fnv1a(digest, s, strlen(s)), "\n", 1);
         tok = malloc(maxtok * sizeof *tok);
         if (tok == NULL) {
             st = fail(err, errlen, KVQ_E_NOMEM, path, L.no, "out of memory");
@@ -531,6 +622,9 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
     }
     if (st == KVQ_OK && vf->ncases == 0)
         st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "no cases");
+    if (st == KVQ_OK && !vf->trailer && writes_trailer(vf->generator))
+        st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "no end line after %zu cases: the file is cut short "
+                  "(its generator, %s, always writes one) [VEC-FMT-07]", vf->ncases, vf->generator);
     free(ids.v);
     free(L.buf);
     if (st != KVQ_OK) kvq_vfile_free(vf);
@@ -642,6 +736,29 @@ static int scalar_nonzero(const kvq_field *fd, const void *rec)
     return *(const uint32_t *)cat(rec, fd) != 0u;
 }
 
+kvq_status kvq_vec_write(FILE *f, const kvq_vfile *vf)
+{
+    uint64_t h = FNV_OFFSET;
+    kvq_status st = kvq_vec_write_header(f, vf);
+    for (size_t k = 0; st == KVQ_OK && k < vf->ncases; k++) {
+        char *line = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&line, &len);
+        if (m == NULL) return KVQ_E_NOMEM;
+        st = kvq_vec_write_case(m, &vf->cases[k]);
+        if (fclose(m) != 0 && st == KVQ_OK) st = KVQ_E_NOMEM;
+        if (st == KVQ_OK) {
+            h = fnv1a(h, line, len);
+            if (fwrite(line, 1, len, f) != len) st = KVQ_E_IO;
+        }
+        free(line);
+    }
+    if (st == KVQ_OK &&
+        fprintf(f, "end %zu fnv1a64:%016llx\n", vf->ncases, (unsigned long long)h) < 0)
+        st = KVQ_E_IO;
+    return st;
+}
+
 kvq_status kvq_vec_write_header(FILE *f, const kvq_vfile *vf)
 {
     if (fprintf(f, "%s %u\nfamily %s\nlevels %s\nseed 0x%016llx\ngenerator %s\n", KVQ_VEC_MAGIC,
@@ -689,6 +806,54 @@ kvq_status kvq_res_write(FILE *f, const kvq_case *c, int status, uint32_t flags,
     return ok ? KVQ_OK : KVQ_E_IO;
 }
 
+kvq_status kvq_res_write_touched(FILE *f, const kvq_case *c, int status, const char *touched)
+{
+    return fprintf(f, "result id=%s status=%d touched=%s\n", c->id, status, touched) < 0 ? KVQ_E_IO : KVQ_OK;
+}
+
+void kvq_out_refill(const kvq_case *c, void *out, const char *key)
+{
+    const kvq_op *op = c->op;
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        size_t es = kvq_ftype_elem_size(f->type);
+        uint64_t n;
+        if (f->role != KVQ_ROLE_OUTPUT || es == 0 || strcmp(f->key, key) != 0) continue;
+        n = f->count(c, out);
+        memset(*(void **)at(out, f), 0xA5, (size_t)(n ? n : 1) * es);
+    }
+}
+
+const char *kvq_out_touched(const kvq_case *c, const void *out, uint32_t flags)
+{
+    const kvq_op *op = c->op;
+    const unsigned char *o = out;
+    if (flags != 0u) return "flags";
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        size_t es = kvq_ftype_elem_size(f->type), n;
+        const unsigned char *p;
+        if (f->role != KVQ_ROLE_OUTPUT || f->type == KVQ_FT_FLAGS) continue;
+        if (es != 0) {
+            uint64_t cnt = f->count(c, out);
+            p = *(const unsigned char *const *)(const void *)(o + f->offset);
+            n = (size_t)(cnt ? cnt : 1) * es;
+        } else {
+            /* a scalar or a record in the struct: its bytes up to the next field */
+            size_t end = op->out_size;
+            for (size_t k = 0; k < op->nfields; k++)
+                if (op->fields[k].role == KVQ_ROLE_OUTPUT && op->fields[k].offset > f->offset &&
+                    op->fields[k].offset < end)
+                    end = op->fields[k].offset;
+            p = o + f->offset;
+            n = end - f->offset;
+        }
+        for (size_t b = 0; b < n; b++)
+            if (p[b] != 0xA5) return f->key;
+    }
+    return NULL;
+}
+
 kvq_status kvq_res_write_skip(FILE *f, const char *id, const char *reason)
 {
     return fprintf(f, "result id=%s skipped=%s\n", id, reason) < 0 ? KVQ_E_IO : KVQ_OK;
@@ -704,9 +869,11 @@ void kvq_rcase_free(kvq_rcase *r)
     }
     free(r->fields);
     free(r->skipped);
+    free(r->touched);
     r->fields = NULL;
     r->nfields = 0;
     r->skipped = NULL;
+    r->touched = NULL;
 }
 
 void kvq_rfile_free(kvq_rfile *rf)
@@ -759,11 +926,17 @@ static kvq_status parse_result(kvq_rcase *r, char **tok, int ntok, const char *p
         BAIL(KVQ_E_FORMAT, path, line, "status: '%.40s' is not a decimal status", status);
     r->status = (int)u;
     if (r->status != KVQ_OK) {
+        const char *touched = lookup(p, np, "touched");
         for (int i = 0; i < np; i++)
-            if (strcmp(p[i].key, "id") != 0 && strcmp(p[i].key, "status") != 0)
+            if (strcmp(p[i].key, "id") != 0 && strcmp(p[i].key, "status") != 0 && strcmp(p[i].key, "touched") != 0)
                 BAIL(KVQ_E_FORMAT, path, line, "key '%s' given with a nonzero status", p[i].key);
+        if (touched != NULL && (touched[0] == '\0' || !key_ok(touched)))
+            BAIL(KVQ_E_FORMAT, path, line, "touched= needs the key of an output");
+        if (touched != NULL && (r->touched = strdup(touched)) == NULL) BAIL(KVQ_E_NOMEM, path, line, "out of memory");
         goto out;
     }
+    if (lookup(p, np, "touched") != NULL)
+        BAIL(KVQ_E_FORMAT, path, line, "touched= belongs to a result with a nonzero status");
     r->fields = calloc((size_t)(np ? np : 1), sizeof *r->fields);
     if (r->fields == NULL) BAIL(KVQ_E_NOMEM, path, line, "out of memory");
     for (int i = 0; i < np; i++) {
@@ -802,7 +975,7 @@ kvq_status kvq_res_parse(kvq_rfile *rf, const char *buf, size_t len, const char 
                 st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "'unavailable' must come alone, before any result");
                 break;
             }
-            snprintf(rf->unavailable, sizeof rf->unavailable, "%s", s + 12);
+            kvq_copy_utf8(rf->unavailable, sizeof rf->unavailable, s + 12);
             continue;
         }
         if ((tok = malloc(maxtok * sizeof *tok)) == NULL) {

@@ -26,6 +26,7 @@ typedef struct kvq_vfile {
     char generator[64];
     kvq_case *cases;
     size_t ncases;
+    int trailer;            /* read: the file ended with its `end` line [VEC-FMT-07] */
 } kvq_vfile;
 
 /* One field of a result line, as text: decoded against its case's operation
@@ -39,6 +40,8 @@ typedef struct kvq_rcase {
     long line;
     int status;                       /* -1 when skipped */
     char *skipped;                    /* non-NULL: the subject has no entry for the op */
+    char *touched;                    /* non-NULL: an error status, and the runner found this
+                                         output (or `flags`) written [VEC-RES-03] */
     kvq_rfield *fields;               /* every field but id, status and skipped */
     size_t nfields;
 } kvq_rcase;
@@ -72,7 +75,9 @@ kvq_status kvq_res_decode(void **out, uint32_t *flags, const kvq_rcase *r, const
 void *kvq_out_sentinel(const kvq_case *c);
 void kvq_out_free(const kvq_op *op, void *out);
 
-/* Writers (to a stream). */
+/* Writers (to a stream).  kvq_vec_write: a whole vector file, the header,
+ * every case and the `end` line [VEC-FMT-07]. */
+kvq_status kvq_vec_write(FILE *f, const kvq_vfile *vf);
 kvq_status kvq_vec_write_header(FILE *f, const kvq_vfile *vf);
 kvq_status kvq_vec_write_case(FILE *f, const kvq_case *c);
 kvq_status kvq_res_write_header(FILE *f, const char *subject, const char *unavailable);
@@ -82,6 +87,21 @@ kvq_status kvq_res_write(FILE *f, const kvq_case *c, int status, uint32_t flags,
 /* A skipped case: the subject has no entry point for its operation
  * [VEC-CERT-06]; reason is one token (no blanks). */
 kvq_status kvq_res_write_skip(FILE *f, const char *id, const char *reason);
+/* An error status after which the runner found an output written:
+ * `result id=.. status=S touched=<key>` [VEC-RES-03]. */
+kvq_status kvq_res_write_touched(FILE *f, const kvq_case *c, int status, const char *touched);
+/* The first output of a sentinel-filled struct (kvq_out_sentinel) that no
+ * longer holds the sentinel, "flags" for a nonzero flags word, or NULL. */
+const char *kvq_out_touched(const kvq_case *c, const void *out, uint32_t flags);
+/* Fill an output array with the sentinel again: for an operation of several
+ * calls, the outputs of a call that succeeded before a later one failed
+ * (only the failing call must have written nothing). */
+void kvq_out_refill(const kvq_case *c, void *out, const char *key);
+
+/* UTF-8: the length of the valid sequence at s (0: none starts there); a copy
+ * into n bytes that never ends in half a character [VER-REP-03]. */
+size_t kvq_utf8_seq(const unsigned char *s);
+void kvq_copy_utf8(char *dst, size_t n, const char *src);
 
 void kvq_vfile_free(kvq_vfile *vf);
 void kvq_rcase_free(kvq_rcase *r);

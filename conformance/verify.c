@@ -74,6 +74,12 @@ static void judge(kvq_verdict *v, const kvq_case *c, const kvq_rcase *r, const c
         return;
     }
     if (c->status != KVQ_OK) {
+        if (r->touched != NULL) { /* [API-ERR-01] [VEC-RES-03] */
+            snprintf(d, dl, "status %d (%s) as expected, but the call wrote %s: a failed call leaves every "
+                     "output and the flags word untouched [API-ERR-01]", r->status, kvq_status_name(r->status),
+                     r->touched);
+            return;
+        }
         v->outcome = KVQ_PASS;
         return;
     }
@@ -85,16 +91,42 @@ static void judge(kvq_verdict *v, const kvq_case *c, const kvq_rcase *r, const c
     kvq_out_free(c->op, out);
 }
 
+static int is_claimed(const kvq_op *op, const kvq_op *const *claimed, size_t n)
+{
+    if (claimed == NULL) return 1;
+    for (size_t i = 0; i < n; i++)
+        if (claimed[i] == op) return 1;
+    return 0;
+}
+
+/* The claimed operations, in registry order, among those the vectors hold
+ * (all of them when claimed is NULL) [VER-CLAIM-01]. */
+static void claimed_list(char *buf, size_t len, const kvq_vfile *vf, const kvq_op *const *claimed, size_t n)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t f = 0; f < kvq_family_count(); f++)
+        for (size_t k = 0; k < kvq_family_at(f)->nops; k++) {
+            const kvq_op *op = kvq_family_at(f)->ops[k];
+            int present = 0;
+            for (size_t i = 0; i < vf->ncases && !present; i++) present = vf->cases[i].op == op;
+            if (!present || !is_claimed(op, claimed, n) || o >= len) continue;
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", op->name);
+        }
+}
+
 kvq_status kvq_verify(kvq_verify_report *rep, const kvq_vfile *vf, const char *vpath,
-                      const kvq_rfile *rf, const char *rpath, unsigned level_mask)
+                      const kvq_rfile *rf, const char *rpath, unsigned level_mask,
+                      const kvq_op *const *claimed, size_t nclaimed)
 {
     const kvq_rcase **sorted;
     const kvq_case **cases;
     memset(rep, 0, sizeof *rep);
-    snprintf(rep->subject, sizeof rep->subject, "%s", rf->subject);
-    snprintf(rep->vectors, sizeof rep->vectors, "%s", vpath);
-    snprintf(rep->results, sizeof rep->results, "%s", rpath);
-    snprintf(rep->skip_reason, sizeof rep->skip_reason, "%s", rf->unavailable);
+    kvq_copy_utf8(rep->subject, sizeof rep->subject, rf->subject);
+    kvq_copy_utf8(rep->vectors, sizeof rep->vectors, vpath);
+    kvq_copy_utf8(rep->results, sizeof rep->results, rpath);
+    kvq_copy_utf8(rep->skip_reason, sizeof rep->skip_reason, rf->unavailable);
+    claimed_list(rep->claimed, sizeof rep->claimed, vf, claimed, nclaimed);
     rep->v = calloc(vf->ncases ? vf->ncases : 1, sizeof *rep->v);
     sorted = malloc((rf->ncases ? rf->ncases : 1) * sizeof *sorted);
     cases = malloc((vf->ncases ? vf->ncases : 1) * sizeof *cases);
@@ -125,6 +157,10 @@ kvq_status kvq_verify(kvq_verify_report *rep, const kvq_vfile *vf, const char *v
     for (size_t k = 0; k < vf->ncases; k++) {
         const kvq_case *c = &vf->cases[k];
         kvq_verdict *v;
+        if (!is_claimed(c->op, claimed, nclaimed)) {
+            rep->unclaimed++;
+            continue;
+        }
         if (!(level_mask & KVQ_LEVELS_MASK(c->level))) {
             rep->deselected++;
             continue;
@@ -133,7 +169,7 @@ kvq_status kvq_verify(kvq_verify_report *rep, const kvq_vfile *vf, const char *v
         v->vc = c;
         if (rf->unavailable[0]) {
             v->outcome = KVQ_SKIP;
-            snprintf(v->detail, sizeof v->detail, "subject unavailable: %s", rf->unavailable);
+            snprintf(v->detail, sizeof v->detail, "subject unavailable: %s", rep->skip_reason);
         } else {
             judge(v, c, find_result(sorted, rf->ncases, c->id), rpath);
         }

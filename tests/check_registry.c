@@ -307,8 +307,7 @@ static char *write_mem(const kvq_vfile *vf, size_t *len)
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(kvq_vec_write_header(f, vf), KVQ_OK);
-    for (size_t k = 0; k < vf->ncases; k++) ck_assert_int_eq(kvq_vec_write_case(f, &vf->cases[k]), KVQ_OK);
+    ck_assert_int_eq(kvq_vec_write(f, vf), KVQ_OK);
     fclose(f);
     return buf;
 }
@@ -416,7 +415,7 @@ START_TEST(toy_runs_and_verifies)
     with_toy();
     ck_assert_int_eq(kvq_gen(&vf, &toy_family, "smoke", 5, 0, 1, err, sizeof err), KVQ_OK);
     run_ref_fast(&vf, path, &rf);
-    ck_assert_int_eq(kvq_verify(&rep, &vf, "toy.vec", &rf, path, KVQ_LEVELS_ALL), KVQ_OK);
+    ck_assert_int_eq(kvq_verify(&rep, &vf, "toy.vec", &rf, path, KVQ_LEVELS_ALL, NULL, 0), KVQ_OK);
     ck_assert_uint_eq(rep.passed, 6);
     ck_assert_uint_eq(rep.failed + rep.skipped, 0);
     kvq_verify_report_free(&rep);
@@ -429,7 +428,7 @@ START_TEST(toy_runs_and_verifies)
             if (t == 1 && strcmp(r->fields[i].key, "spec") == 0) v[15] = v[15] == '0' ? '1' : '0';
             if (t == 2 && strcmp(r->fields[i].key, "npat") == 0) v[0] = (char)(v[0] == '0' ? '1' : '0');
         }
-        ck_assert_int_eq(kvq_verify(&rep, &vf, "toy.vec", &rf, path, KVQ_LEVELS_ALL), KVQ_OK);
+        ck_assert_int_eq(kvq_verify(&rep, &vf, "toy.vec", &rf, path, KVQ_LEVELS_ALL, NULL, 0), KVQ_OK);
         ck_assert_uint_eq(rep.failed, 1);
         ck_assert_msg(strstr(rep.v[5].detail, t == 0 ? "pat[pattern " : t == 1 ? "spec: 1 of 8 values differ"
                                                                          : "pat: ") != NULL,
@@ -442,7 +441,7 @@ START_TEST(toy_runs_and_verifies)
     builtin_only();
     /* without the toy family ref-fast has no toy_step: every case SKIPPED, never passed */
     run_ref_fast(&vf, path, &rf);
-    ck_assert_int_eq(kvq_verify(&rep, &vf, "toy.vec", &rf, path, KVQ_LEVELS_ALL), KVQ_OK);
+    ck_assert_int_eq(kvq_verify(&rep, &vf, "toy.vec", &rf, path, KVQ_LEVELS_ALL, NULL, 0), KVQ_OK);
     ck_assert_uint_eq(rep.skipped, 6);
     ck_assert_uint_eq(rep.passed, 0);
     ck_assert_ptr_nonnull(strstr(rep.v[0].detail, "subject-has-no-toy_step"));

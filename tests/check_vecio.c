@@ -62,8 +62,7 @@ static char *write_mem(const kvq_vfile *vf, size_t *len)
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(kvq_vec_write_header(f, vf), KVQ_OK);
-    for (size_t k = 0; k < vf->ncases; k++) ck_assert_int_eq(kvq_vec_write_case(f, &vf->cases[k]), KVQ_OK);
+    ck_assert_int_eq(kvq_vec_write(f, vf), KVQ_OK);
     fclose(f);
     return buf;
 }
@@ -617,7 +616,7 @@ static kvq_verify_report verify_text(const kvq_vfile *vf, const char *text, size
     kvq_verify_report rep;
     char err[512];
     ck_assert_int_eq(kvq_res_parse(&rf, text, len, "r.res", err, sizeof err), KVQ_OK);
-    ck_assert_int_eq(kvq_verify(&rep, vf, "s.vec", &rf, "r.res", mask), KVQ_OK);
+    ck_assert_int_eq(kvq_verify(&rep, vf, "s.vec", &rf, "r.res", mask, NULL, 0), KVQ_OK);
     kvq_rfile_free(&rf);
     return rep;
 }
@@ -746,8 +745,8 @@ START_TEST(reports_written)
     snprintf(path, sizeof path, "/tmp/kvq-check-%ld", (long)getpid());
     snprintf(jpath, sizeof jpath, "%s.json", path);
     snprintf(xpath, sizeof xpath, "%s.xml", path);
-    ck_assert_int_eq(kvq_report_json(jpath, &rep), KVQ_OK);
-    ck_assert_int_eq(kvq_report_junit(xpath, &rep), KVQ_OK);
+    ck_assert_int_eq(kvq_report_json(jpath, &rep, NULL, 0), KVQ_OK);
+    ck_assert_int_eq(kvq_report_junit(xpath, &rep, NULL, 0), KVQ_OK);
     f = fopen(jpath, "r");
     ck_assert_ptr_nonnull(f);
     while (fgets(line, sizeof line, f)) found |= strstr(line, "\"failed\": 1") != NULL;
@@ -759,7 +758,7 @@ START_TEST(reports_written)
     while (fgets(line, sizeof line, f)) found |= strstr(line, "<failure message=") != NULL;
     fclose(f);
     ck_assert(found);
-    ck_assert_int_eq(kvq_report_json("/nonexistent-dir/x.json", &rep), KVQ_E_IO);
+    ck_assert_int_eq(kvq_report_json("/nonexistent-dir/x.json", &rep, NULL, 0), KVQ_E_IO);
     remove(jpath);
     remove(xpath);
     kvq_verify_report_free(&rep);

@@ -14,6 +14,7 @@
 #include "kvq_bits.h"
 #include "kvq_exact.h"
 #include "lexio.h"
+#include "vecio.h"
 
 #define MAX_FILE_ELEMS ((uint64_t)1 << 24)
 
@@ -114,6 +115,26 @@ static int check(const kvq_case *c, char *msg, size_t len)
         snprintf(msg, len, "shape is not valid for a status-0 case [CERT-L-01]");
         return 0;
     }
+    if (c->status == KVQ_OK && c->op == &kvq_op_cert_step) {
+        /* a step expected to succeed has parameters a subject must accept
+         * [CERT-DUMP-03]; otherwise the case would blame the subject */
+        const kvq_cert_in *in = c->in;
+        const kvq_cert_params *p = &in->prm;
+        const char *bad = !(p->tau > 0.0f && p->tau <= 1.0f) ? "tau outside (0, 1]"
+                        : p->kmin < 1u ? "kmin below 1"
+                        : p->kmin > p->kmax ? "kmin above kmax"
+                        : !(p->vtol >= 0.0f) || isinf(p->vtol) ? "vtol not finite and >= 0"
+                        : !(p->eps_guard >= 0.0f) || isinf(p->eps_guard) ? "eps_guard not finite and >= 0"
+                        : !(p->eps_dense >= 0.0f) ? "eps_dense not >= 0"
+                        : p->r < 1u ? "r below 1"
+                        : p->start_rung > 4u ? "start above 4"
+                        : !isfinite(in->qscale) || !(in->qscale >= 0x1p-126f) ? "scale not a positive normal binary32"
+                        : NULL;
+        if (bad != NULL) {
+            snprintf(msg, len, "status 0 with %s [CERT-DUMP-03]: such a step must expect KVQ_E_PARAM (3)", bad);
+            return 0;
+        }
+    }
     return 1;
 }
 
@@ -140,8 +161,15 @@ static int call_values(const kvq_case *c, const kvq_entry_fn *fns, void *outp, u
     kvq_cert_values_out *o = outp;
     int st = ((kvq_cert_quantize_values_v1_fn)fns[0])(o->codes, o->scale, o->zero, flags, in->v,
                                                       &in->shape, &c->pol);
-    if (st == KVQ_OK)
+    if (st == KVQ_OK) {
         st = ((kvq_cert_annotate_v1_fn)fns[1])(o->eta, o->nu, in->v, o->codes, o->scale, o->zero, &in->shape);
+        if (st != KVQ_OK) { /* only the failed annotation must have written nothing */
+            kvq_out_refill(c, o, "codes");
+            kvq_out_refill(c, o, "scale");
+            kvq_out_refill(c, o, "zero");
+            *flags = 0;
+        }
+    }
     return st;
 }
 
@@ -284,9 +312,10 @@ static int ann_bounded(char *d, size_t dl, const char *what, const float *lo, co
 static int flags_bounded(kvq_verdict *v, const kvq_case *c, uint32_t flags)
 {
     uint32_t ef = c->flags & BOUNDED_FLAGS;
+    char what[48];
     if ((flags & BOUNDED_FLAGS) == ef) return 1;
-    snprintf(v->detail, sizeof v->detail, "flags (bounded mask 0x%02x): expected 0x%08lx, got 0x%08lx",
-             BOUNDED_FLAGS, (unsigned long)ef, (unsigned long)(flags & BOUNDED_FLAGS));
+    snprintf(what, sizeof what, "flags (bounded mask 0x%02x)", BOUNDED_FLAGS);
+    kvq_judge_flags(v, what, ef, flags & BOUNDED_FLAGS);
     return 0;
 }
 

@@ -104,7 +104,9 @@ static int parse_float_arg(const char *s, float *out)
     double x;
     errno = 0;
     x = strtod(s, &end);
-    if (errno != 0 || *s == '\0' || *end != '\0' || !isfinite(x) || !(x >= 0.0)) return 0;
+    if (errno != 0 || !((*s >= '0' && *s <= '9') || *s == '.') || *end != '\0' || !isfinite(x) || !(x >= 0.0) ||
+        !isfinite((float)x))
+        return 0;
     *out = (float)x;
     return 1;
 }
@@ -115,7 +117,7 @@ static int parse_u32_arg(const char *s, uint32_t *out)
     unsigned long long x;
     errno = 0;
     x = strtoull(s, &end, 0);
-    if (errno != 0 || *s == '\0' || *s == '-' || *end != '\0' || x > UINT32_MAX) return 0;
+    if (errno != 0 || *s < '0' || *s > '9' || *end != '\0' || x > UINT32_MAX) return 0;
     *out = (uint32_t)x;
     return 1;
 }
@@ -145,8 +147,8 @@ static int make_dump(const char *outp, const make_opts *o)
     kvq_status st;
     uint32_t nb, nq, ns = 0, d = o->d;
     float *lm = NULL;
-    char tmp[1024];
-    FILE *f;
+    kvq_outfile of;
+    char err[1024];
     memset(&dp, 0, sizeof dp);
     dp.shape.tokens = o->n, dp.shape.dim = o->d;
     if (!kvq_cert_shape_ok(&dp.shape)) {
@@ -203,6 +205,14 @@ static int make_dump(const char *outp, const make_opts *o)
     dp.scoring = KVQ_SCORING_FP, dp.ties = KVQ_TIES_EVEN;
     dp.ekey = rec.ekey * o->scale_ekey, dp.eval = rec.eval * o->scale_eval, dp.earith = rec.earith;
     dp.has_earith = 1;
+    if (!isfinite(dp.ekey) || !isfinite(dp.eval) || !(dp.ekey >= 0.0f) || !(dp.eval >= 0.0f)) {
+        /* the dump format holds finite, non-negative claims [CERT-DUMP-03] */
+        fprintf(stderr, "kvq cert: --scale-ekey %g / --scale-eval %g make the claims E_key %a, E_val %a, "
+                "which a dump cannot hold; no dump written\n", (double)o->scale_ekey, (double)o->scale_eval,
+                (double)dp.ekey, (double)dp.eval);
+        kvq_cert_dump_free(&dp);
+        return EXIT_INPUT;
+    }
     if (o->perturb) {
         /* |shift| 2 etotal per component: ||shift|| = 2 sqrt(d) etotal >= 8 etotal,
          * so the error exceeds every claimed bound (>= the sound one). */
@@ -215,17 +225,21 @@ static int make_dump(const char *outp, const make_opts *o)
             kvq_cert_dump_free(&dp);
             return EXIT_INPUT;
         }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", outp, (long)getpid());
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        fprintf(stderr, "kvq cert: cannot write %s: %s\n", tmp, strerror(errno));
+    if (kvq_outfile_open(&of, outp, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq cert: %s\n", err);
         kvq_cert_dump_free(&dp);
         return EXIT_INPUT;
     }
-    st = kvq_cert_dump_write(f, &dp);
-    if (fclose(f) != 0 || st != KVQ_OK || rename(tmp, outp) != 0) {
-        remove(tmp);
-        fprintf(stderr, "kvq cert: writing %s failed\n", outp);
+    st = kvq_cert_dump_write(of.f, &dp);
+    if (st != KVQ_OK) {
+        kvq_outfile_abort(&of);
+        fprintf(stderr, "kvq cert: %s: %s\n", outp, st == KVQ_E_PARAM ? "a value has no encoding in the dump format"
+                                                                     : "write failed");
+        kvq_cert_dump_free(&dp);
+        return EXIT_INPUT;
+    }
+    if (kvq_outfile_commit(&of, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq cert: %s\n", err);
         kvq_cert_dump_free(&dp);
         return EXIT_INPUT;
     }
@@ -245,6 +259,7 @@ int kvq_cert_main(int argc, char **argv)
     make_opts mo;
     kvq_cert_case *cases;
     size_t ncases = 0;
+    char err[1024];
     memset(&mo, 0, sizeof mo);
     mo.seed = 1, mo.kind = KIND_SINKS, mo.d = 64, mo.n = 100;
     mo.scale_ekey = 1.0f, mo.scale_eval = 1.0f;
@@ -261,6 +276,12 @@ int kvq_cert_main(int argc, char **argv)
             mo.perturb = 1;
             continue;
         }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { /* [VER-CLI-01] */
+            fputs("usage:\n", stdout);
+            fputs(kvq_family_cert.commands[0].usage, stdout);
+            free(dumps);
+            return 0;
+        }
         if (v == NULL) { fprintf(stderr, "kvq cert: %s needs a value\n", a); free(dumps); return EXIT_INPUT; }
         i++;
         if (strcmp(a, "--dump") == 0) dumps[nd++] = v;
@@ -271,7 +292,7 @@ int kvq_cert_main(int argc, char **argv)
             char *end;
             errno = 0;
             mo.seed = strtoull(v, &end, 0);
-            if (errno != 0 || *v == '\0' || *v == '-' || *end != '\0') { fprintf(stderr, "kvq cert: bad seed '%s'\n", v); free(dumps); return EXIT_INPUT; }
+            if (errno != 0 || *v < '0' || *v > '9' || *end != '\0') { fprintf(stderr, "kvq cert: bad seed '%s'\n", v); free(dumps); return EXIT_INPUT; }
             have_seed = 1;
         } else if (strcmp(a, "--kind") == 0) {
             mo.kind = -1;
@@ -342,12 +363,12 @@ int kvq_cert_main(int argc, char **argv)
         printf("%zu passed, %zu failed\n", ncases - failed, failed);
         if (rc == 0 && failed) rc = 1;
     }
-    if (json != NULL && kvq_report_cert_json(json, cases, ncases) != KVQ_OK) {
-        fprintf(stderr, "kvq cert: cannot write %s\n", json);
+    if (json != NULL && kvq_report_cert_json(json, cases, ncases, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq cert: %s\n", err);
         rc = EXIT_INPUT;
     }
-    if (junit != NULL && kvq_report_cert_junit(junit, cases, ncases) != KVQ_OK) {
-        fprintf(stderr, "kvq cert: cannot write %s\n", junit);
+    if (junit != NULL && kvq_report_cert_junit(junit, cases, ncases, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq cert: %s\n", err);
         rc = EXIT_INPUT;
     }
     free(cases);

@@ -59,7 +59,7 @@ void kvq_cert_qcache_free(kvq_cert_qcache *c);
 
 /* Reports of kvq cert (cert_report.c): [VER-REP-01] / [VER-REP-02] with
  * classname "cert". */
-kvq_status kvq_report_cert_json(const char *path, const kvq_cert_case *c, size_t n);
-kvq_status kvq_report_cert_junit(const char *path, const kvq_cert_case *c, size_t n);
+kvq_status kvq_report_cert_json(const char *path, const kvq_cert_case *c, size_t n, char *err, size_t errlen);
+kvq_status kvq_report_cert_junit(const char *path, const kvq_cert_case *c, size_t n, char *err, size_t errlen);
 
 #endif /* KVQ_CERTJUDGE_H */

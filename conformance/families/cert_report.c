@@ -20,12 +20,14 @@ static void put_num(FILE *f, const char *key, double x, int last)
     else fprintf(f, "\"%s\": null, \"%s_hex\": \"%a\"%s", key, key, x, last ? "" : ", ");
 }
 
-kvq_status kvq_report_cert_json(const char *path, const kvq_cert_case *cs, size_t n)
+kvq_status kvq_report_cert_json(const char *path, const kvq_cert_case *cs, size_t n, char *err, size_t errlen)
 {
-    char tmp[1024];
+    kvq_outfile o;
     size_t passed = 0;
-    FILE *f = kvq_report_open(path, tmp, sizeof tmp);
-    if (f == NULL) return KVQ_E_IO;
+    FILE *f;
+    kvq_status st = kvq_outfile_open(&o, path, err, errlen);
+    if (st != KVQ_OK) return st;
+    f = o.f;
     for (size_t i = 0; i < n; i++) passed += cs[i].outcome == KVQ_PASS;
     fprintf(f, "{\n  \"kvq_report\": 1,\n  \"kvq_version\": \"%s\",\n  \"subject\": \"cert\",\n"
                "  \"passed\": %zu,\n  \"failed\": %zu,\n  \"skipped\": 0,\n  \"cases\": [",
@@ -67,15 +69,17 @@ kvq_status kvq_report_cert_json(const char *path, const kvq_cert_case *cs, size_
         fputs("}}", f);
     }
     fputs("\n  ]\n}\n", f);
-    return kvq_report_commit(f, tmp, path);
+    return kvq_outfile_commit(&o, err, errlen);
 }
 
-kvq_status kvq_report_cert_junit(const char *path, const kvq_cert_case *cs, size_t n)
+kvq_status kvq_report_cert_junit(const char *path, const kvq_cert_case *cs, size_t n, char *err, size_t errlen)
 {
-    char tmp[1024];
+    kvq_outfile o;
     size_t failed = 0;
-    FILE *f = kvq_report_open(path, tmp, sizeof tmp);
-    if (f == NULL) return KVQ_E_IO;
+    FILE *f;
+    kvq_status st = kvq_outfile_open(&o, path, err, errlen);
+    if (st != KVQ_OK) return st;
+    f = o.f;
     for (size_t i = 0; i < n; i++) failed += cs[i].outcome != KVQ_PASS;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<testsuites tests=\"%zu\" failures=\"%zu\" skipped=\"0\">\n"
@@ -93,5 +97,5 @@ kvq_status kvq_report_cert_junit(const char *path, const kvq_cert_case *cs, size
         fputs("\"/>\n    </testcase>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);
-    return kvq_report_commit(f, tmp, path);
+    return kvq_outfile_commit(&o, err, errlen);
 }

@@ -16,6 +16,7 @@
 #include "kvq_bits.h"
 #include "kvq_exact.h"
 #include "kivi.h"
+#include "vecio.h"
 
 /* Flags compared at the bounded level [API-FLAGS-03]: those decided by the
  * bitwise-checked metadata and by the inputs alone.  CLAMPED and SATURATED can
@@ -112,6 +113,15 @@ static int call(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t
     int st = quantize(o->codes, o->scale, o->zero, flags, in->x, &in->shape, &c->pol);
     if (st == KVQ_OK) {
         st = dequantize(o->deq, &dflags, o->codes, o->scale, o->zero, &in->shape, &c->pol);
+        if (st != KVQ_OK) {
+            /* the quantization succeeded and wrote its outputs; what must be
+             * untouched [API-ERR-01] is what the failed dequantization owns */
+            kvq_out_refill(c, o, "codes");
+            kvq_out_refill(c, o, "scale");
+            kvq_out_refill(c, o, "zero");
+            *flags = dflags;
+            return st;
+        }
         *flags |= dflags;
     }
     return st;
@@ -127,8 +137,9 @@ static void judge_bounded(kvq_verdict *v, const kvq_case *c, const kvq_kivi_out 
     size_t dl = sizeof v->detail;
     uint32_t ef = c->flags & BOUNDED_FLAGS;
     if ((flags & BOUNDED_FLAGS) != ef) {
-        snprintf(d, dl, "flags (bounded mask 0x%02x): expected 0x%08lx, got 0x%08lx", BOUNDED_FLAGS,
-                 (unsigned long)ef, (unsigned long)(flags & BOUNDED_FLAGS));
+        char what[48];
+        snprintf(what, sizeof what, "flags (bounded mask 0x%02x)", BOUNDED_FLAGS);
+        kvq_judge_flags(v, what, ef, flags & BOUNDED_FLAGS);
         return;
     }
     for (uint64_t g = 0; g < ng; g++) {

@@ -81,24 +81,37 @@ int kvq_bench_main(int argc, char **argv)
            (double)vf.ncases / tgen, (double)elems / tgen);
     printf("fast path (binary32), 4096 x 1024 tensor, G=32, best of 5:\n");
     for (size_t r = 0; r < nrows; r++) {
-        if (!bench_fast(&rows[r], 4096, 1024, 5)) { fprintf(stderr, "kvq bench: fast path failed\n"); return 2; }
+        if (!bench_fast(&rows[r], 4096, 1024, 5)) {
+            fprintf(stderr, "kvq bench: fast path failed\n");
+            kvq_vfile_free(&vf);
+            return 2;
+        }
         printf("  %-28s quantize %.3g values/s, dequantize %.3g values/s\n", rows[r].what,
                rows[r].q_vps, rows[r].d_vps);
     }
     printf("  fast/exact quantize ratio (first row): %.0fx\n", rows[0].q_vps / ((double)elems / tgen));
-    if (json != NULL) {
-        FILE *f = fopen(json, "w");
-        if (f == NULL) { fprintf(stderr, "kvq bench: cannot write %s\n", json); return 2; }
-        fprintf(f, "{\n  \"exact\": {\"cases\": %zu, \"values\": %llu, \"seconds\": %.6f, "
+    if (json != NULL) { /* [VER-RUN-04]: whole or not at all */
+        kvq_outfile o;
+        char oerr[1024];
+        if (kvq_outfile_open(&o, json, oerr, sizeof oerr) != KVQ_OK) {
+            fprintf(stderr, "kvq bench: %s\n", oerr);
+            kvq_vfile_free(&vf);
+            return 2;
+        }
+        fprintf(o.f, "{\n  \"exact\": {\"cases\": %zu, \"values\": %llu, \"seconds\": %.6f, "
                 "\"cases_per_s\": %.3f, \"values_per_s\": %.3f},\n  \"fast\": [",
                 vf.ncases, (unsigned long long)elems, tgen, (double)vf.ncases / tgen,
                 (double)elems / tgen);
         for (size_t r = 0; r < nrows; r++)
-            fprintf(f, "%s\n    {\"config\": \"%s\", \"quantize_values_per_s\": %.3f, "
+            fprintf(o.f, "%s\n    {\"config\": \"%s\", \"quantize_values_per_s\": %.3f, "
                     "\"dequantize_values_per_s\": %.3f}", r ? "," : "", rows[r].what,
                     rows[r].q_vps, rows[r].d_vps);
-        fputs("\n  ]\n}\n", f);
-        fclose(f);
+        fputs("\n  ]\n}\n", o.f);
+        if (kvq_outfile_commit(&o, oerr, sizeof oerr) != KVQ_OK) {
+            fprintf(stderr, "kvq bench: %s\n", oerr);
+            kvq_vfile_free(&vf);
+            return 2;
+        }
     }
     kvq_vfile_free(&vf);
     return 0;

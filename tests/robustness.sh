@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# tests/robustness.sh BUILD -- what a vendor or a CI job meets on bad input and
+# odd outputs: each check is the regression test of a defect once found.
+# SPEC: [VEC-GEN-01] [VEC-FMT-07] [VEC-RES-03] [API-ERR-01] [VER-RUN-04] [VER-OUT-02]
+# [VER-REP-03] [VER-CLI-01] [VER-CLI-02] [VER-CLI-04] [VER-CLAIM-01] [VER-EX-02]
+set -u
+B=${1:-build}
+KVQ=$B/san/kvq
+SUBJ=$B/subjects
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+
+# a hand-edited copy of a vector file: no end line, a generator that is not kvq
+untrail() { grep -v '^end ' "$1" | sed '5s/^generator .*/generator hand-edited/' > "$2"; }
+
+echo "== tests/robustness.sh"
+"$KVQ" gen --family kivi --level smoke -o "$T/k.vec" 2>/dev/null
+"$KVQ" gen --family cert --level smoke -o "$T/c.vec" 2>/dev/null
+
+# -- shards: counts near 2^32 and beyond neither wrap nor overflow [VEC-GEN-01]
+expect 2 "gen --shard 1/-1 refused" -- $KVQ gen --family kivi --level smoke --shard 1/-1 -o "$T/x.vec"
+grep_out "bad shard '1/-1'" "bad shard named"
+expect 0 "gen --shard 1/4294967295: one case" -- $KVQ gen --family kivi --level smoke --shard 1/4294967295 -o "$T/sh.vec"
+[ "$(grep -c '^case' "$T/sh.vec")" = 1 ] && ok "one case in shard 1/4294967295" || bad "shard 1/4294967295 case count"
+expect 2 "gen --shard 0/2^64 refused" -- $KVQ gen --family kivi --level smoke --shard 0/18446744073709551616 -o "$T/x.vec"
+expect 2 "gen --seed ' 5' (a blank before the number) refused" -- $KVQ gen --family kivi --level smoke --seed " 5" -o "$T/x.vec"
+
+# -- every case the reader accepts runs: group=0 expecting KVQ_E_PARAM
+line=$(grep -n 'err-group12' "$T/k.vec" | cut -d: -f1)
+untrail "$T/k.vec" "$T/g0.vec"
+sed -i "${line}s/ group=12 / group=0 /" "$T/g0.vec"
+expect 0 "ref-fast passes a group=0 error case" -- $KVQ verify --vectors "$T/g0.vec" --subject ref-fast
+grep_out 'has no end line' "a file without an end line reads with a warning"
+
+# -- the end line [VEC-FMT-07]
+head -n 20 "$T/k.vec" > "$T/cut.vec"
+expect 2 "a vector file cut at a line boundary is refused" -- $KVQ verify --vectors "$T/cut.vec" --subject ref-fast
+grep_out 'cut.vec:[0-9]+: no end line after 15 cases' "cut file named with its case count"
+sed '10s/ tokens=\([0-9]*\) / tokens=\1 /; 10s/\(x=[0-9a-f]\{7\}\)[0-9a-f]/\10/' "$T/k.vec" > "$T/dig.vec"
+if cmp -s "$T/k.vec" "$T/dig.vec"; then sed '10s/\(x=[0-9a-f]\{7\}\)0/\11/' "$T/k.vec" > "$T/dig.vec"; fi
+expect 2 "a changed case line fails the digest" -- $KVQ verify --vectors "$T/dig.vec" --subject ref-fast
+grep_out "dig.vec:[0-9]+: the case lines' digest is fnv1a64:" "digest mismatch named"
+{ cat "$T/k.vec"; echo "case id=extra"; } > "$T/after.vec"
+expect 2 "a line after the end line is refused" -- $KVQ verify --vectors "$T/after.vec" --subject ref-fast
+grep_out "content after the 'end' line" "content after end named"
+sed 's/^end [0-9]* /end 3 /' "$T/k.vec" > "$T/cnt.vec"
+expect 2 "a wrong case count in the end line is refused" -- $KVQ verify --vectors "$T/cnt.vec" --subject ref-fast
+grep_out 'the end line counts 3 cases' "count mismatch named"
+
+# -- a failed call writes nothing [API-ERR-01] [VEC-RES-03]
+expect 1 "a subject that writes before an error FAILS (kivi)" -- $KVQ verify --vectors "$T/k.vec" --subject "$SUBJ/write_on_error.so"
+grep_out 'as expected, but the call wrote flags: a failed call leaves every output' "writes after an error named"
+if grep -E '^  FAIL ' "$T/out" | grep -vq 'as expected, but the call wrote'; then bad "write-on-error fails a case for another reason"
+else ok "write-on-error fails for its writes only"; fi
+n_fail=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed$/\1/p' "$T/out")
+[ "${n_fail:-0}" -ge 10 ] && ok "$n_fail error cases caught" || bad "only ${n_fail:-0} error cases caught"
+expect 1 "a subject that writes before an error FAILS (cert-keys)" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/write_on_error.so" --ops cert-keys
+grep_out 'but the call wrote sigma' "the written output named"
+expect 0 "ref-fast writes nothing on error" -- $KVQ verify --vectors "$T/k.vec" --subject ref-fast
+
+# -- claims [VER-CLAIM-01]
+expect 0 "keys-only subject claiming what it answers passes" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/cert_keys_only.so" --ops answered --json "$T/claim.json" --junit "$T/claim.xml"
+grep_out 'cases of operations not claimed; claimed: cert-keys' "claim shown in the text report"
+grep -q '"operations": \["cert-keys"\]' "$T/claim.json" && ok "claim in the JSON report" || bad "claim missing from JSON"
+grep -q 'name="kvq.operations" value="cert-keys"' "$T/claim.xml" && ok "claim in the JUnit report" || bad "claim missing from JUnit"
+expect 1 "claiming an operation it lacks still skips" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/cert_keys_only.so" --ops cert-keys,cert-step
+expect 2 "claiming an unknown operation is a usage error" -- $KVQ verify --vectors "$T/c.vec" --subject ref-fast --ops cert-nope
+grep_out "no operation 'cert-nope'" "unknown operation named"
+
+# -- flags by name [VER-EX-02]
+"$KVQ" run --subject ref-fast --vectors "$T/k.vec" -o "$T/k.res" 2>/dev/null
+id=$(grep -E '^case id=[^ ]* level=exact .*status=0 flags=0x00000000 ' "$T/k.vec" | head -1 | sed 's/^case id=\([^ ]*\) .*/\1/')
+sed "/^result id=$id /s/ flags=0x00000000 / flags=0x00000002 /" "$T/k.res" > "$T/kf.res"
+expect 1 "a flags word with an extra bit fails" -- $KVQ verify --vectors "$T/k.vec" --results "$T/kf.res"
+grep_out "flags: expected 0x00000000 \(none\), got 0x00000002 \(CLAMPED\): extra CLAMPED" "flags decoded by name"
+
+# -- bad step parameters in a status-0 case are the file's error
+line=$(grep -n 'op=cert-step.*status=0 ' "$T/c.vec" | head -1 | cut -d: -f1)
+untrail "$T/c.vec" "$T/r0.vec"
+sed -i "${line}s/ r=[0-9]* / r=0 /" "$T/r0.vec"
+expect 2 "status-0 step with r=0 is an input error" -- $KVQ verify --vectors "$T/r0.vec" --subject ref-fast
+grep_out "r0.vec:$line: status 0 with r below 1" "bad r named with file:line"
+untrail "$T/c.vec" "$T/s0.vec"
+sed -i "${line}s/ scale=[0-9a-f]* / scale=00000000 /" "$T/s0.vec"
+expect 2 "status-0 step with scale 0 is an input error" -- $KVQ verify --vectors "$T/s0.vec" --subject ref-fast
+grep_out "s0.vec:$line: status 0 with scale not a positive normal" "bad scale named"
+
+# -- outputs: devices stay devices, links stay links, long names, reasons [VER-RUN-04] [VER-OUT-02]
+if [ -c /dev/null ] && [ -w /dev/null ]; then
+  expect 0 "gen -o /dev/null" -- $KVQ gen --family kivi --level smoke -o /dev/null
+  [ -c /dev/null ] && ok "/dev/null is still a character device" || bad "/dev/null was replaced"
+fi
+echo old > "$T/target.vec"; ln -s target.vec "$T/link.vec"
+expect 0 "gen through a symbolic link" -- $KVQ gen --family kivi --level smoke -o "$T/link.vec"
+if [ -L "$T/link.vec" ] && grep -q '^end ' "$T/target.vec"; then ok "the link stays a link, its target is replaced"
+else bad "symbolic link replaced or target not written"; fi
+long="$T/$(printf 'd%.0s' $(seq 1 200))"; mkdir -p "$long/$(printf 'e%.0s' $(seq 1 200))/$(printf 'f%.0s' $(seq 1 200))"
+lp="$long/$(printf 'e%.0s' $(seq 1 200))/$(printf 'f%.0s' $(seq 1 200))/$(printf 'g%.0s' $(seq 1 200)).vec"
+echo keep > "${lp%.vec}.ve"
+expect 0 "gen to a path of $(echo -n "$lp" | wc -c) bytes" -- $KVQ gen --family kivi --level smoke -o "$lp"
+[ -s "$lp" ] && [ "$(cat "${lp%.vec}.ve")" = keep ] && ok "long path written, sibling untouched" || bad "long path"
+expect 2 "gen into a missing directory says why" -- $KVQ gen --family kivi --level smoke -o "$T/nodir/x.vec"
+grep_out 'No such file or directory' "the reason (errno) is given"
+expect 2 "gen onto a directory says why" -- $KVQ gen --family kivi --level smoke -o "$T"
+grep_out 'Is a directory' "writing onto a directory refused with the reason"
+expect 2 "reading a directory says why" -- $KVQ verify --vectors "$T" --subject ref-fast
+grep_out 'cannot read: Is a directory' "directory read named"
+expect 2 "bench --json into a missing directory" -- $KVQ bench --json "$T/nodir/b.json"
+grep_out 'No such file or directory' "bench names the reason"
+cp "$T/k.res" "$T/keep.res"
+expect 2 "verify --results F --subject S will not overwrite F" -- $KVQ verify --vectors "$T/k.vec" --subject ref-fast --results "$T/keep.res"
+cmp -s "$T/k.res" "$T/keep.res" && ok "the existing results file is untouched" || bad "results file overwritten"
+expect 2 "cert --make-dump with an infinite E_key claim is refused" -- $KVQ cert --make-dump "$T/inf.dump" --seed 1 --scale-ekey 1e39
+[ ! -e "$T/inf.dump" ] && ok "no dump written" || bad "a dump its reader rejects was written"
+ls "$T"/*.tmp.* >/dev/null 2>&1 && bad "temporary files left behind" || ok "no temporary files left"
+
+# -- reports are valid UTF-8 JSON and XML whatever the subject says [VER-REP-03]
+{ printf 'kvq-results 1\nsubject caf\xc3\xa9-\xff\xfe-\x01\n'; printf 'unavailable '; for i in $(seq 1 300); do printf '\xc3\xa9'; done; printf '\n'; } > "$T/u.res"
+expect 1 "an unavailable subject with non-ASCII text" -- $KVQ verify --vectors "$T/k.vec" --results "$T/u.res" --json "$T/u.json" --junit "$T/u.xml"
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1], encoding="utf-8")); assert d["subject"].startswith("caf\u00e9-"), d["subject"]; assert d["skip_reason"] and d["skip_reason"].strip("\u00e9") == ""' "$T/u.json" 2>"$T/py.err"; then
+  ok "JSON report is valid UTF-8 JSON, no character cut"; else bad "JSON report: $(cat "$T/py.err" | tail -1)"; fi
+if python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/u.xml" 2>"$T/py.err"; then
+  ok "JUnit report is well-formed XML"; else bad "JUnit report: $(tail -1 "$T/py.err")"; fi
+
+# -- every subcommand has --help [VER-CLI-01]
+for c in gen run verify demo ops cert; do
+  expect 0 "kvq $c --help" -- $KVQ $c --help
+  grep_out "^usage:" "kvq $c --help prints its usage"
+done
+expect 0 "kvq --version" -- $KVQ --version
+grep_out 'vector and results format 1, subject ABI 3' "version names the formats"
+
+finish robustness.sh
