@@ -32,7 +32,7 @@
  * what was sent and report it; default: no limit), KVQ_THREADS (CPU checkers;
  * default: online CPUs), KVQ_CERT_DUMP_DIR.
  * Without a device: "gpu-cert-decode-test: SKIPPED (no CUDA device: ...)",
- * exit 0, as gpu/cert/cert_test.cu.
+ * exit 0, as gpu/cert/cert_test.cu (gpu/testbed.h: seed, RNG, device, closing).
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -53,7 +53,7 @@ extern "C" {
 #include "kvq.h"
 #include "kvq_cuda.h"
 #include "kvq_exact.h"
-#include "kvq_rng.h"
+#include "testbed.h"
 
 #pragma weak kvq_exact_cert_ladder
 
@@ -63,34 +63,10 @@ extern "C" {
 #define MAX_KV  4u
 #define MAX_G   5u
 
-static kvq_rng g_rng;
-static uint64_t g_seed;
-
-static void die_cuda(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess) {
-        fprintf(stderr, "gpu-cert-decode-test: %s: %s\n", what, cudaGetErrorString(e));
-        exit(2);
-    }
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1u);
-    if (!p) {
-        fprintf(stderr, "gpu-cert-decode-test: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
-static uint32_t rndu(uint32_t n) { return kvq_rng_below(&g_rng, n); }
-static int chance(uint32_t pct) { return rndu(100) < pct; }
-static double rndf(void) { return (double)(kvq_rng_next(&g_rng) >> 11) * 0x1p-53; }
 static double gauss(void)
 {
     double s = 0.0;
-    for (int i = 0; i < 6; i++) s += rndf();
+    for (int i = 0; i < 6; i++) s += kvq_tb_rndf();
     return (s - 3.0) * 1.41421356;
 }
 static float f16(double x)
@@ -104,7 +80,7 @@ static float f16(double x)
  * 256 takes a second channel chunk. */
 static uint32_t pick_dim(void)
 {
-    const uint32_t u = rndu(100);
+    const uint32_t u = kvq_tb_rndu(100);
     return u < 30 ? 64u : (u < 65 ? 128u : (u < 75 ? 16u : (u < 85 ? 48u : 256u)));
 }
 
@@ -160,7 +136,7 @@ static void report_fail(const batch *b, uint32_t qh, const char *fmt, ...)
     g_fail++;
     if (g_fail <= 20) {
         fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u kvh=%u group=%u qh=%u kind=%s rung=%u: ",
-                (unsigned long long)g_seed, b->n, b->d, b->kvh, b->group, qh,
+                (unsigned long long)kvq_tb_seed(), b->n, b->d, b->kvh, b->group, qh,
                 b->kind[qh / b->group], b->rec[qh].rung);
         va_start(ap, fmt);
         vfprintf(stderr, fmt, ap);
@@ -275,7 +251,8 @@ static void check_job(const job *jb)
      * with one outward binary64 step on each side; delta1 >= every err_b */
     if (b->lt != NULL) {
         const float *lt = b->lt + (uint64_t)qh * nb, *rad = b->rad + (uint64_t)qh * nb;
-        double *lo = (double *)xmalloc(nb * sizeof(double)), *hi = (double *)xmalloc(nb * sizeof(double));
+        double *lo = (double *)kvq_tb_malloc(nb * sizeof(double));
+        double *hi = (double *)kvq_tb_malloc(nb * sizeof(double));
         kvq_status ls = kvq_exact_cert_logmass(lo, hi, q, b->scale, &c, sh);
         int rb = ls != KVQ_OK;
         uint32_t at = 0;
@@ -456,30 +433,32 @@ static void gen_keys(float *k, const float *qs, uint32_t g, uint32_t n, uint32_t
     uint32_t nrel = 0;
     uint32_t rel[64];
     if (kind == 0) {                          /* sinks: the first few tokens */
-        for (uint32_t i = 0; i < 1u + rndu(4) && i < n; i++) rel[nrel++] = i;
+        for (uint32_t i = 0; i < 1u + kvq_tb_rndu(4) && i < n; i++) rel[nrel++] = i;
     } else if (kind == 1) {                   /* clustered relevant blocks */
-        const uint32_t nbk = 1u + rndu(3);
+        const uint32_t nbk = 1u + kvq_tb_rndu(3);
         for (uint32_t c = 0; c < nbk; c++) {
-            const uint32_t s = rndu(n);
-            for (uint32_t i = s; i < n && i < s + 8u + rndu(24) && nrel < 64u; i++) rel[nrel++] = i;
+            const uint32_t s = kvq_tb_rndu(n);
+            for (uint32_t i = s; i < n && i < s + 8u + kvq_tb_rndu(24) && nrel < 64u; i++)
+                rel[nrel++] = i;
         }
         if (n > 0) rel[nrel < 64u ? nrel++ : 63u] = 0;
     } else if (kind == 3) {                   /* needles */
-        for (uint32_t c = 0; c < 1u + rndu(6) && nrel < 64u; c++) rel[nrel++] = rndu(n);
+        for (uint32_t c = 0; c < 1u + kvq_tb_rndu(6) && nrel < 64u; c++)
+            rel[nrel++] = kvq_tb_rndu(n);
     }
     for (uint32_t r = 0; r < nrel; r++) {
-        const float *qv = qs + (uint64_t)rndu(g) * d;
+        const float *qv = qs + (uint64_t)kvq_tb_rndu(g) * d;
         double nn = 0.0;
         for (uint32_t c = 0; c < d; c++) nn += (double)qv[c] * qv[c];
         nn = sqrt(nn) + 1e-3;
-        const double a = (2.0 + 10.0 * rndf()) * sqrt((double)d) / nn;
+        const double a = (2.0 + 10.0 * kvq_tb_rndf()) * sqrt((double)d) / nn;
         for (uint32_t c = 0; c < d; c++)
             k[(uint64_t)rel[r] * d + c] = f16(qv[c] * a / sqrt((double)d) * 1.0 + gauss() * 0.05);
     }
     if (kind == 4) {                          /* constant channels (some all-constant keys) */
-        const int all = chance(30);
+        const int all = kvq_tb_chance(30);
         for (uint32_t c = 0; c < d; c++) {
-            if (!all && !chance(40)) continue;
+            if (!all && !kvq_tb_chance(40)) continue;
             const float cv = f16(gauss());
             for (uint32_t i = 0; i < n; i++) k[(uint64_t)i * d + c] = cv;
         }
@@ -488,32 +467,33 @@ static void gen_keys(float *k, const float *qs, uint32_t g, uint32_t n, uint32_t
 
 static void gen_values(float *v, uint32_t n, uint32_t d)
 {
-    const double sc = chance(20) ? 0.01 : (chance(20) ? 30.0 : 1.0);
+    const double sc = kvq_tb_chance(20) ? 0.01 : (kvq_tb_chance(20) ? 30.0 : 1.0);
     for (uint64_t i = 0; i < (uint64_t)n * d; i++) v[i] = f16(gauss() * sc);
-    if (chance(30)) {                         /* constant groups, outliers */
+    if (kvq_tb_chance(30)) {                  /* constant groups, outliers */
         for (uint32_t c0 = 0; c0 < d; c0 += 16u) {
-            if (!chance(30)) continue;
+            if (!kvq_tb_chance(30)) continue;
             const float cv = f16(gauss());
             for (uint32_t i = 0; i < n; i++)
                 for (uint32_t c = c0; c < c0 + 16u; c++) v[(uint64_t)i * d + c] = cv;
         }
-        for (uint32_t o = 0; o < 1u + rndu(8); o++) v[(uint64_t)rndu(n) * d + rndu(d)] = f16(gauss() * 200.0);
+        for (uint32_t o = 0; o < 1u + kvq_tb_rndu(8); o++)
+            v[(uint64_t)kvq_tb_rndu(n) * d + kvq_tb_rndu(d)] = f16(gauss() * 200.0);
     }
 }
 
 static kvq_cert_params gen_params(void)
 {
     kvq_cert_params p = kvq_cert_default_params();
-    const uint32_t u = rndu(100);
-    if (u < 10) p.promote_budget = rndu(3);
+    const uint32_t u = kvq_tb_rndu(100);
+    if (u < 10) p.promote_budget = kvq_tb_rndu(3);
     else if (u < 15) p.tau = 0x1.ccccccp-1f;          /* 0.9 */
     else if (u < 20) p.tau = 1.0f;
     else if (u < 25) p.eps_guard = 0.5f;
-    else if (u < 29) p.start_rung = 1u + rndu(3);
+    else if (u < 29) p.start_rung = 1u + kvq_tb_rndu(3);
     else if (u < 35) {
-        p.kmin = 1u + rndu(4);
-        p.kmax = p.kmin + rndu(12);
-    } else if (u < 40) p.r = 1u + rndu(3);
+        p.kmin = 1u + kvq_tb_rndu(4);
+        p.kmax = p.kmin + kvq_tb_rndu(12);
+    } else if (u < 40) p.r = 1u + kvq_tb_rndu(3);
     else if (u < 43) p.vtol = 0.0f;
     return p;
 }
@@ -534,28 +514,28 @@ static void dev_init(dev *D)
 {
     const uint64_t nv = (uint64_t)MAX_KV * MAX_N * MAX_D, nb = MAX_KV * (MAX_N / 16u + 1u);
     const uint64_t qh = MAX_KV * MAX_G;
-    die_cuda(cudaMalloc((void **)&D->k, nv * 4), "malloc");
-    die_cuda(cudaMalloc((void **)&D->v, nv * 4), "malloc");
-    die_cuda(cudaMalloc((void **)&D->q, qh * MAX_D * 4), "malloc");
-    die_cuda(cudaMalloc((void **)&D->sg, nv / 16 * 4 + 64), "malloc");
-    die_cuda(cudaMalloc((void **)&D->z, nv / 16 * 4 + 64), "malloc");
-    die_cuda(cudaMalloc((void **)&D->vs, nv / 16 * 4 + 64), "malloc");
-    die_cuda(cudaMalloc((void **)&D->vz, nv / 16 * 4 + 64), "malloc");
-    die_cuda(cudaMalloc((void **)&D->eta, nb * 4), "malloc");
-    die_cuda(cudaMalloc((void **)&D->nu, nb * 4), "malloc");
-    die_cuda(cudaMalloc((void **)&D->out, qh * MAX_D * 4), "malloc");
-    die_cuda(cudaMalloc((void **)&D->d1, qh * 4), "malloc");
-    die_cuda(cudaMalloc((void **)&D->kc, nv + 64), "malloc");
-    die_cuda(cudaMalloc((void **)&D->vc, nv / 2 + 64), "malloc");
-    die_cuda(cudaMalloc((void **)&D->sel, qh * (MAX_N / 16u + 1u)), "malloc");
-    die_cuda(cudaMalloc((void **)&D->prom, qh * (MAX_N / 16u + 1u)), "malloc");
-    die_cuda(cudaMalloc((void **)&D->kr, MAX_KV * 16u * MAX_D * 2), "malloc");
-    die_cuda(cudaMalloc((void **)&D->vr, MAX_KV * 16u * MAX_D * 2), "malloc");
-    die_cuda(cudaMalloc((void **)&D->rec, qh * sizeof(kvq_cert_record)), "malloc");
-    die_cuda(cudaMalloc((void **)&D->decl, qh * sizeof(kvq_cert_decl)), "malloc");
-    die_cuda(cudaMalloc((void **)&D->status, qh * 4), "malloc");
-    die_cuda(cudaHostAlloc((void **)&D->t2, 2 * nv * 2, cudaHostAllocMapped), "hostalloc");
-    die_cuda(cudaHostGetDevicePointer((void **)&D->t2d, D->t2, 0), "devptr");
+    kvq_tb_cuda(cudaMalloc((void **)&D->k, nv * 4), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->v, nv * 4), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->q, qh * MAX_D * 4), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->sg, nv / 16 * 4 + 64), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->z, nv / 16 * 4 + 64), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->vs, nv / 16 * 4 + 64), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->vz, nv / 16 * 4 + 64), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->eta, nb * 4), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->nu, nb * 4), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->out, qh * MAX_D * 4), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->d1, qh * 4), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->kc, nv + 64), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->vc, nv / 2 + 64), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->sel, qh * (MAX_N / 16u + 1u)), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->prom, qh * (MAX_N / 16u + 1u)), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->kr, MAX_KV * 16u * MAX_D * 2), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->vr, MAX_KV * 16u * MAX_D * 2), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->rec, qh * sizeof(kvq_cert_record)), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->decl, qh * sizeof(kvq_cert_decl)), "malloc");
+    kvq_tb_cuda(cudaMalloc((void **)&D->status, qh * 4), "malloc");
+    kvq_tb_cuda(cudaHostAlloc((void **)&D->t2, 2 * nv * 2, cudaHostAllocMapped), "hostalloc");
+    kvq_tb_cuda(cudaHostGetDevicePointer((void **)&D->t2d, D->t2, 0), "devptr");
     kvq_cert_shape ms = {MAX_N, MAX_D};
     if (kvq_cuda_cert_ws_create(&D->ws, (uint32_t)qh, &ms) != KVQ_OK) {
         fprintf(stderr, "gpu-cert-decode-test: workspace\n");
@@ -570,15 +550,13 @@ static unsigned long g_residue;    /* batches that left workspace entries set */
 /* Compare n bytes bitwise; report the first difference. */
 static int same_bytes(const void *a, const void *b, size_t n, const char *what, const batch *bt)
 {
-    if (memcmp(a, b, n) == 0) return 1;
-    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
-    size_t i = 0;
-    while (x[i] == y[i]) i++;
+    const long i = kvq_tb_first_diff(a, b, n);
+    if (i < 0) return 1;
     pthread_mutex_lock(&g_mx);
     g_bitwise_fail++;
     if (g_bitwise_fail <= 10)
         fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u: %s differs from ref/fast at byte %zu\n",
-                (unsigned long long)g_seed, bt->n, bt->d, what, i);
+                (unsigned long long)kvq_tb_seed(), bt->n, bt->d, what, (size_t)i);
     pthread_mutex_unlock(&g_mx);
     return 0;
 }
@@ -587,19 +565,20 @@ static void run_batch(dev *D, uint64_t *steps_left)
 {
     batch *b = (batch *)calloc(1, sizeof *b);
     if (!b) exit(2);
-    const uint32_t u = rndu(100);
+    const uint32_t u = kvq_tb_rndu(100);
     /* the exact check costs about n d: mostly short heads, a tail to 3000 */
-    b->n = u < 85 ? 1u + rndu(112) : (u < 98 ? 112u + rndu(400) : 512u + rndu(2500));
+    b->n = u < 85 ? 1u + kvq_tb_rndu(112)
+                  : (u < 98 ? 112u + kvq_tb_rndu(400) : 512u + kvq_tb_rndu(2500));
     b->d = pick_dim();
-    b->kvh = 1u + rndu(MAX_KV);
-    b->group = 1u + rndu(MAX_G);
-    if (rndu(2000) == 0) {
+    b->kvh = 1u + kvq_tb_rndu(MAX_KV);
+    b->group = 1u + kvq_tb_rndu(MAX_G);
+    if (kvq_tb_rndu(2000) == 0) {
         /* a long head: more full blocks than the select kernel has threads,
          * so each of its threads walks a run of several blocks */
-        b->n = 16385u + rndu(MAX_N - 16385u);
-        b->d = chance(50) ? 16u : 64u;
+        b->n = 16385u + kvq_tb_rndu(MAX_N - 16385u);
+        b->d = kvq_tb_chance(50) ? 16u : 64u;
         b->kvh = 1u;
-        b->group = 1u + rndu(2);
+        b->group = 1u + kvq_tb_rndu(2);
         pthread_mutex_lock(&g_mx);
         g_long++;
         pthread_mutex_unlock(&g_mx);
@@ -612,31 +591,31 @@ static void run_batch(dev *D, uint64_t *steps_left)
     const kvq_cert_shape *sh = &b->sh;
     const uint32_t nb = kvq_cert_blocks(sh), nres = kvq_cert_residual_tokens(sh);
     const uint64_t nv = (uint64_t)n * d;
-    b->q = (float *)xmalloc(qh * d * 4);
-    b->k = (float *)xmalloc(b->kvh * nv * 4);
-    b->v = (float *)xmalloc(b->kvh * nv * 4);
-    b->kc = (int8_t *)xmalloc(b->kvh * kvq_cert_key_code_bytes(sh));
-    b->sg = (float *)xmalloc(b->kvh * kvq_cert_key_meta_count(sh) * 4);
-    b->z = (float *)xmalloc(b->kvh * kvq_cert_key_meta_count(sh) * 4);
-    b->vc = (uint8_t *)xmalloc(b->kvh * kvq_cert_value_code_bytes(sh));
-    b->vs = (float *)xmalloc(b->kvh * kvq_cert_value_groups(sh) * 4);
-    b->vz = (float *)xmalloc(b->kvh * kvq_cert_value_groups(sh) * 4);
-    b->eta = (float *)xmalloc(b->kvh * nb * 4);
-    b->nu = (float *)xmalloc(b->kvh * nb * 4);
-    b->out = (float *)xmalloc(qh * d * 4);
-    b->d1 = (float *)xmalloc(qh * 4);
-    b->rec = (kvq_cert_record *)xmalloc(qh * sizeof(kvq_cert_record));
-    b->decl = (kvq_cert_decl *)xmalloc(qh * sizeof(kvq_cert_decl));
-    b->status = (uint32_t *)xmalloc(qh * 4);
-    b->sel = (uint8_t *)xmalloc(qh * nb);
-    b->prom = (uint8_t *)xmalloc(qh * nb);
-    b->lt = (float *)xmalloc((uint64_t)qh * nb * 4);
-    b->rad = (float *)xmalloc((uint64_t)qh * nb * 4);
-    const double qa = chance(20) ? 4.0 : 1.0;
+    b->q = (float *)kvq_tb_malloc(qh * d * 4);
+    b->k = (float *)kvq_tb_malloc(b->kvh * nv * 4);
+    b->v = (float *)kvq_tb_malloc(b->kvh * nv * 4);
+    b->kc = (int8_t *)kvq_tb_malloc(b->kvh * kvq_cert_key_code_bytes(sh));
+    b->sg = (float *)kvq_tb_malloc(b->kvh * kvq_cert_key_meta_count(sh) * 4);
+    b->z = (float *)kvq_tb_malloc(b->kvh * kvq_cert_key_meta_count(sh) * 4);
+    b->vc = (uint8_t *)kvq_tb_malloc(b->kvh * kvq_cert_value_code_bytes(sh));
+    b->vs = (float *)kvq_tb_malloc(b->kvh * kvq_cert_value_groups(sh) * 4);
+    b->vz = (float *)kvq_tb_malloc(b->kvh * kvq_cert_value_groups(sh) * 4);
+    b->eta = (float *)kvq_tb_malloc(b->kvh * nb * 4);
+    b->nu = (float *)kvq_tb_malloc(b->kvh * nb * 4);
+    b->out = (float *)kvq_tb_malloc(qh * d * 4);
+    b->d1 = (float *)kvq_tb_malloc(qh * 4);
+    b->rec = (kvq_cert_record *)kvq_tb_malloc(qh * sizeof(kvq_cert_record));
+    b->decl = (kvq_cert_decl *)kvq_tb_malloc(qh * sizeof(kvq_cert_decl));
+    b->status = (uint32_t *)kvq_tb_malloc(qh * 4);
+    b->sel = (uint8_t *)kvq_tb_malloc(qh * nb);
+    b->prom = (uint8_t *)kvq_tb_malloc(qh * nb);
+    b->lt = (float *)kvq_tb_malloc((uint64_t)qh * nb * 4);
+    b->rad = (float *)kvq_tb_malloc((uint64_t)qh * nb * 4);
+    const double qa = kvq_tb_chance(20) ? 4.0 : 1.0;
     for (uint32_t i = 0; i < qh * d; i++) b->q[i] = f16(gauss() * qa);
     kvq_policy pol = kvq_policy_default;
     for (uint32_t h = 0; h < b->kvh; h++) {
-        const int kind = (int)rndu(5);
+        const int kind = (int)kvq_tb_rndu(5);
         b->kind[h] = KINDS[kind];
         gen_keys(b->k + h * nv, b->q + (uint64_t)h * b->group * d, b->group, n, d, kind);
         gen_values(b->v + h * nv, n, d);
@@ -658,9 +637,9 @@ static void run_batch(dev *D, uint64_t *steps_left)
         }
     }
     /* device: the originals, quantized and annotated on the GPU */
-    die_cuda(cudaMemcpy(D->k, b->k, b->kvh * nv * 4, cudaMemcpyHostToDevice), "copy k");
-    die_cuda(cudaMemcpy(D->v, b->v, b->kvh * nv * 4, cudaMemcpyHostToDevice), "copy v");
-    die_cuda(cudaMemcpy(D->q, b->q, qh * d * 4, cudaMemcpyHostToDevice), "copy q");
+    kvq_tb_cuda(cudaMemcpy(D->k, b->k, b->kvh * nv * 4, cudaMemcpyHostToDevice), "copy k");
+    kvq_tb_cuda(cudaMemcpy(D->v, b->v, b->kvh * nv * 4, cudaMemcpyHostToDevice), "copy v");
+    kvq_tb_cuda(cudaMemcpy(D->q, b->q, qh * d * 4, cudaMemcpyHostToDevice), "copy q");
     uint16_t res[MAX_KV * 2 * 16 * MAX_D];
     for (uint32_t h = 0; h < b->kvh; h++) {
         for (uint64_t i = 0; i < nv; i++) {
@@ -694,8 +673,9 @@ static void run_batch(dev *D, uint64_t *steps_left)
             exit(2);
         }
     }
-    die_cuda(cudaMemcpy(D->kr, res, (uint64_t)b->kvh * nres * d * 2, cudaMemcpyHostToDevice), "kr");
-    die_cuda(cudaMemcpy(D->vr, res + MAX_KV * 16 * MAX_D, (uint64_t)b->kvh * nres * d * 2,
+    kvq_tb_cuda(cudaMemcpy(D->kr, res, (uint64_t)b->kvh * nres * d * 2, cudaMemcpyHostToDevice),
+                "kr");
+    kvq_tb_cuda(cudaMemcpy(D->vr, res + MAX_KV * 16 * MAX_D, (uint64_t)b->kvh * nres * d * 2,
                         cudaMemcpyHostToDevice), "vr");
     kvq_cuda_cert_heads H;
     memset(&H, 0, sizeof H);
@@ -719,15 +699,15 @@ static void run_batch(dev *D, uint64_t *steps_left)
     /* the fast selector mostly at its full gather capacity, sometimes at a
      * small one (0: the radix selector), so that both selectors and the
      * switch between them at rung 1 are met [CERT-DEV-03] */
-    const uint32_t cap = chance(70) ? 1024u : rndu(9);
+    const uint32_t cap = kvq_tb_chance(70) ? 1024u : kvq_tb_rndu(9);
     /* and the staging pool of promoted values mostly full size, sometimes
      * small or off (0), so that staged, unstaged and mixed groups are met */
-    const uint32_t scap = chance(70) ? 32u : rndu(4);
+    const uint32_t scap = kvq_tb_chance(70) ? 32u : kvq_tb_rndu(4);
     /* and the select kernel's early fetch of staged values mostly as large as
      * its buffer, sometimes 0-4 blocks (4: the default), so that claims copied
      * at its end are met (the second run fetches all it can, or stages
      * nothing) */
-    const uint32_t pcap = chance(70) ? 1024u : rndu(5);
+    const uint32_t pcap = kvq_tb_chance(70) ? 1024u : kvq_tb_rndu(5);
     if (kvq_cuda_cert_ws_set_gather(D->ws, cap) != KVQ_OK ||
         kvq_cuda_cert_ws_set_stage(D->ws, scap) != KVQ_OK ||
         kvq_cuda_cert_ws_set_prefetch(D->ws, pcap) != KVQ_OK)
@@ -738,14 +718,16 @@ static void run_batch(dev *D, uint64_t *steps_left)
         fprintf(stderr, "gpu-cert-decode-test: step launch: %s\n", kvq_status_str(st));
         exit(2);
     }
-    die_cuda(cudaDeviceSynchronize(), "step");
-    die_cuda(cudaMemcpy(b->out, D->out, qh * d * 4, cudaMemcpyDeviceToHost), "out");
-    die_cuda(cudaMemcpy(b->rec, D->rec, qh * sizeof(kvq_cert_record), cudaMemcpyDeviceToHost), "rec");
-    die_cuda(cudaMemcpy(b->decl, D->decl, qh * sizeof(kvq_cert_decl), cudaMemcpyDeviceToHost), "decl");
-    die_cuda(cudaMemcpy(b->d1, D->d1, qh * 4, cudaMemcpyDeviceToHost), "d1");
-    die_cuda(cudaMemcpy(b->status, D->status, qh * 4, cudaMemcpyDeviceToHost), "status");
-    die_cuda(cudaMemcpy(b->sel, D->sel, qh * nb, cudaMemcpyDeviceToHost), "sel");
-    die_cuda(cudaMemcpy(b->prom, D->prom, qh * nb, cudaMemcpyDeviceToHost), "prom");
+    kvq_tb_cuda(cudaDeviceSynchronize(), "step");
+    kvq_tb_cuda(cudaMemcpy(b->out, D->out, qh * d * 4, cudaMemcpyDeviceToHost), "out");
+    kvq_tb_cuda(cudaMemcpy(b->rec, D->rec, qh * sizeof(kvq_cert_record), cudaMemcpyDeviceToHost),
+                "rec");
+    kvq_tb_cuda(cudaMemcpy(b->decl, D->decl, qh * sizeof(kvq_cert_decl), cudaMemcpyDeviceToHost),
+                "decl");
+    kvq_tb_cuda(cudaMemcpy(b->d1, D->d1, qh * 4, cudaMemcpyDeviceToHost), "d1");
+    kvq_tb_cuda(cudaMemcpy(b->status, D->status, qh * 4, cudaMemcpyDeviceToHost), "status");
+    kvq_tb_cuda(cudaMemcpy(b->sel, D->sel, qh * nb, cudaMemcpyDeviceToHost), "sel");
+    kvq_tb_cuda(cudaMemcpy(b->prom, D->prom, qh * nb, cudaMemcpyDeviceToHost), "prom");
     /* the same step with the other selector (the radix one when the first run
      * had the full gather capacity, else the fast one) and the other staging
      * (none when the first run had the full pool, else the full pool): every
@@ -753,7 +735,7 @@ static void run_batch(dev *D, uint64_t *steps_left)
     {
         const size_t n_out = (size_t)qh * d * 4, n_rec = qh * sizeof(kvq_cert_record),
                      n_decl = qh * sizeof(kvq_cert_decl), n_sel = (size_t)qh * nb;
-        uint8_t *t = (uint8_t *)xmalloc(n_out + n_rec + n_decl + 8u * qh + 2u * n_sel);
+        uint8_t *t = (uint8_t *)kvq_tb_malloc(n_out + n_rec + n_decl + 8u * qh + 2u * n_sel);
         uint8_t *t_rec = t + n_out, *t_decl = t_rec + n_rec, *t_d1 = t_decl + n_decl,
                 *t_st = t_d1 + 4u * qh, *t_sel = t_st + 4u * qh, *t_prom = t_sel + n_sel;
         if (kvq_cuda_cert_ws_set_gather(D->ws, cap == 1024u ? 0u : 1024u) != KVQ_OK ||
@@ -764,14 +746,14 @@ static void run_batch(dev *D, uint64_t *steps_left)
             fprintf(stderr, "gpu-cert-decode-test: second step launch failed\n");
             exit(2);
         }
-        die_cuda(cudaDeviceSynchronize(), "step (other selector)");
-        die_cuda(cudaMemcpy(t, D->out, n_out, cudaMemcpyDeviceToHost), "out");
-        die_cuda(cudaMemcpy(t_rec, D->rec, n_rec, cudaMemcpyDeviceToHost), "rec");
-        die_cuda(cudaMemcpy(t_decl, D->decl, n_decl, cudaMemcpyDeviceToHost), "decl");
-        die_cuda(cudaMemcpy(t_d1, D->d1, qh * 4, cudaMemcpyDeviceToHost), "d1");
-        die_cuda(cudaMemcpy(t_st, D->status, qh * 4, cudaMemcpyDeviceToHost), "status");
-        die_cuda(cudaMemcpy(t_sel, D->sel, n_sel, cudaMemcpyDeviceToHost), "sel");
-        die_cuda(cudaMemcpy(t_prom, D->prom, n_sel, cudaMemcpyDeviceToHost), "prom");
+        kvq_tb_cuda(cudaDeviceSynchronize(), "step (other selector)");
+        kvq_tb_cuda(cudaMemcpy(t, D->out, n_out, cudaMemcpyDeviceToHost), "out");
+        kvq_tb_cuda(cudaMemcpy(t_rec, D->rec, n_rec, cudaMemcpyDeviceToHost), "rec");
+        kvq_tb_cuda(cudaMemcpy(t_decl, D->decl, n_decl, cudaMemcpyDeviceToHost), "decl");
+        kvq_tb_cuda(cudaMemcpy(t_d1, D->d1, qh * 4, cudaMemcpyDeviceToHost), "d1");
+        kvq_tb_cuda(cudaMemcpy(t_st, D->status, qh * 4, cudaMemcpyDeviceToHost), "status");
+        kvq_tb_cuda(cudaMemcpy(t_sel, D->sel, n_sel, cudaMemcpyDeviceToHost), "sel");
+        kvq_tb_cuda(cudaMemcpy(t_prom, D->prom, n_sel, cudaMemcpyDeviceToHost), "prom");
         const int same = memcmp(t, b->out, n_out) == 0 && memcmp(t_rec, b->rec, n_rec) == 0 &&
                          memcmp(t_decl, b->decl, n_decl) == 0 &&
                          memcmp(t_d1, b->d1, qh * 4) == 0 && memcmp(t_st, b->status, qh * 4) == 0 &&
@@ -786,12 +768,12 @@ static void run_batch(dev *D, uint64_t *steps_left)
         g_staged += anyprom ? 1u : 0u;
         if (residue != 0u && ++g_residue <= 10)
             fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u: %llu workspace entries not clear "
-                    "after the step\n", (unsigned long long)g_seed, b->n, b->d,
+                    "after the step\n", (unsigned long long)kvq_tb_seed(), b->n, b->d,
                     (unsigned long long)residue);
         if (!same && ++g_paths_fail <= 10)
             fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u: the fast and the radix selector "
                     "(gather capacity %u, staging slots %u, early fetch %u) give different "
-                    "steps\n", (unsigned long long)g_seed, b->n, b->d, cap, scap, pcap);
+                    "steps\n", (unsigned long long)kvq_tb_seed(), b->n, b->d, cap, scap, pcap);
         pthread_mutex_unlock(&g_mx);
     }
     for (uint32_t i = 0; i < qh; i++)
@@ -805,24 +787,24 @@ static void run_batch(dev *D, uint64_t *steps_left)
         const uint64_t km = b->kvh * kvq_cert_key_meta_count(sh);
         const uint64_t vcb = b->kvh * kvq_cert_value_code_bytes(sh);
         const uint64_t vg = b->kvh * kvq_cert_value_groups(sh);
-        void *t = xmalloc(kcb + km * 8 + vcb + vg * 8 + b->kvh * nb * 8 + 64);
+        void *t = kvq_tb_malloc(kcb + km * 8 + vcb + vg * 8 + b->kvh * nb * 8 + 64);
         uint8_t *p = (uint8_t *)t;
         int ok = 1;
-        die_cuda(cudaMemcpy(p, D->kc, kcb, cudaMemcpyDeviceToHost), "kc");
+        kvq_tb_cuda(cudaMemcpy(p, D->kc, kcb, cudaMemcpyDeviceToHost), "kc");
         ok &= same_bytes(p, b->kc, kcb, "key codes", b);
-        die_cuda(cudaMemcpy(p, D->sg, km * 4, cudaMemcpyDeviceToHost), "sg");
+        kvq_tb_cuda(cudaMemcpy(p, D->sg, km * 4, cudaMemcpyDeviceToHost), "sg");
         ok &= same_bytes(p, b->sg, km * 4, "sigma", b);
-        die_cuda(cudaMemcpy(p, D->z, km * 4, cudaMemcpyDeviceToHost), "z");
+        kvq_tb_cuda(cudaMemcpy(p, D->z, km * 4, cudaMemcpyDeviceToHost), "z");
         ok &= same_bytes(p, b->z, km * 4, "z", b);
-        die_cuda(cudaMemcpy(p, D->vc, vcb, cudaMemcpyDeviceToHost), "vc");
+        kvq_tb_cuda(cudaMemcpy(p, D->vc, vcb, cudaMemcpyDeviceToHost), "vc");
         ok &= same_bytes(p, b->vc, vcb, "value codes", b);
-        die_cuda(cudaMemcpy(p, D->vs, vg * 4, cudaMemcpyDeviceToHost), "vs");
+        kvq_tb_cuda(cudaMemcpy(p, D->vs, vg * 4, cudaMemcpyDeviceToHost), "vs");
         ok &= same_bytes(p, b->vs, vg * 4, "value scale", b);
-        die_cuda(cudaMemcpy(p, D->vz, vg * 4, cudaMemcpyDeviceToHost), "vz");
+        kvq_tb_cuda(cudaMemcpy(p, D->vz, vg * 4, cudaMemcpyDeviceToHost), "vz");
         ok &= same_bytes(p, b->vz, vg * 4, "value zero", b);
-        die_cuda(cudaMemcpy(p, D->eta, b->kvh * nb * 4, cudaMemcpyDeviceToHost), "eta");
+        kvq_tb_cuda(cudaMemcpy(p, D->eta, b->kvh * nb * 4, cudaMemcpyDeviceToHost), "eta");
         ok &= same_bytes(p, b->eta, b->kvh * nb * 4, "eta", b);
-        die_cuda(cudaMemcpy(p, D->nu, b->kvh * nb * 4, cudaMemcpyDeviceToHost), "nu");
+        kvq_tb_cuda(cudaMemcpy(p, D->nu, b->kvh * nb * 4, cudaMemcpyDeviceToHost), "nu");
         ok &= same_bytes(p, b->nu, b->kvh * nb * 4, "nu", b);
         free(t);
         pthread_mutex_lock(&g_mx);
@@ -842,7 +824,7 @@ static void run_host_api(unsigned long cases)
 {
     for (unsigned long t = 0; t < cases; t++) {
         batch *b = (batch *)calloc(1, sizeof *b);
-        b->n = 1u + rndu(300);
+        b->n = 1u + kvq_tb_rndu(300);
         b->d = pick_dim();
         b->kvh = b->group = 1u;
         b->sh.tokens = b->n;
@@ -857,26 +839,26 @@ static void run_host_api(unsigned long cases)
         const kvq_cert_shape *sh = &b->sh;
         const uint32_t nb = kvq_cert_blocks(sh), d = b->d;
         const uint64_t nv = (uint64_t)b->n * d;
-        b->q = (float *)xmalloc(d * 4);
-        b->k = (float *)xmalloc(nv * 4);
-        b->v = (float *)xmalloc(nv * 4);
-        b->kc = (int8_t *)xmalloc(kvq_cert_key_code_bytes(sh));
-        b->sg = (float *)xmalloc(kvq_cert_key_meta_count(sh) * 4);
-        b->z = (float *)xmalloc(kvq_cert_key_meta_count(sh) * 4);
-        b->vc = (uint8_t *)xmalloc(kvq_cert_value_code_bytes(sh));
-        b->vs = (float *)xmalloc(kvq_cert_value_groups(sh) * 4);
-        b->vz = (float *)xmalloc(kvq_cert_value_groups(sh) * 4);
-        b->eta = (float *)xmalloc(nb * 4);
-        b->nu = (float *)xmalloc(nb * 4);
-        b->out = (float *)xmalloc(d * 4);
-        b->d1 = (float *)xmalloc(4);
-        b->rec = (kvq_cert_record *)xmalloc(sizeof(kvq_cert_record));
-        b->decl = (kvq_cert_decl *)xmalloc(sizeof(kvq_cert_decl));
-        b->status = (uint32_t *)xmalloc(4);
-        b->sel = (uint8_t *)xmalloc(nb);
-        b->prom = (uint8_t *)xmalloc(nb);
+        b->q = (float *)kvq_tb_malloc(d * 4);
+        b->k = (float *)kvq_tb_malloc(nv * 4);
+        b->v = (float *)kvq_tb_malloc(nv * 4);
+        b->kc = (int8_t *)kvq_tb_malloc(kvq_cert_key_code_bytes(sh));
+        b->sg = (float *)kvq_tb_malloc(kvq_cert_key_meta_count(sh) * 4);
+        b->z = (float *)kvq_tb_malloc(kvq_cert_key_meta_count(sh) * 4);
+        b->vc = (uint8_t *)kvq_tb_malloc(kvq_cert_value_code_bytes(sh));
+        b->vs = (float *)kvq_tb_malloc(kvq_cert_value_groups(sh) * 4);
+        b->vz = (float *)kvq_tb_malloc(kvq_cert_value_groups(sh) * 4);
+        b->eta = (float *)kvq_tb_malloc(nb * 4);
+        b->nu = (float *)kvq_tb_malloc(nb * 4);
+        b->out = (float *)kvq_tb_malloc(d * 4);
+        b->d1 = (float *)kvq_tb_malloc(4);
+        b->rec = (kvq_cert_record *)kvq_tb_malloc(sizeof(kvq_cert_record));
+        b->decl = (kvq_cert_decl *)kvq_tb_malloc(sizeof(kvq_cert_decl));
+        b->status = (uint32_t *)kvq_tb_malloc(4);
+        b->sel = (uint8_t *)kvq_tb_malloc(nb);
+        b->prom = (uint8_t *)kvq_tb_malloc(nb);
         for (uint32_t i = 0; i < d; i++) b->q[i] = f16(gauss());
-        const int kind = (int)rndu(5);
+        const int kind = (int)kvq_tb_rndu(5);
         b->kind[0] = KINDS[kind];
         gen_keys(b->k, b->q, 1, b->n, d, kind);
         gen_values(b->v, b->n, d);
@@ -885,7 +867,7 @@ static void run_host_api(unsigned long cases)
         kvq_cert_quantize_values(b->vc, b->vs, b->vz, NULL, b->v, sh, &pol);
         kvq_cert_annotate(b->eta, b->nu, b->v, b->vc, b->vs, b->vz, sh);
         /* annotate_host bit-exact to kvq_cert_annotate */
-        float *e2 = (float *)xmalloc(nb * 4), *n2 = (float *)xmalloc(nb * 4);
+        float *e2 = (float *)kvq_tb_malloc(nb * 4), *n2 = (float *)kvq_tb_malloc(nb * 4);
         kvq_status st = kvq_cuda_cert_annotate_host(e2, n2, b->v, b->vc, b->vs, b->vz, sh);
         if (st != KVQ_OK) {
             fprintf(stderr, "FAIL kvq_cuda_cert_annotate_host: %s\n", kvq_status_str(st));
@@ -908,7 +890,8 @@ static void run_host_api(unsigned long cases)
     /* bad input: a NaN key, a non-binary16 value, a bad parameter, a bad shape */
     {
         const uint32_t n = 40, d = 64;
-        float *k = (float *)xmalloc(n * d * 4), *v = (float *)xmalloc(n * d * 4), q[64], out[64];
+        float *k = (float *)kvq_tb_malloc(n * d * 4), *v = (float *)kvq_tb_malloc(n * d * 4);
+        float q[64], out[64];
         uint8_t sel[8], prom[8];
         kvq_cert_record rec;
         kvq_cert_decl decl;
@@ -954,35 +937,21 @@ static void run_host_api(unsigned long cases)
 
 int main(void)
 {
-    char why[256];
-    const char *env = getenv("KVQ_SEED");
-    g_seed = env ? strtoull(env, NULL, 0) : DEFAULT_SEED;
-    g_rng.s = g_seed;
-    env = getenv("KVQ_CERT_STEPS");
-    uint64_t steps = env ? strtoull(env, NULL, 0) : 100000ull;
-    env = getenv("KVQ_THREADS");
+    kvq_tb_init("gpu-cert-decode-test", DEFAULT_SEED);
+    uint64_t steps = kvq_tb_env_count("KVQ_CERT_STEPS", 100000u);
+    const char *env = getenv("KVQ_THREADS");
     long nthr = env ? strtol(env, NULL, 0) : sysconf(_SC_NPROCESSORS_ONLN);
     if (nthr < 1) nthr = 1;
     if (nthr > 256) nthr = 256;
     g_dump_dir = getenv("KVQ_CERT_DUMP_DIR");
     g_have_ladder = kvq_exact_cert_ladder != NULL;
 
-    if (kvq_cuda_device_check(why, sizeof why) != KVQ_OK) {
-        printf("gpu-cert-decode-test: SKIPPED (no CUDA device: %s)\n", why);
+    if (!kvq_tb_device("%llu steps, %ld CPU checkers, exact ladder %s",
+                       (unsigned long long)steps, nthr,
+                       g_have_ladder ? "linked" : "NOT linked (ladder checks not run)"))
         return 0;
-    }
-    {
-        cudaDeviceProp p;
-        int dv = 0;
-        die_cuda(cudaGetDevice(&dv), "cudaGetDevice");
-        die_cuda(cudaGetDeviceProperties(&p, dv), "cudaGetDeviceProperties");
-        printf("gpu-cert-decode-test: device %s (sm_%d%d), seed 0x%016llx, %llu steps, %ld "
-               "CPU checkers, exact ladder %s\n",
-               p.name, p.major, p.minor, (unsigned long long)g_seed, (unsigned long long)steps,
-               nthr, g_have_ladder ? "linked" : "NOT linked (ladder checks not run)");
-    }
-    g_q = (job *)xmalloc(g_qcap * sizeof *g_q);
-    pthread_t *th = (pthread_t *)xmalloc((size_t)nthr * sizeof *th);
+    g_q = (job *)kvq_tb_malloc(g_qcap * sizeof *g_q);
+    pthread_t *th = (pthread_t *)kvq_tb_malloc((size_t)nthr * sizeof *th);
     for (long i = 0; i < nthr; i++) pthread_create(&th[i], NULL, worker, NULL);
     dev D;
     dev_init(&D);
@@ -1030,8 +999,5 @@ int main(void)
            g_paths, g_paths_fail, g_staged, g_residue, g_long, g_dumps);
     const int bad = g_fail || g_undecided || g_bitwise_fail || g_paths_fail || g_residue ||
                     g_pass != g_steps;
-    if (bad) printf("gpu-cert-decode-test: FAILED, seed 0x%016llx (rerun with KVQ_SEED)\n",
-                    (unsigned long long)g_seed);
-    printf("%lu passed, %lu failed\n", g_pass, g_steps - g_pass);
-    return bad ? 1 : 0;
+    return kvq_tb_close(g_pass, g_steps - g_pass, bad);
 }

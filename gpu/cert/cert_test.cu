@@ -5,9 +5,11 @@
  * (gpu/kvq_cuda.h) on the same keys and values and compares, bit for bit: the
  * status, the flags word, every key code byte, every sigma and z bit pattern,
  * every value code byte and every binary16 scale and offset bit pattern.
- * Outputs start as a sentinel pattern on both sides, one slack region past
- * each buffer's end included, so "nothing written on error" [API-ERR-01] and
- * "nothing written out of bounds" are checked by the same comparison.  Inputs
+ * Outputs start as a sentinel pattern on both sides, one guard region past
+ * each buffer's end included (gpu/testbed.h), so "nothing written on error"
+ * [API-ERR-01] and "nothing written out of bounds" are checked by the same
+ * comparison; and after every call each side's guards (and after an error its
+ * whole outputs and flags word) must still hold the sentinel.  Inputs
  * are binary16 values by construction, per channel of one kind: ordinary,
  * constant (zero range), exact code ties, few distinct values, subnormal
  * binary16, the binary16 extremes; bad cases put a NaN, an infinity or a
@@ -22,91 +24,32 @@
  * Seed: KVQ_SEED (default below), printed on failure; cases: KVQ_GPU_CASES.
  * The closing line is "N passed, N failed".
  */
-#include <cuda_runtime.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvq_rng.h"
 #include "kvq.h"
 #include "kvq_bits.h"
 #include "kvq_cuda.h"
+#include "testbed.h" /* seed, RNG, device buffers, output sets, counters */
 
 #define DEFAULT_SEED 0x6b76712d63727431ull /* "kvq-crt1" */
-#define SENTINEL 0xA5
-#define FLAGS_SENTINEL 0xDEADBEEFu
-#define SLACK 64u                          /* sentinel bytes past each buffer */
-#define MAX_REPORTS 10
 
-static uint64_t g_seed;
-static kvq_rng g_rng; /* conformance/kvq_rng.h */
-static unsigned long g_passed, g_failed, g_case;
 static unsigned long g_err_cases, g_nq0_cases;
 
-static uint64_t rnd(void) { return kvq_rng_next(&g_rng); }
-static uint32_t rndu(uint32_t n) { return (uint32_t)(rnd() % n); }
-static int chance(uint32_t percent) { return rndu(100) < percent; }
-
-static void die_cuda(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess) {
-        fprintf(stderr, "gpu-cert-test: %s: %s (seed 0x%016llx)\n", what, cudaGetErrorString(e),
-                (unsigned long long)g_seed);
-        exit(2);
-    }
-}
-
 /* ---- buffers ------------------------------------------------------------ */
-typedef struct dbuf {
-    void *p;
-    size_t n;
-} dbuf;
+static kvq_tb_dbuf d_in, d_o[3]; /* input; codes, sigma|scale, z|zero */
 
-static void *dgrow(dbuf *b, size_t n)
+/* One output set (gpu/testbed.h): codes, sigma|scale, z|zero, each
+ * sentinel-filled with its guard bytes; names for messages by op. */
+static void outs_init(kvq_tb_outs *o, const char *side, int keys, size_t na, size_t nb,
+                      size_t nc)
 {
-    if (n > b->n) {
-        if (b->p) cudaFree(b->p);
-        die_cuda(cudaMalloc(&b->p, n), "cudaMalloc");
-        b->n = n;
-    }
-    return b->p;
-}
-
-static dbuf d_in, d_o1, d_o2, d_o3;
-
-/* One output set (three buffers), host side, sentinel-filled plus SLACK. */
-typedef struct outs {
-    uint8_t *a, *b, *c;   /* codes, sigma|scale, z|zero */
-    size_t na, nb, nc;    /* bytes, SLACK included */
-    uint32_t flags;
-    kvq_status st;
-} outs;
-
-static void outs_init(outs *o, size_t na, size_t nb, size_t nc)
-{
-    o->na = na + SLACK;
-    o->nb = nb + SLACK;
-    o->nc = nc + SLACK;
-    o->a = (uint8_t *)malloc(o->na);
-    o->b = (uint8_t *)malloc(o->nb);
-    o->c = (uint8_t *)malloc(o->nc);
-    if (!o->a || !o->b || !o->c) {
-        fprintf(stderr, "gpu-cert-test: out of memory\n");
-        exit(2);
-    }
-    memset(o->a, SENTINEL, o->na);
-    memset(o->b, SENTINEL, o->nb);
-    memset(o->c, SENTINEL, o->nc);
-    o->flags = FLAGS_SENTINEL;
-}
-
-static void outs_free(outs *o)
-{
-    free(o->a);
-    free(o->b);
-    free(o->c);
+    kvq_tb_outs_init(o, side);
+    kvq_tb_outs_add(o, "codes", na);
+    kvq_tb_outs_add(o, keys ? "sigma" : "scale", nb);
+    kvq_tb_outs_add(o, keys ? "z" : "zero", nc);
 }
 
 /* ---- case description and reporting ------------------------------------ */
@@ -121,8 +64,8 @@ static void print_case(const tcase *c)
 {
     printf("  seed=0x%016llx case=%lu op=%s input=%s n=%u d=%u ties=%s overflow=%s "
            "subnormal=%s\n",
-           (unsigned long long)g_seed, g_case, c->op, c->what, c->sh.tokens, c->sh.dim,
-           c->pol.ties ? "away" : "even", c->pol.overflow ? "nan" : "saturate",
+           (unsigned long long)kvq_tb_seed(), kvq_tb_cases(), c->op, c->what, c->sh.tokens,
+           c->sh.dim, c->pol.ties ? "away" : "even", c->pol.overflow ? "nan" : "saturate",
            c->pol.subnormal ? "daz" : "keep");
 }
 
@@ -144,36 +87,31 @@ static void dump_value_group(const tcase *c, const float *v, uint32_t t, uint32_
     printf("\n");
 }
 
-/* First differing byte of two buffers, or -1. */
-static long first_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i]) return (long)i;
-    return -1;
-}
-
-/* Compare the reference's outputs r with the device's g; report.  For the
- * key op the metadata differences are mapped back to a column dump. */
-static int compare(const tcase *c, const float *x, const outs *r, const outs *g, int keys)
+/* Compare the reference's outputs r with the device's g, guard bytes
+ * included; report.  For the key op the metadata differences are mapped back
+ * to a column dump.  Then each side's guards, and after an error its whole
+ * outputs and flags [API-ERR-01] (gpu/testbed.h).  1 when all hold. */
+static int compare(const tcase *c, const float *x, const kvq_tb_outs *r, const kvq_tb_outs *g,
+                   int keys)
 {
     char msg[256];
     long at;
-    if (r->st != g->st) {
-        snprintf(msg, sizeof msg, "status ref %s gpu %s", kvq_status_str(r->st),
-                 kvq_status_str(g->st));
+    const uint8_t *ra = r->buf[0].p, *ga = g->buf[0].p;
+    if (r->status != g->status) {
+        snprintf(msg, sizeof msg, "status ref %s gpu %s", kvq_status_str(r->status),
+                 kvq_status_str(g->status));
         goto fail;
     }
     if (r->flags != g->flags) {
         snprintf(msg, sizeof msg, "flags ref 0x%08x gpu 0x%08x", r->flags, g->flags);
         goto fail;
     }
-    if ((at = first_diff(r->a, g->a, r->na)) >= 0) {
-        snprintf(msg, sizeof msg, "code byte %ld: ref %02x gpu %02x", at, r->a[at], g->a[at]);
-        g_failed++;
-        if (g_failed <= MAX_REPORTS) {
+    if ((at = kvq_tb_first_diff(ra, ga, kvq_tb_outs_bytes(r, 0))) >= 0) {
+        snprintf(msg, sizeof msg, "code byte %ld: ref %02x gpu %02x", at, ra[at], ga[at]);
+        if (kvq_tb_fail()) {
             printf("FAIL %s: %s\n", c->op, msg);
             print_case(c);
-            if (r->st == KVQ_OK) {
+            if (r->status == KVQ_OK) {
                 if (keys && (uint64_t)at < kvq_cert_key_code_bytes(&c->sh)) {
                     uint32_t bb = (uint32_t)((uint64_t)at / kvq_cert_key_block_bytes(&c->sh));
                     uint32_t in = (uint32_t)((uint64_t)at % kvq_cert_key_block_bytes(&c->sh));
@@ -187,37 +125,34 @@ static int compare(const tcase *c, const float *x, const outs *r, const outs *g,
         }
         return 0;
     }
-    {
-        const uint8_t *rb[2] = {r->b, r->c}, *gb[2] = {g->b, g->c};
-        const size_t nn[2] = {r->nb, r->nc};
-        const char *nm[2] = {keys ? "sigma" : "scale", keys ? "z" : "zero"};
-        for (int k = 0; k < 2; k++) {
-            if ((at = first_diff(rb[k], gb[k], nn[k])) < 0) continue;
-            uint32_t e = (uint32_t)(at / 4), rv = 0, gv = 0;
-            if ((size_t)(e + 1u) * 4u <= nn[k]) {
-                memcpy(&rv, rb[k] + 4u * e, 4);
-                memcpy(&gv, gb[k] + 4u * e, 4);
-            }
-            snprintf(msg, sizeof msg, "%s entry %u: ref %08x gpu %08x", nm[k], e, rv, gv);
-            g_failed++;
-            if (g_failed <= MAX_REPORTS) {
-                printf("FAIL %s: %s\n", c->op, msg);
-                print_case(c);
-                if (r->st == KVQ_OK && keys && e < kvq_cert_key_meta_count(&c->sh))
-                    dump_key_column(c, x, e / c->sh.dim, e % c->sh.dim);
-                if (r->st == KVQ_OK && !keys && e < kvq_cert_value_groups(&c->sh)) {
-                    uint32_t gpt = kvq_cert_value_groups_per_token(&c->sh);
-                    dump_value_group(c, x, e / gpt, e % gpt);
-                }
-            }
-            return 0;
+    for (unsigned k = 1; k < 3; k++) {
+        const uint8_t *rb = r->buf[k].p, *gb = g->buf[k].p;
+        const size_t nn = kvq_tb_outs_bytes(r, k);
+        if ((at = kvq_tb_first_diff(rb, gb, nn)) < 0) continue;
+        uint32_t e = (uint32_t)(at / 4), rv = 0, gv = 0;
+        if ((size_t)(e + 1u) * 4u <= nn) {
+            memcpy(&rv, rb + 4u * e, 4);
+            memcpy(&gv, gb + 4u * e, 4);
         }
+        snprintf(msg, sizeof msg, "%s entry %u: ref %08x gpu %08x", r->buf[k].name, e, rv, gv);
+        if (kvq_tb_fail()) {
+            printf("FAIL %s: %s\n", c->op, msg);
+            print_case(c);
+            if (r->status == KVQ_OK && keys && e < kvq_cert_key_meta_count(&c->sh))
+                dump_key_column(c, x, e / c->sh.dim, e % c->sh.dim);
+            if (r->status == KVQ_OK && !keys && e < kvq_cert_value_groups(&c->sh)) {
+                uint32_t gpt = kvq_cert_value_groups_per_token(&c->sh);
+                dump_value_group(c, x, e / gpt, e % gpt);
+            }
+        }
+        return 0;
     }
-    g_passed++;
+    if (!kvq_tb_outs_check(r, r->status != KVQ_OK, msg, sizeof msg) ||
+        !kvq_tb_outs_check(g, g->status != KVQ_OK, msg, sizeof msg))
+        goto fail;
     return 1;
 fail:
-    g_failed++;
-    if (g_failed <= MAX_REPORTS) {
+    if (kvq_tb_fail()) {
         printf("FAIL %s: %s\n", c->op, msg);
         print_case(c);
     }
@@ -234,47 +169,47 @@ static float f16_val(int32_t m, int e)
 
 static float rnd_f16(int emin, int emax) /* random binary16 with exponent in a range */
 {
-    int e = emin + (int)rndu((uint32_t)(emax - emin + 1));
-    int32_t m = (int32_t)(1024u + rndu(1024u));
+    int e = emin + (int)kvq_tb_rndu((uint32_t)(emax - emin + 1));
+    int32_t m = (int32_t)(1024u + kvq_tb_rndu(1024u));
     if (e < -24) e = -24;
     if (e > 5) e = 5;
-    return f16_val(chance(50) ? -m : m, e);
+    return f16_val(kvq_tb_chance(50) ? -m : m, e);
 }
 
 /* Fill channel ch, tokens t0 .. t0+cnt-1, of x [n][d] with one kind. */
 static void gen_column(float *x, const kvq_cert_shape *sh, uint32_t t0, uint32_t cnt,
                        uint32_t ch, uint32_t kind)
 {
-    int e0 = -20 + (int)rndu(22);
-    int32_t a = (int32_t)rndu(512) - 256;
-    float cval = chance(20) ? (chance(50) ? 0.0f : -0.0f) : rnd_f16(-24, 5);
-    uint32_t sc = rndu(8);                 /* a tie column's power-of-two scale */
+    int e0 = -20 + (int)kvq_tb_rndu(22);
+    int32_t a = (int32_t)kvq_tb_rndu(512) - 256;
+    float cval = kvq_tb_chance(20) ? (kvq_tb_chance(50) ? 0.0f : -0.0f) : rnd_f16(-24, 5);
+    uint32_t sc = kvq_tb_rndu(8);          /* a tie column's power-of-two scale */
     for (uint32_t i = 0; i < cnt; i++) {
         float v;
         switch (kind) {
         case 0: case 1: /* ordinary, a few binades */
-            v = rnd_f16(e0 - 10, e0 - 10 + 6 + (int)rndu(4));
+            v = rnd_f16(e0 - 10, e0 - 10 + 6 + (int)kvq_tb_rndu(4));
             break;
         case 2: v = cval; break;        /* constant channel: zero range */
         case 3: /* exact ties: min a, max a + 510, s = 2, z = a + 256: odd offsets tie */
             if (i == 0) v = (float)a;
             else if (i == 1) v = (float)(a + 510);
-            else v = (float)(a + (int32_t)rndu(511));
+            else v = (float)(a + (int32_t)kvq_tb_rndu(511));
             v = ldexpf(v, (int)sc - 4);  /* |v| < 2^10 * 2^3: binary16 integers * 2^k */
             break;
         case 4: /* a few distinct values, zeros of both signs */
-            switch (rndu(4)) {
+            switch (kvq_tb_rndu(4)) {
             case 0: v = 0.0f; break;
             case 1: v = -0.0f; break;
-            default: v = ldexpf((float)rndu(4), e0);
+            default: v = ldexpf((float)kvq_tb_rndu(4), e0);
             }
             break;
         case 5: /* binary16 subnormals and tiny normals */
-            v = ldexpf((float)(int32_t)(rndu(2047) - 1023), -24);
+            v = ldexpf((float)(int32_t)(kvq_tb_rndu(2047) - 1023), -24);
             break;
         case 6: /* extremes: +-65504 and neighbours */
-            v = (chance(50) ? -1.0f : 1.0f) * (65504.0f - 32.0f * (float)rndu(4));
-            if (chance(30)) v = rnd_f16(-24, 5);
+            v = (kvq_tb_chance(50) ? -1.0f : 1.0f) * (65504.0f - 32.0f * (float)kvq_tb_rndu(4));
+            if (kvq_tb_chance(30)) v = rnd_f16(-24, 5);
             break;
         default: /* any binary16 */
             v = rnd_f16(-24, 5);
@@ -289,7 +224,7 @@ static void gen_tensor(float *x, const kvq_cert_shape *sh, uint32_t mix)
     for (uint32_t b = 0; b < nb; b++)
         for (uint32_t c = 0; c < sh->dim; c++)
             gen_column(x, sh, kvq_cert_block_first(b), kvq_cert_block_tokens(sh, b), c,
-                       mix < 8u ? mix : rndu(8));
+                       mix < 8u ? mix : kvq_tb_rndu(8));
 }
 
 /* Make x bad: a NaN, an infinity or a non-binary16 value somewhere. */
@@ -297,21 +232,30 @@ static const char *spoil(float *x, const kvq_cert_shape *sh)
 {
     const uint64_t n = kvq_cert_in_index(sh, sh->tokens, 0);
     const char *what = "";
-    int k = (int)rndu(7), nbad = 1 + (int)rndu(3);
+    int k = (int)kvq_tb_rndu(7), nbad = 1 + (int)kvq_tb_rndu(3);
     for (int j = 0; j < nbad; j++) {
-        uint64_t at = rnd() % n;
-        if (chance(30)) at = n - 1u - rndu((uint32_t)(n < 64u ? n : 64u)); /* the tail */
+        uint64_t at = kvq_tb_rnd() % n;
+        if (kvq_tb_chance(30)) /* the tail */
+            at = n - 1u - kvq_tb_rndu((uint32_t)(n < 64u ? n : 64u));
         switch (k) {
         case 0: x[at] = NAN; what = "nan"; break;
-        case 1: x[at] = chance(50) ? INFINITY : -INFINITY; what = "inf"; break;
-        case 2: x[at] = kvq_f32_from_bits(1u + rndu(0x7FFFFFu)); what = "f32-subnormal"; break;
-        case 3: x[at] = 1.0f + 0x1p-20f * (float)(1u + rndu(512)); what = "off-f16-grid"; break;
-        case 4: x[at] = (chance(50) ? -1.0f : 1.0f) * (65505.0f + (float)rndu(100000));
-            what = "above-65504"; break;
+        case 1: x[at] = kvq_tb_chance(50) ? INFINITY : -INFINITY; what = "inf"; break;
+        case 2:
+            x[at] = kvq_f32_from_bits(1u + kvq_tb_rndu(0x7FFFFFu));
+            what = "f32-subnormal";
+            break;
+        case 3:
+            x[at] = 1.0f + 0x1p-20f * (float)(1u + kvq_tb_rndu(512));
+            what = "off-f16-grid";
+            break;
+        case 4:
+            x[at] = (kvq_tb_chance(50) ? -1.0f : 1.0f) * (65505.0f + (float)kvq_tb_rndu(100000));
+            what = "above-65504";
+            break;
         case 5: x[at] = ldexpf(1.0f, -25); what = "2^-25"; break;
         default: /* both: the non-finite one must win */
             x[at] = kvq_f32_from_bits(0x3F800001u);
-            x[rnd() % n] = NAN;
+            x[kvq_tb_rnd() % n] = NAN;
             what = "nan+non-f16";
         }
     }
@@ -320,12 +264,55 @@ static const char *spoil(float *x, const kvq_cert_shape *sh)
 
 /* ---- one case ------------------------------------------------------------ */
 
+/* One op (keys or values) of the reference into r and of the device into g
+ * (through sentinel-filled device twins, copied back whole).  null_at: 0 none,
+ * 1..4 one of codes / meta1 / meta2 / input passed as NULL on both sides. */
+static void run_op(int keys, kvq_tb_outs *r, kvq_tb_outs *g, const float *x, const float *dx,
+                   const kvq_cert_shape *sh, const kvq_policy *pol, int null_at)
+{
+    void *dp[3] = {NULL, NULL, NULL}, *rp[3], *gp[3];
+    kvq_tb_outs_device(g, d_o, NULL, dp);
+    for (int i = 0; i < 3; i++) {
+        rp[i] = null_at == i + 1 ? NULL : r->buf[i].p;
+        gp[i] = null_at == i + 1 ? NULL : dp[i];
+    }
+    const float *rx = null_at == 4 ? NULL : x, *gx = null_at == 4 ? NULL : dx;
+    if (keys) {
+        r->status = kvq_cert_quantize_keys((int8_t *)rp[0], (float *)rp[1], (float *)rp[2],
+                                           &r->flags, rx, sh, pol);
+        g->status = kvq_cuda_cert_quantize_keys((int8_t *)gp[0], (float *)gp[1], (float *)gp[2],
+                                                &g->flags, gx, sh, pol, 0);
+    } else {
+        r->status = kvq_cert_quantize_values((uint8_t *)rp[0], (float *)rp[1], (float *)rp[2],
+                                             &r->flags, rx, sh, pol);
+        g->status = kvq_cuda_cert_quantize_values((uint8_t *)gp[0], (float *)gp[1],
+                                                  (float *)gp[2], &g->flags, gx, sh, pol, 0);
+    }
+    kvq_tb_outs_fetch(g, dp);
+}
+
+/* Count one op's outcome: with accepted (the case promised an error), a
+ * reference that succeeded fails with that text; else compare r and g.  Frees
+ * both sets. */
+static void judge(const tcase *c, const float *x, kvq_tb_outs *r, kvq_tb_outs *g, int keys,
+                  const char *accepted)
+{
+    if (accepted && r->status == KVQ_OK) {
+        kvq_tb_fail();
+        printf("FAIL %s: %s\n", c->op, accepted);
+        print_case(c);
+    } else if (compare(c, x, r, g, keys)) {
+        kvq_tb_pass();
+    }
+    kvq_tb_outs_free(r);
+    kvq_tb_outs_free(g);
+}
+
 static void run_shape(const kvq_cert_shape *sh, const kvq_policy *pol, uint32_t mix, int bad)
 {
     const uint64_t n = sh->tokens ? kvq_cert_in_index(sh, sh->tokens, 0) : 0u;
-    float *x = (float *)malloc((n ? n : 1u) * sizeof(float));
+    float *x = (float *)kvq_tb_malloc((n ? n : 1u) * sizeof(float));
     tcase c;
-    if (!x) exit(2);
     gen_tensor(x, sh, mix);
     static const char *const kinds[] = {"ordinary", "ordinary", "constant", "ties",
                                         "few-values", "f16-subnormal", "extremes", "any-f16"};
@@ -334,13 +321,13 @@ static void run_shape(const kvq_cert_shape *sh, const kvq_policy *pol, uint32_t 
     c.pol = *pol;
     if (bad) g_err_cases++;
     if (kvq_cert_full_blocks(sh) == 0u) g_nq0_cases++;
-    float *dx = (float *)dgrow(&d_in, n * sizeof(float));
-    die_cuda(cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy x");
+    float *dx = (float *)kvq_tb_dgrow(&d_in, n * sizeof(float));
+    kvq_tb_cuda(cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy x");
 
     for (int keys = 1; keys >= 0; keys--) {
-        outs r, g;
+        kvq_tb_outs r, g;
         size_t na, nm;
-        g_case++;
+        kvq_tb_case();
         c.op = keys ? "keys" : "values";
         if (keys) {
             na = kvq_cert_key_code_bytes(sh);
@@ -349,35 +336,11 @@ static void run_shape(const kvq_cert_shape *sh, const kvq_policy *pol, uint32_t 
             na = kvq_cert_value_code_bytes(sh);
             nm = kvq_cert_value_groups(sh) * sizeof(float);
         }
-        outs_init(&r, na, nm, nm);
-        outs_init(&g, na, nm, nm);
-        void *da = dgrow(&d_o1, g.na), *db = dgrow(&d_o2, g.nb), *dc = dgrow(&d_o3, g.nc);
-        die_cuda(cudaMemset(da, SENTINEL, g.na), "cudaMemset");
-        die_cuda(cudaMemset(db, SENTINEL, g.nb), "cudaMemset");
-        die_cuda(cudaMemset(dc, SENTINEL, g.nc), "cudaMemset");
-        if (keys) {
-            r.st = kvq_cert_quantize_keys((int8_t *)r.a, (float *)r.b, (float *)r.c, &r.flags,
-                                          x, sh, pol);
-            g.st = kvq_cuda_cert_quantize_keys((int8_t *)da, (float *)db, (float *)dc,
-                                               &g.flags, dx, sh, pol, 0);
-        } else {
-            r.st = kvq_cert_quantize_values(r.a, (float *)r.b, (float *)r.c, &r.flags, x, sh,
-                                            pol);
-            g.st = kvq_cuda_cert_quantize_values((uint8_t *)da, (float *)db, (float *)dc,
-                                                 &g.flags, dx, sh, pol, 0);
-        }
-        die_cuda(cudaMemcpy(g.a, da, g.na, cudaMemcpyDeviceToHost), "cudaMemcpy codes");
-        die_cuda(cudaMemcpy(g.b, db, g.nb, cudaMemcpyDeviceToHost), "cudaMemcpy meta");
-        die_cuda(cudaMemcpy(g.c, dc, g.nc, cudaMemcpyDeviceToHost), "cudaMemcpy meta");
-        if (bad && r.st == KVQ_OK) {     /* the generator promised an error */
-            g_failed++;
-            printf("FAIL %s: spoiled input accepted by the reference\n", c.op);
-            print_case(&c);
-        } else {
-            (void)compare(&c, x, &r, &g, keys);
-        }
-        outs_free(&r);
-        outs_free(&g);
+        outs_init(&r, "ref", keys, na, nm, nm);
+        outs_init(&g, "gpu", keys, na, nm, nm);
+        run_op(keys, &r, &g, x, dx, sh, pol, 0);
+        /* bad: the generator promised an error */
+        judge(&c, x, &r, &g, keys, bad ? "spoiled input accepted by the reference" : NULL);
     }
     free(x);
 }
@@ -388,16 +351,16 @@ static void run_random_case(void)
 {
     kvq_cert_shape sh;
     kvq_policy pol;
-    sh.dim = k_dims[rndu(8)];
-    switch (rndu(4)) {
-    case 0: sh.tokens = 16u * (1u + rndu(12)); break;     /* whole blocks */
-    case 1: sh.tokens = 1u + rndu(15); break;             /* residual only */
-    default: sh.tokens = 1u + rndu(300); break;           /* anything */
+    sh.dim = k_dims[kvq_tb_rndu(8)];
+    switch (kvq_tb_rndu(4)) {
+    case 0: sh.tokens = 16u * (1u + kvq_tb_rndu(12)); break; /* whole blocks */
+    case 1: sh.tokens = 1u + kvq_tb_rndu(15); break;         /* residual only */
+    default: sh.tokens = 1u + kvq_tb_rndu(300); break;       /* anything */
     }
-    pol.ties = rndu(2);
-    pol.overflow = rndu(2);
-    pol.subnormal = rndu(2);
-    run_shape(&sh, &pol, rndu(9), chance(15));
+    pol.ties = kvq_tb_rndu(2);
+    pol.overflow = kvq_tb_rndu(2);
+    pol.subnormal = kvq_tb_rndu(2);
+    run_shape(&sh, &pol, kvq_tb_rndu(9), kvq_tb_chance(15));
 }
 
 /* Argument errors: the launcher's status must be the reference's, nothing
@@ -407,52 +370,20 @@ static void run_args(const kvq_cert_shape *sh, const kvq_policy *pol, int null_a
                      const char *what)
 {
     static float x[32u * 528u];          /* zeros: binary16; never read past a bad shape */
-    float *dx = (float *)dgrow(&d_in, sizeof x);
+    float *dx = (float *)kvq_tb_dgrow(&d_in, sizeof x);
     tcase c;
     c.what = what;
     c.sh = sh ? *sh : (kvq_cert_shape){0u, 0u};
     c.pol = pol ? *pol : (kvq_policy){0u, 0u, 0u};
-    die_cuda(cudaMemcpy(dx, x, sizeof x, cudaMemcpyHostToDevice), "cudaMemcpy x");
+    kvq_tb_cuda(cudaMemcpy(dx, x, sizeof x, cudaMemcpyHostToDevice), "cudaMemcpy x");
     for (int keys = 1; keys >= 0; keys--) {
-        outs r, g;
-        g_case++;
+        kvq_tb_outs r, g;
+        kvq_tb_case();
         c.op = keys ? "keys" : "values";
-        outs_init(&r, ARG_BYTES, ARG_BYTES, ARG_BYTES);
-        outs_init(&g, ARG_BYTES, ARG_BYTES, ARG_BYTES);
-        void *da = dgrow(&d_o1, g.na), *db = dgrow(&d_o2, g.nb), *dc = dgrow(&d_o3, g.nc);
-        die_cuda(cudaMemset(da, SENTINEL, g.na), "cudaMemset");
-        die_cuda(cudaMemset(db, SENTINEL, g.nb), "cudaMemset");
-        die_cuda(cudaMemset(dc, SENTINEL, g.nc), "cudaMemset");
-        /* null_at: 0 none, 1..4 one of codes / meta1 / meta2 / input */
-        void *ra = null_at == 1 ? NULL : r.a, *rb = null_at == 2 ? NULL : r.b;
-        void *rc = null_at == 3 ? NULL : r.c;
-        const float *rx = null_at == 4 ? NULL : x;
-        void *ga = null_at == 1 ? NULL : da, *gb = null_at == 2 ? NULL : db;
-        void *gc = null_at == 3 ? NULL : dc;
-        const float *gx = null_at == 4 ? NULL : dx;
-        if (keys) {
-            r.st = kvq_cert_quantize_keys((int8_t *)ra, (float *)rb, (float *)rc, &r.flags, rx,
-                                          sh, pol);
-            g.st = kvq_cuda_cert_quantize_keys((int8_t *)ga, (float *)gb, (float *)gc, &g.flags,
-                                               gx, sh, pol, 0);
-        } else {
-            r.st = kvq_cert_quantize_values((uint8_t *)ra, (float *)rb, (float *)rc, &r.flags,
-                                            rx, sh, pol);
-            g.st = kvq_cuda_cert_quantize_values((uint8_t *)ga, (float *)gb, (float *)gc,
-                                                 &g.flags, gx, sh, pol, 0);
-        }
-        die_cuda(cudaMemcpy(g.a, da, g.na, cudaMemcpyDeviceToHost), "cudaMemcpy codes");
-        die_cuda(cudaMemcpy(g.b, db, g.nb, cudaMemcpyDeviceToHost), "cudaMemcpy meta");
-        die_cuda(cudaMemcpy(g.c, dc, g.nc, cudaMemcpyDeviceToHost), "cudaMemcpy meta");
-        if (r.st == KVQ_OK) {
-            g_failed++;
-            printf("FAIL %s: bad arguments accepted by the reference\n", c.op);
-            print_case(&c);
-        } else {
-            (void)compare(&c, x, &r, &g, keys);
-        }
-        outs_free(&r);
-        outs_free(&g);
+        outs_init(&r, "ref", keys, ARG_BYTES, ARG_BYTES, ARG_BYTES);
+        outs_init(&g, "gpu", keys, ARG_BYTES, ARG_BYTES, ARG_BYTES);
+        run_op(keys, &r, &g, x, dx, sh, pol, null_at);
+        judge(&c, x, &r, &g, keys, "bad arguments accepted by the reference");
     }
 }
 
@@ -498,32 +429,14 @@ static void run_fixed(void)
 
 int main(void)
 {
-    char why[256];
-    const char *env = getenv("KVQ_SEED");
-    g_seed = env ? strtoull(env, NULL, 0) : DEFAULT_SEED;
-    g_rng.s = g_seed;
-    env = getenv("KVQ_GPU_CASES");
-    unsigned long ncases = env ? strtoul(env, NULL, 0) : 1500ul;
+    kvq_tb_init("gpu-cert-test", DEFAULT_SEED);
+    unsigned long ncases = (unsigned long)kvq_tb_env_count("KVQ_GPU_CASES", 1500u);
 
-    if (kvq_cuda_device_check(why, sizeof why) != KVQ_OK) {
-        printf("gpu-cert-test: SKIPPED (no CUDA device: %s)\n", why);
-        return 0;
-    }
-    {
-        cudaDeviceProp p;
-        int dev = 0;
-        die_cuda(cudaGetDevice(&dev), "cudaGetDevice");
-        die_cuda(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
-        printf("gpu-cert-test: device %s (sm_%d%d), seed 0x%016llx, %lu random shapes\n",
-               p.name, p.major, p.minor, (unsigned long long)g_seed, ncases);
-    }
+    if (!kvq_tb_device("%lu random shapes", ncases)) return 0;
     run_bad_args();
     run_fixed();
     for (unsigned long k = 0; k < ncases; k++) run_random_case();
-    printf("gpu-cert-test: %lu cases (%lu with bad inputs, %lu with no full block)\n", g_case,
-           g_err_cases * 2u, g_nq0_cases * 2u);
-    if (g_failed) printf("gpu-cert-test: FAILED, seed 0x%016llx (rerun with KVQ_SEED)\n",
-                         (unsigned long long)g_seed);
-    printf("%lu passed, %lu failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    printf("gpu-cert-test: %lu cases (%lu with bad inputs, %lu with no full block)\n",
+           kvq_tb_cases(), g_err_cases * 2u, g_nq0_cases * 2u);
+    return kvq_tb_finish();
 }
