@@ -15,7 +15,7 @@
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
-        test-unit test-san test-vectors test-robustness test-cert test-golden test-layout trace print-tests
+        test-unit test-san test-vectors test-robustness test-shards test-cert test-golden test-layout trace print-tests
 
 B        := build
 PREFIX   ?= /usr/local
@@ -42,8 +42,8 @@ FLAGS_cov := --coverage -O0
 # tests/<f>/subjects/*.c).  Adding a family adds files, not lines here.
 REF_SRC  := $(sort $(wildcard ref/common/*.c ref/fast/*.c ref/exact/*.c))
 CONF_SRC := conformance/registry.c conformance/vecio.c conformance/gen.c conformance/verify.c \
-            conformance/outfile.c \
-            conformance/subject.c conformance/report.c \
+            conformance/outfile.c conformance/progress.c conformance/merge.c \
+            conformance/subject.c conformance/report.c conformance/html.c \
             $(sort $(wildcard conformance/families/*.c))
 TESTS    := $(patsubst tests/%.c,%,$(sort $(wildcard tests/check_*.c tests/*/check_*.c)))
 SUBJECT_SRC := $(sort $(wildcard tests/subjects/*.c tests/*/subjects/*.c))
@@ -114,7 +114,7 @@ $(foreach s,$(SUBJECT_SRC),$(eval $(call subject_rule,$(s))))
 all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
-test: test-unit test-san test-vectors test-robustness test-cert test-golden test-layout trace
+test: test-unit test-san test-vectors test-robustness test-shards test-cert test-golden test-layout trace
 	@echo "make test: all stages passed"
 
 test-unit: $(TESTS:%=$(B)/rel/tests/%)
@@ -133,6 +133,11 @@ test-cert: $(B)/san/kvq
 # Bad input, odd output paths, subjects that write on error: each a defect once found.
 test-robustness: $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/robustness.sh $(B)
+
+# Sharded runs merged are the single run, by hand and by the Slurm and GNU
+# parallel recipes (ci/recipes/).
+test-shards: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
+	@bash tests/shards.sh $(B)
 
 # Where a family's parts live, the registry as spec/ops.md shows it.
 test-layout: $(B)/rel/kvq

@@ -16,8 +16,10 @@ set -euo pipefail
 #   clang llvm libclang-rt-14-dev  make fuzz-smoke: clang -fsanitize=fuzzer; on
 #                                  bookworm libFuzzer and the clang sanitizer
 #                                  runtimes ship in libclang-rt-14-dev
+#   parallel                       make test: the GNU parallel recipe of sharded
+#                                  verification (ci/recipes/parallel-verify.sh)
 PKGS=(build-essential pkg-config libmpfr-dev libgmp-dev check lcov
-      frama-c-base why3 z3 cvc4 clang llvm libclang-rt-14-dev)
+      frama-c-base why3 z3 cvc4 clang llvm libclang-rt-14-dev parallel)
 
 say() { printf 'ci/setup.sh: %s\n' "$*"; }
 

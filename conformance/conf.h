@@ -32,6 +32,20 @@ kvq_status kvq_outfile_commit(kvq_outfile *o, char *err, size_t errlen);
 /* Give up: close, remove the temporary file. */
 void kvq_outfile_abort(kvq_outfile *o);
 
+/* ---- progress (progress.c) ---------------------------------------------------- */
+
+typedef struct kvq_progress {
+    const char *what;
+    int on, tty, drawn;
+    unsigned shown_tenth;
+    double t0, last;
+} kvq_progress;
+
+/* mode > 0: always (--progress); 0: on a terminal unless CI is set; < 0: never. */
+void kvq_progress_init(kvq_progress *p, const char *what, int mode);
+void kvq_progress_tick(kvq_progress *p, uint64_t done, uint64_t total); /* p may be NULL */
+void kvq_progress_end(kvq_progress *p);
+
 /* ---- gen ---------------------------------------------------------------- */
 
 /* Generate the vectors of a family's level set for a seed, keeping the cases
@@ -39,6 +53,9 @@ void kvq_outfile_abort(kvq_outfile *o);
  * exact path.  Deterministic: same arguments, same cases [VEC-GEN-01]. */
 kvq_status kvq_gen(kvq_vfile *vf, const kvq_family *fam, const char *levels, uint64_t seed,
                    uint64_t shard_i, uint64_t shard_n, char *err, size_t errlen);
+/* The same, reporting progress (pg may be NULL). */
+kvq_status kvq_gen_progress(kvq_vfile *vf, const kvq_family *fam, const char *levels, uint64_t seed,
+                            uint64_t shard_i, uint64_t shard_n, kvq_progress *pg, char *err, size_t errlen);
 
 /* ---- subjects ------------------------------------------------------------- */
 
@@ -56,6 +73,8 @@ int kvq_subject_load(kvq_subject *s, const char *subject, char *msg, size_t msgl
  * goes on with the next case. */
 kvq_status kvq_run_subject(const char *subject, const kvq_vfile *vf, const char *out,
                            unsigned timeout_s, char *err, size_t errlen);
+kvq_status kvq_run_subject_progress(const char *subject, const kvq_vfile *vf, const char *out,
+                                    unsigned timeout_s, kvq_progress *pg, char *err, size_t errlen);
 
 /* ---- verify ---------------------------------------------------------------- */
 
@@ -65,6 +84,7 @@ typedef struct kvq_verify_report {
     char results[512];
     char skip_reason[256];
     char claimed[512];     /* the operations judged, comma-separated [VER-CLAIM-01] */
+    char shard[48];        /* "i/n" when the run judged one shard [VER-MERGE-01], else empty */
     size_t passed, failed, skipped, deselected;
     size_t unclaimed;      /* cases of operations the run does not claim: not judged */
     kvq_verdict *v;
@@ -84,6 +104,14 @@ kvq_status kvq_verify(kvq_verify_report *rep, const kvq_vfile *vf, const char *v
                       const kvq_op *const *claimed, size_t nclaimed);
 void kvq_verify_report_free(kvq_verify_report *rep);
 
+/* ---- merge (merge.c) ------------------------------------------------------------ */
+
+/* Merge the JSON reports of the np shards of one run into the reports of the
+ * whole run (each output path may be NULL) [VER-MERGE-01]; *verdict gets the
+ * exit status the whole run's kvq verify has (0 passed, 1 failed or skipped). */
+kvq_status kvq_merge(const char *const *paths, size_t np, const char *json, const char *junit,
+                     const char *html, int *verdict, char *err, size_t errlen);
+
 /* ---- reports ---------------------------------------------------------------- */
 
 void kvq_report_text(FILE *f, const kvq_verify_report *rep, size_t max_show);
@@ -94,5 +122,13 @@ void kvq_report_escape(FILE *f, const char *s, int xml);
 
 kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep, char *err, size_t errlen);
 kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep, char *err, size_t errlen);
+/* A self-contained HTML5 page of the run (html.c) [VER-REP-04]: header and
+ * verdict, counts per family, operation, level and requirement ID, the first
+ * 50 failures with their detail, one SVG plot of observed error vs proven
+ * bound per margin quantity.  No script, nothing fetched; text escaped and
+ * kept UTF-8 [VER-REP-03]; same report, same bytes.  Written whole or not at
+ * all [VER-RUN-04]: KVQ_OK, or KVQ_E_IO / KVQ_E_NOMEM / KVQ_E_PARAM with
+ * "path: what: why" in err. */
+kvq_status kvq_report_html(const char *path, const kvq_verify_report *rep, char *err, size_t errlen);
 
 #endif /* KVQ_CONF_H */

@@ -13,6 +13,12 @@
 kvq_status kvq_gen(kvq_vfile *vf, const kvq_family *fam, const char *levels, uint64_t seed,
                    uint64_t shard_i, uint64_t shard_n, char *err, size_t errlen)
 {
+    return kvq_gen_progress(vf, fam, levels, seed, shard_i, shard_n, NULL, err, errlen);
+}
+
+kvq_status kvq_gen_progress(kvq_vfile *vf, const kvq_family *fam, const char *levels, uint64_t seed,
+                            uint64_t shard_i, uint64_t shard_n, kvq_progress *pg, char *err, size_t errlen)
+{
     uint64_t total, mine;
     memset(vf, 0, sizeof *vf);
     if (shard_n == 0 || shard_i >= shard_n) {
@@ -46,6 +52,8 @@ kvq_status kvq_gen(kvq_vfile *vf, const kvq_family *fam, const char *levels, uin
             return st;
         }
         vf->ncases++;
+        kvq_progress_tick(pg, vf->ncases, mine);
     }
+    kvq_progress_end(pg);
     return KVQ_OK;
 }

@@ -22,18 +22,20 @@
 #define DEFAULT_SEED 0x00000000006b7671ull
 #define EXIT_INPUT 2
 
-#define USAGE_GEN "  kvq gen --family FAMILY --level smoke|standard [--seed S] [--shard I/N] -o FILE\n"
-#define USAGE_RUN "  kvq run --subject NAME|PATH.so --vectors FILE -o RESULTS [--timeout SEC]\n"
+#define USAGE_GEN "  kvq gen --family FAMILY --level smoke|standard [--seed S] [--shard I/N] -o FILE\n" \
+                  "          [--progress|--quiet]\n"
+#define USAGE_RUN "  kvq run --subject NAME|PATH.so --vectors FILE -o RESULTS [--timeout SEC] [--progress|--quiet]\n"
 #define USAGE_VERIFY                                                                             \
-    "  kvq verify --vectors FILE (--results FILE | --subject NAME|PATH.so)\n"                    \
+    "  kvq verify --vectors FILE (--results FILE | --subject NAME|PATH.so) [--shard I/N]\n"      \
     "             [--level exact|bounded|all] [--ops all|answered|OP,OP...] [--json FILE]\n"     \
-    "             [--junit FILE] [--max-show N] [--timeout SEC]\n"
+    "             [--junit FILE] [--html FILE] [--max-show N] [--timeout SEC] [--progress|--quiet]\n"
+#define USAGE_MERGE "  kvq merge SHARD.json... [--json FILE] [--junit FILE] [--html FILE]\n"
 #define USAGE_DEMO "  kvq demo [--out DIR] [--gpu-subject PATH.so]\n"
 #define USAGE_OPS "  kvq ops [--markdown]\n"
 
 static void usage(FILE *f)
 {
-    fputs("usage:\n" USAGE_GEN USAGE_RUN USAGE_VERIFY USAGE_DEMO USAGE_OPS
+    fputs("usage:\n" USAGE_GEN USAGE_RUN USAGE_VERIFY USAGE_MERGE USAGE_DEMO USAGE_OPS
           "  kvq version | --version\n", f);
     for (size_t i = 0; i < kvq_family_count(); i++) /* the families' own commands */
         for (size_t k = 0; k < KVQ_FAMILY_MAX_COMMANDS && kvq_family_at(i)->commands[k].name; k++)
@@ -133,10 +135,16 @@ static int cmd_gen(int argc, char **argv)
     uint64_t si = 0, sn = 1;
     const kvq_family *fam;
     kvq_vfile vf;
+    kvq_progress pg;
+    int progress = 0;
     char err[512];
     if (wants_help(argc, argv, USAGE_GEN)) return 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--progress") == 0 || strcmp(a, "--quiet") == 0) { /* [VER-CLI-07] */
+            progress = a[2] == 'p' ? 1 : -1;
+            continue;
+        }
         if (v == NULL) { fprintf(stderr, "kvq gen: %s needs a value\n", a); return EXIT_INPUT; }
         if (strcmp(a, "--family") == 0) family = v;
         else if (strcmp(a, "--level") == 0) level = v;
@@ -156,7 +164,8 @@ static int cmd_gen(int argc, char **argv)
         fprintf(stderr, "kvq gen: unknown family '%s' (this kvq has: %s)\n", family, kvq_family_names());
         return EXIT_INPUT;
     }
-    if (kvq_gen(&vf, fam, level, seed, si, sn, err, sizeof err) != KVQ_OK) {
+    kvq_progress_init(&pg, "kvq gen", progress);
+    if (kvq_gen_progress(&vf, fam, level, seed, si, sn, &pg, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq gen: %s\n", err);
         return EXIT_INPUT;
     }
@@ -172,10 +181,16 @@ static int cmd_run(int argc, char **argv)
     const char *subject = NULL, *vectors = NULL, *out = NULL;
     uint64_t timeout = 120;
     kvq_vfile vf;
+    kvq_progress pg;
+    int progress = 0;
     char err[1024];
     if (wants_help(argc, argv, USAGE_RUN)) return 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--progress") == 0 || strcmp(a, "--quiet") == 0) { /* [VER-CLI-07] */
+            progress = a[2] == 'p' ? 1 : -1;
+            continue;
+        }
         if (v == NULL) { fprintf(stderr, "kvq run: %s needs a value\n", a); return EXIT_INPUT; }
         if (strcmp(a, "--subject") == 0) subject = v;
         else if (strcmp(a, "--vectors") == 0) vectors = v;
@@ -190,7 +205,8 @@ static int cmd_run(int argc, char **argv)
         return EXIT_INPUT;
     }
     if (!read_vectors(&vf, vectors, "kvq run")) return EXIT_INPUT;
-    if (kvq_run_subject(subject, &vf, out, (unsigned)timeout, err, sizeof err) != KVQ_OK) {
+    kvq_progress_init(&pg, "kvq run", progress);
+    if (kvq_run_subject_progress(subject, &vf, out, (unsigned)timeout, &pg, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq run: %s\n", err);
         kvq_vfile_free(&vf);
         return EXIT_INPUT;
@@ -200,11 +216,24 @@ static int cmd_run(int argc, char **argv)
 }
 
 typedef struct verify_opts {
-    const char *vectors, *results, *subject, *json, *junit, *ops;
+    const char *vectors, *results, *subject, *json, *junit, *html, *ops;
     unsigned level_mask, timeout;
     size_t max_show;
     int replace_results; /* the demo: --results may be replaced */
+    int progress;        /* kvq_progress_init's mode */
+    uint64_t shard_i, shard_n;
 } verify_opts;
+
+/* Keep the cases of one shard, ordinals i mod n of the file [VER-MERGE-01]. */
+static void keep_shard(kvq_vfile *vf, uint64_t i, uint64_t n)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < vf->ncases; k++) {
+        if (k % n == i) vf->cases[kept++] = vf->cases[k];
+        else kvq_case_free(&vf->cases[k]);
+    }
+    vf->ncases = kept;
+}
 
 /* The operations a run claims [VER-CLAIM-01]: "all" (NULL), "answered" (every
  * operation the results answer with a result that is not skipped), or a list
@@ -256,7 +285,10 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
     const char *rpath = o->results;
     int rc;
     if (!read_vectors(&vf, o->vectors, "kvq verify")) return EXIT_INPUT;
+    if (o->shard_n > 1) keep_shard(&vf, o->shard_i, o->shard_n);
     if (o->subject != NULL) {
+        kvq_progress pg;
+        kvq_progress_init(&pg, "kvq verify", o->progress);
         if (rpath == NULL) { /* a private file, removed after reading */
             const char *dir = getenv("TMPDIR");
             int fd;
@@ -275,7 +307,7 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
             kvq_vfile_free(&vf);
             return EXIT_INPUT;
         }
-        if (kvq_run_subject(o->subject, &vf, rpath, o->timeout, err, sizeof err) != KVQ_OK) {
+        if (kvq_run_subject_progress(o->subject, &vf, rpath, o->timeout, &pg, err, sizeof err) != KVQ_OK) {
             fprintf(stderr, "kvq verify: subject %s: %s\n", o->subject, err);
             if (tmpres[0]) remove(tmpres);
             kvq_vfile_free(&vf);
@@ -302,6 +334,8 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
         kvq_vfile_free(&vf);
         return EXIT_INPUT;
     }
+    if (o->shard_n > 0)
+        snprintf(rep.shard, sizeof rep.shard, "%llu/%llu", (unsigned long long)o->shard_i, (unsigned long long)o->shard_n);
     kvq_report_text(stdout, &rep, o->max_show);
     rc = (rep.failed || rep.skipped || rep.n == 0) ? 1 : 0;
     if (o->json != NULL && kvq_report_json(o->json, &rep, err, sizeof err) != KVQ_OK) {
@@ -309,6 +343,10 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
         rc = EXIT_INPUT;
     }
     if (o->junit != NULL && kvq_report_junit(o->junit, &rep, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq verify: %s\n", err);
+        rc = EXIT_INPUT;
+    }
+    if (o->html != NULL && kvq_report_html(o->html, &rep, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq verify: %s\n", err);
         rc = EXIT_INPUT;
     }
@@ -337,6 +375,10 @@ static int cmd_verify(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t u;
+        if (strcmp(a, "--progress") == 0 || strcmp(a, "--quiet") == 0) { /* [VER-CLI-07] */
+            o.progress = a[2] == 'p' ? 1 : -1;
+            continue;
+        }
         if (v == NULL) { fprintf(stderr, "kvq verify: %s needs a value\n", a); return EXIT_INPUT; }
         if (strcmp(a, "--vectors") == 0) o.vectors = v;
         else if (strcmp(a, "--results") == 0) o.results = v;
@@ -344,6 +386,10 @@ static int cmd_verify(int argc, char **argv)
         else if (strcmp(a, "--json") == 0) o.json = v;
         else if (strcmp(a, "--junit") == 0) o.junit = v;
         else if (strcmp(a, "--ops") == 0) o.ops = v;
+        else if (strcmp(a, "--html") == 0) o.html = v;
+        else if (strcmp(a, "--shard") == 0) {
+            if (!parse_shard(v, &o.shard_i, &o.shard_n)) { fprintf(stderr, "kvq verify: bad shard '%s' (I/N with I < N)\n", v); return EXIT_INPUT; }
+        }
         else if (strcmp(a, "--level") == 0) {
             if (strcmp(v, "exact") == 0) o.level_mask = KVQ_LEVELS_MASK(KVQ_LEVEL_EXACT);
             else if (strcmp(v, "bounded") == 0) o.level_mask = KVQ_LEVELS_MASK(KVQ_LEVEL_BOUNDED);
@@ -470,6 +516,39 @@ out:
     return rc_out;
 }
 
+/* `kvq merge` [VER-MERGE-01]: the shards' JSON reports into the whole run's. */
+static int cmd_merge(int argc, char **argv)
+{
+    const char **paths = calloc((size_t)argc, sizeof *paths), *json = NULL, *junit = NULL, *html = NULL;
+    size_t n = 0;
+    char err[1024];
+    int rc = 0;
+    if (paths == NULL) return EXIT_INPUT;
+    if (wants_help(argc, argv, USAGE_MERGE)) {
+        free(paths);
+        return 0;
+    }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] != '-') { paths[n++] = a; continue; }
+        if (v == NULL) { fprintf(stderr, "kvq merge: %s needs a value\n", a); free(paths); return EXIT_INPUT; }
+        if (strcmp(a, "--json") == 0) json = v;
+        else if (strcmp(a, "--junit") == 0) junit = v;
+        else if (strcmp(a, "--html") == 0) html = v;
+        else { fprintf(stderr, "kvq merge: unknown option '%s'\n", a); free(paths); return EXIT_INPUT; }
+        i++;
+    }
+    if (json == NULL && junit == NULL && html == NULL) {
+        fprintf(stderr, "kvq merge: name at least one of --json, --junit, --html\n");
+        rc = EXIT_INPUT;
+    } else if (kvq_merge(paths, n, json, junit, html, &rc, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq merge: %s\n", err);
+        rc = EXIT_INPUT;
+    }
+    free(paths);
+    return rc;
+}
+
 /* `kvq ops` [VER-REG-06]: the registry as text, or as the spec's Markdown table. */
 static const char *levels_text(uint32_t levels)
 {
@@ -520,6 +599,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc, argv);
     if (strcmp(argv[1], "demo") == 0) return cmd_demo(argc, argv);
     if (strcmp(argv[1], "ops") == 0) return cmd_ops(argc, argv);
+    if (strcmp(argv[1], "merge") == 0) return cmd_merge(argc, argv);
     for (size_t i = 0; i < kvq_family_count(); i++)
         for (size_t k = 0; k < KVQ_FAMILY_MAX_COMMANDS && kvq_family_at(i)->commands[k].name; k++)
             if (strcmp(argv[1], kvq_family_at(i)->commands[k].name) == 0)

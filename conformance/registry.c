@@ -215,6 +215,27 @@ const kvq_field *kvq_op_output(const kvq_op *op, const char *key)
     return NULL;
 }
 
+static double ratio(double e, double b)
+{
+    return b > 0.0 ? e / b : e > 0.0 ? 1e300 : 0.0;
+}
+
+void kvq_verdict_margin(kvq_verdict *v, const char *quantity, double error, double bound)
+{
+    int i;
+    for (i = 0; i < v->nmargin; i++)
+        if (strcmp(v->margin[i].quantity, quantity) == 0) break;
+    if (i == v->nmargin) {
+        if (v->nmargin == KVQ_VERDICT_MARGINS) return;
+        v->nmargin++;
+        v->margin[i].quantity = quantity;
+        v->margin[i].error = error, v->margin[i].bound = bound;
+        return;
+    }
+    if (ratio(error, bound) > ratio(v->margin[i].error, v->margin[i].bound))
+        v->margin[i].error = error, v->margin[i].bound = bound;
+}
+
 /* ---- the core's bitwise judgement [VER-EX-01..03] ---------------------------- */
 
 static int f16_field(const kvq_case *c, const kvq_field *f)

@@ -145,12 +145,29 @@ typedef struct kvq_subject {
 
 /* ---- verdicts ------------------------------------------------------------------ */
 
+/* A bounded quantity of a judged case: the largest observed error against
+ * the proven bound it must stay within (the exact path's outward-rounded
+ * value), for reports that show the margin [VER-REP-04]. */
+typedef struct kvq_margin {
+    const char *quantity;  /* "deq error [KIVI-B-03]" */
+    double error, bound;   /* at the element where error/bound is largest */
+} kvq_margin;
+
+#define KVQ_VERDICT_MARGINS 2
+
 typedef struct kvq_verdict {
     const kvq_case *vc;
     long result_line;  /* the line of the case's result in its results file (0: none) */
     int outcome;
     char detail[640]; /* the first discrepancy, in hex */
+    kvq_margin margin[KVQ_VERDICT_MARGINS];
+    int nmargin;
 } kvq_verdict;
+
+/* Record (or raise) a case's margin of a quantity: keeps the largest
+ * error/bound seen for it (a zero bound counts as infinite ratio when the
+ * error is not zero). */
+void kvq_verdict_margin(kvq_verdict *v, const char *quantity, double error, double bound);
 
 /* ---- operations and families --------------------------------------------------- */
 

@@ -92,6 +92,7 @@ kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep, char 
     kvq_report_escape(f, rep->subject, 0);
     fputs("\",\n  \"vectors\": \"", f);
     kvq_report_escape(f, rep->vectors, 0);
+    if (rep->shard[0]) fprintf(f, "\",\n  \"shard\": \"%s", rep->shard); /* [VER-MERGE-01] */
     fputs("\",\n  \"skip_reason\": \"", f);
     kvq_report_escape(f, rep->skip_reason, 0);
     fputs("\",\n  \"operations\": [", f);
@@ -106,13 +107,20 @@ kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep, char 
             rep->passed, rep->failed, rep->skipped, rep->deselected, rep->unclaimed);
     for (size_t i = 0; i < rep->n; i++) {
         const kvq_verdict *v = &rep->v[i];
-        fprintf(f, "%s\n    {\"id\": \"%s\", \"level\": \"%s\", \"line\": %ld, \"outcome\": \"%s\"",
-                i ? "," : "", v->vc->id, kvq_level_name(v->vc->level), v->vc->line,
+        fprintf(f, "%s\n    {\"id\": \"%s\", \"level\": \"%s\", \"op\": \"%s\", \"line\": %ld, \"outcome\": \"%s\"",
+                i ? "," : "", v->vc->id, kvq_level_name(v->vc->level), v->vc->op->name, v->vc->line,
                 kvq_outcome_name(v->outcome));
         if (v->detail[0]) {
             fputs(", \"detail\": \"", f);
             kvq_report_escape(f, v->detail, 0);
             fputc('"', f);
+        }
+        if (v->nmargin > 0) { /* [VER-REP-04]: 17 significant digits read back exactly */
+            fputs(", \"margins\": [", f);
+            for (int m = 0; m < v->nmargin; m++)
+                fprintf(f, "%s{\"quantity\": \"%s\", \"error\": %.17g, \"bound\": %.17g}", m ? ", " : "",
+                        v->margin[m].quantity, v->margin[m].error, v->margin[m].bound);
+            fputc(']', f);
         }
         fputc('}', f);
     }

@@ -241,6 +241,7 @@ typedef struct runstate {
     char error[512];
     size_t next;         /* ordinal of the next case without a result */
     int done;
+    kvq_progress *pg;
 } runstate;
 
 /* Handle one line from the child. */
@@ -260,6 +261,7 @@ static int on_line(runstate *rs, const kvq_vfile *vf, char *line)
         if (!text_add(&rs->results, line, strlen(line)) || !text_add(&rs->results, "\n", 1))
             return 0;
         rs->next++;
+        kvq_progress_tick(rs->pg, rs->next, vf->ncases);
     }
     return 1;
 }
@@ -353,10 +355,17 @@ static kvq_status run_child(runstate *rs, const char *subject, const kvq_vfile *
 kvq_status kvq_run_subject(const char *subject, const kvq_vfile *vf, const char *out,
                            unsigned timeout_s, char *err, size_t errlen)
 {
+    return kvq_run_subject_progress(subject, vf, out, timeout_s, NULL, err, errlen);
+}
+
+kvq_status kvq_run_subject_progress(const char *subject, const kvq_vfile *vf, const char *out,
+                                    unsigned timeout_s, kvq_progress *pg, char *err, size_t errlen)
+{
     runstate rs;
     kvq_outfile of;
     kvq_status st = KVQ_OK;
     memset(&rs, 0, sizeof rs);
+    rs.pg = pg;
     while (rs.next < vf->ncases && !rs.done) {
         size_t before = rs.next;
         st = run_child(&rs, subject, vf, timeout_s);
@@ -384,6 +393,7 @@ kvq_status kvq_run_subject(const char *subject, const kvq_vfile *vf, const char 
         free(rs.results.buf);
         return st;
     }
+    kvq_progress_end(pg);
     if ((st = kvq_outfile_open(&of, out, err, errlen)) != KVQ_OK) {
         free(rs.results.buf);
         return st;

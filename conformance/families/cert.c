@@ -452,6 +452,10 @@ static void judge_step(kvq_verdict *v, const kvq_case *c, const void *outp, uint
     dp.ekey = o->rec.ekey, dp.eval = o->rec.eval, dp.earith = o->rec.earith, dp.has_earith = 1;
     dp.line_select = dp.line_out = dp.line_claim = v->result_line; /* the subject's line */
     st = kvq_cert_judge(cc, &dp, c->id, err, sizeof err);
+    if (st == KVQ_OK && (cc->outcome == KVQ_PASS || (cc->check && strcmp(cc->check, "contract") == 0)))
+        /* the contract's margin [CERT-CON-02]: error against the claimed sum */
+        kvq_verdict_margin(v, "output error [CERT-CON-02]", cc->v.err_hi,
+                           (double)o->rec.ekey + (double)o->rec.eval + (double)o->rec.earith);
     if (st != KVQ_OK)
         snprintf(d, dl, "the exact judge cannot judge this step: %s", err);
     else if (cc->outcome != KVQ_PASS)

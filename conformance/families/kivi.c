@@ -157,7 +157,9 @@ static void judge_bounded(kvq_verdict *v, const kvq_case *c, const kvq_kivi_out 
                              amb ? " or its ambiguous neighbour" : "", got);
                 continue;
             }
-            if (!kvq_exact_kivi_deq_within(o->deq[e], got, o->scale[g], o->zero[g], &bound, &errv)) {
+            if (kvq_exact_kivi_deq_within(o->deq[e], got, o->scale[g], o->zero[g], &bound, &errv)) {
+                kvq_verdict_margin(v, "deq error [KIVI-B-03]", errv, bound);
+            } else {
                 if (mism++ == 0)
                     snprintf(d, dl, "deq of element %llu: 0x%08lx (%a) is %.3e from code*scale+zero "
                              "(code 0x%x), bound %.3e [KIVI-B-03]", (unsigned long long)e,
