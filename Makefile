@@ -114,7 +114,8 @@ $(foreach s,$(SUBJECT_SRC),$(eval $(call subject_rule,$(s))))
 all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
-test: test-unit test-san test-vectors test-robustness test-shards test-cert test-golden test-layout trace
+test: test-unit test-san test-vectors test-robustness test-shards test-cert test-golden test-layout trace \
+      test-python test-install
 	@echo "make test: all stages passed"
 
 test-unit: $(TESTS:%=$(B)/rel/tests/%)
@@ -281,12 +282,39 @@ gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test $(B)/gpu/kvq_gpu_cert
 	KVQ_CERT_SECONDS=$(GPU_TEST_CERT_SECONDS) $(B)/gpu/kvq_gpu_cert_decode_test
 
 # ---- install ---------------------------------------------------------------
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: kvq, libkvq.a, the headers
+# (include/kvq), the man page, a pkg-config file written here with PREFIX as
+# its prefix (lib/pkgconfig/kvq.pc: Cflags -I${includedir}/kvq, Libs -lkvq
+# -lmpfr -lgmp -lm), the Python module kvqio and the PyTorch example
+# (share/kvq/python, share/kvq/examples).  `make test-install` checks it.
 install: $(B)/rel/kvq $(B)/rel/libkvq.a
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/kvq
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/kvq \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/kvq/python $(DESTDIR)$(PREFIX)/share/kvq/examples
 	install -m 755 $(B)/rel/kvq $(DESTDIR)$(PREFIX)/bin/kvq
 	install -m 644 $(B)/rel/libkvq.a $(DESTDIR)$(PREFIX)/lib/libkvq.a
 	install -m 644 include/kvq.h include/kvq_cert.h include/kvq_layout.h include/kvq_exact.h include/kvq_bits.h \
 	  conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
+	install -m 644 conformance/kvq.1 $(DESTDIR)$(PREFIX)/share/man/man1/kvq.1
+	install -m 644 conformance/python/kvqio.py $(DESTDIR)$(PREFIX)/share/kvq/python/kvqio.py
+	install -m 644 gpu/examples/torch_kivi.py gpu/examples/README.md $(DESTDIR)$(PREFIX)/share/kvq/examples/
+	@v=$$($(B)/rel/kvq version | awk '{print $$2}') && \
+	  printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \
+	    'includedir=$${prefix}/include' '' 'Name: kvq' \
+	    'Description: verified reference and conformance suite for KV-cache quantizers' \
+	    "Version: $$v" 'Cflags: -I$${includedir}/kvq' 'Libs: -L$${libdir} -lkvq -lmpfr -lgmp -lm' \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/kvq.pc && chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/kvq.pc && \
+	  echo "wrote $(DESTDIR)$(PREFIX)/lib/pkgconfig/kvq.pc (kvq $$v)"
+
+# The Python module (conformance/python): unit tests, vectors of the built kvq
+# read and re-written byte for byte, a pure-Python KIVI subject judged by
+# `kvq verify --results`.  The install check: tests/install.sh.
+.PHONY: test-python test-install
+test-python: $(B)/rel/kvq
+	@echo "== conformance/python (python3 -m unittest test_kvqio)"
+	@cd conformance/python && KVQ=$(abspath $(B))/rel/kvq PYTHONDONTWRITEBYTECODE=1 python3 -m unittest -v test_kvqio
+test-install: $(B)/rel/kvq $(B)/rel/libkvq.a
+	+@bash tests/install.sh $(B) "$(MAKE)"
 
 clean:
 	rm -rf $(B)
