@@ -132,7 +132,7 @@ test-cert: $(B)/san/kvq
 	@bash tests/cert/cert.sh $(B)
 
 # Bad input, odd output paths, subjects that write on error: each a defect once found.
-test-robustness: $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
+test-robustness: $(B)/san/kvq $(B)/rel/libkvq.a $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/robustness.sh $(B)
 
 # Sharded runs merged are the single run, by hand and by the Slurm and GNU

@@ -417,7 +417,7 @@ static int cmd_verify(int argc, char **argv)
 static int demo_family(const char *dir, const kvq_family *fam, const char *gpu, int rc[2],
                        kvq_verify_report rep[2])
 {
-    char vec[1024], res[1024], json[1024], junit[1024], err[512];
+    char vec[1024], res[1024], json[1024], junit[1024], html[1024], err[512];
     kvq_vfile vf;
     verify_opts o;
     snprintf(vec, sizeof vec, "%s/%s-standard.vec", dir, fam->name);
@@ -442,7 +442,8 @@ static int demo_family(const char *dir, const kvq_family *fam, const char *gpu, 
         snprintf(res, sizeof res, "%s/%s-%s.results", dir, fam->name, tag);
         snprintf(json, sizeof json, "%s/%s-%s.json", dir, fam->name, tag);
         snprintf(junit, sizeof junit, "%s/%s-%s.junit.xml", dir, fam->name, tag);
-        o.subject = subj, o.results = res, o.json = json, o.junit = junit;
+        snprintf(html, sizeof html, "%s/%s-%s.html", dir, fam->name, tag);
+        o.subject = subj, o.results = res, o.json = json, o.junit = junit, o.html = html;
         printf(i == 0 ? "-- subject ref-fast (bundled binary32 reference)\n"
                       : "\n-- subject %s (bundled CUDA kernels)\n", subj);
         rc[i] = do_verify(&o, &rep[i]);
@@ -503,7 +504,7 @@ static int cmd_demo(int argc, char **argv)
         snprintf(label, sizeof label, "%s gpu", kvq_family_at(f)->name);
         demo_line(label, rc[f][1], &rep[f][1], "no GPU subject built: nvcc not found");
     }
-    printf("  reports: %s/*.json, %s/*.junit.xml\n", dir, dir);
+    printf("  reports: %s/*.json, %s/*.junit.xml, %s/*.html\n", dir, dir, dir);
     for (size_t f = 0; f < nf && rc_out == 0; f++)
         if (rc[f][0] != 0) rc_out = rc[f][0];
     for (size_t f = 0; f < nf && rc_out == 0; f++) {

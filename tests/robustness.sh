@@ -2,7 +2,7 @@
 # tests/robustness.sh BUILD -- what a vendor or a CI job meets on bad input and
 # odd outputs: each check is the regression test of a defect once found.
 # SPEC: [VEC-GEN-01] [VEC-FMT-07] [VEC-RES-03] [API-ERR-01] [VER-RUN-04] [VER-OUT-02]
-# [VER-REP-03] [VER-CLI-01] [VER-CLI-02] [VER-CLI-04] [VER-CLAIM-01] [VER-EX-02]
+# [VER-REP-03] [VER-CLI-01] [VER-CLI-02] [VER-CLI-04] [VER-CLAIM-01] [VER-EX-02] [API-SUBJ-06]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq
@@ -122,6 +122,19 @@ if python3 -c 'import json,sys; d=json.load(open(sys.argv[1], encoding="utf-8"))
   ok "JSON report is valid UTF-8 JSON, no character cut"; else bad "JSON report: $(cat "$T/py.err" | tail -1)"; fi
 if python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/u.xml" 2>"$T/py.err"; then
   ok "JUnit report is well-formed XML"; else bad "JUnit report: $(tail -1 "$T/py.err")"; fi
+
+# -- the worked plug-in of spec/api.md builds and passes [API-SUBJ-06]
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+sed -n '/<!-- BEGIN worked-plugin.c -->/,/<!-- END worked-plugin.c -->/p' "$HERE/spec/api.md" | sed '1,2d;$d' | sed '$d' > "$T/mysubject.c"
+if cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -I"$HERE/include" -I"$HERE/conformance" \
+     "$T/mysubject.c" "$B/rel/libkvq.a" -lm -o "$T/mysubject.so" 2>"$T/cc.err"; then
+  ok "the worked plug-in of spec/api.md compiles"
+  expect 0 "the worked plug-in passes the KIVI vectors" -- $KVQ verify --vectors "$T/k.vec" --subject "$T/mysubject.so"
+  expect 1 "the worked plug-in on CERT vectors: every case skipped" -- $KVQ verify --vectors "$T/c.vec" --subject "$T/mysubject.so"
+  grep_out '^0 passed, 0 failed, [1-9][0-9]* skipped$' "skips, never passes"
+else
+  bad "the worked plug-in of spec/api.md does not compile: $(head -3 "$T/cc.err")"
+fi
 
 # -- every subcommand has --help [VER-CLI-01]
 for c in gen run verify demo ops cert; do
