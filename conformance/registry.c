@@ -359,6 +359,18 @@ void kvq_judge_flags(kvq_verdict *v, const char *what, uint32_t want, uint32_t g
              (got & ~want) ? extra : "", (want & ~got) ? " missing " : "", (want & ~got) ? missing : "");
 }
 
+void kvq_judge_flags_at(kvq_verdict *v, const kvq_case *c, const void *out, const char *what,
+                        uint32_t want, uint32_t got)
+{
+    char where[160] = "";
+    size_t len;
+    kvq_judge_flags(v, what, want, got);
+    if (c->op->flags_where == NULL) return;
+    c->op->flags_where(c, out, want ^ got, where, sizeof where);
+    len = strlen(v->detail);
+    snprintf(v->detail + len, sizeof v->detail - len, "%s", where);
+}
+
 int kvq_judge_common(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
 {
     const kvq_op *op = c->op;
@@ -371,7 +383,7 @@ int kvq_judge_common(kvq_verdict *v, const kvq_case *c, const void *out, uint32_
     }
     if (c->level != KVQ_LEVEL_EXACT) return 1;
     if (has_flags && flags != (c->flags & ~KVQ_FLAG_AMBIGUOUS)) {
-        kvq_judge_flags(v, "flags", c->flags & ~KVQ_FLAG_AMBIGUOUS, flags);
+        kvq_judge_flags_at(v, c, out, "flags", c->flags & ~KVQ_FLAG_AMBIGUOUS, flags);
         return 0;
     }
     for (size_t i = 0; i < op->nfields; i++) {

@@ -193,6 +193,9 @@ struct kvq_op {
     void (*amb_range)(const kvq_case *c, int *lo, int *hi);
     /* "bits=4 G=16 channel f32": the case in a report line */
     void (*describe)(const kvq_case *c, char *buf, size_t len);
+    /* Where the flags of diff (expected XOR got) arise: "; first group with a
+     * zero scale: 3" (buf empty when it cannot tell).  May be NULL. */
+    void (*flags_where)(const kvq_case *c, const void *out, uint32_t diff, char *buf, size_t len);
 
     /* Call the subject's entries (fns[i] for entries[i], none NULL) on the
      * case's inputs, writing into out (the output struct, arrays allocated
@@ -292,6 +295,9 @@ int kvq_judge_field(kvq_verdict *v, const kvq_case *c, const kvq_field *f, const
 /* A flags mismatch by name [VER-EX-02]: "what: expected 0x.. (ZERO_SCALE), got
  * 0x.. (ZERO_SCALE|CLAMPED): extra CLAMPED". */
 void kvq_judge_flags(kvq_verdict *v, const char *what, uint32_t want, uint32_t got);
+/* The same, followed by where the differing flags arise (op->flags_where). */
+void kvq_judge_flags_at(kvq_verdict *v, const kvq_case *c, const void *out, const char *what,
+                        uint32_t want, uint32_t got);
 /* The OUTPUT field of op with key (NULL if none). */
 const kvq_field *kvq_op_output(const kvq_op *op, const char *key);
 /* An element of an ambiguity list: 1 and *alt when e is listed. */

@@ -74,6 +74,10 @@ id=$(grep -E '^case id=[^ ]* level=exact .*status=0 flags=0x00000000 ' "$T/k.vec
 sed "/^result id=$id /s/ flags=0x00000000 / flags=0x00000002 /" "$T/k.res" > "$T/kf.res"
 expect 1 "a flags word with an extra bit fails" -- $KVQ verify --vectors "$T/k.vec" --results "$T/kf.res"
 grep_out "flags: expected 0x00000000 \(none\), got 0x00000002 \(CLAMPED\): extra CLAMPED" "flags decoded by name"
+id=$(grep -E '^case id=[^ ]* level=exact .*status=0 flags=0x00000009 ' "$T/k.vec" | head -1 | sed 's/^case id=\([^ ]*\) .*/\1/')
+sed "/^result id=$id /s/ flags=0x00000009 / flags=0x00000000 /" "$T/k.res" > "$T/ks.res"
+expect 1 "missing ZERO_SCALE|SUBNORMAL flags fail ($id)" -- $KVQ verify --vectors "$T/k.vec" --results "$T/ks.res"
+grep_out "missing ZERO_SCALE\|SUBNORMAL; first subnormal input: element [0-9]+" "the first element involved is named"
 
 # -- bad step parameters in a status-0 case are the file's error
 line=$(grep -n 'op=cert-step.*status=0 ' "$T/c.vec" | head -1 | cut -d: -f1)

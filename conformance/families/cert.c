@@ -315,7 +315,7 @@ static int flags_bounded(kvq_verdict *v, const kvq_case *c, uint32_t flags)
     char what[48];
     if ((flags & BOUNDED_FLAGS) == ef) return 1;
     snprintf(what, sizeof what, "flags (bounded mask 0x%02x)", BOUNDED_FLAGS);
-    kvq_judge_flags(v, what, ef, flags & BOUNDED_FLAGS);
+    kvq_judge_flags_at(v, c, NULL, what, ef, flags & BOUNDED_FLAGS);
     return 0;
 }
 

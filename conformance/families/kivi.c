@@ -10,6 +10,7 @@
  *                each dequantized value within the KIVI-B-03 bound of the
  *                subject's own code and metadata, decided exactly by MPFR.
  */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -102,6 +103,31 @@ static void describe(const kvq_case *c, char *buf, size_t len)
              s->meta == KVQ_META_F32 ? "f32" : s->meta == KVQ_META_F16 ? "f16" : "?");
 }
 
+/* Where differing flags arise [VER-EX-02]: ZERO_SCALE at the first group
+ * whose expected and provided scales disagree on being zero; SUBNORMAL at the
+ * first subnormal input.  CLAMPED and SATURATED are events of the arithmetic
+ * that the outputs do not locate: no hint. */
+static void flags_where(const kvq_case *c, const void *outp, uint32_t diff, char *buf, size_t len)
+{
+    const kvq_kivi_in *in = c->in;
+    const kvq_kivi_out *o = outp, *ex = c->exp;
+    size_t k = 0;
+    buf[0] = '\0';
+    if ((diff & KVQ_FLAG_ZERO_SCALE) && ex != NULL && shape_valid(c))
+        for (uint64_t g = 0; g < kvq_kivi_groups(&in->shape); g++)
+            if ((ex->scale[g] == 0.0f) != (o->scale[g] == 0.0f)) {
+                k += (size_t)snprintf(buf + k, len - k, "; first group whose scales disagree on zero: %llu",
+                                      (unsigned long long)g);
+                break;
+            }
+    if ((diff & KVQ_FLAG_SUBNORMAL) && k < len)
+        for (uint64_t e = 0; e < kvq_kivi_elems(&in->shape); e++)
+            if (in->x[e] != 0.0f && fabsf(in->x[e]) < 0x1p-126f) {
+                snprintf(buf + k, len - k, "; first subnormal input: element %llu", (unsigned long long)e);
+                break;
+            }
+}
+
 /* Quantize, then dequantize the subject's own codes [VER-RUN-01]. */
 static int call(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
 {
@@ -139,7 +165,7 @@ static void judge_bounded(kvq_verdict *v, const kvq_case *c, const kvq_kivi_out 
     if ((flags & BOUNDED_FLAGS) != ef) {
         char what[48];
         snprintf(what, sizeof what, "flags (bounded mask 0x%02x)", BOUNDED_FLAGS);
-        kvq_judge_flags(v, what, ef, flags & BOUNDED_FLAGS);
+        kvq_judge_flags_at(v, c, o, what, ef, flags & BOUNDED_FLAGS);
         return;
     }
     for (uint64_t g = 0; g < ng; g++) {
@@ -261,6 +287,7 @@ const kvq_op kvq_op_kivi_quant = {
     .meta_half = meta_half,
     .amb_range = amb_range,
     .describe = describe,
+    .flags_where = flags_where,
     .call = call,
     .judge = judge,
 };

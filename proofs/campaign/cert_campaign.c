@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "families/cert_dump.h"
 #include "kvq.h"
 #include "kvq_bits.h"
@@ -160,6 +161,7 @@ typedef struct work {
 static const char *g_self = "cert_campaign";
 static double g_prof[8];
 static int g_profile;
+static int g_progress; /* kvq_progress_init's mode: --progress 1, --quiet -1, else 0 */
 /* KVQ_CAMPAIGN_MUTANT: check a deliberately false statement instead, to show
  * that the campaign can fail (the run must exit 1):
  *   half_sigma  K8-04 with the paper's sigma/2 (gamma dropped; false, bounds §1)
@@ -1219,8 +1221,11 @@ static void run_worker(stats *st, uint64_t seed, uint64_t first, uint64_t total,
 {
     static ccase cs;
     static work w;
+    kvq_progress pg;
     work_init(&w);
     memset(st, 0, sizeof *st);
+    /* worker 0 speaks for all: its share times the workers [VER-CLI-07] */
+    kvq_progress_init(&pg, "cert-campaign", job == 0 ? g_progress : -1);
     /* chunks of CAMPAIGN_T44_EVERY cases per worker, so that the sampled
      * statements (every 8th, every 64th case) are spread over the workers;
      * each case depends on (seed, index) only, not on the worker */
@@ -1237,7 +1242,9 @@ static void run_worker(stats *st, uint64_t seed, uint64_t first, uint64_t total,
         if (idx % CAMPAIGN_T44_EVERY == 0) PROF(3, check_step(&cs, &w, st));
         st->cases++;
         st->fam_cases[cs.fam]++;
+        kvq_progress_tick(&pg, st->cases * jobs < total ? st->cases * jobs : total - 1u, total);
     }
+    kvq_progress_end(&pg);
     if (g_profile)
         fprintf(stderr, "worker %u: quantize %.2f s, keys+scores %.2f s, enclosures %.2f s, "
                 "steps %.2f s (exact keys %.2f, annotate %.2f, delta %.2f)\n", job, g_prof[0], g_prof[1],
@@ -1469,10 +1476,12 @@ int main(int argc, char **argv)
     pid_t pid[64];
     int fd[64];
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
+        if (strcmp(argv[i], "--progress") == 0) g_progress = 1;
+        else if (strcmp(argv[i], "--quiet") == 0) g_progress = -1;
+        else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
         else if (strcmp(argv[i], "--txt") == 0 && i + 1 < argc) txt = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--json FILE] [--txt FILE]  (env KVQ_SEED, "
+            fprintf(stderr, "usage: %s [--json FILE] [--txt FILE] [--progress|--quiet]  (env KVQ_SEED, "
                     "KVQ_CAMPAIGN_CASES, KVQ_CAMPAIGN_JOBS)\n", g_self);
             return 2;
         }
