@@ -180,5 +180,115 @@ sed '2s/family cert/family kivi/' "$T/c.vec" > "$T/cf.vec"
 expect 2 "cert cases under family kivi" -- $KVQ verify --vectors "$T/cf.vec" --subject ref-fast
 grep_out 'cf.vec:[0-9]+: op cert-[a-z]+ is not an operation of family kivi' "family mismatch named"
 ls "$T"/*.tmp.* >/dev/null 2>&1 && bad "temporary files left behind" || ok "no half-written files left"
+# ---- constructed coverage of the level sets, on every seed.  SPEC: [VEC-GEN-02]
+# [VEC-CERT-07] [VEC-CERT-05] [CERT-REC-01] [CERT-L-01] [CERT-K8-01] [CERT-PROM-01]
+# [CERT-LAD-01] [CERT-LAD-02] [POL-NF-01] [POL-SZ-01] [KIVI-M-02] [KIVI-Q-04] [KIVI-Q-05]
+# [KIVI-D-01] [KIVI-B-02] [KIVI-B-03] [TEST-NEG-01]
+# json_ids FILE OUTCOME: the ids of a JSON report's cases with that outcome
+json_ids() { grep -E '"id": "[^"]*"' "$1" | grep -F "\"outcome\": \"$2\"" | sed 's/.*"id": "\([^"]*\)".*/\1/'; }
+# NaN and infinities at both levels, for every quantizer operation, in both level sets
+nonfinite() { # FILE OP LEVEL WORDS-REGEX: a case of OP at LEVEL expecting KVQ_E_NONFINITE
+  awk -v op="$2" -v lv="$3" -v re="^($4)$" '
+    $1 == "case" && index($0, " op=" op " ") && index($0, " level=" lv " ") && index($0, " status=1 ") {
+      for (i = 2; i <= NF; i++) if ($i ~ /^[xkv]=/)
+        for (j = 3; j + 7 <= length($i); j += 8) if (substr($i, j, 8) ~ re) { found = 1 }
+    } END { exit !found }' "$1"
+}
+for f in s std c cstd; do
+  miss=""
+  case $f in s|std) ops=kivi-quant ;; *) ops="cert-keys cert-values" ;; esac
+  for op in $ops; do for lv in exact bounded; do
+    nonfinite "$T/$f.vec" $op $lv 7fc00000 || miss="$miss $op/$lv/NaN"
+    nonfinite "$T/$f.vec" $op $lv '7f800000|ff800000' || miss="$miss $op/$lv/inf"
+  done; done
+  [ -z "$miss" ] && ok "$f.vec: a NaN and an infinity case at both levels of each quantizer" || bad "$f.vec lacks:$miss"
+done
+# binary16 metadata whose rounded offset clamps a code, at both levels of the smoke set
+for lv in exact bounded; do
+  if grep -E "^case .* level=$lv .* meta=f16 .* status=0 flags=0x0000000[2367abef] " "$T/s.vec" | grep -q -- '-f16-clamp '; then
+    ok "kivi smoke: an f16-metadata case with clamped codes ($lv)"; else bad "kivi smoke: no clamped f16 case at $lv"; fi
+done
+# -0 zero-range key channels: one block-channel of sixteen -0, one mixing +0 and -0,
+# both stored as sigma = +0, z = +0 by the exact path
+negzero() { # FILE: the first status-0 cert-keys case holding both channels
+  awk '$1 == "case" && index($0, " op=cert-keys ") && index($0, " status=0 ") {
+      n = d = 0; kk = sg = zz = ""
+      for (i = 2; i <= NF; i++) {
+        if ($i ~ /^tokens=/) n = substr($i, 8) + 0
+        if ($i ~ /^dim=/) d = substr($i, 5) + 0
+        if ($i ~ /^k=/) kk = substr($i, 3)
+        if ($i ~ /^sigma=/) sg = substr($i, 7)
+        if ($i ~ /^z=/) zz = substr($i, 3)
+      }
+      all = mix = 0
+      for (b = 0; b < int(n / 16); b++) for (c = 0; c < d; c++) {
+        neg = pos = 0
+        for (t = 0; t < 16; t++) {
+          w = substr(kk, 8 * ((16 * b + t) * d + c) + 1, 8)
+          if (w == "80000000") neg++; else if (w == "00000000") pos++
+        }
+        m = 8 * (b * d + c) + 1
+        if (neg + pos == 16 && substr(sg, m, 8) == "00000000" && substr(zz, m, 8) == "00000000") {
+          if (neg == 16) all = 1; else if (neg > 0) mix = 1
+        }
+      }
+      if (all && mix) { found = 1; exit }
+    } END { exit !found }' "$1"
+}
+for f in c cstd; do
+  negzero "$T/$f.vec" && ok "$f.vec: -0 and mixed +0/-0 zero-range key channels, stored +0" || bad "$f.vec: no -0 zero-range key channel"
+done
+# the ladder: every constructed step takes its path under ref-fast (rec word 1 the
+# rung, word 5 the promoted blocks [VEC-CERT-05] [CERT-REC-01]), and the level set
+# has the steps it promises (at rung 0 with promotion, rungs 1, 2, 3 and 4)
+expect 0 "run ref-fast on cert standard" -- $KVQR run --subject ref-fast --vectors "$T/cstd.vec" -o "$T/cstd.res"
+expect 0 "the cert standard results pass" -- $KVQR verify --vectors "$T/cstd.vec" --results "$T/cstd.res"
+ladder() { # RESULTS SET MIN: per-class rung checks and the totals
+  local res=$1 set=$2 min=$3 id rec rung prom cls want n=0 wrong="" c0p=0 c1=0 c2=0 c3=0 c4=0
+  while read -r id rec; do
+    rung=$((16#${rec:8:8})); prom=$((16#${rec:40:8}))
+    [ "$rung" = 0 ] && [ "$prom" -gt 0 ] && c0p=$((c0p + 1))
+    case $rung in 1) c1=$((c1 + 1)) ;; 2) c2=$((c2 + 1)) ;; 3) c3=$((c3 + 1)) ;; 4) c4=$((c4 + 1)) ;; esac
+    cls=${id##*-step-}
+    case $cls in
+      promote) want="0 +" ;; rung1) want="1 ." ;; rung2) want="2 +" ;; dense3) want="3 ." ;; dense4) want="4 ." ;; *) continue ;;
+    esac
+    n=$((n + 1))
+    if [ "$rung" != "${want% *}" ] || { [ "${want#* }" = "+" ] && [ "$prom" = 0 ]; }; then wrong="$wrong $id:rung$rung/prom$prom"; fi
+  done < <(sed -n 's/^result id=\([^ ]*-step-[^ ]*\) .* rec=\([0-9a-f]\{120\}\).*/\1 \2/p' "$res")
+  [ -z "$wrong" ] && ok "$set: every constructed step takes its rung ($n steps)" || bad "$set: steps off their path:$wrong"
+  [ "$n" -ge "$min" ] && ok "$set: $n constructed steps (at least $min)" || bad "$set: $n constructed steps, fewer than $min"
+  echo "      $set ref-fast steps: rung 0 promoting $c0p, rung 1 $c1, rung 2 $c2, rung 3 $c3, rung 4 $c4"
+  if [ "$c0p" -ge $((min / 4)) ] && [ "$c1" -ge $((min / 4)) ] && [ "$c2" -ge $((min / 4)) ] && [ "$c3" -ge $((min / 6)) ] && [ "$c4" -ge $((min / 6)) ]; then
+    ok "$set: rung-0 promotion, rungs 1, 2, 3 and 4 all reached"; else bad "$set: a path of the ladder is thin"; fi
+}
+ladder "$T/c.res" "cert smoke" 12
+ladder "$T/cstd.res" "cert standard" 24
+# a step that uses the default 1/sqrt(d) whatever scale it is given fails the steps
+# whose scale differs, and nothing else; ref-fast passes them (above)
+for set in c cstd; do
+  expect 1 "scale-ignoring subject FAILS cert-step ($set)" -- $KVQR verify --vectors "$T/$set.vec" --subject "$SUBJ/cert_ignores_scale.so" --json "$T/is.json"
+  nf=$(json_ids "$T/is.json" fail | wc -l); nfs=$(json_ids "$T/is.json" fail | grep -c -- '-step-')
+  nsx=$(grep -cE '^case id=[^ ]*-step-(promote|rung1|rung2|dense3|dense4) ' "$T/$set.vec")
+  nsxf=$(json_ids "$T/is.json" fail | grep -cE -- '-step-(promote|rung1|rung2|dense3|dense4)$')
+  if [ "$nf" -gt 0 ] && [ "$nf" = "$nfs" ] && [ "$nsxf" = "$nsx" ]; then
+    ok "scale-ignoring subject: $nf cert-step failures, every step at another scale ($nsx), no other case"
+  else bad "scale-ignoring subject ($set): $nf failures, $nfs steps, $nsxf of $nsx scaled steps"; fi
+done
+# freedoms the exact level forbids are caught on every seed: a reciprocal
+# multiplication (bounded level: accepted) and a binary64 dequantization rounded to
+# binary32 (accepted by the bounded level too)
+for seed in 1 2 3 0x6b7671; do
+  expect 0 "gen kivi smoke (seed $seed)" -- $KVQR gen --family kivi --level smoke --seed $seed -o "$T/ks.vec"
+  expect 1 "reciprocal-multiply subject FAILS exact (seed $seed)" -- $KVQR verify --vectors "$T/ks.vec" --subject "$SUBJ/recip_mul.so" --level exact --json "$T/rm.json"
+  json_ids "$T/rm.json" fail | grep -q -- '-recip-tie$' && ok "a recip-tie case catches it (seed $seed)" || bad "no recip-tie case fails (seed $seed)"
+  expect 0 "reciprocal-multiply subject passes bounded (seed $seed)" -- $KVQR verify --vectors "$T/ks.vec" --subject "$SUBJ/recip_mul.so" --level bounded
+  expect 1 "binary64-dequantizing subject FAILS exact (seed $seed)" -- $KVQR verify --vectors "$T/ks.vec" --subject "$SUBJ/deq_double.so" --level exact --json "$T/dd.json"
+  json_ids "$T/dd.json" fail | grep -q -- '-deq-midpoint$' && ok "a deq-midpoint case catches it (seed $seed)" || bad "no deq-midpoint case fails (seed $seed)"
+  expect 0 "binary64-dequantizing subject passes bounded (seed $seed)" -- $KVQR verify --vectors "$T/ks.vec" --subject "$SUBJ/deq_double.so" --level bounded
+  expect 0 "ref-fast passes kivi smoke (seed $seed)" -- $KVQR verify --vectors "$T/ks.vec" --subject ref-fast
+done
+expect 1 "binary64-dequantizing subject FAILS exact (standard)" -- $KVQR verify --vectors "$T/std.vec" --subject "$SUBJ/deq_double.so" --level exact
+grep_out 'FAIL [^ ]*-deq-midpoint .*deq: .*expected 0x[0-9a-f]{8}.*got 0x[0-9a-f]{8}' "deq-midpoint failure shown in hex"
 
 finish vectors.sh

@@ -5,7 +5,18 @@
  * cases; case k draws from its own generator seeded from (seed, k), so a
  * shard produces exactly the cases the full run has at its ordinals.  Every
  * input is a binary16 number (held as binary32) except where an error case
- * plants a defect.  Expected outputs: kvq_exact_cert_quantize_keys,
+ * plants a defect.
+ *
+ * Each section holds its original cases first, then the ones added after
+ * them: key cases with -0 zero-range channels; decode steps built to take
+ * given paths of the ladder (rung 0 with promoted blocks, rungs 1 and 2, the
+ * dense rungs 3 and 4) under softmax scales 2^-6 .. 2^2 times the default;
+ * NaN and infinities in keys and values at the other level.  Since the added
+ * key and step cases come before later sections, the ordinals (and so the
+ * ids) of the original value, step and error cases moved; their inputs did
+ * not: such a case draws from the generator of its original ordinal (kseed).
+ *
+ * Expected outputs: kvq_exact_cert_quantize_keys,
  * kvq_exact_cert_quantize_values and kvq_exact_cert_annotate (MPFR); a step
  * has no expected output but its status: its verdict is the exact judge's
  * (cert.c).
@@ -213,9 +224,9 @@ out:
 }
 
 static kvq_status make_cert_quant(kvq_case *c, const char *tag, uint64_t seed, uint64_t k,
-                                  uint32_t j, int keys, int smoke)
+                                  uint64_t kseed, uint32_t j, int keys, int smoke)
 {
-    kvq_rng r = { seed ^ (0xA0761D6478BD642Full * (k + 1u)) };
+    kvq_rng r = { seed ^ (0xA0761D6478BD642Full * (kseed + 1u)) };
     kvq_cert_in *in;
     int dist;
     if (kvq_case_begin(c, keys ? &kvq_op_cert_keys : &kvq_op_cert_values) != KVQ_OK) return KVQ_E_NOMEM;
@@ -295,11 +306,11 @@ static void step_params(kvq_cert_params *p, uint32_t which)
 }
 
 static kvq_status make_cert_step(kvq_case *c, const char *tag, uint64_t seed, uint64_t k,
-                                 uint32_t j, int smoke)
+                                 uint64_t kseed, uint32_t j, int smoke)
 {
     static const uint32_t D_SMOKE[2] = { 16, 32 };
     static const uint32_t D_STD[4] = { 16, 32, 64, 128 };
-    kvq_rng r = { seed ^ (0xA0761D6478BD642Full * (k + 1u)) };
+    kvq_rng r = { seed ^ (0xA0761D6478BD642Full * (kseed + 1u)) };
     kvq_cert_in *in;
     int kind;
     if (kvq_case_begin(c, &kvq_op_cert_step) != KVQ_OK) return KVQ_E_NOMEM;
@@ -322,27 +333,34 @@ static kvq_status make_cert_step(kvq_case *c, const char *tag, uint64_t seed, ui
     return KVQ_OK;
 }
 
-/* Error cases: one defect each, so that no order among the checks is assumed. */
+/* Error cases: one defect each, so that no order among the checks is assumed.
+ * CE_K_NAN_B .. CE_V_PINF_E were added after the original list (CE_OLD_COUNT):
+ * with them a NaN and an infinity in keys and in values at both levels. */
 enum {
     CE_K_NAN, CE_K_PINF, CE_K_NOT16, CE_K_DIM20, CE_K_DIM528, CE_K_EMPTY, CE_K_RESID_NAN,
     CE_V_NINF, CE_V_NOT16, CE_V_DIM24, CE_V_NAN,
     CE_S_QNAN, CE_S_VINF, CE_S_KNOT16, CE_S_QNOT16, CE_S_SCALE0, CE_S_SCALESUB, CE_S_TAU0,
-    CE_S_TAU2, CE_S_KMIN0, CE_S_KMINMAX, CE_S_DIM8, CE_S_EMPTY, CE_COUNT
+    CE_S_TAU2, CE_S_KMIN0, CE_S_KMINMAX, CE_S_DIM8, CE_S_EMPTY,
+    CE_K_NAN_B, CE_K_NINF_E, CE_V_NAN_B, CE_V_PINF_E, CE_COUNT
 };
+#define CE_OLD_COUNT ((uint32_t)CE_K_NAN_B)
 static const char *const CE_NAMES[CE_COUNT] = {
     "keys-nan", "keys-pinf", "keys-not-binary16", "keys-dim20", "keys-dim528", "keys-empty",
     "keys-residual-nan", "values-ninf", "values-not-binary16", "values-dim24", "values-nan",
     "step-q-nan", "step-v-inf", "step-k-not-binary16", "step-q-not-binary16", "step-scale-zero",
     "step-scale-subnormal", "step-tau-zero", "step-tau-above-one", "step-kmin-zero",
     "step-kmin-above-kmax", "step-dim8", "step-empty",
+    "keys-nan-bounded", "keys-ninf-exact", "values-nan-bounded", "values-pinf-exact",
 };
 
 static kvq_status make_cert_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k,
-                                  uint32_t which)
+                                  uint64_t kseed, uint32_t which)
 {
-    kvq_rng r = { seed ^ (0xE7037ED1A0B428DBull * (k + 1u)) };
-    const kvq_op *op = which < CE_V_NINF ? &kvq_op_cert_keys : which < CE_S_QNAN ? &kvq_op_cert_values
-                                                                                : &kvq_op_cert_step;
+    kvq_rng r = { seed ^ (0xE7037ED1A0B428DBull * (kseed + 1u)) };
+    const kvq_op *op = which == CE_K_NAN_B || which == CE_K_NINF_E ? &kvq_op_cert_keys
+                     : which == CE_V_NAN_B || which == CE_V_PINF_E ? &kvq_op_cert_values
+                     : which < CE_V_NINF ? &kvq_op_cert_keys
+                     : which < CE_S_QNAN ? &kvq_op_cert_values : &kvq_op_cert_step;
     int step = op == &kvq_op_cert_step;
     kvq_cert_in *in;
     kvq_cert_shape *s;
@@ -352,7 +370,8 @@ static kvq_status make_cert_error(kvq_case *c, const char *tag, uint64_t seed, u
     in = c->in;
     s = &in->shape;
     (void)kvq_rng_next(&r);
-    c->level = step ? KVQ_LEVEL_BOUNDED : which % 2u;
+    c->level = step || which == CE_K_NAN_B || which == CE_V_NAN_B ? KVQ_LEVEL_BOUNDED
+             : which == CE_K_NINF_E || which == CE_V_PINF_E ? KVQ_LEVEL_EXACT : which % 2u;
     c->pol = kvq_policy_default;
     s->tokens = 32;
     s->dim = 16;
@@ -388,9 +407,9 @@ static kvq_status make_cert_error(kvq_case *c, const char *tag, uint64_t seed, u
     if (n) {
         uint64_t at = kvq_rng_next(&r) % n;
         switch (which) {
-        case CE_K_NAN: case CE_V_NAN: x[at] = NAN; break;
-        case CE_K_PINF: x[at] = INFINITY; break;
-        case CE_V_NINF: x[at] = -INFINITY; break;
+        case CE_K_NAN: case CE_V_NAN: case CE_K_NAN_B: case CE_V_NAN_B: x[at] = NAN; break;
+        case CE_K_PINF: case CE_V_PINF_E: x[at] = INFINITY; break;
+        case CE_V_NINF: case CE_K_NINF_E: x[at] = -INFINITY; break;
         case CE_K_NOT16: case CE_V_NOT16: case CE_S_KNOT16: x[at] = 1.0f + 0x1p-20f; break;
         case CE_K_RESID_NAN: x[n - 1] = NAN; break;  /* the residual block is checked too */
         case CE_S_QNAN: in->q[0] = NAN; break;
@@ -407,23 +426,210 @@ static kvq_status make_cert_error(kvq_case *c, const char *tag, uint64_t seed, u
 }
 
 
-/* Level sets [VEC-GEN-02]: keys, values and steps of each, then the error cases. */
+/* ---- key cases with -0 zero-range channels ------------------------------------------ */
+
+/* One full block b of a key case holds a channel of sixteen -0 keys, a channel
+ * mixing +0 and -0 (both zero-range channels [CERT-K8-01]: u == l, sigma = +0,
+ * z = +0 [POL-SZ-01], codes 0, ZERO_SCALE) and a channel whose least key is a
+ * zero of either sign beside positive keys (z = RN32(l + 128 sigma) with l a
+ * signed zero); the residual tokens of the first channel are -0 as well.  The
+ * rest is uniform data.  Levels alternate, exact first. */
+static kvq_status make_cert_negzero(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j,
+                                    int smoke)
+{
+    kvq_rng r = { seed ^ (0x9FB21C651E98DF25ull * (k + 1u)) };
+    kvq_cert_in *in;
+    kvq_cert_shape *s;
+    uint32_t nq, b, d, c1, c2, c3, mask, p0;
+    if (kvq_case_begin(c, &kvq_op_cert_keys) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    s = &in->shape;
+    (void)kvq_rng_next(&r);
+    c->level = j % 2u;
+    c->pol = kvq_policy_default;
+    if (kvq_rng_below(&r, 4) == 0) c->pol.ties = KVQ_TIES_AWAY;
+    s->dim = smoke ? CERT_D_SMOKE[kvq_rng_below(&r, 3)] : CERT_D_STD[kvq_rng_below(&r, 7)];
+    nq = 1u + kvq_rng_below(&r, 2);
+    s->tokens = 16u * nq + kvq_rng_below(&r, 16);
+    snprintf(c->id, sizeof c->id, "cert-%s-%05llu-keys-negzero", tag, (unsigned long long)k);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    cert_fill(in->k, s, 1, CD_UNIFORM, &r);
+    d = s->dim;
+    b = kvq_rng_below(&r, nq);
+    c1 = kvq_rng_below(&r, d);
+    c2 = (c1 + 1u + kvq_rng_below(&r, d - 1u)) % d;
+    c3 = (c2 + 1u + kvq_rng_below(&r, d - 1u)) % d;
+    if (c3 == c1) c3 = (c3 + 1u) % d == c2 ? (c3 + 2u) % d : (c3 + 1u) % d;
+    mask = 1u + kvq_rng_below(&r, 0xfffeu);  /* bit i: token i of c2 is -0; neither all nor none */
+    p0 = kvq_rng_below(&r, 16);
+    for (uint32_t i = 0; i < 16u; i++) {
+        uint32_t t = 16u * b + i;
+        in->k[kvq_cert_in_index(s, t, c1)] = -0.0f;
+        in->k[kvq_cert_in_index(s, t, c2)] = (mask >> i) & 1u ? -0.0f : 0.0f;
+        in->k[kvq_cert_in_index(s, t, c3)] =
+            i == p0 ? -0.0f : i == (p0 + 1u) % 16u ? 0.0f : f16(fabsf(kvq_rng_sym(&r)) + 0x1p-10f);
+    }
+    for (uint32_t t = 16u * nq; t < s->tokens; t++) in->k[kvq_cert_in_index(s, t, c1)] = -0.0f;
+    return cert_solve(c);
+}
+
+/* ---- decode steps built to take given paths of the ladder --------------------------- */
+
+/* promote: rung 0 accepted with promoted blocks (threshold rule, vtol 2^-7 ..
+ * 2^-9, high-error values in the heavy blocks); rung1: rung 0 capped below
+ * the heavy blocks (kmax = ceil(h/2) of h heavy blocks), rung 1 (2 kmax)
+ * covers them; rung2: the value check fails at rungs 0-1 (budget 0, every
+ * block's values high-error), rung 2 promotes; dense3 / dense4: near-uniform
+ * attention with Kmin = Kmax = 1, no sparse rung passes the boundary check:
+ * rung 3 (eps_dense = +inf), rung 4 (eps_dense 0 or tiny, or start_rung 4). */
+enum { SX_PROMOTE, SX_RUNG1, SX_RUNG2, SX_DENSE3, SX_DENSE4, SX_COUNT };
+static const char *const SX_NAMES[SX_COUNT] = { "promote", "rung1", "rung2", "dense3", "dense4" };
+static const uint32_t SX_CASES[SX_COUNT][2] = { { 3, 8 }, { 3, 6 }, { 3, 6 }, { 2, 5 }, { 2, 5 } };
+
+static uint32_t n_ladder(int smoke)
+{
+    uint32_t n = 0;
+    for (int x = 0; x < SX_COUNT; x++) n += SX_CASES[x][smoke ? 0 : 1];
+    return n;
+}
+
+#define SX_MAX_BLOCKS 9u
+
+/* Step j of the ladder classes.  The scores are designed in nats under the
+ * case's own scale: the key of token t is RN16(c_t q + e_t) with c_t =
+ * sigma_t / (scale |q|^2), so its estimated score is about sigma_t, the
+ * block's log-offset (0 for heavy blocks, -14 .. -18 for light ones,
+ * +-0.25 for near-uniform heads) plus +-0.25 per token, and e_t uniform of
+ * radius 0.3 / (scale sqrt(d)) adds about 0.1 nat of noise.  Every structure
+ * is thus the same whatever the scale, which is drawn 2^-6 .. 2^-1 or 2 .. 4
+ * times RN32(1/sqrt(d)) (never within a factor 2 of the default, so that a
+ * kernel using the default instead of the given scale computes other
+ * attention).  Within-block key ranges stay small, so Delta is small (below
+ * about 0.01) and the light blocks' mass (e^-14 per token at most) is far
+ * inside 1 - tau, and every block's scores stay within 19 nats of the top
+ * one (a finite Phase-1 radius).  High-error values: in each 16-channel
+ * group one outlier of magnitude 8 .. 32 beside values of magnitude <= 1/2,
+ * so eta_b / nu_b is 0.06 .. 0.09, against vtol <= 2^-7. */
+static kvq_status make_cert_ladder(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j,
+                                   int smoke)
+{
+    static const uint32_t D_SMOKE[2] = { 16, 32 };
+    static const uint32_t D_STD[4] = { 16, 32, 64, 128 };
+    kvq_rng r = { seed ^ (0x9FB21C651E98DF25ull * (k + 1u)) };
+    kvq_cert_in *in;
+    kvq_cert_shape *s;
+    kvq_cert_params *p;
+    uint32_t cls = 0, jj = j, d, nq, n, h = 0, perm[SX_MAX_BLOCKS];
+    double lam[SX_MAX_BLOCKS + 1], qq = 0.0, a;
+    int heavy[SX_MAX_BLOCKS + 1], noisy[SX_MAX_BLOCKS + 1];
+    float mult;
+    int e;
+    while (cls + 1u < SX_COUNT && jj >= SX_CASES[cls][smoke ? 0 : 1]) jj -= SX_CASES[cls++][smoke ? 0 : 1];
+    if (kvq_case_begin(c, &kvq_op_cert_step) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    s = &in->shape;
+    p = &in->prm;
+    (void)kvq_rng_next(&r);
+    c->level = KVQ_LEVEL_BOUNDED;
+    c->pol = kvq_policy_default;
+    if (kvq_rng_below(&r, 4) == 0) c->pol.ties = KVQ_TIES_AWAY;
+    d = s->dim = smoke ? D_SMOKE[kvq_rng_below(&r, 2)] : D_STD[kvq_rng_below(&r, 4)];
+    nq = 3u + kvq_rng_below(&r, smoke ? 2 : (d >= 128u ? 4 : 6));
+    n = s->tokens = 16u * nq + kvq_rng_below(&r, 16);
+    /* the scale [CERT-L-01]: mult in [2^-6, 2^-1) or [2, 4), 24 random bits */
+    e = (int)kvq_rng_below(&r, 6);
+    mult = ldexpf(1.0f + kvq_rng_unit(&r), e < 5 ? e - 6 : 1);
+    in->qscale = (float)(1.0 / sqrt((double)d)) * mult;
+    *p = kvq_cert_default_params();
+    for (uint32_t b = 0; b < nq; b++) perm[b] = b, heavy[b] = 0, noisy[b] = 0;
+    heavy[nq] = 0, noisy[nq] = 0;
+    for (uint32_t b = 0; b + 1u < nq; b++) { /* a random order of the blocks: heavy ones first */
+        uint32_t o = b + kvq_rng_below(&r, nq - b), t = perm[b];
+        perm[b] = perm[o], perm[o] = t;
+    }
+    switch (cls) {
+    case SX_PROMOTE:
+        h = 1u + kvq_rng_below(&r, 2);
+        p->vtol = ldexpf(1.0f, -7 - (int)kvq_rng_below(&r, 3));
+        break;
+    case SX_RUNG1:
+        h = 2u + kvq_rng_below(&r, smoke ? 1 : (nq < 4u ? nq - 1u : 3u)); /* 2 .. min(4, nq) */
+        p->kmin = 1u;
+        p->kmax = (h + 1u) / 2u;
+        break;
+    case SX_RUNG2:
+        h = 1u + kvq_rng_below(&r, 2);
+        p->promote_budget = 0u;
+        p->vtol = ldexpf(1.0f, -7 - (int)kvq_rng_below(&r, 3));
+        break;
+    default: /* SX_DENSE3, SX_DENSE4 */
+        p->kmin = p->kmax = 1u;
+        if (cls == SX_DENSE4) {
+            if (jj % 3u == 2u) p->start_rung = 4u;
+            else p->eps_dense = kvq_rng_below(&r, 2) ? 0.0f : ldexpf(1.0f, -40 - (int)kvq_rng_below(&r, 20));
+        }
+        break;
+    }
+    for (uint32_t i = 0; i < h; i++) heavy[perm[i]] = 1;
+    for (uint32_t b = 0; b <= nq; b++) {
+        if (cls == SX_DENSE3 || cls == SX_DENSE4) lam[b] = 0.25 * kvq_rng_sym(&r);
+        else lam[b] = heavy[b] ? -0.25 * kvq_rng_unit(&r) : -14.0 - 4.0 * kvq_rng_unit(&r);
+        noisy[b] = b < nq && ((cls == SX_PROMOTE && heavy[b]) || cls == SX_RUNG2);
+    }
+    snprintf(c->id, sizeof c->id, "cert-%s-%05llu-step-%s", tag, (unsigned long long)k, SX_NAMES[cls]);
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    for (uint32_t i = 0; i < d; i++) {
+        in->q[i] = f16(kvq_rng_sym(&r));
+        qq += (double)in->q[i] * in->q[i];
+    }
+    if (qq < 0.25) { /* an unlikely short query: make |q|^2 >= 1 */
+        in->q[0] = 1.0f;
+        qq += 1.0;
+    }
+    a = 0.3 / ((double)in->qscale * sqrt((double)d));
+    for (uint32_t t = 0; t < n; t++) {
+        uint32_t b = t / 16u;
+        double ct = (lam[b] + 0.25 * kvq_rng_sym(&r)) / ((double)in->qscale * qq);
+        for (uint32_t i = 0; i < d; i++)
+            in->k[kvq_cert_in_index(s, t, i)] = f16((float)(ct * in->q[i] + a * kvq_rng_sym(&r)));
+        for (uint32_t g = 0; g < d / 16u; g++) {
+            uint32_t out = kvq_rng_below(&r, 16);
+            for (uint32_t i = 0; i < 16u; i++) {
+                float v = kvq_rng_sym(&r);
+                if (noisy[b]) v = i == out ? (8.0f + 24.0f * kvq_rng_unit(&r)) * (v < 0.0f ? -1.0f : 1.0f)
+                                           : 0.5f * v;
+                in->v[kvq_cert_in_index(s, t, 16u * g + i)] = f16(v);
+            }
+        }
+    }
+    c->status = step_status(c);
+    return KVQ_OK;
+}
+
+/* Level sets [VEC-GEN-02]: keys, values and steps of each, then the error
+ * cases; in each section the original cases, then the added ones. */
 typedef struct cert_sizes {
-    uint32_t nkeys, nvals, nsteps;
+    uint32_t nkeys, nvals, nsteps;   /* the original cases of each section */
+    uint32_t nkeys2, nsteps2;        /* -0 key cases; ladder steps */
 } cert_sizes;
 
 static int sizes_of(const char *levels, cert_sizes *z)
 {
-    if (strcmp(levels, "smoke") == 0) z->nkeys = 24, z->nvals = 24, z->nsteps = 10;
+    int smoke = strcmp(levels, "smoke") == 0;
+    if (smoke) z->nkeys = 24, z->nvals = 24, z->nsteps = 10;
     else if (strcmp(levels, "standard") == 0) z->nkeys = 112, z->nvals = 112, z->nsteps = 40;
     else return 0;
+    z->nkeys2 = 2;
+    z->nsteps2 = n_ladder(smoke);
     return 1;
 }
 
 uint64_t kvq_cert_gen_count(const char *levels)
 {
     cert_sizes z;
-    return sizes_of(levels, &z) ? (uint64_t)z.nkeys + z.nvals + z.nsteps + CE_COUNT : 0u;
+    return sizes_of(levels, &z) ? (uint64_t)z.nkeys + z.nkeys2 + z.nvals + z.nsteps + z.nsteps2 + CE_COUNT
+                                : 0u;
 }
 
 kvq_status kvq_cert_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k)
@@ -431,13 +637,21 @@ kvq_status kvq_cert_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     cert_sizes z;
     int smoke = strcmp(levels, "smoke") == 0;
     const char *tag = smoke ? "smoke" : "std";
+    uint64_t ek, ek2, ev, es, es2, ov, os, oe;
     kvq_status st;
     if (!sizes_of(levels, &z)) return KVQ_E_PARAM;
-    if (k < z.nkeys) st = make_cert_quant(c, tag, seed, k, (uint32_t)k, 1, smoke);
-    else if (k < z.nkeys + z.nvals) st = make_cert_quant(c, tag, seed, k, (uint32_t)(k - z.nkeys), 0, smoke);
-    else if (k < (uint64_t)z.nkeys + z.nvals + z.nsteps)
-        st = make_cert_step(c, tag, seed, k, (uint32_t)(k - z.nkeys - z.nvals), smoke);
-    else st = make_cert_error(c, tag, seed, k, (uint32_t)(k - z.nkeys - z.nvals - z.nsteps));
+    ek = z.nkeys, ek2 = ek + z.nkeys2, ev = ek2 + z.nvals, es = ev + z.nsteps, es2 = es + z.nsteps2;
+    /* the original ordinals of the first value, step and error case */
+    ov = z.nkeys, os = ov + z.nvals, oe = os + z.nsteps;
+    if (k < ek) st = make_cert_quant(c, tag, seed, k, k, (uint32_t)k, 1, smoke);
+    else if (k < ek2) st = make_cert_negzero(c, tag, seed, k, (uint32_t)(k - ek), smoke);
+    else if (k < ev) st = make_cert_quant(c, tag, seed, k, ov + (k - ek2), (uint32_t)(k - ek2), 0, smoke);
+    else if (k < es) st = make_cert_step(c, tag, seed, k, os + (k - ev), (uint32_t)(k - ev), smoke);
+    else if (k < es2) st = make_cert_ladder(c, tag, seed, k, (uint32_t)(k - es), smoke);
+    else {
+        uint32_t which = (uint32_t)(k - es2);
+        st = make_cert_error(c, tag, seed, k, which < CE_OLD_COUNT ? oe + which : k, which);
+    }
     if (st != KVQ_OK) kvq_case_free(c);
     return st;
 }
