@@ -104,7 +104,7 @@ $(foreach v,rel san cov,$(eval $(call variant,$(v))))
 # Test subjects: the fast path with one deliberate change (tests/subjects/,
 # tests/<family>/subjects/), one shared object each under $(B)/subjects/.
 define subject_rule
-$(B)/subjects/$(notdir $(1:.c=)).so: $(1) tests/subjects/subject_common.h $(FAST_SRC)
+$(B)/subjects/$(notdir $(1:.c=)).so: $(1) $(wildcard tests/subjects/*.h) $(FAST_SRC)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -Itests/subjects $$(CFLAGS) -fPIC -shared \
 	  -fvisibility=hidden -Wl,-Bsymbolic $$(filter %.c,$$^) -o $$@ -lm

@@ -14,7 +14,7 @@
 #define SUBJECT_CERT_VALUES fast_values
 #define SUBJECT_CERT_ANNOTATE fast_annotate
 
-#include "kvq.h"
+#include "subject_cert.h"
 
 static int midpoint_keys(int8_t *codes, float *sigma, float *z, uint32_t *flags, const float *k,
                          const kvq_cert_shape *shape, const kvq_policy *pol)
@@ -44,18 +44,6 @@ static int midpoint_keys(int8_t *codes, float *sigma, float *z, uint32_t *flags,
             }
         }
     return KVQ_OK;
-}
-
-static int fast_values(uint8_t *codes, float *scale, float *zero, uint32_t *flags, const float *v,
-                       const kvq_cert_shape *shape, const kvq_policy *pol)
-{
-    return kvq_cert_quantize_values(codes, scale, zero, flags, v, shape, pol);
-}
-
-static int fast_annotate(float *eta, float *nu, const float *v, const uint8_t *codes,
-                         const float *scale, const float *zero, const kvq_cert_shape *shape)
-{
-    return kvq_cert_annotate(eta, nu, v, codes, scale, zero, shape);
 }
 
 #include "subject_common.h"
