@@ -27,11 +27,15 @@ case "$SECS" in ''|*[!0-9]*) echo "fuzz-smoke: KVQ_FUZZ_SECONDS=$SECS is not a n
 # shellcheck disable=SC2054  # the commas belong to -fsanitize=, not to the array
 CFLAGS_FUZZ=(-std=c11 -g -O1 -Wall -Wextra -Werror -ffp-contract=off -fno-fast-math
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-             -fno-omit-frame-pointer -Iinclude -Iconformance -D_POSIX_C_SOURCE=200809L)
+             -fno-omit-frame-pointer -Iinclude -Iconformance -Itests -D_POSIX_C_SOURCE=200809L)
 LIBS=(-lmpfr -lgmp -lm -ldl)
 
+# the reference paths and the conformance core with every family module (the
+# readers decode through the registry); not the kvq command's main
 lib_src=(ref/common/*.c ref/fast/*.c ref/exact/*.c)
-[ -f conformance/vecio.c ] && lib_src+=(conformance/vecio.c)
+for s in conformance/*.c conformance/families/*.c; do
+    [ "$s" = conformance/kvq.c ] || lib_src+=("$s")
+done
 
 shopt -s nullglob
 harnesses=(fuzz/fuzz_*.c)

@@ -26,13 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t la = 0, lb = 0;
         kvq_vfile back;
         FILE *f = open_memstream(&a, &la);
-        kvq_vec_write_header(f, &vf);
-        for (size_t k = 0; k < vf.ncases; k++) kvq_vec_write_case(f, &vf.cases[k]);
+        kvq_vec_write(f, &vf); /* with its end line [VEC-FMT-07] */
         fclose(f);
         if (kvq_vec_parse(&back, a, la, "fuzz-rt", err, sizeof err) != KVQ_OK) abort();
         f = open_memstream(&b, &lb);
-        kvq_vec_write_header(f, &back);
-        for (size_t k = 0; k < back.ncases; k++) kvq_vec_write_case(f, &back.cases[k]);
+        kvq_vec_write(f, &back);
         fclose(f);
         if (la != lb || memcmp(a, b, la) != 0) abort();
         kvq_vfile_free(&back);
