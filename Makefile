@@ -294,6 +294,7 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a
 	install -m 755 $(B)/rel/kvq $(DESTDIR)$(PREFIX)/bin/kvq
 	install -m 644 $(B)/rel/libkvq.a $(DESTDIR)$(PREFIX)/lib/libkvq.a
 	install -m 644 include/kvq.h include/kvq_cert.h include/kvq_layout.h include/kvq_exact.h include/kvq_bits.h \
+	  include/kvq_fp8.h include/kvq_exact_fp8.h \
 	  conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
 	install -m 644 conformance/kvq.1 $(DESTDIR)$(PREFIX)/share/man/man1/kvq.1
 	install -m 644 conformance/python/kvqio.py $(DESTDIR)$(PREFIX)/share/kvq/python/kvqio.py
@@ -315,6 +316,16 @@ test-python: $(B)/rel/kvq
 	@cd conformance/python && KVQ=$(abspath $(B))/rel/kvq PYTHONDONTWRITEBYTECODE=1 python3 -m unittest -v test_kvqio
 test-install: $(B)/rel/kvq $(B)/rel/libkvq.a
 	+@bash tests/install.sh $(B) "$(MAKE)"
+
+# -- area: FP8 exhaustive check
+# `make fp8-exhaustive`: all 2^32 binary32 inputs x {E4M3, E5M2} x {saturate,
+# nan}, fast path against the exact path (tests/fp8_exhaustive.c says how the
+# exact path judges every input).  Minutes; not part of `make test`.
+# KVQ_FP8_FROM / KVQ_FP8_TO slice the encodings, KVQ_FP8_THREADS (default: all
+# CPUs), KVQ_FP8_EXACT_EVERY (direct MPFR samples; 1 = every input).
+.PHONY: fp8-exhaustive
+fp8-exhaustive: $(B)/rel/tests/fp8_exhaustive
+	$(B)/rel/tests/fp8_exhaustive
 
 clean:
 	rm -rf $(B)

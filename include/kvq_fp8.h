@@ -1,0 +1,340 @@
+/*
+ * kvq_fp8.h -- the shared FP8 numeric module: E4M3 and E5M2 codes, their
+ * values, and the conversions from binary32 and binary16 [POL-FP8-01..03].
+ *
+ * Families that store FP8 codes (SAGE, and CERT where it uses FP8) call these
+ * functions and no other file encodes or decodes an FP8 code.  Plain C11 that
+ * nvcc also compiles: the decoders are KVQ_HD static inline and use only
+ * integer and exact binary32 arithmetic (every FP8 value is a binary32 value,
+ * so decoding never rounds); the encoders are the fast path
+ * (ref/common/fp8.c: integer operations on the binary32 encoding, one
+ * rounding); their MPFR twins are in kvq_exact_fp8.h (ref/exact/fp8.c).
+ *
+ * Code layout (a code is a uint8_t c, 0 <= c < 256), fields in / % only:
+ *   sign S = c / 128;
+ *   E4M3: exponent E = (c / 8) % 16 (bias 7),  fraction F = c % 8;
+ *   E5M2: exponent E = (c / 4) % 32 (bias 15), fraction F = c % 4.
+ * Values:
+ *   E4M3: E = 0: (-1)^S F 2^-9;  1 <= E: (-1)^S (8 + F) 2^(E-10);
+ *         NaN iff E = 15 and F = 7 (c % 128 == 127); no infinity.
+ *   E5M2: E = 0: (-1)^S F 2^-16; 1 <= E <= 30: (-1)^S (4 + F) 2^(E-17);
+ *         E = 31: infinity (F = 0), NaN (F != 0).
+ *
+ * Conversion [POL-FP8-03]: round to nearest, ties to even, once, onto the FP8
+ * grid with its subnormals.  Overflow (E4M3: |x| > 464; E5M2: |x| >= 61440;
+ * and every infinity) under KVQ_OVERFLOW_SATURATE gives +-max and ORs
+ * KVQ_FLAG_SATURATED into *flags; under KVQ_OVERFLOW_NAN it gives the
+ * non-saturating result: E4M3 NaN S.1111.111, E5M2 infinity S.11111.00.  A NaN
+ * gives the canonical NaN S.1111.111 (E4M3) or the quiet NaN S.11111.11 (E5M2)
+ * with the input's sign; the payload is not carried.  The flags word is only
+ * ever OR-ed with KVQ_FLAG_SATURATED (flags may be NULL); nothing else is
+ * written.  Any overflow_policy other than KVQ_OVERFLOW_NAN is read as
+ * KVQ_OVERFLOW_SATURATE (callers validate policies with kvq_policy_check).
+ *
+ * The ACSL below states which code each function returns; it is not yet sent
+ * to WP (proofs/TRUSTED.md [TR-SCOPE]).  tests/check_fp8.c and
+ * `make fp8-exhaustive` compare the fast path with the exact path.
+ */
+#ifndef KVQ_FP8_H
+#define KVQ_FP8_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "kvq.h"
+#include "kvq_layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Codes (magnitudes; OR KVQ_FP8_SIGN for the negative ones) [POL-FP8-01..02]. */
+#define KVQ_FP8_SIGN         0x80u
+#define KVQ_FP8_E4M3_MAXCODE 0x7Eu       /* S.1111.110 = 448 */
+#define KVQ_FP8_E4M3_NAN     0x7Fu       /* S.1111.111, the only NaN */
+#define KVQ_FP8_E5M2_MAXCODE 0x7Bu       /* S.11110.11 = 57344 */
+#define KVQ_FP8_E5M2_INF     0x7Cu       /* S.11111.00 */
+#define KVQ_FP8_E5M2_NAN     0x7Fu       /* S.11111.11, the quiet NaN kvq writes */
+
+/* Values. */
+#define KVQ_FP8_E4M3_MAX     0x1.cp+8f   /* 448 */
+#define KVQ_FP8_E4M3_MIN     0x1p-6f     /* smallest normal */
+#define KVQ_FP8_E4M3_TRUE_MIN 0x1p-9f    /* smallest subnormal */
+#define KVQ_FP8_E5M2_MAX     0x1.cp+15f  /* 57344 */
+#define KVQ_FP8_E5M2_MIN     0x1p-14f
+#define KVQ_FP8_E5M2_TRUE_MIN 0x1p-16f
+
+/*@ // Fields of a code c, 0 <= c < 256 [POL-FP8-01..02], in / % only.
+    logic integer kvq_fp8_sign_l(integer c) = c / 128;
+    logic integer kvq_e4m3_exp_l(integer c) = (c / 8) % 16;
+    logic integer kvq_e4m3_frac_l(integer c) = c % 8;
+    logic integer kvq_e5m2_exp_l(integer c) = (c / 4) % 32;
+    logic integer kvq_e5m2_frac_l(integer c) = c % 4;
+    logic real kvq_fp8_sgn_l(integer c) = kvq_fp8_sign_l(c) == 1 ? -1.0 : 1.0;
+
+    predicate kvq_e4m3_nan_l(integer c) = c % 128 == 127;
+    predicate kvq_e5m2_inf_l(integer c) = c % 128 == 124;
+    predicate kvq_e5m2_nan_l(integer c) = c % 128 > 124;
+    predicate kvq_e5m2_finite_l(integer c) = c % 128 < 124;
+
+    // The value of a code that is not a NaN (E4M3) or not a NaN or infinity (E5M2).
+    logic real kvq_e4m3_value_l(integer c) =
+        kvq_fp8_sgn_l(c) *
+        (kvq_e4m3_exp_l(c) == 0 ? kvq_e4m3_frac_l(c) * 0x1p-9
+                                : (8 + kvq_e4m3_frac_l(c)) * \pow(2.0, kvq_e4m3_exp_l(c) - 10));
+    logic real kvq_e5m2_value_l(integer c) =
+        kvq_fp8_sgn_l(c) *
+        (kvq_e5m2_exp_l(c) == 0 ? kvq_e5m2_frac_l(c) * 0x1p-16
+                                : (4 + kvq_e5m2_frac_l(c)) * \pow(2.0, kvq_e5m2_exp_l(c) - 17));
+
+    // c is RN(x) among the finite codes: no finite code is nearer, a tie goes to
+    // the even code (even fraction), and c carries the sign s (0 or 1) [POL-FP8-03].
+    predicate kvq_e4m3_rn_l(real x, integer s, integer c) =
+        0 <= c < 256 && !kvq_e4m3_nan_l(c) && kvq_fp8_sign_l(c) == s &&
+        \forall integer d; 0 <= d < 256 && !kvq_e4m3_nan_l(d) ==>
+            \abs(x - kvq_e4m3_value_l(c)) < \abs(x - kvq_e4m3_value_l(d)) ||
+            kvq_e4m3_value_l(c) == kvq_e4m3_value_l(d) ||
+            (\abs(x - kvq_e4m3_value_l(c)) == \abs(x - kvq_e4m3_value_l(d)) && c % 2 == 0);
+    predicate kvq_e5m2_rn_l(real x, integer s, integer c) =
+        0 <= c < 256 && kvq_e5m2_finite_l(c) && kvq_fp8_sign_l(c) == s &&
+        \forall integer d; 0 <= d < 256 && kvq_e5m2_finite_l(d) ==>
+            \abs(x - kvq_e5m2_value_l(c)) < \abs(x - kvq_e5m2_value_l(d)) ||
+            kvq_e5m2_value_l(c) == kvq_e5m2_value_l(d) ||
+            (\abs(x - kvq_e5m2_value_l(c)) == \abs(x - kvq_e5m2_value_l(d)) && c % 2 == 0);
+
+    // Overflow [POL-FP8-03]: the rounded magnitude (unbounded exponent) exceeds max.
+    predicate kvq_e4m3_ovf_l(real x) = \abs(x) > 464;
+    predicate kvq_e5m2_ovf_l(real x) = \abs(x) >= 61440;
+
+    // The flags word after an event: bit 2 (KVQ_FLAG_SATURATED) set, others kept.
+    logic integer kvq_flags_sat_l(integer f) = (f / 4) % 2 == 1 ? f : f + 4;
+
+    // A binary16 encoding h, 0 <= h < 65536: fields and value.
+    logic integer kvq_h_sign_l(integer h) = h / 32768;
+    logic integer kvq_h_exp_l(integer h) = (h / 1024) % 32;
+    logic integer kvq_h_frac_l(integer h) = h % 1024;
+    predicate kvq_h_nan_l(integer h) = kvq_h_exp_l(h) == 31 && kvq_h_frac_l(h) != 0;
+    predicate kvq_h_inf_l(integer h) = kvq_h_exp_l(h) == 31 && kvq_h_frac_l(h) == 0;
+    logic real kvq_h_value_l(integer h) =
+        (kvq_h_sign_l(h) == 1 ? -1.0 : 1.0) *
+        (kvq_h_exp_l(h) == 0 ? kvq_h_frac_l(h) * 0x1p-24
+                             : (1024 + kvq_h_frac_l(h)) * \pow(2.0, kvq_h_exp_l(h) - 25));
+*/
+
+/* ---------------------------------------------------------------------------
+ * Classification and decoding (exact: every FP8 value is a binary32 value).
+ * ------------------------------------------------------------------------- */
+
+/* 1 iff c is the E4M3 NaN (S.1111.111). */
+/*@ assigns \nothing;
+    ensures def: \result == 1 <==> kvq_e4m3_nan_l(c);      // [POL-FP8-01]
+    ensures bool: \result == 0 || \result == 1;
+*/
+KVQ_HD static inline int kvq_fp8_e4m3_is_nan(uint8_t c)
+{
+    return c % 128u == 127u;
+}
+
+/* 1 iff c is an E5M2 NaN (S.11111.{01,10,11}). */
+/*@ assigns \nothing;
+    ensures def: \result == 1 <==> kvq_e5m2_nan_l(c);      // [POL-FP8-02]
+    ensures bool: \result == 0 || \result == 1;
+*/
+KVQ_HD static inline int kvq_fp8_e5m2_is_nan(uint8_t c)
+{
+    return c % 128u > 124u;
+}
+
+/* 1 iff c is an E5M2 infinity (S.11111.00). */
+/*@ assigns \nothing;
+    ensures def: \result == 1 <==> kvq_e5m2_inf_l(c);      // [POL-FP8-02]
+    ensures bool: \result == 0 || \result == 1;
+*/
+KVQ_HD static inline int kvq_fp8_e5m2_is_inf(uint8_t c)
+{
+    return c % 128u == 124u;
+}
+
+/* The binary32 value of an E4M3 code.  A NaN code gives the default quiet NaN
+ * of binary32 with the code's sign (0x7FC00000 / 0xFFC00000: NAN and -NAN). */
+/*@ assigns \nothing;
+    behavior nan:
+      assumes kvq_e4m3_nan_l(c);
+      ensures is_nan: \is_NaN(\result);
+      ensures sign: kvq_fp8_sign_l(c) == 1 <==> \sign(\result) == \Negative;
+    behavior finite:
+      assumes !kvq_e4m3_nan_l(c);
+      ensures finite: \is_finite(\result);
+      ensures value: \result == kvq_e4m3_value_l(c);                    // [POL-FP8-01]
+      ensures sign: kvq_fp8_sign_l(c) == 1 <==> \sign(\result) == \Negative; // -0 for 0x80
+    complete behaviors;
+    disjoint behaviors;
+*/
+KVQ_HD static inline float kvq_fp8_e4m3_to_f32(uint8_t c)
+{
+    uint32_t e = (c / 8u) % 16u, f = c % 8u;
+    float mag;
+    if (c % 128u == 127u) return c / 128u ? -NAN : NAN;
+    if (e == 0u)
+        mag = (float)f * 0x1p-9f;                                 /* exact: f < 8 */
+    else
+        mag = (float)(8u + f) * ((float)(1u << e) * 0x1p-10f);    /* exact: powers of two */
+    return c / 128u ? -mag : mag;
+}
+
+/* The binary32 value of an E5M2 code: +-infinity for S.11111.00, the default
+ * quiet NaN of binary32 with the code's sign for the NaN codes (payload not
+ * carried). */
+/*@ assigns \nothing;
+    behavior nan:
+      assumes kvq_e5m2_nan_l(c);
+      ensures is_nan: \is_NaN(\result);
+      ensures sign: kvq_fp8_sign_l(c) == 1 <==> \sign(\result) == \Negative;
+    behavior inf:
+      assumes kvq_e5m2_inf_l(c);
+      ensures plus_inf: kvq_fp8_sign_l(c) == 0 ==> \is_plus_infinity(\result);
+      ensures minus_inf: kvq_fp8_sign_l(c) == 1 ==> \is_minus_infinity(\result);
+    behavior finite:
+      assumes kvq_e5m2_finite_l(c);
+      ensures finite: \is_finite(\result);
+      ensures value: \result == kvq_e5m2_value_l(c);                    // [POL-FP8-02]
+      ensures sign: kvq_fp8_sign_l(c) == 1 <==> \sign(\result) == \Negative;
+    complete behaviors;
+    disjoint behaviors;
+*/
+KVQ_HD static inline float kvq_fp8_e5m2_to_f32(uint8_t c)
+{
+    uint32_t e = (c / 4u) % 32u, f = c % 4u;
+    float mag;
+    if (e == 31u) {
+        if (f != 0u) return c / 128u ? -NAN : NAN;
+        mag = INFINITY;
+    } else if (e == 0u) {
+        mag = (float)f * 0x1p-16f;                                /* exact: f < 4 */
+    } else {
+        mag = (float)(4u + f) * ((float)(1u << e) * 0x1p-17f);    /* exact: powers of two */
+    }
+    return c / 128u ? -mag : mag;
+}
+
+/* ---------------------------------------------------------------------------
+ * Conversions, fast path (ref/common/fp8.c) [POL-FP8-03].
+ * overflow_policy: KVQ_OVERFLOW_SATURATE or KVQ_OVERFLOW_NAN; flags: NULL or
+ * a word that receives KVQ_FLAG_SATURATED (OR-ed) when a value saturates.
+ * ------------------------------------------------------------------------- */
+
+/*@ requires flags_ok: flags == \null || \valid(flags);
+    requires policy: overflow_policy == KVQ_OVERFLOW_SATURATE ||
+                     overflow_policy == KVQ_OVERFLOW_NAN;       // [POL-01]
+    assigns *flags;
+    behavior nan_in:
+      assumes \is_NaN(x);
+      assigns \nothing;
+      ensures nan_out: \result == (\sign(x) == \Negative ? 255 : 127); // [POL-FP8-03]
+    behavior overflow_saturate:
+      assumes !\is_NaN(x) && (\is_infinite(x) || kvq_e4m3_ovf_l(x));
+      assumes overflow_policy != KVQ_OVERFLOW_NAN;
+      ensures max: \result == (\sign(x) == \Negative ? 254 : 126);     // [POL-OV-01]
+      ensures flag: flags != \null ==> *flags == kvq_flags_sat_l(\old(*flags));
+    behavior overflow_nan:
+      assumes !\is_NaN(x) && (\is_infinite(x) || kvq_e4m3_ovf_l(x));
+      assumes overflow_policy == KVQ_OVERFLOW_NAN;
+      assigns \nothing;
+      ensures nan_out: \result == (\sign(x) == \Negative ? 255 : 127); // [POL-FP8-03]
+    behavior in_range:
+      assumes \is_finite(x) && !kvq_e4m3_ovf_l(x);
+      assigns \nothing;
+      ensures rn: kvq_e4m3_rn_l(x, \sign(x) == \Negative ? 1 : 0, \result);
+    complete behaviors;
+    disjoint behaviors;
+*/
+uint8_t kvq_fp8_e4m3_from_f32(float x, uint32_t overflow_policy, uint32_t *flags);
+
+/* h: a binary16 encoding.  Exactly kvq_fp8_e4m3_from_f32 of its value (the
+ * widening to binary32 is exact, so there is still one rounding). */
+/*@ requires flags_ok: flags == \null || \valid(flags);
+    requires policy: overflow_policy == KVQ_OVERFLOW_SATURATE ||
+                     overflow_policy == KVQ_OVERFLOW_NAN;
+    assigns *flags;
+    behavior nan_in:
+      assumes kvq_h_nan_l(h);
+      assigns \nothing;
+      ensures nan_out: \result == (kvq_h_sign_l(h) == 1 ? 255 : 127);
+    behavior overflow_saturate:
+      assumes kvq_h_inf_l(h) || (!kvq_h_nan_l(h) && kvq_e4m3_ovf_l(kvq_h_value_l(h)));
+      assumes overflow_policy != KVQ_OVERFLOW_NAN;
+      ensures max: \result == (kvq_h_sign_l(h) == 1 ? 254 : 126);
+      ensures flag: flags != \null ==> *flags == kvq_flags_sat_l(\old(*flags));
+    behavior overflow_nan:
+      assumes kvq_h_inf_l(h) || (!kvq_h_nan_l(h) && kvq_e4m3_ovf_l(kvq_h_value_l(h)));
+      assumes overflow_policy == KVQ_OVERFLOW_NAN;
+      assigns \nothing;
+      ensures nan_out: \result == (kvq_h_sign_l(h) == 1 ? 255 : 127);
+    behavior in_range:
+      assumes kvq_h_exp_l(h) < 31 && !kvq_e4m3_ovf_l(kvq_h_value_l(h));
+      assigns \nothing;
+      ensures rn: kvq_e4m3_rn_l(kvq_h_value_l(h), kvq_h_sign_l(h), \result);
+    complete behaviors;
+    disjoint behaviors;
+*/
+uint8_t kvq_fp8_e4m3_from_f16(uint16_t h, uint32_t overflow_policy, uint32_t *flags);
+
+/*@ requires flags_ok: flags == \null || \valid(flags);
+    requires policy: overflow_policy == KVQ_OVERFLOW_SATURATE ||
+                     overflow_policy == KVQ_OVERFLOW_NAN;
+    assigns *flags;
+    behavior nan_in:
+      assumes \is_NaN(x);
+      assigns \nothing;
+      ensures nan_out: \result == (\sign(x) == \Negative ? 255 : 127); // [POL-FP8-03]
+    behavior overflow_saturate:
+      assumes !\is_NaN(x) && (\is_infinite(x) || kvq_e5m2_ovf_l(x));
+      assumes overflow_policy != KVQ_OVERFLOW_NAN;
+      ensures max: \result == (\sign(x) == \Negative ? 251 : 123);     // [POL-OV-01]
+      ensures flag: flags != \null ==> *flags == kvq_flags_sat_l(\old(*flags));
+    behavior overflow_inf:
+      assumes !\is_NaN(x) && (\is_infinite(x) || kvq_e5m2_ovf_l(x));
+      assumes overflow_policy == KVQ_OVERFLOW_NAN;
+      assigns \nothing;
+      ensures inf_out: \result == (\sign(x) == \Negative ? 252 : 124); // [POL-FP8-03]
+    behavior in_range:
+      assumes \is_finite(x) && !kvq_e5m2_ovf_l(x);
+      assigns \nothing;
+      ensures rn: kvq_e5m2_rn_l(x, \sign(x) == \Negative ? 1 : 0, \result);
+    complete behaviors;
+    disjoint behaviors;
+*/
+uint8_t kvq_fp8_e5m2_from_f32(float x, uint32_t overflow_policy, uint32_t *flags);
+
+/* h: a binary16 encoding; exactly kvq_fp8_e5m2_from_f32 of its value. */
+/*@ requires flags_ok: flags == \null || \valid(flags);
+    requires policy: overflow_policy == KVQ_OVERFLOW_SATURATE ||
+                     overflow_policy == KVQ_OVERFLOW_NAN;
+    assigns *flags;
+    behavior nan_in:
+      assumes kvq_h_nan_l(h);
+      assigns \nothing;
+      ensures nan_out: \result == (kvq_h_sign_l(h) == 1 ? 255 : 127);
+    behavior overflow_saturate:
+      assumes kvq_h_inf_l(h) || (!kvq_h_nan_l(h) && kvq_e5m2_ovf_l(kvq_h_value_l(h)));
+      assumes overflow_policy != KVQ_OVERFLOW_NAN;
+      ensures max: \result == (kvq_h_sign_l(h) == 1 ? 251 : 123);
+      ensures flag: flags != \null ==> *flags == kvq_flags_sat_l(\old(*flags));
+    behavior overflow_inf:
+      assumes kvq_h_inf_l(h) || (!kvq_h_nan_l(h) && kvq_e5m2_ovf_l(kvq_h_value_l(h)));
+      assumes overflow_policy == KVQ_OVERFLOW_NAN;
+      assigns \nothing;
+      ensures inf_out: \result == (kvq_h_sign_l(h) == 1 ? 252 : 124);
+    behavior in_range:
+      assumes kvq_h_exp_l(h) < 31 && !kvq_e5m2_ovf_l(kvq_h_value_l(h));
+      assigns \nothing;
+      ensures rn: kvq_e5m2_rn_l(kvq_h_value_l(h), kvq_h_sign_l(h), \result);
+    complete behaviors;
+    disjoint behaviors;
+*/
+uint8_t kvq_fp8_e5m2_from_f16(uint16_t h, uint32_t overflow_policy, uint32_t *flags);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KVQ_FP8_H */
