@@ -179,6 +179,17 @@ kvq_status kvq_cert_step(float *out, uint8_t *sel, uint8_t *prom, float *logmass
                          const float *q, float scale, const kvq_cert_cache *cache,
                          const kvq_cert_params *prm, const kvq_cert_shape *shape);
 
+/* One decode step from the binary16 K and V of a head, as a conformance
+ * subject runs it: the fast path's key and value quantizers, the annotation,
+ * then kvq_cert_step over the cache they built (no log-masses).  The status
+ * is the first nonzero one of those calls; KVQ_E_NOMEM when the cache cannot
+ * be allocated.  The built-in subject ref-fast and the CERT test subjects use
+ * it (ref/fast/cert_step.c). */
+kvq_status kvq_cert_step_kv(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_record *rec,
+                            kvq_cert_decl *decl, float *delta1, const float *q, float scale,
+                            const float *k, const float *v, const kvq_cert_params *prm,
+                            const kvq_cert_shape *shape, const kvq_policy *pol);
+
 /* The host reference dense path (rung 4) [CERT-LAD-01] [CERT-LAD-03]: dense
  * attention over all n tokens with the binary16 originals k, v ([n][d]) by
  * the pinned sequence of [CERT-AR-02] (scores from the originals, one pass in

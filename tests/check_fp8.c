@@ -47,23 +47,6 @@
 #define FLAGS_SENT 0x5A5A5A5Au              /* sentinel: KVQ_FLAG_SATURATED (0x04) clear */
 #define WINDOW     (1u << 15)               /* encodings each side of a boundary */
 
-/* Assertions that call Check only on failure (Check's own report every success
- * through a pipe, which dominates loops of millions of checks). */
-#define REQ(c)                                                                              \
-    do {                                                                                    \
-        if (!(c)) ck_abort_msg("%s:%d: '%s' failed", __FILE__, __LINE__, #c);              \
-    } while (0)
-#define REQ_MSG(c, ...)                                                                     \
-    do {                                                                                    \
-        if (!(c)) ck_abort_msg(__VA_ARGS__);                                                \
-    } while (0)
-#define REQ_EQ(a, b)                                                                        \
-    do {                                                                                    \
-        intmax_t a_ = (intmax_t)(a), b_ = (intmax_t)(b);                                    \
-        if (a_ != b_)                                                                       \
-            ck_abort_msg("%s:%d: '%s == %s' failed: %jd != %jd", __FILE__, __LINE__, #a, #b, \
-                         a_, b_);                                                           \
-    } while (0)
 
 static uint64_t g_seed = SEED_DEFAULT;
 static uint64_t g_cases = CASES_DEFAULT;

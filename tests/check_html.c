@@ -227,6 +227,9 @@ static const char Q_OUT[] = "output error [CERT-CON-02]";
 static void small_report(fake *f)
 {
     kvq_verdict *v;
+    /* The margins below are report data (an error and its bound per case) that
+     * the page must draw and count, not tolerances of a comparison: each is
+     * chosen on one side of error = bound, and the asserted counts follow. */
     fake_init(f, 16, "ref-fast", "kivi-quant,cert-step");
     fake_add(f, "kivi-quant", "k-e-1", KVQ_LEVEL_EXACT, 3, KVQ_PASS, NULL);
     fake_add(f, "kivi-quant", "k-e-2", KVQ_LEVEL_EXACT, 4, KVQ_PASS, NULL);

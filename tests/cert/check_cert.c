@@ -31,21 +31,6 @@
 #define SEED_DEFAULT  0x6b76712d63657274ull /* "kvq-cert" */
 #define CASES_DEFAULT 100000u
 
-#define REQ(c)                                                                              \
-    do {                                                                                    \
-        if (!(c)) ck_abort_msg("%s:%d: '%s' failed", __FILE__, __LINE__, #c);              \
-    } while (0)
-#define REQ_MSG(c, ...)                                                                     \
-    do {                                                                                    \
-        if (!(c)) ck_abort_msg(__VA_ARGS__);                                                \
-    } while (0)
-#define REQ_EQ(a, b)                                                                        \
-    do {                                                                                    \
-        intmax_t a_ = (intmax_t)(a), b_ = (intmax_t)(b);                                    \
-        if (a_ != b_)                                                                       \
-            ck_abort_msg("%s:%d: '%s == %s' failed: %jd != %jd", __FILE__, __LINE__, #a, #b, \
-                         a_, b_);                                                           \
-    } while (0)
 #define SAME(a, b)                                                                          \
     do {                                                                                    \
         float a_ = (a), b_ = (b);                                                           \

@@ -44,24 +44,6 @@
 #define F32_MAX 0x1.fffffep+127f
 #define F16_MAX 0x1.ffcp+15f
 
-/* Assertions.  Check's ck_assert_* report every success to the parent through
- * a pipe (mark_point), which dominates loops of millions of checks; these call
- * Check only on failure, with the file, line and the failed expression. */
-#define REQ(c)                                                                              \
-    do {                                                                                    \
-        if (!(c)) ck_abort_msg("%s:%d: '%s' failed", __FILE__, __LINE__, #c);              \
-    } while (0)
-#define REQ_MSG(c, ...)                                                                     \
-    do {                                                                                    \
-        if (!(c)) ck_abort_msg(__VA_ARGS__);                                                \
-    } while (0)
-#define REQ_EQ(a, b)                                                                        \
-    do {                                                                                    \
-        intmax_t a_ = (intmax_t)(a), b_ = (intmax_t)(b);                                    \
-        if (a_ != b_)                                                                       \
-            ck_abort_msg("%s:%d: '%s == %s' failed: %jd != %jd", __FILE__, __LINE__, #a, #b, \
-                         a_, b_);                                                           \
-    } while (0)
 
 static uint64_t g_seed = SEED_DEFAULT;
 static uint64_t g_cases = CASES_DEFAULT;
