@@ -11,7 +11,7 @@
 #include "registry.h"
 #include "vecio.h"
 
-#define KVQ_VERSION_STRING "0.3.0"
+#define KVQ_VERSION_STRING "0.4.0"
 
 /* ---- output files (outfile.c) ---------------------------------------------- */
 

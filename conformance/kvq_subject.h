@@ -77,6 +77,10 @@ typedef int (*kvq_cert_step_v1_fn)(float *out, uint8_t *sel, uint8_t *prom, kvq_
                                    float scale, const float *k, const float *v,
                                    const kvq_cert_params *prm, const kvq_cert_shape *shape,
                                    const kvq_policy *pol);
+/* "cert_step" version 2: the same signature; the step runs the variant
+ * prm->variant names [CERT-VAR-01] (a version-1 entry predates variants and
+ * runs sparse steps: the runner gives it the sparse cases only). */
+typedef kvq_cert_step_v1_fn kvq_cert_step_v2_fn;
 
 /* The version-3 record [API-SUBJ-05]. */
 typedef struct kvq_subject_v3 {

@@ -126,6 +126,10 @@ typedef struct kvq_field {
 typedef struct kvq_entry_decl {
     const char *name;
     uint32_t sigver;
+    /* An older signature version (0: none) that serves the cases of the
+     * variants in older_variants (bit i: variant i) when the subject lacks
+     * sigver: an entry that predates the variants implements those only. */
+    uint32_t older, older_variants;
 } kvq_entry_decl;
 
 #define KVQ_OP_MAX_ENTRIES 4
@@ -181,6 +185,11 @@ struct kvq_op {
     uint32_t levels;                   /* KVQ_LEVEL_BIT set the op allows */
     const char *const *variants;       /* named variants, [0] the default; NULL: none */
     uint32_t nvariants;
+    /* An operation that gained its variants in kvq version variants_since
+     * ("0.4.0"; NULL: always had them): a case of a file written by an older
+     * kvq is of variant legacy_variant, the one the operation was then. */
+    const char *variants_since;
+    uint32_t legacy_variant;
     kvq_entry_decl entries[KVQ_OP_MAX_ENTRIES]; /* looked up in this order */
     uint32_t nentries;
 

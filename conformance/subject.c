@@ -159,11 +159,17 @@ static void child_case(FILE *out, const kvq_subject *s, const kvq_case *c)
     uint32_t flags = 0;
     int st;
     for (uint32_t i = 0; i < op->nentries; i++) {
-        fns[i] = s->lookup(s, op->entries[i].name, op->entries[i].sigver);
+        const kvq_entry_decl *e = &op->entries[i];
+        fns[i] = s->lookup(s, e->name, e->sigver);
+        if (fns[i] == NULL && e->older != 0u && (e->older_variants >> c->variant & 1u))
+            fns[i] = s->lookup(s, e->name, e->older);
         if (fns[i] == NULL) {
-            char why[128];
-            if (s->missing != NULL) snprintf(why, sizeof why, "%s", s->missing(s, op, op->entries[i].name));
-            else snprintf(why, sizeof why, "subject-has-no-%s", op->entries[i].name);
+            char why[160];
+            if (e->older != 0u && s->lookup(s, e->name, e->older) != NULL)
+                snprintf(why, sizeof why, "subject-%s-v%u-predates-variant-%s", e->name, e->older,
+                         op->nvariants ? op->variants[c->variant] : "default");
+            else if (s->missing != NULL) snprintf(why, sizeof why, "%s", s->missing(s, op, e->name));
+            else snprintf(why, sizeof why, "subject-has-no-%s", e->name);
             kvq_res_write_skip(out, c->id, why);
             fflush(out);
             return;

@@ -518,6 +518,19 @@ static int writes_trailer(const char *gen)
     return major > 0 || minor >= 2;
 }
 
+/* Whether a generator line names a kvq older than version `since` ("0.4.0");
+ * files of other writers count as current. */
+static int generated_before(const char *gen, const char *since)
+{
+    unsigned a[3], b[3];
+    if (sscanf(gen, "kvq %u.%u.%u", &a[0], &a[1], &a[2]) != 3 ||
+        sscanf(since, "%u.%u.%u", &b[0], &b[1], &b[2]) != 3)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (a[i] != b[i]) return a[i] < b[i];
+    return 0;
+}
+
 /* `end <count> fnv1a64:<16 hex>` [VEC-FMT-07]: the number of cases and the
  * digest of the case lines before it; a file cut at a line boundary, or
  * with a line changed, fails here. */
@@ -622,6 +635,13 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
     }
     if (st == KVQ_OK && vf->ncases == 0)
         st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "no cases");
+    /* an operation that gained variants: the cases of older files are of the
+     * variant it had then [VER-REG-05] */
+    for (size_t i = 0; st == KVQ_OK && i < vf->ncases; i++) {
+        const kvq_op *op = vf->cases[i].op;
+        if (op->variants_since != NULL && generated_before(vf->generator, op->variants_since))
+            vf->cases[i].variant = op->legacy_variant;
+    }
     if (st == KVQ_OK && !vf->trailer && writes_trailer(vf->generator))
         st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "no end line after %zu cases: the file is cut short "
                   "(its generator, %s, always writes one) [VEC-FMT-07]", vf->ncases, vf->generator);

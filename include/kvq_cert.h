@@ -45,7 +45,18 @@ typedef struct kvq_cert_params {
     uint32_t r;                          /* >= 1 [CERT-RANK-01] */
     uint32_t promote_budget;             /* KVQ_CERT_PROMOTE_THRESHOLD or P [CERT-PROM-02] */
     uint32_t start_rung;                 /* 0..4: the ladder starts here [CERT-LAD-01] */
+    uint32_t variant;                    /* KVQ_CERT_VARIANT_*: the Phase-2 algorithm [CERT-VAR-01] */
 } kvq_cert_params;
+
+/* The step variants [CERT-VAR-01..03]: paper (the paper's Algorithm 1, the
+ * default: Phase 2 attends every block, with the binary16 keys of the
+ * selected blocks and the pinned INT8 reconstructions of the others) and
+ * sparse (Phase 2 attends the selected blocks only, with their INT8 keys).
+ * Selection, promotion and the ranking and boundary checks are the same in
+ * both; the attended set, E_key, E_val, E_arith and the value check differ. */
+#define KVQ_CERT_VARIANT_PAPER  0u
+#define KVQ_CERT_VARIANT_SPARSE 1u
+#define KVQ_CERT_VARIANTS       2u
 
 #define KVQ_CERT_PROMOTE_THRESHOLD 0xffffffffu /* promote_budget: the threshold rule */
 
@@ -55,7 +66,8 @@ typedef struct kvq_cert_params {
 #define KVQ_CERT_VTOL_DEFAULT 0x1.99999ap-5f /* RN32(0.05) */
 
 /* The paper's defaults [CERT-SEL-03]: tau 0.995, Kmin 2, Kmax 128, v_tol 0.05,
- * r 1, eps_guard 0, eps_dense +inf, the threshold rule, start at rung 0. */
+ * r 1, eps_guard 0, eps_dense +inf, the threshold rule, start at rung 0, the
+ * paper variant [CERT-VAR-01]. */
 static inline kvq_cert_params kvq_cert_default_params(void)
 {
     kvq_cert_params p;
@@ -68,6 +80,7 @@ static inline kvq_cert_params kvq_cert_default_params(void)
     p.r = 1u;
     p.promote_budget = KVQ_CERT_PROMOTE_THRESHOLD;
     p.start_rung = 0u;
+    p.variant = KVQ_CERT_VARIANT_PAPER;
     return p;
 }
 
@@ -121,22 +134,29 @@ typedef struct kvq_cert_record {
  *     within the block's radius (<= delta1) of L~_b and for the exact Delta_b,
  *     so an accepted check holds exactly [CERT-CHK-01].  A rung <= 2 is
  *     accepted when all three pass; the ladder starts at start_rung.
- *   Phase 2: the pinned online softmax of [CERT-AR-02] over the selected
- *     tokens in index order, with the Phase-1 scores and v^ = fmaf(code, s,
- *     zv) [CERT-V4-02] (originals in promoted and residual blocks).
+ *   Phase 2: the pinned online softmax of [CERT-AR-02] in index order over
+ *     the attended tokens [CERT-VAR-01]: with prm->variant = paper every
+ *     token, scored from the binary16 original keys in the selected and
+ *     residual blocks and keeping the Phase-1 score (k^) elsewhere; with
+ *     sparse the selected tokens only, with their Phase-1 scores.  Values v^
+ *     = fmaf(code, s, zv) [CERT-V4-02], originals in promoted and residual
+ *     blocks.
  *   Rungs 3-4 [CERT-LAD-03]: kvq_cert_dense's pass (the same pinned sequence);
  *     rung 4 when its E_arith exceeds eps_dense or start_rung = 4.  sel is all
  *     1, prom all 0, k_sel = nq, n_prom = 0, E_key = E_val = 0, checks = 0
  *     [CERT-LAD-04].
  *   Certificate (rec): the accepted rung, its checks [CERT-REC-01], Delta by
- *     kvq_cert_delta; E_key [CERT-EK-01] with an upper bound of alpha^_T from
- *     the block sums; E_val [CERT-EV-01] with upper bounds of the Phase-2
- *     masses; E_arith [CERT-AR-01] for *decl = kvq_cert_pinned_decl(nS).
+ *     kvq_cert_delta; E_key of the variant ([CERT-EK-04] paper, [CERT-EK-01]
+ *     sparse) with an upper bound of alpha^_T from the block sums; E_val
+ *     [CERT-EV-01] with upper bounds of the Phase-2 masses; E_arith
+ *     [CERT-AR-01] for *decl = kvq_cert_pinned_decl(nS), nS the attended
+ *     tokens (n for paper); ekey_paper the paper's Eq. 15 term.
  *     Every bound is evaluated in binary64 with each operation moved one step
  *     outward (nextafter), each libm function two steps, and converted to
  *     binary32 upward: an upper bound of the exact path's sound value.
  * Errors: KVQ_E_PARAM (NULL, params out of [CERT-DUMP-03] ranges, vtol or
- * eps_guard infinite, r = 0, start_rung > 4, scale), KVQ_E_SHAPE,
+ * eps_guard infinite, r = 0, start_rung > 4, an unknown variant, scale),
+ * KVQ_E_SHAPE,
  * KVQ_E_NONFINITE / KVQ_E_PARAM (q, k, v not binary16; bad metadata or
  * annotations), KVQ_E_NOMEM; nothing is written on error. */
 /*@ requires shape_ok: \valid_read(shape) && kvq_cert_shape_l(shape->tokens, shape->dim);

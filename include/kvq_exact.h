@@ -154,6 +154,13 @@ int kvq_exact_cert_key_within(float k, float khat, float l, float u, float sigma
 void kvq_exact_cert_ekey(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha, const mpfr_t vmax,
                          mpfr_rnd_t rnd);
 
+/* Sound E_key of the paper variant [CERT-EK-04] (mask-gated key precision:
+ * the selected blocks scored exactly, the tail perturbed by at most Delta):
+ * dst = 2 Vmax min(tanh(Delta/2), A (e^{2 Delta} + e^{Delta} - 2) / 2), A of
+ * Eq. 14 in odds form (kvq_exact_cert_tail), directed as kvq_exact_cert_ekey. */
+void kvq_exact_cert_ekey_gated(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha,
+                               const mpfr_t vmax, mpfr_rnd_t rnd);
+
 /* A(alpha, Delta) = e^{2 Delta} alpha / (1 + (e^{2 Delta} - 1) alpha) [CERT-EK-01],
  * directed as kvq_exact_cert_ekey. */
 void kvq_exact_cert_tail(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha, mpfr_rnd_t rnd);
@@ -222,14 +229,18 @@ typedef struct kvq_exact_cert_verdict {
 /* Contract checker [CERT-CON-01..02] for a step accepted at rung 0-2.  o: the
  * kernel's d binary32 outputs (finite); claim: its record (ekey, eval, earith
  * read); sel: nb flags (residual 1); prom: nb flags or NULL (no promotion);
- * decl: the kernel's U_exp, D, Nr.  The exact path recomputes eta, nu and Delta
- * from the data (the cache's eta, nu are not read).  Errors as kvq_cert_step,
- * plus KVQ_E_PARAM for a bad selection or declaration. */
+ * decl: the kernel's U_exp, D, Nr; variant: KVQ_CERT_VARIANT_PAPER (Phase 2
+ * over every token, original keys in the selected and residual blocks, E_key
+ * of [CERT-EK-04], E_val and E_arith over all tokens) or _SPARSE (the
+ * selected tokens with k^, [CERT-EK-01]) [CERT-VAR-01..03].  The exact path
+ * recomputes eta, nu and Delta from the data (the cache's eta, nu are not
+ * read).  ekey_paper is the paper's Eq. 15 term.  Errors as kvq_cert_step,
+ * plus KVQ_E_PARAM for a bad selection, declaration or variant. */
 kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
                                 const kvq_cert_record *claim, const uint8_t *sel,
                                 const uint8_t *prom, const float *q, float scale,
                                 const kvq_cert_cache *cache, const kvq_cert_decl *decl,
-                                const kvq_cert_shape *shape);
+                                uint32_t variant, const kvq_cert_shape *shape);
 
 /* Dense rungs 3-4 [CERT-LAD-03]: the same checker with S = all tokens, exact
  * scores on the originals, original values, E_key = E_val = 0 (alpha_hat 0,
@@ -251,7 +262,9 @@ kvq_status kvq_exact_cert_check_dense(kvq_exact_cert_verdict *out, const float *
  * the exact estimated scores (pinned k^ of cache's codes), exact L_b
  * [CERT-LM-01], exact Delta_b [CERT-DLT-01], exact eta_b, nu_b [CERT-ANN-01..02]
  * (recomputed; cache's eta, nu are not read) and the exact Phase-2 masses
- * rho_b [CERT-EV-01].  Errors as kvq_exact_cert_check, plus KVQ_E_PARAM for a
+ * rho_b [CERT-EV-01] of prm->variant (the value check sums over the attended
+ * blocks: all for paper, the selection for sparse).  Errors as
+ * kvq_exact_cert_check, plus KVQ_E_PARAM for a
  * rung above 2, a bad delta1 or bad parameters. */
 kvq_status kvq_exact_cert_ladder(kvq_exact_cert_ladder_out *out, uint32_t rung,
                                  const uint8_t *sel, const uint8_t *prom, const float *q,

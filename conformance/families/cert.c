@@ -177,9 +177,11 @@ static int call_step(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uin
 {
     const kvq_cert_in *in = c->in;
     kvq_cert_step_out *o = outp;
+    kvq_cert_params prm = in->prm;
     (void)flags;
-    return ((kvq_cert_step_v1_fn)fns[0])(o->out, o->sel, o->prom, &o->rec, &o->decl, &o->delta1, in->q,
-                                         in->qscale, in->k, in->v, &in->prm, &in->shape, &c->pol);
+    prm.variant = c->variant;                     /* [CERT-VAR-02] */
+    return ((kvq_cert_step_v2_fn)fns[0])(o->out, o->sel, o->prom, &o->rec, &o->decl, &o->delta1, in->q,
+                                         in->qscale, in->k, in->v, &prm, &in->shape, &c->pol);
 }
 
 /* ---- ref-fast's CERT entries ------------------------------------------------------- */
@@ -212,11 +214,11 @@ static int ref_step(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_record *re
 
 static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
 {
+    if (sigver == 2u && strcmp(entry, "cert_step") == 0) return (kvq_entry_fn)ref_step;
     if (sigver != 1u) return NULL;
     if (strcmp(entry, "cert_quantize_keys") == 0) return (kvq_entry_fn)ref_keys;
     if (strcmp(entry, "cert_quantize_values") == 0) return (kvq_entry_fn)ref_values;
     if (strcmp(entry, "cert_annotate") == 0) return (kvq_entry_fn)ref_annotate;
-    if (strcmp(entry, "cert_step") == 0) return (kvq_entry_fn)ref_step;
     return NULL;
 }
 
@@ -412,6 +414,7 @@ static void judge_step(kvq_verdict *v, const kvq_case *c, const void *outp, uint
     dp.budget = dp.promote == KVQ_PROMOTE_BUDGET ? in->prm.promote_budget : 0u;
     dp.scoring = KVQ_SCORING_FP;
     dp.ties = c->pol.ties;
+    dp.variant = c->variant;                      /* [CERT-VAR-02] */
     dp.q = in->q, dp.k = in->k, dp.v = in->v;
     if (o->rec.rung >= 3u) {
         /* dense rungs attend to every token: the dump lists no block
@@ -593,8 +596,16 @@ static const kvq_field VALUE_FIELDS[] = {
 };
 
 #define SOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_cert_step_out, m)
+/* the step variants [CERT-VAR-01], on the wire by name: `variant=sparse`;
+ * absent for paper, the default [VEC-CERT-08] */
+static const char *const STEP_VARIANTS[KVQ_CERT_VARIANTS] = { "paper", "sparse" };
+
 static const kvq_field STEP_FIELDS[] = {
-    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, SHAPE, KVQ_F_POLICY, KVQ_F_STATUS,
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
+    { .key = "variant", .type = KVQ_FT_ENUM, .role = KVQ_ROLE_CASE,
+      .offset = offsetof(kvq_case, variant), .names = STEP_VARIANTS,
+      .nnames = KVQ_CERT_VARIANTS, .optional = 1 },
+    SHAPE, KVQ_F_POLICY, KVQ_F_STATUS,
     { .key = "scale", .type = KVQ_FT_F32, IN(qscale) },
     { .key = "tau", .type = KVQ_FT_F32, IN(prm.tau) },
     { .key = "kmin", .type = KVQ_FT_U32, IN(prm.kmin) },
@@ -666,7 +677,12 @@ const kvq_op kvq_op_cert_step = {
     .out_size = sizeof(kvq_cert_step_out),
     .ref_size = 0,
     .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED),
-    .entries = { { "cert_step", 1 } },
+    .variants = STEP_VARIANTS,
+    .nvariants = KVQ_CERT_VARIANTS,
+    .variants_since = "0.4.0",
+    .legacy_variant = KVQ_CERT_VARIANT_SPARSE,
+    /* version 2 honours prm->variant; a version-1 entry runs sparse steps only */
+    .entries = { { "cert_step", 2, 1, 1u << KVQ_CERT_VARIANT_SPARSE } },
     .nentries = 1,
     .check = check,
     .describe = describe,
@@ -688,5 +704,8 @@ const kvq_family kvq_family_cert = {
     .commands = { { "cert", kvq_cert_main,
                     "  kvq cert DUMP... | --dump FILE [--json FILE] [--junit FILE]\n"
                     "  kvq cert --make-dump OUT --seed S [--kind sinks|concentrated|uniform|needle|constant]\n"
-                    "           [--d D] [--n N] [--scale-ekey X] [--scale-eval X] [--perturb-output]\n" } },
+                    "           [--d D] [--n N] [--start-rung R] [--tau X] [--kmin N] [--kmax N] [--r N]\n"
+                    "           [--vtol X] [--eps-guard X] [--eps-dense X] [--budget P]\n"
+                    "           [--variant paper|sparse] [--claim-paper] [--scale-ekey X] [--scale-eval X]\n"
+                    "           [--perturb-output]\n" } },
 };

@@ -5,8 +5,8 @@
  *   kvq cert DUMP... | --dump FILE ... [--json FILE] [--junit FILE]
  *   kvq cert --make-dump OUT --seed S [--kind K] [--d D] [--n N] [--start-rung R]
  *            [--tau X] [--kmin N] [--kmax N] [--r N] [--vtol X] [--eps-guard X]
- *            [--eps-dense X] [--budget P] [--scale-ekey X] [--scale-eval X]
- *            [--perturb-output]
+ *            [--eps-dense X] [--budget P] [--variant paper|sparse] [--claim-paper]
+ *            [--scale-ekey X] [--scale-eval X] [--perturb-output]
  *
  * SPEC: [CERT-VER-01] [CERT-VER-02] [CERT-VER-03] [CERT-VER-04]
  * Each dump is read strictly (certdump.c) and judged by kvq_cert_judge
@@ -128,6 +128,7 @@ typedef struct make_opts {
     int kind, perturb;
     uint32_t d, n;
     float scale_ekey, scale_eval;
+    int claim_paper;                     /* claim the paper's Eq. 15 E_key [CERT-EK-02] */
     kvq_cert_params prm;                 /* the step's parameters [CERT-DUMP-03] */
 } make_opts;
 
@@ -203,7 +204,8 @@ static int make_dump(const char *outp, const make_opts *o)
     if (prm->promote_budget == KVQ_CERT_PROMOTE_THRESHOLD) dp.promote = KVQ_PROMOTE_THRESHOLD, dp.budget = 0;
     else dp.promote = KVQ_PROMOTE_BUDGET, dp.budget = prm->promote_budget;
     dp.scoring = KVQ_SCORING_FP, dp.ties = KVQ_TIES_EVEN;
-    dp.ekey = rec.ekey * o->scale_ekey, dp.eval = rec.eval * o->scale_eval, dp.earith = rec.earith;
+    dp.variant = prm->variant;
+    dp.ekey = (o->claim_paper ? rec.ekey_paper : rec.ekey) * o->scale_ekey, dp.eval = rec.eval * o->scale_eval, dp.earith = rec.earith;
     dp.has_earith = 1;
     if (!isfinite(dp.ekey) || !isfinite(dp.eval) || !(dp.ekey >= 0.0f) || !(dp.eval >= 0.0f)) {
         /* the dump format holds finite, non-negative claims [CERT-DUMP-03] */
@@ -276,6 +278,10 @@ int kvq_cert_main(int argc, char **argv)
             mo.perturb = 1;
             continue;
         }
+        if (strcmp(a, "--claim-paper") == 0) {       /* [CERT-VER-04] */
+            mo.claim_paper = 1;
+            continue;
+        }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { /* [VER-CLI-01] */
             fputs("usage:\n", stdout);
             fputs(kvq_family_cert.commands[0].usage, stdout);
@@ -323,6 +329,10 @@ int kvq_cert_main(int argc, char **argv)
             if (!parse_float_arg(v, &mo.prm.vtol)) { fprintf(stderr, "kvq cert: bad --vtol '%s'\n", v); free(dumps); return EXIT_INPUT; }
         } else if (strcmp(a, "--eps-guard") == 0) {
             if (!parse_float_arg(v, &mo.prm.eps_guard)) { fprintf(stderr, "kvq cert: bad --eps-guard '%s'\n", v); free(dumps); return EXIT_INPUT; }
+        } else if (strcmp(a, "--variant") == 0) {        /* [CERT-VAR-01] */
+            if (strcmp(v, "paper") == 0) mo.prm.variant = KVQ_CERT_VARIANT_PAPER;
+            else if (strcmp(v, "sparse") == 0) mo.prm.variant = KVQ_CERT_VARIANT_SPARSE;
+            else { fprintf(stderr, "kvq cert: bad --variant '%s' (paper or sparse)\n", v); free(dumps); return EXIT_INPUT; }
         } else if (strcmp(a, "--eps-dense") == 0) {
             if (!parse_float_arg(v, &mo.prm.eps_dense)) { fprintf(stderr, "kvq cert: bad --eps-dense '%s'\n", v); free(dumps); return EXIT_INPUT; }
         } else { fprintf(stderr, "kvq cert: unknown option '%s'\n", a); free(dumps); return EXIT_INPUT; }

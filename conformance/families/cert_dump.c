@@ -146,25 +146,36 @@ static kvq_status expect_line(lines *L, const char *want, const char *exp, char 
 
 static const char *const SHAPE_KEYS[] = { "d", "n", "scale" };
 enum { P_TAU, P_VTOL, P_EPSG, P_DELTA1, P_UEXP, P_EPSD, P_KMIN, P_KMAX, P_R, P_D, P_NR, P_PROM,
-       P_SCORING, P_TIES, P_COUNT };
+       P_SCORING, P_TIES, P_VARIANT, P_COUNT };
+/* version 1 has every field but the last: its steps are sparse [CERT-DUMP-05] */
 static const char *const PARAM_KEYS[P_COUNT] = { "tau", "vtol", "eps_guard", "delta1", "u_exp",
                                                  "eps_dense", "kmin", "kmax", "r", "acc_depth",
-                                                 "rescales", "promote", "scoring", "ties" };
+                                                 "rescales", "promote", "scoring", "ties",
+                                                 "variant" };
+static const char *const VARIANTS[KVQ_CERT_VARIANTS] = { "paper", "sparse" };
 static const char *const SCORINGS[] = { "fp", "int8" };
 static const char *const TIE_NAMES[] = { "even", "away" };
 static const char *const SELECT_KEYS[] = { "rung", "blocks" };
 static const char *const PROMOTE_KEYS[] = { "blocks" };
 static const char *const CLAIM_KEYS[] = { "ekey", "eval", "earith" };
 
-static kvq_status parse_params(kvq_cert_dump *dp, char **tok, int ntok, const char *path,
-                               long line, char *err, size_t errlen)
+static kvq_status parse_params(kvq_cert_dump *dp, uint32_t ver, char **tok, int ntok,
+                               const char *path, long line, char *err, size_t errlen)
 {
     const char *val[P_COUNT];
     float *fv[6] = { &dp->tau, &dp->vtol, &dp->eps_guard, &dp->delta1, &dp->u_exp, &dp->eps_dense };
     uint32_t *uv[5] = { &dp->kmin, &dp->kmax, &dp->r, &dp->acc_depth, &dp->rescales };
     int ix;
-    kvq_status st = fields(val, PARAM_KEYS, P_COUNT, tok, ntok, path, line, err, errlen);
+    kvq_status st = fields(val, PARAM_KEYS, ver >= 2u ? P_COUNT : P_COUNT - 1, tok, ntok, path,
+                           line, err, errlen);
     if (st != KVQ_OK) return st;
+    if (ver < 2u) {
+        dp->variant = KVQ_CERT_VARIANT_SPARSE;
+    } else {
+        if ((ix = name_index(val[P_VARIANT], VARIANTS, KVQ_CERT_VARIANTS)) < 0)
+            return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: variant: '%.20s' is not paper or sparse", val[P_VARIANT]);
+        dp->variant = (uint32_t)ix;
+    }
     for (int i = 0; i < 6; i++)
         if (!f32_field(val[P_TAU + i], fv[i]))
             return fail(err, errlen, KVQ_E_FORMAT, path, line, "params: %s: '%.20s' is not 8 hex digits (binary32)", PARAM_KEYS[P_TAU + i], val[P_TAU + i]);
@@ -230,18 +241,15 @@ static kvq_status parse_body(kvq_cert_dump *dp, lines *L, size_t len, const char
     char *s, *tok[MAXTOK];
     const char *val[P_COUNT];
     int ntok;
-    uint32_t nq, nb, nsel, nprom;
+    uint32_t nq, nb, nsel, nprom, ver;
     kvq_status st;
-    /* magic [CERT-DUMP-01] */
+    /* magic [CERT-DUMP-01]; versions 1 and 2 [CERT-DUMP-05] */
     s = lines_next(L);
     if (s == NULL) return fail(err, errlen, KVQ_E_FORMAT, path, 1, "empty file, expected '%s %u'", KVQ_CERT_DUMP_MAGIC, KVQ_CERT_DUMP_VERSION);
-    {
-        uint32_t ver;
-        if (tokenize(s, tok, 3) != 2 || strcmp(tok[0], KVQ_CERT_DUMP_MAGIC) != 0)
-            return fail(err, errlen, KVQ_E_FORMAT, path, 1, "not a %s file (first line must be '%s %u')", KVQ_CERT_DUMP_MAGIC, KVQ_CERT_DUMP_MAGIC, KVQ_CERT_DUMP_VERSION);
-        if (!parse_u32(tok[1], &ver) || ver != KVQ_CERT_DUMP_VERSION)
-            return fail(err, errlen, KVQ_E_FORMAT, path, 1, "unsupported version '%.20s' (this kvq reads %u)", tok[1], KVQ_CERT_DUMP_VERSION);
-    }
+    if (tokenize(s, tok, 3) != 2 || strcmp(tok[0], KVQ_CERT_DUMP_MAGIC) != 0)
+        return fail(err, errlen, KVQ_E_FORMAT, path, 1, "not a %s file (first line must be '%s %u')", KVQ_CERT_DUMP_MAGIC, KVQ_CERT_DUMP_MAGIC, KVQ_CERT_DUMP_VERSION);
+    if (!parse_u32(tok[1], &ver) || ver < 1u || ver > KVQ_CERT_DUMP_VERSION)
+        return fail(err, errlen, KVQ_E_FORMAT, path, 1, "unsupported version '%.20s' (this kvq reads 1 to %u)", tok[1], KVQ_CERT_DUMP_VERSION);
     /* shape [CERT-L-01] */
     if ((st = expect_line(L, "shape", "shape d=.. n=.. scale=..", tok, &ntok, path, err, errlen)) != KVQ_OK) return st;
     if ((st = fields(val, SHAPE_KEYS, 3, tok, ntok, path, L->no, err, errlen)) != KVQ_OK) return st;
@@ -257,7 +265,7 @@ static kvq_status parse_body(kvq_cert_dump *dp, lines *L, size_t len, const char
     nq = kvq_cert_full_blocks(&dp->shape), nb = kvq_cert_blocks(&dp->shape);
     /* params [CERT-DUMP-03] */
     if ((st = expect_line(L, "params", "params ...", tok, &ntok, path, err, errlen)) != KVQ_OK) return st;
-    if ((st = parse_params(dp, tok, ntok, path, L->no, err, errlen)) != KVQ_OK) return st;
+    if ((st = parse_params(dp, ver, tok, ntok, path, L->no, err, errlen)) != KVQ_OK) return st;
     if (kvq_cert_dump_alloc(dp) != KVQ_OK) return fail(err, errlen, KVQ_E_NOMEM, path, L->no, "out of memory");
     /* q, k, v: binary16, finite [CERT-L-02] */
     if ((st = expect_line(L, "q", "q <hex>", tok, &ntok, path, err, errlen)) != KVQ_OK) return st;
@@ -380,8 +388,10 @@ kvq_status kvq_cert_dump_write(FILE *f, const kvq_cert_dump *dp)
                        dp->rescales) >= 0;
     if (ok && dp->promote == KVQ_PROMOTE_BUDGET) ok = fprintf(f, "promote=budget:%u", dp->budget) >= 0;
     else if (ok) ok = fputs("promote=threshold", f) >= 0;
-    ok = ok && fprintf(f, " scoring=%s ties=%s\nq ", dp->scoring == KVQ_SCORING_INT8 ? "int8" : "fp",
-                       dp->ties == KVQ_TIES_AWAY ? "away" : "even") >= 0;
+    if (dp->variant >= KVQ_CERT_VARIANTS) return KVQ_E_PARAM;
+    ok = ok && fprintf(f, " scoring=%s ties=%s variant=%s\nq ",
+                       dp->scoring == KVQ_SCORING_INT8 ? "int8" : "fp",
+                       dp->ties == KVQ_TIES_AWAY ? "away" : "even", VARIANTS[dp->variant]) >= 0;
     if (!ok) return KVQ_E_IO;
     if (!put_f16s(f, dp->q, d)) return KVQ_E_PARAM;
     for (int which = 0; which < 2; which++)

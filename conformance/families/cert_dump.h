@@ -11,7 +11,7 @@
 #include "kvq.h"
 
 #define KVQ_CERT_DUMP_MAGIC "kvq-cert-dump"
-#define KVQ_CERT_DUMP_VERSION 1u
+#define KVQ_CERT_DUMP_VERSION 2u     /* written; versions 1 (sparse steps) and 2 are read */
 
 enum { KVQ_PROMOTE_THRESHOLD = 0, KVQ_PROMOTE_BUDGET = 1 }; /* [CERT-PROM-01/02] */
 enum { KVQ_SCORING_FP = 0, KVQ_SCORING_INT8 = 1 };          /* [CERT-LM-03] */
@@ -26,6 +26,7 @@ typedef struct kvq_cert_dump {
     uint32_t promote, budget;              /* KVQ_PROMOTE_*, P under budget */
     uint32_t scoring;                      /* KVQ_SCORING_* */
     uint32_t ties;                         /* KVQ_TIES_* */
+    uint32_t variant;                      /* KVQ_CERT_VARIANT_*; sparse in a version-1 dump */
     /* data: binary16 values held as binary32 */
     float *q;                              /* d */
     float *k, *v;                          /* [n][d] row-major */

@@ -327,6 +327,7 @@ static kvq_status make_cert_step(kvq_case *c, const char *tag, uint64_t seed, ui
      * is harmless: any positive normal binary32 is a valid scale [CERT-L-01]) */
     in->qscale = (float)(1.0 / sqrt((double)in->shape.dim));
     snprintf(c->id, sizeof c->id, "cert-%s-%05llu-step-%s", tag, (unsigned long long)k, SK_NAMES[kind]);
+    c->variant = KVQ_CERT_VARIANT_SPARSE;         /* the paper twins: twin_case */
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     step_fill(c, kind, &r);
     c->status = step_status(c);
@@ -578,6 +579,7 @@ static kvq_status make_cert_ladder(kvq_case *c, const char *tag, uint64_t seed, 
         noisy[b] = b < nq && ((cls == SX_PROMOTE && heavy[b]) || cls == SX_RUNG2);
     }
     snprintf(c->id, sizeof c->id, "cert-%s-%05llu-step-%s", tag, (unsigned long long)k, SX_NAMES[cls]);
+    c->variant = KVQ_CERT_VARIANT_SPARSE;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     for (uint32_t i = 0; i < d; i++) {
         in->q[i] = f16(kvq_rng_sym(&r));
@@ -607,8 +609,21 @@ static kvq_status make_cert_ladder(kvq_case *c, const char *tag, uint64_t seed, 
     return KVQ_OK;
 }
 
+/* The paper twin [CERT-VAR-01] of a step built as sparse case (the same
+ * inputs and parameters): variant paper, id "cert-<tag>-<k>-paper-<kind>". */
+static void twin_case(kvq_case *c, const char *tag, uint64_t k)
+{
+    char kind[16];
+    const char *t = strstr(c->id, "-step-");
+    snprintf(kind, sizeof kind, "%.15s", t != NULL ? t + 6 : "step");
+    snprintf(c->id, sizeof c->id, "cert-%.8s-%05llu-paper-%.15s", tag, (unsigned long long)k, kind);
+    c->variant = KVQ_CERT_VARIANT_PAPER;
+}
+
 /* Level sets [VEC-GEN-02]: keys, values and steps of each, then the error
- * cases; in each section the original cases, then the added ones. */
+ * cases; in each section the original cases, then the added ones.  The
+ * decode steps of kvq 0.3 are sparse cases [CERT-VAR-01]; their paper twins
+ * come last, after the error cases, so that no earlier id moved. */
 typedef struct cert_sizes {
     uint32_t nkeys, nvals, nsteps;   /* the original cases of each section */
     uint32_t nkeys2, nsteps2;        /* -0 key cases; ladder steps */
@@ -628,7 +643,8 @@ static int sizes_of(const char *levels, cert_sizes *z)
 uint64_t kvq_cert_gen_count(const char *levels)
 {
     cert_sizes z;
-    return sizes_of(levels, &z) ? (uint64_t)z.nkeys + z.nkeys2 + z.nvals + z.nsteps + z.nsteps2 + CE_COUNT
+    return sizes_of(levels, &z) ? (uint64_t)z.nkeys + z.nkeys2 + z.nvals +
+                                      2u * ((uint64_t)z.nsteps + z.nsteps2) + CE_COUNT
                                 : 0u;
 }
 
@@ -637,10 +653,11 @@ kvq_status kvq_cert_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     cert_sizes z;
     int smoke = strcmp(levels, "smoke") == 0;
     const char *tag = smoke ? "smoke" : "std";
-    uint64_t ek, ek2, ev, es, es2, ov, os, oe;
+    uint64_t ek, ek2, ev, es, es2, ee, ov, os, oe;
     kvq_status st;
     if (!sizes_of(levels, &z)) return KVQ_E_PARAM;
     ek = z.nkeys, ek2 = ek + z.nkeys2, ev = ek2 + z.nvals, es = ev + z.nsteps, es2 = es + z.nsteps2;
+    ee = es2 + CE_COUNT;
     /* the original ordinals of the first value, step and error case */
     ov = z.nkeys, os = ov + z.nvals, oe = os + z.nsteps;
     if (k < ek) st = make_cert_quant(c, tag, seed, k, k, (uint32_t)k, 1, smoke);
@@ -648,9 +665,15 @@ kvq_status kvq_cert_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     else if (k < ev) st = make_cert_quant(c, tag, seed, k, ov + (k - ek2), (uint32_t)(k - ek2), 0, smoke);
     else if (k < es) st = make_cert_step(c, tag, seed, k, os + (k - ev), (uint32_t)(k - ev), smoke);
     else if (k < es2) st = make_cert_ladder(c, tag, seed, k, (uint32_t)(k - es), smoke);
-    else {
+    else if (k < ee) {
         uint32_t which = (uint32_t)(k - es2);
         st = make_cert_error(c, tag, seed, k, which < CE_OLD_COUNT ? oe + which : k, which);
+    } else {
+        /* the paper twins of the steps ev .. es2 - 1, built at their ordinals */
+        uint64_t o = ev + (k - ee);
+        if (o < es) st = make_cert_step(c, tag, seed, o, os + (o - ev), (uint32_t)(o - ev), smoke);
+        else st = make_cert_ladder(c, tag, seed, o, (uint32_t)(o - es), smoke);
+        if (st == KVQ_OK) twin_case(c, tag, k);
     }
     if (st != KVQ_OK) kvq_case_free(c);
     return st;

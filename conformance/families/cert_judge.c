@@ -148,6 +148,7 @@ kvq_status kvq_cert_judge(kvq_cert_case *c, const kvq_cert_dump *dp, const char 
     prm.tau = dp->tau, prm.kmin = dp->kmin, prm.kmax = dp->kmax, prm.vtol = dp->vtol;
     prm.eps_guard = dp->eps_guard, prm.eps_dense = dp->eps_dense, prm.r = dp->r;
     prm.promote_budget = dp->promote == KVQ_PROMOTE_BUDGET ? dp->budget : KVQ_CERT_PROMOTE_THRESHOLD;
+    prm.variant = dp->variant;                    /* [CERT-VAR-02] */
     memset(&lad, 0, sizeof lad);
     eta = malloc(nb * sizeof *eta), nu = malloc(nb * sizeof *nu);
     if (eta == NULL || nu == NULL) st = KVQ_E_NOMEM;
@@ -157,7 +158,7 @@ kvq_status kvq_cert_judge(kvq_cert_case *c, const kvq_cert_dump *dp, const char 
                                    &prm, dp->delta1, sh);
     if (st == KVQ_OK && !dense)
         st = kvq_exact_cert_check(&c->v, dp->out, &claim, dp->sel, dp->prom, dp->q, dp->scale,
-                                  &qc.cache, &decl, sh);
+                                  &qc.cache, &decl, dp->variant, sh);
     else if (st == KVQ_OK)
         st = kvq_exact_cert_check_dense(&c->v, dp->out, &claim, dp->q, dp->scale, &qc.cache,
                                         &decl, sh);

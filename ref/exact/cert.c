@@ -492,6 +492,28 @@ void kvq_exact_cert_ekey(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha, con
     mpfr_clears(t, t2, a, (mpfr_ptr)0);
 }
 
+void kvq_exact_cert_ekey_gated(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha,
+                               const mpfr_t vmax, mpfr_rnd_t rnd)
+{
+    mpfr_t t, a, x, y;
+    mpfr_inits2(CP, t, a, x, y, (mpfr_ptr)0);
+    /* 2 Vmax min(t, A (e^{2 Delta} + e^{Delta} - 2) / 2) [CERT-EK-04]; both
+     * arguments of the min are increasing in Delta and alpha, and so is it */
+    mpfr_div_2ui(t, delta, 1, rnd);
+    mpfr_tanh(t, t, rnd);                         /* tanh(Delta/2) */
+    mpfr_mul_2ui(x, delta, 1, rnd);
+    mpfr_expm1(x, x, rnd);                        /* e^{2 Delta} - 1 */
+    mpfr_expm1(y, delta, rnd);                    /* e^{Delta} - 1 */
+    mpfr_add(x, x, y, rnd);
+    mpfr_div_2ui(x, x, 1, rnd);                   /* (e^{2 Delta} + e^{Delta} - 2) / 2 */
+    kvq_exact_cert_tail(a, delta, alpha, rnd);
+    mpfr_mul(a, a, x, rnd);
+    if (mpfr_cmp(a, t) < 0) mpfr_set(t, a, rnd);
+    mpfr_mul(t, t, vmax, rnd);
+    mpfr_mul_2ui(dst, t, 1, rnd);
+    mpfr_clears(t, a, x, y, (mpfr_ptr)0);
+}
+
 void kvq_exact_cert_ekey_paper(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha,
                                const mpfr_t vmax, unsigned f, mpfr_rnd_t rnd)
 {
@@ -683,17 +705,32 @@ static kvq_status step_annotations(float *eta, float *nu, float *dlt, float *del
     return st;
 }
 
+/* Whether Phase 2 attends block b [CERT-VAR-01]: every block in the paper
+ * variant and the dense rungs, the selection (residual included) in sparse. */
+static int attended(const uint8_t *sel, uint32_t variant, int dense, uint32_t b)
+{
+    return dense || variant == KVQ_CERT_VARIANT_PAPER || sel[b];
+}
+
+/* Whether Phase 2 scores block b from the pinned k^ (xkrow's est): the tail
+ * in the paper variant, every full block in sparse, none in the dense rungs. */
+static int key_est(const uint8_t *sel, uint32_t variant, int dense, uint32_t b)
+{
+    return !dense && (variant != KVQ_CERT_VARIANT_PAPER || !sel[b]);
+}
+
 static kvq_status xcheck(kvq_exact_cert_verdict *out, const float *o, const kvq_cert_record *claim,
                          const uint8_t *sel, const uint8_t *prom, const float *q, float scale,
                          const kvq_cert_cache *cache, const kvq_cert_decl *decl,
-                         const kvq_cert_shape *shape, int dense)
+                         uint32_t variant, const kvq_cert_shape *shape, int dense)
 {
     uint32_t n, d, nq, nb, ns = 0;
     mpfr_t *sc, *wl, *wu, *nl, *nh, zl, zh, tl, th, x, y, vh, pmax, smax, smin, eps, bnd;
     float *row = NULL, *eta = NULL, *nu = NULL, *dlt = NULL, delta, vmax = 0.0f;
     kvq_status st;
     kvq_xscratch w;
-    if (out == NULL || o == NULL || claim == NULL || (sel == NULL && !dense) || decl == NULL)
+    if (out == NULL || o == NULL || claim == NULL || (sel == NULL && !dense) || decl == NULL ||
+        variant >= KVQ_CERT_VARIANTS)
         return KVQ_E_PARAM;
     if ((st = xstep_check(q, scale, cache, shape)) != KVQ_OK) return st;
     if (dense) sel = NULL, prom = NULL;
@@ -769,15 +806,52 @@ static kvq_status xcheck(kvq_exact_cert_verdict *out, const float *o, const kvq_
     out->err_lo = mpfr_get_d(tl, MPFR_RNDD);
     out->err_hi = mpfr_get_d(th, MPFR_RNDU);
 
-    /* ---- estimated scores: alpha^_T [CERT-SEL-02] and rho_b [CERT-EV-01] ---- */
+    /* ---- estimated scores s^ (Phase 1, all tokens): alpha^_T [CERT-SEL-02] ---- */
+    for (uint32_t t = 0; t < n; t++) {
+        xkrow(row, cache, shape, t, !dense, &w);   /* dense: exact scores [CERT-LAD-03] */
+        xscore(sc[t], NULL, q, row, d, scale, &w); /* s^_t [CERT-DLT-03] */
+    }
+    xweights(wl, wu, sc, NULL, n);
+    mpfr_set_zero(tl, 1), mpfr_set_zero(th, 1);  /* T upper in th; S lower in tl */
+    for (uint32_t t = 0; t < n; t++) {
+        if (dense || sel[t / KVQ_CERT_BLOCK]) mpfr_add(tl, tl, wl[t], MPFR_RNDD);
+        else mpfr_add(th, th, wu[t], MPFR_RNDU);
+    }
+    /* alpha^ <= Tu / (Tu + Sl) = 1 / (1 + Sl/Tu) */
+    if (mpfr_zero_p(th)) {
+        mpfr_set_zero(x, 1);
+    } else {
+        mpfr_div(x, tl, th, MPFR_RNDD);
+        mpfr_add_ui(x, x, 1, MPFR_RNDD);
+        mpfr_ui_div(x, 1, x, MPFR_RNDU);
+    }
+    out->alpha_hat = ru32(x);
+    mpfr_set_flt(y, delta, MPFR_RNDN);
+    mpfr_set_flt(bnd, vmax, MPFR_RNDN);
+    if (variant == KVQ_CERT_VARIANT_PAPER)
+        kvq_exact_cert_ekey_gated(eps, y, x, bnd, MPFR_RNDU); /* [CERT-EK-04] */
+    else
+        kvq_exact_cert_ekey(eps, y, x, bnd, MPFR_RNDU);       /* [CERT-EK-01] */
+    out->ekey = ru32(eps);
+    kvq_exact_cert_ekey_paper(eps, y, x, bnd, 2u, MPFR_RNDU);  /* Eq. 15 */
+    out->ekey_paper = ru32(eps);
+    if (dense) out->ekey = 0.0f, out->ekey_paper = 0.0f; /* E_key = 0 [CERT-LAD-03] */
+    out->delta = delta;
+    out->vmax = vmax;
+
+    /* ---- Phase 2 [CERT-VAR-01]: the attended tokens (all for paper and the
+     * dense rungs, the selection for sparse), their scores s' (paper: the
+     * originals' exact scores in the selected and residual blocks, s^ in the
+     * tail) and values v~; rho_b [CERT-EV-01] and the E_arith inputs ---- */
     mpfr_set_zero(pmax, 1);
     mpfr_set_zero(vh, 1);
     for (uint32_t t = 0; t < n; t++) {
         uint32_t b = t / KVQ_CERT_BLOCK;
-        xkrow(row, cache, shape, t, !dense, &w);   /* dense: exact scores [CERT-LAD-03] */
-        xscore(sc[t], NULL, q, row, d, scale, &w); /* s^_t [CERT-DLT-03] */
-        if (!dense && !sel[b]) continue;
-        /* sum_c |q_c| |k^_c| for eps_s, upward */
+        if (!attended(sel, variant, dense, b)) continue;
+        xkrow(row, cache, shape, t, key_est(sel, variant, dense, b), &w);
+        if (!dense && variant == KVQ_CERT_VARIANT_PAPER && sel[b])
+            xscore(sc[t], NULL, q, row, d, scale, &w);  /* s'_t = s_t */
+        /* sum_c |q_c| |key_c| for eps_s, upward */
         mpfr_set_zero(y, 1);
         for (uint32_t c = 0; c < d; c++) {
             mpfr_set_flt(w.a, fabsf(q[c]), MPFR_RNDN);
@@ -799,34 +873,15 @@ static kvq_status xcheck(kvq_exact_cert_verdict *out, const float *o, const kvq_
         if (mpfr_cmp(y, vh) > 0) mpfr_set(vh, y, MPFR_RNDU);
         ns++;
     }
-    xweights(wl, wu, sc, NULL, n);
-    mpfr_set_zero(tl, 1), mpfr_set_zero(th, 1);  /* T upper in th; S lower in tl */
-    for (uint32_t t = 0; t < n; t++) {
-        if (dense || sel[t / KVQ_CERT_BLOCK]) mpfr_add(tl, tl, wl[t], MPFR_RNDD);
-        else mpfr_add(th, th, wu[t], MPFR_RNDU);
-    }
-    /* alpha^ <= Tu / (Tu + Sl) = 1 / (1 + Sl/Tu) */
-    if (mpfr_zero_p(th)) {
-        mpfr_set_zero(x, 1);
-    } else {
-        mpfr_div(x, tl, th, MPFR_RNDD);
-        mpfr_add_ui(x, x, 1, MPFR_RNDD);
-        mpfr_ui_div(x, 1, x, MPFR_RNDU);
-    }
-    out->alpha_hat = ru32(x);
-    mpfr_set_flt(y, delta, MPFR_RNDN);
-    mpfr_set_flt(bnd, vmax, MPFR_RNDN);
-    kvq_exact_cert_ekey(eps, y, x, bnd, MPFR_RNDU);  /* [CERT-EK-01] */
-    out->ekey = ru32(eps);
-    kvq_exact_cert_ekey_paper(eps, y, x, bnd, 2u, MPFR_RNDU);
-    out->ekey_paper = ru32(eps);
-    if (dense) out->ekey = 0.0f, out->ekey_paper = 0.0f; /* E_key = 0 [CERT-LAD-03] */
-    out->delta = delta;
-    out->vmax = vmax;
-    /* E_val = sum_{b in S} rho_b eta'_b, rho_b <= W_b,u / Z_S,l [CERT-EV-01] */
+    if (!dense && variant == KVQ_CERT_VARIANT_PAPER) xweights(wl, wu, sc, NULL, n);
+    /* E_val = sum_{attended full b} rho_b eta'_b, rho_b <= W_b,u / Z_A,l
+     * [CERT-EV-01]; Z_A the attended tokens' weights */
+    mpfr_set_zero(tl, 1);
+    for (uint32_t t = 0; t < n; t++)
+        if (attended(sel, variant, dense, t / KVQ_CERT_BLOCK)) mpfr_add(tl, tl, wl[t], MPFR_RNDD);
     mpfr_set_zero(y, 1);
     for (uint32_t b = 0; b < nq && !dense; b++) {    /* dense: E_val = 0 [CERT-LAD-03] */
-        if (!sel[b] || (prom && prom[b]) || eta[b] == 0.0f) continue;
+        if (!attended(sel, variant, dense, b) || (prom && prom[b]) || eta[b] == 0.0f) continue;
         mpfr_set_zero(x, 1);
         for (uint32_t i = 0; i < KVQ_CERT_BLOCK; i++)
             mpfr_add(x, x, wu[kvq_cert_block_first(b) + i], MPFR_RNDU);
@@ -938,9 +993,9 @@ kvq_status kvq_exact_cert_check(kvq_exact_cert_verdict *out, const float *o,
                                 const kvq_cert_record *claim, const uint8_t *sel,
                                 const uint8_t *prom, const float *q, float scale,
                                 const kvq_cert_cache *cache, const kvq_cert_decl *decl,
-                                const kvq_cert_shape *shape)
+                                uint32_t variant, const kvq_cert_shape *shape)
 {
-    return xcheck(out, o, claim, sel, prom, q, scale, cache, decl, shape, 0);
+    return xcheck(out, o, claim, sel, prom, q, scale, cache, decl, variant, shape, 0);
 }
 
 kvq_status kvq_exact_cert_check_dense(kvq_exact_cert_verdict *out, const float *o,
@@ -948,7 +1003,8 @@ kvq_status kvq_exact_cert_check_dense(kvq_exact_cert_verdict *out, const float *
                                       const kvq_cert_cache *cache, const kvq_cert_decl *decl,
                                       const kvq_cert_shape *shape)
 {
-    return xcheck(out, o, claim, NULL, NULL, q, scale, cache, decl, shape, 1);
+    return xcheck(out, o, claim, NULL, NULL, q, scale, cache, decl, KVQ_CERT_VARIANT_SPARSE,
+                  shape, 1);
 }
 
 /* ---- the checks of the ladder, exact -------------------------------------- */
@@ -995,7 +1051,9 @@ kvq_status kvq_exact_cert_ladder(kvq_exact_cert_ladder_out *out, uint32_t rung,
     float *row = NULL, *eta = NULL, *nu = NULL, *dlt = NULL, delta = 0.0f;
     kvq_status st;
     kvq_xscratch w;
-    if (out == NULL || sel == NULL || prm == NULL || rung > 2u) return KVQ_E_PARAM;
+    if (out == NULL || sel == NULL || prm == NULL || rung > 2u ||
+        prm->variant >= KVQ_CERT_VARIANTS)
+        return KVQ_E_PARAM;
     if (!isfinite(delta1) || !(delta1 >= 0.0f)) return KVQ_E_PARAM;  /* [CERT-DUMP-03] */
     if (!(prm->tau > 0.0f && prm->tau <= 1.0f) || !(prm->vtol >= 0.0f) || !isfinite(prm->vtol) ||
         !(prm->eps_guard >= 0.0f) || !isfinite(prm->eps_guard) || prm->r < 1u ||
@@ -1140,12 +1198,29 @@ kvq_status kvq_exact_cert_ladder(kvq_exact_cert_ladder_out *out, uint32_t rung,
         out->rank.tol = tol2;
         decide(&out->rank, 1);
     }
-    /* value check [CERT-LAD-02]: E_val = sum_S rho_b eta'_b against v_tol sum_S
-     * rho_b nu_b, rho_b = W_b / W_S (the common W_S cancels in the log ratio) */
-    mpfr_set_zero(x, 1), mpfr_set_zero(y, 1);     /* E lower / upper (times W_S) */
+    /* value check [CERT-LAD-02]: E_val = sum_A rho_b eta'_b against v_tol sum_A
+     * rho_b nu_b over the attended blocks A [CERT-VAR-01], rho_b = W_b / W_A
+     * (the common W_A cancels in the log ratio).  The paper variant's Phase-2
+     * masses use the originals' exact scores in the selected blocks. */
+    if (prm->variant == KVQ_CERT_VARIANT_PAPER) {
+        for (uint32_t t = 0; t < n; t++) {
+            if (!sel[t / KVQ_CERT_BLOCK]) continue;
+            xkrow(row, cache, shape, t, 0, &w);
+            xscore(sc[t], NULL, q, row, shape->dim, scale, &w);
+        }
+        xweights(wl, wu, sc, NULL, n);
+        for (uint32_t b = 0; b < nb; b++) {
+            mpfr_set_zero(bl[b], 1), mpfr_set_zero(bu[b], 1);
+            for (uint32_t i = 0; i < kvq_cert_block_tokens(shape, b); i++) {
+                mpfr_add(bl[b], bl[b], wl[kvq_cert_block_first(b) + i], MPFR_RNDD);
+                mpfr_add(bu[b], bu[b], wu[kvq_cert_block_first(b) + i], MPFR_RNDU);
+            }
+        }
+    }
+    mpfr_set_zero(x, 1), mpfr_set_zero(y, 1);     /* E lower / upper (times W_A) */
     mpfr_set_zero(al, 1), mpfr_set_zero(au, 1);   /* N lower / upper */
     for (uint32_t b = 0; b < nb; b++) {
-        if (!sel[b]) continue;
+        if (!sel[b] && prm->variant != KVQ_CERT_VARIANT_PAPER) continue;
         mpfr_mul_d(z, bl[b], (double)nu[b], MPFR_RNDD);
         mpfr_add(al, al, z, MPFR_RNDD);
         mpfr_mul_d(z, bu[b], (double)nu[b], MPFR_RNDU);

@@ -131,20 +131,25 @@ static void value_row(float *row, const kvq_cert_cache *ch, const float *v,
 /* Scores s~_t = RN32(scale * dot_t) [CERT-AR-02] of every token, dot_t the
  * recursive binary32 sum of RN32(q_c row_c); pq[t] = sum_c |q_c| |row_c|
  * upward (the products are exact in binary64: 11 + 24 bits). */
+static void score_token(float *s, double *pq, float *row, const float *q, float scale,
+                        const kvq_cert_cache *ch, const float *k, const kvq_cert_shape *sh,
+                        uint32_t t, int orig)
+{
+    float dot = 0.0f;
+    double p = 0.0;
+    key_row(row, ch, k, sh, t, orig);
+    for (uint32_t c = 0; c < sh->dim; c++) {
+        dot += q[c] * row[c];            /* two roundings */
+        p = up(p + fabs((double)q[c] * (double)row[c]));
+    }
+    s[t] = scale * dot;                  /* RN32 */
+    pq[t] = p;
+}
+
 static void scores(float *s, double *pq, float *row, const float *q, float scale,
                    const kvq_cert_cache *ch, const float *k, const kvq_cert_shape *sh, int orig)
 {
-    for (uint32_t t = 0; t < sh->tokens; t++) {
-        float dot = 0.0f;
-        double p = 0.0;
-        key_row(row, ch, k, sh, t, orig);
-        for (uint32_t c = 0; c < sh->dim; c++) {
-            dot += q[c] * row[c];        /* two roundings */
-            p = up(p + fabs((double)q[c] * (double)row[c]));
-        }
-        s[t] = scale * dot;              /* RN32 */
-        pq[t] = p;
-    }
+    for (uint32_t t = 0; t < sh->tokens; t++) score_token(s, pq, row, q, scale, ch, k, sh, t, orig);
 }
 
 /* Statistics of one pinned pass, for E_arith. */
@@ -201,9 +206,9 @@ static kvq_status dense_core(float *out, kvq_cert_record *rec, kvq_cert_decl *de
                              const kvq_cert_shape *sh)
 {
     uint32_t n = sh->tokens, d = sh->dim;
-    float *s = malloc(sizeof(float) * n), *row = malloc(sizeof(float) * d);
+    float *s = calloc(n, sizeof(float)), *row = malloc(sizeof(float) * d);
     float *acc = malloc(sizeof(float) * d);
-    double *pq = malloc(sizeof(double) * n), vh = 0.0, ea;
+    double *pq = calloc(n, sizeof(double)), vh = 0.0, ea;
     kvq_cert_decl dc = kvq_cert_pinned_decl(n);
     pass_stats ps;
     kvq_status st = KVQ_E_NOMEM;
@@ -271,7 +276,7 @@ static kvq_status step_check(const float *q, float scale, const kvq_cert_cache *
     if (!(prm->tau > 0.0f && prm->tau <= 1.0f) || prm->kmin < 1u || prm->kmin > prm->kmax ||
         !(prm->vtol >= 0.0f) || isinf(prm->vtol) || !(prm->eps_guard >= 0.0f) ||
         isinf(prm->eps_guard) || !(prm->eps_dense >= 0.0f) || prm->r < 1u ||
-        prm->start_rung > 4u)
+        prm->start_rung > 4u || prm->variant >= KVQ_CERT_VARIANTS)
         return KVQ_E_PARAM;
     if (!isfinite(scale) || !(scale >= F32_MIN_NORMAL)) return KVQ_E_PARAM; /* [CERT-L-01] */
     if (!kvq_cert_shape_ok(sh)) return KVQ_E_SHAPE;
@@ -362,8 +367,10 @@ static void rung_bounds(rung_eval *re, const uint8_t *sel, const uint8_t *prom,
                         const kvq_cert_params *prm, uint32_t nq, uint32_t nb)
 {
     double tu = 0.0, sl = 0.0, su = 0.0, t_up, t_dn, rsum = 0.0, etamax = 0.0, eval;
-    double uhi = -INFINITY, rhs = 0.0, cum = 0.0;
+    double uhi = -INFINITY, rhs = 0.0, cum = 0.0, tl = 0.0, tuh = 0.0;
     float tsum = 0.0f, tot = 0.0f;
+    const int paper = prm->variant == KVQ_CERT_VARIANT_PAPER;
+    const double e2d = up2(exp(up(2.0 * p1->delta)));   /* >= e^{2 Delta} */
     uint32_t nl = 0, np = 0, ks = 0;
     int all_within = 1, tempty = 1;
     for (uint32_t b = 0; b < nb; b++) {
@@ -374,6 +381,7 @@ static void rung_bounds(rung_eval *re, const uint8_t *sel, const uint8_t *prom,
             cum = dn(cum + p1->wb[b]);
         } else {
             tu = up(tu + p1->eu[b]);
+            tl = dn(tl + p1->el[b]);
             tsum += p1->wb[b];
             tempty = 0;
             /* U = max_T (L_b + Delta_b) [CERT-RANK-01], upward */
@@ -387,7 +395,8 @@ static void rung_bounds(rung_eval *re, const uint8_t *sel, const uint8_t *prom,
     }
     /* alpha^_T = T / (T + S) <= tu / (tu + sl) [CERT-SEL-02] */
     re->au = tu == 0.0 ? 0.0 : (sl == 0.0 ? 1.0 : up(1.0 / dn(1.0 + dn(sl / tu))));
-    /* E_key = 2 Vmax (t + A (1 - t)) [CERT-EK-01] */
+    /* E_key: sparse 2 Vmax (t + A (1 - t)) [CERT-EK-01]; paper 2 Vmax min(t,
+     * A (e^{2 Delta} + e^{Delta} - 2) / 2) [CERT-EK-04] */
     {
         double vmax = 0.0;
         for (uint32_t b = 0; b < nb; b++)
@@ -395,15 +404,26 @@ static void rung_bounds(rung_eval *re, const uint8_t *sel, const uint8_t *prom,
         t_up = up2(tanh(up((double)p1->delta / 2.0)));
         t_dn = dn2(tanh((double)p1->delta / 2.0));
         if (t_dn < 0.0) t_dn = 0.0;
-        re->ekey = up(up(2.0 * vmax) * up(t_up + up(tail_up(re->au, p1->delta) * dn(1.0 - t_dn))));
+        if (paper) {
+            double g = up(up(up2(expm1(up(2.0 * p1->delta))) + up2(expm1((double)p1->delta))) / 2.0);
+            double a = up(tail_up(re->au, p1->delta) * g);
+            re->ekey = up(up(2.0 * vmax) * (a < t_up ? a : t_up));
+        } else {
+            re->ekey = up(up(2.0 * vmax) * up(t_up + up(tail_up(re->au, p1->delta) *
+                                                        dn(1.0 - t_dn))));
+        }
     }
-    /* E_val [CERT-EV-01]: rho_b = E_b / E_S <= eu[b] / sl; eta' = 0 for
-     * promoted blocks; max eta' is also sound [CERT-EV-02] */
+    /* E_val [CERT-EV-01] over the attended full blocks, eta' = 0 for promoted
+     * blocks; max eta' is also sound [CERT-EV-02].  Sparse: rho_b = E_b / E_S
+     * <= eu[b] / sl.  Paper: the Phase-2 scores differ from s^ by at most
+     * Delta_b, in the selected blocks only, so rho'_b <= e^{2 Delta} E_b /
+     * E_all <= e^{2 Delta} eu[b] / (sl + tl) [CERT-EV-03]. */
     for (uint32_t b = 0; b < nq; b++) {
         double rho;
-        if (!sel[b] || prom[b] || ch->eta[b] == 0.0f) continue;
-        rho = sl == 0.0 ? 1.0 : up(p1->eu[b] / sl);
-        if (rho > 1.0) rho = 1.0;
+        if (!(sel[b] || paper) || prom[b] || ch->eta[b] == 0.0f) continue;
+        if (paper) rho = up(e2d * up(p1->eu[b] / dn(sl + tl)));
+        else rho = sl == 0.0 ? 1.0 : up(p1->eu[b] / sl);
+        if (!(rho <= 1.0)) rho = 1.0;
         rsum = up(rsum + up(rho * ch->eta[b]));
         if (ch->eta[b] > etamax) etamax = ch->eta[b];
         if (!((double)ch->eta[b] <= (double)prm->vtol * (double)ch->nu[b])) all_within = 0;
@@ -425,13 +445,17 @@ static void rung_bounds(rung_eval *re, const uint8_t *sel, const uint8_t *prom,
     if (tempty || tail_up(re->au, p1->delta) <=
                       dn(((double)1.0 - prm->tau) * dn2(exp((double)prm->eps_guard))))
         re->checks |= KVQ_CERT_CHECK_BOUNDARY;
-    /* [CERT-LAD-02] value check: E_val <= vtol sum_S rho_b nu_b.  Holds when
-     * every non-promoted selected block has eta_b <= vtol nu_b (then E_val <=
-     * vtol sum rho_b nu_b term by term); else compare the claim with a lower
-     * bound, rho_b >= el[b] / su. */
+    /* [CERT-LAD-02] value check: E_val <= vtol sum_A rho_b nu_b over the
+     * attended blocks A.  Holds when every non-promoted attended full block
+     * has eta_b <= vtol nu_b (then E_val <= vtol sum rho_b nu_b term by term);
+     * else compare the claim with a lower bound: sparse rho_b >= el[b] / su,
+     * paper rho'_b >= e^{-2 Delta} el[b] / (su + tu). */
+    tuh = up(su + tu);
     if (!all_within && su > 0.0) {
-        for (uint32_t b = 0; b < nb; b++)
-            if (sel[b]) rhs = dn(rhs + dn(dn(p1->el[b] / su) * ch->nu[b]));
+        for (uint32_t b = 0; b < nb; b++) {
+            if (paper) rhs = dn(rhs + dn(dn(dn(p1->el[b] / tuh) / e2d) * ch->nu[b]));
+            else if (sel[b]) rhs = dn(rhs + dn(dn(p1->el[b] / su) * ch->nu[b]));
+        }
         rhs = dn(rhs * prm->vtol);
     }
     if (all_within || (double)to_f_up(eval) <= rhs) re->checks |= KVQ_CERT_CHECK_VALUE;
@@ -579,15 +603,28 @@ kvq_status kvq_cert_step(float *out, uint8_t *sel, uint8_t *prom, float *logmass
         pass_stats ps;
         kvq_cert_decl decl;
         double vh = 0.0, vmax = 0.0;
+        const int paper = prm->variant == KVQ_CERT_VARIANT_PAPER;
         for (uint32_t b = 0; b < nb; b++) {
             if ((double)cache->nu[b] > vmax) vmax = cache->nu[b];   /* [CERT-ANN-04] */
-            if (!sel[b]) continue;
+            if (!sel[b] && !paper) continue;
             /* ||v~|| <= nu_b + eta_b for INT4 values; nu_b for originals */
             double vb = b < nq && !prom[b] ? up((double)cache->nu[b] + cache->eta[b])
                                            : (double)cache->nu[b];
             if (vb > vh) vh = vb;
         }
-        for (uint32_t b = 0; b < nb; b++) mode[b] = sel[b] ? (prom[b] ? 2u : 1u) : 0u;
+        /* attended blocks [CERT-VAR-01]: all (paper) or the selection (sparse) */
+        for (uint32_t b = 0; b < nb; b++)
+            mode[b] = sel[b] || paper ? (prom[b] ? 2u : 1u) : 0u;
+        if (paper) {
+            /* the selected blocks' keys from the binary16 originals; the tail
+             * keeps its Phase-1 (k^) scores.  Phase 1 is not needed again, so
+             * its score array is overwritten. */
+            for (uint32_t b = 0; b < nq; b++)
+                if (sel[b])
+                    for (uint32_t i = 0; i < KVQ_CERT_BLOCK; i++)
+                        score_token(p1.s, p1.pq, row, q, scale, cache, cache->k, shape,
+                                    kvq_cert_block_first(b) + i, 1);
+        }
         pinned_pass(out, acc, row, p1.s, p1.pq, mode, cache, cache->v, shape, &ps);
         decl = kvq_cert_pinned_decl(ps.ns);
         rec->version = 1u;

@@ -951,10 +951,13 @@ static double t_up(double x) { return nextafter(x, INFINITY); }
 static double t_dn(double x) { return nextafter(x, -INFINITY); }
 
 /* Step parameters of random step i: the defaults, promotion by budget or with
- * vtol = 0, a guard, a small cap, a later start, eps_dense 0. */
+ * vtol = 0, a guard, a small cap, a later start, eps_dense 0; each in both
+ * variants. */
 static kvq_cert_params sc_params(rng *r, uint64_t i)
 {
     kvq_cert_params p = kvq_cert_default_params();
+    /* both variants [CERT-VAR-01] under every parameter set */
+    p.variant = (i / 5u) % 2u ? KVQ_CERT_VARIANT_SPARSE : KVQ_CERT_VARIANT_PAPER;
     switch (i % 5u) {
     case 1:
         p.vtol = 0.0f;                            /* every block with eta > 0 a candidate */
@@ -991,15 +994,18 @@ static unsigned exact_checks(const scase *c, const kvq_cert_params *prm, const u
     uint32_t nq = kvq_cert_full_blocks(&c->sh), nb = kvq_cert_blocks(&c->sh), nl = 0;
     double *lam = xmalloc(sizeof(double) * (nq + 1u)), u = -INFINITY, lr = -INFINITY;
     unsigned ok = 0;
-    int tempty = 1, within = 1;
+    int tempty = 1, within = 1, paper = prm->variant == KVQ_CERT_VARIANT_PAPER;
     for (uint32_t b = 0; b < nb; b++) {
         if (!sel[b]) {
             tempty = 0;
             if (t_up(hi[b] + dx[b]) > u) u = t_up(hi[b] + dx[b]);
         } else if (b < nq) {
             lam[nl++] = t_dn(lo[b] - dx[b]);
-            if (!prom[b] && !((double)eta[b] <= (double)prm->vtol * (double)nu[b])) within = 0;
         }
+        /* the value check's blocks: the attended ones [CERT-VAR-01] */
+        if (b < nq && (sel[b] || paper) && !prom[b] &&
+            !((double)eta[b] <= (double)prm->vtol * (double)nu[b]))
+            within = 0;
     }
     if (tempty) {
         ok |= KVQ_CERT_CHECK_RANK | KVQ_CERT_CHECK_BOUNDARY;
@@ -1029,15 +1035,18 @@ static unsigned exact_checks(const scase *c, const kvq_cert_params *prm, const u
     if (within) {
         ok |= KVQ_CERT_CHECK_VALUE;      /* E_val <= vtol sum rho nu term by term */
     } else {
-        /* rho_b >= e^{lo_b - M} / sum_S e^{hi_b - M} */
-        double m = -INFINITY, den = 0.0, rhs = 0.0;
+        /* sparse: rho_b >= e^{lo_b - M} / sum_S e^{hi_b - M}; paper: the
+         * Phase-2 masses over all blocks are within e^{2 Delta} of the
+         * estimated ones [CERT-EV-03], rho'_b >= e^{lo_b - M - 2 Delta} /
+         * sum_all e^{hi_b - M} */
+        double m = -INFINITY, den = 0.0, rhs = 0.0, sh = paper ? t_up(2.0 * (double)v->delta) : 0.0;
         for (uint32_t b = 0; b < nb; b++)
-            if (sel[b] && hi[b] > m) m = hi[b];
+            if ((sel[b] || paper) && hi[b] > m) m = hi[b];
         for (uint32_t b = 0; b < nb; b++)
-            if (sel[b]) den = t_up(den + t_up(t_up(exp(t_up(hi[b] - m)))));
+            if (sel[b] || paper) den = t_up(den + t_up(t_up(exp(t_up(hi[b] - m)))));
         for (uint32_t b = 0; b < nb; b++)
-            if (sel[b]) {
-                double rl = t_dn(t_dn(t_dn(exp(t_dn(lo[b] - m)))) / den);
+            if (sel[b] || paper) {
+                double rl = t_dn(t_dn(t_dn(exp(t_dn(t_dn(lo[b] - m) - sh)))) / den);
                 rhs = t_dn(rhs + t_dn(rl * nu[b]));
             }
         if ((double)v->eval <= t_dn(rhs * prm->vtol)) ok |= KVQ_CERT_CHECK_VALUE;
@@ -1086,7 +1095,9 @@ static int sc_check(scase *c, const kvq_cert_params *prm, sstats *st, int try_ha
         }
         ks += b < nq && c->sel[b];
         np += prom[b];
-        nsel += c->sel[b] ? kvq_cert_block_tokens(&c->sh, b) : 0u;
+        /* the attended tokens [CERT-VAR-01] */
+        nsel += c->sel[b] || prm->variant == KVQ_CERT_VARIANT_PAPER ? kvq_cert_block_tokens(&c->sh, b)
+                                                                  : 0u;
         cand[b] = b < nq && c->sel[b] && (double)eta[b] > (double)prm->vtol * (double)nu[b];
         ncand += cand[b];
     }
@@ -1146,7 +1157,7 @@ static int sc_check(scase *c, const kvq_cert_params *prm, sstats *st, int try_ha
     s2 = dense ? kvq_exact_cert_check_dense(&v, c->out, &rec, c->q, c->scale, &c->cache, &decl,
                                             &c->sh)
                : kvq_exact_cert_check(&v, c->out, &rec, c->sel, prom, c->q, c->scale, &c->cache,
-                                      &decl, &c->sh);
+                                      &decl, prm->variant, &c->sh);
     if (s2 != KVQ_OK) {
         snprintf(why, wn, "check status %d", s2);
         goto out;
@@ -1215,7 +1226,7 @@ static int sc_check(scase *c, const kvq_cert_params *prm, sstats *st, int try_ha
     if (v.ekey > 0.0f && half.ekey < v.ekey) {
         kvq_exact_cert_verdict v2;
         REQ_EQ(kvq_exact_cert_check(&v2, c->out, &half, c->sel, prom, c->q, c->scale, &c->cache,
-                                    &decl, &c->sh), KVQ_OK);
+                                    &decl, prm->variant, &c->sh), KVQ_OK);
         if (!(v2.unsound & 1u)) {
             snprintf(why, wn, "halved E_key %a not flagged (sound %a)", (double)half.ekey,
                      (double)v.ekey);
@@ -1329,7 +1340,7 @@ START_TEST(step_truncation_counterexample)
     bad.earith = rec.earith;                     /* generous: the dense pass's */
     decl = kvq_cert_pinned_decl(128u * 16u);
     REQ_EQ(kvq_exact_cert_check(&v, one, &bad, sel0, prom0, c.q, c.scale, &c.cache, &decl,
-                                &c.sh), KVQ_OK);
+                                KVQ_CERT_VARIANT_SPARSE, &c.sh), KVQ_OK);
     REQ_EQ(v.holds, 0);                          /* error 0.872 sqrt(d) > E_val + E_arith */
     REQ(v.unsound & 1u);
     REQ_EQ(v.holds_sound, 1);                    /* the sound E_key covers it */

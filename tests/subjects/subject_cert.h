@@ -37,4 +37,31 @@ static inline int fast_step(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_re
     return kvq_cert_step_kv(out, sel, prom, rec, decl, delta1, q, scale, k, v, prm, sh, pol);
 }
 
+/* One step of the variant `variant` whatever the case declares: the
+ * wrong-variant subjects' defect [CERT-VAR-02]. */
+static inline int fast_step_as(uint32_t variant, float *out, uint8_t *sel, uint8_t *prom,
+                               kvq_cert_record *rec, kvq_cert_decl *decl, float *delta1,
+                               const float *q, float scale, const float *k, const float *v,
+                               const kvq_cert_params *prm, const kvq_cert_shape *sh,
+                               const kvq_policy *pol)
+{
+    kvq_cert_params p = *prm;
+    p.variant = variant;
+    return kvq_cert_step_kv(out, sel, prom, rec, decl, delta1, q, scale, k, v, &p, sh, pol);
+}
+
+/* The version-3 lookup of a subject whose CERT quantizers and annotation are
+ * the fast path's and whose cert_step (signature version 2, [CERT-VAR-02]) is
+ * `step`. */
+#define SUBJECT_CERT_V3_LOOKUP(lookup, step)                                                   \
+    static kvq_entry_fn lookup(const char *entry, uint32_t sigver)                            \
+    {                                                                                         \
+        if (sigver == 2u && strcmp(entry, "cert_step") == 0) return (kvq_entry_fn)step;       \
+        if (sigver != 1u) return NULL;                                                        \
+        if (strcmp(entry, "cert_quantize_keys") == 0) return (kvq_entry_fn)fast_keys;         \
+        if (strcmp(entry, "cert_quantize_values") == 0) return (kvq_entry_fn)fast_values;     \
+        if (strcmp(entry, "cert_annotate") == 0) return (kvq_entry_fn)fast_annotate;          \
+        return NULL;                                                                          \
+    }
+
 #endif /* KVQ_SUBJECT_CERT_H */
