@@ -158,7 +158,7 @@ static char *cert_results(const kvq_vfile *vf, size_t *len, int tamper, size_t *
     kvq_cert_quantize_keys_v1_fn qkeys;
     kvq_cert_quantize_values_v1_fn qvalues;
     kvq_cert_annotate_v1_fn annotate;
-    kvq_cert_step_v1_fn step;
+    kvq_cert_step_v2_fn step;
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     *which = SIZE_MAX;
@@ -168,7 +168,7 @@ static char *cert_results(const kvq_vfile *vf, size_t *len, int tamper, size_t *
     qkeys = (kvq_cert_quantize_keys_v1_fn)api->lookup("cert_quantize_keys", 1);
     qvalues = (kvq_cert_quantize_values_v1_fn)api->lookup("cert_quantize_values", 1);
     annotate = (kvq_cert_annotate_v1_fn)api->lookup("cert_annotate", 1);
-    step = (kvq_cert_step_v1_fn)api->lookup("cert_step", 1);
+    step = (kvq_cert_step_v2_fn)api->lookup("cert_step", 2);
     ck_assert(qkeys != NULL && qvalues != NULL && annotate != NULL && step != NULL);
     ck_assert_int_eq(kvq_res_write_header(f, "ref-fast", NULL), KVQ_OK);
     for (size_t k = 0; k < vf->ncases; k++) {
@@ -215,8 +215,10 @@ static char *cert_results(const kvq_vfile *vf, size_t *len, int tamper, size_t *
             so.out = calloc(s->dim + 1u, sizeof(float));
             so.sel = calloc(nb, 1), so.prom = calloc(nb, 1);
             ck_assert(so.out && so.sel && so.prom);
+            kvq_cert_params prm = in->prm;
+            prm.variant = c->variant;            /* as the runner calls it [CERT-VAR-02] */
             st = step(so.out, so.sel, so.prom, &so.rec, &so.decl, &so.delta1, in->q, in->qscale, in->k,
-                      in->v, &in->prm, s, &c->pol);
+                      in->v, &prm, s, &c->pol);
             if (tamper == 3 && *which == SIZE_MAX && st == KVQ_OK && so.rec.rung < 3u && so.rec.ekey > 0.0f) {
                 so.rec.ekey *= 0.5f;
                 mine = 1;

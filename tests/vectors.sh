@@ -140,6 +140,47 @@ grep_out 'FAIL [^ ]*-step-[^ ]* .*claims: .*claim ekey 0x[0-9a-f]{8} .* below so
 if grep -E '^  FAIL ' "$T/out" | grep -vq -- '-step-'; then bad "unsound subject fails a non-step case"; else ok "unsound subject fails step cases only"; fi
 expect 1 "unsound E_key claim FAILS cert-step (standard)" -- $KVQR verify --vectors "$T/cstd.vec" --subject "$SUBJ/cert_unsound.so"
 grep_out 'claims: .*below sound E_key' "unsound claim fails the standard steps"
+# the step variants [CERT-VAR-01..03]: a faithful paper step with the paper's
+# Eq. 15 certificate passes; a step of the other variant than the case
+# declares fails; an ABI-2 subject (cert_step v1) runs the sparse cases only
+expect 0 "paper step with the paper's certificate PASSES (standard)" -- $KVQR verify --vectors "$T/cstd.vec" --subject "$SUBJ/cert_paper_claim.so" --ops cert-step
+grep_out '^[1-9][0-9]* passed, 0 failed$' "paper-claim subject: every step case passes, none skipped"
+expect 1 "sparse step declared paper FAILS (standard)" -- $KVQR verify --vectors "$T/cstd.vec" --subject "$SUBJ/cert_sparse_as_paper.so" --ops cert-step
+if grep -E '^  FAIL ' "$T/out" | grep -vq -- '-paper-'; then bad "sparse-as-paper fails a sparse case"; else ok "sparse-as-paper fails paper cases only"; fi
+expect 1 "paper step declared sparse FAILS (standard)" -- $KVQR verify --vectors "$T/cstd.vec" --subject "$SUBJ/cert_paper_as_sparse.so" --ops cert-step
+grep_out 'FAIL [^ ]*-step-[^ ]* .*claims: .*claim ekey .* below sound E_key' "paper-as-sparse: the paper E_key is below the sparse sound E_key"
+if grep -E '^  FAIL ' "$T/out" | grep -q -- '-paper-'; then bad "paper-as-sparse fails a paper case"; else ok "paper-as-sparse fails sparse cases only"; fi
+expect 1 "ABI-2 step subject: paper cases skipped" -- $KVQ verify --vectors "$T/c.vec" --subject "$SUBJ/cert_unsound.so" --ops cert-step --json "$T/v1step.json"
+if grep -q 'subject-cert_step-v1-predates-variant-paper' "$T/v1step.json" &&
+   ! grep '"outcome": "skip"' "$T/v1step.json" | grep -Eq -- '-[0-9]{5}-step-'; then
+  ok "cert_step v1 serves the sparse cases, the paper cases skip with the reason"; else bad "v1 cert_step skip reason or scope wrong"; fi
+# a file of kvq 0.3 (no variant field, no paper twins): its steps are sparse
+# steps [CERT-VAR-02], so a cert_step v1 subject runs every one of them
+python3 - "$T/c.vec" "$T/legacy.vec" <<'PY'
+import sys
+sys.path.insert(0, "conformance/python")
+import kvqio
+out, cases = [], []
+for l in open(sys.argv[1]).read().split("\n"):
+    if l.startswith("generator "):
+        l = "generator kvq 0.3.0"
+    elif l.startswith("case "):
+        if "-paper-" in l.split()[1]:
+            continue
+        l = l.replace(" variant=sparse", "")
+        cases.append(l)
+    elif l.startswith("end ") or l == "":
+        continue
+    out.append(l)
+h = None
+for c in cases:
+    h = kvqio.fnv1a64(c + "\n", h)
+out.append("end %d fnv1a64:%016x" % (len(cases), h))
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+PY
+expect 0 "a kvq 0.3 file: ref-fast passes its steps" -- $KVQ verify --vectors "$T/legacy.vec" --subject ref-fast --ops cert-step
+expect 1 "a kvq 0.3 file: a v1 cert_step runs every step (none skipped)" -- $KVQ verify --vectors "$T/legacy.vec" --subject "$SUBJ/cert_unsound.so" --ops cert-step
+grep_out '^[0-9]+ passed, [1-9][0-9]* failed$' "no step of the kvq 0.3 file skipped"
 # results-file mode: a step output moved far away violates the contract; a
 # lowered eta annotation fails the bounded level
 expect 0 "run ref-fast on cert smoke" -- $KVQ run --subject ref-fast --vectors "$T/c.vec" -o "$T/c.res"

@@ -603,7 +603,9 @@ def kivi_outputs(s, flags, codes, scale, zero, deq):
 # A field: key, type, role ('case', 'in', 'exp', 'ref'), count (a function of
 # the values read so far, for arrays), names (for 'enum').  Types: id, op,
 # status, flags, u32, enum, f32, a_f32, a_f16, a_meta, a_u8, amb, promote,
-# words15, words3.  Roles 'exp' and 'ref' are present exactly when status is 0.
+# words15, words3.  Roles 'exp' and 'ref' are present exactly when status is 0;
+# role 'opt' is a case field that may be absent (its value is then names[0], and
+# it is not written when it has that value): the step variant [CERT-VAR-02].
 
 _Field = namedtuple("_Field", "key type role count names")
 _Op = namedtuple("_Op", "name family fields outputs levels check amb_range")
@@ -737,7 +739,8 @@ _CERT_VALUE_FIELDS = _CERT_HEAD + [
     _f("amb", "amb", "ref", _c_value_elems), _f("eta", "a_f32", "exp", _c_out_blocks),
     _f("nu", "a_f32", "exp", _c_out_blocks),
 ]
-_CERT_STEP_FIELDS = _CERT_HEAD + [
+_CERT_VARIANTS = ("paper", "sparse")      # [CERT-VAR-01]; absent: paper
+_CERT_STEP_FIELDS = _CERT_HEAD[:3] + [_f("variant", "enum", "opt", names=_CERT_VARIANTS)] + _CERT_HEAD[3:] + [
     _f("scale", "f32"), _f("tau", "f32"), _f("kmin", "u32"), _f("kmax", "u32"), _f("vtol", "f32"),
     _f("eps_guard", "f32"), _f("eps_dense", "f32"), _f("r", "u32"), _f("start", "u32"),
     _f("promote", "promote"), _f("q", "a_f32", count=_c_dim), _f("k", "a_f32", count=_c_nd),
@@ -864,6 +867,8 @@ class Case:
         op = _OPS[self.op]
         parts = ["case"]
         for f in op.fields:
+            if f.role == "opt" and self.values.get(f.key) == f.names[0]:
+                continue
             if f.key in self.values:
                 parts.append("%s=%s" % (f.key, _encode_value(f, self.values[f.key], self.values)))
         return " ".join(parts)
@@ -1027,6 +1032,8 @@ def _parse_case(tokens, family, r):
         for f in op.fields:                       # scalars of the case and the inputs
             if f.role in ("case", "in") and f.count is None:
                 vals[f.key] = _decode_scalar(f, p[f.key])
+            elif f.role == "opt":
+                vals[f.key] = _decode_scalar(f, p[f.key]) if f.key in p else f.names[0]
         if vals["level"] not in op.levels:
             raise ValueError("level: a %s case is judged at the %s level only" % (opname, "/".join(op.levels)))
         msg = op.check(vals)
@@ -1045,6 +1052,12 @@ def _parse_case(tokens, family, r):
         r.fail(str(e))
     ordered = {f.key: vals[f.key] for f in op.fields if f.key in vals}
     return Case(opname, ordered, r.no)
+
+
+def _generated_before(generator, version):
+    """Whether the generator line names a kvq older than version (a tuple)."""
+    m = re.match(r"kvq (\d+)\.(\d+)\.(\d+)", generator)
+    return m is not None and tuple(int(x) for x in m.groups()) < version
 
 
 def parse_vectors(data, path="<vectors>", check_digest=True):
@@ -1087,6 +1100,11 @@ def parse_vectors(data, path="<vectors>", check_digest=True):
         cases.append(c)
     if not cases:
         r.fail("no cases")
+    if _generated_before(generator, (0, 4, 0)):
+        # cert-step cases of kvq before 0.4.0 are sparse steps [CERT-VAR-02]
+        for c in cases:
+            if c.op == "cert-step":
+                c.values["variant"] = "sparse"
     vf = VectorFile(path, family, levels, int(seed_text[2:], 16), generator, cases, trailer)
     if trailer is None:
         if writes_end_line(generator):

@@ -1417,13 +1417,16 @@ START_TEST(ladder_rung1)
 }
 END_TEST
 
-/* SPEC: [CERT-PROM-01] [CERT-PROM-02] [CERT-PROM-03] [CERT-LAD-02] [CERT-EV-01]
+/* SPEC: [CERT-PROM-01] [CERT-PROM-02] [CERT-PROM-03] [CERT-LAD-02] [CERT-EV-01] [CERT-VAR-01]
  * Two heavy blocks, vtol = 0: every selected block with eta_b > 0 is a
- * candidate.  Threshold rule: both promoted at rung 0, E_val = 0 (also with
- * vtol = 2^-149).  Budget 0: nothing promoted, the value check E_val <= 0
- * fails at rungs 0 and 1, rung 2 promotes every selected block.  Budget 1:
- * one block promoted at rungs 0-1, the check still fails, rung 2.  Budget 8:
- * as the threshold rule. */
+ * candidate.  Sparse: threshold rule: both promoted at rung 0, E_val = 0
+ * (also with vtol = 2^-149).  Budget 0: nothing promoted, the value check
+ * E_val <= 0 fails at rungs 0 and 1, rung 2 promotes every selected block.
+ * Budget 1: one block promoted at rungs 0-1, the check still fails, rung 2.
+ * Budget 8: as the threshold rule.  Paper: Phase 2 also attends the tail,
+ * whose INT4 values are never promoted, so E_val > 0 and the value check
+ * E_val <= 0 fails at rungs 0-2: rung 3 (with vtol = 2^-8 rung 0, since the
+ * tail's mass is about e^-8 of the heavy blocks'). */
 START_TEST(ladder_promotion)
 {
     rng r = { g_seed ^ 0x960707eull };
@@ -1433,6 +1436,14 @@ START_TEST(ladder_promotion)
     uint8_t prom[8];
     heads(&c, &r, two_heavy, 0);
     REQ(c.eta[0] > 0.0f && c.eta[1] > 0.0f);
+    prm.vtol = 0.0f;
+    rec = ladder_run(&c, &prm, prom, "paper, vtol 0, threshold");
+    REQ_EQ(rec.rung, 3);
+    prm.vtol = 0x1p-8f;
+    rec = ladder_run(&c, &prm, prom, "paper, vtol 2^-8, threshold");
+    REQ_EQ(rec.rung, 0);
+    REQ(rec.eval > 0.0f);
+    prm.variant = KVQ_CERT_VARIANT_SPARSE;
     prm.vtol = 0.0f;
     rec = ladder_run(&c, &prm, prom, "vtol 0, threshold");
     REQ_EQ(rec.rung, 0);
