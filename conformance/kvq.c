@@ -575,9 +575,22 @@ static int cmd_ops(int argc, char **argv)
             const kvq_op *op = fam->ops[k];
             char ents[256] = "";
             size_t len = 0;
-            for (uint32_t e = 0; e < op->nentries && len < sizeof ents; e++)
+            for (uint32_t e = 0; e < op->nentries && len < sizeof ents; e++) {
+                const kvq_entry_decl *ed = &op->entries[e];
                 len += (size_t)snprintf(ents + len, sizeof ents - len, "%s%s%s%s v%u", e ? ", " : "",
-                                        md ? "`" : "", op->entries[e].name, md ? "`" : "", op->entries[e].sigver);
+                                        md ? "`" : "", ed->name, md ? "`" : "", ed->sigver);
+                /* an older version serving some variants [VER-REG-05] */
+                for (uint32_t v = 0; ed->older && v < op->nvariants && len < sizeof ents; v++)
+                    if (ed->older_variants >> v & 1u)
+                        len += (size_t)snprintf(ents + len, sizeof ents - len, " (v%u: %s only)",
+                                                ed->older, op->variants[v]);
+            }
+            if (op->nvariants && len < sizeof ents) {
+                len += (size_t)snprintf(ents + len, sizeof ents - len, "; variants");
+                for (uint32_t v = 0; v < op->nvariants && len < sizeof ents; v++)
+                    len += (size_t)snprintf(ents + len, sizeof ents - len, " %s%s", op->variants[v],
+                                            v == 0 ? " (default)" : "");
+            }
             if (md)
                 printf("| `%s` | `%s` | %s | %s | %s |\n", fam->name, op->name, levels_text(op->levels), ents,
                        op->summary);
