@@ -10,7 +10,8 @@
 # SPEC: [CERT-DUMP-01] [CERT-DUMP-02] [CERT-DUMP-03] [CERT-DUMP-04] [CERT-VER-01]
 # SPEC: [CERT-VER-02] [CERT-VER-03] [CERT-CON-01] [CERT-CON-02] [CERT-PROM-01] [CERT-PROM-02]
 # SPEC: [CERT-PROM-03] [CERT-SEL-02] [CERT-RANK-01] [CERT-BND-01] [CERT-CHK-01] [CERT-LAD-01]
-# SPEC: [CERT-LAD-02] [CERT-LAD-03] [CERT-VER-04] [CERT-CON-03]
+# SPEC: [CERT-LAD-02] [CERT-LAD-03] [CERT-VER-04] [CERT-CON-03] [CERT-VAR-01] [CERT-VAR-02]
+# SPEC: [CERT-VAR-03] [CERT-DUMP-05] [CERT-EK-04]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build
@@ -36,6 +37,31 @@ if grep -q '"passed": 12' "$T/r.json" && grep -q '"etotal": ' "$T/r.json" && gre
 expect 0 "--dump FILE form" -- $KVQ cert --dump "$T/sinks-1.dump"
 expect 0 "make is deterministic" -- $KVQ cert --make-dump "$T/again.dump" --seed 1 --kind sinks
 if cmp -s "$T/again.dump" "$T/sinks-1.dump"; then ok "same seed, same dump"; else bad "dumps differ for one seed"; fi
+
+# the step variants [CERT-VAR-01..03] [CERT-DUMP-05]: the paper's own Eq. 15
+# certificate passes on a paper step; a step judged as the other variant
+# fails; a version-1 dump is a sparse step; an unknown variant is malformed
+for kind in sinks concentrated uniform needle; do
+  expect 0 "make $kind paper step with the paper's Eq. 15 claim" -- $KVQ cert --make-dump "$T/pc-$kind.dump" --seed 5 --kind $kind --claim-paper
+done
+expect 0 "the paper's certificate passes on paper steps" -- $KVQ cert "$T"/pc-*.dump
+grep -q 'variant=paper' "$T/pc-sinks.dump" && ok "dump declares variant=paper" || bad "no variant field"
+expect 0 "make sparse step" -- $KVQ cert --make-dump "$T/sp.dump" --seed 5 --kind concentrated --variant sparse
+expect 0 "sparse step passes as sparse" -- $KVQ cert "$T/sp.dump"
+sed 's/ variant=sparse/ variant=paper/' "$T/sp.dump" > "$T/sp-as-paper.dump"
+expect 1 "sparse step declared paper fails" -- $KVQ cert "$T/sp-as-paper.dump"
+sed 's/ variant=paper/ variant=sparse/' "$T/pc-concentrated.dump" > "$T/pc-as-sparse.dump"
+expect 1 "paper step with the paper's claim declared sparse fails" -- $KVQ cert "$T/pc-as-sparse.dump"
+grep_out 'below sound E_key' "the paper's E_key is below the sparse variant's sound E_key"
+sed -e '1s/kvq-cert-dump 2/kvq-cert-dump 1/' -e 's/ variant=sparse//' "$T/sp.dump" > "$T/v1.dump"
+expect 0 "a version-1 dump is judged as a sparse step" -- $KVQ cert "$T/v1.dump"
+sed -e '1s/kvq-cert-dump 2/kvq-cert-dump 1/' "$T/sp.dump" > "$T/v1-variant.dump"
+expect 2 "a version-1 dump with a variant field is malformed" -- $KVQ cert "$T/v1-variant.dump"
+sed 's/ variant=sparse/ variant=dense/' "$T/sp.dump" > "$T/badvar.dump"
+expect 2 "an unknown variant is malformed" -- $KVQ cert "$T/badvar.dump"
+grep_out 'badvar.dump:[0-9]+: params: variant' "the reason names file:line and the field"
+sed 's/ variant=sparse//' "$T/sp.dump" > "$T/novar.dump"
+expect 2 "a version-2 dump without variant is malformed" -- $KVQ cert "$T/novar.dump"
 
 # unsound claims [CERT-CON-02]: exit 1, the reason names the bound
 expect 0 "make halved E_key" -- $KVQ cert --make-dump "$T/half.dump" --seed 1 --kind sinks --scale-ekey 0.5
@@ -136,9 +162,9 @@ else
 fi
 
 # malformed dumps [CERT-DUMP-04]: exit 2 with file:line
-sed '1s/ 1$/ 2/' "$T/sinks-1.dump" > "$T/v2.dump"
-expect 2 "bad version" -- $KVQ cert "$T/v2.dump"
-grep_out 'v2.dump:1: unsupported version' "version error names file:line"
+sed '1s/ 2$/ 3/' "$T/sinks-1.dump" > "$T/v3.dump"
+expect 2 "bad version" -- $KVQ cert "$T/v3.dump"
+grep_out 'v3.dump:1: unsupported version' "version error names file:line"
 head -c 4000 "$T/sinks-1.dump" > "$T/trunc.dump"
 expect 2 "truncated dump" -- $KVQ cert "$T/trunc.dump"
 grep_out 'trunc.dump:[0-9]+: ' "truncation names file:line"
