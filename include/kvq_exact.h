@@ -147,8 +147,9 @@ int kvq_exact_cert_key_within(float k, float khat, float l, float u, float sigma
 
 #define KVQ_CERT_XPREC 256
 
-/* Sound E_key [CERT-EK-01] for real Delta, alpha^, Vmax: dst = 2 Vmax (A + (1 - A)
- * tanh(Delta/2)), A of Lemma A.3, rounded toward rnd at every step (MPFR_RNDD:
+/* Sound E_key of the sparse variant [CERT-EK-01] for real Delta, alpha^, Vmax:
+ * dst = 2 Vmax (A + (1 - A) tanh(Delta/2)), A the odds form of the paper's
+ * Eq. 14, rounded toward rnd at every step (MPFR_RNDD:
  * a lower bound, MPFR_RNDU: an upper bound; the expression is increasing in
  * each argument, so an enclosure of the arguments gives one of the result). */
 void kvq_exact_cert_ekey(mpfr_t dst, const mpfr_t delta, const mpfr_t alpha, const mpfr_t vmax,

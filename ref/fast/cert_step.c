@@ -42,7 +42,7 @@ static double gamma_up(double n)
     return up(nu / dn(1.0 - nu));
 }
 
-/* A(a, Delta) = e^{2 Delta} a / (1 + (e^{2 Delta} - 1) a) of Lemma A.3,
+/* A(a, Delta) = e^{2 Delta} a / (1 + (e^{2 Delta} - 1) a) (the paper's Eq. 14 in odds form),
  * upward for a in [0, 1]: A = 1 / (1 + (1 - a) / (X a)), increasing in a, X. */
 static double tail_up(double a, double delta)
 {
