@@ -414,6 +414,24 @@ class RoundTrip(_Generated):
     def test_cert_smoke(self):
         vf = self.check_file(self.vec["cert"], "cert")
         self.assertEqual({c.op for c in vf}, {"cert-keys", "cert-values", "cert-step"})
+        # [VEC-CERT-08]: sparse steps say so, their paper twins and the error steps do not
+        steps = [c for c in vf if c.op == "cert-step"]
+        self.assertEqual({c["variant"] for c in steps}, {"paper", "sparse"})
+        for c in steps:
+            self.assertEqual(c["variant"] == "paper", "variant=" not in c.to_line())
+            if "-paper-" in c.id:
+                self.assertEqual(c["variant"], "paper")
+
+    def test_cert_legacy_steps_are_sparse(self):
+        # a file of kvq 0.3 has no variant field: its steps are sparse [CERT-VAR-02]
+        with open(self.vec["cert"]) as fh:
+            text = fh.read().replace(" variant=sparse", "")
+        lines = text.split("\n")[:-1]
+        cases = [l for l in lines[5:-1] if "-paper-" not in l.split()[1]]
+        h = kvqio.fnv1a64("".join(c + "\n" for c in cases))
+        head = [l if not l.startswith("generator ") else "generator kvq 0.3.0" for l in lines[:5]]
+        old = kvqio.parse_vectors("\n".join(head + cases + ["end %d fnv1a64:%016x" % (len(cases), h)]) + "\n")
+        self.assertEqual({c["variant"] for c in old if c.op == "cert-step"}, {"sparse"})
 
     def test_rewrite_whole_file(self):
         # header + re-encoded cases + end line is the file kvq wrote
