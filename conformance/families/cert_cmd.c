@@ -39,9 +39,9 @@ static const char *show(char *buf, size_t n, float x)
 static void print_case(FILE *f, const kvq_cert_case *c, const kvq_cert_dump *dp)
 {
     char a[96], b[96];
-    fprintf(f, "kvq cert: %s: d=%u n=%u rung %u, %u full blocks selected of %u, %u promoted\n",
-            c->id, dp->shape.dim, dp->shape.tokens, dp->rung, c->rec.k_sel,
-            kvq_cert_full_blocks(&dp->shape), c->rec.n_prom);
+    fprintf(f, "kvq cert: %s: %s step, d=%u n=%u rung %u, %u full blocks selected of %u, %u promoted\n",
+            c->id, dp->variant == KVQ_CERT_VARIANT_PAPER ? "paper" : "sparse", dp->shape.dim,
+            dp->shape.tokens, dp->rung, c->rec.k_sel, kvq_cert_full_blocks(&dp->shape), c->rec.n_prom);
     fprintf(f, "  Delta %a  alpha^ <= %a  Vmax %a  (paper's E_key term %a)\n", (double)c->v.delta,
             (double)c->v.alpha_hat, (double)c->v.vmax, (double)c->v.ekey_paper);
     fprintf(f, "  E_key    claimed %-40s sound %s\n", show(a, sizeof a, c->claim_ekey), show(b, sizeof b, c->v.ekey));
@@ -52,6 +52,12 @@ static void print_case(FILE *f, const kvq_cert_case *c, const kvq_cert_dump *dp)
             c->v.err_hi);
     fprintf(f, "  margin   sound bound - error >= %a (%.9g); claimed bound - error >= %a\n",
             c->v.margin_sound, c->v.margin_sound, c->v.margin);
+    if (dp->scoring == KVQ_SCORING_INT8 && dp->rung <= 2u)
+        /* [CERT-EK-05]: Eq. 12 bounds the true tail mass when delta1 <= Delta/2 */
+        fprintf(f, "  scoring  int8: the e^{3 Delta} form (Eq. 12) %s: delta1 %a %s Delta/2 %a\n",
+                (double)dp->delta1 <= 0.5 * (double)c->v.delta ? "is implied" : "is not implied",
+                (double)dp->delta1, (double)dp->delta1 <= 0.5 * (double)c->v.delta ? "<=" : ">",
+                0.5 * (double)c->v.delta);
     if (c->v.has_ladder) {
         const kvq_exact_cert_ladder_out *l = &c->v.ladder;
         fprintf(f, "  checks   exact margins (nats) >= coverage %.17g ranking %.17g boundary %.17g value %.17g; 2 delta1 %.17g; bits 0x%x\n",
