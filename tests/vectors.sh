@@ -7,6 +7,7 @@
 # passes, a v1 subject is skipped, the midpoint and unsound subjects fail).  SPEC: [VEC-GEN-01] [VER-EXIT-01]
 # [VER-RUN-01] [VER-RUN-02] [VER-RUN-04] [VER-CLI-02] [VER-CLI-03] [VER-CLI-04] [VER-ST-01]
 # [VER-CASE-02] [VER-OUT-01] [TEST-NEG-01] [TEST-SKIP-01] [TEST-REF-01] [POL-TIE-01] [LAY-PACK-01] [KIVI-B-02]
+# [API-SUBJ-07] [VEC-CERT-08] [CERT-VAR-02] [CERT-VAR-03]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build for the quick checks

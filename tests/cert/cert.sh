@@ -11,7 +11,7 @@
 # SPEC: [CERT-VER-02] [CERT-VER-03] [CERT-CON-01] [CERT-CON-02] [CERT-PROM-01] [CERT-PROM-02]
 # SPEC: [CERT-PROM-03] [CERT-SEL-02] [CERT-RANK-01] [CERT-BND-01] [CERT-CHK-01] [CERT-LAD-01]
 # SPEC: [CERT-LAD-02] [CERT-LAD-03] [CERT-VER-04] [CERT-CON-03] [CERT-VAR-01] [CERT-VAR-02]
-# SPEC: [CERT-VAR-03] [CERT-DUMP-05] [CERT-EK-04]
+# SPEC: [CERT-VAR-03] [CERT-DUMP-05] [CERT-EK-04] [CERT-EK-05]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build
@@ -62,6 +62,11 @@ expect 2 "an unknown variant is malformed" -- $KVQ cert "$T/badvar.dump"
 grep_out 'badvar.dump:[0-9]+: params: variant' "the reason names file:line and the field"
 sed 's/ variant=sparse//' "$T/sp.dump" > "$T/novar.dump"
 expect 2 "a version-2 dump without variant is malformed" -- $KVQ cert "$T/novar.dump"
+# INT8 x INT8 scoring: the report says whether the e^{3 Delta} form's condition
+# delta1 <= Delta/2 holds [CERT-EK-05]
+sed 's/ scoring=fp/ scoring=int8/' "$T/pc-sinks.dump" > "$T/int8.dump"
+expect 0 "an int8-scored paper step passes" -- $KVQ cert "$T/int8.dump"
+grep_out 'scoring  int8: the e\^\{3 Delta\} form \(Eq. 12\) (is|is not) implied: delta1 0x[0-9a-f.]+p-?[0-9]+ (<=|>) Delta/2' "report states the e^{3 Delta} condition"
 
 # unsound claims [CERT-CON-02]: exit 1, the reason names the bound
 expect 0 "make halved E_key" -- $KVQ cert --make-dump "$T/half.dump" --seed 1 --kind sinks --scale-ekey 0.5
@@ -96,7 +101,7 @@ if grep -q '^select rung=3 blocks=-$' "$T/tau1.dump"; then ok "tau = 1 ends dens
 if grep -q '^select rung=4 blocks=-$' "$T/ed.dump"; then ok "eps_dense below E_arith gives rung 4"; else bad "eps_dense: $(grep '^select' "$T/ed.dump")"; fi
 expect 0 "dumps at every rung pass" -- $KVQ cert "$T/r1.dump" "$T/r2.dump" "$T/r3.dump" "$T/r4.dump" "$T/b0.dump" "$T/tau1.dump" "$T/ed.dump"
 grep_out '^7 passed, 0 failed$' "seven rung dumps pass"
-grep_out 'r3.dump: d=64 n=100 rung 3, 6 full blocks selected of 6, 0 promoted' "a dense dump is judged (all blocks, nothing promoted)"
+grep_out 'r3.dump: paper step, d=64 n=100 rung 3, 6 full blocks selected of 6, 0 promoted' "a dense dump is judged (all blocks, nothing promoted)"
 # a dense rung with a wrong output fails its contract [CERT-LAD-03]
 expect 0 "make perturbed rung 3" -- $KVQ cert --make-dump "$T/p3.dump" --seed 1 --start-rung 3 --perturb-output
 expect 1 "perturbed rung-3 output fails" -- $KVQ cert "$T/p3.dump"
