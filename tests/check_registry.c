@@ -208,7 +208,7 @@ static const kvq_op toy_seq = {
     .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT),
     .variants = TOY_VARIANTS,
     .nvariants = 2,
-    .entries = { { "toy_step", 1 } },
+    .entries = { { .name = "toy_step", .sigver = 1 } },
     .nentries = 1,
     .check = toy_check,
     .describe = toy_describe,

@@ -281,7 +281,7 @@ const kvq_op kvq_op_kivi_quant = {
     .out_size = sizeof(kvq_kivi_out),
     .ref_size = sizeof(kvq_kivi_ref),
     .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT) | KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED),
-    .entries = { { "kivi_quantize", 1 }, { "kivi_dequantize", 1 } },
+    .entries = { { .name = "kivi_quantize", .sigver = 1 }, { .name = "kivi_dequantize", .sigver = 1 } },
     .nentries = 2,
     .check = check,
     .meta_half = meta_half,
