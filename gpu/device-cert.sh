@@ -9,6 +9,8 @@
 # libgmp.so.10 under .devcarry/lib/.
 #
 # usage: gpu/device-cert.sh test|bench|profile|timeline|floor|all ...   (outputs under $OUT)
+#   test: cert-paper-test.txt (both step variants [CERT-VAR-01]); bench: the floor (cert_floor,
+#   cert-decode-floor.*) then cert_bench.py with it: cert-paper-bench.{json,txt}
 #   env: KVQ_CERT_STEPS (100000), KVQ_SEED, REPS (200), NS (8192,32768,65536,131072),
 #        PROFILE_NS (32768,131072), TEST_TIMEOUT (seconds, 400), KVQ_COMMIT (the commit
 #        the carried programs were built from; recorded in the reports)
@@ -23,16 +25,17 @@ for what in "$@"; do
     if [ "$what" = test ] || [ "$what" = all ]; then
         mkdir -p "$OUT/dumps"
         {
-            echo "# gpu/reports/cert-decode-test.txt -- device check of the certified CERT decode step"
+            echo "# gpu/reports/cert-paper-test.txt -- device check of the certified CERT decode step,"
+            echo "# both variants (paper: Phase 2 over every block [CERT-DEV-10]; sparse)"
             echo "# device: $(cat "$OUT/device.txt"); commit ${KVQ_COMMIT:-unknown}"
             echo "# every step judged by the exact MPFR path (kvq_exact_cert_check / _check_dense /"
             echo "# kvq_exact_cert_ladder / kvq_exact_cert_logmass), KVQ_CERT_STEPS=${KVQ_CERT_STEPS:-100000}"
             echo
-        } > "$OUT/cert-decode-test.txt"
+        } > "$OUT/cert-paper-test.txt"
         KVQ_CERT_DUMP_DIR="$OUT/dumps" timeout "${TEST_TIMEOUT:-400}" "$C/kvq_gpu_cert_decode_test" \
-            >> "$OUT/cert-decode-test.txt" 2>&1
+            >> "$OUT/cert-paper-test.txt" 2>&1
         t=$?
-        echo "kvq_gpu_cert_decode_test exit $t" >> "$OUT/cert-decode-test.txt"
+        echo "kvq_gpu_cert_decode_test exit $t" >> "$OUT/cert-paper-test.txt"
         [ $t -ne 0 ] && rc=1
         if ls "$OUT"/dumps/*.dump > /dev/null 2>&1; then
             "$C/kvq" cert "$OUT"/dumps/*.dump --json "$OUT/cert-dumps.json" > "$OUT/kvq-cert.txt" 2>&1
@@ -45,10 +48,16 @@ for what in "$@"; do
         fi
     fi
     if [ "$what" = bench ] || [ "$what" = all ]; then
-        KVQ_COMMIT=${KVQ_COMMIT:-unknown} PYTHONUNBUFFERED=1 python3 gpu/cert/cert_bench.py "$C/libkvq_cert_bench.so" "$OUT/cert-decode-bench.json" \
-            --reps "${REPS:-200}" --ns "${NS:-8192,32768,65536,131072}" > "$OUT/cert-decode-bench.log" 2>&1
+        # the floor first (same device), then both variants against SDPA with it
+        "$C/kvq_cert_floor" --reps "${FLOOR_REPS:-50}" --json "$OUT/cert-decode-floor.json" \
+            --commit "$(printf %s "${KVQ_COMMIT:-unknown}" | tr -c 'a-zA-Z0-9.-' '-')" \
+            > "$OUT/cert-decode-floor.txt" 2>&1 || rc=1
+        fl=""
+        [ -s "$OUT/cert-decode-floor.json" ] && fl="--floor $OUT/cert-decode-floor.json"
+        KVQ_COMMIT=${KVQ_COMMIT:-unknown} PYTHONUNBUFFERED=1 python3 gpu/cert/cert_bench.py "$C/libkvq_cert_bench.so" "$OUT/cert-paper-bench.json" \
+            --reps "${REPS:-200}" --ns "${NS:-8192,16384,32768,65536,131072}" $fl > "$OUT/cert-paper-bench.log" 2>&1
         t=$?
-        echo "cert_bench.py exit $t" >> "$OUT/cert-decode-bench.log"
+        echo "cert_bench.py exit $t" >> "$OUT/cert-paper-bench.log"
         [ $t -ne 0 ] && rc=1
     fi
     if [ "$what" = timeline ] || [ "$what" = all ]; then

@@ -115,11 +115,15 @@ kvq_status kvq_cuda_cert_quantize_values(uint8_t *d_codes, float *d_scale, float
                                          cudaStream_t stream);
 
 /* ---- CERT decode step (gpu/cert/decode_*.cu, spec/cert.md "The device kernel") ----
- * One certified decode step [CERT-DEV-01..08]: Phase 1 from the INT8 keys,
- * selection and ladder, Phase 2 with INT4 values (promoted blocks and the
- * dense rung read the binary16 originals of tier 2), the certificate.  The
- * declaration is U_exp = 2, D = 17 + entries, Nr = 1 (entries: the attended
- * blocks, residual included) [CERT-DEV-05].  Rung 4 is the host reference
+ * One certified decode step [CERT-DEV-01..10] of the variant prm->variant
+ * names [CERT-VAR-01]: Phase 1 from the INT8 keys, selection and ladder, and
+ * Phase 2 with INT4 values (promoted blocks and the dense rung read the
+ * binary16 originals of tier 2) over the selected blocks (sparse) or over
+ * every block, the selected ones with their binary16 keys (paper, the
+ * default); the certificate.  The declaration is U_exp = 2, Nr = 1, D = 17 +
+ * entries (sparse: the attended blocks, residual included) [CERT-DEV-05], or
+ * D = 90 + entries (paper: the head's list, residual included, and one entry
+ * a segment of 32 full blocks) [CERT-DEV-10].  Rung 4 is the host reference
  * kvq_cert_dense [CERT-DEV-06]: the batched form reports a head that needs it
  * with status KVQ_CUDA_CERT_RUNG4; kvq_cuda_cert_step_host runs it. */
 #define KVQ_CUDA_CERT_RUNG4 0x100u
@@ -200,9 +204,9 @@ kvq_status kvq_cuda_cert_ws_set_stage(kvq_cuda_cert_ws *ws, uint32_t cap);
 kvq_status kvq_cuda_cert_ws_set_prefetch(kvq_cuda_cert_ws *ws, uint32_t blocks);
 
 /* Diagnostics: how many of the workspace's per-step entries (Phase-1 maxima
- * and block counters, Phase-2 tickets) are not clear; every completed step
- * leaves 0, so a step depends on no state of the one before (a step may be
- * captured in a CUDA graph) [CERT-DEV-01]. */
+ * and block counters, Phase-2 tickets, the paper variant's segment counter)
+ * are not clear; every completed step leaves 0, so a step depends on no state
+ * of the one before (a step may be captured in a CUDA graph) [CERT-DEV-01]. */
 kvq_status kvq_cuda_cert_ws_residue(const kvq_cuda_cert_ws *ws, uint64_t *nonzero);
 
 /* Diagnostics: the E_arith terms of query head qh's last step (amax, smax,
@@ -214,7 +218,16 @@ kvq_status kvq_cuda_cert_debug(float *out12, const kvq_cuda_cert_ws *ws, uint32_
 kvq_status kvq_cuda_cert_phase1(float *lt, float *radius, const kvq_cuda_cert_ws *ws, uint32_t qh,
                                 uint32_t nb);
 
-/* Enqueue one step of every query head on `stream`.  d_out [qh][d]; d_rec,
+/* Diagnostics: the paper variant's last step [CERT-DEV-10], for KV heads 0 ..
+ * kv_heads - 1 of a shape of nb blocks: listed[kv] the full blocks that some
+ * query head of the group selects (their keys cross the host link once),
+ * orig[kv] those of them whose original values some head reads (promoted, or
+ * rung 3).  KVQ_E_PARAM for bad arguments, KVQ_E_DEVICE. */
+kvq_status kvq_cuda_cert_listed(uint32_t *listed, uint32_t *orig, const kvq_cuda_cert_ws *ws,
+                                uint32_t kv_heads, uint32_t nb);
+
+/* Enqueue one step of every query head on `stream`, of the variant
+ * prm->variant (the paper variant takes group <= 32).  d_out [qh][d]; d_rec,
  * d_decl, d_delta1, d_status [qh] and d_sel, d_prom [qh][nb] may be NULL;
  * d_status: KVQ_OK, or KVQ_CUDA_CERT_RUNG4 when the head needs rung 4 (its
  * output is then the device's dense pass, not certified).

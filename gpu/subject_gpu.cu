@@ -136,7 +136,9 @@ static int gpu_cert_step(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_recor
                                    pol);
 }
 
-/* The entries by name (kvq_subject.h [API-SUBJ-05]), all of signature version 1. */
+/* The entries by name (kvq_subject.h [API-SUBJ-05]), of signature version 1;
+ * cert_step also of version 2: kvq_cuda_cert_step_host runs the variant
+ * prm->variant names [CERT-VAR-01] (version 1 is given sparse cases only). */
 static kvq_entry_fn gpu_lookup(const char *entry, uint32_t sigver)
 {
     static const struct {
@@ -150,6 +152,7 @@ static kvq_entry_fn gpu_lookup(const char *entry, uint32_t sigver)
         { "cert_annotate", (kvq_entry_fn)gpu_cert_annotate },
         { "cert_step", (kvq_entry_fn)gpu_cert_step },
     };
+    if (sigver == 2u && strcmp(entry, "cert_step") == 0) return (kvq_entry_fn)gpu_cert_step;
     if (sigver != 1u) return NULL;
     for (size_t i = 0; i < sizeof ENTRIES / sizeof ENTRIES[0]; i++)
         if (strcmp(ENTRIES[i].name, entry) == 0) return ENTRIES[i].fn;

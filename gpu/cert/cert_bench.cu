@@ -9,7 +9,11 @@
  *                     pinned CERT quantizers, annotates, copies the residual
  *                     block and tier 2 (mapped pinned host memory).
  *   kvq_bench_step    enqueues one step (certify 1 or 0) on a CUDA stream
+ *   kvq_bench_variant the step variant of the following steps [CERT-VAR-01]
+ *                     (default: the paper variant)
  *   kvq_bench_fetch   records, statuses and the output of the last step
+ *   kvq_bench_listed  after a paper step: per KV head the blocks some head
+ *                     selects, and those whose original values are read
  * Every function returns a kvq_status (0 = KVQ_OK).
  */
 #include <cuda_fp16.h>
@@ -163,6 +167,23 @@ extern "C" int kvq_bench_step(void *p, int certify, void *stream)
     bench_ctx *c = (bench_ctx *)p;
     return kvq_cuda_cert_step_async(c->out, c->rec, c->decl, c->d1, c->status, NULL, NULL, &c->h,
                                     &c->prm, certify, c->ws, (cudaStream_t)stream);
+}
+
+/* KVQ_CERT_VARIANT_PAPER or _SPARSE for the following steps. */
+extern "C" int kvq_bench_variant(void *p, uint32_t variant)
+{
+    bench_ctx *c = (bench_ctx *)p;
+    if (variant >= KVQ_CERT_VARIANTS) return KVQ_E_PARAM;
+    c->prm.variant = variant;
+    return KVQ_OK;
+}
+
+/* listed, orig: kv_heads counts each (host). */
+extern "C" int kvq_bench_listed(void *p, uint32_t *listed, uint32_t *orig)
+{
+    bench_ctx *c = (bench_ctx *)p;
+    if (cudaDeviceSynchronize() != cudaSuccess) return KVQ_E_DEVICE;
+    return kvq_cuda_cert_listed(listed, orig, c->ws, c->h.kv_heads, kvq_cert_blocks(&c->h.shape));
 }
 
 /* rec: qh records; status: qh; out: qh * d floats (host). */

@@ -8,7 +8,10 @@
  * from 1 to a few thousand; GQA groups of 1-5 query heads, so that Phase 1's
  * passes of four heads meet a partial pass) run on the GPU; every query
  * head's step is then judged by the EXACT path on the CPU (MPFR, ref/exact)
- * in worker threads while the GPU goes on:
+ * in worker threads while the GPU goes on.  Both step variants run
+ * [CERT-VAR-01]: most batches the paper variant (the default; Phase 2 of
+ * decode_phase2p.cu, [CERT-DEV-10]), about one in four the sparse one, and
+ * every judgement below is made for the batch's variant:
  *   - Phase 1's radius: every block's log-mass L~_b (kvq_cuda_cert_phase1)
  *     lies within its radius err_b of the exact L_b (kvq_exact_cert_logmass),
  *     and the declared delta1 is >= every err_b [CERT-DEV-02] [CERT-LM-02];
@@ -126,6 +129,8 @@ static int g_done;
 
 static unsigned long g_steps, g_pass, g_fail, g_undecided, g_ladder_checked, g_dense,
     g_rung[5], g_bitwise, g_dumps, g_prom_total, g_radius_blocks;
+static unsigned long g_var_pass[KVQ_CERT_VARIANTS];   /* passed steps of each variant */
+static unsigned long g_var_dumps[KVQ_CERT_VARIANTS];
 static int g_have_ladder;
 static const char *g_dump_dir;
 
@@ -135,9 +140,10 @@ static void report_fail(const batch *b, uint32_t qh, const char *fmt, ...)
     pthread_mutex_lock(&g_mx);
     g_fail++;
     if (g_fail <= 20) {
-        fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u kvh=%u group=%u qh=%u kind=%s rung=%u: ",
-                (unsigned long long)kvq_tb_seed(), b->n, b->d, b->kvh, b->group, qh,
-                b->kind[qh / b->group], b->rec[qh].rung);
+        fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u kvh=%u group=%u qh=%u kind=%s variant=%s "
+                "rung=%u: ", (unsigned long long)kvq_tb_seed(), b->n, b->d, b->kvh, b->group, qh,
+                b->kind[qh / b->group], b->prm.variant == KVQ_CERT_VARIANT_PAPER ? "paper" : "sparse",
+                b->rec[qh].rung);
         va_start(ap, fmt);
         vfprintf(stderr, fmt, ap);
         va_end(ap);
@@ -184,6 +190,7 @@ static void write_dump(const batch *b, uint32_t qh, const kvq_cert_cache *c)
     dp.budget = dp.promote == KVQ_PROMOTE_BUDGET ? b->prm.promote_budget : 0u;
     dp.scoring = KVQ_SCORING_FP;
     dp.ties = KVQ_TIES_EVEN;
+    dp.variant = b->prm.variant;                 /* [CERT-DUMP-03] variant= */
     dp.q = b->q + (uint64_t)qh * b->d;
     dp.k = b->k + (uint64_t)kv * b->n * b->d;
     dp.v = b->v + (uint64_t)kv * b->n * b->d;
@@ -324,7 +331,8 @@ static void check_job(const job *jb)
             report_fail(b, qh, "promotion rule");
             return;
         }
-        st = kvq_exact_cert_check(&vd, o, r, sel, prom, q, b->scale, &c, &b->decl[qh], sh);
+        st = kvq_exact_cert_check(&vd, o, r, sel, prom, q, b->scale, &c, &b->decl[qh],
+                                  b->prm.variant, sh);
     }
     if (st != KVQ_OK) {
         report_fail(b, qh, "exact checker: %s", kvq_status_str(st));
@@ -377,10 +385,13 @@ static void check_job(const job *jb)
     if (r->rung >= 3u) g_dense++;
     g_rung[r->rung < 5u ? r->rung : 4u]++;
     g_prom_total += np;
+    if (!und) g_var_pass[b->prm.variant]++;
+    /* dumps of both variants (three each) for the carried `kvq cert` */
     int dump = 0;
-    if (g_dump_dir && r->rung <= 2u && g_dumps < 6 && b->n <= 600u) {
+    if (g_dump_dir && r->rung <= 2u && g_var_dumps[b->prm.variant] < 3 && b->n <= 600u) {
         dump = 1;
         g_dumps++;
+        g_var_dumps[b->prm.variant]++;
     }
     if (dump) write_dump(b, qh, &c);
     pthread_mutex_unlock(&g_mx);
@@ -495,6 +506,9 @@ static kvq_cert_params gen_params(void)
         p.kmax = p.kmin + kvq_tb_rndu(12);
     } else if (u < 40) p.r = 1u + kvq_tb_rndu(3);
     else if (u < 43) p.vtol = 0.0f;
+    /* the paper variant mostly (the default), the sparse one a quarter of the
+     * time [CERT-VAR-01] */
+    p.variant = kvq_tb_chance(25) ? KVQ_CERT_VARIANT_SPARSE : KVQ_CERT_VARIANT_PAPER;
     return p;
 }
 
@@ -771,9 +785,10 @@ static void run_batch(dev *D, uint64_t *steps_left)
                     "after the step\n", (unsigned long long)kvq_tb_seed(), b->n, b->d,
                     (unsigned long long)residue);
         if (!same && ++g_paths_fail <= 10)
-            fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u: the fast and the radix selector "
-                    "(gather capacity %u, staging slots %u, early fetch %u) give different "
-                    "steps\n", (unsigned long long)kvq_tb_seed(), b->n, b->d, cap, scap, pcap);
+            fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u variant=%s: the fast and the radix "
+                    "selector (gather capacity %u, staging slots %u, early fetch %u) give "
+                    "different steps\n", (unsigned long long)kvq_tb_seed(), b->n, b->d,
+                    b->prm.variant == KVQ_CERT_VARIANT_PAPER ? "paper" : "sparse", cap, scap, pcap);
         pthread_mutex_unlock(&g_mx);
     }
     for (uint32_t i = 0; i < qh; i++)
@@ -887,7 +902,7 @@ static void run_host_api(unsigned long cases)
         pthread_mutex_unlock(&g_mx);
         push_job(b, 0);
     }
-    /* bad input: a NaN key, a non-binary16 value, a bad parameter, a bad shape */
+    /* bad input: a NaN key, a non-binary16 value, bad parameters, a bad shape */
     {
         const uint32_t n = 40, d = 64;
         float *k = (float *)kvq_tb_malloc(n * d * 4), *v = (float *)kvq_tb_malloc(n * d * 4);
@@ -901,7 +916,7 @@ static void run_host_api(unsigned long cases)
         kvq_cert_shape sh = {n, d};
         kvq_cert_params p = kvq_cert_default_params();
         kvq_policy pol = kvq_policy_default;
-        struct { const char *what; kvq_status want; kvq_status got; } r[4];
+        struct { const char *what; kvq_status want; kvq_status got; } r[5];
         k[77] = NAN;
         r[0].what = "NaN key";
         r[0].want = KVQ_E_NONFINITE;
@@ -921,7 +936,12 @@ static void run_host_api(unsigned long cases)
         r[3].what = "d = 40";
         r[3].want = KVQ_E_SHAPE;
         r[3].got = kvq_cuda_cert_step_host(out, sel, prom, &rec, &decl, &d1, q, 0.125f, k, v, &p, &sh, &pol);
-        for (int i = 0; i < 4; i++) {
+        sh.dim = d;
+        p.variant = KVQ_CERT_VARIANTS;
+        r[4].what = "unknown variant";
+        r[4].want = KVQ_E_PARAM;
+        r[4].got = kvq_cuda_cert_step_host(out, sel, prom, &rec, &decl, &d1, q, 0.125f, k, v, &p, &sh, &pol);
+        for (int i = 0; i < 5; i++) {
             if (r[i].got != r[i].want) {
                 fprintf(stderr, "FAIL bad input (%s): %s, expected %s\n", r[i].what,
                         kvq_status_str(r[i].got), kvq_status_str(r[i].want));
@@ -997,6 +1017,8 @@ int main(void)
            g_steps, g_pass, g_fail, g_undecided, g_rung[0], g_rung[1], g_rung[2], g_rung[3],
            g_rung[4], g_prom_total, g_ladder_checked, g_radius_blocks, g_bitwise, g_bitwise_fail,
            g_paths, g_paths_fail, g_staged, g_residue, g_long, g_dumps);
+    printf("gpu-cert-decode-test: passed by variant: paper %lu, sparse %lu\n",
+           g_var_pass[KVQ_CERT_VARIANT_PAPER], g_var_pass[KVQ_CERT_VARIANT_SPARSE]);
     const int bad = g_fail || g_undecided || g_bitwise_fail || g_paths_fail || g_residue ||
                     g_pass != g_steps;
     return kvq_tb_close(g_pass, g_steps - g_pass, bad);

@@ -5,7 +5,8 @@ by stage, on the device (spec/cert.md [CERT-DEV-09]).
 Usage: cert_timeline.py LIB.so [--ns 32768,131072] [--reps 7]
 LIB.so is the diagnostics build of the benchmark library (make
 gpu-cert-timeline: gpu/cert/decode_*.cu with -DKVQ_CERT_TIMELINE), whose
-kernels stamp %globaltimer at their stage boundaries.  The workload and the
+kernels stamp %globaltimer at their stage boundaries; it times the sparse
+variant, whose kernels have the stamps.  The workload and the
 cold L2 are those of gpu/cert/cert_bench.py; each row is one step repeated --reps
 times, each stage the median over the query heads (over the Phase-2 CTAs
 that had entries) and then over the repetitions.  Times are microseconds
@@ -86,6 +87,10 @@ def main():
             if lib.kvq_bench_setup(ctypes.byref(ctx), kvh, group, n, d, k.data_ptr(),
                                    v.data_ptr(), q.data_ptr(), scale, vtol) != 0:
                 print(f"setup failed n={n}", file=sys.stderr)
+                return 2
+            # the stage stamps are the sparse variant's kernels' (the paper
+            # variant's Phase 2, decode_phase2p.cu, has none) [CERT-VAR-01]
+            if lib.kvq_bench_variant(ctx, cert_bench.SPARSE) != 0:
                 return 2
             stream = torch.cuda.current_stream().cuda_stream
             for cert in (1, 0):

@@ -24,15 +24,26 @@
  *                        evaluated conservatively with delta1, the ladder,
  *                        E_key / E_val [CERT-DEV-04]; promoted blocks' values
  *                        staged from tier 2 once per KV head [CERT-DEV-01]
- *   cert_phase2_kernel   decode_phase2.cu: one warp an entry (a selected
- *                        block) of a query head: scores, the entry's softmax,
- *                        INT4 dequantization in registers
+ *   cert_phase2_kernel   decode_phase2.cu (the sparse variant): one warp an
+ *                        entry (a selected block) of a query head: scores, the
+ *                        entry's softmax, INT4 dequantization in registers
  *                        v^ = fmaf(code, s, zv) [CERT-V4-02]; promoted blocks
  *                        read the staged binary16 originals (or tier 2, mapped
  *                        pinned host memory), the dense rung reads tier 2; the
  *                        head's last CTA to finish combines the entries: the
  *                        output, E_arith [CERT-AR-01] for the declaration of
  *                        [CERT-DEV-05], the record [CERT-REC-01]
+ *   cert_phase2p_kernel  decode_phase2p.cu (the paper variant, [CERT-DEV-10]):
+ *                        every block of a KV head: segments of 32 unselected
+ *                        blocks with Phase 1's scores and INT4 values for the
+ *                        group's heads at once, and the selected blocks and the
+ *                        residual with their binary16 keys read from tier 2
+ *                        once a KV head; then cert_combine_p_kernel (same
+ *                        unit), one CTA a head: the combine as above
+ *
+ * The variant is prm->variant [CERT-VAR-01]: Phase 1 and the select kernel
+ * serve both (Phase 1 keeps its scores for the paper variant; the select
+ * kernel's claims follow the variant), Phase 2 is one kernel or the other.
  *
  * The annotations eta, nu [CERT-ANN-01..02] are cert_annotate_kernel
  * (decode_annotate.cu); the workspace, the step and the host wrappers are
@@ -89,6 +100,22 @@
 #define SEL_GATHER  1024u            /* the fast selector's gather capacity (default, maximum) */
 #define SEL_PRE_DEFAULT 4u           /* early claims a head by default: host reads in flight stall the
                                       * CTA's later memory operations, so a small early fetch is faster */
+
+/* The paper variant's Phase 2 [CERT-DEV-10] */
+#define P2P_WARPS   8u               /* warps a CTA */
+#define P2P_THREADS (P2P_WARPS * 32u)
+#define SEG_WB      4u               /* blocks a warp walks in a segment */
+#define SEG_BLOCKS  (P2P_WARPS * SEG_WB)         /* full blocks a segment: 32 */
+#define SEG_TOK     (SEG_BLOCKS * KVQ_CERT_BLOCK) /* tokens a segment: 512 */
+#define P2P_SPC     16u              /* CTAs a KV head for the selected blocks and the residual */
+#define P2P_TILE    1024u            /* the combine's entries a tile */
+/* Roundings a term meets inside its entry: a segment's token meets one fmaf
+ * a token of its warp's walk (<= 64) and the sum of the 8 warps' partials
+ * (<= 8), plus one spare; a selected block's token its product and <= 15
+ * additions (16 <= SEG_D).  The declaration adds one rescaling and the
+ * combine's additions (<= nent + 16) [CERT-DEV-10]. */
+#define SEG_D       (1u + SEG_WB * KVQ_CERT_BLOCK + P2P_WARPS)
+#define P2P_D(nent) (SEG_D + 1u + (nent) + 16u)
 
 /* ---- timeline (diagnostics build only) -------------------------------------
  * Built with -DKVQ_CERT_TIMELINE (make gpu-cert-timeline,
@@ -157,7 +184,9 @@ struct kvq_cuda_cert_ws {
      * claimed without a slot (Phase 2 reads tier 2), slot + 2; Phase 1 frees
      * the step's entries.  hmax[qh]: ord_key of max_b L~_b from Phase 1 (0:
      * none), cleared by the select kernel once read, as are Phase 1's block
-     * counters p1cnt; p2cnt[qh]: the Phase-2 tickets, cleared by the last.
+     * counters p1cnt; p2cnt[qh]: the Phase-2 tickets, cleared by the last
+     * (the sparse variant; the paper variant's Phase 2 counts its segments
+     * in p2task, cleared by its last CTA).
      * No state but these zeros passes from one step to the next (a step may
      * be captured in a graph). */
     uint16_t *stage;                 /* [qheads * STAGE_SLOTS][16][d] */
@@ -174,6 +203,20 @@ struct kvq_cuda_cert_ws {
     float *pm, *pl, *pmin, *pab;     /* [qh][nb] per list entry: max, sum, min score, A */
     float *pacc;                     /* [qh][nb][d] per list entry: weighted value sums */
     float *dbg;                      /* [qh][12] intermediate E_arith terms (diagnostics) */
+    /* the paper variant [CERT-DEV-10]; pm .. pacc then hold ent entries a
+     * head (nb blocks, then the segments) */
+    uint32_t paper;                  /* this step runs the paper variant */
+    uint32_t ent;                    /* entries a head in pm, pl, pmin, pab, pacc */
+    uint32_t nseg;                   /* segments of SEG_BLOCKS full blocks a KV head */
+    float *sc;                       /* [qh][16 nq] Phase 1's scores s~ (written when paper) */
+    uint32_t *selm, *promm;          /* [qheads][nb] (indexed by KV head): bit g set when query
+                                        head g of the group selects / reads the original values
+                                        of block b (cleared by Phase 1) */
+    uint32_t *kvlist;                /* [qheads][nb] (indexed by KV head): the blocks some head
+                                        of the group selects, kvn[kv] of them (any order) */
+    uint32_t *kvn;                   /* [qheads] (indexed by KV head; cleared by Phase 1) */
+    uint32_t *p2task;                /* [2] Phase 2's segment counter and CTAs done (paper;
+                                        cleared by its last CTA) */
 };
 
 /* ---- small device helpers ------------------------------------------------ */
@@ -327,6 +370,19 @@ KVQ_CERT_INTERNAL cudaError_t cert_phase2_launch(bool cert, dim3 g2, cudaStream_
                                                  kvq_cert_record *d_rec, kvq_cert_decl *d_decl,
                                                  float *d_delta1, uint32_t *d_status,
                                                  float eps_dense);
+
+/* decode_phase2p.cu: the paper variant's Phase 2 kernels' dynamic shared
+ * memory limit; its dynamic shared memory for head size d; one step's Phase 2
+ * (its grid from the device's occupancy, P2P_THREADS a CTA), a programmatic
+ * dependent of the select kernel. */
+KVQ_CERT_INTERNAL cudaError_t cert_phase2p_attrs(void);
+KVQ_CERT_INTERNAL size_t cert_phase2p_smem(uint32_t d);
+KVQ_CERT_INTERNAL cudaError_t cert_phase2p_launch(bool cert, cudaStream_t stream,
+                                                  const kvq_cuda_cert_heads &h,
+                                                  const kvq_cuda_cert_ws &w, float *d_out,
+                                                  kvq_cert_record *d_rec, kvq_cert_decl *d_decl,
+                                                  float *d_delta1, uint32_t *d_status,
+                                                  float eps_dense);
 
 #ifdef KVQ_CERT_TIMELINE
 /* Each kernel unit's stamps: copied to `out` (when not NULL), then set from

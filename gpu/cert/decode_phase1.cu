@@ -109,6 +109,17 @@ __device__ __forceinline__ void p1_finish(float *acc, float *cq, const float *aa
         mn[k] = valid ? s[k] : INFINITY;
         amax[k] = (CERT && !full && valid) ? aabr[k] : 0.0f;
     }
+    /* the paper variant keeps a full block's scores for its Phase 2, which
+     * attends the unselected blocks with them [CERT-DEV-10] */
+    if (ws.sc != NULL && full) {
+        const uint32_t n16 = KVQ_CERT_BLOCK * kvq_cert_full_blocks(&h.shape);
+#pragma unroll
+        for (uint32_t k = 0; k < 2u; k++) {
+            const uint32_t hk = 2u * (cg & 1u) + k;
+            if (g0 + hk < h.group)
+                ws.sc[(uint64_t)(kv * h.group + g0 + hk) * n16 + KVQ_CERT_BLOCK * b + t] = s[k];
+        }
+    }
     /* over the 16 lanes that share cg & 1: xor 2, 4 (token j), 8, 16 (tj) */
 #pragma unroll
     for (uint32_t o = 2u; o <= 16u; o <<= 1) {
@@ -199,9 +210,14 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
     if (DK != 0u) sh.dim = DK;                             /* launched only when h.shape.dim == DK */
     const uint32_t d = sh.dim, nq = kvq_cert_full_blocks(&sh), nb = kvq_cert_blocks(&sh);
     /* the KV head's staging entries free, no slot taken [CERT-DEV-01] */
-    if (blockIdx.x == 0u && threadIdx.x == 0u) ws.scnt[kv] = 0u;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nb; i += gridDim.x * blockDim.x)
+    if (blockIdx.x == 0u && threadIdx.x == 0u) {
+        ws.scnt[kv] = 0u;
+        if (ws.paper) ws.kvn[kv] = 0u;
+    }
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nb; i += gridDim.x * blockDim.x) {
         ws.stag[(uint64_t)kv * nb + i] = 0u;
+        if (ws.paper) ws.selm[(uint64_t)kv * nb + i] = ws.promm[(uint64_t)kv * nb + i] = 0u;
+    }
     const uint32_t mc = (d + 127u) / 128u;
     const int8_t *kc = h.d_kcodes + (uint64_t)kv * kvq_cert_key_code_bytes(&sh);
     const float *sg = h.d_sigma + (uint64_t)kv * kvq_cert_key_meta_count(&sh);

@@ -29,6 +29,8 @@ struct eval_acc {
     double acc, vlo;                     /* sum hi_b eta_b (S, not promoted), up; sum lo_b nu_b (S), down */
     uint32_t ksel;                       /* selected full blocks */
     float u, lam, emax, vh;              /* max over T of RU(L~ + Delta'); max over S of RD(L~ - Delta'); max eta; max Vh */
+    double pdn;                          /* paper: sum hi_b eta_b over the promoted blocks, down */
+    uint32_t nbp;                        /* paper: promoted blocks with eta_b > vtol nu_b */
 };
 
 struct EvalOp {
@@ -44,6 +46,8 @@ struct EvalOp {
         r.lam = fmaxf(a.lam, b.lam);
         r.emax = fmaxf(a.emax, b.emax);
         r.vh = fmaxf(a.vh, b.vh);
+        r.pdn = __dadd_rd(a.pdn, b.pdn);
+        r.nbp = a.nbp + b.nbp;
         return r;
     }
 };
@@ -57,12 +61,15 @@ __device__ __forceinline__ eval_acc eval_zero()
     x.ksel = 0u;
     x.u = x.lam = -INFINITY;
     x.emax = x.vh = 0.0f;
+    x.pdn = 0.0;
+    x.nbp = 0u;
     return x;
 }
 
 /* EvalOp over the 32 lanes of a warp by an xor butterfly: every lane ends
  * with the same value (each EvalOp component is commutative, the directed
- * binary64 additions included). */
+ * binary64 additions included).  PAPER: pdn and nbp too (else they are 0). */
+template <bool PAPER>
 __device__ __forceinline__ eval_acc warp_eval(eval_acc v)
 {
 #pragma unroll
@@ -77,6 +84,8 @@ __device__ __forceinline__ eval_acc warp_eval(eval_acc v)
         w.lam = __shfl_xor_sync(0xffffffffu, v.lam, o);
         w.emax = __shfl_xor_sync(0xffffffffu, v.emax, o);
         w.vh = __shfl_xor_sync(0xffffffffu, v.vh, o);
+        w.pdn = PAPER ? __shfl_xor_sync(0xffffffffu, v.pdn, o) : 0.0;
+        w.nbp = PAPER ? __shfl_xor_sync(0xffffffffu, v.nbp, o) : 0u;
         v = EvalOp()(v, w);
     }
     return v;
@@ -142,6 +151,7 @@ struct sel_smem {
     uint32_t nown;                                 /* blocks this head stages */
     uint32_t ntry;                                 /* early claim attempts (settle) */
     uint32_t ut;                                   /* ord_key of U, max over T of RU(L~ + Delta') (0: T empty) */
+    eval_acc pa;                                   /* paper: the sums over all blocks [CERT-DEV-10] */
 };
 
 /* Inclusive scan of v over the lanes of a warp (exact integer sums). */
@@ -707,7 +717,7 @@ struct settle_out {
     uint32_t nprom;
 };
 
-template <bool CERT>
+template <bool CERT, bool PAPER>
 __device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint32_t *list, uint32_t k,
                              const float *lt, const float *dp, const float *eta, const float *nu,
                              const unsigned long long *lo, const unsigned long long *hi,
@@ -763,6 +773,10 @@ __device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint32_t *list, u
                     x.vh = fmaxf(x.vh, __fadd_ru(nub, etab));   /* ||v^|| <= ||v|| + eta */
                 } else {
                     x.vh = fmaxf(x.vh, nub);
+                    if (PAPER) {   /* what promotion takes off the sums over all blocks */
+                        x.pdn = __dadd_rd(x.pdn, __dmul_rd(__ull2double_rd(hib), (double)etab));
+                        if ((double)etab > (double)vtol * (double)nub) x.nbp++;
+                    }
                 }
                 x.vlo = __dadd_rd(x.vlo, __dmul_rd(__ull2double_rd(lob), (double)nub));
             }
@@ -779,11 +793,11 @@ __device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint32_t *list, u
          * part: with nwa = 1 warp 0's result is the total. */
         const uint32_t warp = threadIdx.x >> 5;
         const uint32_t nwa = min(blockDim.x >> 5, (k + 31u) >> 5);
-        if (warp < nwa) x = warp_eval(x);
+        if (warp < nwa) x = warp_eval<PAPER>(x);
         if (nwa > 1u) {
             if (lane == 0u && warp < nwa) S.t.re[warp] = x;
             __syncthreads();
-            if (warp == 0u) x = warp_eval(lane < nwa ? S.t.re[lane] : eval_zero());
+            if (warp == 0u) x = warp_eval<PAPER>(lane < nwa ? S.t.re[lane] : eval_zero());
         }
         if (threadIdx.x == 0u) S.ea = x;
         __syncthreads();
@@ -794,12 +808,20 @@ __device__ settle_out settle(sel_smem &S, const stage_ctx &sc, uint32_t *list, u
 }
 
 /* The checks and claims of a settled selection (x: settle's sums; list[0 ..
- * x.ksel) the selected blocks, read by the ranking rounds when r > 1). */
-__device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, const float *lt,
-                          const float *dp, const float *nu, uint32_t nq, uint32_t nb,
-                          const kvq_cert_params &prm, float delta1, float dmax, float vmax,
-                          unsigned long long full_hi, unsigned long long res_lo,
-                          unsigned long long res_hi, bool threshold)
+ * x.ksel) the selected blocks, read by the ranking rounds when r > 1).
+ * PAPER [CERT-DEV-10]: E_key of [CERT-EK-04], and E_val, the value check and
+ * Vh over all blocks, from pa (the mass pass's sums over all blocks: acc =
+ * sum over full blocks of hi_b eta_b, up; vlo = sum over all blocks of lo_b
+ * nu_b, down; emax = max eta_b over full blocks; vh = max RU(nu_b + eta_b)
+ * over full blocks and nu of the residual; ksel = the full blocks with eta_b
+ * > vtol nu_b) and x's promoted part (pdn, nbp); full_lo: the full blocks' lo
+ * sum. */
+template <bool PAPER>
+__device__ eval_out judge(sel_smem &S, const eval_acc &x, const eval_acc &pa, const uint32_t *list,
+                          const float *lt, const float *dp, const float *nu, uint32_t nq,
+                          uint32_t nb, const kvq_cert_params &prm, float delta1, float dmax,
+                          float vmax, unsigned long long full_lo, unsigned long long full_hi,
+                          unsigned long long res_lo, unsigned long long res_hi, bool threshold)
 {
     const uint32_t tid = threadIdx.x;
     const unsigned long long tail_hi = full_hi - x.sh;  /* exact integers */
@@ -854,6 +876,22 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, 
                  (__fsub_rd(lam, delta1) > __fadd_ru(__fadd_ru(u, delta1), prm.eps_guard));
         const double e2d1 = exp_up(__fmul_ru(2.0f, delta1));
         const double e2D = exp_up(__fmul_ru(2.0f, dmax));
+        /* paper: the Phase-2 masses over all tokens lie within e^{2 Delta}
+         * of the estimated masses (keys change in the selected blocks only,
+         * by <= Delta_b), and those within e^{2 delta1} of the kernel's:
+         * rho'_b <= e^{2 Delta' + 2 delta1} hi_b / total_lo, and >= its
+         * inverse times lo_b / total_hi [CERT-DEV-10] */
+        const double e2m = PAPER ? exp_up(__fmul_ru(2.0f, __fadd_ru(dmax, delta1))) : e2d1;
+        const unsigned long long tot_lo = full_lo + res_lo, tot_hi = full_hi + res_hi;
+        /* the value check holds when no unpromoted attended full block has
+         * eta_b > vtol nu_b: the threshold rule for the selection (sparse);
+         * over all full blocks, the promoted ones off (paper) */
+        const bool within = PAPER ? pa.ksel == x.nbp : threshold;
+        double npsum = 0.0;                              /* paper: sum hi_b eta_b, full, unpromoted, up */
+        if (PAPER) {
+            npsum = __dsub_ru(pa.acc, x.pdn);
+            if (!(npsum > 0.0)) npsum = 0.0;
+        }
         const double c = __dmul_rd(__dsub_rd(1.0, (double)prm.tau), exp_dn(prm.eps_guard));
         const bool bound_free = t_empty || c >= 1.0;
         float vh = x.vh;
@@ -871,12 +909,12 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, 
         } else if (lane == 1u && !bound_free) {
             num = -c;
             den = __dsub_ru(1.0, c);
-        } else if (lane == 2u && sel_lo != 0ull) {
-            num = x.acc;
-            den = __ull2double_rd(sel_lo);
-        } else if (lane == 3u && !threshold) {
+        } else if (lane == 2u && (PAPER ? tot_lo : sel_lo) != 0ull) {
+            num = PAPER ? npsum : x.acc;
+            den = __ull2double_rd(PAPER ? tot_lo : sel_lo);
+        } else if (lane == 3u && !within) {
             num = -1.0;
-            den = e2d1;
+            den = e2m;
         }
         const double q1 = __ddiv_ru(num, den);
         const double q_tail = __shfl_sync(0xffffffffu, q1, 0);
@@ -900,9 +938,9 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, 
         } else if (lane == 1u && !isinf(odds)) {
             num = odds;
             den = __dadd_rd(1.0, odds);
-        } else if (lane == 2u && !threshold) {
-            num = -__dmul_rd(__dmul_rd((double)prm.vtol, vlo), r_e2d1);
-            den = __ull2double_ru(sel_hi);
+        } else if (lane == 2u && !within) {
+            num = -__dmul_rd(__dmul_rd((double)prm.vtol, PAPER ? pa.vlo : vlo), r_e2d1);
+            den = __ull2double_ru(PAPER ? tot_hi : sel_hi);
         }
         const double q2 = __ddiv_ru(num, den);
         double A = isinf(oddsA) ? 1.0 : __shfl_sync(0xffffffffu, q2, 0);
@@ -913,22 +951,34 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, 
         o.alpha = __double2float_ru(alpha);
         /* boundary [CERT-BND-01]: A <= (1 - tau) e^{eps_guard} */
         o.bound = bound_free ? true : oddsA <= q_bnd;
-        /* E_key [CERT-EK-01] = 2 Vmax (A + t (1 - A)), t = tanh(Delta/2) <= Delta/2 */
+        /* E_key, t = tanh(Delta/2) <= Delta/2: sparse [CERT-EK-01] 2 Vmax (A +
+         * t (1 - A)); paper [CERT-EK-04] 2 Vmax min(t, A (e^{2 Delta} +
+         * e^{Delta} - 2) / 2) */
         {
             const double t = (double)dmax * 0.5;
-            const double f = __dadd_ru(A, __dmul_ru(t, __dsub_ru(1.0, A)));
+            double f;
+            if (PAPER) {
+                const double g = __dmul_ru(__dsub_ru(__dadd_ru(e2D, exp_up(dmax)), 2.0), 0.5);
+                const double a = __dmul_ru(A, g);
+                f = a < t ? a : t;
+            } else {
+                f = __dadd_ru(A, __dmul_ru(t, __dsub_ru(1.0, A)));
+            }
             o.ekey = __double2float_ru(__dmul_ru(__dmul_ru(2.0, (double)vmax), f));
             /* the paper's term [CERT-EK-02], informative, to nearest */
             const double e2 = (double)expf(2.0f * dmax);
             o.ekey_paper = (float)(2.0 * vmax * e2 * alpha * (e2 - 1.0));
         }
         /* E_val [CERT-EV-01] <= e^{2 delta1} sum_{S, not promoted} hi_b eta_b / sel_lo,
-         * and <= max eta' (sum rho_b = 1) [CERT-EV-02] */
-        o.vh = vh;
-        const double ev = sel_lo == 0ull ? (double)INFINITY : __dmul_ru(e2d1, q_acc);
-        o.eval = fminf(__double2float_ru(ev), x.emax);
+         * and <= max eta' (sum rho_b = 1) [CERT-EV-02]; paper: over all full
+         * blocks, e^{2 Delta' + 2 delta1} / total_lo, and the max over all
+         * full blocks (the promoted ones included: an upper bound) */
+        o.vh = PAPER ? pa.vh : vh;
+        const double ev = (PAPER ? tot_lo : sel_lo) == 0ull ? (double)INFINITY
+                                                            : __dmul_ru(PAPER ? e2m : e2d1, q_acc);
+        o.eval = fminf(__double2float_ru(ev), PAPER ? pa.emax : x.emax);
         /* [CERT-PROM-01]: with the threshold every unpromoted eta_b <= vtol nu_b */
-        o.value = threshold ? true : (double)o.eval <= rhs;
+        o.value = within ? true : (double)o.eval <= rhs;
         o.cover = cover_ok(tail_hi, sel_lo, prm.tau);
         if (tid == 0u) S.ev = o;
     }
@@ -938,8 +988,9 @@ __device__ eval_out judge(sel_smem &S, const eval_acc &x, const uint32_t *list, 
 
 /* One CTA a query head: maxima, masses and the bucket histogram, the
  * selection (fast selector, else radix), settle and judge a rung at a time,
- * then the list. */
-template <bool CERT>
+ * then the list.  PAPER [CERT-DEV-10]: the claims of the paper variant, the
+ * group's selection masks and block list for its Phase 2, no staging. */
+template <bool CERT, bool PAPER>
 __global__ void __launch_bounds__(SEL_THREADS)
 cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params prm,
                    uint8_t *d_sel, uint8_t *d_prom)
@@ -962,7 +1013,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     stage_ctx sc;
     sc.stag = ws.stag + (uint64_t)kv * nb;
     sc.scnt = ws.scnt + kv;
-    sc.pool = h.group * ws.stage_cap;
+    sc.pool = PAPER ? 0u : h.group * ws.stage_cap;      /* paper: Phase 2 reads tier 2 once a KV head */
     sc.cidx = (uint32_t *)sel_dyn;
     sc.cslot = sc.cidx + SEL_GATHER;
     uint32_t *bits = sc.cslot + SEL_GATHER;                 /* the selection bitmap */
@@ -996,16 +1047,21 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         const float *eb = ws.eb + (uint64_t)qh * nb;
         float vmx = 0.0f, emx = 0.0f, dmx = 0.0f;
         const uint32_t nround = (nb + blockDim.x - 1u) / blockDim.x;
-        /* a round's four inputs are loaded a round ahead (one round trip
-         * in flight while the previous round computes) */
-        float cur[4] = {0.0f, 0.0f, 0.0f, 0.0f}, nxt[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        auto load = [&](uint32_t b, float (&v)[4]) {
+        /* a round's inputs (four; paper: eta_b too) are loaded a round ahead
+         * (one round trip in flight while the previous round computes) */
+        constexpr uint32_t NL = PAPER ? 5u : 4u;
+        float cur[NL], nxt[NL];
+#pragma unroll
+        for (uint32_t i = 0; i < NL; i++) cur[i] = nxt[i] = 0.0f;
+        eval_acc pa = eval_zero();               /* paper: the sums over all blocks */
+        auto load = [&](uint32_t b, float (&v)[NL]) {
             if (b < nb) {
                 v[0] = lt[b];
                 v[1] = nu[b];
                 if (CERT) {
                     v[2] = eb[b];
                     if (b < nq) v[3] = dp[b];
+                    if (PAPER) v[4] = eta[b];
                 }
             }
         };
@@ -1040,6 +1096,20 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
                 }
                 lo[b] = l;
                 hi[b] = u;
+                if (PAPER && CERT) {
+                    /* the paper variant's E_val, value check and Vh take every
+                     * block [CERT-DEV-10] (||v^|| <= ||v|| + eta) */
+                    const float et = cur[4], nv = cur[1];
+                    if (b < nq) {
+                        pa.acc = __dadd_ru(pa.acc, __dmul_ru(__ull2double_ru(u), (double)et));
+                        pa.emax = fmaxf(pa.emax, et);
+                        pa.vh = fmaxf(pa.vh, __fadd_ru(nv, et));
+                        if ((double)et > (double)prm.vtol * (double)nv) pa.ksel++;
+                    } else {
+                        pa.vh = fmaxf(pa.vh, nv);
+                    }
+                    pa.vlo = __dadd_rd(pa.vlo, __dmul_rd(__ull2double_rd(l), (double)nv));
+                }
                 if (b < nq) {
                     key[b] = ord_key(lb);
                     dg = sel_bucket(lb, m);
@@ -1051,7 +1121,17 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             }
             bucket_add<SEL_BUCKETS>(S.h.fb.cnt, S.h.fb.hm, dg, l, u, CERT ? umx : NULL, uk);
 #pragma unroll
-            for (uint32_t i = 0; i < 4u; i++) cur[i] = nxt[i];
+            for (uint32_t i = 0; i < NL; i++) cur[i] = nxt[i];
+        }
+        if (PAPER && CERT) {                       /* pa over the CTA, to S.pa */
+            const uint32_t lane = tid & 31u, warp = tid >> 5;
+            pa = warp_eval<false>(pa);
+            if (lane == 0u) S.t.re[warp] = pa;
+            __syncthreads();
+            if (warp == 0u) {
+                pa = warp_eval<false>(S.t.re[lane]);
+                if (lane == 0u) S.pa = pa;
+            }
         }
         vmx = warp_max(vmx);
         emx = warp_max(emx);
@@ -1074,7 +1154,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
     scan_cm(S, own, incl, tot);
     __syncthreads();
     TL_SEL(3);                                             /* bucket scan */
-    const unsigned long long fh = tot.h;
+    const unsigned long long fh = tot.h, fl = tot.l;
     const unsigned long long res_lo = nb > nq ? lo[nq] : 0ull, res_hi = nb > nq ? hi[nq] : 0ull;
     const uint32_t kmin = min(prm.kmin, nq), kcap0 = min(prm.kmax, nq);
     const bool threshold = prm.promote_budget == KVQ_CERT_PROMOTE_THRESHOLD;
@@ -1124,7 +1204,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             }
         }
         const settle_out so =
-            settle<CERT>(S, sc, list, nsel, lt, dp, eta, nu, lo, hi, prm.vtol,
+            settle<CERT, PAPER>(S, sc, list, nsel, lt, dp, eta, nu, lo, hi, prm.vtol,
                          threshold || rung == 2u ? 0xffffffffu : prm.promote_budget, rung == 2u);
         nprom = so.nprom;
         stage_issue(S, sc, tv, sh);                        /* this rung's claims */
@@ -1133,10 +1213,10 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             accepted = true;
             break;
         }
-        ev = judge(S, so.x, list, lt, dp, nu, nq, nb, prm, delta1, dmax, vmax, fh, res_lo, res_hi,
-                   threshold || rung == 2u);
+        ev = judge<PAPER>(S, so.x, S.pa, list, lt, dp, nu, nq, nb, prm, delta1, dmax, vmax, fl, fh,
+                          res_lo, res_hi, threshold || rung == 2u);
         TL_SEL(6);                                         /* judged (the last rung's) */
-        if (rung == 2u) ev.eval = 0.0f;                     /* [CERT-PROM-03] */
+        if (!PAPER && rung == 2u) ev.eval = 0.0f;           /* [CERT-PROM-03]; paper: the tail's stays */
         checks = (ev.rank ? KVQ_CERT_CHECK_RANK : 0u) | (ev.bound ? KVQ_CERT_CHECK_BOUNDARY : 0u) |
                  (ev.value ? KVQ_CERT_CHECK_VALUE : 0u) | (ev.cover ? KVQ_CERT_CHECK_COVERAGE : 0u);
         accepted = ev.rank && ev.bound && ev.value;        /* [CERT-LAD-02] */
@@ -1176,6 +1256,20 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             if (e & ENT_PROM) stage_claim(S, sc, b);
             if (d_sel) d_sel[(uint64_t)qh * nb + b] = 1u;
             if (d_prom) d_prom[(uint64_t)qh * nb + b] = (e & ENT_PROM) ? 1u : 0u;
+        }
+    }
+    if (PAPER) {
+        /* the group's masks and block list for the paper variant's Phase 2
+         * [CERT-DEV-10]: this head's bit on its selected blocks, and on the
+         * blocks whose original values it reads (promoted; every block at
+         * rung 3); a block's first head lists it */
+        const uint32_t bit = 1u << (qh - kv * h.group), cnt = dense ? nq : nsel;
+        uint32_t *selm = ws.selm + (uint64_t)kv * nb, *promm = ws.promm + (uint64_t)kv * nb;
+        for (uint32_t i = tid; i < cnt; i += blockDim.x) {
+            const uint32_t e = dense ? i : list[i], b = e & ENT_BLOCK;
+            if (dense || (e & ENT_PROM)) atomicOr(promm + b, bit);
+            if (atomicOr(selm + b, bit) == 0u)
+                ws.kvlist[(uint64_t)kv * nb + atomicAdd(ws.kvn + kv, 1u)] = b;
         }
     }
     TL_SEL(8);                                             /* list written */
@@ -1220,7 +1314,8 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
         I.n_prom = nprom;
         I.checks = checks;
         I.nent = tent;
-        I.ntok = k * KVQ_CERT_BLOCK + (nb > nq ? kvq_cert_residual_tokens(&sh) : 0u);
+        I.ntok = PAPER ? sh.tokens                          /* paper: every token */
+                       : k * KVQ_CERT_BLOCK + (nb > nq ? kvq_cert_residual_tokens(&sh) : 0u);
         I.status = (rung >= 4u) ? KVQ_CUDA_CERT_RUNG4 : (uint32_t)KVQ_OK;
         I.delta = dmax;
         I.vmax = vmax;
@@ -1245,8 +1340,10 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
  * early-fetch buffer */
 cudaError_t cert_select_attrs(void)
 {
-    const void *const k[] = {(const void *)cert_select_kernel<true>,
-                             (const void *)cert_select_kernel<false>};
+    const void *const k[] = {(const void *)cert_select_kernel<true, false>,
+                             (const void *)cert_select_kernel<false, false>,
+                             (const void *)cert_select_kernel<true, true>,
+                             (const void *)cert_select_kernel<false, true>};
     cudaError_t e = cudaSuccess;
     for (size_t i = 0; i < sizeof k / sizeof k[0] && e == cudaSuccess; i++)
         e = cudaFuncSetAttribute(k[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1259,10 +1356,11 @@ cudaError_t cert_select_launch(bool cert, uint32_t qh, cudaStream_t stream,
                                const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws &w,
                                const kvq_cert_params &prm, uint8_t *d_sel, uint8_t *d_prom)
 {
-    return cert ? launch_dep(cert_select_kernel<true>, dim3(qh), dim3(SEL_THREADS),
-                             (size_t)SEL_DYN_SMEM, stream, h, w, prm, d_sel, d_prom)
-                : launch_dep(cert_select_kernel<false>, dim3(qh), dim3(SEL_THREADS),
-                             (size_t)SEL_DYN_SMEM, stream, h, w, prm, d_sel, d_prom);
+    auto *k = prm.variant == KVQ_CERT_VARIANT_PAPER
+                  ? (cert ? cert_select_kernel<true, true> : cert_select_kernel<false, true>)
+                  : (cert ? cert_select_kernel<true, false> : cert_select_kernel<false, false>);
+    return launch_dep(k, dim3(qh), dim3(SEL_THREADS), (size_t)SEL_DYN_SMEM, stream, h, w, prm,
+                      d_sel, d_prom);
 }
 
 #ifdef KVQ_CERT_TIMELINE

@@ -33,6 +33,7 @@ static kvq_status params_ok(const kvq_cert_params *p)
     if (!(p->eps_guard >= 0.0f) || isinf(p->eps_guard)) return KVQ_E_PARAM;
     if (!(p->eps_dense >= 0.0f)) return KVQ_E_PARAM;
     if (p->r < 1u || p->start_rung > 4u) return KVQ_E_PARAM;
+    if (p->variant >= KVQ_CERT_VARIANTS) return KVQ_E_PARAM;       /* [CERT-VAR-01] */
     return KVQ_OK;
 }
 
@@ -67,7 +68,10 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
          * early-fetch buffer */
         if (e == cudaSuccess) e = cert_phase1_attrs();
         if (e == cudaSuccess) e = cert_select_attrs();
+        if (e == cudaSuccess) e = cert_phase2p_attrs();
     }
+    /* entries a head: nb blocks, and the paper variant's segments [CERT-DEV-10] */
+    const uint64_t nseg = (nq + SEG_BLOCKS - 1u) / SEG_BLOCKS, ent = nb + nseg;
 #define WS_ALLOC(p, n) if (e == cudaSuccess) e = cudaMalloc((void **)&w->p, (n) * sizeof *w->p)
     WS_ALLOC(lt, H * nb);
     WS_ALLOC(dp, H * nb);
@@ -79,11 +83,17 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     WS_ALLOC(flag, H * nb);
     WS_ALLOC(list, H * nb);
     WS_ALLOC(info, H);
-    WS_ALLOC(pm, H * nb);
-    WS_ALLOC(pl, H * nb);
-    WS_ALLOC(pmin, H * nb);
-    WS_ALLOC(pab, H * nb);
-    WS_ALLOC(pacc, H * nb * w->d);
+    WS_ALLOC(pm, H * ent);
+    WS_ALLOC(pl, H * ent);
+    WS_ALLOC(pmin, H * ent);
+    WS_ALLOC(pab, H * ent);
+    WS_ALLOC(pacc, H * ent * w->d);
+    WS_ALLOC(sc, H * (nq ? (uint64_t)KVQ_CERT_BLOCK * nq : 4u));
+    WS_ALLOC(selm, H * nb);
+    WS_ALLOC(promm, H * nb);
+    WS_ALLOC(kvlist, H * nb);
+    WS_ALLOC(kvn, H);
+    WS_ALLOC(p2task, 2u);
     WS_ALLOC(dbg, H * 12u);
     WS_ALLOC(stage, H * STAGE_SLOTS * KVQ_CERT_BLOCK * w->d);
     WS_ALLOC(stag, H * nb);
@@ -98,6 +108,10 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     if (e == cudaSuccess) e = cudaMemset(w->hmax, 0, H * sizeof *w->hmax);
     if (e == cudaSuccess) e = cudaMemset(w->p1cnt, 0, H * P1CNT_STRIDE * sizeof *w->p1cnt);
     if (e == cudaSuccess) e = cudaMemset(w->p2cnt, 0, H * sizeof *w->p2cnt);
+    if (e == cudaSuccess) e = cudaMemset(w->selm, 0, H * nb * sizeof *w->selm);
+    if (e == cudaSuccess) e = cudaMemset(w->promm, 0, H * nb * sizeof *w->promm);
+    if (e == cudaSuccess) e = cudaMemset(w->kvn, 0, H * sizeof *w->kvn);
+    if (e == cudaSuccess) e = cudaMemset(w->p2task, 0, 2u * sizeof *w->p2task);
     w->stage_cap = STAGE_SLOTS;
     w->pre_cap = SEL_PRE_DEFAULT;
     if (e != cudaSuccess) {
@@ -114,15 +128,16 @@ extern "C" void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *w)
     if (w == NULL) return;
     void *p[] = {w->lt, w->dp, w->eb, w->ab, w->key, w->lo, w->hi, w->flag, w->list, w->info, w->pm,
                  w->pl, w->pmin, w->pab, w->pacc, w->dbg, w->stage, w->stag, w->scnt, w->hmax,
-                 w->p1cnt, w->p2cnt};
+                 w->p1cnt, w->p2cnt, w->sc, w->selm, w->promm, w->kvlist, w->kvn, w->p2task};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         if (p[i]) cudaFree(p[i]);
     free(w);
 }
 
-/* The step's three kernels: Phase 1 waits for all earlier work of the
- * stream; the two others are programmatic dependents of the kernel before
- * them (each waits for it at its start). */
+/* The step's kernels: Phase 1 waits for all earlier work of the stream; the
+ * others are programmatic dependents of the kernel before them (each waits
+ * for it at its start).  Phase 2: the sparse kernel (grid g2), or with
+ * w.paper the paper variant's Phase 2 and combine [CERT-VAR-01]. */
 static cudaError_t launch_step(bool cert, dim3 g1, dim3 g2, uint32_t qh, cudaStream_t stream,
                                const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws &w,
                                const kvq_cert_params &prm, float *d_out, kvq_cert_record *d_rec,
@@ -132,8 +147,10 @@ static cudaError_t launch_step(bool cert, dim3 g1, dim3 g2, uint32_t qh, cudaStr
     cudaError_t e = cert_phase1_launch(cert, g1, stream, h, w);
     if (e == cudaSuccess) e = cert_select_launch(cert, qh, stream, h, w, prm, d_sel, d_prom);
     if (e == cudaSuccess)
-        e = cert_phase2_launch(cert, g2, stream, h, w, d_out, d_rec, d_decl, d_delta1, d_status,
-                               prm.eps_dense);
+        e = w.paper ? cert_phase2p_launch(cert, stream, h, w, d_out, d_rec, d_decl, d_delta1,
+                                          d_status, prm.eps_dense)
+                    : cert_phase2_launch(cert, g2, stream, h, w, d_out, d_rec, d_decl, d_delta1,
+                                         d_status, prm.eps_dense);
     return e;
 }
 
@@ -159,6 +176,13 @@ extern "C" kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_
     w.nb = nb;
     w.nq = kvq_cert_full_blocks(&h->shape);
     w.d = h->shape.dim;
+    /* the paper variant [CERT-DEV-10]: Phase 1 keeps its scores, Phase 2
+     * attends every block; a head's group bit in 32-bit masks (group <= 32) */
+    w.paper = prm->variant == KVQ_CERT_VARIANT_PAPER ? 1u : 0u;
+    if (w.paper && h->group > 32u) return KVQ_E_PARAM;
+    w.nseg = (w.nq + SEG_BLOCKS - 1u) / SEG_BLOCKS;
+    w.ent = w.paper ? nb + w.nseg : nb;
+    if (!w.paper) w.sc = NULL;
 
     /* Phase 1: two CTAs an SM over all KV heads, at most one warp a full block */
     const uint32_t nq1 = kvq_cert_full_blocks(&h->shape);
@@ -168,8 +192,8 @@ extern "C" kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_
     if (x1 == 0u) x1 = 1u;
     const dim3 g1(x1, h->kv_heads);
     const dim3 g2(P2_CTAS, qh);
-    const cudaError_t e = launch_step(certify != 0, g1, g2, qh, stream, *h, w, *prm, d_out, d_rec,
-                                      d_decl, d_delta1, d_status, d_sel, d_prom);
+    const cudaError_t e = launch_step(certify != 0, g1, g2, qh, stream, *h, w, *prm, d_out,
+                                      d_rec, d_decl, d_delta1, d_status, d_sel, d_prom);
     return e == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
@@ -206,7 +230,7 @@ extern "C" kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t
 extern "C" kvq_status kvq_cuda_cert_ws_residue(const kvq_cuda_cert_ws *ws, uint64_t *nonzero)
 {
     if (ws == NULL || nonzero == NULL) return KVQ_E_PARAM;
-    const uint64_t n = (2u + P1CNT_STRIDE) * (uint64_t)ws->qheads;
+    const uint64_t n = (2u + P1CNT_STRIDE) * (uint64_t)ws->qheads + 2u;
     uint32_t *t = (uint32_t *)malloc(n * sizeof *t);
     if (t == NULL) return KVQ_E_NOMEM;
     kvq_status st = KVQ_E_DEVICE;
@@ -214,8 +238,9 @@ extern "C" kvq_status kvq_cuda_cert_ws_residue(const kvq_cuda_cert_ws *ws, uint6
         cudaMemcpy(t + ws->qheads, ws->p2cnt, ws->qheads * sizeof *t, cudaMemcpyDeviceToHost) ==
             cudaSuccess &&
         cudaMemcpy(t + 2u * ws->qheads, ws->p1cnt, P1CNT_STRIDE * ws->qheads * sizeof *t,
-                   cudaMemcpyDeviceToHost) ==
-            cudaSuccess) {
+                   cudaMemcpyDeviceToHost) == cudaSuccess &&
+        cudaMemcpy(t + (2u + P1CNT_STRIDE) * (uint64_t)ws->qheads, ws->p2task, 2u * sizeof *t,
+                   cudaMemcpyDeviceToHost) == cudaSuccess) {
         uint64_t c = 0;
         for (uint64_t i = 0; i < n; i++) c += t[i] != 0u ? 1u : 0u;
         *nonzero = c;
@@ -232,6 +257,38 @@ extern "C" kvq_status kvq_cuda_cert_debug(float *out12, const kvq_cuda_cert_ws *
     if (out12 == NULL || ws == NULL || qh >= ws->qheads) return KVQ_E_PARAM;
     return cudaMemcpy(out12, ws->dbg + (uint64_t)qh * 12u, 12u * sizeof(float),
                       cudaMemcpyDeviceToHost) == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+/* The paper variant's last step (diagnostics, [CERT-DEV-10]): per KV head
+ * the blocks some query head of its group selects, and those of them whose
+ * original values some head reads. */
+extern "C" kvq_status kvq_cuda_cert_listed(uint32_t *listed, uint32_t *orig,
+                                           const kvq_cuda_cert_ws *ws, uint32_t kv_heads,
+                                           uint32_t nb)
+{
+    if (listed == NULL || orig == NULL || ws == NULL || kv_heads == 0u ||
+        kv_heads > ws->qheads || nb > ws->nb)
+        return KVQ_E_PARAM;
+    uint32_t *l = (uint32_t *)malloc(2u * (uint64_t)nb * sizeof *l + 4u);
+    if (l == NULL) return KVQ_E_NOMEM;
+    kvq_status st = KVQ_OK;
+    for (uint32_t kv = 0; kv < kv_heads && st == KVQ_OK; kv++) {
+        uint32_t n = 0, o = 0;
+        if (cudaMemcpy(&n, ws->kvn + kv, 4u, cudaMemcpyDeviceToHost) != cudaSuccess ||
+            n > nb ||
+            cudaMemcpy(l, ws->kvlist + (uint64_t)kv * nb, n * 4u, cudaMemcpyDeviceToHost) !=
+                cudaSuccess ||
+            cudaMemcpy(l + nb, ws->promm + (uint64_t)kv * nb, nb * 4u, cudaMemcpyDeviceToHost) !=
+                cudaSuccess) {
+            st = KVQ_E_DEVICE;
+            break;
+        }
+        for (uint32_t i = 0; i < n; i++) o += l[nb + (l[i] < nb ? l[i] : 0u)] != 0u ? 1u : 0u;
+        listed[kv] = n;
+        orig[kv] = o;
+    }
+    free(l);
+    return st;
 }
 
 /* Phase 1 of query head qh's last step (diagnostics, [CERT-DEV-02]): the
