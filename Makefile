@@ -294,8 +294,8 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a
 	install -m 755 $(B)/rel/kvq $(DESTDIR)$(PREFIX)/bin/kvq
 	install -m 644 $(B)/rel/libkvq.a $(DESTDIR)$(PREFIX)/lib/libkvq.a
 	install -m 644 include/kvq.h include/kvq_cert.h include/kvq_layout.h include/kvq_exact.h include/kvq_bits.h \
-	  include/kvq_fp8.h include/kvq_exact_fp8.h \
-	  conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
+	  include/kvq_fp8.h include/kvq_exact_fp8.h include/kvq_sage.h include/kvq_sage_layout.h \
+	  include/kvq_exact_sage.h conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
 	install -m 644 conformance/kvq.1 $(DESTDIR)$(PREFIX)/share/man/man1/kvq.1
 	install -m 644 conformance/python/kvqio.py $(DESTDIR)$(PREFIX)/share/kvq/python/kvqio.py
 	install -m 644 gpu/examples/torch_kivi.py gpu/examples/README.md $(DESTDIR)$(PREFIX)/share/kvq/examples/

@@ -15,6 +15,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kvq.h"
+
+/* Helpers every suite uses: allocation that fails the test, a byte fill
+ * check (nothing written on error [API-ERR-01]), a policy record. */
+static inline void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1u);
+    if (p == NULL) ck_abort_msg("out of memory (%zu bytes)", n);
+    return p;
+}
+
+static inline int all_bytes(const void *p, size_t n, unsigned v)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        if (c[i] != v) return 0;
+    return 1;
+}
+
+static inline kvq_policy mkpol(uint32_t ties, uint32_t overflow, uint32_t subnormal)
+{
+    kvq_policy p;
+    p.ties = ties;
+    p.overflow = overflow;
+    p.subnormal = subnormal;
+    return p;
+}
+
 /* Assertions that call Check only on failure, with the file, line and the
  * failed expression: Check's ck_assert_* report every success to the parent
  * through a pipe (mark_point), which dominates loops of millions of checks. */

@@ -62,13 +62,6 @@ static uint32_t rng_below(rng *r, uint32_t n)
     return (uint32_t)(rng_next(r) % n);
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1u);
-    if (p == NULL) ck_abort_msg("out of memory");
-    return p;
-}
-
 static float f32(uint32_t b)
 {
     return kvq_f32_from_bits(b);
@@ -92,14 +85,6 @@ static float rand_f16(rng *r, float c, float w)
     if (x > 65504.0) x = 65504.0;
     if (x < -65504.0) x = -65504.0;
     return to_f16((float)x);
-}
-
-static int all_bytes(const void *p, size_t n, unsigned v)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        if (c[i] != v) return 0;
-    return 1;
 }
 
 /* ---- both paths on one key tensor --------------------------------------- */

@@ -81,21 +81,6 @@ static float plus_zero(float v)
     return is_zero(v) ? 0.0f : v;
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1u);
-    if (p == NULL) ck_abort_msg("out of memory (%zu bytes)", n);
-    return p;
-}
-
-static int all_bytes(const void *p, size_t n, unsigned v)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        if (c[i] != v) return 0;
-    return 1;
-}
-
 static kvq_kivi_shape mkshape(uint32_t bits, uint32_t group, uint32_t grouping, uint32_t meta,
                               uint32_t tokens, uint32_t channels)
 {
@@ -107,15 +92,6 @@ static kvq_kivi_shape mkshape(uint32_t bits, uint32_t group, uint32_t grouping, 
     s.tokens = tokens;
     s.channels = channels;
     return s;
-}
-
-static kvq_policy mkpol(uint32_t ties, uint32_t overflow, uint32_t subnormal)
-{
-    kvq_policy p;
-    p.ties = ties;
-    p.overflow = overflow;
-    p.subnormal = subnormal;
-    return p;
 }
 
 /* One case as a single vector-like line, every bit pattern in hex. */

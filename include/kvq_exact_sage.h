@@ -1,0 +1,87 @@
+/*
+ * kvq_exact_sage.h -- SAGE on the exact path (GNU MPFR, ref/exact/sage.c),
+ * spec/sage.md.
+ *
+ * The same results as the fast path (kvq_sage.h) computed another way: every
+ * pinned operation is evaluated exactly in MPFR and rounded once onto the
+ * binary32 (metrics: binary64) grid by kvq_exact_round / kvq_exact_div_round,
+ * FP8 codes come from the exact FP8 module (kvq_exact_fp8.h), and the Q/K
+ * groups are gathered by the layout's forward map (the fast path walks the
+ * inverse one).  So the fast path is compared bit for bit.  In addition every
+ * call checks the lemmas of spec/sage.md on the values it computes and stores
+ * in *lemmas (may be NULL) the OR of the bits of the lemmas that FAILED (0 when
+ * all hold); the accuracy metrics also come with enclosures.
+ *
+ * Errors and their order are the fast path's, plus KVQ_E_NOMEM where the
+ * exact path needs scratch memory; nothing is written on error (*lemmas
+ * included).  No global MPFR state is touched [POL-GLOB-01].
+ */
+#ifndef KVQ_EXACT_SAGE_H
+#define KVQ_EXACT_SAGE_H
+
+#include "kvq_exact.h"
+#include "kvq_exact_fp8.h"
+#include "kvq_sage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bits of *lemmas: a set bit is a lemma of spec/sage.md that failed. */
+#define KVQ_SAGE_LEM_SMOOTH  0x01u /* [SAGE-LEM-01] smoothing stays finite and bounded */
+#define KVQ_SAGE_LEM_DS      0x02u /* [SAGE-LEM-02] dS stays finite */
+#define KVQ_SAGE_LEM_PAPER   0x04u /* [SAGE-LEM-03] paper codes never clamp; max -> +-cmax */
+#define KVQ_SAGE_LEM_PUBLIC  0x08u /* [SAGE-LEM-04] public codes never clamp; scale >= 1e-7 */
+#define KVQ_SAGE_LEM_V       0x10u /* [SAGE-LEM-05] V never saturates; max -> +-F */
+#define KVQ_SAGE_LEM_P       0x20u /* [SAGE-LEM-06] P~ never saturates; l bounds the row */
+#define KVQ_SAGE_LEM_DEQ     0x40u /* [SAGE-LEM-07] quantizer output dequantizes finitely */
+#define KVQ_SAGE_LEM_METRICS 0x80u /* [SAGE-LEM-08] zero sums; pinned metric in its interval */
+
+/* Smoothing [SAGE-SM-01..06]; checks [SAGE-LEM-01]. */
+kvq_status kvq_exact_sage_smooth(float *xs, float *mean, uint32_t *lemmas, const float *x,
+                                 const kvq_sage_shape *shape, uint32_t seg);
+
+/* dS [SAGE-DS-01..02]; checks [SAGE-LEM-02]. */
+kvq_status kvq_exact_sage_delta_s(float *ds, uint32_t *lemmas, const float *qm, const float *ks,
+                                  uint32_t rows, const kvq_sage_shape *kshape, float tau);
+
+/* Q/K quantizer [SAGE-Q-01..07]; checks [SAGE-LEM-03], [SAGE-LEM-04], [SAGE-LEM-07]. */
+kvq_status kvq_exact_sage_quantize_qk(uint8_t *codes, float *scale, uint32_t *flags,
+                                      uint32_t *lemmas, const float *x,
+                                      const kvq_sage_shape *shape, const kvq_sage_qk *qk,
+                                      const kvq_policy *pol);
+
+/* Dequantization [SAGE-Q-08]. */
+kvq_status kvq_exact_sage_dequantize_qk(float *y, const uint8_t *codes, const float *scale,
+                                        const kvq_sage_shape *shape, const kvq_sage_qk *qk);
+
+/* P~ quantizer [SAGE-P-01..04]; checks [SAGE-LEM-06]. */
+kvq_status kvq_exact_sage_quantize_p(uint8_t *codes, float *rowsum, uint32_t *flags,
+                                     uint32_t *lemmas, const float *p, uint32_t rows,
+                                     uint32_t cols, uint32_t fmt, const kvq_policy *pol);
+
+/* V quantizer [SAGE-V-01..04]; checks [SAGE-LEM-05]. */
+kvq_status kvq_exact_sage_quantize_v(uint8_t *codes, float *scale, uint32_t *flags,
+                                     uint32_t *lemmas, const float *v,
+                                     const kvq_sage_shape *shape, uint32_t fmt,
+                                     const kvq_policy *pol);
+
+/* One accuracy metric [SAGE-MET-04]. */
+typedef struct kvq_exact_sage_metric {
+    double pinned;           /* the pinned binary64 sequence, evaluated exactly [SAGE-MET-03] */
+    double real_lo, real_hi; /* enclosure of the real metric [SAGE-MET-01..02] */
+    double fast_lo, fast_hi; /* where every pinned evaluation lies [SAGE-MET-04] (c) */
+} kvq_exact_sage_metric;
+
+typedef struct kvq_exact_sage_accuracy {
+    kvq_exact_sage_metric cos_sim, rel_l1, rmse;
+} kvq_exact_sage_accuracy;
+
+/* Metrics [SAGE-MET-01..05]; checks [SAGE-LEM-08]. */
+kvq_status kvq_exact_sage_metrics(kvq_exact_sage_accuracy *acc, uint32_t *lemmas,
+                                  const float *o, const float *o2, uint64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KVQ_EXACT_SAGE_H */
