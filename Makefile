@@ -182,7 +182,7 @@ NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false -ftz
 # are the .cu files there that are not programs (*_test.cu, *_bench.cu,
 # *_floor.cu); the CERT decode step's units are gpu/cert/decode_*.cu (below).
 # Shared pieces (kvq_cuda.h, the subject, the KIVI test and benchmark) stay in gpu/.
-GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu
+GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu %_matrix.cu
 GPU_KERNEL_SRC := $(sort $(filter-out $(GPU_PROG_CU),$(wildcard gpu/*/*.cu)))
 CERT_DECODE_SRC := $(filter gpu/cert/decode_%.cu,$(GPU_KERNEL_SRC))
 CU_SRC  := $(filter-out $(CERT_DECODE_SRC),$(GPU_KERNEL_SRC))
@@ -211,6 +211,20 @@ $(B)/gpu/kvq_gpu_cert_test: $(GPU_OBJ) $(B)/gpu/cert/cert_test.o $(GPU_REF_OBJ) 
 
 $(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+
+# -- area: GPU SAGE (gpu/sage/: kernels sage.cu, test, benchmark, FP8 conversion matrix)
+SAGE_HDR := include/kvq_sage.h include/kvq_sage_layout.h include/kvq_fp8.h
+$(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_test.o $(B)/gpu/sage/sage_bench.o \
+    $(B)/gpu/sage/fp8_matrix.o: $(SAGE_HDR)
+SAGE_REF_OBJ := $(B)/gpu/ref/ref/fast/sage.o $(B)/gpu/ref/ref/common/fp8.o
+$(B)/gpu/kvq_gpu_sage_test: $(GPU_OBJ) $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_sage_bench: $(GPU_OBJ) $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_sage_fp8_matrix: $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/ref/ref/common/fp8.o \
+    $(B)/gpu/ref/ref/common/fbits.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+GPU_SAGE_TARGETS := $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_sage_bench $(B)/gpu/kvq_sage_fp8_matrix
 
 # -- area: GPU certified decode (gpu/cert/decode_*.cu and its test and benchmark)
 # The device check links the rel library (the exact MPFR path judges every
@@ -265,7 +279,7 @@ $(B)/gpu/libkvq_cert_timeline.so: $(B)/gpu-tl/cert_decode.o $(GPU_OBJ) \
 gpu-cert-timeline: $(B)/gpu/libkvq_cert_timeline.so
 
 gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test \
-     $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS) $(B)/gpu/kvq_cert_floor
+     $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS) $(B)/gpu/kvq_cert_floor $(GPU_SAGE_TARGETS)
 
 # What the device alone costs for the step's traffic and waits (gpu/cert/cert_floor.cu;
 # gpu/device-cert.sh floor).
@@ -276,9 +290,11 @@ $(B)/gpu/kvq_cert_floor: gpu/cert/cert_floor.cu
 # gpu-test also runs the certified decode check for GPU_TEST_CERT_SECONDS
 # (every step it sends is judged exactly); gpu-test-cert runs all 10^5 steps.
 GPU_TEST_CERT_SECONDS ?= 120
-gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test $(B)/gpu/kvq_gpu_cert_decode_test
+gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test $(B)/gpu/kvq_gpu_sage_test \
+          $(B)/gpu/kvq_gpu_cert_decode_test
 	$(B)/gpu/kvq_gpu_test
 	$(B)/gpu/kvq_gpu_cert_test
+	$(B)/gpu/kvq_gpu_sage_test
 	KVQ_CERT_SECONDS=$(GPU_TEST_CERT_SECONDS) $(B)/gpu/kvq_gpu_cert_decode_test
 
 # ---- install ---------------------------------------------------------------

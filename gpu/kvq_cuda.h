@@ -20,6 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kvq.h"
+#include "kvq_sage_layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -242,6 +243,34 @@ kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_rec, kvq_ce
                                     uint8_t *d_prom, const kvq_cuda_cert_heads *heads,
                                     const kvq_cert_params *prm, int certify,
                                     kvq_cuda_cert_ws *ws, cudaStream_t stream);
+
+/* ---- SAGE quantizers (gpu/sage/sage.cu, spec/sage.md) --------------------
+ * Bit-exact to kvq_sage_smooth / _quantize_qk / _quantize_v / _quantize_p
+ * (include/kvq_sage.h) on status, outputs and flags.  d_* are device
+ * pointers; blocking on `stream`; *flags (host, may be NULL) receives the
+ * call's events on KVQ_OK.  The reference's argument checks run on the host in
+ * its order (KVQ_E_PARAM, KVQ_E_SHAPE); NaN/Inf (KVQ_E_NONFINITE) and the
+ * admitted ranges (KVQ_E_PARAM: |x| <= 2^48 for smoothing, 0 <= p <= 1) are
+ * found on the device before any output is written.  KVQ_E_NOMEM when device
+ * scratch could not be allocated, KVQ_E_DEVICE when a CUDA call failed.
+ * Layouts and sizes: include/kvq_sage_layout.h. */
+kvq_status kvq_cuda_sage_smooth(float *d_xs, float *d_mean, const float *d_x,
+                                const kvq_sage_shape *shape, uint32_t seg, cudaStream_t stream);
+/* Q/K [SAGE-Q-01..07]; opts: KVQ_CUDA_DIRECT skips the separate input check
+ * pass (one read of x; the status stays the reference's, but on an error
+ * status the outputs hold unspecified data). */
+kvq_status kvq_cuda_sage_quantize_qk(uint8_t *d_codes, float *d_scale, uint32_t *flags,
+                                     const float *d_x, const kvq_sage_shape *shape,
+                                     const kvq_sage_qk *qk, const kvq_policy *pol, uint32_t opts,
+                                     cudaStream_t stream);
+/* V per channel, FP8 [SAGE-V-01..04]. */
+kvq_status kvq_cuda_sage_quantize_v(uint8_t *d_codes, float *d_scale, uint32_t *flags,
+                                    const float *d_v, const kvq_sage_shape *shape, uint32_t fmt,
+                                    const kvq_policy *pol, cudaStream_t stream);
+/* P~, FP8, and its row sums [SAGE-P-01..02]. */
+kvq_status kvq_cuda_sage_quantize_p(uint8_t *d_codes, float *d_rowsum, uint32_t *flags,
+                                    const float *d_p, uint32_t rows, uint32_t cols, uint32_t fmt,
+                                    const kvq_policy *pol, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

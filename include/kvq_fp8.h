@@ -218,6 +218,55 @@ KVQ_HD static inline float kvq_fp8_e5m2_to_f32(uint8_t c)
 }
 
 /* ---------------------------------------------------------------------------
+ * The encoder behind every conversion below and the device kernels
+ * (gpu/sage/): round the binary32 encoding u to nearest even onto E4M3
+ * (e5m2 == 0) or E5M2 (e5m2 != 0) [POL-FP8-03].  Integer operations on the
+ * encoding only, so it depends on no rounding or flush mode and on no
+ * conversion instruction.  |x| = m 2^(e-23) with a 24-bit integer m, so
+ * rounding onto the FP8 grid is rounding m / 2^shift to nearest even.  NaN
+ * keeps its sign and drops its payload; binary32 subnormals round to a zero
+ * of their sign (they lie far below half the smallest FP8 subnormal).
+ * Overflow (infinity, or a rounded magnitude above the largest finite code):
+ * the E4M3 NaN / E5M2 infinity under KVQ_OVERFLOW_NAN, else the largest
+ * finite code with KVQ_FLAG_SATURATED OR-ed into *flags (flags may be NULL)
+ * [POL-OV-01].
+ * ------------------------------------------------------------------------- */
+KVQ_HD static inline uint8_t kvq_fp8_round_bits32(uint32_t u, uint32_t e5m2,
+                                                  uint32_t overflow_policy, uint32_t *flags)
+{
+    const uint32_t p = e5m2 ? 3u : 4u;                       /* significand bits, hidden one */
+    const int32_t emin = e5m2 ? -14 : -6;                     /* smallest normal 2^emin */
+    const uint32_t maxcode = e5m2 ? KVQ_FP8_E5M2_MAXCODE : KVQ_FP8_E4M3_MAXCODE;
+    const uint32_t ovfcode = e5m2 ? KVQ_FP8_E5M2_INF : KVQ_FP8_E4M3_NAN;
+    const uint32_t nancode = e5m2 ? KVQ_FP8_E5M2_NAN : KVQ_FP8_E4M3_NAN;
+    const uint32_t sign = (u >> 31) ? KVQ_FP8_SIGN : 0u;
+    const uint32_t a = u & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return (uint8_t)(sign | nancode);   /* NaN, payload dropped */
+    if (a < 0x00800000u) return (uint8_t)sign;               /* zero, binary32 subnormal */
+    if (a != 0x7F800000u) {
+        const int32_t e = (int32_t)(a >> 23) - 127;          /* 2^e <= |x| < 2^(e+1) */
+        const uint32_t m = (a & 0x007FFFFFu) | 0x00800000u;  /* |x| = m 2^(e-23) */
+        const int32_t te = e < emin ? emin : e;               /* the binade on the FP8 grid */
+        /* the grid's quantum at |x| is 2^(te-p+1) = 2^(e-23) 2^shift, shift >= 20 */
+        const uint32_t shift = (uint32_t)(24 - (int32_t)p + (te - e));
+        uint32_t n = 0u, mag;
+        if (shift < 25u) {                                    /* else below half a quantum: 0 */
+            const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+            n = m >> shift;
+            if (rem > half || (rem == half && (n & 1u))) n++; /* nearest, ties to even */
+        }
+        /* fields E = te - emin + 1 (0 for a subnormal) and F = n - 2^(p-1):
+         * E 2^(p-1) + F = (te - emin) 2^(p-1) + n, and a carry out of the
+         * significand (n == 2^p) lands on the next binade's code by itself */
+        mag = (uint32_t)(te - emin) * (1u << (p - 1u)) + n;
+        if (mag <= maxcode) return (uint8_t)(sign | mag);
+    }
+    if (overflow_policy == KVQ_OVERFLOW_NAN) return (uint8_t)(sign | ovfcode); /* [POL-FP8-03] */
+    if (flags != NULL) *flags |= KVQ_FLAG_SATURATED;                           /* [POL-OV-01] */
+    return (uint8_t)(sign | maxcode);
+}
+
+/* ---------------------------------------------------------------------------
  * Conversions, fast path (ref/common/fp8.c) [POL-FP8-03].
  * overflow_policy: KVQ_OVERFLOW_SATURATE or KVQ_OVERFLOW_NAN; flags: NULL or
  * a word that receives KVQ_FLAG_SATURATED (OR-ed) when a value saturates.

@@ -1,0 +1,628 @@
+/*
+ * sage.cu -- SAGE (SageAttention2) quantizers on CUDA, bit-exact to ref/fast/sage.c.
+ *
+ * Every float operation is the one binary32 operation of the pinned sequence
+ * (spec/sage.md), written as an explicit round-to-nearest intrinsic (__fadd_rn,
+ * __fsub_rn, __fmul_rn, __fdiv_rn); the build adds -fmad=false and keeps
+ * subnormals.  Maxima (fabsf, comparisons) are exact, so their order is free:
+ * they are taken as unsigned maxima of the encodings of |x|, which order
+ * finite non-negative binary32 values as their values.  Sums keep the
+ * reference's order (one thread walks one sum).  FP8 codes come from the
+ * shared integer encoder kvq_fp8_round_bits32 (include/kvq_fp8.h, the one
+ * ref/common/fp8.c uses), not from a conversion instruction.  The token-to-slot map and the code packing go
+ * through include/kvq_sage_layout.h only.
+ *
+ * Kernels:
+ *   sage_check_kernel      NaN/Inf, and the range a call admits (|x| <= 2^48 for
+ *                          smoothing [SAGE-L-04], 0 <= p <= 1 for P~)
+ *   sage_mean_kernel       one thread a (segment, channel): the column sum in token
+ *                          order, then the division [SAGE-SM-01]
+ *   sage_sub_kernel        xs = x - mean, elementwise [SAGE-SM-02]
+ *   sage_qk_kernel         one thread block a quantization block of b tokens: slot
+ *                          maxima in shared memory (float4 loads, a warp shuffle
+ *                          per token), the block's scales, then its codes; blocks of
+ *                          b d <= 16384 keep their values in registers (one read of
+ *                          x), larger ones read the block again [SAGE-Q-01..06]
+ *   sage_vmax_kernel       per-channel maxima of V over all tokens [SAGE-V-01]
+ *   sage_vscale_kernel     the channel scales [SAGE-V-02..03]
+ *   sage_vcode_kernel      FP8 codes of V, 4 a thread [SAGE-V-04]
+ *   sage_pcode_kernel      FP8 codes of P~ F [SAGE-P-01]
+ *   sage_prow_kernel       one thread a row: the row sum in column order [SAGE-P-02]
+ *   sage_finish_kernel     status and flags into a kvq_cuda_result
+ *
+ * Errors: the host checks pointers, policy, parameters and shape in the
+ * reference's order; NaN/Inf (KVQ_E_NONFINITE) and range (KVQ_E_PARAM) are found
+ * on the device before any output is written (the writing kernels return at
+ * once when the error word is set) [POL-NF-01].  KVQ_CUDA_DIRECT (Q/K only)
+ * skips the separate check pass: the status is still the reference's, but on
+ * an error status the outputs hold unspecified data.  V needs no check pass:
+ * its maxima pass reads every input before anything is written.
+ *
+ * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [POL-NF-01]
+ */
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kvq.h"
+#include "kvq_sage.h"
+#include "kvq_cuda.h"
+#include "kvq_fp8.h"
+
+#define F32_MIN_NORMAL 0x1p-126f
+
+#define ERR_NONFINITE 0x1u
+#define ERR_RANGE     0x2u   /* reported as KVQ_E_PARAM */
+
+#define CHECK_NONE   0u
+#define CHECK_SMOOTH 1u      /* |x| <= KVQ_SAGE_SMOOTH_MAX */
+#define CHECK_PROB   2u      /* 0 <= p <= 1 */
+
+#define QK_THREADS 256u
+#define QK_MAX_SLOTS (KVQ_SAGE_Q_SLOTS_PER_WARP * KVQ_SAGE_MAX_WARPS) /* 128 */
+#define QK_CACHE 16u   /* float4 a thread kept in registers: blocks of b d <= 16384 */
+
+/* Device-side state of one call. */
+typedef struct sage_dev_state {
+    uint32_t flags;              /* OR of KVQ_FLAG_* */
+    uint32_t err;                /* ERR_* bits */
+    kvq_cuda_result result;
+} sage_dev_state;
+
+/* OR a warp's flags and errors into the call's state; every lane calls it. */
+__device__ __forceinline__ void dev_publish(sage_dev_state *st, uint32_t f, uint32_t err)
+{
+    f = __reduce_or_sync(0xFFFFFFFFu, f);
+    err = __reduce_or_sync(0xFFFFFFFFu, err);
+    if ((threadIdx.x & 31u) == 0u) {
+        if (f) atomicOr(&st->flags, f);
+        if (err) atomicOr(&st->err, err);
+    }
+}
+
+__device__ __forceinline__ bool dev_failed(const sage_dev_state *st)
+{
+    return *(volatile const uint32_t *)&st->err != 0u;
+}
+
+/* ---- input checks -------------------------------------------------------- */
+
+__global__ void __launch_bounds__(256)
+sage_check_kernel(const float *__restrict__ x, sage_dev_state *st, uint64_t n, uint32_t what)
+{
+    uint32_t err = 0;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride) {
+        const float v = __ldg(x + e);
+        if (!isfinite(v)) err |= ERR_NONFINITE;
+        else if (what == CHECK_SMOOTH && fabsf(v) > KVQ_SAGE_SMOOTH_MAX) err |= ERR_RANGE;
+        else if (what == CHECK_PROB && !(v >= 0.0f && v <= 1.0f)) err |= ERR_RANGE;
+    }
+    dev_publish(st, 0u, err);
+}
+
+/* ---- smoothing [SAGE-SM-01..02] -------------------------------------------- */
+
+/* One thread a (segment r, channel c); consecutive threads consecutive channels. */
+__global__ void __launch_bounds__(128)
+sage_mean_kernel(float *__restrict__ mean, const float *__restrict__ x, const sage_dev_state *st,
+                 uint32_t N, uint32_t d, uint32_t seg, uint32_t R)
+{
+    if (dev_failed(st)) return;
+    const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= (uint64_t)R * d) return;
+    const uint32_t r = (uint32_t)(tid / d), c = (uint32_t)(tid % d);
+    const uint32_t t0 = r * seg, k = N - t0 < seg ? N - t0 : seg;
+    float a = __ldg(x + (uint64_t)t0 * d + c);                  /* from the first value */
+    for (uint32_t j = 1; j < k; j++)
+        a = __fadd_rn(a, __ldg(x + (uint64_t)(t0 + j) * d + c)); /* RN32 [SAGE-SM-01] */
+    mean[tid] = __fdiv_rn(a, (float)k);                         /* RN32; k exact */
+}
+
+__global__ void __launch_bounds__(256)
+sage_sub_kernel(float *__restrict__ xs, const float *__restrict__ x, const float *__restrict__ mean,
+                const sage_dev_state *st, uint64_t n, uint32_t d, uint32_t seg)
+{
+    if (dev_failed(st)) return;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride) {
+        const uint64_t t = e / d;
+        const uint32_t c = (uint32_t)(e % d);
+        xs[e] = __fsub_rn(__ldg(x + e), __ldg(mean + (t / seg) * d + c)); /* RN32 [SAGE-SM-02] */
+    }
+}
+
+/* ---- Q/K [SAGE-Q-01..06] ----------------------------------------------------- */
+
+/* Round half away from zero of a finite q (ref's round_nonneg): a - floor(a)
+ * is exact, so the tie test is exact [POL-TIE-02]. */
+__device__ __forceinline__ float dev_round_away(float q)
+{
+    const float a = fabsf(q);
+    const float fl = floorf(a);
+    const float dd = __fsub_rn(a, fl);          /* exact */
+    return copysignf(dd >= 0.5f ? __fadd_rn(fl, 1.0f) : fl, q);
+}
+
+/* The stored scale of a slot of maximum m [SAGE-Q-02] [SAGE-Q-05]. */
+__device__ __forceinline__ float dev_qk_scale(float m, uint32_t bits, bool pub)
+{
+    const float s = __fdiv_rn(m, (float)kvq_sage_cmax(bits));  /* RN32, a division */
+    if (pub) return __fadd_rn(s, KVQ_SAGE_PUBLIC_EPS);           /* RN32 [SAGE-Q-05] */
+    return s < F32_MIN_NORMAL ? 0.0f : s;                      /* [POL-ZR-01] */
+}
+
+/* The code of x against stored scale s [SAGE-Q-03..05]. */
+__device__ __forceinline__ int32_t dev_qk_code(float x, float s, int32_t cmax, bool pub, bool away)
+{
+    int32_t k;
+    if (s == 0.0f) return 0;                                   /* [SAGE-Q-04] */
+    const float q = __fdiv_rn(x, s);                           /* RN32; |q| <= cmax (1 + 2^-23) */
+    if (pub) {
+        const float t = q >= 0.0f ? __fadd_rn(q, 0.5f) : __fsub_rn(q, 0.5f); /* RN32 */
+        k = (int32_t)t;                                        /* truncation toward zero */
+    } else {
+        k = (int32_t)(away ? dev_round_away(q) : rintf(q));    /* exact [POL-TIE-01..02] */
+    }
+    return k < -cmax ? -cmax : k > cmax ? cmax : k;
+}
+
+/* One step of the slot maxima: the 4 elements i .. i+3 (one token) of the
+ * block starting at element e0, or none when i >= ne; every lane of the warp
+ * calls it (warp-uniform trip counts).  Returns the 4 values read. */
+__device__ __forceinline__ float4 dev_load4(const float *__restrict__ x, uint64_t e0, uint64_t i,
+                                            uint64_t ne, int vec)
+{
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (i >= ne) {
+    } else if (vec) {
+        v = __ldg((const float4 *)(x + e0 + i));
+    } else {
+        v.x = __ldg(x + e0 + i);
+        v.y = __ldg(x + e0 + i + 1u);
+        v.z = __ldg(x + e0 + i + 2u);
+        v.w = __ldg(x + e0 + i + 3u);
+    }
+    return v;
+}
+
+template <uint32_t D>
+__device__ __forceinline__ void dev_slot_max_step(float4 v, uint64_t i, uint64_t ne,
+                                                  const kvq_sage_qk &qk, uint32_t n0,
+                                                  uint64_t slot0, uint32_t *smax, uint32_t &err)
+{
+    if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z) || !isfinite(v.w)) err |= ERR_NONFINITE;
+    uint32_t m = max(max(__float_as_uint(fabsf(v.x)), __float_as_uint(fabsf(v.y))),
+                     max(__float_as_uint(fabsf(v.z)), __float_as_uint(fabsf(v.w))));
+    /* the D/4 lanes of one token (aligned lane groups: blockDim and D are
+     * multiples of 32 and 64) share a slot: reduce among them first */
+#pragma unroll
+    for (uint32_t o = 1u; o < D / 4u; o <<= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+    if (i < ne && m != 0u && (threadIdx.x % (D / 4u)) == 0u) {
+        const uint32_t n = n0 + (uint32_t)(i / D);
+        atomicMax(&smax[kvq_sage_scale_slot(&qk, n) - slot0], m);
+    }
+}
+
+/* Codes of the NV elements v (NV = 4 or 8, element i of the block a multiple of
+ * NV, one token) against the slot scales ssc; packed by the layout helpers. */
+template <uint32_t BITS, uint32_t D, uint32_t NV>
+__device__ __forceinline__ void dev_qk_store(uint8_t *__restrict__ codes, const float *v, uint64_t e0,
+                                             uint64_t i, const kvq_sage_qk &qk, uint32_t n0,
+                                             uint64_t slot0, const float *ssc, int32_t cmax,
+                                             bool pub, bool away, int vec)
+{
+    const uint32_t n = n0 + (uint32_t)(i / D);
+    const float s = ssc[kvq_sage_scale_slot(&qk, n) - slot0];
+    uint8_t pk[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (uint32_t j = 0; j < NV; j++)                          /* element j of a byte-aligned run */
+        kvq_sage_pack_code(pk, j, BITS, dev_qk_code(v[j], s, cmax, pub, away));
+    uint8_t *dst = codes + (e0 + i) * BITS / 8u;
+    constexpr uint32_t NB = NV * BITS / 8u;                    /* 2, 4 or 8 bytes */
+    if (!vec) {
+#pragma unroll
+        for (uint32_t j = 0; j < NB; j++) dst[j] = pk[j];
+        return;
+    }
+    const uint32_t lo = (uint32_t)pk[0] | (uint32_t)pk[1] << 8 | (uint32_t)pk[2] << 16 |
+                        (uint32_t)pk[3] << 24;
+    if (NB == 2u) {
+        *(uint16_t *)dst = (uint16_t)lo;
+    } else if (NB == 4u) {
+        *(uint32_t *)dst = lo;
+    } else {
+        uint2 w;
+        w.x = lo;
+        w.y = (uint32_t)pk[4] | (uint32_t)pk[5] << 8 | (uint32_t)pk[6] << 16 | (uint32_t)pk[7] << 24;
+        *(uint2 *)dst = w;
+    }
+}
+
+/* One thread block a quantization block (b tokens from n0 = blockIdx.x * b).
+ * BITS and D are template constants so that the layout helpers' divisions by
+ * powers of two (kvq_pow2_small, the element's byte and shift) fold into shifts.
+ * C > 0 (blocks of b d <= 4 C QK_THREADS elements): the block's values stay in
+ * registers between the maxima and the codes, so x is read once from memory;
+ * C == 0: the codes pass reads the block again (from L2 when it is still there). */
+template <uint32_t BITS, uint32_t D, uint32_t C>
+__global__ void __launch_bounds__(QK_THREADS)
+sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const float *__restrict__ x,
+               sage_dev_state *st, kvq_sage_shape sh, kvq_sage_qk qk, uint32_t ties, int vec)
+{
+    __shared__ uint32_t smax[QK_MAX_SLOTS];
+    __shared__ float ssc[QK_MAX_SLOTS];
+    __shared__ uint32_t sfailed;
+    /* One read a block: under KVQ_CUDA_DIRECT another block may set err meanwhile. */
+    if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
+    __syncthreads();
+    if (sfailed) return;                                        /* block-uniform */
+    const uint32_t b = qk.block, spb = kvq_sage_slots_per_block(&qk);
+    qk.bits = BITS;
+    const uint32_t n0 = blockIdx.x * b;
+    const uint32_t nt = sh.tokens - n0 < b ? sh.tokens - n0 : b; /* partial tile [SAGE-L-03] */
+    const uint64_t slot0 = (uint64_t)blockIdx.x * spb;
+    const uint64_t e0 = (uint64_t)n0 * D, ne = (uint64_t)nt * D;
+    const bool pub = qk.rounding == KVQ_SAGE_ROUND_PUBLIC;
+    const bool away = ties == KVQ_TIES_AWAY;
+    const int32_t cmax = (int32_t)kvq_sage_cmax(BITS);
+    const uint64_t wbase = (uint64_t)(threadIdx.x & ~31u) * 4u, lane4 = (uint64_t)(threadIdx.x & 31u) * 4u;
+    uint32_t err = 0, f = 0;
+    float4 cache[C > 0 ? C : 1];
+    for (uint32_t i = threadIdx.x; i < spb; i += blockDim.x) smax[i] = 0u;
+    __syncthreads();
+    /* 1. slot maxima [SAGE-Q-01]: 4 elements (one token) a step */
+    if (C > 0) {
+#pragma unroll
+        for (uint32_t it = 0; it < (C > 0 ? C : 1); it++)   /* every load in flight first */
+            cache[it] = dev_load4(x, e0, (uint64_t)it * QK_THREADS * 4u + wbase + lane4, ne, vec);
+#pragma unroll
+        for (uint32_t it = 0; it < (C > 0 ? C : 1); it++) {
+            const uint64_t wb = (uint64_t)it * QK_THREADS * 4u + wbase;
+            if (wb < ne) dev_slot_max_step<D>(cache[it], wb + lane4, ne, qk, n0, slot0, smax, err);
+        }
+    } else {
+        for (uint64_t wb = wbase; wb < ne; wb += (uint64_t)QK_THREADS * 4u)
+            dev_slot_max_step<D>(dev_load4(x, e0, wb + lane4, ne, vec), wb + lane4, ne, qk, n0,
+                                 slot0, smax, err);
+    }
+    if (err) atomicOr(&st->err, err);
+    __syncthreads();
+    /* 2. the block's scales [SAGE-Q-02] [SAGE-Q-05] */
+    for (uint32_t i = threadIdx.x; i < spb; i += blockDim.x) {
+        const float s = dev_qk_scale(__uint_as_float(smax[i]), BITS, pub);
+        if (s == 0.0f) f |= KVQ_FLAG_ZERO_SCALE;               /* [SAGE-Q-04] */
+        ssc[i] = s;
+        scale[slot0 + i] = s;
+    }
+    __syncthreads();
+    /* 3. codes [SAGE-Q-03..06] */
+    if (C > 0) {                                                /* 4 elements a step, from registers */
+#pragma unroll
+        for (uint32_t it = 0; it < (C > 0 ? C : 1); it++) {
+            const uint64_t i = (uint64_t)it * QK_THREADS * 4u + (uint64_t)threadIdx.x * 4u;
+            if (i < ne) {
+                const float v[4] = {cache[it].x, cache[it].y, cache[it].z, cache[it].w};
+                dev_qk_store<BITS, D, 4u>(codes, v, e0, i, qk, n0, slot0, ssc, cmax, pub, away, vec);
+            }
+        }
+    } else {                                                    /* 8 elements a step, read again */
+        for (uint64_t i = (uint64_t)threadIdx.x * 8u; i < ne; i += (uint64_t)QK_THREADS * 8u) {
+            float v[8];
+            if (vec) {
+                const float4 a = __ldg((const float4 *)(x + e0 + i));
+                const float4 c = __ldg((const float4 *)(x + e0 + i + 4u));
+                v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+                v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
+            } else {
+#pragma unroll
+                for (uint32_t j = 0; j < 8u; j++) v[j] = __ldg(x + e0 + i + j);
+            }
+            dev_qk_store<BITS, D, 8u>(codes, v, e0, i, qk, n0, slot0, ssc, cmax, pub, away, vec);
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* ---- V [SAGE-V-01..04] ------------------------------------------------------ */
+
+/* Per-channel maxima: thread t of a block takes channel c = t % d of tokens
+ * t / d, t / d + 256 / d, ... of the block's token range; maxima into cmax[d]
+ * (encodings of |v|, unsigned maxima). */
+__global__ void __launch_bounds__(256)
+sage_vmax_kernel(uint32_t *__restrict__ cmaxw, const float *__restrict__ v, sage_dev_state *st,
+                 uint32_t N, uint32_t d, uint32_t tokens_per_block)
+{
+    __shared__ uint32_t sm[256];
+    const uint32_t c = threadIdx.x % d, rows = blockDim.x / d;
+    const uint32_t t0 = blockIdx.x * tokens_per_block;
+    const uint32_t t1 = N - t0 < tokens_per_block ? N : t0 + tokens_per_block;
+    uint32_t m = 0u, err = 0u;
+    for (uint32_t t = t0 + threadIdx.x / d; t < t1; t += rows) {
+        const float a = __ldg(v + (uint64_t)t * d + c);
+        if (!isfinite(a)) err |= ERR_NONFINITE;
+        m = max(m, __float_as_uint(fabsf(a)));
+    }
+    sm[threadIdx.x] = m;
+    __syncthreads();
+    if (threadIdx.x < d) {
+        for (uint32_t r = 1; r < rows; r++) m = max(m, sm[threadIdx.x + r * d]);
+        if (m != 0u) atomicMax(cmaxw + c, m);
+    }
+    dev_publish(st, 0u, err);
+}
+
+__global__ void sage_vscale_kernel(float *__restrict__ scale, float *__restrict__ sc_dev,
+                                   const uint32_t *__restrict__ cmaxw, sage_dev_state *st,
+                                   uint32_t d, float F)
+{
+    if (dev_failed(st)) return;
+    uint32_t f = 0;
+    const uint32_t c = threadIdx.x;
+    if (c < d) {
+        float s = __fdiv_rn(__uint_as_float(cmaxw[c]), F);    /* RN32, a division [SAGE-V-02] */
+        if (s < F32_MIN_NORMAL) s = 0.0f;                      /* [SAGE-V-03] */
+        if (s == 0.0f) f |= KVQ_FLAG_ZERO_SCALE;
+        scale[c] = s;
+        sc_dev[c] = s;
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* 4 codes a thread (one 32-bit store); D (64 or 128) a template constant. */
+template <uint32_t D>
+__global__ void __launch_bounds__(256)
+sage_vcode_kernel(uint8_t *__restrict__ codes, const float *__restrict__ v,
+                  const float *__restrict__ sc, sage_dev_state *st, uint64_t n4,
+                  bool e5m2, bool nanpol, int vec)
+{
+    const uint32_t d = D;
+    if (dev_failed(st)) return;
+    uint32_t f = 0;
+    const uint32_t pol = nanpol ? KVQ_OVERFLOW_NAN : KVQ_OVERFLOW_SATURATE;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
+        const uint64_t e = i * 4u;
+        float a[4];
+        if (vec) {
+            const float4 w = __ldg((const float4 *)(v + e));
+            a[0] = w.x; a[1] = w.y; a[2] = w.z; a[3] = w.w;
+        } else {
+            for (uint32_t j = 0; j < 4u; j++) a[j] = __ldg(v + e + j);
+        }
+        const uint32_t c = (uint32_t)(e % d);
+        uint32_t word = 0;
+#pragma unroll
+        for (uint32_t j = 0; j < 4u; j++) {
+            const float s = __ldg(sc + c + j);
+            /* RN32(v / s), |t| <= F (1 + 2^-23): no overflow [SAGE-LEM-05] */
+            const uint32_t k = s == 0.0f ? 0u
+                             : kvq_fp8_round_bits32(__float_as_uint(__fdiv_rn(a[j], s)), e5m2 ? 1u : 0u,
+                                                    pol, &f);
+            word |= k << (8u * j);
+        }
+        if (vec) *(uint32_t *)(codes + e) = word;
+        else for (uint32_t j = 0; j < 4u; j++) codes[e + j] = (uint8_t)(word >> (8u * j));
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* ---- P~ [SAGE-P-01..02] ------------------------------------------------------ */
+
+__global__ void __launch_bounds__(256)
+sage_pcode_kernel(uint8_t *__restrict__ codes, const float *__restrict__ p, sage_dev_state *st,
+                  uint64_t n, float F, bool e5m2, bool nanpol)
+{
+    if (dev_failed(st)) return;
+    uint32_t f = 0;
+    const uint32_t pol = nanpol ? KVQ_OVERFLOW_NAN : KVQ_OVERFLOW_SATURATE;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride)
+        /* RN32(p F) in [0, F]: never overflows [SAGE-LEM-06] */
+        codes[e] = kvq_fp8_round_bits32(__float_as_uint(__fmul_rn(__ldg(p + e), F)), e5m2 ? 1u : 0u,
+                                        pol, &f);
+    dev_publish(st, f, 0u);
+}
+
+__global__ void __launch_bounds__(128)
+sage_prow_kernel(float *__restrict__ rowsum, const float *__restrict__ p, const sage_dev_state *st,
+                 uint32_t rows, uint32_t cols)
+{
+    if (dev_failed(st)) return;
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= rows) return;
+    const float *pr = p + (uint64_t)i * cols;
+    float l = __ldg(pr);
+    for (uint32_t j = 1; j < cols; j++) l = __fadd_rn(l, __ldg(pr + j)); /* RN32 [SAGE-P-02] */
+    rowsum[i] = l;
+}
+
+/* ---- status ----------------------------------------------------------------- */
+
+__global__ void sage_finish_kernel(sage_dev_state *st)
+{
+    const uint32_t e = st->err;
+    st->result.status = (e & ERR_NONFINITE) ? (uint32_t)KVQ_E_NONFINITE
+                      : (e & ERR_RANGE)     ? (uint32_t)KVQ_E_PARAM
+                                            : (uint32_t)KVQ_OK;
+    st->result.flags = e ? 0u : st->flags;
+}
+
+/* ---- host side ---------------------------------------------------------------- */
+
+static unsigned int nblocks(uint64_t nthreads, uint32_t bs)
+{
+    return (unsigned int)((nthreads + bs - 1u) / bs);
+}
+
+static unsigned int grid_cap(uint64_t nthreads, uint32_t bs)
+{
+    const uint64_t want = nblocks(nthreads, bs);
+    return (unsigned int)(want < 8192u ? want : 8192u);
+}
+
+/* Scratch of one call: the state, then (V) d maxima words and d scales. */
+typedef struct sage_scratch {
+    sage_dev_state st;
+    uint32_t cmax[128];
+    float sc[128];
+} sage_scratch;
+
+static kvq_status alloc_scratch(sage_scratch **s, cudaStream_t stream)
+{
+    if (cudaMallocAsync((void **)s, sizeof **s, stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return KVQ_E_NOMEM;
+    }
+    if (cudaMemsetAsync(*s, 0, sizeof **s, stream) != cudaSuccess) {
+        (void)cudaFreeAsync(*s, stream);
+        return KVQ_E_DEVICE;
+    }
+    return KVQ_OK;
+}
+
+static kvq_status enqueue_check(sage_dev_state *st, const float *d_x, uint64_t n, uint32_t what,
+                                cudaStream_t stream)
+{
+    sage_check_kernel<<<grid_cap(n, 256), 256, 0, stream>>>(d_x, st, n, what);
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+/* Wait for the call's result; free the scratch. */
+static kvq_status finish(kvq_status enq, sage_scratch *s, uint32_t *flags, cudaStream_t stream)
+{
+    kvq_cuda_result r = {KVQ_E_DEVICE, 0};
+    cudaError_t e = cudaSuccess;
+    if (enq == KVQ_OK) {
+        sage_finish_kernel<<<1, 1, 0, stream>>>(&s->st);
+        e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(&r, &s->st.result, sizeof r, cudaMemcpyDeviceToHost, stream);
+    }
+    (void)cudaFreeAsync(s, stream);
+    const cudaError_t e2 = cudaStreamSynchronize(stream);
+    if (enq != KVQ_OK) return enq;
+    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
+    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
+    return (kvq_status)r.status;
+}
+
+static int aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0u; }
+
+extern "C" kvq_status kvq_cuda_sage_smooth(float *d_xs, float *d_mean, const float *d_x,
+                                           const kvq_sage_shape *shape, uint32_t seg,
+                                           cudaStream_t stream)
+{
+    if (d_xs == NULL || d_mean == NULL || d_x == NULL || shape == NULL) return KVQ_E_PARAM;
+    if (seg < 1u || seg > KVQ_SAGE_MAX_TOKENS) return KVQ_E_PARAM;
+    if (!kvq_sage_shape_ok(shape)) return KVQ_E_SHAPE;
+    const kvq_sage_shape sh = *shape;
+    const uint64_t n = kvq_sage_elems(&sh);
+    const uint32_t R = kvq_sage_mean_rows(sh.tokens, seg);
+    sage_scratch *s = NULL;
+    kvq_status a = alloc_scratch(&s, stream);
+    if (a != KVQ_OK) return a;
+    kvq_status enq = enqueue_check(&s->st, d_x, n, CHECK_SMOOTH, stream);
+    if (enq == KVQ_OK) {
+        sage_mean_kernel<<<nblocks((uint64_t)R * sh.dim, 128), 128, 0, stream>>>(
+            d_mean, d_x, &s->st, sh.tokens, sh.dim, seg, R);
+        sage_sub_kernel<<<grid_cap(n, 256), 256, 0, stream>>>(d_xs, d_x, d_mean, &s->st, n,
+                                                             sh.dim, seg);
+        if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
+    }
+    return finish(enq, s, NULL, stream);
+}
+
+extern "C" kvq_status kvq_cuda_sage_quantize_qk(uint8_t *d_codes, float *d_scale, uint32_t *flags,
+                                                const float *d_x, const kvq_sage_shape *shape,
+                                                const kvq_sage_qk *qk, const kvq_policy *pol,
+                                                uint32_t opts, cudaStream_t stream)
+{
+    if (d_codes == NULL || d_scale == NULL || d_x == NULL || shape == NULL || qk == NULL)
+        return KVQ_E_PARAM;
+    if (kvq_policy_check(pol) != KVQ_OK || !kvq_sage_qk_ok(qk)) return KVQ_E_PARAM;
+    if (!kvq_sage_shape_ok(shape)) return KVQ_E_SHAPE;
+    const kvq_sage_shape sh = *shape;
+    const kvq_sage_qk q = *qk;
+    const int vec = aligned(d_x, 16) && aligned(d_codes, 8);
+    sage_scratch *s = NULL;
+    kvq_status a = alloc_scratch(&s, stream);
+    if (a != KVQ_OK) return a;
+    kvq_status enq = KVQ_OK;
+    if (!(opts & KVQ_CUDA_DIRECT))
+        enq = enqueue_check(&s->st, d_x, kvq_sage_elems(&sh), CHECK_NONE, stream);
+    if (enq == KVQ_OK) {
+        const unsigned int g = kvq_sage_blocks(sh.tokens, q.block);
+        const bool cached = (uint64_t)q.block * sh.dim <= (uint64_t)QK_CACHE * QK_THREADS * 4u;
+#define QK_LAUNCH(B, DD, CC) \
+        sage_qk_kernel<B, DD, CC><<<g, QK_THREADS, 0, stream>>>(d_codes, d_scale, d_x, &s->st, sh, q, pol->ties, vec)
+        if (q.bits == 4u && sh.dim == 64u) { if (cached) QK_LAUNCH(4u, 64u, QK_CACHE); else QK_LAUNCH(4u, 64u, 0u); }
+        else if (q.bits == 4u) { if (cached) QK_LAUNCH(4u, 128u, QK_CACHE); else QK_LAUNCH(4u, 128u, 0u); }
+        else if (sh.dim == 64u) { if (cached) QK_LAUNCH(8u, 64u, QK_CACHE); else QK_LAUNCH(8u, 64u, 0u); }
+        else { if (cached) QK_LAUNCH(8u, 128u, QK_CACHE); else QK_LAUNCH(8u, 128u, 0u); }
+#undef QK_LAUNCH
+        if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
+    }
+    return finish(enq, s, flags, stream);
+}
+
+extern "C" kvq_status kvq_cuda_sage_quantize_v(uint8_t *d_codes, float *d_scale, uint32_t *flags,
+                                               const float *d_v, const kvq_sage_shape *shape,
+                                               uint32_t fmt, const kvq_policy *pol,
+                                               cudaStream_t stream)
+{
+    if (d_codes == NULL || d_scale == NULL || d_v == NULL || shape == NULL) return KVQ_E_PARAM;
+    if (kvq_policy_check(pol) != KVQ_OK) return KVQ_E_PARAM;
+    if (fmt != KVQ_SAGE_FP8_E4M3 && fmt != KVQ_SAGE_FP8_E5M2) return KVQ_E_PARAM;
+    if (!kvq_sage_shape_ok(shape)) return KVQ_E_SHAPE;
+    const kvq_sage_shape sh = *shape;
+    const int vec = aligned(d_v, 16) && aligned(d_codes, 4);
+    const uint32_t tpb = 512u;                                  /* tokens a maxima block */
+    sage_scratch *s = NULL;
+    kvq_status a = alloc_scratch(&s, stream);
+    if (a != KVQ_OK) return a;
+    kvq_status enq = KVQ_OK;
+    sage_vmax_kernel<<<kvq_sage_blocks(sh.tokens, tpb), 256, 0, stream>>>(s->cmax, d_v, &s->st,
+                                                                        sh.tokens, sh.dim, tpb);
+    sage_vscale_kernel<<<1, 128, 0, stream>>>(d_scale, s->sc, s->cmax, &s->st, sh.dim,
+                                              kvq_sage_fp8_bound(fmt));
+    const uint64_t n4 = kvq_sage_elems(&sh) / 4u;
+    if (sh.dim == 64u)
+        sage_vcode_kernel<64u><<<grid_cap(n4, 256), 256, 0, stream>>>(
+            d_codes, d_v, s->sc, &s->st, n4, fmt == KVQ_SAGE_FP8_E5M2,
+            pol->overflow == KVQ_OVERFLOW_NAN, vec);
+    else
+        sage_vcode_kernel<128u><<<grid_cap(n4, 256), 256, 0, stream>>>(
+            d_codes, d_v, s->sc, &s->st, n4, fmt == KVQ_SAGE_FP8_E5M2,
+            pol->overflow == KVQ_OVERFLOW_NAN, vec);
+    if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
+    return finish(enq, s, flags, stream);
+}
+
+extern "C" kvq_status kvq_cuda_sage_quantize_p(uint8_t *d_codes, float *d_rowsum, uint32_t *flags,
+                                               const float *d_p, uint32_t rows, uint32_t cols,
+                                               uint32_t fmt, const kvq_policy *pol,
+                                               cudaStream_t stream)
+{
+    if (d_codes == NULL || d_rowsum == NULL || d_p == NULL) return KVQ_E_PARAM;
+    if (kvq_policy_check(pol) != KVQ_OK) return KVQ_E_PARAM;
+    if (fmt != KVQ_SAGE_FP8_E4M3 && fmt != KVQ_SAGE_FP8_E5M2) return KVQ_E_PARAM;
+    if (rows < 1u || cols < 1u || rows > KVQ_SAGE_MAX_ROWCOL || cols > KVQ_SAGE_MAX_ROWCOL)
+        return KVQ_E_SHAPE;
+    const uint64_t n = (uint64_t)rows * cols;
+    if (n > ((uint64_t)1 << 32)) return KVQ_E_SHAPE;
+    sage_scratch *s = NULL;
+    kvq_status a = alloc_scratch(&s, stream);
+    if (a != KVQ_OK) return a;
+    kvq_status enq = enqueue_check(&s->st, d_p, n, CHECK_PROB, stream);
+    if (enq == KVQ_OK) {
+        sage_pcode_kernel<<<grid_cap(n, 256), 256, 0, stream>>>(
+            d_codes, d_p, &s->st, n, kvq_sage_fp8_bound(fmt), fmt == KVQ_SAGE_FP8_E5M2,
+            pol->overflow == KVQ_OVERFLOW_NAN);
+        sage_prow_kernel<<<nblocks(rows, 128), 128, 0, stream>>>(d_rowsum, d_p, &s->st, rows, cols);
+        if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
+    }
+    return finish(enq, s, flags, stream);
+}

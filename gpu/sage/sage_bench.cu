@@ -1,0 +1,168 @@
+/*
+ * sage_bench.cu -- bandwidth of the SAGE Q/K and V quantizers against a copy.
+ *
+ * One run, one device: a 256 MiB binary32 input ([2^19][128]), each
+ * configuration timed with CUDA events around the launcher call, the L2 flushed
+ * (a 256 MiB memset of another buffer) before every repetition, medians of
+ * REPS.  The baseline is cudaMemcpyAsync device to device of the 256 MiB input
+ * (it reads and writes 256 MiB).  Bandwidths: a quantizer's is its compulsory
+ * bytes, input + outputs (codes, scales), over its median time; the copy's is
+ * 2 x 256 MiB over its median.  ratio = quantizer bandwidth / copy bandwidth
+ * (goal >= 0.85).  The Q/K kernel is timed in its one-pass form
+ * (KVQ_CUDA_DIRECT) and in its safe form (a separate input check pass first);
+ * V reads its input twice by construction (per-channel maxima over all tokens,
+ * then the codes: 256 MiB do not fit in L2), so its ratio is bounded near
+ * (1 + 1/4) / (2 + 1/4) = 0.56 of the copy.
+ *
+ * usage: kvq_sage_bench [--reps R] [--json PATH] [--commit TEXT]
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "kvq.h"
+#include "kvq_sage.h"
+#include "kvq_cuda.h"
+
+#define CK(x)                                                                        \
+    do {                                                                             \
+        cudaError_t e_ = (x);                                                        \
+        if (e_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "sage-bench: %s: %s\n", #x, cudaGetErrorString(e_));    \
+            exit(2);                                                                 \
+        }                                                                            \
+    } while (0)
+
+static void *g_flush;
+static size_t g_flush_n = (size_t)256 << 20;
+
+static double median(std::vector<float> v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+template <class F> static double time_med(int reps, F f)
+{
+    cudaEvent_t a, b;
+    std::vector<float> t;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    f(); /* warm-up */
+    CK(cudaDeviceSynchronize());
+    for (int r = 0; r < reps; r++) {
+        CK(cudaMemsetAsync(g_flush, r & 0xFF, g_flush_n, 0)); /* cold L2 */
+        CK(cudaEventRecord(a, 0));
+        f();
+        CK(cudaEventRecord(b, 0));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return median(t);
+}
+
+__global__ void fill_kernel(float *x, uint64_t n)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (uint64_t)gridDim.x * blockDim.x) {
+        uint64_t h = e * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+        x[e] = ((float)(h & 0xFFFFFF) - 8388608.0f) * 0x1p-20f;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 20;
+    const char *json = NULL, *commit = "unknown";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
+    }
+    char why[256];
+    if (kvq_cuda_device_check(why, sizeof why) != KVQ_OK) {
+        printf("sage-bench: SKIPPED (no CUDA device: %s)\n", why);
+        return 0;
+    }
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, 0));
+    const kvq_sage_shape sh = {1u << 19, 128u};
+    const uint64_t n = kvq_sage_elems(&sh), in_b = n * 4u;
+    float *x;
+    uint8_t *codes, *cpy;
+    float *scale;
+    CK(cudaMalloc(&x, in_b));
+    CK(cudaMalloc(&cpy, in_b));
+    CK(cudaMalloc(&codes, n));
+    CK(cudaMalloc(&scale, (size_t)64 << 20));
+    CK(cudaMalloc(&g_flush, g_flush_n));
+    fill_kernel<<<4096, 256>>>(x, n);
+    CK(cudaDeviceSynchronize());
+    const kvq_policy pol = kvq_policy_default;
+
+    const double t_copy = time_med(reps, [&] { CK(cudaMemcpyAsync(cpy, x, in_b, cudaMemcpyDeviceToDevice, 0)); });
+    const double bw_copy = 2.0 * (double)in_b / (t_copy * 1e-3) / 1e9;
+
+    struct row { const char *name; double ms, bytes; } rows[8];
+    int nr = 0;
+    struct qcfg { const char *name; uint32_t role, bits, opts; } qc[] = {
+        {"Q int8 thread paper (direct, one pass)", KVQ_SAGE_ROLE_Q, 8u, KVQ_CUDA_DIRECT},
+        {"K int4 thread paper (direct, one pass)", KVQ_SAGE_ROLE_K, 4u, KVQ_CUDA_DIRECT},
+        {"Q int8 thread paper (safe: check pass first)", KVQ_SAGE_ROLE_Q, 8u, 0u},
+        {"K int4 thread paper (safe: check pass first)", KVQ_SAGE_ROLE_K, 4u, 0u},
+    };
+    for (auto &q : qc) {
+        kvq_sage_qk k = kvq_sage_qk_default(q.role, q.bits);
+        kvq_status st = KVQ_OK;
+        double ms = time_med(reps, [&] {
+            kvq_status s = kvq_cuda_sage_quantize_qk(codes, scale, NULL, x, &sh, &k, &pol, q.opts, 0);
+            if (s != KVQ_OK) st = s;
+        });
+        if (st != KVQ_OK) { fprintf(stderr, "sage-bench: %s: %s\n", q.name, kvq_status_str(st)); return 1; }
+        rows[nr++] = {q.name, ms, (double)in_b + (double)kvq_sage_code_bytes(&sh, q.bits) +
+                                      4.0 * (double)kvq_sage_scale_count(&sh, &k)};
+    }
+    {
+        kvq_status st = KVQ_OK;
+        double ms = time_med(reps, [&] {
+            kvq_status s = kvq_cuda_sage_quantize_v(codes, scale, NULL, x, &sh, KVQ_SAGE_FP8_E4M3, &pol, 0);
+            if (s != KVQ_OK) st = s;
+        });
+        if (st != KVQ_OK) { fprintf(stderr, "sage-bench: V: %s\n", kvq_status_str(st)); return 1; }
+        rows[nr++] = {"V fp8 e4m3 per channel (two reads)", ms, (double)in_b + (double)n + 4.0 * sh.dim};
+    }
+    printf("# gpu/reports/sage-bench.txt -- SAGE quantizers vs a device-to-device copy\n");
+    printf("# gpu/sage/sage_bench.cu; device %s (sm_%d%d); commit %s\n", p.name, p.major, p.minor, commit);
+    printf("# input [%u][%u] binary32 = %llu MiB; CUDA events, L2 flushed before each rep, medians of %d\n",
+           sh.tokens, sh.dim, (unsigned long long)(in_b >> 20), reps);
+    printf("# bandwidth = (input + output bytes) / median; ratio = bandwidth / copy bandwidth (goal >= 0.85)\n");
+    printf("copy D2D %llu MiB: %.4f ms, %.1f GB/s (2 x bytes / time)\n", (unsigned long long)(in_b >> 20),
+           t_copy, bw_copy);
+    FILE *jf = json ? fopen(json, "w") : NULL;
+    if (jf) fprintf(jf, "{\n  \"device\": \"%s\",\n  \"commit\": \"%s\",\n  \"input_bytes\": %llu,\n  \"reps\": %d,\n"
+                    "  \"copy\": {\"ms\": %.5f, \"GBps\": %.2f},\n  \"rows\": [\n",
+                    p.name, commit, (unsigned long long)in_b, reps, t_copy, bw_copy);
+    for (int i = 0; i < nr; i++) {
+        const double bw = rows[i].bytes / (rows[i].ms * 1e-3) / 1e9;
+        printf("%-48s %.4f ms  %7.1f GB/s  ratio %.3f  (memcpy of in+out bytes / kernel time: %.3f)\n",
+               rows[i].name, rows[i].ms, bw, bw / bw_copy,
+               (t_copy * rows[i].bytes / (double)in_b) / rows[i].ms);
+        if (jf) fprintf(jf, "    {\"name\": \"%s\", \"ms\": %.5f, \"bytes\": %.0f, \"GBps\": %.2f, \"ratio\": %.4f}%s\n",
+                        rows[i].name, rows[i].ms, rows[i].bytes, bw, bw / bw_copy, i + 1 < nr ? "," : "");
+    }
+    if (jf) {
+        fprintf(jf, "  ],\n  \"goal_ratio\": 0.85\n}\n");
+        fclose(jf);
+    }
+    return 0;
+}
