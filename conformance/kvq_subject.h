@@ -16,7 +16,7 @@
  * `kvq run` / `kvq verify --subject lib.so` loads the subject in a child
  * process, so a crash or a hang is a verdict, not the end of the run.  The
  * entries have the signatures of the fast reference path (include/kvq.h,
- * include/kvq_cert.h) and return kvq_status values.
+ * include/kvq_cert.h, include/kvq_sage.h) and return kvq_status values.
  *
  * Versions 1 and 2 (kvq_subject_entry(), below) still load: the runner looks
  * their members up by the same entry names.  A version-1 subject has the KIVI
@@ -31,6 +31,7 @@
 
 #include "kvq.h"
 #include "kvq_cert.h"
+#include "kvq_sage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,6 +82,25 @@ typedef int (*kvq_cert_step_v1_fn)(float *out, uint8_t *sel, uint8_t *prom, kvq_
  * prm->variant names [CERT-VAR-01] (a version-1 entry predates variants and
  * runs sparse steps: the runner gives it the sparse cases only). */
 typedef kvq_cert_step_v1_fn kvq_cert_step_v2_fn;
+
+/* "sage_smooth" [SAGE-SM-01..06]: as kvq_sage_smooth */
+typedef int (*kvq_sage_smooth_v1_fn)(float *xs, float *mean, const float *x,
+                                     const kvq_sage_shape *shape, uint32_t seg);
+/* "sage_quantize_qk" [SAGE-Q-01..07] [SAGE-MAP-01..06]: as kvq_sage_quantize_qk */
+typedef int (*kvq_sage_quantize_qk_v1_fn)(uint8_t *codes, float *scale, uint32_t *flags,
+                                          const float *x, const kvq_sage_shape *shape,
+                                          const kvq_sage_qk *qk, const kvq_policy *pol);
+/* "sage_quantize_p" [SAGE-P-01..04]: as kvq_sage_quantize_p */
+typedef int (*kvq_sage_quantize_p_v1_fn)(uint8_t *codes, float *rowsum, uint32_t *flags,
+                                         const float *p, uint32_t rows, uint32_t cols,
+                                         uint32_t fmt, const kvq_policy *pol);
+/* "sage_quantize_v" [SAGE-V-01..04]: as kvq_sage_quantize_v */
+typedef int (*kvq_sage_quantize_v_v1_fn)(uint8_t *codes, float *scale, uint32_t *flags,
+                                         const float *v, const kvq_sage_shape *shape,
+                                         uint32_t fmt, const kvq_policy *pol);
+/* "sage_delta_s" [SAGE-DS-01..02]: as kvq_sage_delta_s */
+typedef int (*kvq_sage_delta_s_v1_fn)(float *ds, const float *qm, const float *ks, uint32_t rows,
+                                      const kvq_sage_shape *kshape, float tau);
 
 /* The version-3 record [API-SUBJ-05]. */
 typedef struct kvq_subject_v3 {

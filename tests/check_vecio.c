@@ -354,7 +354,7 @@ START_TEST(malformed_vectors)
     expect_format_error("", "t.vec:1: empty file");
     expect_format_error("kvq-results 1\n", "t.vec:1: not a kvq-vectors file");
     expect_format_error("kvq-vectors 9\n", "t.vec:1: unsupported version");
-    expect_format_error("kvq-vectors 1\nfamily sage\n", "t.vec:2: unknown family");
+    expect_format_error("kvq-vectors 1\nfamily nope\n", "t.vec:2: unknown family");
     expect_format_error("kvq-vectors 1\nfamily kivi\nlevels huge\n", "t.vec:3: unknown level set");
     expect_format_error("kvq-vectors 1\nfamily kivi\nlevels smoke\nseed 12\n", "t.vec:4: seed must be");
     expect_format_error("kvq-vectors 1\nfamily kivi\nlevels smoke\nseed 0x0000000000000001\n", "missing header line 'generator'");

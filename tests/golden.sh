@@ -3,10 +3,11 @@
 # move: every file kvq writes for a fixed input is byte for byte the file the
 # committed hashes (tests/golden/formats.sha256) describe.  SPEC: [VEC-FMT-06]
 #
-# Covered: gen output of both families at both level sets for two seeds and
+# Covered: gen output of every family at both level sets for two seeds and
 # three shards; the results files of ref-fast; the text, JSON and JUnit reports
-# of ref-fast and of every bundled wrong subject.  --update rewrites the hash
-# file (only on purpose: a format change is a new format version).
+# of ref-fast and of every bundled wrong subject (SAGE's on the sage standard
+# set).  --update rewrites the hash file (only on purpose: a format change is a
+# new format version).
 set -u
 B=$(cd "${1:-build}" && pwd)
 UPDATE=${2:-}
@@ -28,7 +29,7 @@ report() { # NAME VECTORS SUBJECT [ARGS...]
   echo "exit $?" >> "$name.txt"
 }
 
-for fam in kivi cert; do
+for fam in kivi cert sage; do
   for lv in smoke standard; do
     run "$KVQ" gen --family "$fam" --level "$lv" -o "$fam-$lv.vec"
     run "$KVQ" gen --family "$fam" --level "$lv" --seed 7 -o "$fam-$lv-s7.vec"
@@ -37,7 +38,7 @@ done
 run "$KVQ" gen --family kivi --level smoke --shard 5/16 -o kivi-smoke-sh5of16.vec
 run "$KVQ" gen --family kivi --level standard --shard 1/3 -o kivi-standard-sh1of3.vec
 run "$KVQ" gen --family cert --level standard --shard 2/5 -o cert-standard-sh2of5.vec
-for fam in kivi cert; do
+for fam in kivi cert sage; do
   for lv in smoke standard; do run "$KVQ" run --subject ref-fast --vectors "$fam-$lv.vec" -o "$fam-$lv.res"; done
 done
 for fam in kivi cert; do
@@ -48,6 +49,11 @@ for fam in kivi cert; do
   done
   report "rep-$fam-recip_mul-exact" "$v" "$SUBJ/recip_mul.so" --level exact
   report "rep-$fam-recip_mul-bounded" "$v" "$SUBJ/recip_mul.so" --level bounded
+done
+report rep-sage-ref-fast sage-standard.vec ref-fast
+for s in sage_ties_away_int4 sage_per_warp sage_smooth_k_block sage_e5m2_for_e4m3 sage_fp8_nan_at_bound \
+         sage_fp8_overflow_swapped; do
+  report "rep-sage-$s" sage-standard.vec "$SUBJ/$s.so"
 done
 KVQ_MISBEHAVE=crash report rep-kivi-misbehave-crash kivi-smoke-sh5of16.vec "$SUBJ/misbehave.so"
 report rep-cert-misbehave cert-smoke.vec "$SUBJ/misbehave.so"

@@ -7,7 +7,8 @@
 # passes, a v1 subject is skipped, the midpoint and unsound subjects fail).  SPEC: [VEC-GEN-01] [VER-EXIT-01]
 # [VER-RUN-01] [VER-RUN-02] [VER-RUN-04] [VER-CLI-02] [VER-CLI-03] [VER-CLI-04] [VER-ST-01]
 # [VER-CASE-02] [VER-OUT-01] [TEST-NEG-01] [TEST-SKIP-01] [TEST-REF-01] [POL-TIE-01] [LAY-PACK-01] [KIVI-B-02]
-# [API-SUBJ-07] [VEC-CERT-08] [CERT-VAR-02] [CERT-VAR-03]
+# [API-SUBJ-07] [VEC-CERT-08] [CERT-VAR-02] [CERT-VAR-03]; the SAGE family at the end (ref-fast passes,
+# the wrong subjects fail naming the requirement).
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build for the quick checks
@@ -332,5 +333,103 @@ for seed in 1 2 3 0x6b7671; do
 done
 expect 1 "binary64-dequantizing subject FAILS exact (standard)" -- $KVQR verify --vectors "$T/std.vec" --subject "$SUBJ/deq_double.so" --level exact
 grep_out 'FAIL [^ ]*-deq-midpoint .*deq: .*expected 0x[0-9a-f]{8}.*got 0x[0-9a-f]{8}' "deq-midpoint failure shown in hex"
+
+# ---- SAGE family.  SPEC: [VEC-SAGE-01] [VEC-SAGE-02] [VEC-SAGE-03] [VEC-SAGE-04] [VEC-SAGE-05]
+# [VEC-SAGE-06] [SAGE-BAD-01] [SAGE-SM-03] [SAGE-MAP-03] [SAGE-Q-03] [SAGE-Q-04] [SAGE-P-03]
+# [SAGE-V-03] [SAGE-LEM-05] [SAGE-LEM-06] [SAGE-FLAG-01]
+expect 0 "gen sage smoke" -- $KVQ gen --family sage --level smoke -o "$T/g.vec"
+expect 0 "gen sage smoke again" -- $KVQ gen --family sage --level smoke -o "$T/g2.vec"
+if cmp -s "$T/g.vec" "$T/g2.vec"; then ok "sage gen is deterministic"; else bad "sage gen is not deterministic"; fi
+expect 0 "gen sage shard 0/2" -- $KVQ gen --family sage --level smoke --shard 0/2 -o "$T/gsh0.vec"
+expect 0 "gen sage shard 1/2" -- $KVQ gen --family sage --level smoke --shard 1/2 -o "$T/gsh1.vec"
+if diff <(grep '^case' "$T/g.vec" | sort) <(cat "$T"/gsh?.vec | grep '^case' | sort) >/dev/null; then
+  ok "sage shards partition the full set"; else bad "sage shards differ from the full set"; fi
+for op in sage-qk sage-p sage-v sage-ds; do
+  if grep -q "op=$op .*status=0" "$T/g.vec" && grep -Eq "op=$op .*status=[1-9]" "$T/g.vec"; then
+    ok "sage smoke has $op cases with status 0 and error cases"; else bad "sage smoke lacks $op cases"; fi
+done
+if grep '^case' "$T/g.vec" | grep -vq ' level=exact '; then bad "a sage case is not exact"; else ok "every sage case is exact [VEC-SAGE-01]"; fi
+expect 0 "ref-fast passes sage smoke" -- $KVQ verify --vectors "$T/g.vec" --subject ref-fast --junit "$T/g.xml"
+grep_out '^[1-9][0-9]* passed, 0 failed$' "sage smoke: N passed, 0 failed, nothing skipped"
+if grep -q 'classname="sage.exact"' "$T/g.xml"; then ok "JUnit names the sage family"; else bad "sage JUnit classname"; fi
+expect 0 "gen sage standard" -- $KVQR gen --family sage --level standard -o "$T/gstd.vec"
+for lv in exact bounded; do for f in g gstd; do
+  if [ $lv = exact ]; then
+    expect 0 "ref-fast passes sage $f at the exact level" -- $KVQR verify --vectors "$T/$f.vec" --subject ref-fast --level exact
+    grep_out '^[1-9][0-9]* passed, 0 failed$' "sage $f exact: N passed, 0 failed, nothing skipped"
+  else # spec/sage.md defines no bounded level: nothing to select, never a pass
+    expect 1 "sage $f has no bounded case" -- $KVQR verify --vectors "$T/$f.vec" --subject ref-fast --level bounded
+    grep_out 'cases of other levels not selected' "sage $f bounded: every case deselected"
+  fi
+done; done
+# the bad-input table's statuses [SAGE-BAD-01], as the exact path decides them
+while read -r cls st; do
+  if grep -Eq "^case id=sage-std-[0-9]+-err-$cls .* status=$st( |$)" "$T/gstd.vec"; then ok "error case $cls expects status $st"
+  else bad "error case $cls: not status $st"; fi
+done <<'TAB'
+qk-nan 1
+qk-inf 1
+qk-above-2p48 3
+qk-dim96 2
+qk-empty 2
+qk-bits3 3
+qk-block100 3
+qk-seg0 3
+p-negative 3
+p-above-1 3
+p-nan 1
+p-inf 1
+p-rows0 2
+v-nan 1
+v-ninf 1
+v-dim32 2
+v-empty 2
+ds-nan 1
+ds-tau0 3
+ds-tau-inf 1
+ds-above-2p51 3
+ds-rows0 3
+ds-dim96 2
+TAB
+# coverage the wrong subjects below rely on
+for want in 'op=sage-qk role=q bits=4 gran=thread .* rounding=paper .* ties=even .*status=0 flags=0x00000001' \
+            'op=sage-qk role=k bits=8 gran=block .* rounding=public ' 'op=sage-qk .* gran=warp .* ties=away ' \
+            'op=sage-p fmt=e5m2 .* overflow=nan ' 'op=sage-v fmt=e4m3 .* overflow=nan .* flags=0x00000001' \
+            'op=sage-ds rows=[2-9] '; do
+  grep -Eq "^case [^ ]* level=exact $want" "$T/gstd.vec" && ok "sage standard has: $want" || bad "sage standard lacks: $want"
+done
+# results-file mode: a flipped code digit of a sage-qk result fails exactly that case
+expect 0 "run ref-fast on sage smoke" -- $KVQ run --subject ref-fast --vectors "$T/g.vec" -o "$T/g.res"
+expect 0 "verify the sage results file" -- $KVQ verify --vectors "$T/g.vec" --results "$T/g.res"
+awk 'BEGIN{d=0} /^result .*-qk-.* codes=[0-9a-f]/ && !d { i=index($0," codes=")+7; c=substr($0,i,1); r=(c=="0")?"1":"0"; $0=substr($0,1,i-1) r substr($0,i+1); d=1 } {print}' "$T/g.res" > "$T/gbad.res"
+expect 1 "a corrupted sage code fails" -- $KVQ verify --vectors "$T/g.vec" --results "$T/gbad.res"
+grep_out '^[0-9]+ passed, 1 failed$' "exactly one sage case fails"
+grep_out 'FAIL [^ ]*-qk-.*codes: .*\[SAGE-Q-0[35]\]' "the corrupted code names its requirement"
+# a subject without SAGE entries: every case SKIPPED, never passed [VER-REG-03]
+expect 1 "a subject without SAGE entries: sage cases skipped" -- $KVQ verify --vectors "$T/g.vec" --subject "$SUBJ/cert_keys_only.so"
+grep_out '^0 passed, 0 failed, [1-9][0-9]* skipped$' "no SAGE entry: skips, never passes"
+# must-fail subjects, each failing with the requirement it violates named
+sage_fails() { # SUBJECT DESCRIPTION PATTERN-EVERY-FAIL-MATCHES PATTERN-SOME-FAIL-MATCHES
+  expect 1 "$2 FAILS (standard)" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/$1.so" --max-show 1000
+  grep_out "$4" "$2: the failure names the requirement"
+  if grep -E '^  FAIL ' "$T/out" | grep -Evq -- "$3"; then bad "$2: a case outside its defect fails"; grep -E '^  FAIL ' "$T/out" | grep -Ev -- "$3" | head -3 | cut -c1-300
+  else ok "$2: only the cases its defect reaches fail"; fi
+}
+sage_fails sage_ties_away_int4 "INT4 ties away under ties=even" \
+  '-qk-ties \[exact, [qk] INT4 [a-z]+ .* paper ' 'FAIL [^ ]*-qk-ties .*codes: .*\[SAGE-Q-03\] \(ties even\) \[POL-TIE-01\]'
+sage_fails sage_per_warp "per-warp scales where per-thread is declared" \
+  '\[exact, [qk] INT[48] thread ' 'FAIL [^ ]*-qk-[^ ]* \[exact, [qk] INT[48] thread .*scale\[slot [0-9]+\]: .*\[SAGE-MAP-03\] \(gran thread\)'
+sage_fails sage_smooth_k_block "K smoothed with block means" \
+  '-qk-.*\[exact, [qk] INT[48] .* seg=([0-9]{3,}|[7-9][0-9]|6[5-9]) ' 'FAIL [^ ]*-qk-[^ ]* \[exact, k .*mean: .*\[SAGE-SM-03\]'
+sage_fails sage_e5m2_for_e4m3 "E5M2 where E4M3 is declared" \
+  '-[pv]-e4m3 ' 'FAIL [^ ]*-v-e4m3 .*scale\[channel [0-9]+\]: .*\(fmt e4m3, F = 448\) \[SAGE-P-03\]'
+grep_out 'FAIL [^ ]*-p-e4m3 .*codes: .*\(fmt e4m3, F = 448\) \[SAGE-P-03\]' "E5M2 for E4M3: sage-p failure names [SAGE-P-03]"
+sage_fails sage_fp8_nan_at_bound "NaN at F under the NaN overflow policy" \
+  'overflow nan: ' 'FAIL [^ ]*-p-e[45]m[23] .*codes: .*overflow nan: no conversion overflows\) \[SAGE-LEM-06\]'
+grep_out 'FAIL [^ ]*-v-e[45]m[23] .*codes: .*overflow nan: no conversion overflows\) \[SAGE-LEM-05\]' "NaN at F: sage-v failure names [SAGE-LEM-05]"
+sage_fails sage_fp8_overflow_swapped "overflow rules swapped (NaN under saturate)" \
+  'overflow saturate: ' 'FAIL [^ ]*-[pv]-e[45]m[23] .*codes: .*overflow saturate: no conversion overflows\) \[SAGE-LEM-0[56]\]'
+# saturating whatever the policy says cannot be observed: no SAGE conversion overflows
+expect 0 "saturate-always subject PASSES sage standard ([SAGE-BAD-01] row 15)" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/sage_fp8_saturate_always.so"
 
 finish vectors.sh

@@ -747,6 +747,116 @@ _CERT_STEP_FIELDS = _CERT_HEAD[:3] + [_f("variant", "enum", "opt", names=_CERT_V
     _f("v", "a_f32", count=_c_nd),
 ]
 
+# SAGE [VEC-SAGE-02], [VEC-SAGE-03] (kvq_sage_layout.h: shapes, the slot counts of [SAGE-MAP-03]).
+
+_S_ROLES = ("q", "k")
+_S_GRANS = ("thread", "warp", "block")
+_S_ROUNDINGS = ("paper", "public")
+_S_FMTS = ("e4m3", "e5m2")
+_S_MAX = 1 << 24
+
+
+def _s_shape_ok(v):
+    return 1 <= v["tokens"] <= _S_MAX and v["dim"] in (64, 128)
+
+
+def _s_smooth_ok(v):
+    return _s_shape_ok(v) and 1 <= v["seg"] <= _S_MAX
+
+
+def _s_qk_ok(v):
+    b, cw = v["block"], v["warps"]
+    if v["bits"] not in (4, 8):
+        return False
+    if v["role"] == "q":
+        return 1 <= cw <= 16 and 16 * cw <= b <= 1024 and b % (16 * cw) == 0
+    return cw == 1 and 32 <= b <= 1024 and b % 32 == 0
+
+
+def _s_qk_valid(v):
+    return _s_smooth_ok(v) and _s_qk_ok(v)
+
+
+def _s_nd(v):
+    return v["tokens"] * v["dim"]
+
+
+def _s_mean(v):
+    return -(-v["tokens"] // v["seg"]) * v["dim"] if _s_smooth_ok(v) else 0
+
+
+def _s_scales(v):
+    if not _s_qk_valid(v):
+        return 0
+    g, cw = v["gran"], v["warps"]
+    per = ({"thread": 8 * cw, "warp": cw, "block": 1} if v["role"] == "q"
+           else {"thread": 4, "warp": 1, "block": 1})[g]
+    return -(-v["tokens"] // v["block"]) * per
+
+
+def _s_code_bytes(v):
+    return _s_nd(v) * v["bits"] // 8 if _s_qk_valid(v) else 0
+
+
+def _s_p_valid(v):
+    return 1 <= v["rows"] <= _S_MAX and 1 <= v["cols"] <= _S_MAX
+
+
+def _s_rc(v):
+    return v["rows"] * v["cols"]
+
+
+def _s_ds_valid(v):
+    return _s_shape_ok(v) and 1 <= v["rows"] <= _S_MAX
+
+
+def _s_check(v):
+    op = v["op"]
+    if op == "sage-p":
+        sizes = [_s_rc(v)]
+    elif op == "sage-ds":
+        sizes = [_s_nd(v), v["rows"] * v["dim"], v["rows"] * v["tokens"]]
+    else:
+        sizes = [_s_nd(v)]
+    if max(sizes) > MAX_FILE_ELEMS:
+        return "an array exceeds %d values" % MAX_FILE_ELEMS
+    ok = {"sage-qk": _s_qk_valid, "sage-p": _s_p_valid, "sage-v": _s_shape_ok, "sage-ds": _s_ds_valid}[op](v)
+    if v["status"] == 0 and not ok:
+        return "parameters or shape not valid for a status-0 case"
+    return None
+
+
+_S_HEAD = [_f("id", "id", "case"), _f("level", "enum", "case", names=_LEVELS), _f("op", "op", "case")]
+_SAGE_QK_FIELDS = _S_HEAD + [
+    _f("role", "enum", names=_S_ROLES), _f("bits", "u32"), _f("gran", "enum", names=_S_GRANS),
+    _f("block", "u32"), _f("warps", "u32"), _f("rounding", "enum", names=_S_ROUNDINGS), _f("seg", "u32"),
+    _f("tokens", "u32"), _f("dim", "u32"),
+] + _POLICY + [
+    _f("status", "status", "case"), _f("flags", "flags", "case"), _f("x", "a_f32", count=_s_nd),
+    _f("mean", "a_f32", "exp", _s_mean), _f("scale", "a_f32", "exp", _s_scales),
+    _f("codes", "a_u8", "exp", _s_code_bytes),
+]
+_SAGE_P_FIELDS = _S_HEAD + [
+    _f("fmt", "enum", names=_S_FMTS), _f("rows", "u32"), _f("cols", "u32"),
+] + _POLICY + [
+    _f("status", "status", "case"), _f("flags", "flags", "case"), _f("p", "a_f32", count=_s_rc),
+    _f("codes", "a_u8", "exp", lambda v: _s_rc(v) if _s_p_valid(v) else 0),
+    _f("rowsum", "a_f32", "exp", lambda v: v["rows"] if _s_p_valid(v) else 0),
+]
+_SAGE_V_FIELDS = _S_HEAD + [
+    _f("fmt", "enum", names=_S_FMTS), _f("tokens", "u32"), _f("dim", "u32"),
+] + _POLICY + [
+    _f("status", "status", "case"), _f("flags", "flags", "case"), _f("v", "a_f32", count=_s_nd),
+    _f("scale", "a_f32", "exp", lambda v: v["dim"] if _s_shape_ok(v) else 0),
+    _f("codes", "a_u8", "exp", lambda v: _s_nd(v) if _s_shape_ok(v) else 0),
+]
+_SAGE_DS_FIELDS = _S_HEAD + [
+    _f("rows", "u32"), _f("tokens", "u32"), _f("dim", "u32"), _f("tau", "f32"),
+    _f("status", "status", "case"), _f("qm", "a_f32", count=lambda v: v["rows"] * v["dim"]),
+    _f("ks", "a_f32", count=_s_nd),
+    _f("ds", "a_f32", "exp", lambda v: v["rows"] * v["tokens"] if _s_ds_valid(v) else 0),
+]
+
 _OPS = {
     "kivi-quant": _Op("kivi-quant", "kivi", _KIVI_FIELDS, ("flags", "codes", "scale", "zero", "deq"),
                       _LEVELS, _k_check, lambda v: (0, code_max(v["bits"]))),
@@ -758,8 +868,15 @@ _OPS = {
     "cert-step": _Op("cert-step", "cert", _CERT_STEP_FIELDS,
                      ("out", "sel", "prom", "rec", "decl", "delta1"), ("bounded",), _c_check,
                      lambda v: (0, 255)),
+    "sage-qk": _Op("sage-qk", "sage", _SAGE_QK_FIELDS, ("flags", "mean", "scale", "codes"), ("exact",),
+                   _s_check, lambda v: (0, 255)),
+    "sage-p": _Op("sage-p", "sage", _SAGE_P_FIELDS, ("flags", "codes", "rowsum"), ("exact",), _s_check,
+                  lambda v: (0, 255)),
+    "sage-v": _Op("sage-v", "sage", _SAGE_V_FIELDS, ("flags", "scale", "codes"), ("exact",), _s_check,
+                  lambda v: (0, 255)),
+    "sage-ds": _Op("sage-ds", "sage", _SAGE_DS_FIELDS, ("ds",), ("exact",), _s_check, lambda v: (0, 255)),
 }
-_FAMILIES = ("kivi", "cert")
+_FAMILIES = ("kivi", "cert", "sage")
 _LEVEL_SETS = ("smoke", "standard")
 
 

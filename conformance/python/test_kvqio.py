@@ -368,7 +368,7 @@ class _Generated(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory(prefix="kvqio-test.")
         cls.dir = cls.tmp.name
         cls.vec = {}
-        for fam in ("kivi", "cert"):
+        for fam in ("kivi", "cert", "sage"):
             path = os.path.join(cls.dir, fam + "-smoke.vec")
             rc, out = kvq("gen", "--family", fam, "--level", "smoke", "-o", path)
             if rc != 0:
@@ -422,6 +422,25 @@ class RoundTrip(_Generated):
             if "-paper-" in c.id:
                 self.assertEqual(c["variant"], "paper")
 
+    def test_sage_smoke(self):
+        # [VEC-SAGE-02] [VEC-SAGE-03]: every SAGE operation, exact only, arrays sized by the layout
+        vf = self.check_file(self.vec["sage"], "sage")
+        self.assertEqual({c.op for c in vf}, {"sage-qk", "sage-p", "sage-v", "sage-ds"})
+        self.assertEqual({c.level for c in vf}, {"exact"})
+        qk = [c for c in vf if c.op == "sage-qk" and c.status == 0]
+        self.assertEqual({c["role"] for c in qk}, {"q", "k"})
+        self.assertEqual({c["bits"] for c in qk}, {4, 8})
+        for c in qk:
+            self.assertEqual(len(c["codes"]), c["tokens"] * c["dim"] * c["bits"] // 8)
+            self.assertEqual(len(c["mean"]), -(-c["tokens"] // c["seg"]) * c["dim"])
+        c = next(c for c in qk if c["role"] == "k" and c["gran"] == "thread")
+        self.assertEqual(len(c["scale"]), -(-c["tokens"] // c["block"]) * 4)     # [SAGE-MAP-05]
+        self.assertTrue(any(c.status != 0 for c in vf if c.op == "sage-ds"))
+        line = next(l for l in open(self.vec["sage"]) if " op=sage-p " in l)
+        with self.assertRaises(kvqio.FormatError):   # a SAGE case is judged at the exact level only
+            kvqio.parse_vectors("".join(open(self.vec["sage"]).readlines()[:5]) +
+                                line.replace(" level=exact ", " level=bounded "))
+
     def test_cert_legacy_steps_are_sparse(self):
         # a file of kvq 0.3 has no variant field: its steps are sparse [CERT-VAR-02]
         with open(self.vec["cert"]) as fh:
@@ -435,7 +454,7 @@ class RoundTrip(_Generated):
 
     def test_rewrite_whole_file(self):
         # header + re-encoded cases + end line is the file kvq wrote
-        for fam in ("kivi", "cert"):
+        for fam in ("kivi", "cert", "sage"):
             vf = kvqio.read_vectors(self.vec[fam])
             with open(self.vec[fam]) as fh:
                 self.assertEqual(vf.to_text(), fh.read())
@@ -478,7 +497,7 @@ class Strict(_Generated):
         self.assertBad(L[:2] + L[3:], 3, "expected header line 'levels")
         self.assertBad(L[:3] + ["seed 0x6b7671"] + L[4:], 4, "seed must be")
         self.assertBad(L[:4] + L[5:], 5, "expected header line 'generator")
-        self.assertBad(L[:1] + ["family sage"] + L[2:], 2, "unknown family")
+        self.assertBad(L[:1] + ["family nope"] + L[2:], 2, "unknown family")
         self.assertBad(L[:5], 5, "no cases")
         self.assertBad(L[:3], 3, "missing header line 'seed'")
         with self.assertRaises(FormatError):

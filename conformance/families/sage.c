@@ -1,0 +1,531 @@
+/*
+ * families/sage.c -- the SAGE family: sage-qk, sage-p, sage-v and sage-ds,
+ * their schemas, subject calls and judges (spec/sage.md, spec/vectors.md
+ * [VEC-SAGE-01..06]).
+ *
+ * Every SAGE operation is pinned to one binary32 sequence; spec/sage.md
+ * defines the exact level only ("Exact level and what it compares"), so
+ * each operation allows the exact level only: status, every output array bit
+ * for bit, then the flags word.  A mismatch names the field and the
+ * requirement of spec/sage.md it violates [VEC-SAGE-05].
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvq_bits.h"
+#include "sage.h"
+#include "vecio.h"
+
+#define MAX_FILE_ELEMS ((uint64_t)1 << 24)
+
+static const kvq_sage_in *in_of(const kvq_case *c)
+{
+    return c->in;
+}
+
+/* Each operation's parameters and shape are valid (its outputs exist only then). */
+static int qk_valid(const kvq_case *c)
+{
+    const kvq_sage_in *in = in_of(c);
+    return kvq_sage_shape_ok(&in->shape) && kvq_sage_qk_ok(&in->qk) && in->seg >= 1u &&
+           in->seg <= KVQ_SAGE_MAX_TOKENS;
+}
+
+static int p_valid(const kvq_case *c)
+{
+    const kvq_sage_in *in = in_of(c);
+    return in->rows >= 1u && in->rows <= KVQ_SAGE_MAX_ROWCOL && in->cols >= 1u &&
+           in->cols <= KVQ_SAGE_MAX_ROWCOL && in->fmt <= KVQ_SAGE_FP8_E5M2;
+}
+
+static int v_valid(const kvq_case *c)
+{
+    return kvq_sage_shape_ok(&in_of(c)->shape) && in_of(c)->fmt <= KVQ_SAGE_FP8_E5M2;
+}
+
+static int ds_valid(const kvq_case *c)
+{
+    const kvq_sage_in *in = in_of(c);
+    return kvq_sage_shape_ok(&in->shape) && in->rows >= 1u && in->rows <= KVQ_SAGE_MAX_ROWCOL;
+}
+
+/* ---- counts -------------------------------------------------------------------- */
+
+static uint64_t n_nd(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return (uint64_t)in_of(c)->shape.tokens * in_of(c)->shape.dim;
+}
+
+static uint64_t n_rc(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return (uint64_t)in_of(c)->rows * in_of(c)->cols;
+}
+
+static uint64_t n_qm(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return (uint64_t)in_of(c)->rows * in_of(c)->shape.dim;
+}
+
+static uint64_t n_out_nd(const kvq_case *c, const void *rec)
+{
+    return v_valid(c) ? n_nd(c, rec) : 0u;
+}
+
+static uint64_t n_out_rc(const kvq_case *c, const void *rec)
+{
+    return p_valid(c) ? n_rc(c, rec) : 0u;
+}
+
+static uint64_t n_out_rows(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return p_valid(c) ? in_of(c)->rows : 0u;
+}
+
+static uint64_t n_out_dim(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return v_valid(c) ? in_of(c)->shape.dim : 0u;
+}
+
+/* The means exist when the smoothing's parameters are valid: a sage-qk case
+ * that the quantizer rejects has smoothed (and written its means) first. */
+static uint64_t n_mean(const kvq_case *c, const void *rec)
+{
+    const kvq_sage_in *in = in_of(c);
+    (void)rec;
+    return kvq_sage_shape_ok(&in->shape) && in->seg >= 1u && in->seg <= KVQ_SAGE_MAX_TOKENS ? (uint64_t)kvq_sage_mean_rows(in->shape.tokens, in->seg) * in->shape.dim
+                                  : 0u;
+}
+
+static uint64_t n_scales(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return qk_valid(c) ? kvq_sage_scale_count(&in_of(c)->shape, &in_of(c)->qk) : 0u;
+}
+
+static uint64_t n_code_bytes(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return qk_valid(c) ? kvq_sage_code_bytes(&in_of(c)->shape, in_of(c)->qk.bits) : 0u;
+}
+
+static uint64_t n_ds(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return ds_valid(c) ? (uint64_t)in_of(c)->rows * in_of(c)->shape.tokens : 0u;
+}
+
+/* The arrays of a case read from a file fit, and a status-0 case is valid. */
+static int check_sizes(const kvq_case *c, int valid, uint64_t n, char *msg, size_t len)
+{
+    if (n > MAX_FILE_ELEMS) {
+        snprintf(msg, len, "an array exceeds %llu values", (unsigned long long)MAX_FILE_ELEMS);
+        return 0;
+    }
+    if (c->status == KVQ_OK && !valid) {
+        snprintf(msg, len, "parameters or shape not valid for a status-0 case");
+        return 0;
+    }
+    return 1;
+}
+
+static int check_qk(const kvq_case *c, char *msg, size_t len)
+{
+    return check_sizes(c, qk_valid(c), n_nd(c, NULL), msg, len);
+}
+
+static int check_p(const kvq_case *c, char *msg, size_t len)
+{
+    return check_sizes(c, p_valid(c), n_rc(c, NULL), msg, len);
+}
+
+static int check_v(const kvq_case *c, char *msg, size_t len)
+{
+    return check_sizes(c, v_valid(c), n_nd(c, NULL), msg, len);
+}
+
+static int check_ds(const kvq_case *c, char *msg, size_t len)
+{
+    uint64_t n = n_nd(c, NULL), q = n_qm(c, NULL), d = (uint64_t)in_of(c)->rows * in_of(c)->shape.tokens;
+    return check_sizes(c, ds_valid(c), n > q ? (n > d ? n : d) : (q > d ? q : d), msg, len);
+}
+
+static const char *const ROLES[] = { "q", "k" };
+static const char *const GRANS[] = { "thread", "warp", "block" };
+static const char *const ROUNDINGS[] = { "paper", "public" };
+static const char *const FMTS[] = { "e4m3", "e5m2" };
+
+static const char *name_of(const char *const *names, uint32_t n, uint32_t v)
+{
+    return v < n ? names[v] : "?";
+}
+
+static void describe_qk(const kvq_case *c, char *buf, size_t len)
+{
+    const kvq_sage_in *in = in_of(c);
+    snprintf(buf, len, "%s INT%u %s b=%u cw=%u %s seg=%u N=%u d=%u", name_of(ROLES, 2, in->qk.role),
+             in->qk.bits, name_of(GRANS, 3, in->qk.gran), in->qk.block, in->qk.warps,
+             name_of(ROUNDINGS, 2, in->qk.rounding), in->seg, in->shape.tokens, in->shape.dim);
+}
+
+static void describe_p(const kvq_case *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %ux%u", name_of(FMTS, 2, in_of(c)->fmt), in_of(c)->rows, in_of(c)->cols);
+}
+
+static void describe_v(const kvq_case *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s N=%u d=%u", name_of(FMTS, 2, in_of(c)->fmt), in_of(c)->shape.tokens,
+             in_of(c)->shape.dim);
+}
+
+static void describe_ds(const kvq_case *c, char *buf, size_t len)
+{
+    const kvq_sage_in *in = in_of(c);
+    snprintf(buf, len, "rows=%u N=%u d=%u tau=%a", in->rows, in->shape.tokens, in->shape.dim, (double)in->tau);
+}
+
+/* ---- calls ------------------------------------------------------------------------ */
+
+/* Smooth with the case's segment, then quantize the smoothed values. */
+static int call_qk(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_qk_out *o = outp;
+    kvq_sage_smooth_v1_fn smooth = (kvq_sage_smooth_v1_fn)fns[0];
+    kvq_sage_quantize_qk_v1_fn quantize = (kvq_sage_quantize_qk_v1_fn)fns[1];
+    uint64_t n = n_nd(c, NULL);
+    float *xs = malloc((size_t)(n ? n : 1) * sizeof *xs);
+    int st;
+    if (xs == NULL) return KVQ_E_NOMEM;
+    st = smooth(xs, o->mean, in->x, &in->shape, in->seg);
+    if (st == KVQ_OK) {
+        st = quantize(o->codes, o->scale, flags, xs, &in->shape, &in->qk, &c->pol);
+        /* the smoothing succeeded and wrote its means; what must be untouched
+         * [API-ERR-01] is what the failed quantization owns */
+        if (st != KVQ_OK) kvq_out_refill(c, o, "mean");
+    }
+    free(xs);
+    return st;
+}
+
+static int call_p(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_p_out *o = outp;
+    return ((kvq_sage_quantize_p_v1_fn)fns[0])(o->codes, o->rowsum, flags, in->x, in->rows, in->cols,
+                                               in->fmt, &c->pol);
+}
+
+static int call_v(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_v_out *o = outp;
+    return ((kvq_sage_quantize_v_v1_fn)fns[0])(o->codes, o->scale, flags, in->x, &in->shape, in->fmt,
+                                               &c->pol);
+}
+
+static int call_ds(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_ds_out *o = outp;
+    (void)flags;
+    return ((kvq_sage_delta_s_v1_fn)fns[0])(o->ds, in->qm, in->x, in->rows, &in->shape, in->tau);
+}
+
+/* ---- judges [VEC-SAGE-05] -------------------------------------------------------------- */
+
+/* Append the requirement a mismatch violates to the verdict's detail. */
+static void cite(kvq_verdict *v, const char *fmt, const char *a, const char *b)
+{
+    size_t len = strlen(v->detail);
+    if (len < sizeof v->detail) snprintf(v->detail + len, sizeof v->detail - len, fmt, a, b);
+}
+
+/* One output field, bit for bit; on a mismatch its requirement is appended. */
+static int field_ok(kvq_verdict *v, const kvq_case *c, const void *out, const char *key, const char *fmt,
+                    const char *a, const char *b)
+{
+    const kvq_field *f = kvq_op_output(c->op, key);
+    if (f == NULL || kvq_judge_field(v, c, f, c->exp, out)) return 1;
+    cite(v, fmt, a, b);
+    return 0;
+}
+
+static int flags_ok(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags, const char *req)
+{
+    uint32_t want = c->flags & ~KVQ_FLAG_AMBIGUOUS;
+    if (flags == want) return 1;
+    kvq_judge_flags_at(v, c, out, "flags", want, flags);
+    cite(v, " %s%s", req, "");
+    return 0;
+}
+
+static void judge_qk(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
+{
+    const kvq_sage_in *in = in_of(c);
+    int paper = in->qk.rounding == KVQ_SAGE_ROUND_PAPER;
+    if (!field_ok(v, c, out, "mean", in->qk.role == KVQ_SAGE_ROLE_K
+                      ? " [SAGE-SM-03] (K: one mean over all N tokens, seg=N) [SAGE-SM-01]%s%s"
+                      : " [SAGE-SM-04] (Q: seg %s) [SAGE-SM-01]%s",
+                  in->qk.role == KVQ_SAGE_ROLE_K ? "" : (in->seg == in->shape.tokens ? "per_head" : "per_block"),
+                  ""))
+        return;
+    if (!field_ok(v, c, out, "scale", " [SAGE-MAP-03] (gran %s) %s", name_of(GRANS, 3, in->qk.gran),
+                  paper ? "[SAGE-Q-02] [SAGE-Q-04]" : "[SAGE-Q-05]"))
+        return;
+    if (!field_ok(v, c, out, "codes", " %s%s [SAGE-Q-06]",
+                  paper ? "[SAGE-Q-03] " : "[SAGE-Q-05]",
+                  paper ? (c->pol.ties == KVQ_TIES_AWAY ? "(ties away) [POL-TIE-02]" : "(ties even) [POL-TIE-01]")
+                        : ""))
+        return;
+    if (!flags_ok(v, c, out, flags, "[SAGE-FLAG-01] [SAGE-Q-04]")) return;
+    v->outcome = KVQ_PASS;
+}
+
+static const char *fmt_req(const kvq_case *c)
+{
+    return in_of(c)->fmt == KVQ_SAGE_FP8_E5M2 ? "(fmt e5m2, F = 57344) [SAGE-P-03]"
+                                              : "(fmt e4m3, F = 448) [SAGE-P-03]";
+}
+
+static const char *overflow_req(const kvq_case *c, int v)
+{
+    if (c->pol.overflow == KVQ_OVERFLOW_NAN)
+        return v ? "(overflow nan: no conversion overflows) [SAGE-LEM-05]"
+                 : "(overflow nan: no conversion overflows) [SAGE-LEM-06]";
+    return v ? "(overflow saturate: no conversion overflows) [SAGE-LEM-05]"
+             : "(overflow saturate: no conversion overflows) [SAGE-LEM-06]";
+}
+
+static void judge_p(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
+{
+    if (!field_ok(v, c, out, "codes", " [SAGE-P-01] %s %s", fmt_req(c), overflow_req(c, 0))) return;
+    if (!field_ok(v, c, out, "rowsum", " [SAGE-P-02]%s%s", "", "")) return;
+    if (!flags_ok(v, c, out, flags, "[SAGE-P-04] [SAGE-FLAG-01]")) return;
+    v->outcome = KVQ_PASS;
+}
+
+static void judge_v(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
+{
+    if (!field_ok(v, c, out, "scale", " [SAGE-V-01] %s%s", fmt_req(c), "")) return;
+    if (!field_ok(v, c, out, "codes", " [SAGE-V-02] [SAGE-V-03] %s %s", fmt_req(c), overflow_req(c, 1)))
+        return;
+    if (!flags_ok(v, c, out, flags, "[SAGE-V-04] [SAGE-FLAG-01]")) return;
+    v->outcome = KVQ_PASS;
+}
+
+static void judge_ds(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
+{
+    (void)flags;
+    if (!field_ok(v, c, out, "ds", " [SAGE-DS-01]%s%s", "", "")) return;
+    v->outcome = KVQ_PASS;
+}
+
+/* ---- ref-fast's SAGE entries (the fast path returns kvq_status, an entry int) ---- */
+
+static int ref_smooth(float *xs, float *mean, const float *x, const kvq_sage_shape *shape, uint32_t seg)
+{
+    return kvq_sage_smooth(xs, mean, x, shape, seg);
+}
+
+static int ref_quantize_qk(uint8_t *codes, float *scale, uint32_t *flags, const float *x,
+                           const kvq_sage_shape *shape, const kvq_sage_qk *qk, const kvq_policy *pol)
+{
+    return kvq_sage_quantize_qk(codes, scale, flags, x, shape, qk, pol);
+}
+
+static int ref_quantize_p(uint8_t *codes, float *rowsum, uint32_t *flags, const float *p, uint32_t rows,
+                          uint32_t cols, uint32_t fmt, const kvq_policy *pol)
+{
+    return kvq_sage_quantize_p(codes, rowsum, flags, p, rows, cols, fmt, pol);
+}
+
+static int ref_quantize_v(uint8_t *codes, float *scale, uint32_t *flags, const float *v,
+                          const kvq_sage_shape *shape, uint32_t fmt, const kvq_policy *pol)
+{
+    return kvq_sage_quantize_v(codes, scale, flags, v, shape, fmt, pol);
+}
+
+static int ref_delta_s(float *ds, const float *qm, const float *ks, uint32_t rows,
+                       const kvq_sage_shape *kshape, float tau)
+{
+    return kvq_sage_delta_s(ds, qm, ks, rows, kshape, tau);
+}
+
+static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
+{
+    if (sigver != 1u) return NULL;
+    if (strcmp(entry, "sage_smooth") == 0) return (kvq_entry_fn)ref_smooth;
+    if (strcmp(entry, "sage_quantize_qk") == 0) return (kvq_entry_fn)ref_quantize_qk;
+    if (strcmp(entry, "sage_quantize_p") == 0) return (kvq_entry_fn)ref_quantize_p;
+    if (strcmp(entry, "sage_quantize_v") == 0) return (kvq_entry_fn)ref_quantize_v;
+    if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)ref_delta_s;
+    return NULL;
+}
+
+/* ---- schemas [VEC-SAGE-02..04] -------------------------------------------------------- */
+
+#define IN(m) .role = KVQ_ROLE_INPUT, .offset = offsetof(kvq_sage_in, m)
+#define SHAPE \
+    { .key = "tokens", .type = KVQ_FT_U32, IN(shape.tokens) }, \
+    { .key = "dim", .type = KVQ_FT_U32, IN(shape.dim) }
+#define FMT { .key = "fmt", .type = KVQ_FT_ENUM, IN(fmt), .names = FMTS, .nnames = 2 }
+
+#define QEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_qk_out, m)
+#define QOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_sage_qk_out, m)
+static const kvq_field QK_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
+    { .key = "role", .type = KVQ_FT_ENUM, IN(qk.role), .names = ROLES, .nnames = 2 },
+    { .key = "bits", .type = KVQ_FT_U32, IN(qk.bits) },
+    { .key = "gran", .type = KVQ_FT_ENUM, IN(qk.gran), .names = GRANS, .nnames = 3 },
+    { .key = "block", .type = KVQ_FT_U32, IN(qk.block) },
+    { .key = "warps", .type = KVQ_FT_U32, IN(qk.warps) },
+    { .key = "rounding", .type = KVQ_FT_ENUM, IN(qk.rounding), .names = ROUNDINGS, .nnames = 2 },
+    { .key = "seg", .type = KVQ_FT_U32, IN(seg) },
+    SHAPE, KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
+    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count = n_nd },
+    { .key = "mean", .type = KVQ_FT_A_F32, QEXP(mean), .count = n_mean },
+    { .key = "scale", .type = KVQ_FT_A_F32, QEXP(scale), .count = n_scales },
+    { .key = "codes", .type = KVQ_FT_A_U8, QEXP(codes), .count = n_code_bytes },
+    KVQ_F_OUT_FLAGS,
+    { .key = "mean", .type = KVQ_FT_A_F32, QOUT(mean), .count = n_mean, .cmp = KVQ_CMP_EXACT },
+    { .key = "scale", .type = KVQ_FT_A_F32, QOUT(scale), .count = n_scales, .cmp = KVQ_CMP_EXACT,
+      .unit = "slot" },
+    { .key = "codes", .type = KVQ_FT_A_U8, QOUT(codes), .count = n_code_bytes, .cmp = KVQ_CMP_EXACT },
+};
+
+#define PEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_p_out, m)
+#define POUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_sage_p_out, m)
+static const kvq_field P_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, FMT,
+    { .key = "rows", .type = KVQ_FT_U32, IN(rows) },
+    { .key = "cols", .type = KVQ_FT_U32, IN(cols) },
+    KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
+    { .key = "p", .type = KVQ_FT_A_F32, IN(x), .count = n_rc },
+    { .key = "codes", .type = KVQ_FT_A_U8, PEXP(codes), .count = n_out_rc },
+    { .key = "rowsum", .type = KVQ_FT_A_F32, PEXP(rowsum), .count = n_out_rows },
+    KVQ_F_OUT_FLAGS,
+    { .key = "codes", .type = KVQ_FT_A_U8, POUT(codes), .count = n_out_rc, .cmp = KVQ_CMP_EXACT },
+    { .key = "rowsum", .type = KVQ_FT_A_F32, POUT(rowsum), .count = n_out_rows, .cmp = KVQ_CMP_EXACT,
+      .unit = "row" },
+};
+
+#define VEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_v_out, m)
+#define VOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_sage_v_out, m)
+static const kvq_field V_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, FMT, SHAPE, KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
+    { .key = "v", .type = KVQ_FT_A_F32, IN(x), .count = n_nd },
+    { .key = "scale", .type = KVQ_FT_A_F32, VEXP(scale), .count = n_out_dim },
+    { .key = "codes", .type = KVQ_FT_A_U8, VEXP(codes), .count = n_out_nd },
+    KVQ_F_OUT_FLAGS,
+    { .key = "scale", .type = KVQ_FT_A_F32, VOUT(scale), .count = n_out_dim, .cmp = KVQ_CMP_EXACT,
+      .unit = "channel" },
+    { .key = "codes", .type = KVQ_FT_A_U8, VOUT(codes), .count = n_out_nd, .cmp = KVQ_CMP_EXACT },
+};
+
+#define DEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_ds_out, m)
+#define DOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_sage_ds_out, m)
+static const kvq_field DS_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
+    { .key = "rows", .type = KVQ_FT_U32, IN(rows) },
+    SHAPE,
+    { .key = "tau", .type = KVQ_FT_F32, IN(tau) },
+    KVQ_F_STATUS,
+    { .key = "qm", .type = KVQ_FT_A_F32, IN(qm), .count = n_qm },
+    { .key = "ks", .type = KVQ_FT_A_F32, IN(x), .count = n_nd },
+    { .key = "ds", .type = KVQ_FT_A_F32, DEXP(ds), .count = n_ds },
+    { .key = "ds", .type = KVQ_FT_A_F32, DOUT(ds), .count = n_ds, .cmp = KVQ_CMP_EXACT },
+};
+
+#define EXACT_ONLY KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT)
+
+const kvq_op kvq_op_sage_qk = {
+    .name = "sage-qk",
+    .family = &kvq_family_sage,
+    .summary = "smooth Q or K (segment means), then INT4/INT8 per thread, warp or block: means, scales, codes",
+    .fields = QK_FIELDS,
+    .nfields = KVQ_NELEMS(QK_FIELDS),
+    .in_size = sizeof(kvq_sage_in),
+    .out_size = sizeof(kvq_sage_qk_out),
+    .ref_size = 0,
+    .levels = EXACT_ONLY,
+    .entries = { { .name = "sage_smooth", .sigver = 1 }, { .name = "sage_quantize_qk", .sigver = 1 } },
+    .nentries = 2,
+    .check = check_qk,
+    .describe = describe_qk,
+    .call = call_qk,
+    .judge = judge_qk,
+};
+
+const kvq_op kvq_op_sage_p = {
+    .name = "sage-p",
+    .family = &kvq_family_sage,
+    .summary = "P~ in [0, 1] to FP8 (E4M3 or E5M2) by the static scale, with row sums",
+    .fields = P_FIELDS,
+    .nfields = KVQ_NELEMS(P_FIELDS),
+    .in_size = sizeof(kvq_sage_in),
+    .out_size = sizeof(kvq_sage_p_out),
+    .ref_size = 0,
+    .levels = EXACT_ONLY,
+    .entries = { { .name = "sage_quantize_p", .sigver = 1 } },
+    .nentries = 1,
+    .check = check_p,
+    .describe = describe_p,
+    .call = call_p,
+    .judge = judge_p,
+};
+
+const kvq_op kvq_op_sage_v = {
+    .name = "sage-v",
+    .family = &kvq_family_sage,
+    .summary = "V to FP8 (E4M3 or E5M2) with one scale per channel over all tokens",
+    .fields = V_FIELDS,
+    .nfields = KVQ_NELEMS(V_FIELDS),
+    .in_size = sizeof(kvq_sage_in),
+    .out_size = sizeof(kvq_sage_v_out),
+    .ref_size = 0,
+    .levels = EXACT_ONLY,
+    .entries = { { .name = "sage_quantize_v", .sigver = 1 } },
+    .nentries = 1,
+    .check = check_v,
+    .describe = describe_v,
+    .call = call_v,
+    .judge = judge_v,
+};
+
+const kvq_op kvq_op_sage_ds = {
+    .name = "sage-ds",
+    .family = &kvq_family_sage,
+    .summary = "the score correction dS = q_m K_s^T scaled by tau, per mean row and key token",
+    .fields = DS_FIELDS,
+    .nfields = KVQ_NELEMS(DS_FIELDS),
+    .in_size = sizeof(kvq_sage_in),
+    .out_size = sizeof(kvq_sage_ds_out),
+    .ref_size = 0,
+    .levels = EXACT_ONLY,
+    .entries = { { .name = "sage_delta_s", .sigver = 1 } },
+    .nentries = 1,
+    .check = check_ds,
+    .describe = describe_ds,
+    .call = call_ds,
+    .judge = judge_ds,
+};
+
+static const kvq_op *const OPS[] = { &kvq_op_sage_qk, &kvq_op_sage_p, &kvq_op_sage_v, &kvq_op_sage_ds };
+
+const kvq_family kvq_family_sage = {
+    .name = "sage",
+    .title = "SAGE",
+    .spec = "spec/sage.md",
+    .ops = OPS,
+    .nops = KVQ_NELEMS(OPS),
+    .gen_count = kvq_sage_gen_count,
+    .gen_case = kvq_sage_gen_case,
+    .ref_entry = ref_entry,
+};

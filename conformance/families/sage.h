@@ -1,0 +1,59 @@
+/*
+ * families/sage.h -- the SAGE family's case structs (spec/sage.md,
+ * spec/vectors.md [VEC-SAGE-01..06]).
+ */
+#ifndef KVQ_FAMILY_SAGE_H
+#define KVQ_FAMILY_SAGE_H
+
+#include "kvq.h"
+#include "kvq_sage.h"
+#include "registry.h"
+
+/* Inputs of every SAGE operation (each reads the fields its schema names):
+ * sage-qk: shape, qk, seg, x [N][d]; sage-p: rows, cols, fmt, x = p
+ * [rows][cols]; sage-v: shape, fmt, x = v [N][d]; sage-ds: shape (of the
+ * keys), rows, tau, qm [rows][d], x = ks [N][d]. */
+typedef struct kvq_sage_in {
+    kvq_sage_shape shape;
+    kvq_sage_qk qk;
+    uint32_t seg;
+    uint32_t fmt;
+    uint32_t rows, cols;
+    float tau;
+    float *x;
+    float *qm;
+} kvq_sage_in;
+
+/* sage-qk outputs [SAGE-SM-01..02] [SAGE-Q-01..07]: the smoothing means
+ * [R][d], the scales in slot order, the packed signed codes. */
+typedef struct kvq_sage_qk_out {
+    float *mean;
+    float *scale;
+    uint8_t *codes;
+} kvq_sage_qk_out;
+
+/* sage-p outputs [SAGE-P-01..04]: FP8 codes [rows][cols], row sums. */
+typedef struct kvq_sage_p_out {
+    uint8_t *codes;
+    float *rowsum;
+} kvq_sage_p_out;
+
+/* sage-v outputs [SAGE-V-01..04]: the d channel scales, FP8 codes [N][d]. */
+typedef struct kvq_sage_v_out {
+    float *scale;
+    uint8_t *codes;
+} kvq_sage_v_out;
+
+/* sage-ds outputs [SAGE-DS-01..02]: dS [rows][N]. */
+typedef struct kvq_sage_ds_out {
+    float *ds;
+} kvq_sage_ds_out;
+
+extern const kvq_family kvq_family_sage;
+extern const kvq_op kvq_op_sage_qk, kvq_op_sage_p, kvq_op_sage_v, kvq_op_sage_ds;
+
+/* Generation (sage_gen.c). */
+uint64_t kvq_sage_gen_count(const char *levels);
+kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k);
+
+#endif /* KVQ_FAMILY_SAGE_H */

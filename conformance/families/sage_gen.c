@@ -1,0 +1,432 @@
+/*
+ * families/sage_gen.c -- deterministic SAGE conformance vectors (spec/vectors.md
+ * [VEC-SAGE-06], [VEC-GEN-*]).
+ *
+ * Case k draws everything from its own generator, seeded from (seed, k), so a
+ * shard produces exactly the cases the full run has at its ordinals.  The
+ * ordinals: sage-qk cases, sage-p cases, sage-v cases, sage-ds cases, then one
+ * case of each error class of the bad-input table [SAGE-BAD-01].  The
+ * parameters that matter for coverage cycle with k (role, bits, granularity,
+ * rounding, tie rule and value distribution of sage-qk; format and overflow
+ * rule of sage-p and sage-v); shapes and values are drawn.  Expected outputs
+ * and statuses come from the exact path only (kvq_exact_sage.h); a lemma the
+ * exact path reports as failed makes generation fail.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvq_exact_sage.h"
+#include "kvq_rng.h"
+#include "sage.h"
+
+/* ---- solving with the exact path ------------------------------------------------- */
+
+static kvq_status lemma_failed(const kvq_case *c, uint32_t lem)
+{
+    fprintf(stderr, "kvq gen: case %s: the exact path reports failed SAGE lemma bits 0x%02x\n", c->id,
+            (unsigned)lem);
+    return KVQ_E_FORMAT;
+}
+
+/* The exact path's verdict and outputs; an error status drops the outputs. */
+static kvq_status solve(kvq_case *c)
+{
+    kvq_sage_in *in = c->in;
+    uint32_t lem = 0, lem2 = 0, flags = 0;
+    kvq_status st;
+    if (c->op == &kvq_op_sage_qk) {
+        kvq_sage_qk_out *ex = c->exp;
+        uint64_t n = (uint64_t)in->shape.tokens * in->shape.dim;
+        float *xs = malloc((size_t)(n ? n : 1) * sizeof *xs);
+        if (xs == NULL) return KVQ_E_NOMEM;
+        st = kvq_exact_sage_smooth(xs, ex->mean, &lem, in->x, &in->shape, in->seg);
+        if (st == KVQ_OK)
+            st = kvq_exact_sage_quantize_qk(ex->codes, ex->scale, &flags, &lem2, xs, &in->shape, &in->qk,
+                                            &c->pol);
+        free(xs);
+    } else if (c->op == &kvq_op_sage_p) {
+        kvq_sage_p_out *ex = c->exp;
+        st = kvq_exact_sage_quantize_p(ex->codes, ex->rowsum, &flags, &lem, in->x, in->rows, in->cols, in->fmt,
+                                       &c->pol);
+    } else if (c->op == &kvq_op_sage_v) {
+        kvq_sage_v_out *ex = c->exp;
+        st = kvq_exact_sage_quantize_v(ex->codes, ex->scale, &flags, &lem, in->x, &in->shape, in->fmt, &c->pol);
+    } else {
+        kvq_sage_ds_out *ex = c->exp;
+        st = kvq_exact_sage_delta_s(ex->ds, &lem, in->qm, in->x, in->rows, &in->shape, in->tau);
+    }
+    if (st == KVQ_E_NOMEM) return st;
+    if (st != KVQ_OK) {
+        kvq_case_drop_outputs(c);
+        c->status = st;
+        c->flags = 0;
+        return KVQ_OK;
+    }
+    if (lem | lem2) return lemma_failed(c, lem | lem2);
+    c->status = KVQ_OK;
+    c->flags = flags;
+    return KVQ_OK;
+}
+
+/* ---- sage-qk ----------------------------------------------------------------------- */
+
+enum { D_UNIFORM, D_NORMALISH, D_TIES, D_ZERO_SLOT, D_CONSTANT, D_EXTREME, D_COUNT };
+static const char *const DIST_NAMES[D_COUNT] = {
+    "uniform", "normalish", "ties", "zero-slot", "constant", "extreme",
+};
+
+/* Q blocks (b_q, c_w) and K blocks b_k drawn from [SAGE-MAP-02]'s valid values;
+ * the first of each is the default. */
+static const uint32_t QB[5][2] = { { 128, 4 }, { 64, 2 }, { 32, 1 }, { 64, 4 }, { 32, 2 } };
+static const uint32_t KB[3] = { 64, 32, 128 };
+
+/* Paired tokens (2i, 2i+1 = -2i) on a coarse grid: every column, and every
+ * segment of even length starting at an even token, sums to exactly 0, so the
+ * smoothing means are +0 and the quantizer sees x itself.  With one element of
+ * magnitude cmax*u per token every slot's maximum is cmax*u, its scale u
+ * ([SAGE-Q-02]) and the half-integer multiples of u are exact ties
+ * [SAGE-Q-03]. */
+static void fill_paired(float *x, uint32_t n, uint32_t d, uint32_t cmax, int ties, kvq_rng *r)
+{
+    float u = ldexpf(1.0f, (int)kvq_rng_below(r, 21) - 10);
+    for (uint32_t t = 0; t + 1u < n; t += 2u) {
+        float *a = x + (size_t)t * d, *b = a + d;
+        for (uint32_t c = 0; c < d; c++) {
+            int32_t j = ties ? (int32_t)kvq_rng_below(r, 4u * cmax + 1u) - (int32_t)(2u * cmax)
+                             : (int32_t)kvq_rng_below(r, 2001u) - 1000;
+            a[c] = ties ? (float)j * (u / 2.0f) : (float)j * u;
+        }
+        if (ties) a[kvq_rng_below(r, d)] = (kvq_rng_below(r, 2) ? 1.0f : -1.0f) * (float)cmax * u;
+        for (uint32_t c = 0; c < d; c++) b[c] = -a[c];
+    }
+}
+
+static void fill_qk(kvq_sage_in *in, int dist, kvq_rng *r)
+{
+    uint32_t n = in->shape.tokens, d = in->shape.dim, cmax = kvq_sage_cmax(in->qk.bits);
+    float *x = in->x;
+    switch (dist) {
+    case D_UNIFORM: case D_NORMALISH: {
+        /* channel biases (K's channel-wise outliers, what smoothing removes) */
+        float a = ldexpf(1.0f, (int)kvq_rng_below(r, 21) - 10);
+        for (uint32_t c = 0; c < d; c++) {
+            float bias = a * (kvq_rng_below(r, 8) == 0 ? 16.0f : 2.0f) * kvq_rng_sym(r);
+            for (uint32_t t = 0; t < n; t++)
+                x[(size_t)t * d + c] = bias + a * (dist == D_UNIFORM ? kvq_rng_sym(r)
+                                                   : kvq_rng_sym(r) + kvq_rng_sym(r) + kvq_rng_sym(r));
+        }
+        break;
+    }
+    case D_TIES:
+        fill_paired(x, n, d, cmax, 1, r);
+        break;
+    case D_ZERO_SLOT: {
+        /* one slot all zero (+0 and -0), with the partners of its tokens */
+        uint64_t s;
+        fill_paired(x, n, d, cmax, 0, r);
+        s = kvq_sage_scale_slot(&in->qk, kvq_rng_below(r, n));
+        for (uint32_t t = 0; t < n; t++) {
+            if (kvq_sage_scale_slot(&in->qk, t) != s && kvq_sage_scale_slot(&in->qk, t ^ 1u) != s) continue;
+            for (uint32_t c = 0; c < d; c++) x[(size_t)t * d + c] = kvq_rng_below(r, 2) ? -0.0f : 0.0f;
+        }
+        break;
+    }
+    case D_CONSTANT: {
+        /* every token the same row on a coarse grid: exact means, xs = +0 */
+        float u = ldexpf(1.0f, (int)kvq_rng_below(r, 21) - 10);
+        for (uint32_t c = 0; c < d; c++) x[c] = u * (float)((int32_t)kvq_rng_below(r, 511) - 255);
+        for (uint32_t t = 1; t < n; t++) memcpy(x + (size_t)t * d, x, d * sizeof *x);
+        break;
+    }
+    default: { /* D_EXTREME: values near the smoothing bound 2^48, or tiny ones
+                  whose groups fall under the zero-range rule */
+        int huge = (int)kvq_rng_below(r, 2);
+        for (size_t e = 0; e < (size_t)n * d; e++)
+            x[e] = huge ? ldexpf(kvq_rng_sym(r), 47 - (int)kvq_rng_below(r, 4))
+                        : ldexpf(kvq_rng_sym(r), -120 - (int)kvq_rng_below(r, 20));
+        break;
+    }
+    }
+}
+
+/* sage-qk case j.  Standard: j in mixed radix role (2) x bits (2) x gran (3)
+ * x rounding (2) x distribution (6), 144 cases; the tie rule even except for
+ * the warp granularity of paper-rounded cases, so every (role, bits) has a
+ * ties case at each rule.  Smoke: role x distribution x bits, the rest drawn. */
+static kvq_status make_qk(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
+{
+    kvq_rng r = { seed ^ (0xA0761D6478BD642Full * (k + 1u)) };
+    kvq_sage_in *in;
+    int dist;
+    uint32_t maxn = smoke ? 96u : 192u, b;
+    if (kvq_case_begin(c, &kvq_op_sage_qk) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    (void)kvq_rng_next(&r);
+    c->level = KVQ_LEVEL_EXACT;
+    c->pol = kvq_policy_default;
+    in->qk.role = j % 2u;
+    if (smoke) {
+        dist = (int)((j / 2u) % D_COUNT);
+        in->qk.bits = (j / 12u) % 2u ? 8u : 4u;
+        in->qk.gran = kvq_rng_below(&r, 3);
+        in->qk.rounding = kvq_rng_below(&r, 2);
+        c->pol.ties = kvq_rng_below(&r, 2);
+    } else {
+        in->qk.bits = (j / 2u) % 2u ? 8u : 4u;
+        in->qk.gran = (j / 4u) % 3u;
+        in->qk.rounding = (j / 12u) % 2u;
+        dist = (int)((j / 24u) % D_COUNT);
+        c->pol.ties = in->qk.gran == KVQ_SAGE_GRAN_WARP ? KVQ_TIES_AWAY : KVQ_TIES_EVEN;
+    }
+    if (in->qk.role == KVQ_SAGE_ROLE_Q) {
+        uint32_t q = kvq_rng_below(&r, 5);
+        in->qk.block = QB[q][0];
+        in->qk.warps = QB[q][1];
+    } else {
+        in->qk.block = KB[kvq_rng_below(&r, 3)];
+        in->qk.warps = 1u;
+    }
+    b = in->qk.block;
+    in->shape.dim = kvq_rng_below(&r, 2) ? 128u : 64u;
+    in->shape.tokens = 1u + kvq_rng_below(&r, b * 5u / 2u < maxn ? b * 5u / 2u : maxn);
+    if (dist == D_TIES || dist == D_ZERO_SLOT) in->shape.tokens += in->shape.tokens % 2u;
+    /* K: one mean over all tokens [SAGE-SM-03]; Q: per_head or per_block [SAGE-SM-04] */
+    in->seg = in->qk.role == KVQ_SAGE_ROLE_Q && kvq_rng_below(&r, 2) ? b : in->shape.tokens;
+    if (kvq_rng_below(&r, 6) == 0) c->pol.overflow = KVQ_OVERFLOW_NAN;
+    if (kvq_rng_below(&r, 6) == 0) c->pol.subnormal = KVQ_SUBNORMAL_DAZ;
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-qk-%s", tag, (unsigned long long)k, DIST_NAMES[dist]);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    fill_qk(in, dist, &r);
+    return solve(c);
+}
+
+/* ---- sage-p ------------------------------------------------------------------------- */
+
+/* A tile of P~: most rows have maximum exactly 1 (exp(0), the row maximum
+ * of the online softmax), the others lie below; some elements tiny (FP8
+ * subnormal codes and zeros), some +0 or -0, some rows all +0 [SAGE-BAD-01]
+ * row 14. */
+static void fill_p(float *p, uint32_t rows, uint32_t cols, kvq_rng *r)
+{
+    for (uint32_t i = 0; i < rows; i++) {
+        float *row = p + (size_t)i * cols;
+        uint32_t kind = kvq_rng_below(r, 8);
+        for (uint32_t j = 0; j < cols; j++) {
+            uint32_t w = kvq_rng_below(r, 16);
+            row[j] = kind == 0 ? 0.0f
+                   : w == 0 ? (kvq_rng_below(r, 2) ? -0.0f : 0.0f)
+                   : w < 4 ? ldexpf(kvq_rng_unit(r), -6 - (int)kvq_rng_below(r, 20))
+                           : kvq_rng_unit(r);
+        }
+        if (kind >= 2) row[kvq_rng_below(r, cols)] = 1.0f;
+    }
+}
+
+static kvq_status make_p(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
+{
+    kvq_rng r = { seed ^ (0xE7037ED1A0B428DBull * (k + 1u)) };
+    kvq_sage_in *in;
+    if (kvq_case_begin(c, &kvq_op_sage_p) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    (void)kvq_rng_next(&r);
+    c->level = KVQ_LEVEL_EXACT;
+    c->pol = kvq_policy_default;
+    in->fmt = j % 2u;
+    c->pol.overflow = (j / 2u) % 2u;
+    c->pol.ties = kvq_rng_below(&r, 2);
+    in->rows = 1u + kvq_rng_below(&r, smoke ? 16 : 32);
+    in->cols = 1u + kvq_rng_below(&r, smoke ? 64 : 128);
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-p-%s", tag, (unsigned long long)k, in->fmt ? "e5m2" : "e4m3");
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    fill_p(in->x, in->rows, in->cols, &r);
+    return solve(c);
+}
+
+/* ---- sage-v ------------------------------------------------------------------------- */
+
+/* Channels of their own magnitudes (V's channel-wise outliers), some all
+ * zero (+0 and -0), some so small that m/F < 2^-126 [SAGE-V-03]. */
+static void fill_v(float *v, uint32_t n, uint32_t d, kvq_rng *r)
+{
+    for (uint32_t c = 0; c < d; c++) {
+        uint32_t kind = kvq_rng_below(r, 16);
+        float a = ldexpf(1.0f, (int)kvq_rng_below(r, 40) - 20);
+        for (uint32_t t = 0; t < n; t++) {
+            float *e = v + (size_t)t * d + c;
+            if (kind == 0) *e = kvq_rng_below(r, 2) ? -0.0f : 0.0f;
+            else if (kind == 1) *e = ldexpf(kvq_rng_sym(r), -118 - (int)kvq_rng_below(r, 20));
+            else *e = a * kvq_rng_sym(r);
+        }
+    }
+}
+
+static kvq_status make_v(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
+{
+    kvq_rng r = { seed ^ (0xC2B2AE3D27D4EB4Full * (k + 1u)) };
+    kvq_sage_in *in;
+    if (kvq_case_begin(c, &kvq_op_sage_v) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    (void)kvq_rng_next(&r);
+    c->level = KVQ_LEVEL_EXACT;
+    c->pol = kvq_policy_default;
+    in->fmt = j % 2u;
+    c->pol.overflow = (j / 2u) % 2u;
+    c->pol.ties = kvq_rng_below(&r, 2);
+    in->shape.dim = kvq_rng_below(&r, 2) ? 128u : 64u;
+    in->shape.tokens = 1u + kvq_rng_below(&r, smoke ? 48 : 160);
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-v-%s", tag, (unsigned long long)k, in->fmt ? "e5m2" : "e4m3");
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    fill_v(in->x, in->shape.tokens, in->shape.dim, &r);
+    return solve(c);
+}
+
+/* ---- sage-ds ------------------------------------------------------------------------ */
+
+static float default_tau(uint32_t d)
+{
+    return d == 64u ? 0.125f : 0x1.6a09e6p-4f; /* RN32(1/sqrt(d)) */
+}
+
+static kvq_status make_ds(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
+{
+    kvq_rng r = { seed ^ (0x9FB21C651E98DF25ull * (k + 1u)) };
+    kvq_sage_in *in;
+    float a, b;
+    if (kvq_case_begin(c, &kvq_op_sage_ds) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    (void)kvq_rng_next(&r);
+    c->level = KVQ_LEVEL_EXACT;
+    in->shape.dim = j % 2u ? 128u : 64u;
+    in->shape.tokens = 1u + kvq_rng_below(&r, smoke ? 40 : 96);
+    in->rows = (j / 2u) % 2u ? 1u + kvq_rng_below(&r, 4) : 1u; /* per_block or per_head */
+    in->tau = kvq_rng_below(&r, 2) ? default_tau(in->shape.dim) : ldexpf(1.0f, -(int)kvq_rng_below(&r, 12));
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-ds", tag, (unsigned long long)k);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    a = ldexpf(1.0f, (int)kvq_rng_below(&r, 16) - 8);
+    b = ldexpf(1.0f, (int)kvq_rng_below(&r, 16) - 8);
+    for (uint64_t e = 0; e < (uint64_t)in->rows * in->shape.dim; e++) in->qm[e] = a * kvq_rng_sym(&r);
+    for (uint64_t e = 0; e < (uint64_t)in->shape.tokens * in->shape.dim; e++) in->x[e] = b * kvq_rng_sym(&r);
+    return solve(c);
+}
+
+/* ---- error cases [SAGE-BAD-01] ------------------------------------------------------------ */
+
+enum {
+    E_QK_NAN, E_QK_INF, E_QK_BIG, E_QK_DIM, E_QK_EMPTY, E_QK_BITS, E_QK_BLOCK, E_QK_SEG,
+    E_P_NEG, E_P_BIG, E_P_NAN, E_P_INF, E_P_ROWS,
+    E_V_NAN, E_V_NINF, E_V_DIM, E_V_EMPTY,
+    E_DS_NAN, E_DS_TAU0, E_DS_TAUINF, E_DS_BIG, E_DS_ROWS, E_DS_DIM,
+    E_COUNT
+};
+static const char *const ERR_NAMES[E_COUNT] = {
+    "qk-nan", "qk-inf", "qk-above-2p48", "qk-dim96", "qk-empty", "qk-bits3", "qk-block100", "qk-seg0",
+    "p-negative", "p-above-1", "p-nan", "p-inf", "p-rows0",
+    "v-nan", "v-ninf", "v-dim32", "v-empty",
+    "ds-nan", "ds-tau0", "ds-tau-inf", "ds-above-2p51", "ds-rows0", "ds-dim96",
+};
+
+static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
+{
+    kvq_rng r = { seed ^ (0xD6E8FEB86659FD93ull * (k + 1u)) };
+    const kvq_op *op = which <= E_QK_SEG ? &kvq_op_sage_qk : which <= E_P_ROWS ? &kvq_op_sage_p
+                     : which <= E_V_EMPTY ? &kvq_op_sage_v : &kvq_op_sage_ds;
+    kvq_sage_in *in;
+    uint64_t n, nq;
+    if (kvq_case_begin(c, op) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    (void)kvq_rng_next(&r);
+    c->level = KVQ_LEVEL_EXACT;
+    c->pol = kvq_policy_default;
+    in->shape.tokens = 40u;
+    in->shape.dim = 64u;
+    in->qk = kvq_sage_qk_default(KVQ_SAGE_ROLE_Q, 4u);
+    in->qk.block = 64u;
+    in->qk.warps = 2u;
+    in->seg = in->shape.tokens;
+    in->rows = 4u;
+    in->cols = 24u;
+    in->tau = default_tau(64u);
+    switch (which) {
+    case E_QK_DIM: case E_DS_DIM: in->shape.dim = 96u; break;
+    case E_QK_EMPTY: case E_V_EMPTY: in->shape.tokens = 0u; break;
+    case E_QK_BITS: in->qk.bits = 3u; break;
+    case E_QK_BLOCK: in->qk.block = 100u; break;
+    case E_QK_SEG: in->seg = 0u; break;
+    case E_P_ROWS: in->rows = 0u; break;
+    case E_V_DIM: in->shape.dim = 32u; break;
+    case E_DS_TAU0: in->tau = 0.0f; break;
+    case E_DS_TAUINF: in->tau = INFINITY; break;
+    case E_DS_ROWS: in->rows = 0u; break;
+    default: break;
+    }
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-err-%s", tag, (unsigned long long)k, ERR_NAMES[which]);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    n = op == &kvq_op_sage_p ? (uint64_t)in->rows * in->cols : (uint64_t)in->shape.tokens * in->shape.dim;
+    nq = op == &kvq_op_sage_ds ? (uint64_t)in->rows * in->shape.dim : 0u;
+    for (uint64_t e = 0; e < n; e++) in->x[e] = op == &kvq_op_sage_p ? kvq_rng_unit(&r) : kvq_rng_sym(&r);
+    for (uint64_t e = 0; e < nq; e++) in->qm[e] = kvq_rng_sym(&r);
+    if (n) {
+        uint64_t at = kvq_rng_next(&r) % n;
+        switch (which) {
+        case E_QK_NAN: case E_P_NAN: case E_V_NAN: in->x[at] = NAN; break;
+        case E_QK_INF: case E_P_INF: in->x[at] = INFINITY; break;
+        case E_V_NINF: in->x[at] = -INFINITY; break;
+        case E_QK_BIG: in->x[at] = 0x1p49f; break;
+        case E_P_NEG: in->x[at] = -0.25f; break;
+        case E_P_BIG: in->x[at] = 1.5f; break;
+        case E_DS_BIG: in->x[at] = 0x1p52f; break;
+        default: break;
+        }
+    }
+    if (which == E_DS_NAN && nq) in->qm[kvq_rng_next(&r) % nq] = NAN;
+    return solve(c);
+}
+
+/* ---- level sets [VEC-GEN-02] -------------------------------------------------------------- */
+
+typedef struct counts {
+    uint32_t qk, p, v, ds;
+} counts;
+
+static int counts_of(const char *levels, counts *n)
+{
+    if (strcmp(levels, "smoke") == 0) {
+        *n = (counts){ 24u, 8u, 8u, 4u };
+        return 1;
+    }
+    if (strcmp(levels, "standard") == 0) {
+        *n = (counts){ 144u, 32u, 32u, 12u };
+        return 1;
+    }
+    return 0;
+}
+
+uint64_t kvq_sage_gen_count(const char *levels)
+{
+    counts n;
+    return counts_of(levels, &n) ? (uint64_t)n.qk + n.p + n.v + n.ds + E_COUNT : 0u;
+}
+
+kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k)
+{
+    counts n;
+    int smoke = strcmp(levels, "smoke") == 0;
+    const char *tag = smoke ? "smoke" : "std";
+    uint64_t j = k;
+    kvq_status st;
+    if (!counts_of(levels, &n)) return KVQ_E_PARAM;
+    if (j < n.qk) st = make_qk(c, tag, seed, k, (uint32_t)j, smoke);
+    else if ((j -= n.qk) < n.p) st = make_p(c, tag, seed, k, (uint32_t)j, smoke);
+    else if ((j -= n.p) < n.v) st = make_v(c, tag, seed, k, (uint32_t)j, smoke);
+    else if ((j -= n.v) < n.ds) st = make_ds(c, tag, seed, k, (uint32_t)j, smoke);
+    else st = make_error(c, tag, seed, k, (uint32_t)(j - n.ds));
+    if (st != KVQ_OK) kvq_case_free(c);
+    return st;
+}

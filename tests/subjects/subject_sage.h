@@ -1,0 +1,129 @@
+/*
+ * subject_sage.h -- the SAGE entries of the fast path as the test subjects use
+ * them (tests/sage/subjects/): each entry (returning int; the fast path
+ * returns kvq_status) with a hook a subject defines to put its one defect in,
+ * and the version-3 record [API-SUBJ-05] answering every SAGE entry of
+ * signature version 1.
+ *
+ * A subject defines SUBJECT_NAME and any of
+ *   SAGE_SMOOTH_SEG(seg, shape)       the segment its smoothing uses
+ *   SAGE_QK(qk, pol)                  edits copies of the qk record and policy
+ *   SAGE_FMT(fmt)                     the FP8 format of P~ and V
+ *   SAGE_FP8_POL(p)                   edits a copy of the policy of P~ and V
+ *   SAGE_FP8_FIX(codes, n, fmt, pol)  rewrites the FP8 codes of P~ and V
+ * before including this file; the others default to the fast path's
+ * behaviour.
+ */
+#ifndef KVQ_SUBJECT_SAGE_H
+#define KVQ_SUBJECT_SAGE_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvq_subject.h"
+
+#ifndef SAGE_SMOOTH_SEG
+#define SAGE_SMOOTH_SEG(seg, shape) (seg)
+#endif
+#ifndef SAGE_QK
+#define SAGE_QK(qk, pol) ((void)0)
+#endif
+#ifndef SAGE_FMT
+#define SAGE_FMT(fmt) (fmt)
+#endif
+#ifndef SAGE_FP8_POL
+#define SAGE_FP8_POL(p) ((void)0)
+#endif
+#ifndef SAGE_FP8_FIX
+#define SAGE_FP8_FIX(codes, n, fmt, pol) ((void)0)
+#endif
+
+/* Smoothing with the subject's segment; the caller's mean array holds the
+ * rows of the segment it asked for, so only those are written. */
+static int sage_smooth(float *xs, float *mean, const float *x, const kvq_sage_shape *shape, uint32_t seg)
+{
+    uint32_t s;
+    kvq_status st;
+    float *buf;
+    if (shape == NULL || !kvq_sage_shape_ok(shape) || seg < 1u || seg > KVQ_SAGE_MAX_TOKENS)
+        return kvq_sage_smooth(xs, mean, x, shape, seg);
+    s = SAGE_SMOOTH_SEG(seg, shape);
+    if (s == seg) return kvq_sage_smooth(xs, mean, x, shape, seg);
+    buf = malloc((size_t)kvq_sage_mean_rows(shape->tokens, s) * shape->dim * sizeof *buf);
+    if (buf == NULL) return KVQ_E_NOMEM;
+    st = kvq_sage_smooth(xs, buf, x, shape, s);
+    if (st == KVQ_OK && mean != NULL)
+        memcpy(mean, buf, (size_t)kvq_sage_mean_rows(shape->tokens, seg) * shape->dim * sizeof *buf);
+    free(buf);
+    return st;
+}
+
+static int sage_quantize_qk(uint8_t *codes, float *scale, uint32_t *flags, const float *x,
+                            const kvq_sage_shape *shape, const kvq_sage_qk *qk, const kvq_policy *pol)
+{
+    kvq_sage_qk q;
+    kvq_policy p;
+    if (qk == NULL || pol == NULL) return kvq_sage_quantize_qk(codes, scale, flags, x, shape, qk, pol);
+    q = *qk;
+    p = *pol;
+    SAGE_QK(q, p);
+    return kvq_sage_quantize_qk(codes, scale, flags, x, shape, &q, &p);
+}
+
+static int sage_quantize_p(uint8_t *codes, float *rowsum, uint32_t *flags, const float *p, uint32_t rows,
+                           uint32_t cols, uint32_t fmt, const kvq_policy *pol)
+{
+    uint32_t f = fmt <= KVQ_SAGE_FP8_E5M2 ? SAGE_FMT(fmt) : fmt;
+    kvq_policy pc;
+    kvq_status st;
+    if (pol != NULL) {
+        pc = *pol;
+        SAGE_FP8_POL(pc);
+        pol = &pc;
+    }
+    st = kvq_sage_quantize_p(codes, rowsum, flags, p, rows, cols, f, pol);
+    if (st == KVQ_OK) SAGE_FP8_FIX(codes, (uint64_t)rows * cols, f, pol);
+    return st;
+}
+
+static int sage_quantize_v(uint8_t *codes, float *scale, uint32_t *flags, const float *v,
+                           const kvq_sage_shape *shape, uint32_t fmt, const kvq_policy *pol)
+{
+    uint32_t f = fmt <= KVQ_SAGE_FP8_E5M2 ? SAGE_FMT(fmt) : fmt;
+    kvq_policy pc;
+    kvq_status st;
+    if (pol != NULL) {
+        pc = *pol;
+        SAGE_FP8_POL(pc);
+        pol = &pc;
+    }
+    st = kvq_sage_quantize_v(codes, scale, flags, v, shape, f, pol);
+    if (st == KVQ_OK) SAGE_FP8_FIX(codes, kvq_sage_elems(shape), f, pol);
+    return st;
+}
+
+static int sage_delta_s(float *ds, const float *qm, const float *ks, uint32_t rows,
+                        const kvq_sage_shape *kshape, float tau)
+{
+    return kvq_sage_delta_s(ds, qm, ks, rows, kshape, tau);
+}
+
+static kvq_entry_fn sage_lookup(const char *entry, uint32_t sigver)
+{
+    if (sigver != 1u) return NULL;
+    if (strcmp(entry, "sage_smooth") == 0) return (kvq_entry_fn)sage_smooth;
+    if (strcmp(entry, "sage_quantize_qk") == 0) return (kvq_entry_fn)sage_quantize_qk;
+    if (strcmp(entry, "sage_quantize_p") == 0) return (kvq_entry_fn)sage_quantize_p;
+    if (strcmp(entry, "sage_quantize_v") == 0) return (kvq_entry_fn)sage_quantize_v;
+    if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)sage_delta_s;
+    return NULL;
+}
+
+static const kvq_subject_v3 sage_subject = { KVQ_SUBJECT_ABI_V3, SUBJECT_NAME, NULL, NULL, sage_lookup };
+
+__attribute__((visibility("default"))) const kvq_subject_v3 *kvq_subject_abi3(void)
+{
+    return &sage_subject;
+}
+
+#endif
