@@ -136,6 +136,127 @@ static int gpu_cert_step(float *out, uint8_t *sel, uint8_t *prom, kvq_cert_recor
                                    pol);
 }
 
+/* ---- SAGE (spec/sage.md) on the device: each entry copies its input in,
+ * runs the kvq_cuda_sage_* launcher, and copies the outputs back only after
+ * KVQ_OK, so a failed call writes nothing.  Device sizes come from the
+ * arguments only when they are valid (else one element: the launcher checks
+ * them, in the reference's order, before it touches a buffer). ---- */
+
+static kvq_status dev_alloc(void **d, uint64_t bytes)
+{
+    *d = NULL;
+    return cudaMalloc(d, bytes ? bytes : 1u) == cudaSuccess ? KVQ_OK : KVQ_E_NOMEM;
+}
+
+static kvq_status dev_in(void **d, const void *h, uint64_t bytes)
+{
+    kvq_status st = dev_alloc(d, bytes);
+    if (st == KVQ_OK && bytes && cudaMemcpy(*d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+        st = KVQ_E_DEVICE;
+    return st;
+}
+
+static kvq_status dev_out(void *h, const void *d, uint64_t bytes)
+{
+    return !bytes || cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? KVQ_OK
+                                                                                    : KVQ_E_DEVICE;
+}
+
+/* sage_smooth [SAGE-SM-01..06] */
+static int gpu_sage_smooth(float *xs, float *mean, const float *x, const kvq_sage_shape *shape,
+                           uint32_t seg)
+{
+    void *dx = NULL, *dxs = NULL, *dm = NULL;
+    uint64_t n = 0, nm = 0;
+    kvq_status st;
+    if (xs == NULL || mean == NULL || x == NULL || shape == NULL) return KVQ_E_PARAM;
+    if (kvq_sage_shape_ok(shape) && seg >= 1u) {
+        n = kvq_sage_elems(shape);
+        nm = (uint64_t)kvq_sage_mean_rows(shape->tokens, seg) * shape->dim;
+    }
+    st = dev_in(&dx, x, n * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dxs, n * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dm, nm * sizeof(float));
+    if (st == KVQ_OK) st = kvq_cuda_sage_smooth((float *)dxs, (float *)dm, (const float *)dx, shape, seg, 0);
+    if (st == KVQ_OK) st = dev_out(xs, dxs, n * sizeof(float));
+    if (st == KVQ_OK) st = dev_out(mean, dm, nm * sizeof(float));
+    cudaFree(dx), cudaFree(dxs), cudaFree(dm);
+    return st;
+}
+
+/* sage_quantize_qk [SAGE-Q-01..07] (the launcher's checked mode) */
+static int gpu_sage_qk(uint8_t *codes, float *scale, uint32_t *flags, const float *x,
+                       const kvq_sage_shape *shape, const kvq_sage_qk *qk, const kvq_policy *pol)
+{
+    void *dx = NULL, *dc = NULL, *ds = NULL;
+    uint64_t n = 0, nc = 0, ns = 0;
+    uint32_t fl = 0;
+    kvq_status st;
+    if (codes == NULL || scale == NULL || x == NULL || shape == NULL || qk == NULL) return KVQ_E_PARAM;
+    if (kvq_sage_shape_ok(shape) && kvq_sage_qk_ok(qk)) {
+        n = kvq_sage_elems(shape);
+        nc = kvq_sage_code_bytes(shape, qk->bits);
+        ns = kvq_sage_scale_count(shape, qk);
+    }
+    st = dev_in(&dx, x, n * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dc, nc);
+    if (st == KVQ_OK) st = dev_alloc(&ds, ns * sizeof(float));
+    if (st == KVQ_OK)
+        st = kvq_cuda_sage_quantize_qk((uint8_t *)dc, (float *)ds, &fl, (const float *)dx, shape, qk,
+                                       pol, 0u, 0);
+    if (st == KVQ_OK) st = dev_out(codes, dc, nc);
+    if (st == KVQ_OK) st = dev_out(scale, ds, ns * sizeof(float));
+    if (st == KVQ_OK && flags != NULL) *flags = fl;
+    cudaFree(dx), cudaFree(dc), cudaFree(ds);
+    return st;
+}
+
+/* sage_quantize_v [SAGE-V-01..04] */
+static int gpu_sage_v(uint8_t *codes, float *scale, uint32_t *flags, const float *v,
+                      const kvq_sage_shape *shape, uint32_t fmt, const kvq_policy *pol)
+{
+    void *dv = NULL, *dc = NULL, *ds = NULL;
+    uint64_t n = 0, nd = 0;
+    uint32_t fl = 0;
+    kvq_status st;
+    if (codes == NULL || scale == NULL || v == NULL || shape == NULL) return KVQ_E_PARAM;
+    if (kvq_sage_shape_ok(shape)) n = kvq_sage_elems(shape), nd = shape->dim;
+    st = dev_in(&dv, v, n * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dc, n);
+    if (st == KVQ_OK) st = dev_alloc(&ds, nd * sizeof(float));
+    if (st == KVQ_OK)
+        st = kvq_cuda_sage_quantize_v((uint8_t *)dc, (float *)ds, &fl, (const float *)dv, shape, fmt,
+                                      pol, 0);
+    if (st == KVQ_OK) st = dev_out(codes, dc, n);
+    if (st == KVQ_OK) st = dev_out(scale, ds, nd * sizeof(float));
+    if (st == KVQ_OK && flags != NULL) *flags = fl;
+    cudaFree(dv), cudaFree(dc), cudaFree(ds);
+    return st;
+}
+
+/* sage_quantize_p [SAGE-P-01..04] */
+static int gpu_sage_p(uint8_t *codes, float *rowsum, uint32_t *flags, const float *p, uint32_t rows,
+                      uint32_t cols, uint32_t fmt, const kvq_policy *pol)
+{
+    void *dp = NULL, *dc = NULL, *dr = NULL;
+    uint64_t n = (uint64_t)rows * cols, nr = rows;
+    uint32_t fl = 0;
+    kvq_status st;
+    if (codes == NULL || rowsum == NULL || p == NULL) return KVQ_E_PARAM;
+    if (n > ((uint64_t)1 << 32)) n = 0, nr = 0;   /* beyond any file's size: the launcher refuses it */
+    st = dev_in(&dp, p, n * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dc, n);
+    if (st == KVQ_OK) st = dev_alloc(&dr, nr * sizeof(float));
+    if (st == KVQ_OK)
+        st = kvq_cuda_sage_quantize_p((uint8_t *)dc, (float *)dr, &fl, (const float *)dp, rows, cols,
+                                      fmt, pol, 0);
+    if (st == KVQ_OK) st = dev_out(codes, dc, n);
+    if (st == KVQ_OK) st = dev_out(rowsum, dr, nr * sizeof(float));
+    if (st == KVQ_OK && flags != NULL) *flags = fl;
+    cudaFree(dp), cudaFree(dc), cudaFree(dr);
+    return st;
+}
+
 /* The entries by name (kvq_subject.h [API-SUBJ-05]), of signature version 1;
  * cert_step also of version 2: kvq_cuda_cert_step_host runs the variant
  * prm->variant names [CERT-VAR-01] (version 1 is given sparse cases only). */
@@ -151,6 +272,10 @@ static kvq_entry_fn gpu_lookup(const char *entry, uint32_t sigver)
         { "cert_quantize_values", (kvq_entry_fn)gpu_cert_values },
         { "cert_annotate", (kvq_entry_fn)gpu_cert_annotate },
         { "cert_step", (kvq_entry_fn)gpu_cert_step },
+        { "sage_smooth", (kvq_entry_fn)gpu_sage_smooth },
+        { "sage_quantize_qk", (kvq_entry_fn)gpu_sage_qk },
+        { "sage_quantize_v", (kvq_entry_fn)gpu_sage_v },
+        { "sage_quantize_p", (kvq_entry_fn)gpu_sage_p },
     };
     if (sigver == 2u && strcmp(entry, "cert_step") == 0) return (kvq_entry_fn)gpu_cert_step;
     if (sigver != 1u) return NULL;
