@@ -3,19 +3,41 @@
  * spec/cert.md and spec/bounds/cert.md, decided exactly on random and
  * adversarial steps (spec/bounds/cert.md §10).
  *
- * Statements checked, each case (SPEC IDs cited where the check is made):
+ * Statements checked, each case (the paper's numbering: Lemma A.1-A.3,
+ * Eq. 7-15, Theorem 4.3, Corollary 4.2; kvq's own statements K.1-K.5 and
+ * requirement IDs, spec/bounds/cert.md; SPEC IDs cited where the check is
+ * made).  The step variants of [CERT-VAR-01]: sparse (Phase 2 over the
+ * selection S with k^) and paper (the paper's Algorithm 1: every token, the
+ * original keys on S and the residual block F, k^ on the tail T).
  *   K8-04  |k - k^| <= sigma/2 + gamma on every key element      [CERT-K8-04]
  *   DLT-05 gamma <= gamma' on every block-channel                [CERT-DLT-05]
- *   A.1    |s_i - s^_i| <= Delta_b on every token                [CERT-DLT-03]
- *   A.2    TV(softmax s, softmax s^) <= tanh(D/2) over the whole token set
- *          and over the selection S, D the half range of s^ - s (sharp
- *          form; shift invariance), and <= tanh(Delta/2) <= tanh(Delta)
- *   A.3    alpha_T <= A(alpha^_T, D) with D = half range and D = Delta
- *   T4.1   ||sum_S pi_i v_i - sum_i p_i v_i|| <= E_key            [CERT-EK-01]
- *   T4.3   ||sum_S pi_i (v~_i - v_i)|| <= E_val                    [CERT-EV-01]
- *   T4.4   kvq_cert_step's certificate: claims sound and the contract
- *          decided by kvq_exact_cert_check (every CAMPAIGN_T44_EVERY-th case)
- *                                                            [CERT-CON-01/02]
+ *   Eq. 8  |s_i - s^_i| <= Delta_b on every token                [CERT-DLT-03]
+ *   K.1    TV(softmax s, softmax s^) <= tanh(D/2) over the whole token set
+ *          and over S, D the half range of s^ - s (shift invariance), and
+ *          <= tanh(Delta/2); Lemma A.2: <= tanh(Delta)
+ *   K.2    Eq. 14 in odds form, alpha_T <= A(alpha^_T, D), D = half range
+ *          and D = Delta; Eq. 14: alpha_T <= e^{2 Delta} alpha^_T
+ *   K.3    sparse key term ||sum_S pi_i v_i - sum_i p_i v_i|| <= E_key
+ *                                                              [CERT-EK-01]
+ *   C4.2   sparse value term ||sum_S pi_i (v~_i - v_i)|| <= E_val [CERT-EV-01]
+ *   paper variant, a' = softmax of s' (s on F, s^ on T), a = softmax s:
+ *   A.1    e^{-2D} <= a'_t / a_t <= e^{2D}, D = Delta and D = max_T |s^ - s|
+ *   A.3    TV(a, a') <= alpha_T (e^{2D} - 1) and, from the paper's (20) and
+ *          (21), <= alpha_T (e^{2D} + e^D - 2) / 2 (alpha_T the true tail mass)
+ *   K.1    TV(a, a') <= tanh(D'/2), D' the half range of s' - s
+ *   Eq. 7  (Theorem 4.3) key term ||sum a'_i v_i - sum a_i v_i|| <= 2 Vmax TV
+ *   K.4    key term <= 2 Vmax min(tanh(Delta/2), A (e^{2D} + e^D - 2) / 2)
+ *                                                              [CERT-EK-04]
+ *   Eq. 15 key term <= 2 Vmax e^{2 Delta} alpha^_T (e^{2 Delta} - 1)
+ *   Eq. 12 when the step's Phase-1 radius delta1 <= Delta / 2: alpha_T <=
+ *          e^{3 Delta} alpha~ (alpha~ the tail mass of the step's L~_b), and
+ *          key term <= 2 Vmax e^{3 Delta} alpha~ (e^{2 Delta} - 1)
+ *   C4.2   value term ||sum a'_i (v~_i - v_i)|| <= sum_b rho'_b eta'_b over
+ *          all blocks, and e^{-2 Delta} p^_b <= rho'_b <= e^{2 Delta} p^_b
+ *          [CERT-EV-03] (Lemma A.1 on s' vs s^)
+ *   K.5    kvq_cert_step's certificate, both variants in turn: claims sound and
+ *          the contract decided by kvq_exact_cert_check of the same variant
+ *          (every CAMPAIGN_T44_EVERY-th case)              [CERT-CON-01/02]
  *   DIFF   fast path against exact path, bitwise: key codes, sigma, z, k^,
  *          v^, eta, nu                     [CERT-K8-06] [CERT-V4-02] [CERT-ANN-03]
  *
@@ -28,7 +50,12 @@
  * by enclosures (the enclosures of two equal reals overlap at any precision):
  * when s^ - s is the same number c for every token of a set, the softmax of s
  * and of s^ over that set are the same distribution (shift invariance), so
- * TV = 0 there, and with T empty the key term of Theorem 4.1 is 0.
+ * TV = 0 there, and with T empty the sparse key term (K.3) is 0; in the paper
+ * variant, s' = s when s^ = s on every token of T (or T is empty), so a' = a.
+ * The paper variant's differences a' - a are enclosed through the identity
+ * (a'_t - a_t) / alpha_T = (w_t / W_T) (e^{s'_t - s_t} x - 1), x = Z / Z'
+ * (w the exact-score weights, W_T their sum over T), which keeps relative
+ * precision however small the tail mass alpha_T is.
  *
  * Environment: KVQ_SEED (default 0x6b7671636572740a), KVQ_CAMPAIGN_CASES
  * (default 1000000), KVQ_CAMPAIGN_JOBS (worker processes, default 2).
@@ -61,7 +88,7 @@
 
 #define CAMPAIGN_SEED_DEFAULT  0x6b7671636572740aull
 #define CAMPAIGN_CASES_DEFAULT 1000000ull
-#define CAMPAIGN_T44_EVERY     64u  /* Theorem 4.4 on every 64th case */
+#define CAMPAIGN_T44_EVERY     64u  /* K.5 (the contract) on every 64th case */
 #define CAMPAIGN_DIFF_EVERY    8u   /* fast = exact bitwise on every 8th case */
 #define CAMPAIGN_XP            320  /* exact scratch: enough for every sum below (checked) */
 #define CAMPAIGN_PREC          128  /* enclosure precision (bits) */
@@ -80,26 +107,64 @@ static const char *const fam_name[NFAM] = {
     "tiny_value_groups", "large_magnitudes", "aligned_errors", "ragged_n"};
 
 enum {
-    S_K804, S_DLT05, S_A1, S_A2, S_A2_DELTA, S_A2_PAPER, S_A3, S_A3_DELTA, S_T41, S_T41_SHARP,
-    S_T43, S_T44, S_DIFF, NSTAT
+    S_K804, S_DLT05, S_EQ8, S_K1, S_K1_DELTA, S_A2, S_K2, S_K2_DELTA, S_EQ14, S_K3, S_K3_SHARP,
+    S_C42S, S_A1P, S_A1P_T, S_A3P, S_A3P_T, S_A3PS, S_A3PS_T, S_K1P, S_EQ7P, S_K4, S_EQ15,
+    S_E3T, S_EQ12, S_C42P, S_C42PM, S_CON_P, S_CON_S, S_DIFF, NSTAT
 };
+/* Statement names, in the paper's numbering (Lemma A.1-A.3, Eq. 7-15,
+ * Theorem 4.3, Corollary 4.2) or kvq's own (K.1-K.5, requirement IDs) as in
+ * spec/bounds/cert.md; "paper" = the paper variant's a' against a. */
 static const char *const stat_name[NSTAT] = {
-    "K8-04 key element |k-k^| <= sigma/2+gamma", "DLT-05 gamma <= gamma'",
-    "A.1 |s-s^| <= Delta_b (tokens)", "A.2 TV <= tanh(D/2), D = half range of s^-s (token sets)",
-    "A.2 TV <= tanh(Delta/2) (token sets)", "A.2 TV <= tanh(Delta) (token sets)",
-    "A.3 alpha_T <= A(alpha^,D), D = half range", "A.3 alpha_T <= A(alpha^,Delta)",
-    "Thm 4.1 key term <= E_key(Delta,Vmax)", "Thm 4.1 key term <= E_key(D,max||v||)",
-    "Thm 4.3 value term <= E_val", "Thm 4.4 kvq_cert_step certificate (steps)",
+    "K8-04 key element |k-k^| <= sigma/2+gamma",
+    "DLT-05 gamma <= gamma'",
+    "Eq. 8 |s-s^| <= Delta_b (tokens)",
+    "K.1 TV(s,s^) <= tanh(D/2), D = half range (token sets)",
+    "K.1 TV(s,s^) <= tanh(Delta/2) (token sets)",
+    "Lemma A.2 TV(s,s^) <= tanh(Delta) (token sets)",
+    "K.2 Eq. 14 odds: alpha_T <= A(alpha^,D), D = half range",
+    "K.2 Eq. 14 odds: alpha_T <= A(alpha^,Delta)",
+    "Eq. 14 alpha_T <= e^{2Delta} alpha^",
+    "K.3 sparse key term <= 2Vmax(A+(1-A)t)",
+    "K.3 sparse key term, D = half range, V = max||v||",
+    "Cor 4.2 sparse value term <= sum_S rho_b eta_b",
+    "Lemma A.1 paper a'/a in [e^-2D, e^2D], D = Delta",
+    "Lemma A.1 paper a'/a, D = max_T |s^-s|",
+    "Lemma A.3 paper TV(a,a') <= alpha_T(e^2D-1), D = Delta",
+    "Lemma A.3 paper, D = max_T |s^-s|",
+    "Lemma A.3 (20)+(21) TV <= alpha_T(e^2D+e^D-2)/2, D = Delta",
+    "Lemma A.3 (20)+(21), D = max_T |s^-s|",
+    "K.1 paper TV(a,a') <= tanh(D'/2), D' = half range",
+    "Thm 4.3 Eq. 7 paper key term <= 2Vmax TV(a,a')",
+    "K.4 paper key term <= E_key [CERT-EK-04]",
+    "Eq. 15 paper key term <= 2Vmax e^2D alpha^(e^2D-1)",
+    "Eq. 12 alpha_T <= e^3D alpha~ (when delta1 <= D/2)",
+    "Eq. 12 paper key term <= 2Vmax e^3D alpha~(e^2D-1) (same)",
+    "Cor 4.2 paper value term <= sum_b rho'_b eta_b",
+    "Cor 4.2 paper e^-2D p^_b <= rho'_b <= e^2D p^_b (blocks)",
+    "K.5 contract, kvq_cert_step paper variant (steps)",
+    "K.5 contract, kvq_cert_step sparse variant (steps)",
     "fast = exact bitwise (elements)"};
 /* Short labels (report columns) and where the statement is stated. */
 static const char *const stat_id[NSTAT] = {
-    "K8-04", "DLT-05", "A.1", "A.2", "A.2-Delta", "A.2-paper", "A.3", "A.3-Delta", "4.1",
-    "4.1-sharp", "4.3", "4.4", "diff"};
+    "K8-04", "DLT-05", "Eq.8", "K.1", "K.1-Delta", "A.2", "K.2", "K.2-Delta", "Eq.14", "K.3",
+    "K.3-sharp", "C4.2-sp", "A.1", "A.1-T", "A.3", "A.3-T", "A.3(20,21)", "A.3(20,21)-T",
+    "K.1-paper", "Eq.7", "K.4", "Eq.15", "Eq.12-tail", "Eq.12", "C4.2-paper", "C4.2-rho",
+    "K.5-paper", "K.5-sparse", "diff"};
 static const char *const stat_ref[NSTAT] = {
-    "[CERT-K8-04], bounds §1", "[CERT-DLT-05], bounds §3a", "[CERT-DLT-03], bounds §3",
-    "bounds §4 Lemma A.2", "bounds §4 Lemma A.2", "bounds §4 Lemma A.2", "bounds §4 Lemma A.3",
-    "bounds §4 Lemma A.3", "[CERT-EK-01], bounds §5", "[CERT-EK-01], bounds §5",
-    "[CERT-EV-01], bounds §9", "[CERT-CON-01] [CERT-CON-02], bounds §9",
+    "[CERT-K8-04], bounds §1", "[CERT-DLT-05], bounds §3a", "[CERT-DLT-03], bounds §3 (Eq. 8)",
+    "bounds §4 kvq Lemma K.1", "bounds §4 kvq Lemma K.1", "bounds §4 (paper's Lemma A.2)",
+    "bounds §4 kvq Lemma K.2 (Eq. 14)", "bounds §4 kvq Lemma K.2 (Eq. 14)",
+    "bounds §4 (paper's Eq. 14)", "[CERT-EK-01], bounds §5 kvq Theorem K.3",
+    "[CERT-EK-01], bounds §5 kvq Theorem K.3", "[CERT-EV-01], bounds §9 (Corollary 4.2)",
+    "bounds §6a (paper's Lemma A.1)", "bounds §6a (paper's Lemma A.1)",
+    "bounds §6a (paper's Lemma A.3)", "bounds §6a (paper's Lemma A.3)",
+    "bounds §6a (paper's (20), (21))", "bounds §6a (paper's (20), (21))",
+    "bounds §6a kvq Lemma K.1", "bounds §6a (paper's Theorem 4.3, Eq. 7)",
+    "[CERT-EK-04], bounds §6a kvq Theorem K.4", "bounds §6a (paper's Eq. 15)",
+    "bounds §6a (paper's Eq. 12)", "bounds §6a (paper's Eq. 12)",
+    "[CERT-EV-01], bounds §9 (Corollary 4.2)", "[CERT-EV-03], bounds §9 (Lemma A.1, s' vs s^)",
+    "[CERT-CON-01] [CERT-CON-02] [CERT-VAR-01..03], bounds §9 kvq Theorem K.5",
+    "[CERT-CON-01] [CERT-CON-02] [CERT-VAR-01..03], bounds §9 kvq Theorem K.5",
     "[CERT-K8-06] [CERT-V4-02] [CERT-ANN-03]"};
 
 typedef struct stats {
@@ -111,12 +176,18 @@ typedef struct stats {
     uint64_t retries;         /* comparisons redone at CAMPAIGN_PREC_HI */
     uint64_t exact_zero;      /* comparisons decided by the equal-shift rule */
     uint64_t sel_random;      /* cases with a random selection instead of the step's */
+    uint64_t sel_thinned;     /* cases whose full selection was thinned (T not empty) */
     uint64_t prom_random;     /* cases with a random promotion */
     uint64_t elems, tokens;
     uint64_t k804_filtered;   /* K8-04 elements decided by the binary64 filter */
-    uint64_t rungs[5];        /* Theorem 4.4 steps by accepted rung */
+    uint64_t rungs[2][5];     /* K.5 steps by variant (paper, sparse) and accepted rung */
     uint64_t eval_false_alarms; /* checker's CON-02 eval verdicts overruled exactly */
-    uint64_t a3_logform;      /* A.3 comparisons decided by a3_by_decomposition */
+    uint64_t a3_logform;      /* K.2 comparisons decided by a3_by_decomposition */
+    uint64_t a1_range;        /* paper A.1 comparisons decided by the range of s' - s */
+    uint64_t eq14_by_odds;    /* Eq. 14 comparisons decided by K.2 (A <= e^{2D} alpha^) */
+    uint64_t c42_by_tokens;   /* Cor 4.2 comparisons decided by the per-token bound */
+    uint64_t e3_cond_cases;   /* cases with delta1 <= Delta/2 (Eq. 12 checked) */
+    uint64_t paper_equal;     /* cases with a' = a exactly (T empty or s^ = s on T) */
 } stats;
 
 /* ---- the case ------------------------------------------------------------ */
@@ -154,7 +225,10 @@ typedef struct work {
     mpfr_t tl[NMAX], tu[NMAX];        /* weights, estimated scores, over S */
     mpfr_t a, b, c, x, y, t;          /* CAMPAIGN_XP scratch: exact results, checked */
     mpfr_t p[16];                     /* precision-P scratch */
-    mpfr_t xv[NMAX * DMAX], dv[NMAX * DMAX]; /* v and v~ - v, exact (53 bits) */
+    mpfr_t gl[NMAX], gu[NMAX];        /* paper variant: weights of s' (s on F, s^ on T) */
+    mpfr_t cl[NMAX], cu[NMAX];        /* paper variant: (a'_t - a_t) / alpha_T */
+    mpfr_t xv[NMAX * DMAX], dv[NMAX * DMAX]; /* v and v~ - v (sparse), exact (53 bits) */
+    mpfr_t dvp[NMAX * DMAX];          /* v~ - v of the paper variant, exact (53 bits) */
     mpfr_t qv[DMAX];                  /* the query, exact (24 bits) */
 } work;
 
@@ -164,11 +238,21 @@ static int g_profile;
 static int g_progress; /* kvq_progress_init's mode: --progress 1, --quiet -1, else 0 */
 /* KVQ_CAMPAIGN_MUTANT: check a deliberately false statement instead, to show
  * that the campaign can fail (the run must exit 1):
- *   half_sigma  K8-04 with the paper's sigma/2 (gamma dropped; false, bounds §1)
- *   half_delta  A.1 with Delta_b / 2
- *   ekey_paper  Theorem 4.1 with the paper's E_key term (false, bounds §6) */
-enum { MUT_NONE, MUT_HALF_SIGMA, MUT_HALF_DELTA, MUT_EKEY_PAPER };
+ *   half_sigma      K8-04 with the paper's sigma/2 (gamma dropped; false, bounds §1)
+ *   half_delta      Eq. 8 with Delta_b / 2
+ *   ekey_paper      the sparse key term (K.3) against the paper's Eq. 15 term
+ *                   (false for the sparse variant, bounds §6)
+ *   eq14_no_factor  Eq. 14 without the factor e^{2 Delta} on alpha^, i.e. the
+ *                   estimated tail mass alpha^ used for the true alpha_T in
+ *                   Lemma A.3: alpha_T <= alpha^ (false)
+ *   a1_half         the paper's Lemma A.1 (paper variant, D = max_T |s^ - s|)
+ *                   with e^{+-D} for e^{+-2D} (false: Z'/Z moves too) */
+enum { MUT_NONE, MUT_HALF_SIGMA, MUT_HALF_DELTA, MUT_EKEY_PAPER, MUT_EQ14_NO_FACTOR,
+       MUT_A1_HALF };
+static const char *const mut_name[] = {"", "half_sigma", "half_delta", "ekey_paper",
+                                       "eq14_no_factor", "a1_half"};
 static int g_mutant;
+static uint8_t g_ones[NMAX];      /* all-ones token mask */
 
 static void die(const char *what)
 {
@@ -375,9 +459,10 @@ static void print_case(const ccase *cs, const char *stmt, const char *detail)
 {
     kvq_cert_dump dp;
     fprintf(stderr, "VIOLATION %s: %s\n  seed=0x%016" PRIx64 " index=%" PRIu64
-            " family=%s n=%u d=%u scale=%a (0x%08x) step rung %u\n",
+            " family=%s n=%u d=%u scale=%a (0x%08x) step rung %u variant %s delta1 %a\n",
             stmt, detail, cs->seed, cs->idx, fam_name[cs->fam], cs->n, cs->d,
-            (double)cs->scale, kvq_f32_bits(cs->scale), cs->rec.rung);
+            (double)cs->scale, kvq_f32_bits(cs->scale), cs->rec.rung,
+            cs->prm.variant == KVQ_CERT_VARIANT_PAPER ? "paper" : "sparse", (double)cs->delta1);
     fprintf(stderr, "  replay: KVQ_SEED=0x%016" PRIx64 " KVQ_CAMPAIGN_FIRST=%" PRIu64
             " KVQ_CAMPAIGN_CASES=1\n  dump follows [CERT-DUMP-02]:\n", cs->seed, cs->idx);
     memset(&dp, 0, sizeof dp);
@@ -388,6 +473,7 @@ static void print_case(const ccase *cs, const char *stmt, const char *detail)
     dp.kmin = cs->prm.kmin, dp.kmax = cs->prm.kmax, dp.r = cs->prm.r;
     dp.acc_depth = cs->decl.acc_depth, dp.rescales = cs->decl.rescales;
     dp.promote = KVQ_PROMOTE_THRESHOLD, dp.scoring = KVQ_SCORING_FP, dp.ties = KVQ_TIES_EVEN;
+    dp.variant = cs->prm.variant;
     if (kvq_cert_dump_alloc(&dp) != KVQ_OK) return;
     memcpy(dp.q, cs->q, sizeof(float) * cs->d);
     memcpy(dp.k, cs->k, sizeof(float) * cs->n * cs->d);
@@ -459,7 +545,7 @@ static void quantize(ccase *cs, work *w, stats *st, kvq_rng *r)
      * CAMPAIGN_DIFF_EVERY-th case the exact path recomputes them and they are
      * compared bitwise with the fast path's; on the other cases the fast
      * path's values are used as the pinned ones.  Delta, the bound under test
-     * in A.1, always comes from the exact path. */
+     * in Eq. 8, always comes from the exact path. */
     if (cs->idx % CAMPAIGN_DIFF_EVERY != 0) {
         memcpy(cs->sgx, cs->sg, sizeof(float) * nm), memcpy(cs->zx, cs->zz, sizeof(float) * nm);
         memcpy(cs->khx, cs->khf, sizeof(float) * nk), memcpy(cs->vhx, cs->vhf, sizeof(float) * nk);
@@ -505,7 +591,11 @@ static void quantize(ccase *cs, work *w, stats *st, kvq_rng *r)
     PROF(6, s = kvq_exact_cert_delta(cs->dlt, &cs->delta, cs->q, cs->scale, cs->k, cs->sg, cs->zz, &sh));
     if (s != KVQ_OK) fail(cs, "setup", "kvq_exact_cert_delta: %s", kvq_status_str(s));
 
-    /* the fast step: selection, output and certificate */
+    /* the fast step: selection, output and certificate; the variant
+     * alternates between consecutive K.5 cases (CAMPAIGN_T44_EVERY apart), so
+     * both contracts are checked on the same number of steps [CERT-VAR-01] */
+    cs->prm.variant = (cs->idx / CAMPAIGN_T44_EVERY) % 2u == 0u ? KVQ_CERT_VARIANT_PAPER
+                                                                : KVQ_CERT_VARIANT_SPARSE;
     ch.k = cs->k, ch.v = cs->v, ch.kcodes = cs->kc, ch.sigma = cs->sg, ch.z = cs->zz;
     ch.vcodes = cs->vc, ch.vscale = cs->vs, ch.vzero = cs->vz, ch.eta = cs->etaf, ch.nu = cs->nuf;
     s = kvq_cert_step(cs->out, cs->sel, cs->prom, cs->logmass, &cs->rec, &cs->decl, &cs->delta1,
@@ -513,7 +603,7 @@ static void quantize(ccase *cs, work *w, stats *st, kvq_rng *r)
     if (s != KVQ_OK) fail(cs, "setup", "kvq_cert_step: %s", kvq_status_str(s));
 }
 
-/* ---- K8-04, DLT-05, A.1: exact, no enclosure needed ----------------------- */
+/* ---- K8-04, DLT-05, Eq. 8: exact, no enclosure needed --------------------- */
 
 static void check_keys(ccase *cs, work *w, stats *st)
 {
@@ -634,12 +724,12 @@ static void check_keys(ccase *cs, work *w, stats *st)
         ix |= mpfr_set_flt(w->a, cs->dlt[t / 16u], MPFR_RNDN);
         if (g_mutant == MUT_HALF_DELTA) mpfr_mul_2si(w->a, w->a, -1, MPFR_RNDN);
         if (mpfr_cmpabs(w->e[t], w->a) > 0)       /* exact comparison [CERT-DLT-03] */
-            fail(cs, "A.1", "token %u: |s - s^| = %a > Delta_b = %a", t,
+            fail(cs, "Eq. 8", "token %u: |s - s^| = %a > Delta_b = %a", t,
                  fabs(mpfr_get_d(w->e[t], MPFR_RNDA)), (double)cs->dlt[t / 16u]);
-        st->checks[S_A1][cs->fam]++;
+        st->checks[S_EQ8][cs->fam]++;
         if (cs->dlt[t / 16u] > 0.0f) {
             double rr = fabs(mpfr_get_d(w->e[t], MPFR_RNDA)) / (double)cs->dlt[t / 16u];
-            if (rr > st->max_ratio[S_A1]) st->max_ratio[S_A1] = rr;
+            if (rr > st->max_ratio[S_EQ8]) st->max_ratio[S_EQ8] = rr;
         }
     }
     st->tokens += cs->n;
@@ -647,35 +737,70 @@ static void check_keys(ccase *cs, work *w, stats *st)
 
 /* ---- enclosure-based checks ---------------------------------------------- */
 
-/* Outcome of one comparison: 1 holds, 0 violated, -1 undecided. */
-enum { NCMP = 12 };
+/* Outcome of one comparison: 1 holds, 0 violated, -1 undecided, 2 holds by
+ * algebra (an exact equality, which no enclosure separates). */
+enum {
+    C_K1_ALL, C_K1_S, C_K1D_ALL, C_K1D_S, C_A2_ALL, C_A2_S, C_K2, C_K2D, C_EQ14, C_K3, C_K3S,
+    C_C42S, C_A1P, C_A1PT, C_A3P, C_A3PT, C_A3PS, C_A3PST, C_K1P, C_EQ7P, C_K4, C_EQ15, C_E3T,
+    C_EQ12, C_C42P, C_C42PM, NCMP
+};
 typedef struct verdicts {
     int r[NCMP];
-    int lf[NCMP];                /* 1: A.3 decided by a3_by_decomposition */
+    int cnt[NCMP];               /* checks the comparison stands for; 0: not applicable */
+    int fb[NCMP];                /* 1: decided by a fallback argument (counted) */
     double err[NCMP], bnd[NCMP]; /* upper estimate of error, lower estimate of bound */
+    double ratio[NCMP];          /* error / bound upper estimate when computed in MPFR, else NAN */
+    int paper_equal;             /* a' = a exactly (T empty or e = 0 on T) */
+    int e3_cond;                 /* delta1 <= Delta / 2: Eq. 12 applies */
 } verdicts;
-enum { C_A2_ALL, C_A2_S, C_A2D_ALL, C_A2D_S, C_A2P_ALL, C_A2P_S, C_A3, C_A3D, C_T41, C_T41S, C_T43 };
 
-static int decide(mpfr_t lhs_hi, mpfr_t lhs_lo, mpfr_t rhs_lo, mpfr_t rhs_hi)
+static int decide(mpfr_srcptr lhs_hi, mpfr_srcptr lhs_lo, mpfr_srcptr rhs_lo, mpfr_srcptr rhs_hi)
 {
     if (mpfr_cmp(lhs_hi, rhs_lo) <= 0) return 1;
     if (mpfr_cmp(lhs_lo, rhs_hi) > 0) return 0;
     return -1;
 }
 
+/* exp(x_t - m) enclosed into [lo, hi], x_t = s_t, or s^_t = s_t + e_t when
+ * est; m must not be w->a.  When the argument is exact (ternary 0), one exp
+ * rounded to nearest and the ternary value give both ends; otherwise the
+ * argument is enclosed by directed roundings and exp (increasing) rounded
+ * outward. */
+static void weight1(mpfr_t lo, mpfr_t hi, work *w, uint32_t t, int est, mpfr_srcptr m)
+{
+    int ix = mpfr_set(w->a, w->s[t], MPFR_RNDN);
+    if (est) ix |= mpfr_add(w->a, w->a, w->e[t], MPFR_RNDN);
+    ix |= mpfr_sub(w->a, w->a, m, MPFR_RNDN);
+    if (ix == 0) {
+        int tr = mpfr_exp(lo, w->a, MPFR_RNDN);
+        mpfr_set(hi, lo, MPFR_RNDN);
+        if (tr > 0) mpfr_nextbelow(lo);           /* result above the true value */
+        else if (tr < 0) mpfr_nextabove(hi);
+        return;
+    }
+    for (int up = 0; up < 2; up++) {
+        mpfr_rnd_t rd = up ? MPFR_RNDU : MPFR_RNDD;
+        mpfr_set(w->a, w->s[t], rd);
+        if (est) mpfr_add(w->a, w->a, w->e[t], rd);
+        mpfr_sub(w->a, w->a, m, rd);
+        mpfr_exp(up ? hi : lo, w->a, rd);
+    }
+}
+
 /* Weights exp(x_t - m) of the tokens with in[t] (0 elsewhere), m the greatest
- * x_t among them, x_t = s_t, or s^_t = s_t + e_t when est; enclosed at the
- * work precision (m taken per set: a common shift cancels in every softmax,
- * and the set's own maximum keeps its greatest weight at exactly 1, so no sum
- * of weights underflows whatever the score range). */
-static void weights(mpfr_t *wl, mpfr_t *wu, work *w, const uint8_t *in, uint32_t n, int est,
-                    mpfr_t mout)
+ * x_t among them, x_t = s_t, or s^_t = s_t + e_t where est[t] (est NULL: no
+ * token); enclosed at the work precision (m taken per set: a common shift
+ * cancels in every softmax, and the set's own maximum keeps its greatest
+ * weight at exactly 1, so no sum of weights underflows whatever the score
+ * range). */
+static void weights(mpfr_t *wl, mpfr_t *wu, work *w, const uint8_t *in, uint32_t n,
+                    const uint8_t *est, mpfr_t mout)
 {
     int first = 1;
     for (uint32_t t = 0; t < n; t++) {
         if (!in[t]) continue;
         mpfr_set(w->a, w->s[t], MPFR_RNDN);
-        if (est) mpfr_add(w->a, w->a, w->e[t], MPFR_RNDN);   /* exact: s^_t */
+        if (est && est[t]) mpfr_add(w->a, w->a, w->e[t], MPFR_RNDN); /* s^_t (any m will do) */
         if (first || mpfr_cmp(w->a, w->c) > 0) mpfr_set(w->c, w->a, MPFR_RNDN), first = 0;
     }
     if (mout != NULL) mpfr_set(mout, w->c, MPFR_RNDN);
@@ -684,37 +809,17 @@ static void weights(mpfr_t *wl, mpfr_t *wu, work *w, const uint8_t *in, uint32_t
             mpfr_set_zero(wl[t], 1), mpfr_set_zero(wu[t], 1);
             continue;
         }
-        /* the argument x_t - m (any fixed m serves: it cancels); when it is
-         * exact (ternary 0), one exp rounded to nearest and the ternary value
-         * give both ends; otherwise the argument is enclosed by directed
-         * roundings and exp (increasing) rounded outward */
-        int ix = mpfr_set(w->a, w->s[t], MPFR_RNDN);
-        if (est) ix |= mpfr_add(w->a, w->a, w->e[t], MPFR_RNDN);
-        ix |= mpfr_sub(w->a, w->a, w->c, MPFR_RNDN);
-        if (ix == 0) {
-            int tr = mpfr_exp(wl[t], w->a, MPFR_RNDN);
-            mpfr_set(wu[t], wl[t], MPFR_RNDN);
-            if (tr > 0) mpfr_nextbelow(wl[t]);    /* result above the true value */
-            else if (tr < 0) mpfr_nextabove(wu[t]);
-            continue;
-        }
-        for (int up = 0; up < 2; up++) {
-            mpfr_rnd_t rd = up ? MPFR_RNDU : MPFR_RNDD;
-            mpfr_set(w->a, w->s[t], rd);
-            if (est) mpfr_add(w->a, w->a, w->e[t], rd);
-            mpfr_sub(w->a, w->a, w->c, rd);
-            mpfr_exp(up ? wu[t] : wl[t], w->a, rd);
-        }
+        weight1(wl[t], wu[t], w, t, est && est[t], w->c);
     }
 }
 
-/* Does some token of in[] have x_t == m exactly (x_t = s_t, or s^_t when est)? */
-static int set_max_is(work *w, const uint8_t *in, uint32_t n, int est, mpfr_t m)
+/* Does some token of in[] have x_t == m exactly (x_t = s_t, or s^_t where est)? */
+static int set_max_is(work *w, const uint8_t *in, uint32_t n, const uint8_t *est, mpfr_t m)
 {
     for (uint32_t t = 0; t < n; t++) {
         if (!in[t]) continue;
         mpfr_set(w->a, w->s[t], MPFR_RNDN);
-        if (est) mpfr_add(w->a, w->a, w->e[t], MPFR_RNDN);
+        if (est && est[t]) mpfr_add(w->a, w->a, w->e[t], MPFR_RNDN);
         if (mpfr_equal_p(w->a, m)) return 1;
     }
     return 0;
@@ -808,12 +913,12 @@ static void sq_acc(mpfr_t nl, mpfr_t nh, mpfr_t a, mpfr_t b, mpfr_t tmp)
     mpfr_add(nh, nh, tmp, MPFR_RNDU);
 }
 
-/* Lemma A.3 when no enclosure can decide it (a tail whose weights lie
- * thousands of nats below the set's maximum, so that the margin is below any
+/* K.2 (Eq. 14, odds form) when no enclosure can decide it (a tail whose weights
+ * lie thousands of nats below the set's maximum, so that the margin is below any
  * working precision).  With e = s^ - s, e_min and e_max over T and S,
  *   ln(e^{2D} W^_T W_S) - ln(W_T W^_S)
  *     = [2D - (e_max - e_min)] + ln E_T[e^{e - e_min}] - ln E_S[e^{e - e_max}],
- * E the means under the exact-score weights of each set (bounds §4): the last
+ * E the means under the exact-score weights of each set (bounds §10): the last
  * two terms are >= 0 because every e - e_min >= 0 on T and every e - e_max <= 0
  * on S (a weighted mean of numbers >= 1 is >= 1, of numbers <= 1 is <= 1).  So
  * the inequality holds iff 2D >= e_max - e_min, which is decided exactly (e
@@ -841,18 +946,376 @@ static int a3_by_decomposition(work *w, const uint8_t *in_t, const uint8_t *in_s
     return r;
 }
 
+/* [rl, rh] = [pl, ph] * [cl, ch] for pl >= 0, outward (rl, rh alias no
+ * argument). */
+static void pos_mul(mpfr_t rl, mpfr_t rh, mpfr_srcptr pl, mpfr_srcptr ph, mpfr_srcptr cl,
+                    mpfr_srcptr ch)
+{
+    mpfr_mul(rl, mpfr_sgn(cl) >= 0 ? pl : ph, cl, MPFR_RNDD);
+    mpfr_mul(rh, mpfr_sgn(ch) >= 0 ? ph : pl, ch, MPFR_RNDU);
+}
+
+/* [rl, rh] = [al, ah] / [bl, bh] for bl > 0, outward (rl, rh alias no
+ * argument). */
+static void pos_div(mpfr_t rl, mpfr_t rh, mpfr_srcptr al, mpfr_srcptr ah, mpfr_srcptr bl,
+                    mpfr_srcptr bh)
+{
+    mpfr_div(rl, al, mpfr_sgn(al) >= 0 ? bh : bl, MPFR_RNDD);
+    mpfr_div(rh, ah, mpfr_sgn(ah) >= 0 ? bl : bh, MPFR_RNDU);
+}
+
+/* vd->ratio[ci] = RU(num / den) in binary64 when den > 0 (report only). */
+static void set_ratio(verdicts *vd, int ci, mpfr_srcptr num, mpfr_srcptr den, mpfr_t tmp)
+{
+    if (mpfr_sgn(den) <= 0) return;
+    mpfr_div(tmp, num, den, MPFR_RNDU);
+    vd->ratio[ci] = mpfr_get_d(tmp, MPFR_RNDU);
+}
+
+/* The paper variant [CERT-VAR-01] (bounds §6a, §9), every comparison at
+ * precision prec.  a = softmax of the exact scores s over all tokens
+ * (weights w_t = exp(s_t - m) in w->wl/wu, m = m_in the greatest s_t,
+ * computed by enclosed()); a' = softmax of s' = s + e' (e' = e = s^ - s on T
+ * = in_t, the unselected full blocks; e' = 0 on F, the selected and residual
+ * blocks).  Relative to a reference token r of greatest weight (w_r = 1
+ * exactly), with f_t = e^{e'_t - e'_r} - 1 (expm1) and
+ *   delta = sum_t a_t f_t  (so Z'/Z = e^{e'_r} (1 + delta), 1 + delta >= a_r
+ *           >= 1/n),
+ *   a'_t / a_t = e^{e'_t - e'_r} / (1 + delta),
+ *   a'_t - a_t = a_t (f_t - delta) / (1 + delta),
+ * every difference a'_t - a_t is enclosed with relative precision whether the
+ * tail mass alpha_T or the mass of F is tiny (a token with e'_t = e'_r has
+ * f_t = 0 exactly, and delta sums the other tokens only).  al, ah: alpha^_T
+ * (estimated scores over all tokens), aTl, aTh: alpha_T, both enclosed by
+ * enclosed() (0 when T is empty). */
+static void paper_enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *in_t,
+                           const uint8_t *prom, const double *x64, const double *dvp64,
+                           mpfr_srcptr m_in, mpfr_srcptr al, mpfr_srcptr ah, mpfr_srcptr aTl,
+                           mpfr_srcptr aTh)
+{
+    uint32_t n = cs->n, d = cs->d, nb = cs->nb, nq = cs->nq, r = 0;
+    int zt = 1, tempty = 1, ezero = 1, cond, any = 0;
+    mpfr_t m, emx, emn, dT, e0;                   /* exact reals (CAMPAIGN_XP) */
+    mpfr_t dl, hrl, hrh, rg, nrg, df;             /* KVQ_XPREC: exact or directed */
+    mpfr_t Wl, Wh, nl, nh, dll, dlh, opl, oph, pl, ph, cl, ch, tl, th, ql, qh, u1, u2, u3, u4;
+    mpfr_t bl, bh, b2l, b2h, vmx, GL, GH, HL, HH;
+    /* Eq. 12's condition delta1 <= Delta / 2: exact in binary64 */
+    cond = isfinite(cs->delta1) && 2.0 * (double)cs->delta1 <= (double)cs->delta;
+    vd->e3_cond = cond;
+    if (!cond) vd->cnt[C_E3T] = vd->cnt[C_EQ12] = 0;
+    vd->cnt[C_C42PM] = (int)nb;                   /* one comparison per block */
+    mpfr_inits2(CAMPAIGN_XP, m, emx, emn, dT, e0, (mpfr_ptr)0);
+    mpfr_inits2(KVQ_XPREC, dl, hrl, hrh, rg, nrg, df, (mpfr_ptr)0);
+    mpfr_inits2(prec, Wl, Wh, nl, nh, dll, dlh, opl, oph, pl, ph, cl, ch, tl, th, ql, qh, u1, u2,
+                u3, u4, (mpfr_ptr)0);
+    mpfr_inits2(prec, bl, bh, b2l, b2h, vmx, GL, GH, HL, HH, (mpfr_ptr)0);
+    for (uint32_t t = 0; t < n; t++) {
+        mpfr_set_prec(w->gl[t], prec), mpfr_set_prec(w->gu[t], prec);
+        mpfr_set_prec(w->cl[t], prec), mpfr_set_prec(w->cu[t], prec);
+    }
+    mpfr_set(m, m_in, MPFR_RNDN);                 /* exact copy */
+    mpfr_set_flt(dl, cs->delta, MPFR_RNDN);       /* Delta, exact */
+    mpfr_set_flt(vmx, cs->vmax, MPFR_RNDN);       /* Vmax, exact */
+    /* e' = e on T, 0 on F (F is never empty: it holds the residual block or
+     * a selected one): its extremes, D_T = max_T |e| and the half range D'
+     * of e' (ends directed) */
+    mpfr_set_zero(emx, 1), mpfr_set_zero(emn, 1);
+    for (uint32_t t = 0; t < n; t++) {
+        if (!mpfr_zero_p(w->e[t])) ezero = 0;
+        if (!in_t[t]) continue;
+        tempty = 0;
+        if (!mpfr_zero_p(w->e[t])) zt = 0;
+        if (mpfr_cmp(w->e[t], emx) > 0) mpfr_set(emx, w->e[t], MPFR_RNDN);
+        if (mpfr_cmp(w->e[t], emn) < 0) mpfr_set(emn, w->e[t], MPFR_RNDN);
+    }
+    mpfr_neg(dT, emn, MPFR_RNDN);
+    if (mpfr_cmp(emx, dT) > 0) mpfr_set(dT, emx, MPFR_RNDN);
+    mpfr_sub(hrl, emx, emn, MPFR_RNDD), mpfr_div_2ui(hrl, hrl, 1, MPFR_RNDD);
+    mpfr_sub(hrh, emx, emn, MPFR_RNDU), mpfr_div_2ui(hrh, hrh, 1, MPFR_RNDU);
+    vd->paper_equal = zt;
+
+    /* weights of s' at the same shift m: w on F, exp(s + e - m) on T */
+    for (uint32_t t = 0; t < n; t++) {
+        if (in_t[t]) weight1(w->gl[t], w->gu[t], w, t, 1, m);
+        else mpfr_set(w->gl[t], w->wl[t], MPFR_RNDD), mpfr_set(w->gu[t], w->wu[t], MPFR_RNDU);
+    }
+
+    if (zt) {
+        /* T empty, or s^ = s on T: s' = s, a' = a exactly (key term 0, TV 0,
+         * every ratio a'/a 1); with T empty also alpha_T = 0 */
+        static const int eq[] = {C_A1P, C_A1PT, C_A3P, C_A3PT, C_A3PS, C_A3PST, C_K1P, C_EQ7P,
+                                 C_K4, C_EQ15, C_EQ12};
+        for (size_t i = 0; i < sizeof eq / sizeof eq[0]; i++) vd->r[eq[i]] = 2;
+        if (tempty) vd->r[C_E3T] = 2;
+    } else {
+        /* the reference token r: the first with s_r = m (weight exactly 1) */
+        for (uint32_t t = 0; t < n; t++)
+            if (mpfr_equal_p(w->s[t], m)) {
+                r = t;
+                break;
+            }
+        if (in_t[r]) mpfr_set(e0, w->e[r], MPFR_RNDN);
+        else mpfr_set_zero(e0, 1);
+        /* f_t = expm1(e'_t - e'_r) into w->cl/cu (0 exactly where e'_t = e'_r);
+         * W = sum w; delta = sum w f / W */
+        mpfr_set_zero(Wl, 1), mpfr_set_zero(Wh, 1), mpfr_set_zero(nl, 1), mpfr_set_zero(nh, 1);
+        for (uint32_t t = 0; t < n; t++) {
+            mpfr_add(Wl, Wl, w->wl[t], MPFR_RNDD), mpfr_add(Wh, Wh, w->wu[t], MPFR_RNDU);
+            /* e'_t - e'_r, e'_t = 0 on F; directed ends */
+            if (in_t[t]) mpfr_sub(df, w->e[t], e0, MPFR_RNDD);
+            else mpfr_neg(df, e0, MPFR_RNDD);
+            mpfr_expm1(w->cl[t], df, MPFR_RNDD);
+            if (in_t[t]) mpfr_sub(df, w->e[t], e0, MPFR_RNDU);
+            else mpfr_neg(df, e0, MPFR_RNDU);
+            mpfr_expm1(w->cu[t], df, MPFR_RNDU);
+            pos_mul(u1, u2, w->wl[t], w->wu[t], w->cl[t], w->cu[t]);
+            mpfr_add(nl, nl, u1, MPFR_RNDD), mpfr_add(nh, nh, u2, MPFR_RNDU);
+        }
+        pos_div(dll, dlh, nl, nh, Wl, Wh);                           /* delta */
+        mpfr_add_ui(opl, dll, 1, MPFR_RNDD), mpfr_add_ui(oph, dlh, 1, MPFR_RNDU); /* 1 + delta */
+        if (mpfr_sgn(opl) <= 0) mpfr_set_ui(opl, 1, MPFR_RNDD), mpfr_div_ui(opl, opl, n, MPFR_RNDD);
+        /* per token a'_t - a_t = (w_t / W) (f_t - delta) / (1 + delta), into
+         * w->cl/cu; tau = sum |a'_t - a_t| = 2 TV(a, a') */
+        mpfr_set_zero(tl, 1), mpfr_set_zero(th, 1);
+        for (uint32_t t = 0; t < n; t++) {
+            mpfr_sub(u1, w->cl[t], dlh, MPFR_RNDD), mpfr_sub(u2, w->cu[t], dll, MPFR_RNDU);
+            pos_div(cl, ch, u1, u2, opl, oph);                       /* a'_t / a_t - 1 */
+            mpfr_div(pl, w->wl[t], Wh, MPFR_RNDD), mpfr_div(ph, w->wu[t], Wl, MPFR_RNDU); /* a_t */
+            pos_mul(w->cl[t], w->cu[t], pl, ph, cl, ch);
+            /* |a'_t - a_t| enclosed: lower end 0 when the enclosure holds 0 */
+            if (mpfr_sgn(w->cl[t]) > 0) mpfr_add(tl, tl, w->cl[t], MPFR_RNDD);
+            else if (mpfr_sgn(w->cu[t]) < 0) mpfr_sub(tl, tl, w->cu[t], MPFR_RNDD);
+            if (mpfr_cmpabs(w->cl[t], w->cu[t]) > 0) mpfr_sub(th, th, w->cl[t], MPFR_RNDU);
+            else mpfr_add(th, th, w->cu[t], MPFR_RNDU);
+        }
+        /* the key term ||sum_t (a'_t - a_t) v_t|| (v exact binary64) in [ql, qh] */
+        mpfr_set_zero(nl, 1), mpfr_set_zero(nh, 1);
+        for (uint32_t c = 0; c < d; c++) {
+            mpfr_set_zero(u1, 1), mpfr_set_zero(u2, 1);
+            for (uint32_t t = 0; t < n; t++) {
+                double v = x64[(size_t)t * d + c];
+                if (v == 0.0) continue;
+                mpfr_mul_d(u3, v > 0.0 ? w->cl[t] : w->cu[t], v, MPFR_RNDD);
+                mpfr_add(u1, u1, u3, MPFR_RNDD);
+                mpfr_mul_d(u3, v > 0.0 ? w->cu[t] : w->cl[t], v, MPFR_RNDU);
+                mpfr_add(u2, u2, u3, MPFR_RNDU);
+            }
+            sq_acc(nl, nh, u1, u2, u3);
+        }
+        mpfr_sqrt(ql, nl, MPFR_RNDD), mpfr_sqrt(qh, nh, MPFR_RNDU);
+        mpfr_div_2ui(tl, tl, 1, MPFR_RNDD), mpfr_div_2ui(th, th, 1, MPFR_RNDU); /* TV(a, a') */
+
+        /* ---- the paper's Lemma A.1: ln(a'_t / a_t) = (e'_t - e'_r) -
+         * log1p(delta) lies in [emn - e'_r, emx - e'_r] - log1p(delta), both
+         * ends attained (e' takes the values emn and emx) ---- */
+        mpfr_log1p(b2l, dll, MPFR_RNDD), mpfr_log1p(b2h, dlh, MPFR_RNDU);
+        mpfr_sub(df, emx, e0, MPFR_RNDU), mpfr_sub(u2, df, b2l, MPFR_RNDU);  /* max ln ratio */
+        mpfr_sub(df, emx, e0, MPFR_RNDD), mpfr_sub(u1, df, b2h, MPFR_RNDD);
+        mpfr_sub(df, emn, e0, MPFR_RNDU), mpfr_sub(u4, df, b2l, MPFR_RNDU);  /* min ln ratio */
+        mpfr_sub(df, emn, e0, MPFR_RNDD), mpfr_sub(u3, df, b2h, MPFR_RNDD);
+        for (int k = 0; k < 2; k++) {
+            int ci = k ? C_A1PT : C_A1P;
+            mpfr_mul_2ui(rg, k ? dT : dl, 1, MPFR_RNDN);          /* 2D, exact */
+            if (k == 1 && g_mutant == MUT_A1_HALF) mpfr_div_2ui(rg, rg, 1, MPFR_RNDN); /* D */
+            mpfr_neg(nrg, rg, MPFR_RNDN);
+            if (mpfr_cmp(u2, rg) <= 0 && mpfr_cmp(u3, nrg) >= 0) vd->r[ci] = 1;
+            else if (mpfr_cmp(u1, rg) > 0 || mpfr_cmp(u4, nrg) < 0) vd->r[ci] = 0;
+            else vd->r[ci] = -1;
+            /* |ln ratio| <= max(u2, -u3): error, against 2D */
+            mpfr_neg(bl, u3, MPFR_RNDU);
+            if (mpfr_cmp(u2, bl) > 0) mpfr_set(bl, u2, MPFR_RNDU);
+            vd->err[ci] = mpfr_get_d(bl, MPFR_RNDU), vd->bnd[ci] = mpfr_get_d(rg, MPFR_RNDD);
+            mpfr_set(bh, rg, MPFR_RNDD);
+            set_ratio(vd, ci, bl, bh, b2l);
+            if (vd->r[ci] >= 0 || prec < CAMPAIGN_PREC_HI) continue;
+            /* open at the retry precision: ln(Z'/Z) = ln sum_t a_t e^{e'_t} lies
+             * in [emn, emx], so every ln(a'_t / a_t) = e'_t - ln(Z'/Z) lies in
+             * [emn - emx, emx - emn]; the lemma holds when that range is at most
+             * 2D (bounds §4) */
+            mpfr_sub(df, emx, emn, MPFR_RNDU);
+            if (mpfr_cmp(df, rg) <= 0) vd->r[ci] = 1, vd->fb[ci] = 1;
+        }
+
+        /* ---- the paper's Lemma A.3: TV(a, a') <= alpha_T (e^{2D} - 1), and
+         * from (20) + (21): <= alpha_T (e^{2D} + e^D - 2) / 2 ---- */
+        for (int k = 0; k < 2; k++) {
+            int c1 = k ? C_A3PT : C_A3P, c2 = k ? C_A3PST : C_A3PS;
+            mpfr_mul_2ui(rg, k ? dT : dl, 1, MPFR_RNDN);          /* 2D, exact */
+            mpfr_expm1(bl, rg, MPFR_RNDD), mpfr_expm1(bh, rg, MPFR_RNDU);
+            mpfr_expm1(u1, k ? dT : dl, MPFR_RNDD), mpfr_expm1(u2, k ? dT : dl, MPFR_RNDU);
+            mpfr_add(u1, u1, bl, MPFR_RNDD), mpfr_div_2ui(u1, u1, 1, MPFR_RNDD);
+            mpfr_add(u2, u2, bh, MPFR_RNDU), mpfr_div_2ui(u2, u2, 1, MPFR_RNDU);
+            mpfr_mul(bl, bl, aTl, MPFR_RNDD), mpfr_mul(bh, bh, aTh, MPFR_RNDU);
+            mpfr_mul(u1, u1, aTl, MPFR_RNDD), mpfr_mul(u2, u2, aTh, MPFR_RNDU);
+            vd->r[c1] = decide(th, tl, bl, bh);
+            vd->err[c1] = mpfr_get_d(th, MPFR_RNDU), vd->bnd[c1] = mpfr_get_d(bl, MPFR_RNDD);
+            set_ratio(vd, c1, th, bl, u3);
+            vd->r[c2] = decide(th, tl, u1, u2);
+            vd->err[c2] = mpfr_get_d(th, MPFR_RNDU), vd->bnd[c2] = mpfr_get_d(u1, MPFR_RNDD);
+            set_ratio(vd, c2, th, u1, u3);
+        }
+
+        /* ---- K.1 on a': TV(a, a') <= tanh(D'/2), D' the half range of e' ---- */
+        mpfr_div_2ui(u1, hrl, 1, MPFR_RNDD), mpfr_tanh(bl, u1, MPFR_RNDD);
+        mpfr_div_2ui(u2, hrh, 1, MPFR_RNDU), mpfr_tanh(bh, u2, MPFR_RNDU);
+        vd->r[C_K1P] = decide(th, tl, bl, bh);
+        vd->err[C_K1P] = mpfr_get_d(th, MPFR_RNDU), vd->bnd[C_K1P] = mpfr_get_d(bl, MPFR_RNDD);
+        set_ratio(vd, C_K1P, th, bl, u1);
+
+        /* ---- Theorem 4.3, Eq. 7: key term <= 2 Vmax TV(a, a') ---- */
+        mpfr_mul(bl, vmx, tl, MPFR_RNDD), mpfr_mul(bh, vmx, th, MPFR_RNDU);
+        mpfr_mul_2ui(bl, bl, 1, MPFR_RNDD), mpfr_mul_2ui(bh, bh, 1, MPFR_RNDU);
+        vd->r[C_EQ7P] = decide(qh, ql, bl, bh);
+        vd->err[C_EQ7P] = mpfr_get_d(qh, MPFR_RNDU), vd->bnd[C_EQ7P] = mpfr_get_d(bl, MPFR_RNDD);
+        set_ratio(vd, C_EQ7P, qh, bl, u1);
+
+        /* ---- K.4: key term <= 2 Vmax min(tanh(Delta/2), A (e^{2 Delta} +
+         * e^{Delta} - 2) / 2) [CERT-EK-04] (increasing in alpha^) ---- */
+        kvq_exact_cert_ekey_gated(bl, dl, al, vmx, MPFR_RNDD);
+        kvq_exact_cert_ekey_gated(bh, dl, ah, vmx, MPFR_RNDU);
+        vd->r[C_K4] = decide(qh, ql, bl, bh);
+        vd->err[C_K4] = mpfr_get_d(qh, MPFR_RNDU), vd->bnd[C_K4] = mpfr_get_d(bl, MPFR_RNDD);
+        set_ratio(vd, C_K4, qh, bl, u1);
+
+        /* ---- Eq. 15: key term <= 2 Vmax e^{2 Delta} alpha^ (e^{2 Delta} - 1) ---- */
+        kvq_exact_cert_ekey_paper(bl, dl, al, vmx, 2u, MPFR_RNDD);
+        kvq_exact_cert_ekey_paper(bh, dl, ah, vmx, 2u, MPFR_RNDU);
+        vd->r[C_EQ15] = decide(qh, ql, bl, bh);
+        vd->err[C_EQ15] = mpfr_get_d(qh, MPFR_RNDU), vd->bnd[C_EQ15] = mpfr_get_d(bl, MPFR_RNDD);
+        set_ratio(vd, C_EQ15, qh, bl, u1);
+    }
+
+    /* ---- Eq. 12 under its condition delta1 <= Delta / 2: alpha~ = the tail
+     * mass of the step's log-masses L~_b (finite: delta1 is) over the checked
+     * T; alpha_T <= e^{3 Delta} alpha~, key term <= 2 Vmax e^{3 Delta}
+     * alpha~ (e^{2 Delta} - 1) ---- */
+    if (cond && !tempty) {
+        float lmx = -INFINITY;
+        for (uint32_t b = 0; b < nb; b++)
+            if (cs->logmass[b] > lmx) lmx = cs->logmass[b];
+        mpfr_set_zero(GL, 1), mpfr_set_zero(GH, 1), mpfr_set_zero(HL, 1), mpfr_set_zero(HH, 1);
+        for (uint32_t b = 0; b < nb; b++) {
+            mpfr_set_flt(u1, cs->logmass[b], MPFR_RNDN);
+            mpfr_set_flt(u2, lmx, MPFR_RNDN);
+            mpfr_sub(u3, u1, u2, MPFR_RNDD), mpfr_exp(u3, u3, MPFR_RNDD);
+            mpfr_sub(u4, u1, u2, MPFR_RNDU), mpfr_exp(u4, u4, MPFR_RNDU);
+            mpfr_add(HL, HL, u3, MPFR_RNDD), mpfr_add(HH, HH, u4, MPFR_RNDU);   /* all blocks */
+            if (b < nq && in_t[16u * b])
+                mpfr_add(GL, GL, u3, MPFR_RNDD), mpfr_add(GH, GH, u4, MPFR_RNDU); /* T */
+        }
+        mpfr_div(pl, GL, HH, MPFR_RNDD), mpfr_div(ph, GH, HL, MPFR_RNDU);        /* alpha~ */
+        mpfr_mul_ui(rg, dl, 3, MPFR_RNDN);                      /* 3 Delta, exact */
+        mpfr_exp(bl, rg, MPFR_RNDD), mpfr_exp(bh, rg, MPFR_RNDU);
+        mpfr_mul(bl, bl, pl, MPFR_RNDD), mpfr_mul(bh, bh, ph, MPFR_RNDU);
+        vd->r[C_E3T] = decide(aTh, aTl, bl, bh);
+        vd->err[C_E3T] = mpfr_get_d(aTh, MPFR_RNDU), vd->bnd[C_E3T] = mpfr_get_d(bl, MPFR_RNDD);
+        set_ratio(vd, C_E3T, aTh, bl, u1);
+        if (!zt) {
+            kvq_exact_cert_ekey_paper(bl, dl, pl, vmx, 3u, MPFR_RNDD);
+            kvq_exact_cert_ekey_paper(bh, dl, ph, vmx, 3u, MPFR_RNDU);
+            vd->r[C_EQ12] = decide(qh, ql, bl, bh);
+            vd->err[C_EQ12] = mpfr_get_d(qh, MPFR_RNDU);
+            vd->bnd[C_EQ12] = mpfr_get_d(bl, MPFR_RNDD);
+            set_ratio(vd, C_EQ12, qh, bl, u1);
+        }
+    }
+
+    /* ---- Corollary 4.2, paper variant: ||sum_t a'_t (v~_t - v_t)|| <=
+     * sum_b rho'_b eta'_b over every block, rho'_b the a'-mass of b ---- */
+    mpfr_set_zero(GL, 1), mpfr_set_zero(GH, 1);
+    for (uint32_t t = 0; t < n; t++)
+        mpfr_add(GL, GL, w->gl[t], MPFR_RNDD), mpfr_add(GH, GH, w->gu[t], MPFR_RNDU);
+    for (uint32_t e = 0; e < n * d && !any; e++) any = dvp64[e] != 0.0;
+    if (!any) {
+        vd->r[C_C42P] = 2;                        /* v~ = v everywhere: value term 0 */
+    } else {
+        mpfr_set_zero(nl, 1), mpfr_set_zero(nh, 1);
+        for (uint32_t c = 0; c < d; c++) {
+            wmean(u1, u2, w, w->gl, w->gu, g_ones, n, w->dvp + c, d);
+            sq_acc(nl, nh, u1, u2, u3);
+        }
+        mpfr_sqrt(tl, nl, MPFR_RNDD), mpfr_sqrt(th, nh, MPFR_RNDU);
+        mpfr_set_zero(bl, 1), mpfr_set_zero(bh, 1);
+        for (uint32_t b = 0; b < nq; b++) {
+            if (prom[b] || cs->eta[b] == 0.0f) continue;
+            mpfr_set_zero(u1, 1), mpfr_set_zero(u2, 1);
+            for (uint32_t i = 16u * b; i < 16u * b + 16u; i++)
+                mpfr_add(u1, u1, w->gl[i], MPFR_RNDD), mpfr_add(u2, u2, w->gu[i], MPFR_RNDU);
+            mpfr_div(u1, u1, GH, MPFR_RNDD), mpfr_div(u2, u2, GL, MPFR_RNDU); /* rho'_b */
+            mpfr_mul_d(u1, u1, (double)cs->eta[b], MPFR_RNDD);
+            mpfr_mul_d(u2, u2, (double)cs->eta[b], MPFR_RNDU);
+            mpfr_add(bl, bl, u1, MPFR_RNDD), mpfr_add(bh, bh, u2, MPFR_RNDU);
+        }
+        vd->r[C_C42P] = decide(th, tl, bl, bh);
+        vd->err[C_C42P] = mpfr_get_d(th, MPFR_RNDU), vd->bnd[C_C42P] = mpfr_get_d(bl, MPFR_RNDD);
+        set_ratio(vd, C_C42P, th, bl, u1);
+    }
+
+    /* ---- e^{-2 Delta} p^_b <= rho'_b <= e^{2 Delta} p^_b for every block
+     * [CERT-EV-03] (the paper's Lemma A.1 for s' against s^, which differ by
+     * e on F and not at all on T), p^_b the Phase-1 estimated mass (weights
+     * w->hl/hu, estimated scores); the ratio reported is the larger of
+     * rho'_b / (e^{2D} p^_b) and p^_b / (e^{2D} rho'_b) ---- */
+    if (ezero) {
+        vd->r[C_C42PM] = 2;                       /* s' = s^ = s: rho'_b = p^_b */
+    } else {
+        int rr = 1;
+        double worst = -1.0;
+        mpfr_set_zero(HL, 1), mpfr_set_zero(HH, 1);
+        for (uint32_t t = 0; t < n; t++)
+            mpfr_add(HL, HL, w->hl[t], MPFR_RNDD), mpfr_add(HH, HH, w->hu[t], MPFR_RNDU);
+        mpfr_mul_2ui(rg, dl, 1, MPFR_RNDN);
+        mpfr_exp(b2l, rg, MPFR_RNDD), mpfr_exp(b2h, rg, MPFR_RNDU);
+        for (uint32_t b = 0; b < nb; b++) {
+            uint32_t hi_t = 16u * b + 16u < n ? 16u * b + 16u : n;
+            mpfr_set_zero(u1, 1), mpfr_set_zero(u2, 1), mpfr_set_zero(u3, 1), mpfr_set_zero(u4, 1);
+            for (uint32_t i = 16u * b; i < hi_t; i++) {
+                mpfr_add(u1, u1, w->gl[i], MPFR_RNDD), mpfr_add(u2, u2, w->gu[i], MPFR_RNDU);
+                mpfr_add(u3, u3, w->hl[i], MPFR_RNDD), mpfr_add(u4, u4, w->hu[i], MPFR_RNDU);
+            }
+            mpfr_div(pl, u1, GH, MPFR_RNDD), mpfr_div(ph, u2, GL, MPFR_RNDU);   /* rho'_b */
+            mpfr_div(cl, u3, HH, MPFR_RNDD), mpfr_div(ch, u4, HL, MPFR_RNDU);   /* p^_b */
+            for (int side = 0; side < 2; side++) {
+                /* side 0: rho'_b <= e^{2D} p^_b; side 1: p^_b <= e^{2D} rho'_b */
+                int r1;
+                mpfr_srcptr xl_ = side ? cl : pl, xh_ = side ? ch : ph;
+                mpfr_mul(u1, side ? pl : cl, b2l, MPFR_RNDD);
+                mpfr_mul(u2, side ? ph : ch, b2h, MPFR_RNDU);
+                r1 = decide(xh_, xl_, u1, u2);
+                if (r1 == 0) rr = 0;
+                else if (r1 < 0 && rr != 0) rr = -1;
+                if (mpfr_sgn(u1) > 0) {
+                    mpfr_div(u3, xh_, u1, MPFR_RNDU);
+                    if (mpfr_get_d(u3, MPFR_RNDU) > worst || r1 <= 0) {
+                        worst = mpfr_get_d(u3, MPFR_RNDU);
+                        vd->err[C_C42PM] = mpfr_get_d(xh_, MPFR_RNDU);
+                        vd->bnd[C_C42PM] = mpfr_get_d(u1, MPFR_RNDD);
+                        vd->ratio[C_C42PM] = worst;
+                    }
+                }
+            }
+        }
+        vd->r[C_C42PM] = rr;
+    }
+    mpfr_clears(m, emx, emn, dT, e0, dl, hrl, hrh, rg, nrg, df, (mpfr_ptr)0);
+    mpfr_clears(Wl, Wh, nl, nh, dll, dlh, opl, oph, pl, ph, cl, ch, tl, th, ql, qh, u1, u2, u3, u4,
+                (mpfr_ptr)0);
+    mpfr_clears(bl, bh, b2l, b2h, vmx, GL, GH, HL, HH, (mpfr_ptr)0);
+}
+
 /* All enclosure checks of one case at precision prec.  x64: the original
- * values, dv64: v~ - v (0 outside the non-promoted full blocks of S), both
- * exact binary64 [n][d]. */
+ * values, dv64: v~ - v of the sparse variant (0 outside the non-promoted full
+ * blocks of S), dvp64: that of the paper variant (0 outside the non-promoted
+ * full blocks), all exact binary64 [n][d]. */
 static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *in_all,
                      const uint8_t *in_s, const uint8_t *prom, const double *x64,
-                     const double *dv64)
+                     const double *dv64, const double *dvp64)
 {
     mpfr_t *P = w->p;
     uint32_t n = cs->n, d = cs->d;
     uint8_t in_t[NMAX];
     int tempty = 1, eq_all, eq_s;
-    mpfr_t lo, hi, dl, al, ah, hr, hs, ml, mh, nl, nh, tmp;
+    mpfr_t lo, hi, dl, al, ah, hr, hs, ml, mh, nl, nh, tmp, aTl, aTh, e2l, e2h;
     mpfr_t *msl = w->wl, *msu = w->wu, *mtl = w->hl, *mtu = w->hu;
     for (uint32_t t = 0; t < n; t++) {
         mpfr_set_prec(w->wl[t], prec), mpfr_set_prec(w->wu[t], prec);
@@ -861,29 +1324,30 @@ static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *
         mpfr_set_prec(w->tl[t], prec), mpfr_set_prec(w->tu[t], prec);
     }
     for (int i = 0; i < 16; i++) mpfr_set_prec(P[i], prec);
-    mpfr_inits2(prec, lo, hi, al, ah, ml, mh, nl, nh, tmp, (mpfr_ptr)0);
+    mpfr_inits2(prec, lo, hi, al, ah, ml, mh, nl, nh, tmp, aTl, aTh, e2l, e2h, (mpfr_ptr)0);
     mpfr_inits2(KVQ_XPREC, dl, hr, hs, (mpfr_ptr)0);
     for (int i = 0; i < NCMP; i++) vd->r[i] = 1, vd->err[i] = 0.0, vd->bnd[i] = 0.0;
-    for (int i = 0; i < NCMP; i++) vd->lf[i] = 0;
+    for (int i = 0; i < NCMP; i++) vd->cnt[i] = 1, vd->fb[i] = 0, vd->ratio[i] = NAN;
     for (uint32_t t = 0; t < n; t++) in_t[t] = in_s[t] ? 0 : 1, tempty &= in_s[t];
 
     mpfr_set_flt(dl, cs->delta, MPFR_RNDN);       /* Delta, exact */
     eq_all = equal_shift(hr, w, in_all, n);       /* half range of e, all tokens */
     eq_s = equal_shift(hs, w, in_s, n);           /* half range of e over S */
-    weights(w->wl, w->wu, w, in_all, n, 0, w->x); /* exact scores, all tokens: p */
-    weights(w->hl, w->hu, w, in_all, n, 1, w->y); /* estimated scores, all tokens */
+    weights(w->wl, w->wu, w, in_all, n, NULL, w->x);   /* exact scores, all tokens: p */
+    weights(w->hl, w->hu, w, in_all, n, g_ones, w->y); /* estimated scores, all tokens */
     /* over S: the same numbers restricted to S when S holds the overall
      * greatest score (same m), else weights with S's own maximum */
     mpfr_set(w->t, w->x, MPFR_RNDN);
-    if (!set_max_is(w, in_s, n, 0, w->t)) weights(w->sl, w->su, w, in_s, n, 0, NULL),
-                                          msl = w->sl, msu = w->su;
+    if (!set_max_is(w, in_s, n, NULL, w->t)) weights(w->sl, w->su, w, in_s, n, NULL, NULL),
+                                             msl = w->sl, msu = w->su;
     mpfr_set(w->t, w->y, MPFR_RNDN);
-    if (!set_max_is(w, in_s, n, 1, w->t)) weights(w->tl, w->tu, w, in_s, n, 1, NULL),
-                                          mtl = w->tl, mtu = w->tu;
+    if (!set_max_is(w, in_s, n, g_ones, w->t)) weights(w->tl, w->tu, w, in_s, n, g_ones, NULL),
+                                               mtl = w->tl, mtu = w->tu;
 
-    /* ---- Lemma A.2 over all tokens and over S ---- */
+    /* ---- K.1 (tanh(D/2), tanh(Delta/2)) and the paper's Lemma A.2
+     * (tanh(Delta)) for s against s^, over all tokens and over S ---- */
     for (int set = 0; set < 2; set++) {
-        int ci = set ? C_A2_S : C_A2_ALL;
+        int ci = set ? C_K1_S : C_K1_ALL;
         if (set ? eq_s : eq_all) {                /* TV = 0 exactly (shift invariance) */
             vd->r[ci] = vd->r[ci + 2] = vd->r[ci + 4] = 2;
             continue;
@@ -903,10 +1367,11 @@ static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *
         }
     }
 
-    /* ---- Lemma A.3: alpha_T (exact scores) against A(alpha^_T, D) ---- */
+    /* ---- K.2 (Eq. 14 in odds form): alpha_T (exact scores) against
+     * A(alpha^_T, D); Eq. 14: alpha_T <= e^{2 Delta} alpha^_T ---- */
     if (tempty) {
-        vd->r[C_A3] = vd->r[C_A3D] = 2;           /* alpha_T = 0 = A(0, D) */
-        mpfr_set_zero(al, 1), mpfr_set_zero(ah, 1);
+        vd->r[C_K2] = vd->r[C_K2D] = vd->r[C_EQ14] = 2;   /* alpha_T = 0 = A(0, D) */
+        mpfr_set_zero(al, 1), mpfr_set_zero(ah, 1), mpfr_set_zero(aTl, 1), mpfr_set_zero(aTh, 1);
     } else {
         /* alpha = 1 / (1 + W_S / W_T): increasing in W_T, decreasing in W_S */
         wsum(P[0], P[1], w->hl, w->hu, in_t, n);  /* W^_T */
@@ -915,22 +1380,23 @@ static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *
         mpfr_ui_div(al, 1, al, MPFR_RNDD);        /* alpha^ lower */
         mpfr_div(ah, P[2], P[1], MPFR_RNDD), mpfr_add_ui(ah, ah, 1, MPFR_RNDD);
         mpfr_ui_div(ah, 1, ah, MPFR_RNDU);        /* alpha^ upper */
+        wsum(P[0], P[1], w->wl, w->wu, in_t, n);  /* W_T */
+        wsum(P[2], P[3], w->wl, w->wu, in_s, n);  /* W_S */
+        mpfr_div(aTl, P[3], P[0], MPFR_RNDU), mpfr_add_ui(aTl, aTl, 1, MPFR_RNDU);
+        mpfr_ui_div(aTl, 1, aTl, MPFR_RNDD);      /* alpha_T lower */
+        mpfr_div(aTh, P[2], P[1], MPFR_RNDD), mpfr_add_ui(aTh, aTh, 1, MPFR_RNDD);
+        mpfr_ui_div(aTh, 1, aTh, MPFR_RNDU);      /* alpha_T upper */
         if (eq_all) {
-            /* e constant: alpha_T = alpha^ exactly, and A(a, D) >= a for D >= 0 */
-            vd->r[C_A3] = vd->r[C_A3D] = 2;
+            /* e constant: alpha_T = alpha^ exactly, and A(a, D) >= a, e^{2D} a
+             * >= a for D >= 0 */
+            vd->r[C_K2] = vd->r[C_K2D] = vd->r[C_EQ14] = 2;
         } else {
-            wsum(P[0], P[1], w->wl, w->wu, in_t, n);  /* W_T */
-            wsum(P[2], P[3], w->wl, w->wu, in_s, n);  /* W_S */
-            mpfr_div(lo, P[3], P[0], MPFR_RNDU), mpfr_add_ui(lo, lo, 1, MPFR_RNDU);
-            mpfr_ui_div(lo, 1, lo, MPFR_RNDD);    /* alpha_T lower */
-            mpfr_div(hi, P[2], P[1], MPFR_RNDD), mpfr_add_ui(hi, hi, 1, MPFR_RNDD);
-            mpfr_ui_div(hi, 1, hi, MPFR_RNDU);    /* alpha_T upper */
             for (int k = 0; k < 2; k++) {
-                int ci = k ? C_A3D : C_A3;
+                int ci = k ? C_K2D : C_K2;
                 kvq_exact_cert_tail(P[8], k ? dl : hr, al, MPFR_RNDD);
                 kvq_exact_cert_tail(P[9], k ? dl : hr, ah, MPFR_RNDU);
-                vd->r[ci] = decide(hi, lo, P[8], P[9]);
-                vd->err[ci] = mpfr_get_d(hi, MPFR_RNDU), vd->bnd[ci] = mpfr_get_d(P[8], MPFR_RNDD);
+                vd->r[ci] = decide(aTh, aTl, P[8], P[9]);
+                vd->err[ci] = mpfr_get_d(aTh, MPFR_RNDU), vd->bnd[ci] = mpfr_get_d(P[8], MPFR_RNDD);
                 if (vd->r[ci] >= 0) continue;
                 /* Undecided near alpha = 1 (or 0), where a probability carries
                  * no relative precision: decide the equivalent odds form
@@ -958,21 +1424,54 @@ static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *
                  * working precision (a3_by_decomposition) */
                 if (prec < CAMPAIGN_PREC_HI) continue;
                 vd->r[ci] = a3_by_decomposition(w, in_t, in_s, n, k ? dl : hr);
-                vd->lf[ci] = vd->r[ci] >= 0;
+                vd->fb[ci] = vd->r[ci] >= 0;
             }
+            /* Eq. 14 as the paper states it, alpha_T <= e^{2 Delta} alpha^;
+             * check_enclosed decides a comparison still open at the retry
+             * precision from K.2 (A(alpha^, D) <= e^{2D} alpha^) */
+            mpfr_mul_2si(e2l, dl, 1, MPFR_RNDD), mpfr_exp(e2l, e2l, MPFR_RNDD);
+            mpfr_mul_2si(e2h, dl, 1, MPFR_RNDU), mpfr_exp(e2h, e2h, MPFR_RNDU);
+            if (g_mutant == MUT_EQ14_NO_FACTOR)   /* the mutant: alpha_T <= alpha^ */
+                mpfr_set_ui(e2l, 1, MPFR_RNDN), mpfr_set_ui(e2h, 1, MPFR_RNDN);
+            mpfr_mul(e2l, e2l, al, MPFR_RNDD), mpfr_mul(e2h, e2h, ah, MPFR_RNDU);
+            vd->r[C_EQ14] = decide(aTh, aTl, e2l, e2h);
+            vd->err[C_EQ14] = mpfr_get_d(aTh, MPFR_RNDU);
+            vd->bnd[C_EQ14] = mpfr_get_d(e2l, MPFR_RNDD);
         }
     }
 
-    /* ---- Theorem 4.1: ||sum_S pi v - sum_i p v|| against E_key ---- */
+    /* ---- the paper variant: Lemma A.1, A.3, K.1, Eq. 7, K.4, Eq. 15,
+     * Eq. 12, Corollary 4.2 (w->x is still the shift of w->wl/wu) ---- */
+    paper_enclosed(vd, cs, w, prec, in_t, prom, x64, dvp64, w->x, al, ah, aTl, aTh);
+
+    /* ---- K.3: the sparse key term ||sum_S pi v - sum_i p v|| against
+     * E_key [CERT-EK-01] (an instance of the paper's Theorem 4.3) ---- */
     if (tempty && eq_s) {
-        vd->r[C_T41] = vd->r[C_T41S] = 2;         /* pi = p exactly: key term 0 */
+        vd->r[C_K3] = vd->r[C_K3S] = 2;           /* pi = p exactly: key term 0 */
     } else {
+        /* sum_S pi v - sum_i p v = (sum_S pi v - m_S) + alpha_T (m_S - m_T), with
+         * m_S, m_T the means of v over S and T under the exact scores (p =
+         * (1 - alpha_T) p^S + alpha_T p^T): each part is enclosed with relative
+         * precision however small the tail mass is, and the first is 0 exactly
+         * when e is constant on S (pi = p^S) */
         mpfr_set_zero(nl, 1), mpfr_set_zero(nh, 1);
         for (uint32_t c = 0; c < d; c++) {
-            wmean(ml, mh, w, mtl, mtu, in_s, n, w->xv + c, d);   /* sum_S pi v_c */
-            wmean(lo, hi, w, w->wl, w->wu, in_all, n, w->xv + c, d); /* sum p v_c */
-            mpfr_sub(P[14], ml, hi, MPFR_RNDD);
-            mpfr_sub(P[15], mh, lo, MPFR_RNDU);
+            wmean(ml, mh, w, msl, msu, in_s, n, w->xv + c, d);   /* m_S,c */
+            if (eq_s) {
+                mpfr_set_zero(P[14], 1), mpfr_set_zero(P[15], 1);
+            } else {
+                wmean(lo, hi, w, mtl, mtu, in_s, n, w->xv + c, d); /* sum_S pi v_c */
+                mpfr_sub(P[14], lo, mh, MPFR_RNDD);
+                mpfr_sub(P[15], hi, ml, MPFR_RNDU);
+            }
+            if (!tempty) {
+                wmean(lo, hi, w, w->wl, w->wu, in_t, n, w->xv + c, d); /* m_T,c */
+                mpfr_sub(P[10], ml, hi, MPFR_RNDD);
+                mpfr_sub(P[11], mh, lo, MPFR_RNDU);               /* m_S,c - m_T,c */
+                pos_mul(lo, hi, aTl, aTh, P[10], P[11]);
+                mpfr_add(P[14], P[14], lo, MPFR_RNDD);
+                mpfr_add(P[15], P[15], hi, MPFR_RNDU);
+            }
             sq_acc(nl, nh, P[14], P[15], tmp);
         }
         mpfr_sqrt(lo, nl, MPFR_RNDD);
@@ -985,8 +1484,8 @@ static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *
             kvq_exact_cert_ekey_paper(P[8], dl, al, P[10], 2u, MPFR_RNDD);
             kvq_exact_cert_ekey_paper(P[9], dl, ah, P[10], 2u, MPFR_RNDU);
         }
-        vd->r[C_T41] = decide(hi, lo, P[8], P[9]);
-        vd->err[C_T41] = mpfr_get_d(hi, MPFR_RNDU), vd->bnd[C_T41] = mpfr_get_d(P[8], MPFR_RNDD);
+        vd->r[C_K3] = decide(hi, lo, P[8], P[9]);
+        vd->err[C_K3] = mpfr_get_d(hi, MPFR_RNDU), vd->bnd[C_K3] = mpfr_get_d(P[8], MPFR_RNDD);
         /* sharp: D = half range of e over all tokens (>= that over S), V =
          * max ||v_i|| (lower end for the lower bound; Vmax >= it above) */
         mpfr_set_zero(P[13], 1);
@@ -1002,16 +1501,17 @@ static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *
         mpfr_sqrt(P[13], P[13], MPFR_RNDD);
         kvq_exact_cert_ekey(P[8], hr, al, P[13], MPFR_RNDD);
         kvq_exact_cert_ekey(P[9], hr, ah, P[10], MPFR_RNDU);
-        vd->r[C_T41S] = decide(hi, lo, P[8], P[9]);
-        vd->err[C_T41S] = vd->err[C_T41], vd->bnd[C_T41S] = mpfr_get_d(P[8], MPFR_RNDD);
+        vd->r[C_K3S] = decide(hi, lo, P[8], P[9]);
+        vd->err[C_K3S] = vd->err[C_K3], vd->bnd[C_K3S] = mpfr_get_d(P[8], MPFR_RNDD);
     }
 
-    /* ---- Theorem 4.3: ||sum_S pi (v~ - v)|| against E_val [CERT-EV-01] ---- */
+    /* ---- Corollary 4.2, sparse variant: ||sum_S pi (v~ - v)|| against E_val
+     * [CERT-EV-01] ---- */
     {
         int any = 0;
         for (uint32_t e = 0; e < n * d && !any; e++) any = dv64[e] != 0.0;
         if (!any) {
-            vd->r[C_T43] = 2;                     /* v~ = v on S: value term 0 exactly */
+            vd->r[C_C42S] = 2;                     /* v~ = v on S: value term 0 exactly */
         } else {
             mpfr_set_zero(nl, 1), mpfr_set_zero(nh, 1);
             for (uint32_t c = 0; c < d; c++) {
@@ -1037,35 +1537,81 @@ static void enclosed(verdicts *vd, ccase *cs, work *w, int prec, const uint8_t *
                 mpfr_add(ml, ml, P[4], MPFR_RNDD);
                 mpfr_add(mh, mh, P[5], MPFR_RNDU);
             }
-            vd->r[C_T43] = decide(hi, lo, ml, mh);
-            vd->err[C_T43] = mpfr_get_d(hi, MPFR_RNDU), vd->bnd[C_T43] = mpfr_get_d(ml, MPFR_RNDD);
+            vd->r[C_C42S] = decide(hi, lo, ml, mh);
+            vd->err[C_C42S] = mpfr_get_d(hi, MPFR_RNDU);
+            vd->bnd[C_C42S] = mpfr_get_d(ml, MPFR_RNDD);
         }
     }
-    mpfr_clears(lo, hi, al, ah, ml, mh, nl, nh, tmp, (mpfr_ptr)0);
+    mpfr_clears(lo, hi, al, ah, ml, mh, nl, nh, tmp, aTl, aTh, e2l, e2h, (mpfr_ptr)0);
     mpfr_clears(dl, hr, hs, (mpfr_ptr)0);
 }
 
-static const int cmp_stat[NCMP] = {S_A2, S_A2, S_A2_DELTA, S_A2_DELTA, S_A2_PAPER, S_A2_PAPER,
-                                   S_A3, S_A3_DELTA, S_T41, S_T41_SHARP, S_T43, -1};
+static const int cmp_stat[NCMP] = {
+    S_K1, S_K1, S_K1_DELTA, S_K1_DELTA, S_A2, S_A2, S_K2, S_K2_DELTA, S_EQ14, S_K3, S_K3_SHARP,
+    S_C42S, S_A1P, S_A1P_T, S_A3P, S_A3P_T, S_A3PS, S_A3PS_T, S_K1P, S_EQ7P, S_K4, S_EQ15, S_E3T,
+    S_EQ12, S_C42P, S_C42PM};
 static const char *const cmp_name[NCMP] = {
-    "A.2 (all tokens)", "A.2 (S)", "A.2 Delta (all tokens)", "A.2 Delta (S)",
-    "A.2 paper tanh(Delta) (all tokens)", "A.2 paper tanh(Delta) (S)", "A.3 (half range)",
-    "A.3 (Delta)", "Thm 4.1", "Thm 4.1 sharp", "Thm 4.3", ""};
+    "K.1 (all tokens)", "K.1 (S)", "K.1 Delta (all tokens)", "K.1 Delta (S)",
+    "Lemma A.2 tanh(Delta) (all tokens)", "Lemma A.2 tanh(Delta) (S)",
+    "K.2 Eq. 14 odds (half range)", "K.2 Eq. 14 odds (Delta)", "Eq. 14", "K.3 sparse key term",
+    "K.3 sparse key term sharp", "Cor 4.2 sparse value term", "Lemma A.1 paper (Delta)",
+    "Lemma A.1 paper (max_T |e|)", "Lemma A.3 paper (Delta)", "Lemma A.3 paper (max_T |e|)",
+    "Lemma A.3 (20)+(21) paper (Delta)", "Lemma A.3 (20)+(21) paper (max_T |e|)",
+    "K.1 paper", "Thm 4.3 Eq. 7 paper", "K.4 paper key term [CERT-EK-04]",
+    "Eq. 15 paper key term", "Eq. 12 tail mass", "Eq. 12 paper key term",
+    "Cor 4.2 paper value term", "Cor 4.2 paper rho'_b within e^{+-2D} p^_b [CERT-EV-03]"};
+
+/* Does every token's value error satisfy ||v~_t - v_t|| <= eta_b of its block
+ * (the paper's Theorem 4.1 per token, [CERT-ANN-01])?  Decided exactly: dv
+ * holds exact binary64 differences (at most 45 significant bits), so the
+ * squared norm is an exact sum at CAMPAIGN_XP bits (checked), compared with the
+ * exact square of the binary32 eta_b.  Then Corollary 4.2 holds for every
+ * distribution over the tokens (convexity of the norm). */
+static int value_tokens_within_eta(const ccase *cs, work *w, const double *dv)
+{
+    int ok = 1, ix = 0;
+    for (uint32_t t = 0; t < 16u * cs->nq && ok; t++) {
+        mpfr_set_zero(w->a, 1);
+        for (uint32_t c = 0; c < cs->d; c++) {
+            double x = dv[(size_t)t * cs->d + c];
+            if (x == 0.0) continue;
+            ix |= mpfr_set_d(w->b, x, MPFR_RNDN);
+            ix |= mpfr_sqr(w->b, w->b, MPFR_RNDN);
+            ix |= mpfr_add(w->a, w->a, w->b, MPFR_RNDN);
+        }
+        ix |= mpfr_set_flt(w->b, cs->eta[t / 16u], MPFR_RNDN);
+        ix |= mpfr_sqr(w->b, w->b, MPFR_RNDN);
+        if (mpfr_cmp(w->a, w->b) > 0) ok = 0;
+    }
+    return ix == 0 && ok;
+}
 
 static void check_enclosed(ccase *cs, work *w, stats *st, kvq_rng *r)
 {
-    static double x64[NMAX * DMAX], dv64[NMAX * DMAX];
+    static double x64[NMAX * DMAX], dv64[NMAX * DMAX], dvp64[NMAX * DMAX];
     uint8_t in_all[NMAX], in_s[NMAX], sel[NMAX / 16 + 1], prom[NMAX / 16 + 1];
     uint32_t n = cs->n, d = cs->d, ksel = 0;
     verdicts vd, v2;
     int redo = 0;
     memcpy(sel, cs->sel, cs->nb);
     memcpy(prom, cs->prom, cs->nb);
-    if (cs->idx % 3u == 2u) {                     /* any selection: Theorem 4.1 assumes none */
+    if (cs->idx % 3u == 2u) {                     /* any selection: K.3, A.3 assume none */
         for (uint32_t b = 0; b < cs->nq; b++) sel[b] = (uint8_t)kvq_rng_below(r, 2), prom[b] = 0;
         st->sel_random++;
     }
     for (uint32_t b = 0; b < cs->nq; b++) ksel += sel[b];
+    if (ksel == cs->nq && cs->nq >= 1u && (cs->nq >= 2u || cs->nb > cs->nq) &&
+        cs->idx % 3u != 2u && kvq_rng_below(r, 2) == 0) {
+        /* the step selected every full block (T empty: the tail statements
+         * would hold by algebra): on half of these cases leave a random
+         * non-empty subset unselected instead (S keeps a block, or the
+         * residual block) */
+        ksel = 0;
+        for (uint32_t b = 0; b < cs->nq; b++) sel[b] = (uint8_t)kvq_rng_below(r, 2), ksel += sel[b];
+        if (ksel == cs->nq) sel[kvq_rng_below(r, cs->nq)] = 0, ksel--;
+        for (uint32_t b = 0; b < cs->nq; b++) prom[b] = (uint8_t)(prom[b] && sel[b]);
+        st->sel_thinned++;
+    }
     if (ksel == 0 && cs->nq == cs->nb) sel[kvq_rng_below(r, cs->nq)] = 1; /* S not empty */
     if (cs->idx % 4u == 3u) {                     /* a promotion: any subset of S [CERT-EV-01] */
         for (uint32_t b = 0; b < cs->nq; b++) prom[b] = sel[b] && kvq_rng_below(r, 3) == 0;
@@ -1075,28 +1621,46 @@ static void check_enclosed(ccase *cs, work *w, stats *st, kvq_rng *r)
     for (uint32_t t = 0; t < n; t++) in_all[t] = 1, in_s[t] = sel[t / 16u];
     /* v (binary16) and v~ - v exactly in binary64: v^ and v are multiples of
      * 2^-24 below 2^21 in magnitude (bounds/cert.md §2), so the difference has
-     * at most 45 significant bits */
+     * at most 45 significant bits.  Sparse: v~ = v^ on the non-promoted
+     * selected full blocks; paper: on every non-promoted full block (only
+     * selected blocks are promotion candidates, in both variants). */
     for (uint32_t t = 0; t < n; t++)
         for (uint32_t c = 0; c < d; c++) {
             size_t e = (size_t)t * d + c;
+            int q = t < 16u * cs->nq && !prom[t / 16u];
             x64[e] = (double)cs->v[e];
-            dv64[e] = t < 16u * cs->nq && in_s[t] && !prom[t / 16u]
-                          ? (double)cs->vhx[e] - (double)cs->v[e] : 0.0;
+            dvp64[e] = q ? (double)cs->vhx[e] - (double)cs->v[e] : 0.0;
+            dv64[e] = q && in_s[t] ? dvp64[e] : 0.0;
             mpfr_set_d(w->xv[e], x64[e], MPFR_RNDN);     /* exact: 53 bits */
             mpfr_set_d(w->dv[e], dv64[e], MPFR_RNDN);
+            mpfr_set_d(w->dvp[e], dvp64[e], MPFR_RNDN);
         }
-    enclosed(&vd, cs, w, CAMPAIGN_PREC, in_all, in_s, prom, x64, dv64);
-    for (int i = 0; i < NCMP; i++) redo |= vd.r[i] < 0;
+    enclosed(&vd, cs, w, CAMPAIGN_PREC, in_all, in_s, prom, x64, dv64, dvp64);
+    for (int i = 0; i < NCMP; i++) redo |= vd.cnt[i] > 0 && vd.r[i] < 0;
     if (redo) {
         st->retries++;
-        enclosed(&v2, cs, w, CAMPAIGN_PREC_HI, in_all, in_s, prom, x64, dv64);
+        enclosed(&v2, cs, w, CAMPAIGN_PREC_HI, in_all, in_s, prom, x64, dv64, dvp64);
         for (int i = 0; i < NCMP; i++)
             if (vd.r[i] < 0)
-                vd.r[i] = v2.r[i], vd.err[i] = v2.err[i], vd.bnd[i] = v2.bnd[i], vd.lf[i] = v2.lf[i];
+                vd.r[i] = v2.r[i], vd.err[i] = v2.err[i], vd.bnd[i] = v2.bnd[i],
+                vd.fb[i] = v2.fb[i], vd.ratio[i] = v2.ratio[i];
+    }
+    /* Eq. 14 still open: it follows from K.2 with D = Delta, decided above
+     * (alpha_T <= A(alpha^, Delta) <= e^{2 Delta} alpha^, bounds §4) */
+    if (vd.r[C_EQ14] < 0 && vd.r[C_K2D] >= 1 && g_mutant != MUT_EQ14_NO_FACTOR)
+        vd.r[C_EQ14] = 1, vd.fb[C_EQ14] = 1;
+    /* Corollary 4.2 still open (all mass on one token whose ||v~ - v|| is
+     * eta_b itself, the margin the mass of the other tokens, far below any
+     * precision): it follows from the per-token bound, decided exactly
+     * (bounds §9) */
+    if ((vd.r[C_C42S] < 0 || vd.r[C_C42P] < 0) && value_tokens_within_eta(cs, w, dvp64)) {
+        if (vd.r[C_C42S] < 0) vd.r[C_C42S] = 1, vd.fb[C_C42S] = 1;
+        if (vd.r[C_C42P] < 0) vd.r[C_C42P] = 1, vd.fb[C_C42P] = 1;
     }
     for (int i = 0; i < NCMP; i++) {
         int s = cmp_stat[i];
-        if (s < 0) continue;
+        double rr;
+        if (vd.cnt[i] == 0) continue;             /* not applicable to this case */
         if (vd.r[i] == 0 || vd.r[i] < 0) {
             memcpy(cs->sel, sel, cs->nb), memcpy(cs->prom, prom, cs->nb); /* the checked S */
             fail(cs, cmp_name[i], "%s: error %a (upper end) %s bound %a (lower end)",
@@ -1104,41 +1668,56 @@ static void check_enclosed(ccase *cs, work *w, stats *st, kvq_rng *r)
                  vd.r[i] == 0 ? ">" : "vs", vd.bnd[i]);
         }
         if (vd.r[i] == 2) st->exact_zero++;
-        st->a3_logform += (uint64_t)vd.lf[i];
-        st->checks[s][cs->fam]++;
-        /* the ratio is a report estimate from binary64 conversions of the
-         * enclosure ends; ends below the normal binary64 range (tails far
-         * beyond it) carry no relative precision and are left out */
-        if (vd.bnd[i] >= DBL_MIN && vd.err[i] >= DBL_MIN && vd.err[i] / vd.bnd[i] > st->max_ratio[s])
-            st->max_ratio[s] = vd.err[i] / vd.bnd[i];
+        if (vd.fb[i]) {
+            if (i == C_K2 || i == C_K2D) st->a3_logform++;
+            else if (i == C_A1P || i == C_A1PT) st->a1_range++;
+            else if (i == C_EQ14) st->eq14_by_odds++;
+            else if (i == C_C42S || i == C_C42P) st->c42_by_tokens++;
+        }
+        st->checks[s][cs->fam] += (uint64_t)vd.cnt[i];
+        if (vd.r[i] == 2 || vd.fb[i]) continue;   /* no ratio */
+        /* the ratio is a report estimate: computed in MPFR where the check
+         * does so, else from binary64 conversions of the enclosure ends; ends
+         * below the normal binary64 range (tails far beyond it) carry no
+         * relative precision and are left out */
+        rr = vd.ratio[i];
+        if (isnan(rr) && vd.bnd[i] >= DBL_MIN && vd.err[i] >= DBL_MIN) rr = vd.err[i] / vd.bnd[i];
+        if (!isnan(rr) && rr > st->max_ratio[s]) st->max_ratio[s] = rr;
     }
+    st->paper_equal += (uint64_t)vd.paper_equal;
+    st->e3_cond_cases += (uint64_t)vd.e3_cond;
 }
 
-/* ---- Theorem 4.4 ----------------------------------------------------------- */
+/* ---- K.5: the contract of kvq_cert_step, both variants ----------------------- */
 
-/* Is the claim c >= E_val = sum_{b in S} rho_b eta'_b [CERT-EV-01] (eta'_b = 0
- * for promoted and residual blocks)?  Decided from c - E_val = sum_{b in S}
- * rho_b (c - eta'_b), since the Phase-2 masses rho_b sum to 1 over S: each
- * coefficient's sign is exact, so enclosures of rho_b give an enclosure of
- * c - E_val with relative precision even when E_val equals a binary32 value
- * (all mass on one block), where an upper bound of E_val rounded up to
- * binary32 would exceed c.  Returns 1 sound, 0 unsound, -1 undecided. */
-static int eval_claim_sound(ccase *cs, work *w, float c)
+/* Is the claim c >= E_val = sum_b rho_b eta'_b [CERT-EV-01] (eta'_b = 0 for
+ * promoted and residual blocks)?  The sum runs over the attended blocks: S
+ * in the sparse variant (rho the softmax of s^ over S), every block in the
+ * paper variant (rho' the softmax of s' over all tokens: s on S and the
+ * residual block, s^ on T) [CERT-VAR-01].  Decided from c - E_val = sum_b
+ * rho_b (c - eta'_b), since the Phase-2 masses sum to 1 over the attended
+ * blocks: each coefficient's sign is exact, so enclosures of rho_b give an
+ * enclosure of c - E_val with relative precision even when E_val equals a
+ * binary32 value (all mass on one block), where an upper bound of E_val
+ * rounded up to binary32 would exceed c.  Returns 1 sound, 0 unsound, -1
+ * undecided. */
+static int eval_claim_sound(ccase *cs, work *w, float c, uint32_t variant)
 {
-    uint8_t in_s[NMAX];
+    uint8_t in_a[NMAX], est[NMAX];
     mpfr_t *P = w->p;
-    int res;
+    int res, paper = variant == KVQ_CERT_VARIANT_PAPER;
     for (uint32_t t = 0; t < cs->n; t++) {
-        in_s[t] = cs->sel[t / 16u];
+        in_a[t] = paper ? 1u : cs->sel[t / 16u];
+        est[t] = paper ? (uint8_t)!cs->sel[t / 16u] : 1u;
         mpfr_set_prec(w->tl[t], CAMPAIGN_PREC_HI), mpfr_set_prec(w->tu[t], CAMPAIGN_PREC_HI);
     }
     for (int i = 0; i < 8; i++) mpfr_set_prec(P[i], CAMPAIGN_PREC_HI);
-    weights(w->tl, w->tu, w, in_s, cs->n, 1, NULL);  /* pi over S: estimated scores */
-    wsum(P[0], P[1], w->tl, w->tu, in_s, cs->n);
+    weights(w->tl, w->tu, w, in_a, cs->n, est, NULL); /* the Phase-2 distribution */
+    wsum(P[0], P[1], w->tl, w->tu, in_a, cs->n);
     mpfr_set_zero(P[6], 1), mpfr_set_zero(P[7], 1);   /* c - E_val in [P6, P7] */
     for (uint32_t b = 0; b < cs->nb; b++) {
         float eb = (b < cs->nq && !cs->prom[b]) ? cs->eta[b] : 0.0f;
-        if (!cs->sel[b]) continue;
+        if (!in_a[16u * b]) continue;
         mpfr_set_zero(P[2], 1), mpfr_set_zero(P[3], 1);
         for (uint32_t i = 16u * b; i < 16u * b + 16u && i < cs->n; i++)
             mpfr_add(P[2], P[2], w->tl[i], MPFR_RNDD), mpfr_add(P[3], P[3], w->tu[i], MPFR_RNDU);
@@ -1168,16 +1747,18 @@ static void check_step(ccase *cs, work *w, stats *st)
     double tot;
     ch.k = cs->k, ch.v = cs->v, ch.kcodes = cs->kc, ch.sigma = cs->sg, ch.z = cs->zz;
     ch.vcodes = cs->vc, ch.vscale = cs->vs, ch.vzero = cs->vz, ch.eta = cs->etaf, ch.nu = cs->nuf;
-    /* rungs 0-2: sparse contract; rungs 3-4: dense contract [CERT-LAD-03] */
+    /* rungs 0-2: the contract of the step's variant [CERT-VAR-01..03];
+     * rungs 3-4: dense contract [CERT-LAD-03] */
     if (cs->rec.rung <= 2u)
         s = kvq_exact_cert_check(&vd, cs->out, &cs->rec, cs->sel, cs->prom, cs->q, cs->scale, &ch,
-                                 &cs->decl, &sh);
+                                 &cs->decl, cs->prm.variant, &sh);
     else
         s = kvq_exact_cert_check_dense(&vd, cs->out, &cs->rec, cs->q, cs->scale, &ch, &cs->decl,
                                        &sh);
-    if (s != KVQ_OK) fail(cs, "Thm 4.4", "exact checker (rung %u): %s", cs->rec.rung,
+    if (s != KVQ_OK) fail(cs, "K.5", "exact checker (rung %u): %s", cs->rec.rung,
                           kvq_status_str(s));
-    if (cs->rec.rung <= 2u && (vd.unsound & 2u) && eval_claim_sound(cs, w, cs->rec.eval) == 1) {
+    if (cs->rec.rung <= 2u && (vd.unsound & 2u) &&
+        eval_claim_sound(cs, w, cs->rec.eval, cs->prm.variant) == 1) {
         /* the checker's sound E_val is an upper bound rounded up, here above
          * the claim although the claim is >= the exact E_val (decided above) */
         if (st->eval_false_alarms++ == 0)
@@ -1187,18 +1768,21 @@ static void check_step(ccase *cs, work *w, stats *st)
         vd.unsound &= ~2u;
     }
     if (vd.unsound)
-        fail(cs, "Thm 4.4", "unsound claim (bits %u): claimed ekey %a eval %a earith %a, sound "
+        fail(cs, "K.5", "unsound claim (bits %u): claimed ekey %a eval %a earith %a, sound "
              "%a %a %a [CERT-CON-02]", vd.unsound, (double)cs->rec.ekey, (double)cs->rec.eval,
              (double)cs->rec.earith, (double)vd.ekey, (double)vd.eval, (double)vd.earith);
     if (vd.holds != 1 || vd.holds_sound != 1)
-        fail(cs, "Thm 4.4", "contract %s: error in [%a, %a], claimed sum %a, sound sum %a",
+        fail(cs, "K.5", "contract %s: error in [%a, %a], claimed sum %a, sound sum %a",
              vd.holds == 0 || vd.holds_sound == 0 ? "violated" : "undecided", vd.err_lo, vd.err_hi,
              (double)cs->rec.ekey + cs->rec.eval + cs->rec.earith,
              (double)vd.ekey + vd.eval + vd.earith);
-    st->checks[S_T44][cs->fam]++;
-    st->rungs[cs->rec.rung <= 4u ? cs->rec.rung : 4u]++;
-    tot = (double)vd.ekey + (double)vd.eval + (double)vd.earith;
-    if (tot > 0.0 && vd.err_hi / tot > st->max_ratio[S_T44]) st->max_ratio[S_T44] = vd.err_hi / tot;
+    {
+        int sp = cs->prm.variant == KVQ_CERT_VARIANT_SPARSE, sk = sp ? S_CON_S : S_CON_P;
+        st->checks[sk][cs->fam]++;
+        st->rungs[sp][cs->rec.rung <= 4u ? cs->rec.rung : 4u]++;
+        tot = (double)vd.ekey + (double)vd.eval + (double)vd.earith;
+        if (tot > 0.0 && vd.err_hi / tot > st->max_ratio[sk]) st->max_ratio[sk] = vd.err_hi / tot;
+    }
 }
 
 /* ---- one worker ---------------------------------------------------------- */
@@ -1211,7 +1795,12 @@ static void work_init(work *w)
                     w->tl[t], w->tu[t], (mpfr_ptr)0);
     }
     mpfr_inits2(CAMPAIGN_XP, w->a, w->b, w->c, w->x, w->y, w->t, (mpfr_ptr)0);
-    for (uint32_t e = 0; e < NMAX * DMAX; e++) mpfr_init2(w->xv[e], 53), mpfr_init2(w->dv[e], 53);
+    for (uint32_t t = 0; t < NMAX; t++) {
+        mpfr_inits2(CAMPAIGN_PREC, w->gl[t], w->gu[t], w->cl[t], w->cu[t], (mpfr_ptr)0);
+        g_ones[t] = 1u;
+    }
+    for (uint32_t e = 0; e < NMAX * DMAX; e++)
+        mpfr_init2(w->xv[e], 53), mpfr_init2(w->dv[e], 53), mpfr_init2(w->dvp[e], 53);
     for (uint32_t c = 0; c < DMAX; c++) mpfr_init2(w->qv[c], 24);
     for (int i = 0; i < 16; i++) mpfr_init2(w->p[i], CAMPAIGN_PREC);
 }
@@ -1255,10 +1844,14 @@ static void merge(stats *a, const stats *b)
 {
     a->cases += b->cases, a->retries += b->retries, a->exact_zero += b->exact_zero;
     a->sel_random += b->sel_random, a->prom_random += b->prom_random;
+    a->sel_thinned += b->sel_thinned;
     a->elems += b->elems, a->tokens += b->tokens, a->k804_filtered += b->k804_filtered;
-    for (int k = 0; k < 5; k++) a->rungs[k] += b->rungs[k];
+    for (int k = 0; k < 5; k++) a->rungs[0][k] += b->rungs[0][k], a->rungs[1][k] += b->rungs[1][k];
     a->eval_false_alarms += b->eval_false_alarms;
-    a->a3_logform += b->a3_logform;
+    a->a3_logform += b->a3_logform, a->a1_range += b->a1_range;
+    a->eq14_by_odds += b->eq14_by_odds, a->e3_cond_cases += b->e3_cond_cases;
+    a->c42_by_tokens += b->c42_by_tokens;
+    a->paper_equal += b->paper_equal;
     for (int f = 0; f < NFAM; f++) a->fam_cases[f] += b->fam_cases[f];
     for (int s = 0; s < NSTAT; s++) {
         for (int f = 0; f < NFAM; f++) a->checks[s][f] += b->checks[s][f];
@@ -1269,6 +1862,7 @@ static void merge(stats *a, const stats *b)
 
 /* ---- the paper's worked numbers (item of spec/bounds/cert.md §10) --------- */
 
+#define NWORKED 5
 typedef struct worked {
     const char *what;
     double lo, hi;   /* enclosure of the exact value */
@@ -1318,6 +1912,11 @@ static int worked_numbers(worked *wk)
     wk[2] = (worked){"sound E_key 2 (A + (1-A) tanh(Delta/2)) [CERT-EK-01] [CERT-EK-03]",
                      mpfr_get_d(lo, MPFR_RNDD), mpfr_get_d(hi, MPFR_RNDU), "0.192534",
                      printed6(lo, hi, 192534ul)};
+    kvq_exact_cert_ekey_gated(lo, dlo, alo, one, MPFR_RNDD);
+    kvq_exact_cert_ekey_gated(hi, dhi, ahi, one, MPFR_RNDU);
+    wk[4] = (worked){"sound paper-variant E_key 2 min(t, A(e^2D+e^D-2)/2) [CERT-EK-04]",
+                     mpfr_get_d(lo, MPFR_RNDD), mpfr_get_d(hi, MPFR_RNDU), "0.004509",
+                     printed6(lo, hi, 4509ul)};
     /* 288 bytes per token per head at d = 128 [CERT-L-05], from the layout
      * header's function (quarter bytes): an integer comparison */
     {
@@ -1325,7 +1924,7 @@ static int worked_numbers(worked *wk)
         wk[3] = (worked){"bytes per token per head, d = 128 [CERT-L-05]", qb / 4.0, qb / 4.0, "288",
                          qb == 4u * 288u};
     }
-    for (int i = 0; i < 4; i++) all &= wk[i].ok;
+    for (int i = 0; i < NWORKED; i++) all &= wk[i].ok;
     mpfr_clears(dlo, dhi, alo, ahi, one, lo, hi, (mpfr_ptr)0);
     return all;
 }
@@ -1390,17 +1989,24 @@ static void write_reports(const char *json, const char *txt, const stats *st, ui
                     "  \"machine\": \"%s\",\n  \"commit\": \"%s\",\n", wall, cpu, host, commit);
             fprintf(f, "  \"violations\": 0,\n  \"undecided\": 0,\n  \"retries_at_%d_bits\": %" PRIu64 ",\n",
                     CAMPAIGN_PREC_HI, st->retries);
-            fprintf(f, "  \"decided_by_equal_shift\": %" PRIu64 ",\n  \"random_selections\": %" PRIu64
+            fprintf(f, "  \"decided_by_algebra\": %" PRIu64 ",\n  \"random_selections\": %" PRIu64
+                    ",\n  \"thinned_selections\": %" PRIu64
                     ",\n  \"random_promotions\": %" PRIu64 ",\n  \"key_elements\": %" PRIu64
                     ",\n  \"tokens\": %" PRIu64 ",\n  \"key_elements_decided_by_binary64_filter\": %"
-                    PRIu64 ",\n", st->exact_zero, st->sel_random, st->prom_random, st->elems,
-                    st->tokens, st->k804_filtered);
-            fprintf(f, "  \"thm44_steps_by_rung\": [%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
-                    ", %" PRIu64 "],\n", st->rungs[0], st->rungs[1], st->rungs[2], st->rungs[3],
-                    st->rungs[4]);
-            fprintf(f, "  \"thm44_checker_eval_verdicts_overruled\": %" PRIu64 ",\n",
+                    PRIu64 ",\n", st->exact_zero, st->sel_random, st->sel_thinned, st->prom_random,
+                    st->elems, st->tokens, st->k804_filtered);
+            for (int v = 0; v < 2; v++)
+                fprintf(f, "  \"k5_%s_steps_by_rung\": [%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %"
+                        PRIu64 ", %" PRIu64 "],\n", v ? "sparse" : "paper", st->rungs[v][0],
+                        st->rungs[v][1], st->rungs[v][2], st->rungs[v][3], st->rungs[v][4]);
+            fprintf(f, "  \"k5_checker_eval_verdicts_overruled\": %" PRIu64 ",\n",
                     st->eval_false_alarms);
-            fprintf(f, "  \"a3_decided_by_decomposition\": %" PRIu64 ",\n", st->a3_logform);
+            fprintf(f, "  \"k2_decided_by_decomposition\": %" PRIu64 ",\n", st->a3_logform);
+            fprintf(f, "  \"a1_paper_decided_by_range\": %" PRIu64 ",\n", st->a1_range);
+            fprintf(f, "  \"eq14_decided_by_k2\": %" PRIu64 ",\n", st->eq14_by_odds);
+            fprintf(f, "  \"cor42_decided_by_token_bound\": %" PRIu64 ",\n", st->c42_by_tokens);
+            fprintf(f, "  \"paper_variant_a_prime_equal_a\": %" PRIu64 ",\n", st->paper_equal);
+            fprintf(f, "  \"eq12_condition_cases\": %" PRIu64 ",\n", st->e3_cond_cases);
             fprintf(f, "  \"families\": {");
             for (int fm = 0; fm < NFAM; fm++)
                 fprintf(f, "%s\"%s\": %" PRIu64, fm ? ", " : "", fam_name[fm], st->fam_cases[fm]);
@@ -1415,10 +2021,10 @@ static void write_reports(const char *json, const char *txt, const stats *st, ui
             }
             fprintf(f, "  ],\n  \"max_excess_over_half_sigma_in_gamma\": %.6g,\n", st->max_excess_gamma);
             fprintf(f, "  \"worked_numbers\": [\n");
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < NWORKED; i++)
                 fprintf(f, "    {\"what\": \"%s\", \"exact_lo\": %.17g, \"exact_hi\": %.17g, "
                         "\"printed\": \"%s\", \"agrees\": %s}%s\n", wk[i].what, wk[i].lo, wk[i].hi,
-                        wk[i].printed, wk[i].ok ? "true" : "false", i < 3 ? "," : "");
+                        wk[i].printed, wk[i].ok ? "true" : "false", i < NWORKED - 1 ? "," : "");
             fprintf(f, "  ],\n  \"worked_numbers_agree\": %s\n}\n", wk_ok ? "true" : "false");
         } else {
             fprintf(f, "CERT lemma campaign (spec/bounds/cert.md section 10)\n");
@@ -1426,34 +2032,46 @@ static void write_reports(const char *json, const char *txt, const stats *st, ui
                     "%.1f s\n", seed, st->cases, jobs, wall, cpu);
             fprintf(f, "machine %s  commit %s\n", host, commit);
             fprintf(f, "violations 0  undecided 0  retries at %d bits %" PRIu64
-                    "  decided by equal shift %" PRIu64 "\n", CAMPAIGN_PREC_HI, st->retries,
+                    "  decided by algebra %" PRIu64 "\n", CAMPAIGN_PREC_HI, st->retries,
                     st->exact_zero);
-            fprintf(f, "random selections %" PRIu64 "  random promotions %" PRIu64
-                    "  key elements %" PRIu64 " (%" PRIu64 " by the binary64 filter)  tokens %"
-                    PRIu64 "\n\n", st->sel_random, st->prom_random, st->elems, st->k804_filtered,
-                    st->tokens);
-            fprintf(f, "%-62s %12s %10s\n", "statement", "checks", "max ratio");
+            fprintf(f, "random selections %" PRIu64 "  thinned selections %" PRIu64
+                    "  random promotions %" PRIu64 "  key elements %" PRIu64 " (%" PRIu64
+                    " by the binary64 filter)  tokens %" PRIu64 "\n", st->sel_random,
+                    st->sel_thinned, st->prom_random, st->elems, st->k804_filtered, st->tokens);
+            fprintf(f, "paper variant: a' = a exactly in %" PRIu64 " cases; Eq. 12's condition "
+                    "delta1 <= Delta/2 held in %" PRIu64 " of %" PRIu64 " cases\n\n",
+                    st->paper_equal, st->e3_cond_cases, st->cases);
+            fprintf(f, "%-13s %-60s %12s %10s\n", "label", "statement", "checks", "max ratio");
             for (int s = 0; s < NSTAT; s++)
                 if (s == S_DIFF)
-                    fprintf(f, "%-62s %12" PRIu64 " %10s\n", stat_name[s], tot[s], "(bitwise)");
+                    fprintf(f, "%-13s %-60s %12" PRIu64 " %10s\n", stat_id[s], stat_name[s], tot[s],
+                            "(bitwise)");
                 else
-                    fprintf(f, "%-62s %12" PRIu64 " %10.6f\n", stat_name[s], tot[s], st->max_ratio[s]);
+                    fprintf(f, "%-13s %-60s %12" PRIu64 " %10.6f\n", stat_id[s], stat_name[s],
+                            tot[s], st->max_ratio[s]);
             fprintf(f, "max (|k-k^| - sigma/2) / gamma: %.6f\n", st->max_excess_gamma);
-            fprintf(f, "Thm 4.4 steps by accepted rung 0..4: %" PRIu64 " %" PRIu64 " %" PRIu64
-                    " %" PRIu64 " %" PRIu64 "; checker eval-claim verdicts overruled exactly: %"
-                    PRIu64 "\nA.3 comparisons beyond every enclosure, decided by the decomposition of bounds section 4: %"
-                    PRIu64 "\n\n", st->rungs[0], st->rungs[1], st->rungs[2], st->rungs[3],
-                    st->rungs[4], st->eval_false_alarms, st->a3_logform);
-            fprintf(f, "%-18s %9s", "family", "cases");
-            for (int s = 0; s < NSTAT; s++) fprintf(f, " %10s", stat_id[s]);
+            for (int v = 0; v < 2; v++)
+                fprintf(f, "K.5 %s-variant steps by accepted rung 0..4: %" PRIu64 " %" PRIu64 " %"
+                        PRIu64 " %" PRIu64 " %" PRIu64 "\n", v ? "sparse" : "paper",
+                        st->rungs[v][0], st->rungs[v][1], st->rungs[v][2], st->rungs[v][3],
+                        st->rungs[v][4]);
+            fprintf(f, "checker eval-claim verdicts overruled exactly: %" PRIu64 "\n"
+                    "decided by a fallback argument: K.2 by the decomposition of bounds section 10 %"
+                    PRIu64 ", paper A.1 by the range of s'-s %" PRIu64 ", Eq. 14 by K.2 %" PRIu64
+                    ", Cor 4.2 by the per-token bound %" PRIu64 "\n\n", st->eval_false_alarms,
+                    st->a3_logform, st->a1_range, st->eq14_by_odds, st->c42_by_tokens);
+            fprintf(f, "checks per family:\n%-13s", "label");
+            for (int fm = 0; fm < NFAM; fm++) fprintf(f, " %11.11s", fam_name[fm]);
+            fprintf(f, "\n%-13s", "(cases)");
+            for (int fm = 0; fm < NFAM; fm++) fprintf(f, " %11" PRIu64, st->fam_cases[fm]);
             fprintf(f, "\n");
-            for (int fm = 0; fm < NFAM; fm++) {
-                fprintf(f, "%-18s %9" PRIu64, fam_name[fm], st->fam_cases[fm]);
-                for (int s = 0; s < NSTAT; s++) fprintf(f, " %10" PRIu64, st->checks[s][fm]);
+            for (int s = 0; s < NSTAT; s++) {
+                fprintf(f, "%-13s", stat_id[s]);
+                for (int fm = 0; fm < NFAM; fm++) fprintf(f, " %11" PRIu64, st->checks[s][fm]);
                 fprintf(f, "\n");
             }
             fprintf(f, "\nworked numbers (Vmax = 1; exact enclosure vs the printed decimal):\n");
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < NWORKED; i++)
                 fprintf(f, "  %-66s [%.9f, %.9f]  printed %s  %s\n", wk[i].what, wk[i].lo,
                         wk[i].hi, wk[i].printed, wk[i].ok ? "agrees" : "DISAGREES");
         }
@@ -1470,7 +2088,7 @@ int main(int argc, char **argv)
     uint64_t seed, total, first;
     uint32_t jobs;
     stats all;
-    worked wk[4];
+    worked wk[NWORKED];
     int wk_ok, bad = 0;
     struct timespec t0, t1;
     pid_t pid[64];
@@ -1494,12 +2112,12 @@ int main(int argc, char **argv)
     {
         const char *m = getenv("KVQ_CAMPAIGN_MUTANT");
         if (m != NULL && *m != '\0') {
-            g_mutant = strcmp(m, "half_sigma") == 0   ? MUT_HALF_SIGMA
-                       : strcmp(m, "half_delta") == 0 ? MUT_HALF_DELTA
-                       : strcmp(m, "ekey_paper") == 0 ? MUT_EKEY_PAPER : -1;
+            g_mutant = -1;
+            for (int i = 1; i < (int)(sizeof mut_name / sizeof mut_name[0]); i++)
+                if (strcmp(m, mut_name[i]) == 0) g_mutant = i;
             if (g_mutant < 0) {
-                fprintf(stderr, "%s: KVQ_CAMPAIGN_MUTANT=%s: not half_sigma, half_delta or "
-                        "ekey_paper\n", g_self, m);
+                fprintf(stderr, "%s: KVQ_CAMPAIGN_MUTANT=%s: not one of half_sigma, half_delta, "
+                        "ekey_paper, eq14_no_factor, a1_half\n", g_self, m);
                 return 2;
             }
         }
