@@ -122,61 +122,8 @@ __device__ void combine_head(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_w
     /* declaration [CERT-DEV-05]: a token's term meets its product, <= 15
      * additions inside its entry, one rescaling, <= nent - 1 additions of the
      * combine: D = ENT_TOK + nent + 1 (one spare), Nr = 1, U_exp = 2 */
-    kvq_cert_decl dc;
-    dc.u_exp = U_EXP_DECL;
-    dc.acc_depth = ENT_TOK + nent + 1u;
-    dc.rescales = 1u;
-    kvq_cert_record r;
-    memset(&r, 0, sizeof r);
-    r.version = 1u;
-    r.rung = I.rung;
-    r.n = sh.tokens;
-    r.d = d;
-    r.k_sel = I.k_sel;
-    r.n_prom = I.n_prom;
-    r.checks = I.checks;
-    r.delta = I.delta;
-    r.alpha_hat = I.alpha_hat;
-    r.vmax = I.vmax;
-    r.ekey = I.ekey;
-    r.ekey_paper = I.ekey_paper;
-    r.eval = I.eval;
-    uint32_t status = I.status;
-    if (CERT) {
-        /* E_arith [CERT-AR-01], every operation upward; tanh(x) <= x,
-         * lam <= LAM_UP, E_deq = 0 (pinned reconstructions); eps_s from
-         * A = max over the attended entries of A_e, R_s from the attended
-         * scores' extremes (the greatest is M) */
-        const float eps = eps_scores(amax, h.scale, d);
-        const float rs = __fadd_ru(__fsub_ru(M, smin), __fmul_ru(4.0f, eps));
-        const float nr1 = (float)(dc.rescales + 1u);
-        const float lam = __fadd_ru(eps, __fmul_ru(nr1, __fadd_ru(__fmul_ru(rs, 0x1p-24f), LAM_UP)));
-        const float da = __fmul_ru((float)dc.acc_depth, 0x1p-24f);
-        const float g = __fdiv_ru(da, __fsub_rd(1.0f, da));
-        const float g1 = __fdiv_ru(g, __fsub_rd(1.0f, g));
-        const float vh = I.vh;
-        float e = __fmul_ru(vh, lam);                        /* 2 Vh (Lambda / 2) */
-        e = __fadd_ru(e, __fmul_ru(__fmul_ru(2.0f, vh), g1));
-        e = __fadd_ru(e, __fmul_ru(__fmul_ru(vh, 0x1p-24f), __fadd_ru(1.0f, __fmul_ru(2.0f, g1))));
-        e = __fadd_ru(e, __fmul_ru(__fmul_ru(__fmul_ru(2.0f, vh), (float)I.ntok),
-                                   __fmul_ru(U_EXP_DECL + 1.0f, 0x1p-148f)));
-        e = __fadd_ru(e, __fmul_ru(__fmul_ru(__fmul_ru(__fsqrt_ru((float)d),
-                                             __fadd_ru(1.0f, __fmul_ru(4.0f, (float)dc.acc_depth))),
-                                   0x1p-75f), 0x1p-75f)); /* 2^-150: two exact-or-upward steps */
-        r.earith = e;
-        if (ws.dbg) {
-            float *g0 = ws.dbg + (uint64_t)qh * 12u;
-            g0[0] = amax; g0[1] = M; g0[2] = smin; g0[3] = eps; g0[4] = rs; g0[5] = lam;
-            g0[6] = g; g0[7] = g1; g0[8] = vh; g0[9] = (float)I.ntok; g0[10] = (float)nent;
-            g0[11] = e;
-        }
-        r.etotal = __fadd_ru(__fadd_ru(r.ekey, r.eval), r.earith);
-        if (I.rung == 3u && !(e <= eps_dense)) status = KVQ_CUDA_CERT_RUNG4; /* [CERT-LAD-02] */
-    }
-    if (d_rec) d_rec[qh] = r;
-    if (d_decl) d_decl[qh] = dc;
-    if (d_delta1) d_delta1[qh] = I.delta1;
-    if (d_status) d_status[qh] = status;
+    finish_head<CERT>(I, sh, ws, qh, h.scale, M, smin, amax, ENT_TOK + nent + 1u, nent, eps_dense,
+                      d_rec, d_decl, d_delta1, d_status);
 }
 
 /* ---- Phase 2 ---------------------------------------------------------------
