@@ -64,10 +64,20 @@ CERT_FUNCS=(
   u128_mul64 u128_add u128_cmp u128_shl fixed24 iabs64 sq_cmp ru_norm24
   up_add up_mul up_gamma
 )
+# SAGE (include/kvq_sage_layout.h: the per-thread map, its inverse, the mma
+# row/column helpers, sizes and the signed code fields), one run through the
+# driver proofs/sage_layout.c; the tensor calls of kvq_sage.h are outside the
+# scope (TRUSTED.md [TR-SCOPE]).
+SAGE_SRC=proofs/sage_layout.c
+SAGE_LAYOUT=kvq_sage_shape_ok,kvq_sage_qk_ok,kvq_sage_cmax,kvq_sage_seg,kvq_sage_slots_per_block,\
+kvq_sage_scale_slot,kvq_sage_slot_size,kvq_sage_slot_token,kvq_sage_mma_row,kvq_sage_mma_col,\
+kvq_sage_code_field,kvq_sage_code_value
+SAGE_FUNCS=(sage_layout)
 declare -A SRC_OF=()
 for f in "${FUNCS[@]}"; do SRC_OF[$f]=$SRC; done
 for f in "${CERT_FUNCS[@]}"; do SRC_OF[$f]=$CERT_SRC; done
-ALL_FUNCS=("${FUNCS[@]}" "${CERT_FUNCS[@]}")
+for f in "${SAGE_FUNCS[@]}"; do SRC_OF[$f]=$SAGE_SRC; done
+ALL_FUNCS=("${FUNCS[@]}" "${CERT_FUNCS[@]}" "${SAGE_FUNCS[@]}")
 LEMMAS=kvq_code_shift_distinct
 
 # selected NAME: 0 when NAME is to be run (KVQ_WP_ONLY unset, or it names the
@@ -81,7 +91,7 @@ selected() {
 }
 if [ -n "${KVQ_WP_ONLY:-}" ]; then
   for w in $ONLY; do
-    case " lemmas kivi cert ${ALL_FUNCS[*]} " in *" $w "*) ;; *)
+    case " lemmas kivi cert sage_layout ${ALL_FUNCS[*]} " in *" $w "*) ;; *)
       echo "run.sh: KVQ_WP_ONLY names \"$w\", which is neither a function of the scope nor kivi/cert/lemmas"; exit 2;; esac
   done
 fi
@@ -89,7 +99,7 @@ fi
 # conjunction of ten integer facts; split, each closes in well under the limit.
 declare -A EXTRA=( [kvq_kivi_window_append]="-wp-split" [kvq_kivi_window_prefill]="-wp-split" )
 # the -wp-fct argument of a run (the run's name unless it groups functions)
-declare -A FCT_OF=( [cert_layout]="$CERT_LAYOUT" )
+declare -A FCT_OF=( [cert_layout]="$CERT_LAYOUT" [sage_layout]="$SAGE_LAYOUT" )
 
 # `run.sh --summary` recomputes the summary from the committed logs (after an
 # edit of accepted.txt) without running WP.
