@@ -460,4 +460,31 @@ static __device__ __forceinline__ void finish_head(
     if (d_status) d_status[qh] = status;
 }
 
+/* One 16-token entry's softmax pieces in a warp [CERT-DEV-05] [CERT-DEV-10]:
+ * every lane holds the score s of its token (valid) or none; mx and mn the
+ * entry's greatest and least score, am (when reduce_am) the greatest A of
+ * the lanes, w = expf(RN(s - mx)), l their sum by a four-level tree, and
+ * wt[i] the weight of token i (held by lane 8 (i % 4) + 2 (i / 4)) on every
+ * lane. */
+static __device__ __forceinline__ void entry_weights(bool valid, float s, float a, bool reduce_am,
+                                                     float &mx, float &mn, float &am, float &l,
+                                                     float (&wt)[ENT_TOK])
+{
+    mx = valid ? s : -INFINITY, mn = valid ? s : INFINITY;
+    am = valid ? a : 0.0f;
+#pragma unroll
+    for (uint32_t o = 2u; o <= 16u; o <<= 1) {
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        mn = fminf(mn, __shfl_xor_sync(0xffffffffu, mn, o));
+        if (reduce_am) am = fmaxf(am, __shfl_xor_sync(0xffffffffu, am, o));
+    }
+    const float w = valid ? expf(__fsub_rn(s, mx)) : 0.0f;
+    l = w;
+#pragma unroll
+    for (uint32_t o = 2u; o <= 16u; o <<= 1) l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, o));
+#pragma unroll
+    for (uint32_t i = 0; i < ENT_TOK; i++)
+        wt[i] = __shfl_sync(0xffffffffu, w, 8u * (i % 4u) + 2u * (i / 4u));
+}
+
 #endif /* KVQ_CERT_DECODE_COMMON_CUH */

@@ -288,24 +288,8 @@ cert_phase2_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, float *d_out,
         const uint32_t t = tj + 4u * (cg >> 1);
         const bool valid = t < ntok;
         const float s = __fmul_rn(h.scale, acc[0]);
-        float mx = valid ? s : -INFINITY, mn = valid ? s : INFINITY;
-        float am = valid ? aab[0] : 0.0f;
-#pragma unroll
-        for (uint32_t o = 2u; o <= 16u; o <<= 1) {
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-            mn = fminf(mn, __shfl_xor_sync(0xffffffffu, mn, o));
-            if (CERT && dense) am = fmaxf(am, __shfl_xor_sync(0xffffffffu, am, o));
-        }
-        const float w = valid ? expf(__fsub_rn(s, mx)) : 0.0f;
-        float l = w;
-#pragma unroll
-        for (uint32_t o = 2u; o <= 16u; o <<= 1) l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, o));
-        /* weights of the 16 tokens, in token order, to every lane: token i
-         * is held by lane 8 (i % 4) + 2 (i / 4) */
-        float wt[ENT_TOK];
-#pragma unroll
-        for (uint32_t i = 0; i < ENT_TOK; i++)
-            wt[i] = __shfl_sync(0xffffffffu, w, 8u * (i % 4u) + 2u * (i / 4u));
+        float mx, mn, am, l, wt[ENT_TOK];
+        entry_weights(valid, s, aab[0], CERT && dense, mx, mn, am, l, wt);
         const uint64_t at = (uint64_t)qh * nb + ei;
         for (uint32_t c = 4u * lane; c < d; c += 128u) {
             float va[ENT_TOK][4];
