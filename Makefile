@@ -180,9 +180,10 @@ NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false -ftz
            -Iinclude -Iconformance -Igpu
 # A family's GPU sources are found by rule in gpu/<family>/: its kernel units
 # are the .cu files there that are not programs (*_test.cu, *_bench.cu,
-# *_floor.cu); the CERT decode step's units are gpu/cert/decode_*.cu (below).
+# *_floor.cu, *_matrix.cu, *_sweep.cu); the CERT decode step's units are
+# gpu/cert/decode_*.cu (below).
 # Shared pieces (kvq_cuda.h, the subject, the KIVI test and benchmark) stay in gpu/.
-GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu %_matrix.cu
+GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu %_matrix.cu %_sweep.cu
 GPU_KERNEL_SRC := $(sort $(filter-out $(GPU_PROG_CU),$(wildcard gpu/*/*.cu)))
 CERT_DECODE_SRC := $(filter gpu/cert/decode_%.cu,$(GPU_KERNEL_SRC))
 CU_SRC  := $(filter-out $(CERT_DECODE_SRC),$(GPU_KERNEL_SRC))
@@ -212,10 +213,11 @@ $(B)/gpu/kvq_gpu_cert_test: $(GPU_OBJ) $(B)/gpu/cert/cert_test.o $(GPU_REF_OBJ) 
 $(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
-# -- area: GPU SAGE (gpu/sage/: kernels sage.cu, test, benchmark, FP8 conversion matrix)
+# -- area: GPU SAGE (gpu/sage/: kernels sage.cu and sage_ds.cu, test, benchmark, FP8
+# conversion matrix, exhaustive FP8 sweep)
 SAGE_HDR := include/kvq_sage.h include/kvq_sage_layout.h include/kvq_fp8.h
-$(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_test.o $(B)/gpu/sage/sage_bench.o \
-    $(B)/gpu/sage/fp8_matrix.o: $(SAGE_HDR)
+$(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/sage/sage_test.o $(B)/gpu/sage/sage_bench.o \
+    $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/sage/fp8_sweep.o: $(SAGE_HDR)
 SAGE_REF_OBJ := $(B)/gpu/ref/ref/fast/sage.o $(B)/gpu/ref/ref/common/fp8.o
 $(B)/gpu/kvq_gpu_sage_test: $(GPU_OBJ) $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
@@ -224,7 +226,12 @@ $(B)/gpu/kvq_sage_bench: $(GPU_OBJ) $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/
 $(B)/gpu/kvq_sage_fp8_matrix: $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/ref/ref/common/fp8.o \
     $(B)/gpu/ref/ref/common/fbits.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-GPU_SAGE_TARGETS := $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_sage_bench $(B)/gpu/kvq_sage_fp8_matrix
+# every binary32 encoding through the device's FP8 conversions vs kvq_fp8_round_bits32
+# (header only: links nothing of ref/)
+$(B)/gpu/kvq_sage_fp8_sweep: $(B)/gpu/sage/fp8_sweep.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+GPU_SAGE_TARGETS := $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_sage_bench $(B)/gpu/kvq_sage_fp8_matrix \
+                    $(B)/gpu/kvq_sage_fp8_sweep
 
 # -- area: GPU certified decode (gpu/cert/decode_*.cu and its test and benchmark)
 # The device check links the rel library (the exact MPFR path judges every

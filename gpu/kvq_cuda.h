@@ -267,10 +267,33 @@ kvq_status kvq_cuda_sage_quantize_qk(uint8_t *d_codes, float *d_scale, uint32_t 
 kvq_status kvq_cuda_sage_quantize_v(uint8_t *d_codes, float *d_scale, uint32_t *flags,
                                     const float *d_v, const kvq_sage_shape *shape, uint32_t fmt,
                                     const kvq_policy *pol, cudaStream_t stream);
+/* Stream-ordered forms of the Q/K and V quantizers, as the KIVI ones above:
+ * argument errors (KVQ_E_PARAM, KVQ_E_SHAPE) come back at once; otherwise the
+ * work is enqueued, KVQ_OK is returned, and the call's status and flags land
+ * in *d_result (device memory) in stream order.  The workspace is required:
+ * at least kvq_cuda_sage_workspace() bytes, 256-byte aligned; one call at a
+ * time per workspace. */
+size_t kvq_cuda_sage_workspace(void);
+kvq_status kvq_cuda_sage_quantize_qk_async(uint8_t *d_codes, float *d_scale, kvq_cuda_result *d_result,
+                                           const float *d_x, const kvq_sage_shape *shape,
+                                           const kvq_sage_qk *qk, const kvq_policy *pol,
+                                           void *d_workspace, size_t workspace_bytes, uint32_t opts,
+                                           cudaStream_t stream);
+kvq_status kvq_cuda_sage_quantize_v_async(uint8_t *d_codes, float *d_scale, kvq_cuda_result *d_result,
+                                          const float *d_v, const kvq_sage_shape *shape, uint32_t fmt,
+                                          const kvq_policy *pol, void *d_workspace,
+                                          size_t workspace_bytes, cudaStream_t stream);
 /* P~, FP8, and its row sums [SAGE-P-01..02]. */
 kvq_status kvq_cuda_sage_quantize_p(uint8_t *d_codes, float *d_rowsum, uint32_t *flags,
                                     const float *d_p, uint32_t rows, uint32_t cols, uint32_t fmt,
                                     const kvq_policy *pol, cudaStream_t stream);
+/* dS = q_m K_s^T times tau [SAGE-DS-01..02] (gpu/sage/sage_ds.cu): bit-exact to
+ * kvq_sage_delta_s.  d_qm: rows * d, d_ks: N * d (kshape), d_ds: rows * N.
+ * NaN/Inf of qm and ks (KVQ_E_NONFINITE) and |qm|, |ks| > 2^51 or tau outside
+ * [2^-126, 2^16] (KVQ_E_PARAM) are decided before any output is written; no
+ * flags word (the reference's call has none). */
+kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, const float *d_ks, uint32_t rows,
+                                 const kvq_sage_shape *kshape, float tau, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -257,6 +257,33 @@ static int gpu_sage_p(uint8_t *codes, float *rowsum, uint32_t *flags, const floa
     return st;
 }
 
+/* sage_delta_s [SAGE-DS-01..02] (gpu/sage/sage_ds.cu).  Buffers are sized
+ * only when rows, rows * N and the shape are valid; otherwise the launcher
+ * refuses the call before it reads or writes one. */
+static int gpu_sage_ds(float *ds, const float *qm, const float *ks, uint32_t rows,
+                       const kvq_sage_shape *kshape, float tau)
+{
+    void *dq = NULL, *dk = NULL, *dd = NULL;
+    uint64_t nq = 0, nk = 0, nd = 0;
+    kvq_status st;
+    if (ds == NULL || qm == NULL || ks == NULL || kshape == NULL) return KVQ_E_PARAM;
+    if (kvq_sage_shape_ok(kshape) && rows >= 1u && rows <= KVQ_SAGE_MAX_ROWCOL &&
+        (uint64_t)rows * kshape->tokens <= ((uint64_t)1 << 32)) {
+        nq = (uint64_t)rows * kshape->dim;
+        nk = kvq_sage_elems(kshape);
+        nd = (uint64_t)rows * kshape->tokens;
+    }
+    st = dev_in(&dq, qm, nq * sizeof(float));
+    if (st == KVQ_OK) st = dev_in(&dk, ks, nk * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dd, nd * sizeof(float));
+    if (st == KVQ_OK)
+        st = kvq_cuda_sage_delta_s((float *)dd, (const float *)dq, (const float *)dk, rows, kshape,
+                                   tau, 0);
+    if (st == KVQ_OK) st = dev_out(ds, dd, nd * sizeof(float));
+    cudaFree(dq), cudaFree(dk), cudaFree(dd);
+    return st;
+}
+
 /* The entries by name (kvq_subject.h [API-SUBJ-05]), of signature version 1;
  * cert_step also of version 2: kvq_cuda_cert_step_host runs the variant
  * prm->variant names [CERT-VAR-01] (version 1 is given sparse cases only). */
@@ -276,6 +303,7 @@ static kvq_entry_fn gpu_lookup(const char *entry, uint32_t sigver)
         { "sage_quantize_qk", (kvq_entry_fn)gpu_sage_qk },
         { "sage_quantize_v", (kvq_entry_fn)gpu_sage_v },
         { "sage_quantize_p", (kvq_entry_fn)gpu_sage_p },
+        { "sage_delta_s", (kvq_entry_fn)gpu_sage_ds },
     };
     if (sigver == 2u && strcmp(entry, "cert_step") == 0) return (kvq_entry_fn)gpu_cert_step;
     if (sigver != 1u) return NULL;

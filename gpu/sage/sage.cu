@@ -9,8 +9,9 @@
  * finite non-negative binary32 values as their values.  Sums keep the
  * reference's order (one thread walks one sum).  FP8 codes come from the
  * shared integer encoder kvq_fp8_round_bits32 (include/kvq_fp8.h, the one
- * ref/common/fp8.c uses), not from a conversion instruction.  The token-to-slot map and the code packing go
- * through include/kvq_sage_layout.h only.
+ * ref/common/fp8.c uses), except in the V kernel, which uses the conversion
+ * instruction where it equals that encoder [SAGE-DEV-06].  The token-to-slot
+ * map and the code packing go through include/kvq_sage_layout.h only.
  *
  * Kernels:
  *   sage_check_kernel      NaN/Inf, and the range a call admits (|x| <= 2^48 for
@@ -18,17 +19,25 @@
  *   sage_mean_kernel       one thread a (segment, channel): the column sum in token
  *                          order, then the division [SAGE-SM-01]
  *   sage_sub_kernel        xs = x - mean, elementwise [SAGE-SM-02]
- *   sage_qk_kernel         one thread block a quantization block of b tokens: slot
- *                          maxima in shared memory (float4 loads, a warp shuffle
- *                          per token), the block's scales, then its codes; blocks of
- *                          b d <= 16384 keep their values in registers (one read of
- *                          x), larger ones read the block again [SAGE-Q-01..06]
- *   sage_vmax_kernel       per-channel maxima of V over all tokens [SAGE-V-01]
+ *   sage_qk_fast_kernel    Q/K at the public code's blocks (b_q = 128 with 4 warps,
+ *                          b_k = 64), any granularity: the block's slots fold into
+ *                          shifts, 8 float4 a thread in registers, slot maxima kept
+ *                          per lane and reduced once a slot [SAGE-DEV-04]
+ *   sage_qk_kernel         Q/K, any other block: one thread block a quantization
+ *                          block of b tokens, slot maxima in shared memory (a warp
+ *                          shuffle per token), the block's scales, then its codes;
+ *                          blocks of b d <= 16384 keep their values in registers
+ *                          (one read of x), larger ones read the block again
+ *                          [SAGE-Q-01..06]
+ *   sage_vmax_kernel       per-channel maxima of V over all tokens, 8 float4 loads
+ *                          a thread in flight [SAGE-V-01]
  *   sage_vscale_kernel     the channel scales [SAGE-V-02..03]
- *   sage_vcode_kernel      FP8 codes of V, 4 a thread [SAGE-V-04]
+ *   sage_vcode_kernel      FP8 codes of V: 4 channels a thread, their scales in
+ *                          registers [SAGE-V-04] [SAGE-DEV-06]
  *   sage_pcode_kernel      FP8 codes of P~ F [SAGE-P-01]
  *   sage_prow_kernel       one thread a row: the row sum in column order [SAGE-P-02]
- *   sage_finish_kernel     status and flags into a kvq_cuda_result
+ *   sage_finish_kernel     status and flags into the blocking call's result
+ *   sage_result_kernel     the same into an asynchronous call's d_result [SAGE-DEV-03]
  *
  * Errors: the host checks pointers, policy, parameters and shape in the
  * reference's order; NaN/Inf (KVQ_E_NONFINITE) and range (KVQ_E_PARAM) are found
@@ -39,6 +48,7 @@
  * its maxima pass reads every input before anything is written.
  *
  * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [POL-NF-01]
+ *       [SAGE-DEV-01..06]
  */
 #include <cuda_runtime.h>
 
@@ -326,30 +336,187 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
     dev_publish(st, f, 0u);
 }
 
+/* ---- Q/K, the pinned blocks [SAGE-Q-01..06] [SAGE-DEV-04] ------------------
+ * The paper's map at the public code's block sizes (Q: b_q = 128, c_w = 4;
+ * K: b_k = 64), every granularity, as compile-time constants, so that a token's
+ * slot folds into shifts and masks.  One thread block a quantization block of
+ * B tokens, FT = B D / 32 threads, 8 float4 a thread held in registers (one
+ * read of x).  Thread t holds elements it FT 4 + 4 t .. + 3 for it = 0..7: a
+ * warp step covers one token (D = 128) or two (D = 64), so the D/4 lanes of a
+ * token group are aligned.  Slot maxima: a lane keeps the running maximum of
+ * |x| (as the unsigned encoding, which orders finite magnitudes and puts
+ * NaN/Inf above them) while consecutive steps stay in one slot, then reduces
+ * it over its token group and OR-s it into shared memory with atomicMax
+ * (idempotent, so an extra flush is harmless).  Codes: one scale read a step.
+ * Results equal sage_qk_kernel's: the same maxima (exact), the same scale and
+ * code operations (dev_qk_scale, dev_qk_code), the same packing helper. */
+#define FAST_STEPS 8u
+#define FAST_K_MIN_BLOCKS 5  /* K, D = 128: at most 51 registers, 5 thread blocks an SM */
+
+/* dev_qk_code's result, with one division whatever the rounding (the
+ * quotient of a zero scale is discarded) and rint as one conversion:
+ * __float2int_rn rounds half to even like rintf, and |q| < 2^31. */
+__device__ __forceinline__ int32_t dev_fast_code(float x, float s, int32_t cmax, bool pub, bool away)
+{
+    const float q = __fdiv_rn(x, s);                           /* RN32 */
+    int32_t k;
+    if (pub) k = (int32_t)(q >= 0.0f ? __fadd_rn(q, 0.5f) : __fsub_rn(q, 0.5f)); /* [SAGE-Q-05] */
+    else if (away) k = (int32_t)dev_round_away(q);             /* [POL-TIE-02] */
+    else k = __float2int_rn(q);                                /* [POL-TIE-01] */
+    k = k < -cmax ? -cmax : k > cmax ? cmax : k;
+    return s == 0.0f ? 0 : k;                                  /* [SAGE-Q-04] */
+}
+
+template <uint32_t ROLE, uint32_t GRAN, uint32_t D>
+__device__ __forceinline__ uint32_t dev_fast_slot(uint32_t n)  /* n within the block */
+{
+    kvq_sage_qk q;
+    q.role = ROLE;
+    q.bits = 8u;
+    q.gran = GRAN;
+    q.block = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
+    q.warps = ROLE == KVQ_SAGE_ROLE_Q ? 4u : 1u;
+    q.rounding = KVQ_SAGE_ROUND_PAPER;
+    return (uint32_t)kvq_sage_scale_slot(&q, n);     /* constants: shifts and masks */
+}
+
+template <uint32_t ROLE, uint32_t GRAN, uint32_t BITS, uint32_t D>
+__global__ void __launch_bounds__((ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u) * D / 32u, ROLE == KVQ_SAGE_ROLE_K && D == 128u ? FAST_K_MIN_BLOCKS : 1)
+sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const float *__restrict__ x,
+                    sage_dev_state *st, uint32_t tokens, uint32_t rounding, uint32_t ties, int vec)
+{
+    constexpr uint32_t B = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
+    constexpr uint32_t FT = B * D / 32u;                         /* threads: 8 float4 each */
+    constexpr uint32_t TG = D / 4u;                              /* lanes of one token */
+    constexpr uint32_t SPB = ROLE == KVQ_SAGE_ROLE_Q
+                           ? (GRAN == KVQ_SAGE_GRAN_THREAD ? 32u : GRAN == KVQ_SAGE_GRAN_WARP ? 4u : 1u)
+                           : (GRAN == KVQ_SAGE_GRAN_THREAD ? 4u : 1u);
+    __shared__ uint32_t smax[SPB];
+    __shared__ float ssc[SPB];
+    __shared__ uint32_t sfailed;
+    if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
+    if (threadIdx.x < SPB) smax[threadIdx.x] = 0u;
+    __syncthreads();
+    if (sfailed) return;                                         /* block-uniform */
+    const uint32_t n0 = blockIdx.x * B;
+    const uint32_t nt = tokens - n0 < B ? tokens - n0 : B;        /* partial tile [SAGE-L-03] */
+    const uint64_t e0 = (uint64_t)n0 * D;
+    const uint32_t ne = nt * D;
+    const uint64_t slot0 = (uint64_t)blockIdx.x * SPB;
+    const uint32_t t4 = threadIdx.x * 4u;
+    float4 v[FAST_STEPS];
+#pragma unroll
+    for (uint32_t it = 0; it < FAST_STEPS; it++)                  /* every load in flight first */
+        v[it] = dev_load4(x, e0, (uint64_t)(it * FT * 4u + t4), ne, vec);
+    /* 1. slot maxima [SAGE-Q-01] */
+    uint32_t run = 0u, err = 0u;
+#pragma unroll
+    for (uint32_t it = 0; it < FAST_STEPS; it++) {
+        const uint32_t i = it * FT * 4u + t4;
+        if (i < ne)
+            run = max(run, max(max(__float_as_uint(v[it].x) & 0x7FFFFFFFu, __float_as_uint(v[it].y) & 0x7FFFFFFFu),
+                               max(__float_as_uint(v[it].z) & 0x7FFFFFFFu, __float_as_uint(v[it].w) & 0x7FFFFFFFu)));
+        const uint32_t slot = dev_fast_slot<ROLE, GRAN, D>(i / D);
+        const bool last = it + 1u == FAST_STEPS;
+        if (last || __any_sync(0xFFFFFFFFu, dev_fast_slot<ROLE, GRAN, D>((i + FT * 4u) / D) != slot)) {
+#pragma unroll
+            for (uint32_t o = 1u; o < TG; o <<= 1) run = max(run, __shfl_xor_sync(0xFFFFFFFFu, run, o));
+            if (threadIdx.x % TG == 0u && run != 0u) {
+                if (run >= 0x7F800000u) err |= ERR_NONFINITE;       /* NaN or Inf [POL-NF-01] */
+                atomicMax(&smax[slot], run);
+            }
+            run = 0u;
+        }
+    }
+    if (err) atomicOr(&st->err, err);
+    __syncthreads();
+    /* 2. the block's scales [SAGE-Q-02] [SAGE-Q-05] */
+    const bool pub = rounding == KVQ_SAGE_ROUND_PUBLIC;
+    uint32_t f = 0u;
+    if (threadIdx.x < SPB) {
+        const float s = dev_qk_scale(__uint_as_float(smax[threadIdx.x]), BITS, pub);
+        if (s == 0.0f) f |= KVQ_FLAG_ZERO_SCALE;                  /* [SAGE-Q-04] */
+        ssc[threadIdx.x] = s;
+        scale[slot0 + threadIdx.x] = s;
+    }
+    __syncthreads();
+    /* 3. codes [SAGE-Q-03..06] */
+    const bool away = ties == KVQ_TIES_AWAY;
+    constexpr int32_t CMAX = BITS == 4u ? 7 : 127;
+#pragma unroll
+    for (uint32_t it = 0; it < FAST_STEPS; it++) {
+        const uint32_t i = it * FT * 4u + t4;
+        if (i >= ne) break;                                       /* ne and i multiples of 4 */
+        const float s = ssc[dev_fast_slot<ROLE, GRAN, D>(i / D)];
+        uint8_t pk[2] = {0, 0};
+        const float a[4] = {v[it].x, v[it].y, v[it].z, v[it].w};
+        uint32_t word = 0u;
+#pragma unroll
+        for (uint32_t j = 0; j < 4u; j++) {
+            const int32_t k = dev_fast_code(a[j], s, CMAX, pub, away);
+            if (BITS == 8u) {
+                word |= kvq_sage_code_field(k, 8u) << (8u * j);
+            } else {
+                kvq_sage_pack_code(pk, j, 4u, k);                 /* [LAY-PACK-01] nibble order */
+            }
+        }
+        uint8_t *dst = codes + (e0 + i) * BITS / 8u;
+        if (BITS == 4u) word = (uint32_t)pk[0] | (uint32_t)pk[1] << 8;
+        if (vec) {
+            if (BITS == 8u) *(uint32_t *)dst = word;
+            else *(uint16_t *)dst = (uint16_t)word;
+        } else {
+#pragma unroll
+            for (uint32_t j = 0; j < BITS / 2u; j++) dst[j] = (uint8_t)(word >> (8u * j));
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
 /* ---- V [SAGE-V-01..04] ------------------------------------------------------ */
 
-/* Per-channel maxima: thread t of a block takes channel c = t % d of tokens
- * t / d, t / d + 256 / d, ... of the block's token range; maxima into cmax[d]
- * (encodings of |v|, unsigned maxima). */
+/* Per-channel maxima: D/4 lanes a token, thread t takes channels 4 (t % (D/4))
+ * .. + 3 of tokens t / (D/4), + R, ... (R = 1024 / D tokens a step) of the
+ * block's token range, 8 steps of loads in flight; maxima of |v| as unsigned
+ * encodings (NaN and Inf sort above every finite value) into cmaxw[d]. */
+template <uint32_t D>
 __global__ void __launch_bounds__(256)
 sage_vmax_kernel(uint32_t *__restrict__ cmaxw, const float *__restrict__ v, sage_dev_state *st,
-                 uint32_t N, uint32_t d, uint32_t tokens_per_block)
+                 uint32_t N, uint32_t tokens_per_block, int vec)
 {
-    __shared__ uint32_t sm[256];
-    const uint32_t c = threadIdx.x % d, rows = blockDim.x / d;
+    constexpr uint32_t TG = D / 4u, R = 256u / TG, U = 8u;
+    __shared__ uint32_t sm[256 * 4];
+    const uint32_t c4 = (threadIdx.x % TG) * 4u, r = threadIdx.x / TG;
     const uint32_t t0 = blockIdx.x * tokens_per_block;
     const uint32_t t1 = N - t0 < tokens_per_block ? N : t0 + tokens_per_block;
-    uint32_t m = 0u, err = 0u;
-    for (uint32_t t = t0 + threadIdx.x / d; t < t1; t += rows) {
-        const float a = __ldg(v + (uint64_t)t * d + c);
-        if (!isfinite(a)) err |= ERR_NONFINITE;
-        m = max(m, __float_as_uint(fabsf(a)));
+    uint32_t m[4] = {0u, 0u, 0u, 0u};
+    for (uint32_t tb = t0 + r; tb < t1; tb += R * U) {
+        float4 w[U];
+#pragma unroll
+        for (uint32_t u = 0; u < U; u++) {
+            const uint32_t t = tb + u * R;
+            w[u] = t < t1 ? dev_load4(v, (uint64_t)t * D, c4, D, vec) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < U; u++) {
+            m[0] = max(m[0], __float_as_uint(w[u].x) & 0x7FFFFFFFu);
+            m[1] = max(m[1], __float_as_uint(w[u].y) & 0x7FFFFFFFu);
+            m[2] = max(m[2], __float_as_uint(w[u].z) & 0x7FFFFFFFu);
+            m[3] = max(m[3], __float_as_uint(w[u].w) & 0x7FFFFFFFu);
+        }
     }
-    sm[threadIdx.x] = m;
+    uint32_t err = 0u;
+#pragma unroll
+    for (uint32_t j = 0; j < 4u; j++) {
+        if (m[j] >= 0x7F800000u) err |= ERR_NONFINITE;          /* [POL-NF-01] */
+        sm[threadIdx.x * 4u + j] = m[j];
+    }
     __syncthreads();
-    if (threadIdx.x < d) {
-        for (uint32_t r = 1; r < rows; r++) m = max(m, sm[threadIdx.x + r * d]);
-        if (m != 0u) atomicMax(cmaxw + c, m);
+    if (threadIdx.x < D) {                                      /* channel threadIdx.x */
+        const uint32_t lane = threadIdx.x / 4u, j = threadIdx.x % 4u;
+        uint32_t mm = 0u;
+        for (uint32_t rr = 0; rr < R; rr++) mm = max(mm, sm[(rr * TG + lane) * 4u + j]);
+        if (mm != 0u) atomicMax(cmaxw + threadIdx.x, mm);
     }
     dev_publish(st, 0u, err);
 }
@@ -371,42 +538,57 @@ __global__ void sage_vscale_kernel(float *__restrict__ scale, float *__restrict_
     dev_publish(st, f, 0u);
 }
 
-/* 4 codes a thread (one 32-bit store); D (64 or 128) a template constant. */
+/* Two FP8 codes (lo in the low byte) by the conversion instruction
+ * cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 [SAGE-DEV-06].  On finite inputs of
+ * magnitude at most F (1 + 2^-23), the only ones the V kernel converts, its
+ * result is kvq_fp8_round_bits32's under either overflow policy: nothing there
+ * rounds past the largest finite code [SAGE-LEM-05], and the instruction
+ * rounds to nearest even (kvq_sage_fp8_sweep compares the two on all 2^32
+ * binary32 inputs on the device, TRUSTED.md [TR-FP8-CVT]). */
+__device__ __forceinline__ uint16_t dev_fp8x2_hw(float lo, float hi, bool e5m2)
+{
+    uint16_t r;
+    if (e5m2) asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+    else asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+/* Codes: thread t takes channels 4 (t % (D/4)) .. + 3 (their scales kept in
+ * registers) of every R-th token, 4 codes a 32-bit store. */
 template <uint32_t D>
 __global__ void __launch_bounds__(256)
 sage_vcode_kernel(uint8_t *__restrict__ codes, const float *__restrict__ v,
-                  const float *__restrict__ sc, sage_dev_state *st, uint64_t n4,
-                  bool e5m2, bool nanpol, int vec)
+                  const float *__restrict__ sc, const sage_dev_state *st, uint32_t N, bool e5m2, int vec)
 {
-    const uint32_t d = D;
+    constexpr uint32_t TG = D / 4u, R = 256u / TG, U = 4u;
     if (dev_failed(st)) return;
-    uint32_t f = 0;
-    const uint32_t pol = nanpol ? KVQ_OVERFLOW_NAN : KVQ_OVERFLOW_SATURATE;
-    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
-        const uint64_t e = i * 4u;
-        float a[4];
-        if (vec) {
-            const float4 w = __ldg((const float4 *)(v + e));
-            a[0] = w.x; a[1] = w.y; a[2] = w.z; a[3] = w.w;
-        } else {
-            for (uint32_t j = 0; j < 4u; j++) a[j] = __ldg(v + e + j);
-        }
-        const uint32_t c = (uint32_t)(e % d);
-        uint32_t word = 0;
+    const uint32_t c4 = (threadIdx.x % TG) * 4u;
+    const float s[4] = {__ldg(sc + c4), __ldg(sc + c4 + 1u), __ldg(sc + c4 + 2u), __ldg(sc + c4 + 3u)};
+    const uint32_t stride = gridDim.x * R;
+    for (uint32_t tb = blockIdx.x * R + threadIdx.x / TG; tb < N; tb += stride * U) {
+        float4 w[U];
 #pragma unroll
-        for (uint32_t j = 0; j < 4u; j++) {
-            const float s = __ldg(sc + c + j);
-            /* RN32(v / s), |t| <= F (1 + 2^-23): no overflow [SAGE-LEM-05] */
-            const uint32_t k = s == 0.0f ? 0u
-                             : kvq_fp8_round_bits32(__float_as_uint(__fdiv_rn(a[j], s)), e5m2 ? 1u : 0u,
-                                                    pol, &f);
-            word |= k << (8u * j);
+        for (uint32_t u = 0; u < U; u++) {
+            const uint32_t t = tb + u * stride;
+            w[u] = t < N ? dev_load4(v, (uint64_t)t * D, c4, D, vec) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
-        if (vec) *(uint32_t *)(codes + e) = word;
-        else for (uint32_t j = 0; j < 4u; j++) codes[e + j] = (uint8_t)(word >> (8u * j));
+#pragma unroll
+        for (uint32_t u = 0; u < U; u++) {
+            const uint32_t t = tb + u * stride;
+            if (t >= N) break;
+            const float a[4] = {w[u].x, w[u].y, w[u].z, w[u].w};
+            float tq[4];
+#pragma unroll
+            for (uint32_t j = 0; j < 4u; j++)   /* RN32(v / s), |t| <= F (1 + 2^-23) [SAGE-LEM-05] */
+                tq[j] = s[j] == 0.0f ? 0.0f : __fdiv_rn(a[j], s[j]);
+            const uint32_t word = (uint32_t)dev_fp8x2_hw(tq[0], tq[1], e5m2) |
+                                  (uint32_t)dev_fp8x2_hw(tq[2], tq[3], e5m2) << 16;
+            uint8_t *dst = codes + (uint64_t)t * D + c4;
+            if (vec) *(uint32_t *)dst = word;
+            else for (uint32_t j = 0; j < 4u; j++) dst[j] = (uint8_t)(word >> (8u * j));
+        }
     }
-    dev_publish(st, f, 0u);
+    
 }
 
 /* ---- P~ [SAGE-P-01..02] ------------------------------------------------------ */
@@ -535,37 +717,171 @@ extern "C" kvq_status kvq_cuda_sage_smooth(float *d_xs, float *d_mean, const flo
     return finish(enq, s, NULL, stream);
 }
 
-extern "C" kvq_status kvq_cuda_sage_quantize_qk(uint8_t *d_codes, float *d_scale, uint32_t *flags,
-                                                const float *d_x, const kvq_sage_shape *shape,
-                                                const kvq_sage_qk *qk, const kvq_policy *pol,
-                                                uint32_t opts, cudaStream_t stream)
+/* The fast kernel for the public code's block sizes, or NULL-equivalent false. */
+template <uint32_t ROLE, uint32_t GRAN>
+static void launch_fast(uint32_t bits, uint32_t d, unsigned int g, cudaStream_t stream, uint8_t *codes,
+                        float *scale, const float *x, sage_dev_state *st, uint32_t tokens,
+                        uint32_t rounding, uint32_t ties, int vec)
+{
+    constexpr uint32_t B = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
+#define FAST_LAUNCH(BB, DD) \
+    sage_qk_fast_kernel<ROLE, GRAN, BB, DD><<<g, B * DD / 32u, 0, stream>>>(codes, scale, x, st, tokens, rounding, ties, vec)
+    if (bits == 4u && d == 64u) FAST_LAUNCH(4u, 64u);
+    else if (bits == 4u) FAST_LAUNCH(4u, 128u);
+    else if (d == 64u) FAST_LAUNCH(8u, 64u);
+    else FAST_LAUNCH(8u, 128u);
+#undef FAST_LAUNCH
+}
+
+/* Enqueue the Q/K kernels of one call on the zeroed state st. */
+static kvq_status enqueue_qk(uint8_t *d_codes, float *d_scale, const float *d_x, const kvq_sage_shape *sh,
+                             const kvq_sage_qk *qk, const kvq_policy *pol, uint32_t opts,
+                             sage_dev_state *st, cudaStream_t stream)
+{
+    const kvq_sage_qk q = *qk;
+    const int vec = aligned(d_x, 16) && aligned(d_codes, 8);
+    if (!(opts & KVQ_CUDA_DIRECT)) {
+        const kvq_status e = enqueue_check(st, d_x, kvq_sage_elems(sh), CHECK_NONE, stream);
+        if (e != KVQ_OK) return e;
+    }
+    const unsigned int g = kvq_sage_blocks(sh->tokens, q.block);
+    const bool fast_q = q.role == KVQ_SAGE_ROLE_Q && q.block == 128u && q.warps == 4u;
+    const bool fast_k = q.role == KVQ_SAGE_ROLE_K && q.block == 64u;
+    if (fast_q || fast_k) {                                     /* [SAGE-DEV-04] */
+        const bool thr = q.gran == KVQ_SAGE_GRAN_THREAD;
+        if (fast_q && thr)
+            launch_fast<KVQ_SAGE_ROLE_Q, KVQ_SAGE_GRAN_THREAD>(q.bits, sh->dim, g, stream, d_codes, d_scale,
+                                                               d_x, st, sh->tokens, q.rounding, pol->ties, vec);
+        else if (fast_q && q.gran == KVQ_SAGE_GRAN_WARP)
+            launch_fast<KVQ_SAGE_ROLE_Q, KVQ_SAGE_GRAN_WARP>(q.bits, sh->dim, g, stream, d_codes, d_scale,
+                                                             d_x, st, sh->tokens, q.rounding, pol->ties, vec);
+        else if (fast_q)
+            launch_fast<KVQ_SAGE_ROLE_Q, KVQ_SAGE_GRAN_BLOCK>(q.bits, sh->dim, g, stream, d_codes, d_scale,
+                                                              d_x, st, sh->tokens, q.rounding, pol->ties, vec);
+        else if (thr)
+            launch_fast<KVQ_SAGE_ROLE_K, KVQ_SAGE_GRAN_THREAD>(q.bits, sh->dim, g, stream, d_codes, d_scale,
+                                                               d_x, st, sh->tokens, q.rounding, pol->ties, vec);
+        else                                                    /* K: warp and block are one slot */
+            launch_fast<KVQ_SAGE_ROLE_K, KVQ_SAGE_GRAN_BLOCK>(q.bits, sh->dim, g, stream, d_codes, d_scale,
+                                                              d_x, st, sh->tokens, q.rounding, pol->ties, vec);
+    } else {
+        const bool cached = (uint64_t)q.block * sh->dim <= (uint64_t)QK_CACHE * QK_THREADS * 4u;
+#define QK_LAUNCH(BB, DD, CC) \
+        sage_qk_kernel<BB, DD, CC><<<g, QK_THREADS, 0, stream>>>(d_codes, d_scale, d_x, st, *sh, q, pol->ties, vec)
+        if (q.bits == 4u && sh->dim == 64u) { if (cached) QK_LAUNCH(4u, 64u, QK_CACHE); else QK_LAUNCH(4u, 64u, 0u); }
+        else if (q.bits == 4u) { if (cached) QK_LAUNCH(4u, 128u, QK_CACHE); else QK_LAUNCH(4u, 128u, 0u); }
+        else if (sh->dim == 64u) { if (cached) QK_LAUNCH(8u, 64u, QK_CACHE); else QK_LAUNCH(8u, 64u, 0u); }
+        else { if (cached) QK_LAUNCH(8u, 128u, QK_CACHE); else QK_LAUNCH(8u, 128u, 0u); }
+#undef QK_LAUNCH
+    }
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+static kvq_status qk_args(const uint8_t *d_codes, const float *d_scale, const float *d_x,
+                          const kvq_sage_shape *shape, const kvq_sage_qk *qk, const kvq_policy *pol)
 {
     if (d_codes == NULL || d_scale == NULL || d_x == NULL || shape == NULL || qk == NULL)
         return KVQ_E_PARAM;
     if (kvq_policy_check(pol) != KVQ_OK || !kvq_sage_qk_ok(qk)) return KVQ_E_PARAM;
     if (!kvq_sage_shape_ok(shape)) return KVQ_E_SHAPE;
-    const kvq_sage_shape sh = *shape;
-    const kvq_sage_qk q = *qk;
-    const int vec = aligned(d_x, 16) && aligned(d_codes, 8);
+    return KVQ_OK;
+}
+
+extern "C" kvq_status kvq_cuda_sage_quantize_qk(uint8_t *d_codes, float *d_scale, uint32_t *flags,
+                                                const float *d_x, const kvq_sage_shape *shape,
+                                                const kvq_sage_qk *qk, const kvq_policy *pol,
+                                                uint32_t opts, cudaStream_t stream)
+{
+    const kvq_status a0 = qk_args(d_codes, d_scale, d_x, shape, qk, pol);
+    if (a0 != KVQ_OK) return a0;
     sage_scratch *s = NULL;
     kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    kvq_status enq = KVQ_OK;
-    if (!(opts & KVQ_CUDA_DIRECT))
-        enq = enqueue_check(&s->st, d_x, kvq_sage_elems(&sh), CHECK_NONE, stream);
-    if (enq == KVQ_OK) {
-        const unsigned int g = kvq_sage_blocks(sh.tokens, q.block);
-        const bool cached = (uint64_t)q.block * sh.dim <= (uint64_t)QK_CACHE * QK_THREADS * 4u;
-#define QK_LAUNCH(B, DD, CC) \
-        sage_qk_kernel<B, DD, CC><<<g, QK_THREADS, 0, stream>>>(d_codes, d_scale, d_x, &s->st, sh, q, pol->ties, vec)
-        if (q.bits == 4u && sh.dim == 64u) { if (cached) QK_LAUNCH(4u, 64u, QK_CACHE); else QK_LAUNCH(4u, 64u, 0u); }
-        else if (q.bits == 4u) { if (cached) QK_LAUNCH(4u, 128u, QK_CACHE); else QK_LAUNCH(4u, 128u, 0u); }
-        else if (sh.dim == 64u) { if (cached) QK_LAUNCH(8u, 64u, QK_CACHE); else QK_LAUNCH(8u, 64u, 0u); }
-        else { if (cached) QK_LAUNCH(8u, 128u, QK_CACHE); else QK_LAUNCH(8u, 128u, 0u); }
-#undef QK_LAUNCH
-        if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
-    }
+    const kvq_status enq = enqueue_qk(d_codes, d_scale, d_x, shape, qk, pol, opts, &s->st, stream);
     return finish(enq, s, flags, stream);
+}
+
+extern "C" size_t kvq_cuda_sage_workspace(void)
+{
+    return (sizeof(sage_scratch) + 255u) / 256u * 256u;
+}
+
+/* Check the workspace of an asynchronous call and zero its state. */
+static kvq_status async_ws(sage_scratch **s, kvq_cuda_result *d_result, void *d_workspace,
+                           size_t workspace_bytes, cudaStream_t stream)
+{
+    if (d_result == NULL || d_workspace == NULL || !aligned(d_workspace, 256) ||
+        workspace_bytes < kvq_cuda_sage_workspace())
+        return KVQ_E_PARAM;
+    *s = (sage_scratch *)d_workspace;
+    return cudaMemsetAsync(*s, 0, sizeof **s, stream) == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+/* The call's status and flags into d_result, in stream order. */
+__global__ void sage_result_kernel(kvq_cuda_result *out, sage_dev_state *st)
+{
+    const uint32_t e = st->err;
+    out->status = (e & ERR_NONFINITE) ? (uint32_t)KVQ_E_NONFINITE
+                : (e & ERR_RANGE)     ? (uint32_t)KVQ_E_PARAM
+                                      : (uint32_t)KVQ_OK;
+    out->flags = e ? 0u : st->flags;
+}
+
+static kvq_status async_done(kvq_status enq, kvq_cuda_result *d_result, sage_scratch *s, cudaStream_t stream)
+{
+    if (enq != KVQ_OK) return enq;
+    sage_result_kernel<<<1, 1, 0, stream>>>(d_result, &s->st);
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+extern "C" kvq_status kvq_cuda_sage_quantize_qk_async(uint8_t *d_codes, float *d_scale,
+                                                      kvq_cuda_result *d_result, const float *d_x,
+                                                      const kvq_sage_shape *shape, const kvq_sage_qk *qk,
+                                                      const kvq_policy *pol, void *d_workspace,
+                                                      size_t workspace_bytes, uint32_t opts,
+                                                      cudaStream_t stream)
+{
+    const kvq_status a0 = qk_args(d_codes, d_scale, d_x, shape, qk, pol);
+    if (a0 != KVQ_OK) return a0;
+    sage_scratch *s = NULL;
+    const kvq_status a = async_ws(&s, d_result, d_workspace, workspace_bytes, stream);
+    if (a != KVQ_OK) return a;
+    return async_done(enqueue_qk(d_codes, d_scale, d_x, shape, qk, pol, opts, &s->st, stream), d_result, s,
+                      stream);
+}
+
+static kvq_status v_args(const uint8_t *d_codes, const float *d_scale, const float *d_v,
+                         const kvq_sage_shape *shape, uint32_t fmt, const kvq_policy *pol)
+{
+    if (d_codes == NULL || d_scale == NULL || d_v == NULL || shape == NULL) return KVQ_E_PARAM;
+    if (kvq_policy_check(pol) != KVQ_OK) return KVQ_E_PARAM;
+    if (fmt != KVQ_SAGE_FP8_E4M3 && fmt != KVQ_SAGE_FP8_E5M2) return KVQ_E_PARAM;
+    if (!kvq_sage_shape_ok(shape)) return KVQ_E_SHAPE;
+    return KVQ_OK;
+}
+
+/* Enqueue the V kernels of one call on the zeroed scratch s. */
+static kvq_status enqueue_v(uint8_t *d_codes, float *d_scale, const float *d_v, const kvq_sage_shape *sh,
+                            uint32_t fmt, const kvq_policy *pol, sage_scratch *s, cudaStream_t stream)
+{
+    const int vec = aligned(d_v, 16) && aligned(d_codes, 4);
+    const uint32_t tpb = 512u;                                  /* tokens a maxima block */
+    const unsigned int gm = kvq_sage_blocks(sh->tokens, tpb);
+    if (sh->dim == 64u)
+        sage_vmax_kernel<64u><<<gm, 256, 0, stream>>>(s->cmax, d_v, &s->st, sh->tokens, tpb, vec);
+    else
+        sage_vmax_kernel<128u><<<gm, 256, 0, stream>>>(s->cmax, d_v, &s->st, sh->tokens, tpb, vec);
+    sage_vscale_kernel<<<1, 128, 0, stream>>>(d_scale, s->sc, s->cmax, &s->st, sh->dim,
+                                              kvq_sage_fp8_bound(fmt));
+    /* the overflow policy does not reach the codes: no V value overflows [SAGE-LEM-05] */
+    const bool e5 = fmt == KVQ_SAGE_FP8_E5M2;
+    if (sh->dim == 64u)
+        sage_vcode_kernel<64u><<<grid_cap((uint64_t)sh->tokens * 16u, 256), 256, 0, stream>>>(
+            d_codes, d_v, s->sc, &s->st, sh->tokens, e5, vec);
+    else
+        sage_vcode_kernel<128u><<<grid_cap((uint64_t)sh->tokens * 32u, 256), 256, 0, stream>>>(
+            d_codes, d_v, s->sc, &s->st, sh->tokens, e5, vec);
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
 extern "C" kvq_status kvq_cuda_sage_quantize_v(uint8_t *d_codes, float *d_scale, uint32_t *flags,
@@ -573,32 +889,26 @@ extern "C" kvq_status kvq_cuda_sage_quantize_v(uint8_t *d_codes, float *d_scale,
                                                uint32_t fmt, const kvq_policy *pol,
                                                cudaStream_t stream)
 {
-    if (d_codes == NULL || d_scale == NULL || d_v == NULL || shape == NULL) return KVQ_E_PARAM;
-    if (kvq_policy_check(pol) != KVQ_OK) return KVQ_E_PARAM;
-    if (fmt != KVQ_SAGE_FP8_E4M3 && fmt != KVQ_SAGE_FP8_E5M2) return KVQ_E_PARAM;
-    if (!kvq_sage_shape_ok(shape)) return KVQ_E_SHAPE;
-    const kvq_sage_shape sh = *shape;
-    const int vec = aligned(d_v, 16) && aligned(d_codes, 4);
-    const uint32_t tpb = 512u;                                  /* tokens a maxima block */
+    const kvq_status a0 = v_args(d_codes, d_scale, d_v, shape, fmt, pol);
+    if (a0 != KVQ_OK) return a0;
     sage_scratch *s = NULL;
     kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    kvq_status enq = KVQ_OK;
-    sage_vmax_kernel<<<kvq_sage_blocks(sh.tokens, tpb), 256, 0, stream>>>(s->cmax, d_v, &s->st,
-                                                                        sh.tokens, sh.dim, tpb);
-    sage_vscale_kernel<<<1, 128, 0, stream>>>(d_scale, s->sc, s->cmax, &s->st, sh.dim,
-                                              kvq_sage_fp8_bound(fmt));
-    const uint64_t n4 = kvq_sage_elems(&sh) / 4u;
-    if (sh.dim == 64u)
-        sage_vcode_kernel<64u><<<grid_cap(n4, 256), 256, 0, stream>>>(
-            d_codes, d_v, s->sc, &s->st, n4, fmt == KVQ_SAGE_FP8_E5M2,
-            pol->overflow == KVQ_OVERFLOW_NAN, vec);
-    else
-        sage_vcode_kernel<128u><<<grid_cap(n4, 256), 256, 0, stream>>>(
-            d_codes, d_v, s->sc, &s->st, n4, fmt == KVQ_SAGE_FP8_E5M2,
-            pol->overflow == KVQ_OVERFLOW_NAN, vec);
-    if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
-    return finish(enq, s, flags, stream);
+    return finish(enqueue_v(d_codes, d_scale, d_v, shape, fmt, pol, s, stream), s, flags, stream);
+}
+
+extern "C" kvq_status kvq_cuda_sage_quantize_v_async(uint8_t *d_codes, float *d_scale,
+                                                     kvq_cuda_result *d_result, const float *d_v,
+                                                     const kvq_sage_shape *shape, uint32_t fmt,
+                                                     const kvq_policy *pol, void *d_workspace,
+                                                     size_t workspace_bytes, cudaStream_t stream)
+{
+    const kvq_status a0 = v_args(d_codes, d_scale, d_v, shape, fmt, pol);
+    if (a0 != KVQ_OK) return a0;
+    sage_scratch *s = NULL;
+    const kvq_status a = async_ws(&s, d_result, d_workspace, workspace_bytes, stream);
+    if (a != KVQ_OK) return a;
+    return async_done(enqueue_v(d_codes, d_scale, d_v, shape, fmt, pol, s, stream), d_result, s, stream);
 }
 
 extern "C" kvq_status kvq_cuda_sage_quantize_p(uint8_t *d_codes, float *d_rowsum, uint32_t *flags,

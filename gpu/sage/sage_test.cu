@@ -10,18 +10,33 @@
  * comparison.  Ops: smooth (segment lengths 1 .. 2N), qk (role Q/K, INT4/INT8,
  * granularity thread/warp/block, blocks and warps drawn among the valid ones,
  * paper/public rounding, ties even/away; good-input cases also run with
- * KVQ_CUDA_DIRECT), v and p (E4M3/E5M2, both overflow policies).  Inputs by
- * kind: ordinary (a random binade per token), ties (every slot's or channel's
- * maximum makes the scale a power of two, the other values half-integers of
- * it: exact rounding ties), zero (zero and subnormal groups, -0), wide (random
- * finite encodings; for smooth some above 2^48: KVQ_E_PARAM); a bad case puts
- * a NaN or an infinity anywhere (p: also a value outside [0, 1]).
+ * KVQ_CUDA_DIRECT; 40% of them take the public code's blocks, b_q = 128 with 4
+ * warps or b_k = 64, which run the fast kernel), v and p (E4M3/E5M2, both
+ * overflow policies), ds (dS, d = 64/128, 1 .. 160 mean rows, tau the usual
+ * 1/sqrt(d), it times log2(e), or any binade of [2^-126, 2^16]; input and
+ * output pointers 16-byte aligned or not).  Inputs by kind: ordinary (a random
+ * binade per token), ties (every slot's or channel's maximum makes the scale a
+ * power of two, the other values half-integers of it: exact rounding ties; ds:
+ * signed powers of two over 80 binades, so that the dot products cancel and hit
+ * rounding ties, where any other summation order or an FMA gives another
+ * result), zero (zero and subnormal groups, -0; ds: products that underflow,
+ * signed zero sums), wide (random finite encodings; for smooth some above 2^48,
+ * for ds some above 2^51: KVQ_E_PARAM); a bad case puts a NaN or an infinity
+ * anywhere (p: also a value outside [0, 1]; ds: also in tau, or tau outside
+ * [2^-126, 2^16]).  ds also runs a fixed list of argument errors in every order
+ * [SAGE-DS-02] (NULL pointers, rows 0 / above 2^24 / rows * N above 2^32, bad
+ * shapes, tau NaN / Inf / 0 / subnormal / above 2^16, the bounds 2^51 and
+ * 2^-126, 2^16 themselves, and errors that combine: the earlier one must win).
+ * About 30% of the qk and v cases go through the stream-ordered launchers
+ * (*_async: workspace, device result word poisoned before the call).
  *
- * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04]
+ * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [SAGE-DEV-01..04] [SAGE-DEV-06..07]
  *       [SAGE-MAP-03..06] [POL-TIE-01..02] [POL-NF-01] [POL-FP8-03]
+ *       [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02]
  *
  * Without a device: "gpu-sage-test: SKIPPED (no CUDA device: <reason>)", exit 0.
- * Seed: KVQ_SEED; KVQ_SAGE_GROUPS: Q/K scale slots to reach (default 10^5).
+ * Seed: KVQ_SEED; KVQ_SAGE_GROUPS: Q/K scale slots to reach (default 10^5);
+ * KVQ_SAGE_DS_CASES: random dS cases (default 600).
  * The closing line is "N passed, N failed".
  */
 #include <math.h>
@@ -45,12 +60,15 @@ typedef struct tcase {
     int kind, bad;
     kvq_sage_shape sh;
     kvq_sage_qk qk;
-    uint32_t seg, fmt, rows, cols, direct;
+    uint32_t seg, fmt, rows, cols, direct, async; /* async: the stream-ordered launcher */
     kvq_policy pol;
+    float tau;                                            /* ds */
+    uint32_t mis;                                         /* ds: byte offsets of qm, ks, ds: 0 or 4 */
+    int null_arg;                                         /* ds: 1..4 passes ds, qm, ks, kshape NULL */
 } tcase;
 
-static kvq_tb_dbuf d_in, d_o[2];
-static unsigned long g_groups[4], g_cases[4], g_err[4];   /* smooth, qk, v, p */
+static kvq_tb_dbuf d_in, d_in2, d_o[2];
+static unsigned long g_groups[5], g_cases[5], g_err[5];   /* smooth, qk, v, p, ds */
 
 static float rnd_binade(int lo, int hi)                   /* sign * [1,2) * 2^e */
 {
@@ -104,13 +122,20 @@ static void put_bad(float *x, uint64_t n, int prob)
 
 static void print_case(const tcase *c)
 {
+    if (strcmp(c->op, "ds") == 0) {
+        printf("  seed=0x%016llx case=%lu op=ds input=%s%s n=%u d=%u rows=%u tau=%a (0x%08x) "
+               "misalign=%u null_arg=%d\n", (unsigned long long)kvq_tb_seed(), kvq_tb_cases(),
+               kind_name[c->kind], c->bad ? "+bad" : "", c->sh.tokens, c->sh.dim, c->rows,
+               (double)c->tau, kvq_f32_bits(c->tau), c->mis, c->null_arg);
+        return;
+    }
     printf("  seed=0x%016llx case=%lu op=%s input=%s%s n=%u d=%u role=%s bits=%u gran=%u block=%u "
-           "warps=%u rounding=%s seg=%u fmt=%s rows=%u cols=%u ties=%s overflow=%s direct=%u\n",
+           "warps=%u rounding=%s seg=%u fmt=%s rows=%u cols=%u ties=%s overflow=%s direct=%u async=%u\n",
            (unsigned long long)kvq_tb_seed(), kvq_tb_cases(), c->op, kind_name[c->kind],
            c->bad ? "+bad" : "", c->sh.tokens, c->sh.dim, c->qk.role ? "K" : "Q", c->qk.bits,
            c->qk.gran, c->qk.block, c->qk.warps, c->qk.rounding ? "public" : "paper", c->seg,
            c->fmt ? "e5m2" : "e4m3", c->rows, c->cols, c->pol.ties ? "away" : "even",
-           c->pol.overflow ? "nan" : "saturate", c->direct);
+           c->pol.overflow ? "nan" : "saturate", c->direct, c->async);
 }
 
 /* Compare the sets bitwise, guards included; then each side's guards (and
@@ -147,6 +172,31 @@ static int compare(const tcase *c, const kvq_tb_outs *r, const kvq_tb_outs *g)
     return 0;
 }
 
+/* The stream-ordered launchers: one workspace (256-byte aligned from
+ * cudaMalloc) and a device result word, poisoned before each call. */
+static void *d_ws;
+static kvq_cuda_result *d_res;
+
+static kvq_cuda_result *async_result(void)
+{
+    if (d_ws == NULL) {
+        kvq_tb_cuda(cudaMalloc(&d_ws, kvq_cuda_sage_workspace()), "cudaMalloc workspace");
+        kvq_tb_cuda(cudaMalloc((void **)&d_res, sizeof *d_res), "cudaMalloc result");
+    }
+    kvq_tb_cuda(cudaMemset(d_res, 0xA5, sizeof *d_res), "cudaMemset result");
+    return d_res;
+}
+
+/* After an enqueued call: its status and flags from the device. */
+static void async_fetch(kvq_tb_outs *g, kvq_cuda_result *res)
+{
+    if (g->status != KVQ_OK) return;                            /* argument error: nothing enqueued */
+    kvq_cuda_result h;
+    kvq_tb_cuda(cudaMemcpy(&h, res, sizeof h, cudaMemcpyDeviceToHost), "cudaMemcpy result");
+    g->status = h.status;
+    if (h.status == KVQ_OK) g->flags = h.flags;                 /* else untouched, as the blocking form */
+}
+
 /* Run one case: ref into r, device into g (sentinel twins), compare. */
 static void run(tcase *c, const float *x, uint64_t nx, size_t n0, size_t n1, const char *name0,
                 const char *name1, int opi)
@@ -170,14 +220,29 @@ static void run(tcase *c, const float *x, uint64_t nx, size_t n0, size_t n1, con
         if (r.status == KVQ_OK) g_groups[0] += (uint64_t)kvq_sage_mean_rows(c->sh.tokens, c->seg) * c->sh.dim;
     } else if (opi == 1) {
         r.status = kvq_sage_quantize_qk(r0, (float *)r1, &r.flags, x, &c->sh, &c->qk, &c->pol);
-        g.status = kvq_cuda_sage_quantize_qk((uint8_t *)dp[0], (float *)dp[1], &g.flags, dx,
-                                             &c->sh, &c->qk, &c->pol,
-                                             c->direct ? KVQ_CUDA_DIRECT : 0u, 0);
+        if (c->async) {
+            kvq_cuda_result *res = async_result();
+            g.status = kvq_cuda_sage_quantize_qk_async((uint8_t *)dp[0], (float *)dp[1], res, dx, &c->sh,
+                                                       &c->qk, &c->pol, d_ws, kvq_cuda_sage_workspace(),
+                                                       c->direct ? KVQ_CUDA_DIRECT : 0u, 0);
+            async_fetch(&g, res);
+        } else {
+            g.status = kvq_cuda_sage_quantize_qk((uint8_t *)dp[0], (float *)dp[1], &g.flags, dx,
+                                                 &c->sh, &c->qk, &c->pol,
+                                                 c->direct ? KVQ_CUDA_DIRECT : 0u, 0);
+        }
         if (r.status == KVQ_OK) g_groups[1] += kvq_sage_scale_count(&c->sh, &c->qk);
     } else if (opi == 2) {
         r.status = kvq_sage_quantize_v(r0, (float *)r1, &r.flags, x, &c->sh, c->fmt, &c->pol);
-        g.status = kvq_cuda_sage_quantize_v((uint8_t *)dp[0], (float *)dp[1], &g.flags, dx, &c->sh,
-                                            c->fmt, &c->pol, 0);
+        if (c->async) {
+            kvq_cuda_result *res = async_result();
+            g.status = kvq_cuda_sage_quantize_v_async((uint8_t *)dp[0], (float *)dp[1], res, dx, &c->sh,
+                                                      c->fmt, &c->pol, d_ws, kvq_cuda_sage_workspace(), 0);
+            async_fetch(&g, res);
+        } else {
+            g.status = kvq_cuda_sage_quantize_v((uint8_t *)dp[0], (float *)dp[1], &g.flags, dx, &c->sh,
+                                                c->fmt, &c->pol, 0);
+        }
         if (r.status == KVQ_OK) g_groups[2] += c->sh.dim;
     } else {
         r.status = kvq_sage_quantize_p(r0, (float *)r1, &r.flags, x, c->rows, c->cols, c->fmt, &c->pol);
@@ -214,11 +279,18 @@ static void base_case(tcase *c, const char *op)
     c->qk.bits = 8u;
     c->qk.block = 128u;
     c->qk.warps = 4u;
+    c->async = kvq_tb_chance(30);
 }
 
 static void random_qk(kvq_sage_qk *q)
 {
     q->role = kvq_tb_rndu(2);
+    if (kvq_tb_chance(40)) {                                    /* the public code's blocks: the fast kernel */
+        *q = kvq_sage_qk_default(q->role, kvq_tb_chance(50) ? 4u : 8u);
+        q->gran = kvq_tb_rndu(3);
+        q->rounding = kvq_tb_rndu(2);
+        return;
+    }
     q->bits = kvq_tb_chance(50) ? 4u : 8u;
     q->gran = kvq_tb_rndu(3);
     q->rounding = kvq_tb_rndu(2);
@@ -231,6 +303,165 @@ static void random_qk(kvq_sage_qk *q)
     } else {
         q->warps = 1u;
         q->block = kvq_tb_chance(50) ? 64u : 32u * (1u + kvq_tb_rndu(8));
+    }
+}
+
+/* ---- dS [SAGE-DS-01..02] ------------------------------------------------------ */
+
+/* Run one dS case: qm [rows][d] (nq values), ks [N][d] (nk values), nout
+ * outputs; the reference and the launcher on the same values, compared as
+ * the other ops (sentinels, guards, nothing written on error). */
+static void run_ds(const tcase *c, const float *qm, uint64_t nq, const float *ks, uint64_t nk,
+                   uint64_t nout)
+{
+    kvq_tb_outs r, g;
+    void *dp[1];
+    const size_t off[1] = {(c->mis & 4u) ? 4u : 0u};
+    kvq_tb_case();
+    kvq_tb_outs_init(&r, "ref");
+    kvq_tb_outs_add(&r, "ds", nout * 4u);
+    kvq_tb_outs_init(&g, "gpu");
+    kvq_tb_outs_add(&g, "ds", nout * 4u);
+    float *dq = (float *)((uint8_t *)kvq_tb_dgrow(&d_in, nq * 4u + 16u) + ((c->mis & 1u) ? 4u : 0u));
+    float *dk = (float *)((uint8_t *)kvq_tb_dgrow(&d_in2, nk * 4u + 16u) + ((c->mis & 2u) ? 4u : 0u));
+    if (nq) kvq_tb_cuda(cudaMemcpy(dq, qm, nq * 4u, cudaMemcpyHostToDevice), "cudaMemcpy qm");
+    if (nk) kvq_tb_cuda(cudaMemcpy(dk, ks, nk * 4u, cudaMemcpyHostToDevice), "cudaMemcpy ks");
+    kvq_tb_outs_device(&g, d_o, off, dp);
+    const int na = c->null_arg;
+    r.status = kvq_sage_delta_s(na == 1 ? NULL : (float *)r.buf[0].p, na == 2 ? NULL : qm,
+                                na == 3 ? NULL : ks, c->rows, na == 4 ? NULL : &c->sh, c->tau);
+    g.status = kvq_cuda_sage_delta_s(na == 1 ? NULL : (float *)dp[0], na == 2 ? NULL : dq,
+                                     na == 3 ? NULL : dk, c->rows, na == 4 ? NULL : &c->sh, c->tau, 0);
+    kvq_tb_outs_fetch(&g, dp);
+    g_cases[4]++;
+    if (r.status != KVQ_OK) g_err[4]++;
+    else g_groups[4] += nout;
+    compare(c, &r, &g);
+    kvq_tb_outs_free(&r);
+    kvq_tb_outs_free(&g);
+}
+
+/* A dS input of kind k, n values (ties: signed powers of two over 80 binades;
+ * zero: zeros of both signs, subnormals and tiny values whose products underflow). */
+static void gen_ds(float *x, uint64_t n, int kind, int e)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        float v;
+        switch (kind) {
+        case K_ORD: v = rnd_binade(e - 8, e + 8); break;
+        case K_TIES: v = ldexpf(kvq_tb_chance(50) ? -1.0f : 1.0f, -40 + (int)kvq_tb_rndu(81)); break;
+        case K_ZERO:
+            v = kvq_tb_chance(40) ? (kvq_tb_chance(50) ? -0.0f : 0.0f)
+              : kvq_tb_chance(50) ? kvq_f32_from_bits(kvq_tb_rndu(1u << 23) | (kvq_tb_chance(50) ? 0x80000000u : 0u))
+              : rnd_binade(-126, -60);
+            break;
+        default:                                          /* any finite value of |v| <= 2^51 */
+            v = rnd_finite();
+            if (fabsf(v) > 0x1p51f) v = ldexpf(v, -80);   /* <= 2^48 */
+            if (kvq_tb_chance(1)) v = kvq_tb_chance(50) ? -0x1p51f : 0x1p51f; /* the bound itself */
+            break;
+        }
+        x[i] = v;
+    }
+}
+
+/* One random dS case. */
+static void random_ds(float **q, size_t *qcap, float **k, size_t *kcap)
+{
+    tcase c;
+    base_case(&c, "ds");
+    const uint32_t N = c.sh.tokens, d = c.sh.dim;
+    const uint32_t w = kvq_tb_rndu(100);
+    c.rows = w < 50 ? 1u : w < 85 ? 1u + kvq_tb_rndu(16) : 1u + kvq_tb_rndu(160);
+    if ((uint64_t)c.rows * N * d > (1u << 24)) c.rows = (uint32_t)((1u << 24) / ((uint64_t)N * d)) + 1u;
+    c.mis = kvq_tb_rndu(8);
+    const uint32_t t = kvq_tb_rndu(10);
+    const float base = 1.0f / sqrtf((float)d);                /* the usual softmax scale, RN32 */
+    c.tau = t < 4 ? base : t < 6 ? base * 0x1.715476p+0f      /* times RN32(log2 e) */
+          : fminf(ldexpf(1.0f + (float)kvq_tb_rndu(1u << 23) * 0x1p-23f, -126 + (int)kvq_tb_rndu(143)),
+                  0x1p16f);
+    const uint64_t nq = (uint64_t)c.rows * d, nk = (uint64_t)N * d;
+    if (nq > *qcap) free(*q), *qcap = nq, *q = (float *)kvq_tb_malloc(nq * 4u);
+    if (nk > *kcap) free(*k), *kcap = nk, *k = (float *)kvq_tb_malloc(nk * 4u);
+    const int e = -20 + (int)kvq_tb_rndu(41);
+    gen_ds(*q, nq, c.kind, e);
+    gen_ds(*k, nk, c.kind, -e / 2);
+    if (c.kind == K_WIDE && kvq_tb_chance(25)) {            /* one value above 2^51: KVQ_E_PARAM */
+        const float big = ldexpf(1.0f + (float)(1u + kvq_tb_rndu((1u << 23) - 1u)) * 0x1p-23f,
+                                 51 + (int)kvq_tb_rndu(77));
+        if (kvq_tb_chance(50)) (*q)[kvq_tb_rnd() % nq] = kvq_tb_chance(50) ? -big : big;
+        else (*k)[kvq_tb_rnd() % nk] = kvq_tb_chance(50) ? -big : big;
+    }
+    if (c.bad) {
+        const uint32_t b = kvq_tb_rndu(4);
+        if (b == 0) put_bad(*q, nq, 0);
+        else if (b == 1) put_bad(*k, nk, 0);
+        else if (b == 2) { const float tb[] = {NAN, INFINITY, -INFINITY}; c.tau = tb[kvq_tb_rndu(3)]; }
+        else {                                               /* tau out of range, maybe also a NaN */
+            const float tb[] = {0.0f, -0.0f, 0x1p-127f, 0x1.000002p16f, -1.0f, 0x1p20f};
+            c.tau = tb[kvq_tb_rndu(6)];
+            if (kvq_tb_chance(50)) put_bad(*k, nk, 0);
+        }
+    }
+    run_ds(&c, *q, nq, *k, nk, (uint64_t)c.rows * N);
+}
+
+/* The argument errors of [SAGE-DS-02], each alone and in combination (the
+ * earlier requirement wins), and the bounds themselves. */
+static void fixed_ds(void)
+{
+    static float qm[2 * 128], ks[37 * 128];
+    struct { uint32_t rows, N, d; float tau; int null_arg; int poke; } L[] = {
+        /* poke: 0 none, 1 NaN in ks, 2 qm[0] = 2^51, 3 ks[last] = -2^51, 4 qm[1] just above
+         * 2^51, 5 ks[5] just above 2^51, 6 Inf in qm, 7 NaN in qm and ks[0] above 2^51 */
+        {1, 37, 64, 0.125f, 1, 0}, {1, 37, 64, 0.125f, 2, 0}, {1, 37, 64, 0.125f, 3, 0},
+        {1, 37, 64, 0.125f, 4, 0}, {0, 37, 64, 0.125f, 1, 0},          /* NULL first */
+        {0, 37, 64, 0.125f, 0, 0}, {(1u << 24) + 1u, 37, 64, 0.125f, 0, 0},
+        {1u << 24, 257, 64, 0.125f, 0, 0},                              /* rows N > 2^32 */
+        {(1u << 8) + 1u, 1u << 24, 96, 0.125f, 0, 0},                   /* ... before the shape */
+        {1u << 8, 1u << 24, 96, 0.125f, 0, 0},                          /* rows N == 2^32: shape */
+        {0, 37, 96, NAN, 0, 1},                                          /* rows before shape, tau */
+        {1, 37, 0, 0.125f, 0, 0}, {1, 37, 32, 0.125f, 0, 0}, {1, 37, 96, 0.125f, 0, 0},
+        {1, 37, 256, 0.125f, 0, 0}, {1, 0, 64, 0.125f, 0, 0}, {1, (1u << 24) + 1u, 64, 0.125f, 0, 0},
+        {1, 37, 96, NAN, 0, 1},                                          /* shape before NaN */
+        {2, 37, 128, NAN, 0, 0}, {2, 37, 128, INFINITY, 0, 0}, {2, 37, 128, -INFINITY, 0, 4},
+        {2, 37, 128, 0.0f, 0, 0}, {2, 37, 128, -0.0f, 0, 0}, {2, 37, 128, 0x1p-127f, 0, 0},
+        {2, 37, 128, -0.125f, 0, 0}, {2, 37, 128, 0x1.000002p16f, 0, 0},
+        {2, 37, 128, 0x1p-126f, 0, 0}, {2, 37, 128, 0x1p16f, 0, 0},    /* tau bounds: OK */
+        {2, 37, 64, 0.0f, 0, 1}, {2, 37, 64, 0x1p17f, 0, 6},            /* NaN/Inf beat tau range */
+        {2, 37, 64, 0.125f, 0, 7},                                       /* NaN beats |ks| > 2^51 */
+        {2, 37, 64, 0x1p16f, 0, 2}, {2, 37, 128, 0x1p16f, 0, 3},        /* 2^51 itself: OK */
+        {2, 37, 64, 0.125f, 0, 4}, {2, 37, 128, 0.125f, 0, 5},          /* above 2^51: PARAM */
+    };
+    for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
+        tcase c;
+        base_case(&c, "ds");
+        c.kind = K_ORD;
+        c.bad = L[i].poke != 0 && L[i].poke != 2 && L[i].poke != 3;
+        c.rows = L[i].rows;
+        c.sh.tokens = L[i].N;
+        c.sh.dim = L[i].d;
+        c.tau = L[i].tau;
+        c.null_arg = L[i].null_arg;
+        c.mis = (uint32_t)i % 8u;
+        gen_ds(qm, 2 * 128, K_ORD, 10);
+        gen_ds(ks, 37 * 128, K_ORD, -5);
+        switch (L[i].poke) {
+        case 1: ks[100] = NAN; break;
+        case 2: qm[0] = 0x1p51f; break;
+        case 3: ks[37 * 128 - 1] = -0x1p51f; break;
+        case 4: qm[1] = 0x1.000002p51f; break;
+        case 5: ks[5] = -0x1.000002p51f; break;
+        case 6: qm[7] = -INFINITY; break;
+        case 7: qm[3] = NAN, ks[0] = 0x1p60f; break;
+        default: break;
+        }
+        /* a valid call reads rows d and N d values: the cases above keep them inside the arrays */
+        const int valid = c.rows >= 1u && c.rows <= 2u && c.sh.tokens <= 37u &&
+                          (c.sh.dim == 64u || c.sh.dim == 128u);
+        const uint64_t nout = valid ? (uint64_t)c.rows * c.sh.tokens : 16u;
+        run_ds(&c, qm, valid ? (uint64_t)c.rows * c.sh.dim : 1u, ks,
+               valid ? (uint64_t)c.sh.tokens * c.sh.dim : 1u, nout);
     }
 }
 
@@ -305,10 +536,20 @@ int main(void)
         }
     }
     free(x);
+    {                                                     /* dS: the fixed list, then random cases */
+        const uint64_t nds = kvq_tb_env_count("KVQ_SAGE_DS_CASES", 600u);
+        float *q = NULL, *k = NULL;
+        size_t qcap = 0, kcap = 0;
+        fixed_ds();
+        for (uint64_t i = 0; i < nds; i++) random_ds(&q, &qcap, &k, &kcap);
+        free(q);
+        free(k);
+    }
     printf("gpu-sage-test: cases smooth %lu (%lu errors), qk %lu (%lu errors), v %lu (%lu errors), "
-           "p %lu (%lu errors)\n", g_cases[0], g_err[0], g_cases[1], g_err[1], g_cases[2], g_err[2],
-           g_cases[3], g_err[3]);
+           "p %lu (%lu errors), ds %lu (%lu errors)\n", g_cases[0], g_err[0], g_cases[1], g_err[1],
+           g_cases[2], g_err[2], g_cases[3], g_err[3], g_cases[4], g_err[4]);
     printf("gpu-sage-test: groups compared (good inputs): smooth means %lu, qk scale slots %lu, "
-           "v channels %lu, p rows %lu\n", g_groups[0], g_groups[1], g_groups[2], g_groups[3]);
+           "v channels %lu, p rows %lu, ds outputs %lu\n", g_groups[0], g_groups[1], g_groups[2],
+           g_groups[3], g_groups[4]);
     return kvq_tb_finish();
 }
