@@ -216,6 +216,7 @@ $(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/stat
 # -- area: GPU SAGE (gpu/sage/: kernels sage.cu and sage_ds.cu, test, benchmark, FP8
 # conversion matrix, exhaustive FP8 sweep)
 SAGE_HDR := include/kvq_sage.h include/kvq_sage_layout.h include/kvq_fp8.h
+$(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o: gpu/sage/sage_common.cuh
 $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/sage/sage_test.o $(B)/gpu/sage/sage_bench.o \
     $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/sage/fp8_sweep.o: $(SAGE_HDR)
 SAGE_REF_OBJ := $(B)/gpu/ref/ref/fast/sage.o $(B)/gpu/ref/ref/common/fp8.o

@@ -36,8 +36,8 @@
  *                          registers [SAGE-V-04] [SAGE-DEV-06]
  *   sage_pcode_kernel      FP8 codes of P~ F [SAGE-P-01]
  *   sage_prow_kernel       one thread a row: the row sum in column order [SAGE-P-02]
- *   sage_finish_kernel     status and flags into the blocking call's result
- *   sage_result_kernel     the same into an asynchronous call's d_result [SAGE-DEV-03]
+ * (The call state, its status kernel and the scratch helpers are in
+ * gpu/sage/sage_common.cuh, shared with gpu/sage/sage_ds.cu.)
  *
  * Errors: the host checks pointers, policy, parameters and shape in the
  * reference's order; NaN/Inf (KVQ_E_NONFINITE) and range (KVQ_E_PARAM) are found
@@ -60,11 +60,9 @@
 #include "kvq_sage.h"
 #include "kvq_cuda.h"
 #include "kvq_fp8.h"
+#include "sage/sage_common.cuh"
 
 #define F32_MIN_NORMAL 0x1p-126f
-
-#define ERR_NONFINITE 0x1u
-#define ERR_RANGE     0x2u   /* reported as KVQ_E_PARAM */
 
 #define CHECK_NONE   0u
 #define CHECK_SMOOTH 1u      /* |x| <= KVQ_SAGE_SMOOTH_MAX */
@@ -73,29 +71,6 @@
 #define QK_THREADS 256u
 #define QK_MAX_SLOTS (KVQ_SAGE_Q_SLOTS_PER_WARP * KVQ_SAGE_MAX_WARPS) /* 128 */
 #define QK_CACHE 16u   /* float4 a thread kept in registers: blocks of b d <= 16384 */
-
-/* Device-side state of one call. */
-typedef struct sage_dev_state {
-    uint32_t flags;              /* OR of KVQ_FLAG_* */
-    uint32_t err;                /* ERR_* bits */
-    kvq_cuda_result result;
-} sage_dev_state;
-
-/* OR a warp's flags and errors into the call's state; every lane calls it. */
-__device__ __forceinline__ void dev_publish(sage_dev_state *st, uint32_t f, uint32_t err)
-{
-    f = __reduce_or_sync(0xFFFFFFFFu, f);
-    err = __reduce_or_sync(0xFFFFFFFFu, err);
-    if ((threadIdx.x & 31u) == 0u) {
-        if (f) atomicOr(&st->flags, f);
-        if (err) atomicOr(&st->err, err);
-    }
-}
-
-__device__ __forceinline__ bool dev_failed(const sage_dev_state *st)
-{
-    return *(volatile const uint32_t *)&st->err != 0u;
-}
 
 /* ---- input checks -------------------------------------------------------- */
 
@@ -621,49 +596,7 @@ sage_prow_kernel(float *__restrict__ rowsum, const float *__restrict__ p, const 
     rowsum[i] = l;
 }
 
-/* ---- status ----------------------------------------------------------------- */
-
-__global__ void sage_finish_kernel(sage_dev_state *st)
-{
-    const uint32_t e = st->err;
-    st->result.status = (e & ERR_NONFINITE) ? (uint32_t)KVQ_E_NONFINITE
-                      : (e & ERR_RANGE)     ? (uint32_t)KVQ_E_PARAM
-                                            : (uint32_t)KVQ_OK;
-    st->result.flags = e ? 0u : st->flags;
-}
-
 /* ---- host side ---------------------------------------------------------------- */
-
-static unsigned int nblocks(uint64_t nthreads, uint32_t bs)
-{
-    return (unsigned int)((nthreads + bs - 1u) / bs);
-}
-
-static unsigned int grid_cap(uint64_t nthreads, uint32_t bs)
-{
-    const uint64_t want = nblocks(nthreads, bs);
-    return (unsigned int)(want < 8192u ? want : 8192u);
-}
-
-/* Scratch of one call: the state, then (V) d maxima words and d scales. */
-typedef struct sage_scratch {
-    sage_dev_state st;
-    uint32_t cmax[128];
-    float sc[128];
-} sage_scratch;
-
-static kvq_status alloc_scratch(sage_scratch **s, cudaStream_t stream)
-{
-    if (cudaMallocAsync((void **)s, sizeof **s, stream) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return KVQ_E_NOMEM;
-    }
-    if (cudaMemsetAsync(*s, 0, sizeof **s, stream) != cudaSuccess) {
-        (void)cudaFreeAsync(*s, stream);
-        return KVQ_E_DEVICE;
-    }
-    return KVQ_OK;
-}
 
 static kvq_status enqueue_check(sage_dev_state *st, const float *d_x, uint64_t n, uint32_t what,
                                 cudaStream_t stream)
@@ -671,27 +604,6 @@ static kvq_status enqueue_check(sage_dev_state *st, const float *d_x, uint64_t n
     sage_check_kernel<<<grid_cap(n, 256), 256, 0, stream>>>(d_x, st, n, what);
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
-
-/* Wait for the call's result; free the scratch. */
-static kvq_status finish(kvq_status enq, sage_scratch *s, uint32_t *flags, cudaStream_t stream)
-{
-    kvq_cuda_result r = {KVQ_E_DEVICE, 0};
-    cudaError_t e = cudaSuccess;
-    if (enq == KVQ_OK) {
-        sage_finish_kernel<<<1, 1, 0, stream>>>(&s->st);
-        e = cudaGetLastError();
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&r, &s->st.result, sizeof r, cudaMemcpyDeviceToHost, stream);
-    }
-    (void)cudaFreeAsync(s, stream);
-    const cudaError_t e2 = cudaStreamSynchronize(stream);
-    if (enq != KVQ_OK) return enq;
-    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
-    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
-    return (kvq_status)r.status;
-}
-
-static int aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0u; }
 
 extern "C" kvq_status kvq_cuda_sage_smooth(float *d_xs, float *d_mean, const float *d_x,
                                            const kvq_sage_shape *shape, uint32_t seg,
@@ -815,16 +727,6 @@ static kvq_status async_ws(sage_scratch **s, kvq_cuda_result *d_result, void *d_
         return KVQ_E_PARAM;
     *s = (sage_scratch *)d_workspace;
     return cudaMemsetAsync(*s, 0, sizeof **s, stream) == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
-}
-
-/* The call's status and flags into d_result, in stream order. */
-__global__ void sage_result_kernel(kvq_cuda_result *out, sage_dev_state *st)
-{
-    const uint32_t e = st->err;
-    out->status = (e & ERR_NONFINITE) ? (uint32_t)KVQ_E_NONFINITE
-                : (e & ERR_RANGE)     ? (uint32_t)KVQ_E_PARAM
-                                      : (uint32_t)KVQ_OK;
-    out->flags = e ? 0u : st->flags;
 }
 
 static kvq_status async_done(kvq_status enq, kvq_cuda_result *d_result, sage_scratch *s, cudaStream_t stream)

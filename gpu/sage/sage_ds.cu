@@ -17,7 +17,6 @@
  *                          registers, the block's qm rows staged in shared
  *                          memory one at a time; for every row r of the
  *                          block's row set, ds[r][j] (stores coalesced along j)
- *   sage_ds_finish_kernel  the status into a kvq_cuda_result
  *
  * Errors, in the reference's order [SAGE-DS-02]: the host checks the pointers,
  * rows (1 .. 2^24), rows * N <= 2^32 (KVQ_E_PARAM), the shape (KVQ_E_SHAPE)
@@ -28,8 +27,8 @@
  * dS kernel, stream-ordered after it, writes anything; the dS kernel returns
  * at once when the error word is set [API-ERR-01].
  *
- * (The scratch and status helpers repeat the pattern of gpu/sage/sage.cu; they
- * can move to a shared gpu/sage/ header once that file's rewrite has landed.)
+ * The call state, the status kernel and the scratch helpers are those of
+ * gpu/sage/sage_common.cuh.
  *
  * SPEC: [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [POL-NF-01] [POL-ARITH-02]
  */
@@ -41,18 +40,10 @@
 #include "kvq.h"
 #include "kvq_sage.h"
 #include "kvq_cuda.h"
-
-#define DS_ERR_NONFINITE 0x1u
-#define DS_ERR_RANGE     0x2u   /* reported as KVQ_E_PARAM */
+#include "sage/sage_common.cuh"
 
 #define DS_THREADS 128u         /* key tokens a block */
 #define DS_TARGET_BLOCKS 4096u  /* blocks a launch aims at (rows split over grid.y) */
-
-/* Device-side state of one call. */
-typedef struct sage_ds_state {
-    uint32_t err;                /* DS_ERR_* bits */
-    kvq_cuda_result result;
-} sage_ds_state;
 
 /* ---- input check [SAGE-DS-02] ---------------------------------------------- */
 
@@ -60,17 +51,16 @@ typedef struct sage_ds_state {
  * found (tau), ORed in once. */
 __global__ void __launch_bounds__(256)
 sage_ds_check_kernel(const float *__restrict__ qm, uint64_t nq, const float *__restrict__ ks,
-                     uint64_t nk, sage_ds_state *st, uint32_t pre)
+                     uint64_t nk, sage_dev_state *st, uint32_t pre)
 {
     uint32_t err = (blockIdx.x == 0u && threadIdx.x == 0u) ? pre : 0u;
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < nq + nk; e += stride) {
         const float v = e < nq ? __ldg(qm + e) : __ldg(ks + (e - nq));
-        if (!isfinite(v)) err |= DS_ERR_NONFINITE;                         /* [POL-NF-01] */
-        else if (fabsf(v) > KVQ_SAGE_DS_MAX) err |= DS_ERR_RANGE;          /* [SAGE-L-04] */
+        if (!isfinite(v)) err |= ERR_NONFINITE;                         /* [POL-NF-01] */
+        else if (fabsf(v) > KVQ_SAGE_DS_MAX) err |= ERR_RANGE;          /* [SAGE-L-04] */
     }
-    err = __reduce_or_sync(0xFFFFFFFFu, err);
-    if ((threadIdx.x & 31u) == 0u && err) atomicOr(&st->err, err);
+    dev_publish(st, 0u, err);
 }
 
 /* ---- dS [SAGE-DS-01] ----------------------------------------------------------- */
@@ -82,11 +72,11 @@ sage_ds_check_kernel(const float *__restrict__ qm, uint64_t nq, const float *__r
 template <uint32_t D>
 __global__ void __launch_bounds__(DS_THREADS)
 sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float *__restrict__ ks,
-               const sage_ds_state *st, uint32_t rows, uint32_t N, float tau, int vec)
+               const sage_dev_state *st, uint32_t rows, uint32_t N, float tau, int vec)
 {
     __shared__ float sq[D];
     __shared__ uint32_t sfailed;
-    if (threadIdx.x == 0) sfailed = *(volatile const uint32_t *)&st->err != 0u ? 1u : 0u;
+    if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
     __syncthreads();
     if (sfailed) return;                                        /* block-uniform [API-ERR-01] */
     const uint32_t j = blockIdx.x * DS_THREADS + threadIdx.x;
@@ -116,15 +106,6 @@ sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float
     }
 }
 
-__global__ void sage_ds_finish_kernel(sage_ds_state *st)
-{
-    const uint32_t e = st->err;
-    st->result.status = (e & DS_ERR_NONFINITE) ? (uint32_t)KVQ_E_NONFINITE
-                      : (e & DS_ERR_RANGE)     ? (uint32_t)KVQ_E_PARAM
-                                               : (uint32_t)KVQ_OK;
-    st->result.flags = 0u;                                      /* dS has no flags word */
-}
-
 /* ---- host side ---------------------------------------------------------------- */
 
 extern "C" kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, const float *d_ks,
@@ -138,41 +119,28 @@ extern "C" kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, cons
     if (!kvq_sage_shape_ok(kshape)) return KVQ_E_SHAPE;
     if (!isfinite(tau)) return KVQ_E_NONFINITE;                 /* the first non-finite test */
     const kvq_sage_shape sh = *kshape;
-    const uint32_t pre = (tau >= KVQ_SAGE_TAU_MIN && tau <= KVQ_SAGE_TAU_MAX) ? 0u : DS_ERR_RANGE;
+    const uint32_t pre = (tau >= KVQ_SAGE_TAU_MIN && tau <= KVQ_SAGE_TAU_MAX) ? 0u : ERR_RANGE;
     const uint64_t nq = (uint64_t)rows * sh.dim, nk = kvq_sage_elems(&sh);
-    const int vec = ((uintptr_t)d_ks % 16u) == 0u;
+    const int vec = aligned(d_ks, 16);
 
-    sage_ds_state *s = NULL;
-    if (cudaMallocAsync((void **)&s, sizeof *s, stream) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return KVQ_E_NOMEM;
-    }
-    kvq_status enq = cudaMemsetAsync(s, 0, sizeof *s, stream) == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
-    if (enq == KVQ_OK) {
-        const uint64_t want = (nq + nk + 255u) / 256u;
-        sage_ds_check_kernel<<<(unsigned int)(want < 8192u ? want : 8192u), 256, 0, stream>>>(
-            d_qm, nq, d_ks, nk, s, pre);
-        const uint32_t gx = (sh.tokens + DS_THREADS - 1u) / DS_THREADS; /* <= 2^17 */
-        uint32_t gy = DS_TARGET_BLOCKS / gx;
-        gy = gy < 1u ? 1u : gy;
-        gy = gy > rows ? rows : gy;
-        gy = gy > 65535u ? 65535u : gy;
-        const dim3 grid(gx, gy);
-        if (sh.dim == 64u)
-            sage_ds_kernel<64u><<<grid, DS_THREADS, 0, stream>>>(d_ds, d_qm, d_ks, s, rows, sh.tokens,
-                                                                tau, vec);
-        else
-            sage_ds_kernel<128u><<<grid, DS_THREADS, 0, stream>>>(d_ds, d_qm, d_ks, s, rows, sh.tokens,
-                                                                 tau, vec);
-        sage_ds_finish_kernel<<<1, 1, 0, stream>>>(s);
-        if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
-    }
-    kvq_cuda_result r = {KVQ_E_DEVICE, 0};
-    cudaError_t e = cudaSuccess;
-    if (enq == KVQ_OK) e = cudaMemcpyAsync(&r, &s->result, sizeof r, cudaMemcpyDeviceToHost, stream);
-    (void)cudaFreeAsync(s, stream);
-    const cudaError_t e2 = cudaStreamSynchronize(stream);
-    if (enq != KVQ_OK) return enq;
-    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
-    return (kvq_status)r.status;
+    sage_scratch *s = NULL;
+    const kvq_status a = alloc_scratch(&s, stream);
+    if (a != KVQ_OK) return a;
+    kvq_status enq = KVQ_OK;
+    sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(
+        d_qm, nq, d_ks, nk, &s->st, pre);
+    const uint32_t gx = (sh.tokens + DS_THREADS - 1u) / DS_THREADS; /* <= 2^17 */
+    uint32_t gy = DS_TARGET_BLOCKS / gx;
+    gy = gy < 1u ? 1u : gy;
+    gy = gy > rows ? rows : gy;
+    gy = gy > 65535u ? 65535u : gy;
+    const dim3 grid(gx, gy);
+    if (sh.dim == 64u)
+        sage_ds_kernel<64u><<<grid, DS_THREADS, 0, stream>>>(d_ds, d_qm, d_ks, &s->st, rows, sh.tokens,
+                                                            tau, vec);
+    else
+        sage_ds_kernel<128u><<<grid, DS_THREADS, 0, stream>>>(d_ds, d_qm, d_ks, &s->st, rows, sh.tokens,
+                                                             tau, vec);
+    if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
+    return finish(enq, s, NULL, stream);                        /* dS has no flags word */
 }
