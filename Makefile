@@ -180,10 +180,10 @@ NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false -ftz
            -Iinclude -Iconformance -Igpu
 # A family's GPU sources are found by rule in gpu/<family>/: its kernel units
 # are the .cu files there that are not programs (*_test.cu, *_bench.cu,
-# *_floor.cu, *_matrix.cu, *_sweep.cu); the CERT decode step's units are
+# *_floor.cu, *_matrix.cu, *_sweep.cu, *_probe.cu); the CERT decode step's units are
 # gpu/cert/decode_*.cu (below).
 # Shared pieces (kvq_cuda.h, the subject, the KIVI test and benchmark) stay in gpu/.
-GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu %_matrix.cu %_sweep.cu
+GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu %_matrix.cu %_sweep.cu %_probe.cu
 GPU_KERNEL_SRC := $(sort $(filter-out $(GPU_PROG_CU),$(wildcard gpu/*/*.cu)))
 CERT_DECODE_SRC := $(filter gpu/cert/decode_%.cu,$(GPU_KERNEL_SRC))
 CU_SRC  := $(filter-out $(CERT_DECODE_SRC),$(GPU_KERNEL_SRC))
@@ -231,8 +231,13 @@ $(B)/gpu/kvq_sage_fp8_matrix: $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/ref/ref/common
 # (header only: links nothing of ref/)
 $(B)/gpu/kvq_sage_fp8_sweep: $(B)/gpu/sage/fp8_sweep.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+# the accumulator probe: device tiles, judged on the host with OpenMP
+$(B)/gpu/sage/mma_probe.o: include/kvq_mma.h
+$(B)/gpu/sage/mma_probe.o: NVFLAGS += -Xcompiler -fopenmp
+$(B)/gpu/kvq_sage_mma_probe: $(B)/gpu/sage/mma_probe.o
+	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lm -lgomp
 GPU_SAGE_TARGETS := $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_sage_bench $(B)/gpu/kvq_sage_fp8_matrix \
-                    $(B)/gpu/kvq_sage_fp8_sweep
+                    $(B)/gpu/kvq_sage_fp8_sweep $(B)/gpu/kvq_sage_mma_probe
 
 # -- area: GPU certified decode (gpu/cert/decode_*.cu and its test and benchmark)
 # The device check links the rel library (the exact MPFR path judges every

@@ -1,0 +1,384 @@
+/*
+ * kvq_mma.h -- parameterised bit-level models of a tensor-core FP8 dot product
+ * step, D = A B + C with binary32 C and D, and the tile generator of the
+ * accumulator probe (spec/sage.md, "The accumulator").
+ *
+ * One output of an MMA instruction is d = C + sum_k a_k b_k over K products of
+ * FP8 codes (E4M3 or E5M2).  Every product is exact (at most 8 significant
+ * bits).  A model says how the hardware sums them:
+ *
+ *   group     products summed in one step (K / group steps, k ascending)
+ *   frac      bits kept below a step's largest exponent: every term of the
+ *             step is cut to a multiple of 2^(emax - frac), emax the largest
+ *             floor(log2 |term|) among the step's nonzero terms
+ *   cut       how a term is cut: KVQ_MMA_CUT_RZ (its magnitude toward zero) or
+ *             KVQ_MMA_CUT_FLOOR (toward minus infinity, as a two's-complement
+ *             shift)
+ *   c_mode    KVQ_MMA_C_INSIDE: the running sum (C before the first step) is a
+ *             term of each step's alignment; KVQ_MMA_C_AFTER: the step's
+ *             products are aligned and summed alone, rounded to binary32 by
+ *             `round`, then added to the running sum by one binary32 addition
+ *             rounded by `round`
+ *   bits      significand bits (hidden bit included) of each step's result,
+ *             24 for binary32; the result is stored as binary32
+ *   round     KVQ_MMA_ROUND_RZ or KVQ_MMA_ROUND_RNE: how a step's exact sum
+ *             becomes its result
+ *   align     KVQ_MMA_ALIGN_VALUE: a term's exponent is floor(log2 |term|);
+ *             KVQ_MMA_ALIGN_OPERAND: a product's is e(a) + e(b), each operand's
+ *             exponent max(floor(log2 |x|), emin) (an unnormalised product,
+ *             significand in [1, 4)), the running sum's max(floor(log2), -126)
+ *             (-126 for a zero, which then always takes part); a zero operand
+ *             counts by `zero`
+ *   pairs     which k a step takes: consecutive runs of `group`, or (pairs 1) the
+ *             k whose pair index k / 2 is j modulo the number of steps
+ *   c_mode    also KVQ_MMA_C_LAST: the steps start from +0 (inside their
+ *             alignment) and C is added to the last step's result by one
+ *             binary32 addition rounded to nearest even
+ *
+ * The sums are exact integers (the terms of one step, scaled by
+ * 2^(frac - emax), stay below 2^(frac + 7) each, frac <= 48), so the model is
+ * the same computation on the host and on the device (KVQ_HD).  NaN and
+ * infinite inputs are outside the models (the probe draws finite codes only).
+ *
+ * SPEC: [SAGE-ACC-01..03]
+ */
+#ifndef KVQ_MMA_H
+#define KVQ_MMA_H
+
+#include <stdint.h>
+
+#include "kvq_layout.h"   /* KVQ_HD */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KVQ_MMA_CUT_RZ    0u
+#define KVQ_MMA_CUT_FLOOR 1u
+#define KVQ_MMA_C_INSIDE  0u
+#define KVQ_MMA_C_AFTER   1u
+#define KVQ_MMA_C_LAST    2u
+#define KVQ_MMA_ROUND_RZ  0u
+#define KVQ_MMA_ROUND_RNE 1u
+#define KVQ_MMA_MAX_K     32u
+#define KVQ_MMA_MAX_FRAC  48u
+
+#define KVQ_MMA_ALIGN_VALUE   0u  /* a term's exponent: floor(log2 |term|) */
+#define KVQ_MMA_ALIGN_OPERAND 1u  /* a product's: e(a) + e(b), e(x) = max(floor(log2 |x|), emin) */
+#define KVQ_MMA_ZERO_SKIP     0u  /* a zero product takes no part in the largest exponent */
+#define KVQ_MMA_ZERO_M126     1u  /* a zero operand has exponent -126 */
+
+typedef struct kvq_mma_model {
+    uint32_t group, frac, cut, c_mode, bits, round;
+    uint32_t align;     /* KVQ_MMA_ALIGN_*: which exponent aligns a product */
+    int32_t emin;       /* the operands' smallest exponent under ALIGN_OPERAND (-6 E4M3,
+                         * -14 E5M2 and binary16) */
+    uint32_t zero;      /* KVQ_MMA_ZERO_*, under ALIGN_OPERAND */
+    uint32_t pairs;     /* 0: step j takes k = j group .. (j + 1) group - 1; 1: step j
+                         * takes the k with (k / 2) % (K / group) == j */
+} kvq_mma_model;
+
+/* An exact nonzero value (-1)^neg mag 2^e, or zero (mag == 0). */
+typedef struct kvq_mma_term {
+    uint32_t neg;
+    uint64_t mag;
+    int32_t e;
+} kvq_mma_term;
+
+/* The exact value of FP8 code x (fmt 0 E4M3, 1 E5M2); the code is finite. */
+KVQ_HD static inline kvq_mma_term kvq_mma_fp8_term(uint32_t x, uint32_t fmt)
+{
+    kvq_mma_term t;
+    const uint32_t mb = fmt ? 2u : 3u, bias = fmt ? 15u : 7u;
+    const uint32_t E = (x % 128u) / (1u << mb), m = x % (1u << mb);
+    t.neg = x / 128u;
+    t.mag = E ? (uint64_t)((1u << mb) + m) : (uint64_t)m;
+    t.e = (E ? (int32_t)E : 1) - (int32_t)bias - (int32_t)mb;
+    return t;
+}
+
+/* The exact value of binary32 u (finite). */
+KVQ_HD static inline kvq_mma_term kvq_mma_f32_term(uint32_t u)
+{
+    kvq_mma_term t;
+    const uint32_t E = (u >> 23) & 0xFFu, f = u & 0x7FFFFFu;
+    t.neg = u >> 31;
+    t.mag = E ? (uint64_t)(f | 0x800000u) : (uint64_t)f;
+    t.e = (E ? (int32_t)E : 1) - 150;
+    return t;
+}
+
+KVQ_HD static inline int32_t kvq_mma_bitlen(uint64_t v)
+{
+#ifdef __CUDA_ARCH__
+    return 64 - __clzll((long long)v);
+#else
+    return v ? 64 - __builtin_clzll(v) : 0;
+#endif
+}
+
+/* floor(log2 |t|) of a nonzero term. */
+KVQ_HD static inline int32_t kvq_mma_top(kvq_mma_term t) { return t.e + kvq_mma_bitlen(t.mag) - 1; }
+
+/* t as a multiple of 2^q, cut by `cut`: a signed integer n with n 2^q the cut
+ * value.  t.e >= q - 63 and |t| < 2^(q + 62) are the caller's. */
+KVQ_HD static inline int64_t kvq_mma_cut(kvq_mma_term t, int32_t q, uint32_t cut)
+{
+    if (t.mag == 0u) return 0;
+    if (t.e >= q) {
+        const int64_t v = (int64_t)(t.mag << (uint32_t)(t.e - q));
+        return t.neg ? -v : v;
+    }
+    const uint32_t sh = (uint32_t)(q - t.e);
+    const uint64_t whole = sh >= 64u ? 0u : t.mag >> sh;
+    const int inexact = sh >= 64u ? 1 : (t.mag & ((((uint64_t)1) << sh) - 1u)) != 0u;
+    if (!t.neg) return (int64_t)whole;
+    return cut == KVQ_MMA_CUT_FLOOR && inexact ? -(int64_t)whole - 1 : -(int64_t)whole;
+}
+
+/* n 2^q rounded to `bits` significand bits and to binary32 (subnormals,
+ * overflow to infinity under RNE, to the largest finite under RZ); zero_neg:
+ * the sign of an exact zero. */
+KVQ_HD static inline uint32_t kvq_mma_to_f32(int64_t n, int32_t q, uint32_t bits, uint32_t round,
+                                             uint32_t zero_neg)
+{
+    if (n == 0) return zero_neg ? 0x80000000u : 0u;
+    const uint32_t neg = n < 0;
+    uint64_t m = neg ? (uint64_t)(-(n + 1)) + 1u : (uint64_t)n;
+    int32_t top = q + kvq_mma_bitlen(m) - 1;                 /* floor(log2 |v|) */
+    /* the quantum: 2^(top - bits + 1), not below binary32's 2^-149 */
+    int32_t lsb = top - (int32_t)bits + 1;
+    if (lsb < -149) lsb = -149;
+    uint64_t keep;
+    if (lsb <= q) {
+        keep = m << (uint32_t)(q - lsb);
+    } else {
+        const uint32_t sh = (uint32_t)(lsb - q);
+        const uint64_t rem = sh >= 64u ? m : m & ((((uint64_t)1) << sh) - 1u);
+        keep = sh >= 64u ? 0u : m >> sh;
+        if (round == KVQ_MMA_ROUND_RNE && sh <= 64u) {
+            const uint64_t half = ((uint64_t)1) << (sh - 1u);
+            if (rem > half || (rem == half && (keep & 1u))) keep++;
+        }
+    }
+    if (keep == 0u) return neg ? 0x80000000u : 0u;
+    /* value keep 2^lsb; renormalise a carry */
+    int32_t kt = lsb + kvq_mma_bitlen(keep) - 1;
+    if (kt > 127) return (neg ? 0x80000000u : 0u) | (round == KVQ_MMA_ROUND_RNE ? 0x7F800000u : 0x7F7FFFFFu);
+    uint32_t bitsf;
+    if (kt < -126) {                                          /* subnormal: keep 2^lsb, lsb = -149 */
+        bitsf = (uint32_t)(keep << (uint32_t)(lsb + 149));
+    } else {
+        const uint64_t sig = keep << (uint32_t)(23 - (kt - lsb)); /* 24 bits, hidden one first */
+        bitsf = ((uint32_t)(kt + 127) << 23) | (uint32_t)(sig & 0x7FFFFFu);
+    }
+    return (neg ? 0x80000000u : 0u) | bitsf;
+}
+
+/* Whether t has nonzero bits below 2^q. */
+KVQ_HD static inline int kvq_mma_below(kvq_mma_term t, int32_t q)
+{
+    if (t.e >= q || t.mag == 0u) return 0;
+    const uint32_t sh = (uint32_t)(q - t.e);
+    return sh >= 64u ? 1 : (t.mag & ((((uint64_t)1) << sh) - 1u)) != 0u;
+}
+
+/* u + v, binary32 bits, one addition rounded by `round` (an exact zero sum is
+ * +0 unless both are -0).  Both are summed as multiples of 2^q, q no lower
+ * than 40 bits below the larger one's top; what a smaller operand has below
+ * 2^q is replaced by half a unit 2^(q-1) of its sign, which lies strictly
+ * between the same binary32 neighbours as the exact sum (every rounding
+ * boundary is a multiple of 2^(q+16)), so the rounding is the exact sum's. */
+KVQ_HD static inline uint32_t kvq_mma_add_f32(uint32_t u, uint32_t v, uint32_t round)
+{
+    const kvq_mma_term x = kvq_mma_f32_term(u), y = kvq_mma_f32_term(v);
+    if (x.mag == 0u && y.mag == 0u) return (u & v) & 0x80000000u;
+    if (x.mag == 0u) return v;
+    if (y.mag == 0u) return u;
+    const int32_t tx = kvq_mma_top(x), ty = kvq_mma_top(y);
+    int32_t q = x.e < y.e ? x.e : y.e;
+    const int32_t floor_q = (tx > ty ? tx : ty) - 40;
+    if (q < floor_q) q = floor_q;
+    int64_t sum = 2 * (kvq_mma_cut(x, q, KVQ_MMA_CUT_RZ) + kvq_mma_cut(y, q, KVQ_MMA_CUT_RZ));
+    if (kvq_mma_below(x, q)) sum += x.neg ? -1 : 1;             /* x has bits below 2^q */
+    if (kvq_mma_below(y, q)) sum += y.neg ? -1 : 1;
+    return kvq_mma_to_f32(sum, q - 1, 24u, round, 0u);
+}
+
+/* One output under model m: c (binary32 bits) plus the K products a[k] b[k]
+ * of FP8 codes of format fmt.  Returns the binary32 bits. */
+KVQ_HD static inline uint32_t kvq_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint32_t c,
+                                          uint32_t fmt, const kvq_mma_model *m)
+{
+    uint32_t acc = m->c_mode == KVQ_MMA_C_LAST ? 0u : c;
+    const uint32_t nsteps = (K + m->group - 1u) / m->group;
+    for (uint32_t st = 0; st < nsteps; st++) {
+        kvq_mma_term t[KVQ_MMA_MAX_K + 1];
+        int32_t ae[KVQ_MMA_MAX_K + 1];                        /* alignment exponents; -100000: none */
+        uint32_t nt = 0, allneg = 1;
+        const int op = m->align == KVQ_MMA_ALIGN_OPERAND;
+        if (m->c_mode != KVQ_MMA_C_AFTER) {
+            t[nt] = kvq_mma_f32_term(acc);
+            ae[nt] = t[nt].mag ? kvq_mma_top(t[nt]) : (op ? -126 : -100000);
+            if (op && ae[nt] < -126) ae[nt] = -126;
+            nt++;
+            allneg = acc >> 31;
+        }
+        for (uint32_t k = 0; k < K; k++) {
+            if (m->pairs ? (k / 2u) % nsteps != st : k / m->group != st) continue;
+            const kvq_mma_term x = kvq_mma_fp8_term(a[k], fmt), y = kvq_mma_fp8_term(b[k], fmt);
+            kvq_mma_term p;
+            p.neg = x.neg ^ y.neg;
+            p.mag = x.mag * y.mag;
+            p.e = x.e + y.e;
+            if (!p.neg) allneg = 0;
+            if (!op) {
+                ae[nt] = p.mag ? kvq_mma_top(p) : -100000;
+            } else if (p.mag == 0u && m->zero == KVQ_MMA_ZERO_SKIP) {
+                ae[nt] = -100000;
+            } else {
+                int32_t ex = x.mag ? kvq_mma_top(x) : -126, ey = y.mag ? kvq_mma_top(y) : -126;
+                if (x.mag && ex < m->emin) ex = m->emin;
+                if (y.mag && ey < m->emin) ey = m->emin;
+                ae[nt] = ex + ey;
+            }
+            t[nt++] = p;
+        }
+        int32_t emax = -100000;
+        for (uint32_t i = 0; i < nt; i++)
+            if (ae[i] > emax) emax = ae[i];
+        uint32_t r;
+        if (emax == -100000) {
+            r = allneg ? 0x80000000u : 0u;                    /* every term a zero */
+        } else {
+            const int32_t q = emax - (int32_t)m->frac;
+            int64_t s = 0;
+            for (uint32_t i = 0; i < nt; i++) s += kvq_mma_cut(t[i], q, m->cut);
+            r = kvq_mma_to_f32(s, q, m->bits, m->round, allneg);
+        }
+        acc = m->c_mode == KVQ_MMA_C_AFTER ? kvq_mma_add_f32(acc, r, m->round) : r;
+    }
+    if (m->c_mode == KVQ_MMA_C_LAST) acc = kvq_mma_add_f32(acc, c, KVQ_MMA_ROUND_RNE);
+    return acc;
+}
+
+/* ---- the models the probe confirmed on an H100 (spec/sage.md [SAGE-ACC-02]) ---- */
+
+/* wgmma m64nNk32 with E4M3/E5M2 operands and a binary32 accumulator: one step
+ * of all 32 products and C, aligned at the operands' exponents (the format's
+ * own emin for subnormals), every term cut toward zero at 13 fraction bits,
+ * the exact sum cut toward zero to 14 significant bits. */
+KVQ_HD static inline kvq_mma_model kvq_mma_model_wgmma_fp8(uint32_t fmt)
+{
+    kvq_mma_model m = {32u, 13u, KVQ_MMA_CUT_RZ, KVQ_MMA_C_INSIDE, 14u, KVQ_MMA_ROUND_RZ,
+                       KVQ_MMA_ALIGN_OPERAND, fmt ? -14 : -6, KVQ_MMA_ZERO_SKIP, 0u};
+    return m;
+}
+
+/* mma.sync m16n8k32 with E4M3/E5M2 operands on sm_90 as CUDA 13 compiles it:
+ * the codes unpacked to binary16 (exact), two HMMA.16816 steps from +0 (the
+ * first takes k = 0, 1 mod 4, the second k = 2, 3 mod 4), each aligning its 16
+ * products and the running sum at the operands' binary16 exponents, cutting
+ * toward zero at 25 fraction bits and the sum toward zero to binary32; then C
+ * added by one binary32 addition (FADD, to nearest even). */
+KVQ_HD static inline kvq_mma_model kvq_mma_model_mma_fp8_sm90(void)
+{
+    kvq_mma_model m = {16u, 25u, KVQ_MMA_CUT_RZ, KVQ_MMA_C_LAST, 24u, KVQ_MMA_ROUND_RZ,
+                       KVQ_MMA_ALIGN_OPERAND, -14, KVQ_MMA_ZERO_SKIP, 1u};
+    return m;
+}
+
+/* ---- the probe's tiles ------------------------------------------------------ */
+
+#define KVQ_MMA_DIST_UNIFORM 0u  /* every finite code equally likely */
+#define KVQ_MMA_DIST_NARROW  1u  /* exponent fields in a window of 4: products of like size */
+#define KVQ_MMA_DIST_CANCEL  2u  /* pairs a_k b_k = -a_(k+1) b_(k+1) up to the last bits */
+#define KVQ_MMA_DIST_CBIG    3u  /* C 2^0 .. 2^24 above the largest product */
+#define KVQ_MMA_DIST_CSMALL  4u  /* C 2^0 .. 2^40 below the products, or a zero */
+#define KVQ_MMA_DIST_EXACT   5u  /* small integers: every model exact (a layout check) */
+#define KVQ_MMA_NDIST        6u
+
+KVQ_HD static inline uint64_t kvq_mma_mix(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The random word of (seed, tile, slot): slot names one element of the tile. */
+KVQ_HD static inline uint64_t kvq_mma_rnd(uint64_t seed, uint64_t tile, uint32_t slot)
+{
+    return kvq_mma_mix(seed ^ kvq_mma_mix(tile * 0x100000001B3ull + slot));
+}
+
+/* A finite FP8 code from r, exponent field limited to [elo, ehi]. */
+KVQ_HD static inline uint8_t kvq_mma_code(uint64_t r, uint32_t fmt, uint32_t elo, uint32_t ehi)
+{
+    const uint32_t mb = fmt ? 2u : 3u;
+    const uint32_t E = elo + (uint32_t)((r >> 8) % (ehi - elo + 1u));
+    uint32_t m = (uint32_t)(r >> 20) % (1u << mb);
+    if (!fmt && E == 15u && m == 7u) m = 6u;                  /* E4M3 NaN */
+    return (uint8_t)((uint32_t)(r & 1u) * 128u + E * (1u << mb) + m);
+}
+
+/* Element (row, k) of A (which 0) or (k, col) of B (which 1), and C (which 2,
+ * (row, col)), of tile `tile` under distribution dist.  Tiles are at most
+ * 64 x 32 (A), 32 x 8 (B), 64 x 8 (C). */
+KVQ_HD static inline uint32_t kvq_mma_tile_elem(uint64_t seed, uint64_t tile, uint32_t dist, uint32_t fmt,
+                                               uint32_t which, uint32_t i, uint32_t j)
+{
+    const uint32_t emax = fmt ? 30u : 15u;                    /* largest finite exponent field */
+    const uint64_t r = kvq_mma_rnd(seed, tile, which * 4096u + i * 64u + j);
+    const uint64_t tr = kvq_mma_rnd(seed, tile, 0xFFFFFu);    /* per tile */
+    if (which == 2u) {                                         /* C */
+        const uint32_t sign = (uint32_t)(r & 1u) << 31;
+        int32_t e;                                             /* binary32 exponent field */
+        if (dist == KVQ_MMA_DIST_EXACT) {
+            return sign | ((uint32_t)(127 + (int32_t)((r >> 4) % 4u)) << 23) |
+                   ((uint32_t)((r >> 8) % 8u) << 20);
+        }
+        const int32_t pmax = fmt ? 2 * 15 + 2 : 2 * 8 + 2;     /* about the largest product's exponent */
+        if (dist == KVQ_MMA_DIST_CBIG) e = 127 + pmax + (int32_t)((r >> 4) % 25u);
+        else if (dist == KVQ_MMA_DIST_CSMALL) {
+            if ((r >> 60) == 0u) return sign;                  /* a signed zero, 1 in 16 */
+            e = 127 - (int32_t)((r >> 4) % 41u) + (fmt ? -20 : -10);
+        } else e = 127 + (int32_t)((r >> 4) % (uint32_t)(2 * pmax + 1)) - pmax;
+        if (e < 1) e = 1;
+        return sign | ((uint32_t)e << 23) | (uint32_t)((r >> 32) & 0x7FFFFFu);
+    }
+    switch (dist) {
+    case KVQ_MMA_DIST_NARROW: {
+        const uint32_t lo = 1u + (uint32_t)(tr % (emax - 3u));
+        return kvq_mma_code(r, fmt, lo, lo + 3u);
+    }
+    case KVQ_MMA_DIST_CANCEL: {
+        /* odd k repeats the even k's magnitudes with the sign of a flipped, and
+         * with a low mantissa bit changed one time in four */
+        const uint32_t k = which == 0u ? j : i, k0 = k & ~1u;
+        const uint64_t r0 = kvq_mma_rnd(seed, tile, which * 4096u + (which == 0u ? i * 64u + k0 : k0 * 64u + j));
+        uint32_t x = kvq_mma_code(r0, fmt, 1u, emax);
+        if (k & 1u) {
+            if (which == 0u) x ^= 128u;
+            if (((r >> 40) & 3u) == 0u) x ^= 1u;
+            if (!fmt && (x & 127u) == 127u) x ^= 1u;
+        }
+        return x;
+    }
+    case KVQ_MMA_DIST_EXACT: {                                 /* +-1 .. +-8 (4 bits of significand) */
+        const uint32_t v = 1u + (uint32_t)((r >> 8) % 8u);
+        const uint32_t mb = fmt ? 2u : 3u, bias = fmt ? 15u : 7u;
+        uint32_t s = 3u;                                       /* 2^s <= v < 2^(s+1) */
+        while ((v >> s) == 0u) s--;
+        const uint32_t E = bias + s, mm = ((v << mb) >> s) % (1u << mb); /* exact: v < 16 */
+        return (uint32_t)(r & 1u) * 128u + E * (1u << mb) + mm;
+    }
+    default:
+        return kvq_mma_code(r, fmt, 0u, emax);
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KVQ_MMA_H */
