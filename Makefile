@@ -304,10 +304,11 @@ $(B)/gpu/kvq_cert_floor: gpu/cert/cert_floor.cu
 # (every step it sends is judged exactly); gpu-test-cert runs all 10^5 steps.
 GPU_TEST_CERT_SECONDS ?= 120
 gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test $(B)/gpu/kvq_gpu_sage_test \
-          $(B)/gpu/kvq_gpu_cert_decode_test
+          $(B)/gpu/kvq_gpu_cert_decode_test $(B)/gpu/kvq_sage_mma_probe
 	$(B)/gpu/kvq_gpu_test
 	$(B)/gpu/kvq_gpu_cert_test
 	$(B)/gpu/kvq_gpu_sage_test
+	$(B)/gpu/kvq_sage_mma_probe --confirm --tiles 20000
 	KVQ_CERT_SECONDS=$(GPU_TEST_CERT_SECONDS) $(B)/gpu/kvq_gpu_cert_decode_test
 
 # ---- install ---------------------------------------------------------------

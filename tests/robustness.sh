@@ -3,6 +3,7 @@
 # odd outputs: each check is the regression test of a defect once found.
 # SPEC: [VEC-GEN-01] [VEC-FMT-07] [VEC-RES-03] [API-ERR-01] [VER-RUN-04] [VER-OUT-02]
 # [VER-REP-03] [VER-CLI-01] [VER-CLI-02] [VER-CLI-04] [VER-CLAIM-01] [VER-EX-02] [API-SUBJ-06]
+# [SAGE-ACC-04]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq
@@ -140,8 +141,19 @@ else
   bad "the worked plug-in of spec/api.md does not compile: $(head -3 "$T/cc.err")"
 fi
 
+# -- kvq probe without its program or a device: SKIPPED, never a pass [SAGE-ACC-04]
+expect 1 "kvq probe with a missing program: skipped" -- $KVQ probe --program "$T/no-such-probe"
+grep_out '^kvq probe: SKIPPED \(no probe program' "the missing program named"
+printf '#!/bin/sh\necho "mma-probe: SKIPPED (no CUDA device)"\nexit "${KVQ_PROBE_SKIP_STATUS:-0}"\n' > "$T/fake-probe"
+chmod +x "$T/fake-probe"
+expect 1 "kvq probe: the program's skip is not a pass" -- $KVQ probe --program "$T/fake-probe" --confirm
+printf '#!/bin/sh\nexit 3\n' > "$T/bad-probe"
+chmod +x "$T/bad-probe"
+expect 3 "kvq probe returns the program's status" -- $KVQ probe --program "$T/bad-probe"
+expect 2 "kvq probe --program without a path" -- $KVQ probe --program
+
 # -- every subcommand has --help [VER-CLI-01]
-for c in gen run verify demo ops cert; do
+for c in gen run verify demo ops cert probe; do
   expect 0 "kvq $c --help" -- $KVQ $c --help
   grep_out "^usage:" "kvq $c --help prints its usage"
 done

@@ -528,4 +528,5 @@ const kvq_family kvq_family_sage = {
     .gen_count = kvq_sage_gen_count,
     .gen_case = kvq_sage_gen_case,
     .ref_entry = ref_entry,
+    .commands = { { "probe", kvq_sage_probe_main, KVQ_SAGE_PROBE_USAGE } },
 };

@@ -55,5 +55,10 @@ extern const kvq_op kvq_op_sage_qk, kvq_op_sage_p, kvq_op_sage_v, kvq_op_sage_ds
 /* Generation (sage_gen.c). */
 uint64_t kvq_sage_gen_count(const char *levels);
 kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k);
+/* `kvq probe` (sage_probe.c): runs the accumulator probe program. */
+int kvq_sage_probe_main(int argc, char **argv);
+#define KVQ_SAGE_PROBE_USAGE                                                                     \
+    "  kvq probe [--program PATH] [--confirm] [--tiles N] [--sample S] [--seed X]\n"              \
+    "            [--out DIR] [--commit TEXT] | kvq probe [--program PATH] --judge DIR\n"
 
 #endif /* KVQ_FAMILY_SAGE_H */

@@ -27,7 +27,13 @@
  *
  * usage: kvq_sage_mma_probe [--tiles N] [--sample S] [--seed X] [--out DIR]
  *                           [--commit TEXT]
- * Without a device: "SKIPPED", exit 0.
+ *        kvq_sage_mma_probe --confirm [--tiles N] [--seed X] [--out DIR]
+ *        kvq_sage_mma_probe --judge DIR
+ * Exit status: 0; 1 when a layout check fails or, under --confirm, when a
+ * path's own model misses an output (the probe is then a gate); 2 on a usage
+ * or file error.  Without a device (or on another architecture): "SKIPPED",
+ * exit 0, or the status in KVQ_PROBE_SKIP_STATUS (`kvq probe` sets 1: its
+ * skips are not passes).
  */
 #include <cuda_runtime.h>
 
@@ -456,25 +462,33 @@ int main(int argc, char **argv)
     }
     setvbuf(stdout, NULL, _IOLBF, 0);                          /* progress survives a timeout */
     if (judge_dir) return judge_bundle(judge_dir);
+    /* a skip exits 0 like the GPU tests, or KVQ_PROBE_SKIP_STATUS (kvq probe sets 1) */
+    const char *sks = getenv("KVQ_PROBE_SKIP_STATUS");
+    const int skip_rc = sks ? atoi(sks) : 0;
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         printf("mma-probe: SKIPPED (no CUDA device)\n");
-        return 0;
+        return skip_rc;
     }
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     if (prop.major != 9) {
         printf("mma-probe: SKIPPED (%s is sm_%d%d; the probe kernels are sm_90a)\n", prop.name, prop.major,
                prop.minor);
-        return 0;
+        return skip_rc;
     }
     if (confirm) sample = tiles;                               /* every tile judged */
     if (sample > tiles) sample = tiles;
     if (!confirm) keep = sample;
     if (keep > sample) keep = sample;
-    printf("# mma-probe: device %s (sm_%d%d), commit %s, seed 0x%016llx, %u tiles a (path, distribution), "
-           "%u judged on the host\n", prop.name, prop.major, prop.minor, commit, (unsigned long long)seed, tiles,
-           sample);
+    if (confirm)
+        printf("# mma-probe --confirm: device %s (sm_%d%d), commit %s, seed 0x%016llx, %u tiles a (path, "
+               "distribution), every output judged on the device\n", prop.name, prop.major, prop.minor, commit,
+               (unsigned long long)seed, tiles);
+    else
+        printf("# mma-probe: device %s (sm_%d%d), commit %s, seed 0x%016llx, %u tiles a (path, distribution), "
+               "%u judged on the host\n", prop.name, prop.major, prop.minor, commit, (unsigned long long)seed,
+               tiles, sample);
     if (dir) mkdir(dir, 0755);
     const std::vector<kvq_mma_model> grid = model_grid(confirm);
     float *dout;
@@ -546,12 +560,28 @@ int main(int argc, char **argv)
         std::vector<size_t> order(grid.size());
         for (size_t i = 0; i < order.size(); i++) order[i] = i;
         std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return tot[x] > tot[y]; });
+        /* --confirm is a gate: the path's own model must reproduce every output */
+        const size_t own = p.wg ? 0u : 1u;
+        if (confirm && tot[own] != nall) {
+            printf("%s: FAILED: its model missed %llu of %llu outputs\n", p.name,
+                   (unsigned long long)(nall - tot[own]), (unsigned long long)nall);
+            rc = 1;
+        }
         if (jf) {
             char nm[96];
             model_name(grid[order[0]], nm, sizeof nm);
-            fprintf(jf, "  {\"path\": \"%s\", \"swap\": %d, \"outputs\": %llu, \"best\": \"%s\", \"best_fraction\": %.6f}%s\n",
-                    p.name, swap, (unsigned long long)nall, nm, (double)tot[order[0]] / (double)nall,
-                    pi + 1 < sizeof paths / sizeof paths[0] ? "," : "");
+            fprintf(jf, "  {\"path\": \"%s\", \"swap\": %d, \"outputs\": %llu, \"best\": \"%s\", "
+                        "\"best_hits\": %llu, \"models\": [", p.name, swap, (unsigned long long)nall, nm,
+                    (unsigned long long)tot[order[0]]);
+            for (size_t r = 0; r < order.size() && r < 12u; r++) {
+                model_name(grid[order[r]], nm, sizeof nm);
+                fprintf(jf, "%s{\"model\": \"%s\", \"hits\": %llu, \"per_distribution\": [", r ? ", " : "", nm,
+                        (unsigned long long)tot[order[r]]);
+                for (uint32_t dist = 0; dist < KVQ_MMA_NDIST; dist++)
+                    fprintf(jf, "%s%llu", dist ? ", " : "", (unsigned long long)per[dist][order[r]]);
+                fprintf(jf, "]}");
+            }
+            fprintf(jf, "]}%s\n", pi + 1 < sizeof paths / sizeof paths[0] ? "," : "");
         }
     }
     if (jf) {
