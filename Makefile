@@ -325,7 +325,11 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a
 	install -m 644 $(B)/rel/libkvq.a $(DESTDIR)$(PREFIX)/lib/libkvq.a
 	install -m 644 include/kvq.h include/kvq_cert.h include/kvq_layout.h include/kvq_exact.h include/kvq_bits.h \
 	  include/kvq_fp8.h include/kvq_exact_fp8.h include/kvq_sage.h include/kvq_sage_layout.h \
-	  include/kvq_exact_sage.h conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
+	  include/kvq_exact_sage.h include/kvq_mma.h conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
+	@if [ -x $(B)/gpu/kvq_sage_mma_probe ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/libexec/kvq && \
+	  install -m 755 $(B)/gpu/kvq_sage_mma_probe $(DESTDIR)$(PREFIX)/libexec/kvq/kvq_sage_mma_probe && \
+	  echo "installed the probe program (kvq probe) in $(DESTDIR)$(PREFIX)/libexec/kvq"; fi
 	install -m 644 conformance/kvq.1 $(DESTDIR)$(PREFIX)/share/man/man1/kvq.1
 	install -m 644 conformance/python/kvqio.py $(DESTDIR)$(PREFIX)/share/kvq/python/kvqio.py
 	install -m 644 gpu/examples/torch_kivi.py gpu/examples/README.md $(DESTDIR)$(PREFIX)/share/kvq/examples/
