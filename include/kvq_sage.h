@@ -14,8 +14,11 @@
  * The ACSL below states WHICH result each call computes, in logic terms
  * (\round_float of the exact operation, the group maximum, the tie rule);
  * integer parts (code range, fields, the slot map) in / % * only.  The
- * contracts are written and parsed by Frama-C, not yet sent to WP
- * (proofs/TRUSTED.md [TR-SCOPE]); tests/sage/check_sage.c compares the fast
+ * contracts of these tensor calls are written and parsed by Frama-C, not sent
+ * to WP; what WP proves of SAGE is the layout (kvq_sage_layout.h, packing
+ * included) and the per-element helpers of ref/fast/sage.c (the code's range
+ * and clamp, the zero group's and zero channel's code 0, the input checks)
+ * (proofs/TRUSTED.md [TR-SCOPE]).  tests/sage/check_sage.c compares the fast
  * path with the exact path on every element.
  */
 #ifndef KVQ_SAGE_H
@@ -75,10 +78,6 @@ KVQ_HD static inline float kvq_sage_fp8_bound(uint32_t fmt)
         kvq_sage_clamp_l(t >= 0 ? \floor(t) : \ceil(t), kvq_sage_cmax_l(bits));
     logic integer kvq_sage_code_of_l(real x, real s, integer bits, integer rnd, integer ties) =
         rnd == 0 ? kvq_sage_code_paper_l(x, s, bits, ties) : kvq_sage_code_public_l(x, s, bits);
-
-    // The signed code of element e of the packed codes [SAGE-Q-06].
-    logic integer kvq_sage_code_at_l{L}(uint8_t *codes, integer e, integer bits) =
-        kvq_sage_value_l(kvq_code_l{L}(codes + (e * bits) / 8, ((e * bits) % 8) / bits, bits), bits);
 
     // m is the maximum |x| over the existing elements of slot s (0 if none) [SAGE-Q-01].
     predicate kvq_sage_slot_max{L}(float *x, integer nt, integer d, kvq_sage_qk q, integer s,

@@ -105,6 +105,10 @@ KVQ_STATIC_ASSERT(sizeof(kvq_sage_qk) == 24, "kvq_sage_qk is a frozen 24-byte re
         (k + kvq_pow2_l(bits)) % kvq_pow2_l(bits);
     logic integer kvq_sage_value_l(integer f, integer bits) =
         f >= kvq_pow2_l(bits) / 2 ? f - kvq_pow2_l(bits) : f;
+    // The signed code of element e of the packed codes [SAGE-Q-06] [LAY-PACK-01]:
+    // byte e*bits/8, element ((e*bits) % 8)/bits of that byte.
+    logic integer kvq_sage_code_at_l{L}(uint8_t *codes, integer e, integer bits) =
+        kvq_sage_value_l(kvq_code_l{L}(codes + (e * bits) / 8, ((e * bits) % 8) / bits, bits), bits);
 */
 
 /* ---- shapes and parameters ------------------------------------------- */
@@ -188,12 +192,21 @@ KVQ_HD static inline uint32_t kvq_sage_slots_per_block(const kvq_sage_qk *q)
 }
 
 /* Blocks of b tokens covering N tokens: ceil(N / b). */
+/*@ requires b_range: 1 <= b;
+    assigns \nothing;
+    ensures def: \result == (tokens + b - 1) / b;
+*/
 KVQ_HD static inline uint32_t kvq_sage_blocks(uint32_t tokens, uint32_t b)
 {
     return (uint32_t)(((uint64_t)tokens + b - 1u) / b);
 }
 
 /* Number of scale slots of a tensor [SAGE-MAP-03]: ceil(N / b) * slots per block. */
+/*@ requires \valid_read(s) && \valid_read(q);
+    requires kvq_sage_qk_l(q->role, q->bits, q->gran, q->block, q->warps, q->rounding);
+    assigns \nothing;
+    ensures def: \result == kvq_sage_scale_count_l(s->tokens, *q);
+*/
 KVQ_HD static inline uint64_t kvq_sage_scale_count(const kvq_sage_shape *s, const kvq_sage_qk *q)
 {
     return (uint64_t)kvq_sage_blocks(s->tokens, q->block) * kvq_sage_slots_per_block(q);
@@ -300,18 +313,31 @@ KVQ_HD static inline uint32_t kvq_sage_mma_col(uint32_t lane, uint32_t i)
 /* ---- sizes ------------------------------------------------------------- */
 
 /* Elements of a tensor: N * d. */
+/*@ requires \valid_read(s);
+    assigns \nothing;
+    ensures def: \result == s->tokens * s->dim;
+*/
 KVQ_HD static inline uint64_t kvq_sage_elems(const kvq_sage_shape *s)
 {
     return (uint64_t)s->tokens * s->dim;
 }
 
 /* Packed Q/K code bytes: N * d * bits / 8 [SAGE-Q-06]. */
+/*@ requires \valid_read(s) && (bits == 4 || bits == 8);
+    requires shape: kvq_sage_shape_l(s->tokens, s->dim);
+    assigns \nothing;
+    ensures def: \result == s->tokens * s->dim * bits / 8;
+*/
 KVQ_HD static inline uint64_t kvq_sage_code_bytes(const kvq_sage_shape *s, uint32_t bits)
 {
     return kvq_sage_elems(s) * bits / 8u;
 }
 
 /* Mean rows of a smoothing with segments of seg tokens: ceil(N / seg) [SAGE-SM-01]. */
+/*@ requires seg_range: 1 <= seg;
+    assigns \nothing;
+    ensures def: \result == (tokens + seg - 1) / seg;
+*/
 KVQ_HD static inline uint32_t kvq_sage_mean_rows(uint32_t tokens, uint32_t seg)
 {
     return kvq_sage_blocks(tokens, seg);
@@ -346,7 +372,20 @@ KVQ_HD static inline int32_t kvq_sage_code_value(uint32_t f, uint32_t bits)
 }
 
 /* Write code k of element e = n*d + c into the packed codes [SAGE-Q-06]
- * [LAY-PACK-01]: byte e*bits/8, bit (e*bits) % 8; other codes of the byte kept. */
+ * [LAY-PACK-01]: byte e*bits/8, bit (e*bits) % 8; other codes of the byte kept.
+ * e < 2^32 covers every tensor (N d <= 2^31). */
+/*@ requires bits: bits == 4 || bits == 8;
+    requires e_range: e < 4294967296;
+    requires k_range: -kvq_pow2_l(bits) / 2 <= k < kvq_pow2_l(bits) / 2;
+    requires writable: \valid(codes + (e * bits) / 8);
+    assigns codes[(e * bits) / 8];
+    ensures new_byte: codes[(e * bits) / 8] ==
+        kvq_field_set_l(\old(codes[(e * bits) / 8]), (e * bits) % 8, bits, kvq_sage_field_l(k, bits));
+    ensures round_trip: kvq_sage_code_at_l{Post}(codes, e, bits) == k;          // [SAGE-Q-06]
+    ensures others_kept: \forall integer j; 0 <= j < 4294967296 && j != e &&
+        (j * bits) / 8 == (e * bits) / 8 ==>
+        kvq_sage_code_at_l{Post}(codes, j, bits) == kvq_sage_code_at_l{Pre}(codes, j, bits);
+*/
 KVQ_HD static inline void kvq_sage_pack_code(uint8_t *codes, uint64_t e, uint32_t bits, int32_t k)
 {
     uint64_t at = e * bits / 8u;
@@ -355,6 +394,13 @@ KVQ_HD static inline void kvq_sage_pack_code(uint8_t *codes, uint64_t e, uint32_
 }
 
 /* Read the code of element e. */
+/*@ requires bits: bits == 4 || bits == 8;
+    requires e_range: e < 4294967296;
+    requires readable: \valid_read(codes + (e * bits) / 8);
+    assigns \nothing;
+    ensures def: \result == kvq_sage_code_at_l(codes, e, bits);               // [SAGE-Q-06]
+    ensures range: -kvq_pow2_l(bits) / 2 <= \result < kvq_pow2_l(bits) / 2;
+*/
 KVQ_HD static inline int32_t kvq_sage_unpack_code(const uint8_t *codes, uint64_t e, uint32_t bits)
 {
     uint64_t at = e * bits / 8u;

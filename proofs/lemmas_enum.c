@@ -11,6 +11,14 @@
  * mathematical integers (int64_t never overflows here), so checking every
  * point of the domain decides each lemma.  proofs/run.sh compiles and runs
  * this file on every proof run; see proofs/TRUSTED.md [TR-LEMMA-ENUM].
+ *
+ * The same for the lemmas of include/kvq_fp8.h: the shift, mask and | facts
+ * the FP8 encoder's proof uses (kvq_fp8_shl1, kvq_fp8_shr, kvq_fp8_mask,
+ * kvq_flags_or_sat: C's operators on non-negative integers are ACSL's, so
+ * each is checked on its whole domain: k <= 31; x < 2^24 with k <= 24; every
+ * 32-bit flags word) and the binary16 overflow thresholds (kvq_h_e4m3_ovf,
+ * kvq_h_e5m2_ovf: every binary16 encoding h with E < 31; the value
+ * (1024 + F) 2^E 2^-25 or F 2^-24 is exact in binary64).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +35,53 @@ static int64_t field_set_l(int64_t y, int64_t k, int64_t b, int64_t c)
     return y - field_l(y, k, b) * pow2_l(k) + c * pow2_l(k);
 }
 static int field_at(int64_t k, int64_t b) { return 0 <= k && k < 8 && k % b == 0; }
+
+/* kvq_fp8.h: kvq_fp8_pow2_l, kvq_flags_sat_l and the binary16 fields and value. */
+static int64_t fp8_pow2_l(int64_t k)
+{
+    return k <= 8 ? pow2_l(k) : k <= 16 ? 256 * pow2_l(k - 8) :
+           k <= 24 ? 65536 * pow2_l(k - 16) : 16777216 * pow2_l(k - 24);
+}
+static int64_t flags_sat_l(int64_t f) { return (f / 4) % 2 == 1 ? f : f + 4; }
+static int64_t h_sign_l(int64_t h) { return h / 32768; }
+static int64_t h_exp_l(int64_t h) { return (h / 1024) % 32; }
+static int64_t h_frac_l(int64_t h) { return h % 1024; }
+static double h_value_l(int64_t h)  /* exact: at most 11 significant bits */
+{
+    return (h_sign_l(h) == 1 ? -1.0 : 1.0) *
+           (h_exp_l(h) == 0 ? (double)h_frac_l(h) * 0x1p-24
+                            : (double)((1024 + h_frac_l(h)) * fp8_pow2_l(h_exp_l(h))) * 0x1p-25);
+}
+
+/* The FP8 lemmas; returns the number of failures, adds the cases to *cases. */
+static long fp8_lemmas(long *cases)
+{
+    long bad = 0;
+    for (int64_t k = 0; k <= 31; k++) {
+        (*cases)++;
+        if (((int64_t)1 << k) != fp8_pow2_l(k)) { bad++; printf("kvq_fp8_shl1 k=%lld\n", (long long)k); }
+    }
+    for (int64_t k = 0; k <= 24; k++) {
+        int64_t p = fp8_pow2_l(k);
+        for (int64_t x = 0; x < 16777216; x++) {
+            if ((x >> k) != x / p) { bad++; printf("kvq_fp8_shr x=%lld k=%lld\n", (long long)x, (long long)k); }
+            if ((x & (p - 1)) != x % p) { bad++; printf("kvq_fp8_mask x=%lld k=%lld\n", (long long)x, (long long)k); }
+        }
+        *cases += 2 * 16777216L;
+    }
+    for (int64_t f = 0; f <= 4294967295LL; f++)
+        if ((f | 4) != flags_sat_l(f)) { bad++; printf("kvq_flags_or_sat f=%lld\n", (long long)f); }
+    *cases += 4294967296L;
+    for (int64_t h = 0; h < 65536; h++) {
+        int64_t e = h_exp_l(h), fr = h_frac_l(h);
+        double v = h_value_l(h), a = v < 0 ? -v : v;
+        if (e >= 31) continue;
+        *cases += 2;
+        if ((a > 464) != (e > 23 || (e == 23 && fr > 832))) { bad++; printf("kvq_h_e4m3_ovf h=%lld\n", (long long)h); }
+        if ((a >= 61440) != (e == 30 && fr >= 896)) { bad++; printf("kvq_h_e5m2_ovf h=%lld\n", (long long)h); }
+    }
+    return bad;
+}
 
 int main(void)
 {
@@ -59,5 +114,10 @@ int main(void)
         }
     }
     printf("lemmas_enum: kvq_field_set_byte, kvq_field_set_get, kvq_field_set_keep, kvq_code_shift_aligned: %ld cases, %ld failures\n", cases, bad);
+    {
+        long fcases = 0, fbad = fp8_lemmas(&fcases);
+        printf("lemmas_enum: kvq_fp8_shl1, kvq_fp8_shr, kvq_fp8_mask, kvq_flags_or_sat, kvq_h_e4m3_ovf, kvq_h_e5m2_ovf: %ld cases, %ld failures\n", fcases, fbad);
+        bad += fbad;
+    }
     return bad != 0;
 }

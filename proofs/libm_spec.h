@@ -1,6 +1,6 @@
 /*
- * libm_spec.h -- proofs only: the libm contracts the WP run of ref/fast/kivi.c
- * (and ref/fast/cert.c) rely on.  proofs/run.sh force-includes this file (gcc -include) before
+ * libm_spec.h -- proofs only: the libm contracts the WP runs of ref/fast/kivi.c,
+ * ref/fast/cert.c, ref/fast/sage.c and the FP8 module rely on.  proofs/run.sh force-includes this file (gcc -include) before
  * every source; defining __FC_MATH keeps Frama-C's own <math.h> out, so these
  * are the only math declarations the proof sees.  Never used by a build.
  *
@@ -30,6 +30,13 @@ extern float floorf(float x);
     ensures nan: \is_NaN(x) ==> \is_NaN(\result);
 */
 extern float fabsf(float x);
+
+/* [TR-LIBM-FABS] fabs (binary64), exact (F.10.4.2): declared for the SAGE
+ * metrics, which are outside the WP scope; no proved goal uses it. */
+/*@ assigns \nothing;
+    ensures finite: \is_finite(x) ==> \is_finite(\result) && \result == \abs(x);
+*/
+extern double fabs(double x);
 
 /* [TR-LIBM-COPYSIGN] copysignf(x, y): |x| with the sign of y (F.10.8.1). */
 /*@ assigns \nothing;
@@ -103,6 +110,16 @@ extern double sqrt(double x);
 */
 extern float kvq_spec_inff(void);
 #define INFINITY kvq_spec_inff()
+
+/* [TR-LIBM-CLASS] NAN: a quiet NaN (7.12p5).  Frama-C's own definition is in
+ * the math.h this file replaces; without this one, the decoders of
+ * include/kvq_fp8.h do not parse.  Its sign (positive for glibc's, CUDA's and
+ * gcc's NAN) is not stated: WP 25 has no \sign. */
+/*@ assigns \nothing;
+    ensures nan: \is_NaN(\result);
+*/
+extern float kvq_spec_nanf(void);
+#define NAN kvq_spec_nanf()
 
 /* [TR-LIBM-CLASS] isinf / isfinite classify exactly (7.12.3). */
 /*@ assigns \nothing;

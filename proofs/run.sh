@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # proofs/run.sh -- Frama-C WP on the kvq fast path (ref/fast/kivi.c,
-# ref/fast/cert.c and the layout header), function by function, with pinned
-# settings.
+# ref/fast/cert.c, ref/common/fp8.c, ref/fast/sage.c and the layout and FP8
+# headers), function by function, with pinned settings.
 #
 #   bash proofs/run.sh            (or: make proofs)
 #   KVQ_WP_ONLY="cert" bash proofs/run.sh          only the functions of cert.c
 #   KVQ_WP_ONLY="key_code u128_add" bash proofs/run.sh   only these functions
 #
-# KVQ_WP_ONLY names functions, or source stems (kivi, cert) for all functions
+# KVQ_WP_ONLY names functions, or source stems (kivi, cert, fp8 -- the FP8
+# header's driver and ref/common/fp8.c --, sage, sage_layout) for all functions
 # of that file, or "lemmas"; the logs of the other functions are kept as they
 # are and the summary is recomputed over all of them.
 #
@@ -64,20 +65,38 @@ CERT_FUNCS=(
   u128_mul64 u128_add u128_cmp u128_shl fixed24 iabs64 sq_cmp ru_norm24
   up_add up_mul up_gamma
 )
-# SAGE (include/kvq_sage_layout.h: the per-thread map, its inverse, the mma
-# row/column helpers, sizes and the signed code fields), one run through the
-# driver proofs/sage_layout.c; the tensor calls of kvq_sage.h are outside the
-# scope (TRUSTED.md [TR-SCOPE]).
-SAGE_SRC=proofs/sage_layout.c
+# FP8 (the shared module): the static inline functions of include/kvq_fp8.h
+# through the driver proofs/fp8.c -- the classifiers and decoders in one run,
+# fp8_decode, and the encoder kvq_fp8_round_bits32 that the device kernels
+# share -- and the binary16 conversions of ref/common/fp8.c.  The binary32
+# conversions kvq_fp8_*_from_f32 are outside the scope (TRUSTED.md [TR-SCOPE]).
+FP8_HDR=proofs/fp8.c
+FP8_SRC=ref/common/fp8.c
+FP8_DECODE=kvq_fp8_e4m3_is_nan,kvq_fp8_e5m2_is_nan,kvq_fp8_e5m2_is_inf,kvq_fp8_e4m3_to_f32,\
+kvq_fp8_e5m2_to_f32
+FP8_HDR_FUNCS=(fp8_decode kvq_fp8_round_bits32)
+FP8_FUNCS=(bits32_of_f16 kvq_fp8_e4m3_from_f16 kvq_fp8_e5m2_from_f16)
+# SAGE: include/kvq_sage_layout.h (the per-thread map, its inverse, the mma
+# row/column helpers, sizes, the signed code fields and their packing), one run
+# through the driver proofs/sage_layout.c; and the per-element helpers of
+# ref/fast/sage.c (input checks, the Q/K code and its clamp, the V code).  The
+# tensor calls of kvq_sage.h are outside the scope (TRUSTED.md [TR-SCOPE]).
+SAGE_LAYOUT_SRC=proofs/sage_layout.c
 SAGE_LAYOUT=kvq_sage_shape_ok,kvq_sage_qk_ok,kvq_sage_cmax,kvq_sage_seg,kvq_sage_slots_per_block,\
-kvq_sage_scale_slot,kvq_sage_slot_size,kvq_sage_slot_token,kvq_sage_mma_row,kvq_sage_mma_col,\
-kvq_sage_code_field,kvq_sage_code_value
-SAGE_FUNCS=(sage_layout)
+kvq_sage_blocks,kvq_sage_scale_count,kvq_sage_scale_slot,kvq_sage_slot_size,kvq_sage_slot_token,\
+kvq_sage_mma_row,kvq_sage_mma_col,kvq_sage_elems,kvq_sage_code_bytes,kvq_sage_mean_rows,\
+kvq_sage_code_field,kvq_sage_code_value,kvq_sage_pack_code,kvq_sage_unpack_code
+SAGE_SRC=ref/fast/sage.c
+SAGE_FUNCS=(all_finite all_within clamp_code qk_code to_fp8 v_code)
 declare -A SRC_OF=()
 for f in "${FUNCS[@]}"; do SRC_OF[$f]=$SRC; done
 for f in "${CERT_FUNCS[@]}"; do SRC_OF[$f]=$CERT_SRC; done
+for f in "${FP8_HDR_FUNCS[@]}"; do SRC_OF[$f]=$FP8_HDR; done
+for f in "${FP8_FUNCS[@]}"; do SRC_OF[$f]=$FP8_SRC; done
+SRC_OF[sage_layout]=$SAGE_LAYOUT_SRC
 for f in "${SAGE_FUNCS[@]}"; do SRC_OF[$f]=$SAGE_SRC; done
-ALL_FUNCS=("${FUNCS[@]}" "${CERT_FUNCS[@]}" "${SAGE_FUNCS[@]}")
+ALL_FUNCS=("${FUNCS[@]}" "${CERT_FUNCS[@]}" "${FP8_HDR_FUNCS[@]}" "${FP8_FUNCS[@]}" sage_layout
+           "${SAGE_FUNCS[@]}")
 LEMMAS=kvq_code_shift_distinct
 
 # selected NAME: 0 when NAME is to be run (KVQ_WP_ONLY unset, or it names the
@@ -91,15 +110,15 @@ selected() {
 }
 if [ -n "${KVQ_WP_ONLY:-}" ]; then
   for w in $ONLY; do
-    case " lemmas kivi cert sage_layout ${ALL_FUNCS[*]} " in *" $w "*) ;; *)
-      echo "run.sh: KVQ_WP_ONLY names \"$w\", which is neither a function of the scope nor kivi/cert/lemmas"; exit 2;; esac
+    case " lemmas kivi cert fp8 sage sage_layout ${ALL_FUNCS[*]} " in *" $w "*) ;; *)
+      echo "run.sh: KVQ_WP_ONLY names \"$w\", which is neither a function of the scope nor kivi/cert/fp8/sage/lemmas"; exit 2;; esac
   done
 fi
 # Per-function extra WP options (pinned too): the window invariant is a
 # conjunction of ten integer facts; split, each closes in well under the limit.
 declare -A EXTRA=( [kvq_kivi_window_append]="-wp-split" [kvq_kivi_window_prefill]="-wp-split" )
 # the -wp-fct argument of a run (the run's name unless it groups functions)
-declare -A FCT_OF=( [cert_layout]="$CERT_LAYOUT" [sage_layout]="$SAGE_LAYOUT" )
+declare -A FCT_OF=( [cert_layout]="$CERT_LAYOUT" [sage_layout]="$SAGE_LAYOUT" [fp8_decode]="$FP8_DECODE" )
 
 # `run.sh --summary` recomputes the summary from the committed logs (after an
 # edit of accepted.txt) without running WP.

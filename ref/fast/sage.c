@@ -16,16 +16,39 @@
 #define F32_MIN_NORMAL 0x1p-126f
 
 /* 1 iff every one of the len values is finite [POL-NF-01]. */
+/*@ requires in: \valid_read(x + (0 .. len - 1));
+    assigns \nothing;
+    ensures def: \result == 1 <==>                                         // [POL-NF-01]
+        \forall integer e; 0 <= e < len ==> \is_finite(x[e]);
+    ensures bool: \result == 0 || \result == 1;
+*/
 static int all_finite(const float *x, uint64_t len)
 {
+    /*@ loop invariant e_range: 0 <= e <= len;
+        loop invariant finite: \forall integer j; 0 <= j < e ==> \is_finite(x[j]);
+        loop assigns e;
+        loop variant len - e;
+    */
     for (uint64_t e = 0; e < len; e++)
         if (!isfinite(x[e])) return 0;
     return 1;
 }
 
 /* 1 iff every one of the len values has |x| <= bound (finite inputs). */
+/*@ requires in: \valid_read(x + (0 .. len - 1)) && kvq_sage_finite(x, len);
+    requires bound: \is_finite(bound);
+    assigns \nothing;
+    ensures def: \result == 1 <==>                                         // [SAGE-L-04]
+        \forall integer e; 0 <= e < len ==> \abs(x[e]) <= bound;
+    ensures bool: \result == 0 || \result == 1;
+*/
 static int all_within(const float *x, uint64_t len, float bound)
 {
+    /*@ loop invariant e_range: 0 <= e <= len;
+        loop invariant within: \forall integer j; 0 <= j < e ==> \abs(x[j]) <= bound;
+        loop assigns e;
+        loop variant len - e;
+    */
     for (uint64_t e = 0; e < len; e++)
         if (fabsf(x[e]) > bound) return 0;
     return 1;
@@ -114,21 +137,47 @@ static float qk_scale(float m, uint32_t bits, uint32_t rounding)
     return s < F32_MIN_NORMAL ? 0.0f : s;                         /* zero-range rule [POL-ZR-01] */
 }
 
-/* The code of x against a stored scale s [SAGE-Q-03..05]. */
+/* clamp(k, -cmax, cmax) [SAGE-Q-03]: symmetric, so INT4 -8 and INT8 -128 are
+ * never produced. */
+/*@ requires cmax: cmax == 7 || cmax == 127;
+    assigns \nothing;
+    ensures def: \result == kvq_sage_clamp_l(k, cmax);                     // [SAGE-Q-03]
+    ensures range: -cmax <= \result <= cmax;
+*/
+static int32_t clamp_code(int32_t k, int32_t cmax)
+{
+    return k < -cmax ? -cmax : k > cmax ? cmax : k;
+}
+
+/* The code of x against a stored scale s [SAGE-Q-03..05].  quotient: the
+ * caller's x lies in the group of maximum m >= |x| whose stored scale is s,
+ * so |x| <= (cmax + 1) s [SAGE-LEM-03..04]; that bounds q and t below. */
+/*@ requires finite: \is_finite(x) && \is_finite(s);
+    requires scale: s >= 0;
+    requires args: (bits == 4 || bits == 8) && (ties == KVQ_TIES_EVEN || ties == KVQ_TIES_AWAY);
+    requires quotient: s > 0 ==> \abs(x) <= (kvq_sage_cmax_l(bits) + 1) * s;
+    assigns \nothing;
+    ensures code_range: -kvq_sage_cmax_l(bits) <= \result <= kvq_sage_cmax_l(bits); // [SAGE-Q-03]
+    ensures zero_group: s == 0 ==> \result == 0;                          // [SAGE-Q-04]
+*/
 static int32_t qk_code(float x, float s, uint32_t bits, uint32_t rounding, uint32_t ties)
 {
     int32_t cmax = (int32_t)kvq_sage_cmax(bits), k;
     float q;
     if (s == 0.0f) return 0;                                      /* zero group [SAGE-Q-04] */
     q = x / s;                                                    /* RN32; |q| <= cmax (1 + 2^-23) */
+    /* q_range, t_range: binary32 facts WP's provers do not reach (TRUSTED.md
+     * [TR-GOAL-SAGE-FLOAT]); with them WP proves both conversions in range. */
+    //@ assert q_range: \is_finite(q) && -128 <= q <= 128;
     if (rounding == KVQ_SAGE_ROUND_PUBLIC) {
         float t = q >= 0.0f ? q + 0.5f : q - 0.5f;               /* RN32; -0 counts as >= 0 */
+        //@ assert t_range: -129 <= t <= 129;
         k = (int32_t)t;                                           /* truncation toward zero */
     } else {
         k = (int32_t)kvq_round_int(q, ties);                      /* [POL-TIE-01..02] */
     }
     /* The clamp never acts [SAGE-LEM-03..04]; it is the spec's, kept. */
-    return k < -cmax ? -cmax : k > cmax ? cmax : k;
+    return clamp_code(k, cmax);
 }
 
 kvq_status kvq_sage_quantize_qk(uint8_t *codes, float *scale, uint32_t *flags, const float *x,
@@ -214,10 +263,27 @@ kvq_status kvq_sage_dequantize_qk(float *y, const uint8_t *codes, const float *s
 /* ---- FP8 of P~ and V [SAGE-P-01..04] [SAGE-V-01..04] --------------------- */
 
 /* FP8 code of a binary32 value by the shared module [POL-FP8-03]. */
+/*@ requires flags: \valid(flags);
+    requires policy: overflow == KVQ_OVERFLOW_SATURATE || overflow == KVQ_OVERFLOW_NAN;
+    assigns *flags;
+*/
 static uint8_t to_fp8(float t, uint32_t fmt, uint32_t overflow, uint32_t *flags)
 {
     return fmt == KVQ_SAGE_FP8_E5M2 ? kvq_fp8_e5m2_from_f32(t, overflow, flags)
                                     : kvq_fp8_e4m3_from_f32(t, overflow, flags);
+}
+
+/* The code of v in a channel of stored scale s [SAGE-V-02..03]: 0x00 in a zero
+ * channel, without the division. */
+/*@ requires flags: \valid(flags);
+    requires policy: overflow == KVQ_OVERFLOW_SATURATE || overflow == KVQ_OVERFLOW_NAN;
+    requires finite: \is_finite(v) && \is_finite(s) && s >= 0;
+    assigns *flags;
+    ensures zero_channel: s == 0 ==> \result == 0 && *flags == \old(*flags); // [SAGE-V-03]
+*/
+static uint8_t v_code(float v, float s, uint32_t fmt, uint32_t overflow, uint32_t *flags)
+{
+    return s == 0.0f ? 0u : to_fp8(v / s, fmt, overflow, flags);
 }
 
 kvq_status kvq_sage_quantize_p(uint8_t *codes, float *rowsum, uint32_t *flags, const float *p,
@@ -279,7 +345,7 @@ kvq_status kvq_sage_quantize_v(uint8_t *codes, float *scale, uint32_t *flags, co
         for (uint32_t n = 0; n < N; n++) {
             uint64_t e = (uint64_t)n * d + c;
             /* RN32(v / s), |t| <= F (1 + 2^-23): no overflow [SAGE-LEM-05]. */
-            codes[e] = s == 0.0f ? 0u : to_fp8(v[e] / s, fmt, pol->overflow, &f);
+            codes[e] = v_code(v[e], s, fmt, pol->overflow, &f);
         }
     }
     if (flags != NULL) *flags = f;
