@@ -7,36 +7,34 @@
  * FP8 codes (E4M3 or E5M2).  Every product is exact (at most 8 significant
  * bits).  A model says how the hardware sums them:
  *
- *   group     products summed in one step (K / group steps, k ascending)
- *   frac      bits kept below a step's largest exponent: every term of the
- *             step is cut to a multiple of 2^(emax - frac), emax the largest
- *             floor(log2 |term|) among the step's nonzero terms
+ *   group     products summed in one step (K / group steps)
+ *   pairs     which k a step takes: consecutive runs of `group` (0), or the k
+ *             whose pair index k / 2 is the step's index modulo the number of
+ *             steps (1)
+ *   align     a term's exponent: KVQ_MMA_ALIGN_VALUE floor(log2 |term|);
+ *             KVQ_MMA_ALIGN_OPERAND e(a) + e(b) for a product, each operand's
+ *             e(x) = max(floor(log2 |x|), emin) (an unnormalised product,
+ *             significand in [1, 4)), max(floor(log2), -126) for the running
+ *             sum (-126 for a zero, which then always takes part); a zero
+ *             operand counts by `zero`
+ *   frac      bits kept below a step's largest exponent E: every term of the
+ *             step is cut to a multiple of 2^(E - frac)
  *   cut       how a term is cut: KVQ_MMA_CUT_RZ (its magnitude toward zero) or
  *             KVQ_MMA_CUT_FLOOR (toward minus infinity, as a two's-complement
  *             shift)
  *   c_mode    KVQ_MMA_C_INSIDE: the running sum (C before the first step) is a
- *             term of each step's alignment; KVQ_MMA_C_AFTER: the step's
- *             products are aligned and summed alone, rounded to binary32 by
- *             `round`, then added to the running sum by one binary32 addition
- *             rounded by `round`
+ *             term of each step; KVQ_MMA_C_AFTER: the step's products are
+ *             summed alone, the result added to the running sum by one
+ *             binary32 addition rounded by `round`; KVQ_MMA_C_LAST: the steps
+ *             start from +0 (inside) and C is added to the last result by one
+ *             binary32 addition rounded to nearest even
  *   bits      significand bits (hidden bit included) of each step's result,
  *             24 for binary32; the result is stored as binary32
  *   round     KVQ_MMA_ROUND_RZ or KVQ_MMA_ROUND_RNE: how a step's exact sum
  *             becomes its result
- *   align     KVQ_MMA_ALIGN_VALUE: a term's exponent is floor(log2 |term|);
- *             KVQ_MMA_ALIGN_OPERAND: a product's is e(a) + e(b), each operand's
- *             exponent max(floor(log2 |x|), emin) (an unnormalised product,
- *             significand in [1, 4)), the running sum's max(floor(log2), -126)
- *             (-126 for a zero, which then always takes part); a zero operand
- *             counts by `zero`
- *   pairs     which k a step takes: consecutive runs of `group`, or (pairs 1) the
- *             k whose pair index k / 2 is j modulo the number of steps
- *   c_mode    also KVQ_MMA_C_LAST: the steps start from +0 (inside their
- *             alignment) and C is added to the last step's result by one
- *             binary32 addition rounded to nearest even
  *
- * The sums are exact integers (the terms of one step, scaled by
- * 2^(frac - emax), stay below 2^(frac + 7) each, frac <= 48), so the model is
+ * The sums are exact integers (the terms of one step, scaled by 2^(frac - E),
+ * stay below 2^(frac + 2) each, frac <= 48, at most 33 terms), so the model is
  * the same computation on the host and on the device (KVQ_HD).  NaN and
  * infinite inputs are outside the models (the probe draws finite codes only).
  *
