@@ -118,6 +118,14 @@ KVQ_HD static inline int32_t kvq_mma_bitlen(uint64_t v)
 /* floor(log2 |t|) of a nonzero term. */
 KVQ_HD static inline int32_t kvq_mma_top(kvq_mma_term t) { return t.e + kvq_mma_bitlen(t.mag) - 1; }
 
+/* Whether t has nonzero bits below 2^q. */
+KVQ_HD static inline int kvq_mma_below(kvq_mma_term t, int32_t q)
+{
+    if (t.e >= q || t.mag == 0u) return 0;
+    const uint32_t sh = (uint32_t)(q - t.e);
+    return sh >= 64u ? 1 : (t.mag & ((((uint64_t)1) << sh) - 1u)) != 0u;
+}
+
 /* t as a multiple of 2^q, cut by `cut`: a signed integer n with n 2^q the cut
  * value.  t.e >= q - 63 and |t| < 2^(q + 62) are the caller's. */
 KVQ_HD static inline int64_t kvq_mma_cut(kvq_mma_term t, int32_t q, uint32_t cut)
@@ -129,9 +137,8 @@ KVQ_HD static inline int64_t kvq_mma_cut(kvq_mma_term t, int32_t q, uint32_t cut
     }
     const uint32_t sh = (uint32_t)(q - t.e);
     const uint64_t whole = sh >= 64u ? 0u : t.mag >> sh;
-    const int inexact = sh >= 64u ? 1 : (t.mag & ((((uint64_t)1) << sh) - 1u)) != 0u;
     if (!t.neg) return (int64_t)whole;
-    return cut == KVQ_MMA_CUT_FLOOR && inexact ? -(int64_t)whole - 1 : -(int64_t)whole;
+    return cut == KVQ_MMA_CUT_FLOOR && kvq_mma_below(t, q) ? -(int64_t)whole - 1 : -(int64_t)whole;
 }
 
 /* n 2^q rounded to `bits` significand bits and to binary32 (subnormals,
@@ -171,14 +178,6 @@ KVQ_HD static inline uint32_t kvq_mma_to_f32(int64_t n, int32_t q, uint32_t bits
         bitsf = ((uint32_t)(kt + 127) << 23) | (uint32_t)(sig & 0x7FFFFFu);
     }
     return (neg ? 0x80000000u : 0u) | bitsf;
-}
-
-/* Whether t has nonzero bits below 2^q. */
-KVQ_HD static inline int kvq_mma_below(kvq_mma_term t, int32_t q)
-{
-    if (t.e >= q || t.mag == 0u) return 0;
-    const uint32_t sh = (uint32_t)(q - t.e);
-    return sh >= 64u ? 1 : (t.mag & ((((uint64_t)1) << sh) - 1u)) != 0u;
 }
 
 /* u + v, binary32 bits, one addition rounded by `round` (an exact zero sum is
@@ -374,6 +373,18 @@ KVQ_HD static inline uint32_t kvq_mma_tile_elem(uint64_t seed, uint64_t tile, ui
     default:
         return kvq_mma_code(r, fmt, 0u, emax);
     }
+}
+
+/* The operands of output (r, c) of a tile: row r of A, column c of B, C. */
+KVQ_HD static inline uint32_t kvq_mma_tile_output(uint64_t seed, uint64_t tile, uint32_t dist, uint32_t fmt,
+                                                  uint32_t r, uint32_t c, uint8_t a[KVQ_MMA_MAX_K],
+                                                  uint8_t b[KVQ_MMA_MAX_K])
+{
+    for (uint32_t k = 0; k < KVQ_MMA_MAX_K; k++) {
+        a[k] = (uint8_t)kvq_mma_tile_elem(seed, tile, dist, fmt, 0u, r, k);
+        b[k] = (uint8_t)kvq_mma_tile_elem(seed, tile, dist, fmt, 1u, k, c);
+    }
+    return kvq_mma_tile_elem(seed, tile, dist, fmt, 2u, r, c);
 }
 
 #ifdef __cplusplus

@@ -193,11 +193,7 @@ __global__ void __launch_bounds__(256) judge_kernel(const float *__restrict__ d,
         const uint32_t tile = (uint32_t)(o / (M * N)), rc = (uint32_t)(o % (M * N));
         const uint32_t r = rc / N, c = rc % N;
         uint8_t a[32], b[32];
-        for (uint32_t k = 0; k < 32u; k++) {
-            a[k] = (uint8_t)kvq_mma_tile_elem(seed, tile, dist, fmt, 0u, r, k);
-            b[k] = (uint8_t)kvq_mma_tile_elem(seed, tile, dist, fmt, 1u, k, c);
-        }
-        const uint32_t cc = kvq_mma_tile_elem(seed, tile, dist, fmt, 2u, r, c);
+        const uint32_t cc = kvq_mma_tile_output(seed, tile, dist, fmt, r, c, a, b);
         const uint32_t dv = __float_as_uint(d[o]);
         for (uint32_t mi = 0; mi < nm; mi++) {
             const uint32_t mv = kvq_mma_dot(a, b, 32u, cc, fmt, &models[mi]);
@@ -281,11 +277,7 @@ static void judge(const path &p, uint32_t dist, uint64_t seed, const float *d, u
             const uint32_t tile = (uint32_t)(o / (p.M * p.N)), rc = (uint32_t)(o % (p.M * p.N));
             const uint32_t r = rc / p.N, c = rc % p.N;
             uint8_t a[32], b[32];
-            for (uint32_t k = 0; k < 32u; k++) {
-                a[k] = (uint8_t)kvq_mma_tile_elem(seed, tile, dist, p.fmt, 0u, r, k);
-                b[k] = (uint8_t)kvq_mma_tile_elem(seed, tile, dist, p.fmt, 1u, k, c);
-            }
-            const uint32_t cc = kvq_mma_tile_elem(seed, tile, dist, p.fmt, 2u, r, c);
+            const uint32_t cc = kvq_mma_tile_output(seed, tile, dist, p.fmt, r, c, a, b);
             uint32_t dv;
             memcpy(&dv, d + o, 4);
             for (size_t mi = 0; mi < grid.size(); mi++) {

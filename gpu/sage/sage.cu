@@ -139,19 +139,18 @@ __device__ __forceinline__ float dev_qk_scale(float m, uint32_t bits, bool pub)
     return s < F32_MIN_NORMAL ? 0.0f : s;                      /* [POL-ZR-01] */
 }
 
-/* The code of x against stored scale s [SAGE-Q-03..05]. */
+/* The code of x against stored scale s [SAGE-Q-03..05]: one division whatever
+ * the rounding (the quotient of a zero scale is discarded), rint as one
+ * conversion (__float2int_rn rounds half to even like rintf; |q| < 2^31). */
 __device__ __forceinline__ int32_t dev_qk_code(float x, float s, int32_t cmax, bool pub, bool away)
 {
-    int32_t k;
-    if (s == 0.0f) return 0;                                   /* [SAGE-Q-04] */
     const float q = __fdiv_rn(x, s);                           /* RN32; |q| <= cmax (1 + 2^-23) */
-    if (pub) {
-        const float t = q >= 0.0f ? __fadd_rn(q, 0.5f) : __fsub_rn(q, 0.5f); /* RN32 */
-        k = (int32_t)t;                                        /* truncation toward zero */
-    } else {
-        k = (int32_t)(away ? dev_round_away(q) : rintf(q));    /* exact [POL-TIE-01..02] */
-    }
-    return k < -cmax ? -cmax : k > cmax ? cmax : k;
+    int32_t k;
+    if (pub) k = (int32_t)(q >= 0.0f ? __fadd_rn(q, 0.5f) : __fsub_rn(q, 0.5f)); /* [SAGE-Q-05] */
+    else if (away) k = (int32_t)dev_round_away(q);             /* [POL-TIE-02] */
+    else k = __float2int_rn(q);                                /* [POL-TIE-01] */
+    k = k < -cmax ? -cmax : k > cmax ? cmax : k;
+    return s == 0.0f ? 0 : k;                                  /* [SAGE-Q-04] */
 }
 
 /* One step of the slot maxima: the 4 elements i .. i+3 (one token) of the
@@ -328,20 +327,6 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
 #define FAST_STEPS 8u
 #define FAST_K_MIN_BLOCKS 5  /* K, D = 128: at most 51 registers, 5 thread blocks an SM */
 
-/* dev_qk_code's result, with one division whatever the rounding (the
- * quotient of a zero scale is discarded) and rint as one conversion:
- * __float2int_rn rounds half to even like rintf, and |q| < 2^31. */
-__device__ __forceinline__ int32_t dev_fast_code(float x, float s, int32_t cmax, bool pub, bool away)
-{
-    const float q = __fdiv_rn(x, s);                           /* RN32 */
-    int32_t k;
-    if (pub) k = (int32_t)(q >= 0.0f ? __fadd_rn(q, 0.5f) : __fsub_rn(q, 0.5f)); /* [SAGE-Q-05] */
-    else if (away) k = (int32_t)dev_round_away(q);             /* [POL-TIE-02] */
-    else k = __float2int_rn(q);                                /* [POL-TIE-01] */
-    k = k < -cmax ? -cmax : k > cmax ? cmax : k;
-    return s == 0.0f ? 0 : k;                                  /* [SAGE-Q-04] */
-}
-
 template <uint32_t ROLE, uint32_t GRAN, uint32_t D>
 __device__ __forceinline__ uint32_t dev_fast_slot(uint32_t n)  /* n within the block */
 {
@@ -428,7 +413,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
         uint32_t word = 0u;
 #pragma unroll
         for (uint32_t j = 0; j < 4u; j++) {
-            const int32_t k = dev_fast_code(a[j], s, CMAX, pub, away);
+            const int32_t k = dev_qk_code(a[j], s, CMAX, pub, away);
             if (BITS == 8u) {
                 word |= kvq_sage_code_field(k, 8u) << (8u * j);
             } else {

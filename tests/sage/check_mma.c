@@ -139,11 +139,7 @@ START_TEST(step_vs_mpfr)
     for (uint64_t tile = 0; n < g_cases; tile++) {
         for (uint32_t fmt = 0; fmt < 2u; fmt++) {
             uint8_t a[32], b[32];
-            for (uint32_t k = 0; k < 32u; k++) {
-                a[k] = (uint8_t)kvq_mma_tile_elem(g_seed, tile, KVQ_MMA_DIST_NARROW, fmt, 0u, 0u, k);
-                b[k] = (uint8_t)kvq_mma_tile_elem(g_seed, tile, KVQ_MMA_DIST_NARROW, fmt, 1u, k, 0u);
-            }
-            const uint32_t c = kvq_mma_tile_elem(g_seed, tile, KVQ_MMA_DIST_NARROW, fmt, 2u, 0u, 0u);
+            const uint32_t c = kvq_mma_tile_output(g_seed, tile, KVQ_MMA_DIST_NARROW, fmt, 0u, 0u, a, b);
             mpfr_set_ui(x, 0, MPFR_RNDN);
             for (uint32_t k = 0; k < 32u; k++) {
                 const kvq_mma_term s = kvq_mma_fp8_term(a[k], fmt), t = kvq_mma_fp8_term(b[k], fmt);
@@ -199,14 +195,12 @@ START_TEST(layout_tiles_exact)
     for (uint64_t tile = 0; tile < g_cases / 8u; tile++) {
         for (uint32_t fmt = 0; fmt < 2u; fmt++) {
             uint8_t a[32], b[32];
+            const uint32_t c = kvq_mma_tile_output(g_seed, tile, KVQ_MMA_DIST_EXACT, fmt, 3u, 5u, a, b);
             double s = 0.0;                                     /* exact: integers below 2^12 */
             for (uint32_t k = 0; k < 32u; k++) {
-                a[k] = (uint8_t)kvq_mma_tile_elem(g_seed, tile, KVQ_MMA_DIST_EXACT, fmt, 0u, 3u, k);
-                b[k] = (uint8_t)kvq_mma_tile_elem(g_seed, tile, KVQ_MMA_DIST_EXACT, fmt, 1u, k, 5u);
                 const kvq_mma_term x = kvq_mma_fp8_term(a[k], fmt), y = kvq_mma_fp8_term(b[k], fmt);
                 s += (x.neg ^ y.neg ? -1.0 : 1.0) * ldexp((double)(x.mag * y.mag), x.e + y.e);
             }
-            const uint32_t c = kvq_mma_tile_elem(g_seed, tile, KVQ_MMA_DIST_EXACT, fmt, 2u, 3u, 5u);
             s += (double)f32(c);
             const float want = (float)s;
             ck_assert_msg((double)want == s, "tile %" PRIu64 ": the layout tile's sum is not a binary32", tile);
