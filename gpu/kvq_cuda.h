@@ -21,6 +21,7 @@
 
 #include "kvq.h"
 #include "kvq_sage_layout.h"
+#include "kvq_sage_attn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -294,6 +295,29 @@ kvq_status kvq_cuda_sage_quantize_p(uint8_t *d_codes, float *d_rowsum, uint32_t 
  * flags word (the reference's call has none). */
 kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, const float *d_ks, uint32_t rows,
                                  const kvq_sage_shape *kshape, float tau, cudaStream_t stream);
+
+/* ---- SAGE attention (gpu/sage/sage_attn.cu, spec/sage.md [SAGE-ATT-01..09]) ----
+ * The core: `heads` heads, each given as the pipeline's quantizer outputs
+ * (include/kvq_sage_attn.h): d_qc, d_qs the codes and scales of the smoothed Q
+ * (kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q)), d_kc, d_ks those of the smoothed K,
+ * d_ds the dS rows (ceil(nq / 128) x nk, scaled by kvq_sage_attn_tau2), d_vc,
+ * d_vs V's E4M3 codes and channel scales.  Heads follow each other at the
+ * per-head sizes of include/kvq_sage_layout.h.  d_o: heads x nq x dim binary32.
+ * Stream-ordered; KVQ_E_PARAM for invalid parameters (before any launch),
+ * KVQ_E_DEVICE for a failed launch or a device without sm_90a support. */
+kvq_status kvq_cuda_sage_attn_core(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                   const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                   const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                   const float *d_vs, cudaStream_t stream);
+/* The whole pipeline from binary32 Q, K, V ([heads][n][dim] each): smoothing,
+ * dS, the three quantizers and the core.  The workspace holds the
+ * intermediates: at least kvq_cuda_sage_attn_workspace(a, heads) bytes,
+ * 256-byte aligned.  Stream-ordered; the quantizers' statuses land in
+ * *d_result (KVQ_E_NONFINITE for a NaN/Inf input). */
+size_t kvq_cuda_sage_attn_workspace(const kvq_sage_attn *a, uint32_t heads);
+kvq_status kvq_cuda_sage_attn(float *d_o, kvq_cuda_result *d_result, const float *d_q, const float *d_k,
+                              const float *d_v, const kvq_sage_attn *a, uint32_t heads,
+                              void *d_workspace, size_t workspace_bytes, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
