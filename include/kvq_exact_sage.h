@@ -81,6 +81,41 @@ typedef struct kvq_exact_sage_accuracy {
 kvq_status kvq_exact_sage_metrics(kvq_exact_sage_accuracy *acc, uint32_t *lemmas,
                                   const float *o, const float *o2, uint64_t n);
 
+/* ---- the attention pipeline's bound [SAGE-ATT-07..09] (ref/exact/sage_attn.c) ----
+ * What the bound assumes of a kernel beyond the pinned stages: its exp2's
+ * relative error and the accumulator class of its P~V instruction
+ * [SAGE-ACC-06]. */
+typedef struct kvq_sage_attn_class {
+    double eps_exp;   /* relative error of the exp2 (device: ex2.approx.ftz.f32, [TR-EX2]) */
+    uint32_t frac;    /* p: every term of a step keeps its bits down to 2^(E - p) */
+    uint32_t bits;    /* b: a step's result within 2^(1 - b) of its exact sum, relatively */
+} kvq_sage_attn_class;
+
+/* The Hopper class: exp2 within 2^-21, the wgmma FP8 accumulator (13 fraction
+ * bits, 14-bit results) [SAGE-ACC-02]. */
+#define KVQ_SAGE_ATTN_CLASS_HOPPER { 0x1p-21, 13u, 14u }
+
+/* One output element: exact attention on the unquantized inputs lies in
+ * [ref_lo, ref_hi]; a conforming output lies within `bound` of it. */
+typedef struct kvq_sage_attn_bound {
+    double ref_lo, ref_hi, bound;
+} kvq_sage_attn_bound;
+
+/* out[r * dim + c] for query rows rows[0 .. nrows-1] of one head (q[nq][dim],
+ * k, v [nk][dim]).  KVQ_E_PARAM for NULL pointers, nrows 0, a row >= nq,
+ * kvq_sage_attn_ok(a) false or a class outside eps_exp <= 2^-8, 4 <= frac,
+ * bits <= 60; then the pinned stages' errors; KVQ_E_NOMEM.  Nothing is
+ * written on error. */
+kvq_status kvq_exact_sage_attn_bound(kvq_sage_attn_bound *out, const float *q, const float *k,
+                                     const float *v, const kvq_sage_attn *a, const uint32_t *rows,
+                                     uint32_t nrows, const kvq_sage_attn_class *cls);
+
+/* The judgement of n outputs o against their bounds: the number of elements
+ * whose distance from [ref_lo, ref_hi] (rounded down) exceeds `bound`, a NaN
+ * or an infinity counting as one; *worst (may be NULL) receives the largest
+ * distance / bound. */
+uint64_t kvq_exact_sage_attn_judge(double *worst, const float *o, const kvq_sage_attn_bound *b, uint64_t n);
+
 #ifdef __cplusplus
 }
 #endif

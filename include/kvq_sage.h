@@ -29,6 +29,7 @@
 #include "kvq.h"
 #include "kvq_fp8.h"
 #include "kvq_sage_layout.h"
+#include "kvq_sage_attn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -397,6 +398,20 @@ typedef struct kvq_sage_accuracy {
     disjoint behaviors;
 */
 kvq_status kvq_sage_metrics(kvq_sage_accuracy *acc, const float *o, const float *o2, uint64_t n);
+
+/* ---------------------------------------------------------------------------
+ * The attention pipeline [SAGE-ATT-01..06] on one head (ref/fast/sage_attn.c):
+ * o[nq][dim] from binary32 q[nq][dim], k[nk][dim], v[nk][dim].  The pinned
+ * stages are this file's calls; the core follows the kernel's steps with the
+ * bit-exact wgmma model and exp2f for the device's exp2 approximation, so its
+ * output is judged by the bound of [SAGE-ATT-07], like a kernel's.  Errors:
+ * NULL pointers, an invalid policy or kvq_sage_attn_ok(a) false ->
+ * KVQ_E_PARAM; then the stages' own errors (KVQ_E_NONFINITE for a NaN/Inf
+ * input, KVQ_E_PARAM for one above 2^48); KVQ_E_NOMEM; nothing written on
+ * error.
+ * ------------------------------------------------------------------------- */
+kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const float *v,
+                              const kvq_sage_attn *a, const kvq_policy *pol);
 
 #ifdef __cplusplus
 }

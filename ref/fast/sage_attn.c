@@ -1,0 +1,169 @@
+/*
+ * sage_attn.c -- the SageAttention2 attention pipeline on the host, fast path
+ * (spec/sage.md [SAGE-ATT-01..06]).
+ *
+ * The pipeline's pinned parts are the fast path's own calls (smoothing, dS,
+ * the three quantizers); the core follows the kernel's structure step for
+ * step: key blocks of 64, the score by one fmaf, the online softmax, P~ by
+ * [SAGE-P-01], every P~V instruction by the bit-exact wgmma model
+ * (include/kvq_mma.h [SAGE-ACC-02]) and the FP32 buffer [SAGE-ACC-05].  The
+ * one step a host cannot reproduce is the device's exp2 approximation: this
+ * path uses exp2f, so its output is judged like any kernel's, by the bound of
+ * [SAGE-ATT-07] (tests/sage/check_attn.c), not bit for bit.
+ *
+ * kvq_sage_attention_variant runs the same pipeline with one deliberate
+ * change (the test's wrong pipelines); kvq_sage_attention is variant 0.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvq_mma.h"
+#include "kvq_sage.h"
+#include "sage_attn_internal.h"
+
+/* The intermediates of one head. */
+typedef struct attn_work {
+    float *ks, *kmean, *qs, *qmean, *ds, *qsc, *ksc, *vsc;
+    uint8_t *qc, *kc, *vc;
+} attn_work;
+
+static void work_free(attn_work *w)
+{
+    free(w->ks); free(w->kmean); free(w->qs); free(w->qmean); free(w->ds);
+    free(w->qsc); free(w->ksc); free(w->vsc); free(w->qc); free(w->kc); free(w->vc);
+}
+
+/* The pinned stages [SAGE-ATT-02]: smoothing, dS, the three quantizers. */
+static kvq_status prepare(attn_work *w, const float *q, const float *k, const float *v,
+                          const kvq_sage_attn *a, const kvq_policy *pol)
+{
+    const uint32_t d = a->dim, rows = kvq_sage_mean_rows(a->nq, KVQ_SAGE_ATTN_BQ);
+    const kvq_sage_shape qsh = {a->nq, d}, ksh = {a->nk, d};
+    const kvq_sage_qk qq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_K);
+    memset(w, 0, sizeof *w);
+    w->ks = malloc((size_t)a->nk * d * sizeof(float));
+    w->kmean = malloc((size_t)d * sizeof(float));
+    w->qs = malloc((size_t)a->nq * d * sizeof(float));
+    w->qmean = malloc((size_t)rows * d * sizeof(float));
+    w->ds = malloc((size_t)rows * a->nk * sizeof(float));
+    w->qsc = malloc(kvq_sage_scale_count(&qsh, &qq) * sizeof(float));
+    w->ksc = malloc(kvq_sage_scale_count(&ksh, &kq) * sizeof(float));
+    w->vsc = malloc((size_t)d * sizeof(float));
+    w->qc = malloc(kvq_sage_code_bytes(&qsh, a->qk_bits));
+    w->kc = malloc(kvq_sage_code_bytes(&ksh, a->qk_bits));
+    w->vc = malloc((size_t)a->nk * d);
+    if (!w->ks || !w->kmean || !w->qs || !w->qmean || !w->ds || !w->qsc || !w->ksc || !w->vsc ||
+        !w->qc || !w->kc || !w->vc)
+        return KVQ_E_NOMEM;
+    kvq_status st;
+    uint32_t fl;
+    if ((st = kvq_sage_smooth(w->ks, w->kmean, k, &ksh, a->nk)) != KVQ_OK) return st;
+    if ((st = kvq_sage_smooth(w->qs, w->qmean, q, &qsh, KVQ_SAGE_ATTN_BQ)) != KVQ_OK) return st;
+    if ((st = kvq_sage_delta_s(w->ds, w->qmean, w->ks, rows, &ksh, kvq_sage_attn_tau2(a->tau))) != KVQ_OK)
+        return st;
+    if ((st = kvq_sage_quantize_qk(w->qc, w->qsc, &fl, w->qs, &qsh, &qq, pol)) != KVQ_OK) return st;
+    if ((st = kvq_sage_quantize_qk(w->kc, w->ksc, &fl, w->ks, &ksh, &kq, pol)) != KVQ_OK) return st;
+    return kvq_sage_quantize_v(w->vc, w->vsc, &fl, v, &ksh, KVQ_SAGE_FP8_E4M3, pol);
+}
+
+/* One query row of the core [SAGE-ATT-03..06]. */
+static void core_row(float *o, const attn_work *w, const kvq_sage_attn *a, uint32_t i,
+                     const kvq_policy *pol, uint32_t variant)
+{
+    const uint32_t d = a->dim, nv = kvq_sage_attn_nvisible(a, i), B = KVQ_SAGE_ATTN_BKV;
+    const kvq_sage_qk qq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_K);
+    const kvq_mma_model mm = kvq_mma_model_wgmma_fp8(KVQ_SAGE_FP8_E4M3);
+    const float tau2 = kvq_sage_attn_tau2(a->tau);
+    const float qsc = w->qsc[kvq_sage_scale_slot(&qq, i)] * tau2;
+    const float *ds = w->ds + (uint64_t)(i / KVQ_SAGE_ATTN_BQ) * a->nk;
+    float acc[128], buf[128], s[64];
+    uint8_t pc[64];
+    float m = -INFINITY, l = 0.0f;
+    if (nv == 0u) {                                   /* no key: +0 [SAGE-ATT-06] */
+        for (uint32_t c = 0; c < d; c++) o[c] = 0.0f;
+        return;
+    }
+    for (uint32_t c = 0; c < d; c++) acc[c] = buf[c] = 0.0f;
+    const uint32_t nb = (nv + B - 1u) / B;
+    for (uint32_t b = 0; b < nb; b++) {
+        const uint32_t j0 = b * B, n = nv - j0 < B ? nv - j0 : B;
+        float mb = m;
+        for (uint32_t t = 0; t < n; t++) {            /* scores [SAGE-ATT-03] */
+            const uint32_t j = j0 + t;
+            int32_t dot = 0;
+            for (uint32_t c = 0; c < d; c++)
+                dot += kvq_sage_unpack_code(w->qc, (uint64_t)i * d + c, a->qk_bits) *
+                       kvq_sage_unpack_code(w->kc, (uint64_t)j * d + c, a->qk_bits);
+            const float ks = w->ksc[kvq_sage_scale_slot(&kq, j)];
+            s[t] = fmaf((float)dot, qsc * ks, variant == KVQ_SAGE_ATTN_VAR_NO_DS ? 0.0f : ds[j]);
+            if (s[t] > mb) mb = s[t];
+        }
+        const float alpha = exp2f(m - mb);            /* m = -inf: 0 */
+        if (variant != KVQ_SAGE_ATTN_VAR_NO_RESCALE)
+            for (uint32_t c = 0; c < d; c++) {
+                acc[c] *= alpha;
+                buf[c] *= alpha;
+            }
+        float rs = 0.0f;
+        for (uint32_t t = 0; t < B; t++) {            /* P~ [SAGE-ATT-04] */
+            if (t >= n) { pc[t] = 0u; continue; }
+            const float p = exp2f(s[t] - mb);
+            rs += p;
+            const float sc = variant == KVQ_SAGE_ATTN_VAR_P_UNSCALED ? 1.0f : kvq_sage_fp8_bound(KVQ_SAGE_FP8_E4M3);
+            uint32_t fl = 0;
+            pc[t] = kvq_fp8_e4m3_from_f32(p * sc, pol->overflow, &fl);
+        }
+        l = l * alpha + rs;
+        m = mb;
+        for (uint32_t h = 0; h < B / 32u; h++)        /* two instructions a block [SAGE-ATT-05] */
+            for (uint32_t c = 0; c < d; c++) {
+                uint8_t vb[32];
+                for (uint32_t t = 0; t < 32u; t++) {
+                    const uint32_t j = j0 + 32u * h + t;
+                    vb[t] = j < a->nk ? w->vc[(uint64_t)j * d + c] : 0u;
+                }
+                uint32_t bits;
+                memcpy(&bits, &acc[c], sizeof bits);
+                bits = kvq_mma_dot(pc + 32u * h, vb, 32u, bits, KVQ_SAGE_FP8_E4M3, &mm);
+                memcpy(&acc[c], &bits, sizeof bits);
+            }
+        if (a->buffer != 0u && ((b + 1u) * B % a->buffer == 0u || b + 1u == nb))   /* the buffer [SAGE-ACC-05] */
+            for (uint32_t c = 0; c < d; c++) {
+                buf[c] += acc[c];
+                acc[c] = 0.0f;
+            }
+    }
+    for (uint32_t c = 0; c < d; c++) {                /* output [SAGE-ATT-06] */
+        const float vs = variant == KVQ_SAGE_ATTN_VAR_V_UNSCALED ? 448.0f : w->vsc[c];
+        const float sum = a->buffer == 0u ? acc[c] : buf[c];
+        o[c] = sum * (vs / kvq_sage_fp8_bound(KVQ_SAGE_FP8_E4M3)) / l;
+    }
+}
+
+kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, const float *v,
+                                      const kvq_sage_attn *a, const kvq_policy *pol, uint32_t variant)
+{
+    if (!o || !q || !k || !v || !a || !pol || kvq_policy_check(pol) != KVQ_OK || !kvq_sage_attn_ok(a))
+        return KVQ_E_PARAM;
+    attn_work w;
+    kvq_status st = prepare(&w, q, k, v, a, pol);
+    if (st == KVQ_OK) {
+        float *out = malloc((size_t)a->nq * a->dim * sizeof(float));
+        if (!out) {
+            st = KVQ_E_NOMEM;
+        } else {
+            for (uint32_t i = 0; i < a->nq; i++) core_row(out + (uint64_t)i * a->dim, &w, a, i, pol, variant);
+            memcpy(o, out, (size_t)a->nq * a->dim * sizeof(float));
+            free(out);
+        }
+    }
+    work_free(&w);
+    return st;
+}
+
+kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const float *v,
+                              const kvq_sage_attn *a, const kvq_policy *pol)
+{
+    return kvq_sage_attention_variant(o, q, k, v, a, pol, KVQ_SAGE_ATTN_VAR_NONE);
+}

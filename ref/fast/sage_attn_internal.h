@@ -1,0 +1,20 @@
+/*
+ * sage_attn_internal.h -- the attention pipeline with one deliberate change
+ * (ref/fast/sage_attn.c), for the tests that show the bound of [SAGE-ATT-07]
+ * rejects wrong pipelines (tests/sage/check_attn.c).  Not installed.
+ */
+#ifndef KVQ_SAGE_ATTN_INTERNAL_H
+#define KVQ_SAGE_ATTN_INTERNAL_H
+
+#include "kvq_sage.h"
+
+#define KVQ_SAGE_ATTN_VAR_NONE       0u /* the pipeline of the spec */
+#define KVQ_SAGE_ATTN_VAR_NO_RESCALE 1u /* acc and buffer not multiplied by alpha [SAGE-ATT-04] */
+#define KVQ_SAGE_ATTN_VAR_NO_DS      2u /* the score without dS [SAGE-ATT-03] */
+#define KVQ_SAGE_ATTN_VAR_P_UNSCALED 3u /* P~ = FP8(p), not FP8(448 p) [SAGE-ATT-04] */
+#define KVQ_SAGE_ATTN_VAR_V_UNSCALED 4u /* the output without V's channel scale [SAGE-ATT-06] */
+
+kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, const float *v,
+                                      const kvq_sage_attn *a, const kvq_policy *pol, uint32_t variant);
+
+#endif
