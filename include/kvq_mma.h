@@ -83,60 +83,205 @@ typedef struct kvq_mma_term {
     int32_t e;
 } kvq_mma_term;
 
+/*@ // ---- Logic mirror of the emulator's integer parts, in / % * [SAGE-ACC-01..03] ----
+    // 2^k for 0 <= k <= 192 (1 for k <= 0), by cases, not by recursion (the
+    // provers evaluate it on constants and never unfold it without end).
+    logic integer kvq_mma_p8_l(integer k) =
+        k == 0 ? 1 : k == 1 ? 2 : k == 2 ? 4 : k == 3 ? 8 : k == 4 ? 16 :
+        k == 5 ? 32 : k == 6 ? 64 : k == 7 ? 128 : 256;
+    logic integer kvq_mma_p64_l(integer k) =
+        k <= 8 ? kvq_mma_p8_l(k) : k <= 16 ? 0x100 * kvq_mma_p8_l(k - 8) :
+        k <= 24 ? 0x10000 * kvq_mma_p8_l(k - 16) : k <= 32 ? 0x1000000 * kvq_mma_p8_l(k - 24) :
+        k <= 40 ? 0x100000000 * kvq_mma_p8_l(k - 32) :
+        k <= 48 ? 0x10000000000 * kvq_mma_p8_l(k - 40) :
+        k <= 56 ? 0x1000000000000 * kvq_mma_p8_l(k - 48) :
+        0x100000000000000 * kvq_mma_p8_l(k - 56);
+    logic integer kvq_mma_pow2_l(integer k) =
+        k <= 0 ? 1 : k <= 64 ? kvq_mma_p64_l(k) :
+        k <= 128 ? 0x10000000000000000 * kvq_mma_p64_l(k - 64) :
+        0x100000000000000000000000000000000 * kvq_mma_p64_l(k - 128);
+    // 2^e as a real, -192 <= e <= 192.
+    logic real kvq_mma_pow2r_l(integer e) =
+        e >= 0 ? (real)kvq_mma_pow2_l(e) : 1.0 / kvq_mma_pow2_l(-e);
+    // The value of a term: (-1)^neg mag 2^e (neg != 0: negative).
+    logic real kvq_mma_value_l(integer neg, integer mag, integer e) =
+        (neg == 0 ? 1.0 : -1.0) * mag * kvq_mma_pow2r_l(e);
+
+    // An FP8 code x (0 <= x < 256) of format fmt (0 E4M3, else E5M2): its fields
+    // S.E.F and the terms of its value (-1)^S mag 2^e [POL-FP8-01..02].
+    logic integer kvq_mma_fp8_mb_l(integer fmt) = fmt == 0 ? 3 : 2;
+    logic integer kvq_mma_fp8_bias_l(integer fmt) = fmt == 0 ? 7 : 15;
+    logic integer kvq_mma_fp8_E_l(integer x, integer fmt) =
+        (x % 128) / kvq_mma_pow2_l(kvq_mma_fp8_mb_l(fmt));
+    logic integer kvq_mma_fp8_F_l(integer x, integer fmt) = x % kvq_mma_pow2_l(kvq_mma_fp8_mb_l(fmt));
+    logic integer kvq_mma_fp8_mag_l(integer x, integer fmt) =
+        kvq_mma_fp8_E_l(x, fmt) == 0 ? kvq_mma_fp8_F_l(x, fmt)
+                                     : kvq_mma_pow2_l(kvq_mma_fp8_mb_l(fmt)) + kvq_mma_fp8_F_l(x, fmt);
+    logic integer kvq_mma_fp8_e_l(integer x, integer fmt) =
+        (kvq_mma_fp8_E_l(x, fmt) == 0 ? 1 : kvq_mma_fp8_E_l(x, fmt)) -
+        kvq_mma_fp8_bias_l(fmt) - kvq_mma_fp8_mb_l(fmt);
+
+    // A binary32 encoding u (0 <= u < 2^32): fields S.E.F, |x| = mag 2^e.
+    logic integer kvq_mma_f32_E_l(integer u) = (u / 8388608) % 256;
+    logic integer kvq_mma_f32_F_l(integer u) = u % 8388608;
+    logic integer kvq_mma_f32_mag_l(integer u) =
+        kvq_mma_f32_E_l(u) == 0 ? kvq_mma_f32_F_l(u) : kvq_mma_f32_F_l(u) + 8388608;
+    logic integer kvq_mma_f32_e_l(integer u) = (kvq_mma_f32_E_l(u) == 0 ? 1 : kvq_mma_f32_E_l(u)) - 150;
+
+    // mag 2^e below 2^q: its part under 2^q in units of 2^e (mag itself when
+    // 2^(q-e) >= 2^64 > mag), and the whole multiples of 2^q in it, floor(mag 2^(e-q)).
+    logic integer kvq_mma_low_l(integer mag, integer e, integer q) =
+        e >= q ? 0 : q - e >= 64 ? mag : mag % kvq_mma_pow2_l(q - e);
+    logic integer kvq_mma_whole_l(integer mag, integer e, integer q) =
+        e >= q ? mag * kvq_mma_pow2_l(e - q) : q - e >= 64 ? 0 : mag / kvq_mma_pow2_l(q - e);
+    // (-1)^neg mag 2^e as n 2^q, cut toward zero (cut != 1) or toward minus
+    // infinity (cut == KVQ_MMA_CUT_FLOOR == 1) [SAGE-ACC-01].
+    logic integer kvq_mma_cut_l(integer neg, integer mag, integer e, integer q, integer cut) =
+        neg == 0 ? kvq_mma_whole_l(mag, e, q) :
+        cut == 1 && kvq_mma_low_l(mag, e, q) != 0 ? -kvq_mma_whole_l(mag, e, q) - 1
+                                                  : -kvq_mma_whole_l(mag, e, q);
+
+    // Facts about 2^k on a finite domain, decided by enumerating it
+    // (proofs/mma_enum.c, proofs/TRUSTED.md [TR-LEMMA-ENUM]).
+    lemma kvq_mma_pow2_pos: \forall integer k; 0 <= k <= 127 ==> kvq_mma_pow2_l(k) >= 1;
+    lemma kvq_mma_pow2_succ: \forall integer k; 0 <= k <= 126 ==>
+        kvq_mma_pow2_l(k + 1) == 2 * kvq_mma_pow2_l(k);
+    lemma kvq_mma_pow2_add: \forall integer a, b; 0 <= a <= 63 && 0 <= b <= 63 ==>
+        kvq_mma_pow2_l(a + b) == kvq_mma_pow2_l(a) * kvq_mma_pow2_l(b);
+    lemma kvq_mma_pow2_mono: \forall integer a, b; 0 <= a < b <= 127 ==>
+        2 * kvq_mma_pow2_l(a) <= kvq_mma_pow2_l(b);
+    // Integer division by a positive p (p stands for 2^k; proved by WP).
+    lemma kvq_mma_div_one: \forall integer v, p; 0 <= v && 1 <= p && v / p == 1 ==>
+        p <= v < 2 * p;
+    lemma kvq_mma_div_half: \forall integer v, p; 0 <= v && 2 <= p ==> 2 * (v / p) <= v;
+
+    lemma kvq_mma_pow2_63: kvq_mma_pow2_l(63) == 0x8000000000000000 &&
+        kvq_mma_pow2_l(64) == 0x10000000000000000;
+
+    // C's shifts and masks on non-negative integers (C11 6.5.7, ACSL 2.2.4:
+    // x << k == x 2^k, x >> k == floor(x / 2^k)), for the 64-bit shift counts
+    // the emulator uses.  WP's bit theory cannot derive them and x ranges over
+    // 2^64 values, so they are accepted, not enumerated (proofs/TRUSTED.md
+    // [TR-GOAL-MMA-SHIFT]); proofs/mma_enum.c checks them on a sample.
+    lemma kvq_mma_shl: \forall integer x, k; 0 <= x && 0 <= k <= 63 ==>
+        (x << k) == x * kvq_mma_pow2_l(k);
+    lemma kvq_mma_shr: \forall integer x, k; 0 <= x && 0 <= k <= 63 ==>
+        (x >> k) == x / kvq_mma_pow2_l(k);
+    lemma kvq_mma_mask: \forall integer x, k; 0 <= x && 0 <= k <= 63 ==>
+        (x & (kvq_mma_pow2_l(k) - 1)) == x % kvq_mma_pow2_l(k) &&
+        ((kvq_mma_pow2_l(k) - 1) & x) == x % kvq_mma_pow2_l(k);
+*/
+
 /* The exact value of FP8 code x (fmt 0 E4M3, 1 E5M2); the code is finite. */
+/*@ requires code: x < 256;
+    assigns \nothing;
+    ensures neg: \result.neg == x / 128;                          // [POL-FP8-01..02]
+    ensures mag: \result.mag == kvq_mma_fp8_mag_l(x, fmt);
+    ensures e: \result.e == kvq_mma_fp8_e_l(x, fmt);
+    ensures range: \result.mag <= 15 && -16 <= \result.e <= 14;
+*/
 KVQ_HD static inline kvq_mma_term kvq_mma_fp8_term(uint32_t x, uint32_t fmt)
 {
     kvq_mma_term t;
     const uint32_t mb = fmt ? 2u : 3u, bias = fmt ? 15u : 7u;
-    const uint32_t E = (x % 128u) / (1u << mb), m = x % (1u << mb);
+    const uint32_t lead = fmt ? 4u : 8u;                      /* 2^mb, the hidden one */
+    const uint32_t E = (x % 128u) / lead, m = x % lead;
     t.neg = x / 128u;
-    t.mag = E ? (uint64_t)((1u << mb) + m) : (uint64_t)m;
+    t.mag = E ? (uint64_t)(lead + m) : (uint64_t)m;
     t.e = (E ? (int32_t)E : 1) - (int32_t)bias - (int32_t)mb;
     return t;
 }
 
-/* The exact value of binary32 u (finite). */
+/* The exact value of binary32 u (finite; an infinity or NaN gives the
+ * fields' value as if E were a finite exponent). */
+/*@ assigns \nothing;
+    ensures neg: \result.neg == u / 0x80000000;
+    ensures mag: \result.mag == kvq_mma_f32_mag_l(u);
+    ensures e: \result.e == kvq_mma_f32_e_l(u);
+    ensures range: \result.mag < 0x1000000 && -149 <= \result.e <= 105;
+*/
 KVQ_HD static inline kvq_mma_term kvq_mma_f32_term(uint32_t u)
 {
     kvq_mma_term t;
-    const uint32_t E = (u >> 23) & 0xFFu, f = u & 0x7FFFFFu;
-    t.neg = u >> 31;
-    t.mag = E ? (uint64_t)(f | 0x800000u) : (uint64_t)f;
+    /* the fields in / %: the same as (u >> 23) & 0xFF, u & 0x7FFFFF, u >> 31 */
+    const uint32_t E = (u / 0x800000u) % 256u, f = u % 0x800000u;
+    t.neg = u / 0x80000000u;
+    t.mag = E ? (uint64_t)f + 0x800000u : (uint64_t)f;
     t.e = (E ? (int32_t)E : 1) - 150;
     return t;
 }
 
+/* The bit length of v: 2^(r-1) <= v < 2^r, 0 for v = 0. */
+/*@ assigns \nothing;
+    ensures zero: v == 0 ==> \result == 0;
+    ensures bitlen: v != 0 ==> 1 <= \result <= 64 &&
+        kvq_mma_pow2_l(\result - 1) <= v < kvq_mma_pow2_l(\result);
+*/
 KVQ_HD static inline int32_t kvq_mma_bitlen(uint64_t v)
 {
 #ifdef __CUDA_ARCH__
     return 64 - __clzll((long long)v);
 #else
-    return v ? 64 - __builtin_clzll(v) : 0;
+    if (v == 0u) return 0;
+    const int32_t c = __builtin_clzll(v);                     /* v's leading one is bit 63 - c */
+    //@ assert shr: v / kvq_mma_pow2_l(63 - c) == 1 && kvq_mma_pow2_l(63 - c) >= 1;
+    //@ assert lead: kvq_mma_pow2_l(63 - c) <= v < 2 * kvq_mma_pow2_l(63 - c);
+    //@ assert succ: kvq_mma_pow2_l(64 - c) == 2 * kvq_mma_pow2_l(63 - c);
+    return 64 - c;
 #endif
 }
 
 /* floor(log2 |t|) of a nonzero term. */
+/*@ requires nonzero: t.mag != 0;
+    requires e_range: -0x10000000 <= t.e <= 0x10000000;
+    assigns \nothing;
+    ensures top: t.e <= \result <= t.e + 63 &&
+        kvq_mma_pow2_l(\result - t.e) <= t.mag < kvq_mma_pow2_l(\result - t.e + 1);
+*/
 KVQ_HD static inline int32_t kvq_mma_top(kvq_mma_term t) { return t.e + kvq_mma_bitlen(t.mag) - 1; }
 
 /* Whether t has nonzero bits below 2^q. */
+/*@ requires range: -0x10000000 <= q <= 0x10000000 && -0x10000000 <= t.e <= 0x10000000;
+    assigns \nothing;
+    ensures below: \result != 0 <==> kvq_mma_low_l(t.mag, t.e, q) != 0;
+    ensures bool: \result == 0 || \result == 1;
+*/
 KVQ_HD static inline int kvq_mma_below(kvq_mma_term t, int32_t q)
 {
     if (t.e >= q || t.mag == 0u) return 0;
     const uint32_t sh = (uint32_t)(q - t.e);
-    return sh >= 64u ? 1 : (t.mag & ((((uint64_t)1) << sh) - 1u)) != 0u;
+    //@ assert sh: sh == q - t.e;
+    if (sh >= 64u) return 1;                                  /* t.mag < 2^64 <= 2^sh */
+    const uint64_t p = ((uint64_t)1) << sh;
+    //@ assert p: p == kvq_mma_pow2_l(sh) && p >= 2;
+    //@ assert low: (t.mag & (p - 1u)) == t.mag % p;
+    return (t.mag & (p - 1u)) != 0u;
 }
 
 /* t as a multiple of 2^q, cut by `cut`: a signed integer n with n 2^q the cut
- * value.  t.e >= q - 63 and |t| < 2^(q + 62) are the caller's. */
+ * value.  |t| < 2^(q + 63) (the cut fits int64) is the caller's. */
+/*@ requires range: -0x10000000 <= q <= 0x10000000 && -0x10000000 <= t.e <= 0x10000000;
+    requires fits: t.mag != 0 && t.e >= q ==>
+        t.e - q <= 62 && t.mag * kvq_mma_pow2_l(t.e - q) <= 0x7FFFFFFFFFFFFFFF;
+    assigns \nothing;
+    ensures cut: \result == kvq_mma_cut_l(t.neg, t.mag, t.e, q, cut);   // [SAGE-ACC-01]
+    ensures small: t.e < q ==> -t.mag <= \result <= t.mag;
+*/
 KVQ_HD static inline int64_t kvq_mma_cut(kvq_mma_term t, int32_t q, uint32_t cut)
 {
     if (t.mag == 0u) return 0;
     if (t.e >= q) {
-        const int64_t v = (int64_t)(t.mag << (uint32_t)(t.e - q));
+        const uint32_t k = (uint32_t)(t.e - q);
+        //@ assert k: k == t.e - q && k <= 62;
+        //@ assert shl: (t.mag << k) == t.mag * kvq_mma_pow2_l(k);
+        const int64_t v = (int64_t)(t.mag << k);
         return t.neg ? -v : v;
     }
     const uint32_t sh = (uint32_t)(q - t.e);
+    //@ assert sh: sh == q - t.e;
     const uint64_t whole = sh >= 64u ? 0u : t.mag >> sh;
+    //@ assert p: sh < 64 ==> kvq_mma_pow2_l(sh) >= 2;
+    //@ assert whole: whole == kvq_mma_whole_l(t.mag, t.e, q) && 2 * whole <= t.mag;
     if (!t.neg) return (int64_t)whole;
     return cut == KVQ_MMA_CUT_FLOOR && kvq_mma_below(t, q) ? -(int64_t)whole - 1 : -(int64_t)whole;
 }
@@ -144,6 +289,11 @@ KVQ_HD static inline int64_t kvq_mma_cut(kvq_mma_term t, int32_t q, uint32_t cut
 /* n 2^q rounded to `bits` significand bits and to binary32 (subnormals,
  * overflow to infinity under RNE, to the largest finite under RZ); zero_neg:
  * the sign of an exact zero. */
+/*@ requires q_range: -0x1000000 <= q <= 0x1000000;
+    requires bits: 1 <= bits <= 24;
+    assigns \nothing;
+    ensures zero: n == 0 ==> \result == (zero_neg != 0 ? 0x80000000 : 0);
+*/
 KVQ_HD static inline uint32_t kvq_mma_to_f32(int64_t n, int32_t q, uint32_t bits, uint32_t round,
                                              uint32_t zero_neg)
 {
@@ -174,7 +324,9 @@ KVQ_HD static inline uint32_t kvq_mma_to_f32(int64_t n, int32_t q, uint32_t bits
     if (kt < -126) {                                          /* subnormal: keep 2^lsb, lsb = -149 */
         bitsf = (uint32_t)(keep << (uint32_t)(lsb + 149));
     } else {
-        const uint64_t sig = keep << (uint32_t)(23 - (kt - lsb)); /* 24 bits, hidden one first */
+        /* 24 bits, hidden one first; a carry of a 24-bit keep (bits == 24, RNE)
+         * makes keep == 2^24, kt - lsb == 24: shift it right, not by -1 */
+        const uint64_t sig = kt - lsb <= 23 ? keep << (uint32_t)(23 - (kt - lsb)) : keep >> 1;
         bitsf = ((uint32_t)(kt + 127) << 23) | (uint32_t)(sig & 0x7FFFFFu);
     }
     return (neg ? 0x80000000u : 0u) | bitsf;
@@ -186,6 +338,7 @@ KVQ_HD static inline uint32_t kvq_mma_to_f32(int64_t n, int32_t q, uint32_t bits
  * 2^q is replaced by half a unit 2^(q-1) of its sign, which lies strictly
  * between the same binary32 neighbours as the exact sum (every rounding
  * boundary is a multiple of 2^(q+16)), so the rounding is the exact sum's. */
+/*@ assigns \nothing; */
 KVQ_HD static inline uint32_t kvq_mma_add_f32(uint32_t u, uint32_t v, uint32_t round)
 {
     const kvq_mma_term x = kvq_mma_f32_term(u), y = kvq_mma_f32_term(v);
@@ -204,6 +357,12 @@ KVQ_HD static inline uint32_t kvq_mma_add_f32(uint32_t u, uint32_t v, uint32_t r
 
 /* One output under model m: c (binary32 bits) plus the K products a[k] b[k]
  * of FP8 codes of format fmt.  Returns the binary32 bits. */
+/*@ requires K: K <= KVQ_MMA_MAX_K;
+    requires codes: \valid_read(a + (0 .. K - 1)) && \valid_read(b + (0 .. K - 1));
+    requires model: \valid_read(m) && 1 <= m->group <= KVQ_MMA_MAX_K &&
+        m->frac <= KVQ_MMA_MAX_FRAC && 1 <= m->bits <= 24 && -149 <= m->emin <= 0;
+    assigns \nothing;
+*/
 KVQ_HD static inline uint32_t kvq_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint32_t c,
                                           uint32_t fmt, const kvq_mma_model *m)
 {

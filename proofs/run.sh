@@ -8,7 +8,8 @@
 #   KVQ_WP_ONLY="key_code u128_add" bash proofs/run.sh   only these functions
 #
 # KVQ_WP_ONLY names functions, or source stems (kivi, cert, fp8 -- the FP8
-# header's driver and ref/common/fp8.c --, sage, sage_layout) for all functions
+# header's driver and ref/common/fp8.c --, sage, sage_layout, mma -- the
+# accumulator emulator of include/kvq_mma.h) for all functions
 # of that file, or "lemmas"; the logs of the other functions are kept as they
 # are and the summary is recomputed over all of them.
 #
@@ -88,6 +89,19 @@ kvq_sage_mma_row,kvq_sage_mma_col,kvq_sage_elems,kvq_sage_code_bytes,kvq_sage_me
 kvq_sage_code_field,kvq_sage_code_value,kvq_sage_pack_code,kvq_sage_unpack_code
 SAGE_SRC=ref/fast/sage.c
 SAGE_FUNCS=(all_finite all_within clamp_code qk_code to_fp8 v_code)
+# MMA: the integer parts of the accumulator emulator of include/kvq_mma.h
+# through the driver proofs/mma.c: the term builders, bit length, top, below
+# and cut in one run (mma_terms), the binary32 rounding kvq_mma_to_f32 in its
+# own run, and the lemmas of kvq_mma.h that WP is asked to prove (mma_lemmas: the two
+# division lemmas; the three shift lemmas are accepted, TRUSTED.md
+# [TR-GOAL-MMA-SHIFT]).  The finite-domain 2^k lemmas are enumerated by
+# proofs/mma_enum.c.  kvq_mma_add_f32 and kvq_mma_dot carry contracts but are
+# outside the run (TRUSTED.md [TR-SCOPE-MMA]: 59/67 and about 1/3 of 94 goals
+# in 130 s and over 5 min; run them by hand with -wp-fct).
+MMA_SRC=proofs/mma.c
+MMA_TERMS=kvq_mma_fp8_term,kvq_mma_f32_term,kvq_mma_bitlen,kvq_mma_top,kvq_mma_below,kvq_mma_cut
+MMA_FUNCS=(mma_terms kvq_mma_to_f32 mma_lemmas)
+MMA_LEMMAS=kvq_mma_div_one,kvq_mma_div_half,kvq_mma_shl,kvq_mma_shr,kvq_mma_mask
 declare -A SRC_OF=()
 for f in "${FUNCS[@]}"; do SRC_OF[$f]=$SRC; done
 for f in "${CERT_FUNCS[@]}"; do SRC_OF[$f]=$CERT_SRC; done
@@ -95,8 +109,9 @@ for f in "${FP8_HDR_FUNCS[@]}"; do SRC_OF[$f]=$FP8_HDR; done
 for f in "${FP8_FUNCS[@]}"; do SRC_OF[$f]=$FP8_SRC; done
 SRC_OF[sage_layout]=$SAGE_LAYOUT_SRC
 for f in "${SAGE_FUNCS[@]}"; do SRC_OF[$f]=$SAGE_SRC; done
+for f in "${MMA_FUNCS[@]}"; do SRC_OF[$f]=$MMA_SRC; done
 ALL_FUNCS=("${FUNCS[@]}" "${CERT_FUNCS[@]}" "${FP8_HDR_FUNCS[@]}" "${FP8_FUNCS[@]}" sage_layout
-           "${SAGE_FUNCS[@]}")
+           "${SAGE_FUNCS[@]}" "${MMA_FUNCS[@]}")
 LEMMAS=kvq_code_shift_distinct
 
 # selected NAME: 0 when NAME is to be run (KVQ_WP_ONLY unset, or it names the
@@ -110,15 +125,16 @@ selected() {
 }
 if [ -n "${KVQ_WP_ONLY:-}" ]; then
   for w in $ONLY; do
-    case " lemmas kivi cert fp8 sage sage_layout ${ALL_FUNCS[*]} " in *" $w "*) ;; *)
-      echo "run.sh: KVQ_WP_ONLY names \"$w\", which is neither a function of the scope nor kivi/cert/fp8/sage/lemmas"; exit 2;; esac
+    case " lemmas kivi cert fp8 sage sage_layout mma ${ALL_FUNCS[*]} " in *" $w "*) ;; *)
+      echo "run.sh: KVQ_WP_ONLY names \"$w\", which is neither a function of the scope nor kivi/cert/fp8/sage/mma/lemmas"; exit 2;; esac
   done
 fi
 # Per-function extra WP options (pinned too): the window invariant is a
 # conjunction of ten integer facts; split, each closes in well under the limit.
 declare -A EXTRA=( [kvq_kivi_window_append]="-wp-split" [kvq_kivi_window_prefill]="-wp-split" )
 # the -wp-fct argument of a run (the run's name unless it groups functions)
-declare -A FCT_OF=( [cert_layout]="$CERT_LAYOUT" [sage_layout]="$SAGE_LAYOUT" [fp8_decode]="$FP8_DECODE" )
+declare -A FCT_OF=( [cert_layout]="$CERT_LAYOUT" [sage_layout]="$SAGE_LAYOUT" [fp8_decode]="$FP8_DECODE"
+                    [mma_terms]="$MMA_TERMS" )
 
 # `run.sh --summary` recomputes the summary from the committed logs (after an
 # edit of accepted.txt) without running WP.
@@ -172,6 +188,10 @@ echo "provers: Z3 $(z3 --version | awk '{print $3}') (native FP), CVC4 $(cvc4 --
 CC=${CC:-cc}
 "$CC" -std=c11 -O2 -Wall -Wextra -Werror proofs/lemmas_enum.c -o "$W3/lemmas_enum" || exit 2
 ENUM_OUT=$("$W3/lemmas_enum") || { echo "$ENUM_OUT"; echo "run.sh: lemma enumeration FAILED"; exit 1; }
+"$CC" -std=c11 -O2 -Wall -Wextra -Werror proofs/mma_enum.c -o "$W3/mma_enum" || exit 2
+MMA_ENUM_OUT=$("$W3/mma_enum") || { echo "$MMA_ENUM_OUT"; echo "run.sh: mma lemma enumeration FAILED"; exit 1; }
+ENUM_OUT="$ENUM_OUT
+$MMA_ENUM_OUT"
 
 mkdir -p "$RES"
 if [ -z "${KVQ_WP_ONLY:-}" ]; then rm -f "$RES"/*.log "$RES"/*.txt "$RES"/summary.json; fi
@@ -194,8 +214,12 @@ for f in "${ALL_FUNCS[@]}"; do
   selected "$f" || continue
   echo "== $f"
   T2=$(date +%s)
+  if [ "$f" = mma_lemmas ]; then
+    run_wp "$f" "$MMA_SRC" -wp-prop "$MMA_LEMMAS"
+  else
   # shellcheck disable=SC2086
   run_wp "$f" "${SRC_OF[$f]}" -wp-fct "${FCT_OF[$f]:-$f}" ${EXTRA[$f]:-}
+  fi
   echo "   $(grep -o 'Proved goals: *[0-9]* / [0-9]*' "$RES/$f.log"), $(( $(date +%s) - T2 ))s"
 done
 T1=$(date +%s)
