@@ -101,6 +101,10 @@ typedef int (*kvq_sage_quantize_v_v1_fn)(uint8_t *codes, float *scale, uint32_t 
 /* "sage_delta_s" [SAGE-DS-01..02]: as kvq_sage_delta_s */
 typedef int (*kvq_sage_delta_s_v1_fn)(float *ds, const float *qm, const float *ks, uint32_t rows,
                                       const kvq_sage_shape *kshape, float tau);
+/* "sage_pv" [SAGE-ACC-07]: as kvq_sage_pv (one channel of P~V through the
+ * accumulator and the FP32 buffer) */
+typedef int (*kvq_sage_pv_v1_fn)(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows,
+                                 uint32_t n, uint32_t fmt, uint32_t model, uint32_t buffer);
 
 /* The version-3 record [API-SUBJ-05]. */
 typedef struct kvq_subject_v3 {

@@ -21,6 +21,7 @@
 
 #include "kvq_exact.h"
 #include "kvq_exact_fp8.h"
+#include "kvq_mma.h"
 #include "kvq_sage.h"
 
 #ifdef __cplusplus
@@ -115,6 +116,21 @@ kvq_status kvq_exact_sage_attn_bound(kvq_sage_attn_bound *out, const float *q, c
  * or an infinity counting as one; *worst (may be NULL) receives the largest
  * distance / bound. */
 uint64_t kvq_exact_sage_attn_judge(double *worst, const float *o, const kvq_sage_attn_bound *b, uint64_t n);
+
+/* ---- the accumulator models and one channel of P~V (ref/exact/mma.c) ---- */
+
+/* One output of model m [SAGE-ACC-01] evaluated with MPFR: c (binary32 bits)
+ * plus the K products a[k] b[k] of finite FP8 codes of format fmt. */
+uint32_t kvq_exact_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint32_t c, uint32_t fmt,
+                           const kvq_mma_model *m);
+
+/* kvq_sage_pv [SAGE-ACC-07] on the exact path: d[r] the exact level's value;
+ * [lo[r], hi[r]] the bounded level's interval (binary32, outward): the exact
+ * value of c[r] + sum_k a[r][k] b[r][k] widened by the bound of the class
+ * K(13, 14) [SAGE-ACC-06] for this instruction and flush sequence.  Errors as
+ * kvq_sage_pv's (plus a NULL lo or hi). */
+kvq_status kvq_exact_sage_pv(float *d, float *lo, float *hi, const uint8_t *a, const uint8_t *b, const float *c,
+                             uint32_t rows, uint32_t n, uint32_t fmt, uint32_t model, uint32_t buffer);
 
 #ifdef __cplusplus
 }

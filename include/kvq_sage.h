@@ -413,6 +413,26 @@ kvq_status kvq_sage_metrics(kvq_sage_accuracy *acc, const float *o, const float 
 kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const float *v,
                               const kvq_sage_attn *a, const kvq_policy *pol);
 
+/* ---------------------------------------------------------------------------
+ * One channel of P~V through an accumulator model and the FP32 buffer
+ * [SAGE-ACC-07] (ref/fast/sage_attn.c): for each of `rows` rows, the n
+ * products a[r][k] b[r][k] of FP8 codes (format fmt) in instructions of 32
+ * (the last zero-padded), starting from the accumulator value c[r], flushed
+ * into a binary32 buffer every `buffer` products (64, 128; 0 = never) and at
+ * the end; d[r] the buffer (or the accumulator when buffer is 0).  model:
+ * KVQ_SAGE_PV_WGMMA (kvq_mma_model_wgmma_fp8(fmt)) or KVQ_SAGE_PV_MMA_SM90.
+ * Errors in order: NULL, fmt, model or buffer invalid -> KVQ_E_PARAM; rows
+ * outside [1, 256] or n outside [1, 2^16] -> KVQ_E_SHAPE; a non-finite c, or
+ * a NaN or infinite code -> KVQ_E_NONFINITE; KVQ_E_NOMEM; nothing written on
+ * error.
+ * ------------------------------------------------------------------------- */
+#define KVQ_SAGE_PV_WGMMA    0u
+#define KVQ_SAGE_PV_MMA_SM90 1u
+#define KVQ_SAGE_PV_MAX_ROWS 256u
+#define KVQ_SAGE_PV_MAX_N    65536u
+kvq_status kvq_sage_pv(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
+                       uint32_t fmt, uint32_t model, uint32_t buffer);
+
 #ifdef __cplusplus
 }
 #endif

@@ -336,7 +336,8 @@ grep_out 'FAIL [^ ]*-deq-midpoint .*deq: .*expected 0x[0-9a-f]{8}.*got 0x[0-9a-f
 
 # ---- SAGE family.  SPEC: [VEC-SAGE-01] [VEC-SAGE-02] [VEC-SAGE-03] [VEC-SAGE-04] [VEC-SAGE-05]
 # [VEC-SAGE-06] [SAGE-BAD-01] [SAGE-SM-03] [SAGE-MAP-03] [SAGE-Q-03] [SAGE-Q-04] [SAGE-P-03]
-# [SAGE-V-03] [SAGE-LEM-05] [SAGE-LEM-06] [SAGE-FLAG-01]
+# [SAGE-V-03] [SAGE-LEM-05] [SAGE-LEM-06] [SAGE-FLAG-01] [VEC-SAGE-07] [VEC-SAGE-08] [SAGE-ACC-05]
+# [SAGE-ACC-06] [SAGE-ACC-07]
 expect 0 "gen sage smoke" -- $KVQ gen --family sage --level smoke -o "$T/g.vec"
 expect 0 "gen sage smoke again" -- $KVQ gen --family sage --level smoke -o "$T/g2.vec"
 if cmp -s "$T/g.vec" "$T/g2.vec"; then ok "sage gen is deterministic"; else bad "sage gen is not deterministic"; fi
@@ -344,11 +345,14 @@ expect 0 "gen sage shard 0/2" -- $KVQ gen --family sage --level smoke --shard 0/
 expect 0 "gen sage shard 1/2" -- $KVQ gen --family sage --level smoke --shard 1/2 -o "$T/gsh1.vec"
 if diff <(grep '^case' "$T/g.vec" | sort) <(cat "$T"/gsh?.vec | grep '^case' | sort) >/dev/null; then
   ok "sage shards partition the full set"; else bad "sage shards differ from the full set"; fi
-for op in sage-qk sage-p sage-v sage-ds; do
+for op in sage-qk sage-p sage-v sage-ds sage-pv; do
   if grep -q "op=$op .*status=0" "$T/g.vec" && grep -Eq "op=$op .*status=[1-9]" "$T/g.vec"; then
     ok "sage smoke has $op cases with status 0 and error cases"; else bad "sage smoke lacks $op cases"; fi
 done
-if grep '^case' "$T/g.vec" | grep -vq ' level=exact '; then bad "a sage case is not exact"; else ok "every sage case is exact [VEC-SAGE-01]"; fi
+if grep '^case' "$T/g.vec" | grep -v ' op=sage-pv ' | grep -vq ' level=exact '; then bad "a sage quantizer case is not exact"
+else ok "every sage quantizer case is exact [VEC-SAGE-01]"; fi
+if grep -q ' level=bounded op=sage-pv ' "$T/g.vec" && grep -q ' level=exact op=sage-pv ' "$T/g.vec"; then
+  ok "sage-pv has cases of both levels [VEC-SAGE-07]"; else bad "sage-pv lacks a level"; fi
 expect 0 "ref-fast passes sage smoke" -- $KVQ verify --vectors "$T/g.vec" --subject ref-fast --junit "$T/g.xml"
 grep_out '^[1-9][0-9]* passed, 0 failed$' "sage smoke: N passed, 0 failed, nothing skipped"
 if grep -q 'classname="sage.exact"' "$T/g.xml"; then ok "JUnit names the sage family"; else bad "sage JUnit classname"; fi
@@ -357,9 +361,9 @@ for lv in exact bounded; do for f in g gstd; do
   if [ $lv = exact ]; then
     expect 0 "ref-fast passes sage $f at the exact level" -- $KVQR verify --vectors "$T/$f.vec" --subject ref-fast --level exact
     grep_out '^[1-9][0-9]* passed, 0 failed$' "sage $f exact: N passed, 0 failed, nothing skipped"
-  else # spec/sage.md defines no bounded level: nothing to select, never a pass
-    expect 1 "sage $f has no bounded case" -- $KVQR verify --vectors "$T/$f.vec" --subject ref-fast --level bounded
-    grep_out 'cases of other levels not selected' "sage $f bounded: every case deselected"
+  else # the bounded level: sage-pv's cases only [VEC-SAGE-08]
+    expect 0 "ref-fast passes sage $f at the bounded level" -- $KVQR verify --vectors "$T/$f.vec" --subject ref-fast --level bounded
+    grep_out '^[1-9][0-9]* passed, 0 failed$' "sage $f bounded: N passed, 0 failed"
   fi
 done; done
 # the bad-input table's statuses [SAGE-BAD-01], as the exact path decides them
@@ -390,6 +394,11 @@ ds-tau-inf 1
 ds-above-2p51 3
 ds-rows0 3
 ds-dim96 2
+pv-nan-code 1
+pv-c-inf 1
+pv-e5m2-inf 1
+pv-buffer96 3
+pv-rows0 2
 TAB
 # coverage the wrong subjects below rely on
 for want in 'op=sage-qk role=q bits=4 gran=thread .* rounding=paper .* ties=even .*status=0 flags=0x00000001' \
@@ -429,6 +438,21 @@ sage_fails sage_fp8_nan_at_bound "NaN at F under the NaN overflow policy" \
 grep_out 'FAIL [^ ]*-v-e[45]m[23] .*codes: .*overflow nan: no conversion overflows\) \[SAGE-LEM-05\]' "NaN at F: sage-v failure names [SAGE-LEM-05]"
 sage_fails sage_fp8_overflow_swapped "overflow rules swapped (NaN under saturate)" \
   'overflow saturate: ' 'FAIL [^ ]*-[pv]-e[45]m[23] .*codes: .*overflow saturate: no conversion overflows\) \[SAGE-LEM-0[56]\]'
+# the accumulator's wrong subjects [VEC-SAGE-08]
+sage_fails sage_pv_round_nearest "accumulator rounding to nearest" \
+  '-pv-[a-z]+ \[exact, ' 'FAIL [^ ]*-pv-[a-z]+ \[exact, .*d\[row [0-9]+\]: .*\[SAGE-ACC-07\] \(model '
+sage_fails sage_pv_c_after "C added after the products" \
+  '-pv-[a-z]+ \[exact, ' 'FAIL [^ ]*-pv-[a-z]+ \[exact, .*\[SAGE-ACC-07\] \(model .*\[SAGE-ACC-02\]'
+sage_fails sage_pv_no_buffer "no FP32 buffer" \
+  '-pv-[a-z]+ \[exact, .* buffer=(64|128)' 'FAIL [^ ]*-pv-.*\[SAGE-ACC-05\] \(FP32 buffer\)'
+sage_fails sage_pv_buffer_256 "a buffer every 256 products" \
+  '-pv-[a-z]+ \[exact, .* buffer=(64|128)' 'FAIL [^ ]*-pv-.*\[SAGE-ACC-05\] \(FP32 buffer\)'
+sage_fails sage_pv_f16_accumulate "binary16 accumulation" \
+  '-pv-[a-z]+ \[(exact|bounded), ' 'FAIL [^ ]*-pv-[a-z]+ \[bounded, .*outside .*\[SAGE-ACC-06\]'
+sage_fails sage_pv_wide_accumulator "a wider accumulator at the exact level" \
+  '-pv-[a-z]+ \[exact, ' 'FAIL [^ ]*-pv-[a-z]+ \[exact, .*\[SAGE-ACC-07\]'
+expect 0 "a wider accumulator PASSES the bounded level ([SAGE-ACC-06])" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/sage_pv_wide_accumulator.so" --level bounded
+grep_out '^[1-9][0-9]* passed, 0 failed$' "wider accumulator: bounded cases pass"
 # saturating whatever the policy says cannot be observed: no SAGE conversion overflows
 expect 0 "saturate-always subject PASSES sage standard ([SAGE-BAD-01] row 15)" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/sage_fp8_saturate_always.so"
 

@@ -1,15 +1,19 @@
 /*
- * families/sage.c -- the SAGE family: sage-qk, sage-p, sage-v and sage-ds,
- * their schemas, subject calls and judges (spec/sage.md, spec/vectors.md
- * [VEC-SAGE-01..06]).
+ * families/sage.c -- the SAGE family: sage-qk, sage-p, sage-v, sage-ds and
+ * sage-pv, their schemas, subject calls and judges (spec/sage.md,
+ * spec/vectors.md [VEC-SAGE-01..08]).
  *
- * Every SAGE operation is pinned to one binary32 sequence; spec/sage.md
- * defines the exact level only ("Exact level and what it compares"), so
- * each operation allows the exact level only: status, every output array bit
- * for bit, then the flags word.  A mismatch names the field and the
- * requirement of spec/sage.md it violates [VEC-SAGE-05].
+ * The quantizer operations are pinned to one binary32 sequence and allow the
+ * exact level only: status, every output array bit for bit, then the flags
+ * word.  sage-pv (one channel of P~V through the accumulator model and the
+ * FP32 buffer) has both levels: bit for bit with the model, or within the
+ * interval of the accumulator class K(13, 14) [VEC-SAGE-08].  A mismatch
+ * names the field and the requirement of spec/sage.md it violates
+ * [VEC-SAGE-05].
  */
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +54,33 @@ static int ds_valid(const kvq_case *c)
     return kvq_sage_shape_ok(&in->shape) && in->rows >= 1u && in->rows <= KVQ_SAGE_MAX_ROWCOL;
 }
 
+static int pv_valid(const kvq_case *c)
+{
+    const kvq_sage_in *in = in_of(c);
+    return in->rows >= 1u && in->rows <= KVQ_SAGE_PV_MAX_ROWS && in->n >= 1u && in->n <= KVQ_SAGE_PV_MAX_N &&
+           in->fmt <= KVQ_SAGE_FP8_E5M2 && in->model <= KVQ_SAGE_PV_MMA_SM90 &&
+           (in->buffer == 0u || in->buffer == 64u || in->buffer == 128u);
+}
+
 /* ---- counts -------------------------------------------------------------------- */
+
+static uint64_t n_pv_codes(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return (uint64_t)in_of(c)->rows * in_of(c)->n;
+}
+
+static uint64_t n_pv_rows(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return in_of(c)->rows;
+}
+
+static uint64_t n_pv_out(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return pv_valid(c) ? in_of(c)->rows : 0u;
+}
 
 static uint64_t n_nd(const kvq_case *c, const void *rec)
 {
@@ -155,10 +185,21 @@ static int check_ds(const kvq_case *c, char *msg, size_t len)
     return check_sizes(c, ds_valid(c), n > q ? (n > d ? n : d) : (q > d ? q : d), msg, len);
 }
 
+static int check_pv(const kvq_case *c, char *msg, size_t len)
+{
+    const kvq_sage_in *in = in_of(c);
+    if (in->rows > KVQ_SAGE_PV_MAX_ROWS || in->n > KVQ_SAGE_PV_MAX_N) {
+        snprintf(msg, len, "rows above %u or n above %u", KVQ_SAGE_PV_MAX_ROWS, KVQ_SAGE_PV_MAX_N);
+        return 0;
+    }
+    return check_sizes(c, pv_valid(c), n_pv_codes(c, NULL), msg, len);
+}
+
 static const char *const ROLES[] = { "q", "k" };
 static const char *const GRANS[] = { "thread", "warp", "block" };
 static const char *const ROUNDINGS[] = { "paper", "public" };
 static const char *const FMTS[] = { "e4m3", "e5m2" };
+static const char *const MODELS[] = { "wgmma", "mma-sm90" };
 
 static const char *name_of(const char *const *names, uint32_t n, uint32_t v)
 {
@@ -188,6 +229,13 @@ static void describe_ds(const kvq_case *c, char *buf, size_t len)
 {
     const kvq_sage_in *in = in_of(c);
     snprintf(buf, len, "rows=%u N=%u d=%u tau=%a", in->rows, in->shape.tokens, in->shape.dim, (double)in->tau);
+}
+
+static void describe_pv(const kvq_case *c, char *buf, size_t len)
+{
+    const kvq_sage_in *in = in_of(c);
+    snprintf(buf, len, "%s %s rows=%u n=%u buffer=%u", name_of(MODELS, 2, in->model), name_of(FMTS, 2, in->fmt),
+             in->rows, in->n, in->buffer);
 }
 
 /* ---- calls ------------------------------------------------------------------------ */
@@ -236,6 +284,14 @@ static int call_ds(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint3
     kvq_sage_ds_out *o = outp;
     (void)flags;
     return ((kvq_sage_delta_s_v1_fn)fns[0])(o->ds, in->qm, in->x, in->rows, &in->shape, in->tau);
+}
+
+static int call_pv(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_pv_out *o = outp;
+    (void)flags;
+    return ((kvq_sage_pv_v1_fn)fns[0])(o->d, in->a, in->b, in->c, in->rows, in->n, in->fmt, in->model, in->buffer);
 }
 
 /* ---- judges [VEC-SAGE-05] -------------------------------------------------------------- */
@@ -327,6 +383,40 @@ static void judge_ds(kvq_verdict *v, const kvq_case *c, const void *out, uint32_
     v->outcome = KVQ_PASS;
 }
 
+/* sage-pv [VEC-SAGE-08]: the exact level bit for bit with the model
+ * [SAGE-ACC-02] and the buffer [SAGE-ACC-05]; the bounded level: every row's
+ * value in [lo, hi], the class K(13, 14) [SAGE-ACC-06] (a NaN never is). */
+static void judge_pv(kvq_verdict *v, const kvq_case *c, const void *outp, uint32_t flags)
+{
+    const kvq_sage_in *in = in_of(c);
+    const kvq_sage_pv_out *o = outp;
+    const kvq_sage_pv_ref *rf = c->ref;
+    (void)flags;
+    if (c->level == KVQ_LEVEL_EXACT) {
+        if (!field_ok(v, c, outp, "d", " [SAGE-ACC-07] (model %s) %s",
+                      in->model == KVQ_SAGE_PV_WGMMA ? (in->fmt ? "wgmma e5m2" : "wgmma e4m3") : "mma-sm90",
+                      in->buffer ? "[SAGE-ACC-02] [SAGE-ACC-05] (FP32 buffer)" : "[SAGE-ACC-02] (no buffer)"))
+            return;
+        v->outcome = KVQ_PASS;
+        return;
+    }
+    for (uint32_t r = 0; r < in->rows; r++) {
+        const double d = o->d[r], lo = rf->lo[r], hi = rf->hi[r];
+        const double mid = 0.5 * lo + 0.5 * hi, half = 0.5 * hi - 0.5 * lo;
+        if (!(d >= lo && d <= hi)) {
+            uint32_t bits;
+            memcpy(&bits, &o->d[r], 4);
+            snprintf(v->detail, sizeof v->detail,
+                     "row %u: d = %a (0x%08x) outside [%a, %a], the interval of the accumulator class "
+                     "K(13, 14) [SAGE-ACC-06] [SAGE-ACC-07]",
+                     r, d, bits, lo, hi);
+            return;
+        }
+        kvq_verdict_margin(v, "distance from the exact sum [SAGE-ACC-06]", fabs(d - mid), half);
+    }
+    v->outcome = KVQ_PASS;
+}
+
 /* ---- ref-fast's SAGE entries (the fast path returns kvq_status, an entry int) ---- */
 
 static int ref_smooth(float *xs, float *mean, const float *x, const kvq_sage_shape *shape, uint32_t seg)
@@ -358,6 +448,12 @@ static int ref_delta_s(float *ds, const float *qm, const float *ks, uint32_t row
     return kvq_sage_delta_s(ds, qm, ks, rows, kshape, tau);
 }
 
+static int ref_pv(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
+                  uint32_t fmt, uint32_t model, uint32_t buffer)
+{
+    return kvq_sage_pv(d, a, b, c, rows, n, fmt, model, buffer);
+}
+
 static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
 {
     if (sigver != 1u) return NULL;
@@ -366,6 +462,7 @@ static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
     if (strcmp(entry, "sage_quantize_p") == 0) return (kvq_entry_fn)ref_quantize_p;
     if (strcmp(entry, "sage_quantize_v") == 0) return (kvq_entry_fn)ref_quantize_v;
     if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)ref_delta_s;
+    if (strcmp(entry, "sage_pv") == 0) return (kvq_entry_fn)ref_pv;
     return NULL;
 }
 
@@ -443,6 +540,26 @@ static const kvq_field DS_FIELDS[] = {
     { .key = "ds", .type = KVQ_FT_A_F32, DOUT(ds), .count = n_ds, .cmp = KVQ_CMP_EXACT },
 };
 
+#define PVEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_pv_out, m)
+#define PVREF(m) .role = KVQ_ROLE_REFERENCE, .offset = offsetof(kvq_sage_pv_ref, m)
+#define PVOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_sage_pv_out, m)
+static const kvq_field PV_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
+    { .key = "model", .type = KVQ_FT_ENUM, IN(model), .names = MODELS, .nnames = 2 },
+    FMT,
+    { .key = "buffer", .type = KVQ_FT_U32, IN(buffer) },
+    { .key = "rows", .type = KVQ_FT_U32, IN(rows) },
+    { .key = "n", .type = KVQ_FT_U32, IN(n) },
+    KVQ_F_STATUS,
+    { .key = "c", .type = KVQ_FT_A_F32, IN(c), .count = n_pv_rows },
+    { .key = "a", .type = KVQ_FT_A_U8, IN(a), .count = n_pv_codes },
+    { .key = "b", .type = KVQ_FT_A_U8, IN(b), .count = n_pv_codes },
+    { .key = "d", .type = KVQ_FT_A_F32, PVEXP(d), .count = n_pv_out },
+    { .key = "lo", .type = KVQ_FT_A_F32, PVREF(lo), .count = n_pv_out },
+    { .key = "hi", .type = KVQ_FT_A_F32, PVREF(hi), .count = n_pv_out },
+    { .key = "d", .type = KVQ_FT_A_F32, PVOUT(d), .count = n_pv_out, .cmp = KVQ_CMP_EXACT, .unit = "row" },
+};
+
 #define EXACT_ONLY KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT)
 
 const kvq_op kvq_op_sage_qk = {
@@ -517,7 +634,26 @@ const kvq_op kvq_op_sage_ds = {
     .judge = judge_ds,
 };
 
-static const kvq_op *const OPS[] = { &kvq_op_sage_qk, &kvq_op_sage_p, &kvq_op_sage_v, &kvq_op_sage_ds };
+const kvq_op kvq_op_sage_pv = {
+    .name = "sage-pv",
+    .family = &kvq_family_sage,
+    .summary = "one channel of P~V: FP8 products through the accumulator model (wgmma, mma.sync) and the FP32 buffer",
+    .fields = PV_FIELDS,
+    .nfields = KVQ_NELEMS(PV_FIELDS),
+    .in_size = sizeof(kvq_sage_in),
+    .out_size = sizeof(kvq_sage_pv_out),
+    .ref_size = sizeof(kvq_sage_pv_ref),
+    .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT) | KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED),
+    .entries = { { .name = "sage_pv", .sigver = 1 } },
+    .nentries = 1,
+    .check = check_pv,
+    .describe = describe_pv,
+    .call = call_pv,
+    .judge = judge_pv,
+};
+
+static const kvq_op *const OPS[] = { &kvq_op_sage_qk, &kvq_op_sage_p, &kvq_op_sage_v, &kvq_op_sage_ds,
+                                     &kvq_op_sage_pv };
 
 const kvq_family kvq_family_sage = {
     .name = "sage",

@@ -12,7 +12,8 @@
 /* Inputs of every SAGE operation (each reads the fields its schema names):
  * sage-qk: shape, qk, seg, x [N][d]; sage-p: rows, cols, fmt, x = p
  * [rows][cols]; sage-v: shape, fmt, x = v [N][d]; sage-ds: shape (of the
- * keys), rows, tau, qm [rows][d], x = ks [N][d]. */
+ * keys), rows, tau, qm [rows][d], x = ks [N][d]; sage-pv: rows, n, fmt, model,
+ * buffer, a and b [rows][n] (FP8 codes), c [rows]. */
 typedef struct kvq_sage_in {
     kvq_sage_shape shape;
     kvq_sage_qk qk;
@@ -22,6 +23,9 @@ typedef struct kvq_sage_in {
     float tau;
     float *x;
     float *qm;
+    uint32_t n, model, buffer;
+    uint8_t *a, *b;
+    float *c;
 } kvq_sage_in;
 
 /* sage-qk outputs [SAGE-SM-01..02] [SAGE-Q-01..07]: the smoothing means
@@ -49,8 +53,18 @@ typedef struct kvq_sage_ds_out {
     float *ds;
 } kvq_sage_ds_out;
 
+/* sage-pv outputs [SAGE-ACC-07]: one value a row; its reference (the
+ * bounded level [SAGE-ACC-06]): the interval a conforming value lies in. */
+typedef struct kvq_sage_pv_out {
+    float *d;
+} kvq_sage_pv_out;
+
+typedef struct kvq_sage_pv_ref {
+    float *lo, *hi;
+} kvq_sage_pv_ref;
+
 extern const kvq_family kvq_family_sage;
-extern const kvq_op kvq_op_sage_qk, kvq_op_sage_p, kvq_op_sage_v, kvq_op_sage_ds;
+extern const kvq_op kvq_op_sage_qk, kvq_op_sage_p, kvq_op_sage_v, kvq_op_sage_ds, kvq_op_sage_pv;
 
 /* Generation (sage_gen.c). */
 uint64_t kvq_sage_gen_count(const char *levels);

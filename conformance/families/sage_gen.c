@@ -4,8 +4,10 @@
  *
  * Case k draws everything from its own generator, seeded from (seed, k), so a
  * shard produces exactly the cases the full run has at its ordinals.  The
- * ordinals: sage-qk cases, sage-p cases, sage-v cases, sage-ds cases, then one
- * case of each error class of the bad-input table [SAGE-BAD-01].  The
+ * ordinals: sage-qk cases, sage-p cases, sage-v cases, sage-ds cases, one
+ * case of each error class of the bad-input table [SAGE-BAD-01], then the
+ * sage-pv cases and one case of each of their error classes (appended, so
+ * the earlier ordinals keep their cases).  The
  * parameters that matter for coverage cycle with k (role, bits, granularity,
  * rounding, tie rule and value distribution of sage-qk; format and overflow
  * rule of sage-p and sage-v); shapes and values are drawn.  Expected outputs
@@ -53,9 +55,14 @@ static kvq_status solve(kvq_case *c)
     } else if (c->op == &kvq_op_sage_v) {
         kvq_sage_v_out *ex = c->exp;
         st = kvq_exact_sage_quantize_v(ex->codes, ex->scale, &flags, &lem, in->x, &in->shape, in->fmt, &c->pol);
-    } else {
+    } else if (c->op == &kvq_op_sage_ds) {
         kvq_sage_ds_out *ex = c->exp;
         st = kvq_exact_sage_delta_s(ex->ds, &lem, in->qm, in->x, in->rows, &in->shape, in->tau);
+    } else {
+        kvq_sage_pv_out *ex = c->exp;
+        kvq_sage_pv_ref *rf = c->ref;
+        st = kvq_exact_sage_pv(ex->d, rf->lo, rf->hi, in->a, in->b, in->c, in->rows, in->n, in->fmt, in->model,
+                               in->buffer);
     }
     if (st == KVQ_E_NOMEM) return st;
     if (st != KVQ_OK) {
@@ -389,20 +396,117 @@ static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64
     return solve(c);
 }
 
+/* ---- sage-pv [SAGE-ACC-07] ---------------------------------------------------------------- */
+
+enum { PV_PROW, PV_UNIFORM, PV_CANCEL, PV_COUNT };
+static const char *const PV_NAMES[PV_COUNT] = { "prow", "uniform", "cancel" };
+
+static uint8_t finite_code(uint32_t fmt, kvq_rng *r)
+{
+    uint8_t v;
+    do v = (uint8_t)kvq_rng_below(r, 256); while (fmt ? (v & 0x7Fu) >= 0x7Cu : (v & 0x7Fu) == 0x7Fu);
+    return v;
+}
+
+/* P~-like rows (codes of F p, p over 2^-14 .. 1 or 0) with V-like codes of
+ * either sign; uniform finite codes; or pairs whose products cancel up to the
+ * last bits (the alignment and the cut decide the result). */
+static void fill_pv(kvq_sage_in *in, int dist, kvq_rng *r)
+{
+    const uint32_t fmt = in->fmt;
+    for (uint64_t e = 0; e < (uint64_t)in->rows * in->n; e++) {
+        uint8_t *a = in->a + e, *b = in->b + e;
+        if (dist == PV_PROW) {
+            const float p = kvq_rng_below(r, 8) == 0 ? 0.0f : ldexpf(1.0f + kvq_rng_unit(r), -(int)kvq_rng_below(r, 15));
+            uint32_t fl = 0;
+            *a = fmt ? kvq_fp8_e5m2_from_f32(p * 57344.0f, 0u, &fl) : kvq_fp8_e4m3_from_f32(p * 448.0f, 0u, &fl);
+            *b = finite_code(fmt, r);
+        } else if (dist == PV_CANCEL && e % 2u == 1u) {
+            *a = a[-1];
+            *b = (uint8_t)(b[-1] ^ 0x80u ^ (kvq_rng_below(r, 4) == 0 ? 1u : 0u));
+            if (fmt ? (*b & 0x7Fu) >= 0x7Cu : (*b & 0x7Fu) == 0x7Fu) *b = (uint8_t)(b[-1] ^ 0x80u);
+        } else {
+            *a = finite_code(fmt, r);
+            *b = finite_code(fmt, r);
+        }
+    }
+    for (uint32_t i = 0; i < in->rows; i++)
+        in->c[i] = kvq_rng_below(r, 3) == 0 ? 0.0f : ldexpf(kvq_rng_sym(r), (int)kvq_rng_below(r, 40) - 20);
+}
+
+/* sage-pv case j: format, model, buffer policy and level cycle with j; the
+ * distribution and the length (one instruction, or up to 640 products) are
+ * drawn. */
+static kvq_status make_pv(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
+{
+    static const uint32_t BUF[3] = { 128u, 64u, 0u };
+    kvq_rng r = { seed ^ (0x8EBC6AF09C88C6E3ull * (k + 1u)) };
+    kvq_sage_in *in;
+    int dist;
+    if (kvq_case_begin(c, &kvq_op_sage_pv) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    (void)kvq_rng_next(&r);
+    c->pol = kvq_policy_default;
+    in->fmt = j % 2u;
+    in->model = (j / 2u) % 2u;
+    in->buffer = BUF[(j / 4u) % 3u];
+    c->level = (j / 3u + j / 12u) % 2u ? KVQ_LEVEL_BOUNDED : KVQ_LEVEL_EXACT;
+    dist = (int)((j + j / 24u) % PV_COUNT);
+    in->rows = 1u + kvq_rng_below(&r, smoke ? 4 : 8);
+    in->n = kvq_rng_below(&r, 4) == 0 ? 32u : 1u + kvq_rng_below(&r, smoke ? 320 : 640);
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-pv-%s", tag, (unsigned long long)k, PV_NAMES[dist]);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    fill_pv(in, dist, &r);
+    return solve(c);
+}
+
+enum { PE_NAN, PE_CINF, PE_E5M2_INF, PE_BUFFER, PE_ROWS, PE_COUNT };
+static const char *const PE_NAMES[PE_COUNT] = {
+    "pv-nan-code", "pv-c-inf", "pv-e5m2-inf", "pv-buffer96", "pv-rows0",
+};
+
+static kvq_status make_pv_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
+{
+    kvq_rng r = { seed ^ (0xA24BAED4963EE407ull * (k + 1u)) };
+    kvq_sage_in *in;
+    if (kvq_case_begin(c, &kvq_op_sage_pv) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    (void)kvq_rng_next(&r);
+    c->level = KVQ_LEVEL_EXACT;
+    c->pol = kvq_policy_default;
+    in->fmt = which == PE_E5M2_INF ? KVQ_SAGE_FP8_E5M2 : KVQ_SAGE_FP8_E4M3;
+    in->model = KVQ_SAGE_PV_WGMMA;
+    in->buffer = which == PE_BUFFER ? 96u : 128u;
+    in->rows = which == PE_ROWS ? 0u : 2u;
+    in->n = 40u;
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-err-%s", tag, (unsigned long long)k, PE_NAMES[which]);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    if (in->rows) {
+        fill_pv(in, PV_UNIFORM, &r);
+        const uint64_t at = kvq_rng_next(&r) % ((uint64_t)in->rows * in->n);
+        if (which == PE_NAN) in->b[at] = kvq_rng_below(&r, 2) ? 0x7Fu : 0xFFu;
+        if (which == PE_E5M2_INF) in->a[at] = kvq_rng_below(&r, 2) ? 0x7Cu : 0xFCu;
+        if (which == PE_CINF) in->c[kvq_rng_below(&r, in->rows)] = -INFINITY;
+    }
+    return solve(c);
+}
+
 /* ---- level sets [VEC-GEN-02] -------------------------------------------------------------- */
 
 typedef struct counts {
-    uint32_t qk, p, v, ds;
+    uint32_t qk, p, v, ds, pv;
 } counts;
 
 static int counts_of(const char *levels, counts *n)
 {
     if (strcmp(levels, "smoke") == 0) {
-        *n = (counts){ 24u, 8u, 8u, 4u };
+        *n = (counts){ 24u, 8u, 8u, 4u, 12u };
         return 1;
     }
     if (strcmp(levels, "standard") == 0) {
-        *n = (counts){ 144u, 32u, 32u, 12u };
+        *n = (counts){ 144u, 32u, 32u, 12u, 48u };
         return 1;
     }
     return 0;
@@ -411,7 +515,7 @@ static int counts_of(const char *levels, counts *n)
 uint64_t kvq_sage_gen_count(const char *levels)
 {
     counts n;
-    return counts_of(levels, &n) ? (uint64_t)n.qk + n.p + n.v + n.ds + E_COUNT : 0u;
+    return counts_of(levels, &n) ? (uint64_t)n.qk + n.p + n.v + n.ds + E_COUNT + n.pv + PE_COUNT : 0u;
 }
 
 kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k)
@@ -426,7 +530,9 @@ kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     else if ((j -= n.qk) < n.p) st = make_p(c, tag, seed, k, (uint32_t)j, smoke);
     else if ((j -= n.p) < n.v) st = make_v(c, tag, seed, k, (uint32_t)j, smoke);
     else if ((j -= n.v) < n.ds) st = make_ds(c, tag, seed, k, (uint32_t)j, smoke);
-    else st = make_error(c, tag, seed, k, (uint32_t)(j - n.ds));
+    else if ((j -= n.ds) < E_COUNT) st = make_error(c, tag, seed, k, (uint32_t)j);
+    else if ((j -= E_COUNT) < n.pv) st = make_pv(c, tag, seed, k, (uint32_t)j, smoke);
+    else st = make_pv_error(c, tag, seed, k, (uint32_t)(j - n.pv));
     if (st != KVQ_OK) kvq_case_free(c);
     return st;
 }

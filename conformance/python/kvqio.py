@@ -810,8 +810,29 @@ def _s_ds_valid(v):
     return _s_shape_ok(v) and 1 <= v["rows"] <= _S_MAX
 
 
+_S_MODELS = ("wgmma", "mma-sm90")
+_S_PV_MAX_ROWS, _S_PV_MAX_N = 256, 1 << 16
+
+
+def _s_pv_valid(v):
+    return (1 <= v["rows"] <= _S_PV_MAX_ROWS and 1 <= v["n"] <= _S_PV_MAX_N
+            and v["buffer"] in (0, 64, 128))
+
+
+def _s_pv_out(v):
+    return v["rows"] if _s_pv_valid(v) else 0
+
+
 def _s_check(v):
     op = v["op"]
+    if op == "sage-pv":
+        if v["rows"] > _S_PV_MAX_ROWS or v["n"] > _S_PV_MAX_N:
+            return "rows above %d or n above %d" % (_S_PV_MAX_ROWS, _S_PV_MAX_N)
+        if v["rows"] * v["n"] > MAX_FILE_ELEMS:
+            return "an array exceeds %d values" % MAX_FILE_ELEMS
+        if v["status"] == 0 and not _s_pv_valid(v):
+            return "parameters or shape not valid for a status-0 case"
+        return None
     if op == "sage-p":
         sizes = [_s_rc(v)]
     elif op == "sage-ds":
@@ -857,6 +878,14 @@ _SAGE_DS_FIELDS = _S_HEAD + [
     _f("ds", "a_f32", "exp", lambda v: v["rows"] * v["tokens"] if _s_ds_valid(v) else 0),
 ]
 
+_SAGE_PV_FIELDS = _S_HEAD + [
+    _f("model", "enum", names=_S_MODELS), _f("fmt", "enum", names=_S_FMTS), _f("buffer", "u32"),
+    _f("rows", "u32"), _f("n", "u32"), _f("status", "status", "case"),
+    _f("c", "a_f32", count=lambda v: v["rows"]), _f("a", "a_u8", count=lambda v: v["rows"] * v["n"]),
+    _f("b", "a_u8", count=lambda v: v["rows"] * v["n"]),
+    _f("d", "a_f32", "exp", _s_pv_out), _f("lo", "a_f32", "ref", _s_pv_out), _f("hi", "a_f32", "ref", _s_pv_out),
+]
+
 _OPS = {
     "kivi-quant": _Op("kivi-quant", "kivi", _KIVI_FIELDS, ("flags", "codes", "scale", "zero", "deq"),
                       _LEVELS, _k_check, lambda v: (0, code_max(v["bits"]))),
@@ -875,6 +904,7 @@ _OPS = {
     "sage-v": _Op("sage-v", "sage", _SAGE_V_FIELDS, ("flags", "scale", "codes"), ("exact",), _s_check,
                   lambda v: (0, 255)),
     "sage-ds": _Op("sage-ds", "sage", _SAGE_DS_FIELDS, ("ds",), ("exact",), _s_check, lambda v: (0, 255)),
+    "sage-pv": _Op("sage-pv", "sage", _SAGE_PV_FIELDS, ("d",), _LEVELS, _s_check, lambda v: (0, 255)),
 }
 _FAMILIES = ("kivi", "cert", "sage")
 _LEVEL_SETS = ("smoke", "standard")

@@ -167,3 +167,71 @@ kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const fl
 {
     return kvq_sage_attention_variant(o, q, k, v, a, pol, KVQ_SAGE_ATTN_VAR_NONE);
 }
+
+/* ---- one channel of P~V through the accumulator and the buffer [SAGE-ACC-07] ---- */
+
+static int pv_codes_ok(const uint8_t *x, uint64_t n, uint32_t fmt)
+{
+    for (uint64_t e = 0; e < n; e++) {
+        const uint32_t v = x[e] & 0x7Fu;
+        if (fmt == KVQ_SAGE_FP8_E4M3 ? v == 0x7Fu : v >= 0x7Cu) return 0;   /* NaN (E4M3), Inf/NaN (E5M2) */
+    }
+    return 1;
+}
+
+kvq_status kvq_sage_pv_check(const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
+                             uint32_t fmt, uint32_t model, uint32_t buffer)
+{
+    if (!a || !b || !c || fmt > KVQ_SAGE_FP8_E5M2 || model > KVQ_SAGE_PV_MMA_SM90 ||
+        (buffer != 0u && buffer != 64u && buffer != 128u))
+        return KVQ_E_PARAM;
+    if (rows == 0u || rows > KVQ_SAGE_PV_MAX_ROWS || n == 0u || n > KVQ_SAGE_PV_MAX_N) return KVQ_E_SHAPE;
+    for (uint32_t r = 0; r < rows; r++)
+        if (!isfinite(c[r])) return KVQ_E_NONFINITE;
+    if (!pv_codes_ok(a, (uint64_t)rows * n, fmt) || !pv_codes_ok(b, (uint64_t)rows * n, fmt))
+        return KVQ_E_NONFINITE;
+    return KVQ_OK;
+}
+
+void kvq_sage_pv_run(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
+                     uint32_t fmt, const kvq_mma_model *m, uint32_t flush)
+{
+    for (uint32_t r = 0; r < rows; r++) {
+        const uint8_t *ar = a + (uint64_t)r * n, *br = b + (uint64_t)r * n;
+        uint32_t acc, buf = 0u;
+        memcpy(&acc, &c[r], sizeof acc);
+        for (uint32_t k0 = 0; k0 < n; k0 += 32u) {
+            uint8_t x[32], y[32];
+            for (uint32_t t = 0; t < 32u; t++) {
+                x[t] = k0 + t < n ? ar[k0 + t] : 0u;
+                y[t] = k0 + t < n ? br[k0 + t] : 0u;
+            }
+            acc = kvq_mma_dot(x, y, 32u, acc, fmt, m);
+            const uint32_t done = k0 + 32u;
+            if (flush != 0u && (done % flush == 0u || done >= n)) {
+                float fb, fa;
+                memcpy(&fb, &buf, sizeof fb);
+                memcpy(&fa, &acc, sizeof fa);
+                fb = fb + fa;                                   /* binary32, to nearest even */
+                memcpy(&buf, &fb, sizeof buf);
+                acc = 0u;
+            }
+        }
+        const uint32_t res = flush != 0u ? buf : acc;
+        memcpy(&d[r], &res, sizeof res);
+    }
+}
+
+kvq_status kvq_sage_pv(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
+                       uint32_t fmt, uint32_t model, uint32_t buffer)
+{
+    kvq_status st = d ? kvq_sage_pv_check(a, b, c, rows, n, fmt, model, buffer) : KVQ_E_PARAM;
+    if (st != KVQ_OK) return st;
+    const kvq_mma_model m = model == KVQ_SAGE_PV_WGMMA ? kvq_mma_model_wgmma_fp8(fmt) : kvq_mma_model_mma_fp8_sm90();
+    float *out = malloc((size_t)rows * sizeof *out);
+    if (!out) return KVQ_E_NOMEM;
+    kvq_sage_pv_run(out, a, b, c, rows, n, fmt, &m, buffer);
+    memcpy(d, out, (size_t)rows * sizeof *out);
+    free(out);
+    return KVQ_OK;
+}

@@ -11,6 +11,11 @@
  *   SAGE_FMT(fmt)                     the FP8 format of P~ and V
  *   SAGE_FP8_POL(p)                   edits a copy of the policy of P~ and V
  *   SAGE_FP8_FIX(codes, n, fmt, pol)  rewrites the FP8 codes of P~ and V
+ *   SAGE_PV_MODEL(m)                  edits a copy of sage-pv's accumulator model
+ *   SAGE_PV_FLUSH(buffer)             the flush interval sage-pv uses
+ *   SAGE_PV_RUN                       the name of the subject's own sage-pv
+ *                                     accumulation, with kvq_sage_pv_run's
+ *                                     arguments (the model is then unused)
  * before including this file; the others default to the fast path's
  * behaviour.
  */
@@ -21,6 +26,7 @@
 #include <string.h>
 
 #include "kvq_subject.h"
+#include "../../ref/fast/sage_attn_internal.h"
 
 #ifndef SAGE_SMOOTH_SEG
 #define SAGE_SMOOTH_SEG(seg, shape) (seg)
@@ -36,6 +42,15 @@
 #endif
 #ifndef SAGE_FP8_FIX
 #define SAGE_FP8_FIX(codes, n, fmt, pol) ((void)0)
+#endif
+#ifndef SAGE_PV_MODEL
+#define SAGE_PV_MODEL(m) ((void)0)
+#endif
+#ifndef SAGE_PV_FLUSH
+#define SAGE_PV_FLUSH(buffer) (buffer)
+#endif
+#ifndef SAGE_PV_RUN
+#define SAGE_PV_RUN kvq_sage_pv_run
 #endif
 
 /* Smoothing with the subject's segment; the caller's mean array holds the
@@ -108,6 +123,17 @@ static int sage_delta_s(float *ds, const float *qm, const float *ks, uint32_t ro
     return kvq_sage_delta_s(ds, qm, ks, rows, kshape, tau);
 }
 
+static int sage_pv(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
+                   uint32_t fmt, uint32_t model, uint32_t buffer)
+{
+    kvq_status st = d ? kvq_sage_pv_check(a, b, c, rows, n, fmt, model, buffer) : KVQ_E_PARAM;
+    if (st != KVQ_OK) return st;
+    kvq_mma_model m = model == KVQ_SAGE_PV_WGMMA ? kvq_mma_model_wgmma_fp8(fmt) : kvq_mma_model_mma_fp8_sm90();
+    SAGE_PV_MODEL(m);
+    SAGE_PV_RUN(d, a, b, c, rows, n, fmt, &m, SAGE_PV_FLUSH(buffer));
+    return KVQ_OK;
+}
+
 static kvq_entry_fn sage_lookup(const char *entry, uint32_t sigver)
 {
     if (sigver != 1u) return NULL;
@@ -116,6 +142,7 @@ static kvq_entry_fn sage_lookup(const char *entry, uint32_t sigver)
     if (strcmp(entry, "sage_quantize_p") == 0) return (kvq_entry_fn)sage_quantize_p;
     if (strcmp(entry, "sage_quantize_v") == 0) return (kvq_entry_fn)sage_quantize_v;
     if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)sage_delta_s;
+    if (strcmp(entry, "sage_pv") == 0) return (kvq_entry_fn)sage_pv;
     return NULL;
 }
 
