@@ -236,8 +236,23 @@ $(B)/gpu/sage/mma_probe.o: include/kvq_mma.h
 $(B)/gpu/sage/mma_probe.o: NVFLAGS += -Xcompiler -fopenmp
 $(B)/gpu/kvq_sage_mma_probe: $(B)/gpu/sage/mma_probe.o
 	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lm -lgomp
+# the attention core and pipeline (gpu/sage/sage_attn.cu, a kernel unit of GPU_OBJ), its
+# device test (bitwise against ref/fast/sage.c and the wgmma model; OpenMP host checks) and
+# the shared library a benchmark loads (kvq_cuda_sage_attn, _workspace, _core, ...)
+$(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h
+$(B)/gpu/sage/attn_test.o: $(SAGE_HDR) include/kvq_sage_attn.h include/kvq_mma.h
+$(B)/gpu/sage/attn_test.o: NVFLAGS += -Xcompiler -fopenmp
+$(B)/gpu/kvq_gpu_sage_attn_test: $(GPU_OBJ) $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ) \
+    $(B)/rel/libkvq.a
+	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lmpfr -lgmp -lm -lgomp
+# the device's ex2.approx.ftz.f32 on every non-positive binary32 argument ([TR-EX2])
+$(B)/gpu/kvq_sage_ex2_sweep: $(B)/gpu/sage/ex2_sweep.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/libkvq_sage_attn.so: $(GPU_OBJ) $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
 GPU_SAGE_TARGETS := $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_sage_bench $(B)/gpu/kvq_sage_fp8_matrix \
-                    $(B)/gpu/kvq_sage_fp8_sweep $(B)/gpu/kvq_sage_mma_probe
+                    $(B)/gpu/kvq_sage_fp8_sweep $(B)/gpu/kvq_sage_mma_probe \
+                    $(B)/gpu/kvq_gpu_sage_attn_test $(B)/gpu/libkvq_sage_attn.so $(B)/gpu/kvq_sage_ex2_sweep
 
 # -- area: GPU certified decode (gpu/cert/decode_*.cu and its test and benchmark)
 # The device check links the rel library (the exact MPFR path judges every
@@ -304,10 +319,17 @@ $(B)/gpu/kvq_cert_floor: gpu/cert/cert_floor.cu
 # (every step it sends is judged exactly); gpu-test-cert runs all 10^5 steps.
 GPU_TEST_CERT_SECONDS ?= 120
 gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test $(B)/gpu/kvq_gpu_sage_test \
-          $(B)/gpu/kvq_gpu_cert_decode_test $(B)/gpu/kvq_sage_mma_probe
+          $(B)/gpu/kvq_gpu_cert_decode_test $(B)/gpu/kvq_sage_mma_probe $(B)/gpu/kvq_gpu_sage_attn_test \
+          $(B)/gpu/kvq_sage_ex2_sweep
 	$(B)/gpu/kvq_gpu_test
 	$(B)/gpu/kvq_gpu_cert_test
 	$(B)/gpu/kvq_gpu_sage_test
+	@rc=0; $(B)/gpu/kvq_gpu_sage_attn_test || rc=$$?; \
+	  if [ $$rc -eq 77 ]; then echo "gpu-test: kvq_gpu_sage_attn_test SKIPPED (exit 77), not a pass"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
+	@rc=0; $(B)/gpu/kvq_sage_ex2_sweep || rc=$$?; \
+	  if [ $$rc -eq 77 ]; then echo "gpu-test: kvq_sage_ex2_sweep SKIPPED (exit 77), not a pass"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 	$(B)/gpu/kvq_sage_mma_probe --confirm --tiles 20000
 	KVQ_CERT_SECONDS=$(GPU_TEST_CERT_SECONDS) $(B)/gpu/kvq_gpu_cert_decode_test
 
@@ -325,7 +347,7 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a
 	install -m 644 $(B)/rel/libkvq.a $(DESTDIR)$(PREFIX)/lib/libkvq.a
 	install -m 644 include/kvq.h include/kvq_cert.h include/kvq_layout.h include/kvq_exact.h include/kvq_bits.h \
 	  include/kvq_fp8.h include/kvq_exact_fp8.h include/kvq_sage.h include/kvq_sage_layout.h \
-	  include/kvq_exact_sage.h include/kvq_mma.h conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
+	  include/kvq_exact_sage.h include/kvq_mma.h include/kvq_sage_attn.h conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
 	@if [ -x $(B)/gpu/kvq_sage_mma_probe ]; then \
 	  install -d $(DESTDIR)$(PREFIX)/libexec/kvq && \
 	  install -m 755 $(B)/gpu/kvq_sage_mma_probe $(DESTDIR)$(PREFIX)/libexec/kvq/kvq_sage_mma_probe && \

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 idre='\[[A-Z][A-Z0-9]*(-[A-Z0-9]+)+\]'
 defined=$(grep -rhoE "$idre" spec | sort -u)
-cited_tests=$(grep -rhoE "$idre" tests gpu/*_test.cu fuzz 2>/dev/null | sort -u)
+cited_tests=$(grep -rhoE "$idre" tests gpu/*_test.cu gpu/*/*_test.cu fuzz 2>/dev/null | sort -u)
 cited_all=$(grep -rhoE "$idre" include ref conformance gpu tests fuzz 2>/dev/null | sort -u)
 trusted=$(grep -hoE '^(###|\|) \[TR-[A-Z0-9-]+\]' proofs/TRUSTED.md | grep -oE "$idre" | sort -u)
 known=$(printf '%s\n%s\n' "$defined" "$trusted" | sort -u)

@@ -303,7 +303,8 @@ kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, const float *d_
  * d_ds the dS rows (ceil(nq / 128) x nk, scaled by kvq_sage_attn_tau2), d_vc,
  * d_vs V's E4M3 codes and channel scales.  Heads follow each other at the
  * per-head sizes of include/kvq_sage_layout.h.  d_o: heads x nq x dim binary32.
- * Stream-ordered; KVQ_E_PARAM for invalid parameters (before any launch),
+ * Stream-ordered; KVQ_E_PARAM for invalid parameters (before any launch;
+ * d_kc and d_vc must be 16-byte aligned, the float arrays 4-byte aligned),
  * KVQ_E_DEVICE for a failed launch or a device without sm_90a support. */
 kvq_status kvq_cuda_sage_attn_core(float *d_o, const kvq_sage_attn *a, uint32_t heads,
                                    const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
@@ -318,6 +319,42 @@ size_t kvq_cuda_sage_attn_workspace(const kvq_sage_attn *a, uint32_t heads);
 kvq_status kvq_cuda_sage_attn(float *d_o, kvq_cuda_result *d_result, const float *d_q, const float *d_k,
                               const float *d_v, const kvq_sage_attn *a, uint32_t heads,
                               void *d_workspace, size_t workspace_bytes, cudaStream_t stream);
+
+/* Where the pipeline's intermediates lie in its workspace: byte offsets, each
+ * a multiple of 256, of the arrays of all heads (heads follow each other at the
+ * per-head sizes of include/kvq_sage_layout.h): ks/km the smoothed K and its
+ * means (1 row a head), qs/qm the smoothed Q and its means (ceil(nq / 128)
+ * rows a head), ds the dS rows, qc/qsc, kc/ksc, vc/vsc the quantizers' codes
+ * and scales; scratch and results are the launchers' own; total is
+ * kvq_cuda_sage_attn_workspace().  KVQ_E_PARAM for invalid parameters. */
+typedef struct kvq_cuda_sage_attn_ws {
+    size_t ks, km, qs, qm, ds, qc, qsc, kc, ksc, vc, vsc, scratch, results, total;
+} kvq_cuda_sage_attn_ws;
+kvq_status kvq_cuda_sage_attn_ws_layout(kvq_cuda_sage_attn_ws *w, const kvq_sage_attn *a,
+                                        uint32_t heads);
+
+/* Diagnostics: the core with a trace of one CTA (head `head`, query rows
+ * 64 qblock .. 64 qblock + 63): for each key block kb it processed, the 64 x 64
+ * int32 QK dots (d_dots[kb][row][key]; rows past nq and keys past nk read 0
+ * codes), and for each of its two P~V wgmma instructions u = 2 kb + h (keys
+ * 32 h .. 32 h + 31 of the block) the 64 x 128 accumulator right before it
+ * (after the rescale and flush) and right after it (d_acc_in[u][row][channel],
+ * d_acc_out[u][row][channel]) and its 64 x 32 P~ codes (d_p[u][row][key]);
+ * *d_nblocks receives the number of key blocks.  The arrays hold `blocks` key
+ * blocks (at least ceil(nvisible(last row of the CTA) / 64)).  The output is
+ * the core's, bit for bit. */
+typedef struct kvq_cuda_sage_attn_trace {
+    uint32_t head, qblock, blocks;
+    int32_t *d_dots;
+    float *d_acc_in, *d_acc_out;
+    uint8_t *d_p;
+    uint32_t *d_nblocks;
+} kvq_cuda_sage_attn_trace;
+kvq_status kvq_cuda_sage_attn_core_trace(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                         const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                         const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                         const float *d_vs, const kvq_cuda_sage_attn_trace *tr,
+                                         cudaStream_t stream);
 
 #ifdef __cplusplus
 }

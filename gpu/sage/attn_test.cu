@@ -1,0 +1,716 @@
+/*
+ * attn_test.cu -- the SageAttention2 attention pipeline on the device
+ * (gpu/sage/sage_attn.cu) against the reference layer, bitwise.
+ *
+ * Each case (fixed list; inputs from the seed: gaussian, "sink" -- outlier
+ * channels of large magnitude in Q, K and V plus a key token every query
+ * attends to --, and small values around 2^-20) runs kvq_cuda_sage_attn and
+ * checks, bit for bit:
+ *   intermediates  the smoothed K and Q, their means, dS, the codes and scales
+ *                  of Q, K and V read back from the workspace equal
+ *                  kvq_sage_smooth / _delta_s / _quantize_qk / _quantize_v of
+ *                  ref/fast/sage.c on the host [SAGE-ATT-02..03]
+ *   result word    KVQ_OK; the output's guard bytes untouched
+ *   trace          the core again with a trace of one CTA (the last query block
+ *                  in even cases, the first in odd ones, the last head): its
+ *                  output equals the pipeline's; every QK dot of every key
+ *                  block equals the host's int32 dot of the codes; every P~V
+ *                  wgmma output equals kvq_mma_dot(P~ row, V~ channel, its
+ *                  accumulator input, E4M3, kvq_mma_model_wgmma_fp8(0)); the
+ *                  second instruction of a block starts where the first ended;
+ *                  P~ codes of keys a row cannot see are 0x00 [SAGE-ATT-04]
+ * the output against the exact path's bound (kvq_exact_sage_attn_bound, the
+ * whole pipeline against exact attention on the unquantized inputs
+ * [SAGE-ATT-07]) on every row of small cases and 64 rows a head of large
+ * ones, and prints, as a diagnostic only, max |o - o_ref| and the cosine
+ * similarity against a binary64 attention on the original Q, K, V.  Bad input: invalid parameters give KVQ_E_PARAM with nothing
+ * launched (output and result word untouched); a NaN or an infinity in Q, K
+ * or V gives KVQ_E_NONFINITE in the result word and leaves the output
+ * untouched.
+ *
+ * usage: kvq_gpu_sage_attn_test [--bench]
+ *   --bench  times nq = nk = 4096 and 8192, 32 heads, d = 128, not causal,
+ *            buffer 128, INT8: the whole pipeline and the core alone (medians
+ *            of cudaEvent times), instead of the checks
+ * Seed: KVQ_SEED.  Without a usable sm_90 device: "SKIPPED", exit 77.
+ * The closing line is "N passed, N failed"; exit 1 when anything failed.
+ *
+ * SPEC: [SAGE-ATT-01..09] [SAGE-DEV-06] [SAGE-ACC-02] [API-ERR-01] [POL-NF-01]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kvq.h"
+#include "kvq_exact_sage.h"
+#include "kvq_mma.h"
+#include "kvq_sage.h"
+#include "kvq_sage_attn.h"
+#include "kvq_cuda.h"
+#include "testbed.h"
+
+#define DEFAULT_SEED 0x6b76712d61747431ull /* "kvq-att1" */
+#define SKIP_STATUS 77
+#define D 128u
+
+enum { DIST_GAUSS, DIST_SINK, DIST_SMALL, DIST_N };
+static const char *dist_name[DIST_N] = {"gauss", "sink", "small"};
+
+typedef struct acase {
+    uint32_t nq, nk, heads, causal, buffer, bits, dist;
+} acase;
+
+static const acase cases[] = {
+    {64, 64, 1, 0, 128, 8, DIST_GAUSS},     {64, 64, 3, 1, 64, 8, DIST_SINK},
+    {200, 200, 1, 0, 0, 8, DIST_SINK},      {200, 200, 3, 1, 128, 8, DIST_GAUSS},
+    {1024, 1024, 1, 1, 128, 8, DIST_SINK},  {1024, 1024, 3, 0, 64, 8, DIST_SMALL},
+    {1024, 1024, 1, 1, 0, 8, DIST_GAUSS},   {4096, 4096, 1, 0, 128, 8, DIST_GAUSS},
+    {4096, 4096, 1, 1, 64, 8, DIST_SINK},   {4096, 4096, 3, 1, 0, 8, DIST_SMALL},
+    {1, 4096, 3, 0, 128, 8, DIST_SINK},     {1, 200, 1, 1, 64, 8, DIST_GAUSS},
+    {1, 64, 1, 0, 0, 8, DIST_SMALL},        {300, 1000, 1, 1, 128, 8, DIST_GAUSS},
+    {1000, 300, 3, 1, 64, 8, DIST_SINK},    {1000, 300, 1, 0, 0, 8, DIST_GAUSS},
+    {130, 77, 3, 0, 128, 8, DIST_SINK},     {77, 130, 1, 1, 128, 8, DIST_SMALL},
+    {200, 200, 1, 1, 128, 4, DIST_GAUSS},   {1024, 1024, 3, 0, 64, 4, DIST_SINK},
+    {1, 1000, 1, 1, 0, 4, DIST_GAUSS},
+};
+
+/* ---- inputs -------------------------------------------------------------------- */
+
+static double gauss(void)
+{
+    const double u1 = 1.0 - kvq_tb_rndf(), u2 = kvq_tb_rndf();
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Q [heads][nq][D], K, V [heads][nk][D]. */
+static void gen(float *q, float *k, float *v, const acase *c)
+{
+    const uint64_t nq = (uint64_t)c->heads * c->nq, nk = (uint64_t)c->heads * c->nk;
+    std::vector<double> u(D), qb(D, 0.0), kb(D, 0.0), vb(D, 1.0);
+    for (uint32_t i = 0; i < D; i++) u[i] = gauss();
+    if (c->dist == DIST_SINK) {
+        for (uint32_t i = 0; i < 6u; i++) {                  /* outlier channels */
+            kb[kvq_tb_rndu(D)] = 8.0 + 8.0 * kvq_tb_rndf();
+            qb[kvq_tb_rndu(D)] = 4.0;
+            vb[kvq_tb_rndu(D)] = 30.0;
+        }
+    }
+    const double sc = c->dist == DIST_SMALL ? 0x1p-20 : 1.0;
+    for (uint64_t e = 0; e < nq; e++) {
+        const uint32_t ch = (uint32_t)(e % D);
+        double x = gauss();
+        if (c->dist == DIST_SINK) x = x + u[ch] + qb[ch] * gauss();
+        q[e] = (float)(x * sc);
+    }
+    for (uint64_t e = 0; e < nk; e++) {
+        const uint32_t ch = (uint32_t)(e % D), tok = (uint32_t)((e / D) % c->nk);
+        double x = gauss(), y = gauss();
+        if (c->dist == DIST_SINK) {
+            x = (tok % 97u == 0u ? u[ch] : x) + kb[ch];      /* sinks: every query's mean direction */
+            y = y * vb[ch];
+        }
+        k[e] = (float)(x * sc);
+        v[e] = (float)(y * sc);
+    }
+}
+
+/* ---- host references of the intermediates ----------------------------------------- */
+
+typedef struct inter {
+    std::vector<float> ks, km, qs, qm, ds, qsc, ksc, vsc;
+    std::vector<uint8_t> qc, kc, vc;
+} inter;
+
+static int host_inter(inter *r, const float *q, const float *k, const float *v, const kvq_sage_attn *a,
+                      uint32_t heads)
+{
+    const uint32_t nq = a->nq, nk = a->nk, rows = kvq_sage_mean_rows(nq, KVQ_SAGE_ATTN_BQ);
+    const kvq_sage_shape qsh = {nq, D}, ksh = {nk, D};
+    const kvq_sage_qk qq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_K);
+    const uint64_t qcb = kvq_sage_code_bytes(&qsh, a->qk_bits), kcb = kvq_sage_code_bytes(&ksh, a->qk_bits);
+    const uint64_t qsn = kvq_sage_scale_count(&qsh, &qq), ksn = kvq_sage_scale_count(&ksh, &kq);
+    const float tau2 = kvq_sage_attn_tau2(a->tau);
+    r->ks.assign((size_t)heads * nk * D, 0.0f), r->km.assign((size_t)heads * D, 0.0f);
+    r->qs.assign((size_t)heads * nq * D, 0.0f), r->qm.assign((size_t)heads * rows * D, 0.0f);
+    r->ds.assign((size_t)heads * rows * nk, 0.0f);
+    r->qc.assign((size_t)(heads * qcb), 0u), r->qsc.assign((size_t)(heads * qsn), 0.0f);
+    r->kc.assign((size_t)(heads * kcb), 0u), r->ksc.assign((size_t)(heads * ksn), 0.0f);
+    r->vc.assign((size_t)heads * nk * D, 0u), r->vsc.assign((size_t)heads * D, 0.0f);
+    for (uint32_t h = 0; h < heads; h++) {
+        uint32_t f = 0;
+        const uint64_t oq = (uint64_t)h * nq * D, ok = (uint64_t)h * nk * D;
+        if (kvq_sage_smooth(&r->ks[ok], &r->km[(size_t)h * D], k + ok, &ksh, nk) != KVQ_OK ||
+            kvq_sage_smooth(&r->qs[oq], &r->qm[(size_t)h * rows * D], q + oq, &qsh, KVQ_SAGE_ATTN_BQ) != KVQ_OK ||
+            kvq_sage_delta_s(&r->ds[(size_t)h * rows * nk], &r->qm[(size_t)h * rows * D], &r->ks[ok], rows, &ksh,
+                             tau2) != KVQ_OK ||
+            kvq_sage_quantize_qk(&r->qc[h * qcb], &r->qsc[h * qsn], &f, &r->qs[oq], &qsh, &qq,
+                                 &kvq_policy_default) != KVQ_OK ||
+            kvq_sage_quantize_qk(&r->kc[h * kcb], &r->ksc[h * ksn], &f, &r->ks[ok], &ksh, &kq,
+                                 &kvq_policy_default) != KVQ_OK ||
+            kvq_sage_quantize_v(&r->vc[ok], &r->vsc[(size_t)h * D], &f, v + ok, &ksh, KVQ_SAGE_FP8_E4M3,
+                                &kvq_policy_default) != KVQ_OK)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- diagnostics: binary64 attention on the original inputs ------------------------ */
+
+static void host_attention(std::vector<double> &o, const float *q, const float *k, const float *v,
+                           const kvq_sage_attn *a, uint32_t heads)
+{
+    const uint32_t nq = a->nq, nk = a->nk;
+    o.assign((size_t)heads * nq * D, 0.0);
+    const int64_t nrow = (int64_t)heads * nq;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t hr = 0; hr < nrow; hr++) {
+        const uint32_t h = (uint32_t)(hr / nq), i = (uint32_t)(hr % nq), nv = kvq_sage_attn_nvisible(a, i);
+        if (nv == 0u) continue;
+        const float *qi = q + ((uint64_t)h * nq + i) * D;
+        std::vector<double> s(nv);
+        double m = -INFINITY;
+        for (uint32_t j = 0; j < nv; j++) {
+            const float *kj = k + ((uint64_t)h * nk + j) * D;
+            double x = 0.0;
+            for (uint32_t c = 0; c < D; c++) x += (double)qi[c] * kj[c];
+            s[j] = x * (double)a->tau;
+            m = std::max(m, s[j]);
+        }
+        double l = 0.0;
+        std::vector<double> acc(D, 0.0);
+        for (uint32_t j = 0; j < nv; j++) {
+            const double p = exp(s[j] - m);
+            l += p;
+            const float *vj = v + ((uint64_t)h * nk + j) * D;
+            for (uint32_t c = 0; c < D; c++) acc[c] += p * vj[c];
+        }
+        for (uint32_t c = 0; c < D; c++) o[(size_t)hr * D + c] = acc[c] / l;
+    }
+}
+
+/* ---- device helpers -------------------------------------------------------------- */
+
+#define CK(x) kvq_tb_cuda((x), #x)
+
+template <typename T> static T *dalloc(size_t n)
+{
+    void *p = NULL;
+    CK(cudaMalloc(&p, n ? n : 1u));
+    return (T *)p;
+}
+
+static int same_bytes(const char *what, const void *dev, const void *host, size_t n, const acase *c)
+{
+    std::vector<uint8_t> h(n ? n : 1u);
+    CK(cudaMemcpy(h.data(), dev, n, cudaMemcpyDeviceToHost));
+    const long at = kvq_tb_first_diff(h.data(), host, n);
+    if (at < 0) {
+        kvq_tb_pass();
+        return 1;
+    }
+    if (kvq_tb_fail())
+        printf("  FAIL %s: byte %ld of %zu differs (device 0x%02x, reference 0x%02x); case nq=%u nk=%u heads=%u "
+               "causal=%u buffer=%u bits=%u input=%s seed=0x%016llx\n", what, at, n, h[(size_t)at],
+               ((const uint8_t *)host)[at], c->nq, c->nk, c->heads, c->causal, c->buffer, c->bits,
+               dist_name[c->dist], (unsigned long long)kvq_tb_seed());
+    return 0;
+}
+
+static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void check(int ok, const char *fmt, ...)
+{
+    if (ok) {
+        kvq_tb_pass();
+        return;
+    }
+    if (kvq_tb_fail()) {
+        va_list ap;
+        va_start(ap, fmt);
+        printf("  FAIL ");
+        vprintf(fmt, ap);
+        printf(" (seed 0x%016llx)\n", (unsigned long long)kvq_tb_seed());
+        va_end(ap);
+    }
+}
+
+static uint32_t f32bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+/* ---- the trace check ---------------------------------------------------------------- */
+
+/* Returns the number of mismatches; counts into *ndots, *npv the outputs checked. */
+static uint64_t check_trace(const acase *c, const kvq_sage_attn *a, const inter *r, uint32_t head, uint32_t qblock,
+                            uint32_t nb, const std::vector<int32_t> &dots, const std::vector<float> &ain,
+                            const std::vector<float> &aout, const std::vector<uint8_t> &pc, uint64_t *ndots,
+                            uint64_t *npv)
+{
+    const uint32_t nq = a->nq, nk = a->nk, bits = a->qk_bits, q0 = qblock * 64u;
+    const kvq_sage_shape qsh = {nq, D}, ksh = {nk, D};
+    const uint8_t *qc = r->qc.data() + head * kvq_sage_code_bytes(&qsh, bits);
+    const uint8_t *kc = r->kc.data() + head * kvq_sage_code_bytes(&ksh, bits);
+    const uint8_t *vc = r->vc.data() + (size_t)head * nk * D;
+    const kvq_mma_model model = kvq_mma_model_wgmma_fp8(0u);
+    uint64_t bad_dots = 0, bad_pv = 0, bad_chain = 0, bad_zero = 0;
+    int first_dot = 1, first_pv = 1;
+    /* QK dots */
+    for (uint32_t kb = 0; kb < nb; kb++)
+        for (uint32_t m = 0; m < 64u; m++)
+            for (uint32_t n = 0; n < 64u; n++) {
+                const uint32_t i = q0 + m, j = kb * 64u + n;
+                int32_t want = 0;
+                if (i < nq && j < nk)
+                    for (uint32_t ch = 0; ch < D; ch++)
+                        want += kvq_sage_unpack_code(qc, (uint64_t)i * D + ch, bits) *
+                                kvq_sage_unpack_code(kc, (uint64_t)j * D + ch, bits);
+                const int32_t got = dots[((size_t)kb * 64u + m) * 64u + n];
+                if (got != want) {
+                    bad_dots++;
+                    if (first_dot && kvq_tb_fail())
+                        printf("  FAIL trace dot: block %u row %u key %u: device %d, host %d\n", kb, m, n, got, want);
+                    first_dot = 0;
+                }
+            }
+    *ndots += (uint64_t)nb * 64u * 64u;
+    /* PV instructions: one model evaluation an output */
+    const int64_t nout = (int64_t)nb * 2 * 64 * D;
+#pragma omp parallel for schedule(static) reduction(+ : bad_pv)
+    for (int64_t o = 0; o < nout; o++) {
+        const uint32_t u = (uint32_t)(o / (64 * D)), m = (uint32_t)((o / D) % 64), ch = (uint32_t)(o % D);
+        uint8_t b[32];
+        for (uint32_t kk = 0; kk < 32u; kk++) {
+            const uint32_t j = (u / 2u) * 64u + (u % 2u) * 32u + kk;
+            b[kk] = j < nk ? vc[(size_t)j * D + ch] : 0u;
+        }
+        const uint32_t want = kvq_mma_dot(&pc[((size_t)u * 64u + m) * 32u], b, 32u, f32bits(ain[(size_t)o]), 0u, &model);
+        const uint32_t got = f32bits(aout[(size_t)o]);
+        if (got != want) {
+            bad_pv++;
+#pragma omp critical
+            {
+                if (first_pv && kvq_tb_fail())
+                    printf("  FAIL trace PV: instruction %u row %u channel %u: acc in 0x%08x, device 0x%08x, model "
+                           "0x%08x\n", u, m, ch, f32bits(ain[(size_t)o]), got, want);
+                first_pv = 0;
+            }
+        }
+    }
+    *npv += (uint64_t)nout;
+    /* the second instruction of a block starts from the first's result */
+    for (uint32_t kb = 0; kb < nb; kb++)
+        if (memcmp(&aout[(size_t)(2u * kb) * 64u * D], &ain[(size_t)(2u * kb + 1u) * 64u * D], 64u * D * 4u) != 0)
+            bad_chain++;
+    /* P~ of keys a row cannot see: 0x00 */
+    for (uint32_t u = 0; u < 2u * nb; u++)
+        for (uint32_t m = 0; m < 64u; m++) {
+            const uint32_t i = q0 + m, nv = i < nq ? kvq_sage_attn_nvisible(a, i) : 0u;
+            for (uint32_t kk = 0; kk < 32u; kk++) {
+                const uint32_t j = (u / 2u) * 64u + (u % 2u) * 32u + kk;
+                if (j >= nv && pc[((size_t)u * 64u + m) * 32u + kk] != 0u) bad_zero++;
+            }
+        }
+    check(bad_dots == 0, "trace: %llu of %llu QK dots differ", (unsigned long long)bad_dots,
+          (unsigned long long)nb * 4096u);
+    check(bad_pv == 0, "trace: %llu of %lld P~V outputs differ from kvq_mma_dot", (unsigned long long)bad_pv,
+          (long long)nout);
+    check(bad_chain == 0, "trace: %llu blocks' second instruction does not start from the first's result",
+          (unsigned long long)bad_chain);
+    check(bad_zero == 0, "trace: %llu P~ codes of invisible keys are not 0x00", (unsigned long long)bad_zero);
+    (void)c;
+    return bad_dots + bad_pv + bad_chain + bad_zero;
+}
+
+/* ---- one case ------------------------------------------------------------------------ */
+
+static void run_case(const acase *c, uint32_t idx)
+{
+    kvq_tb_case();
+    kvq_sage_attn a;
+    a.nq = c->nq, a.nk = c->nk, a.dim = D, a.tau = 1.0f / sqrtf((float)D), a.causal = c->causal;
+    a.buffer = c->buffer, a.qk_bits = c->bits;
+    const uint32_t H = c->heads, nq = c->nq, nk = c->nk;
+    const size_t nqe = (size_t)H * nq * D, nke = (size_t)H * nk * D;
+    std::vector<float> q(nqe), k(nke), v(nke);
+    gen(q.data(), k.data(), v.data(), c);
+
+    float *dq = dalloc<float>(nqe * 4u), *dk = dalloc<float>(nke * 4u), *dv = dalloc<float>(nke * 4u);
+    const size_t obytes = nqe * 4u;
+    uint8_t *dob = dalloc<uint8_t>(obytes + KVQ_TB_GUARD), *dob2 = dalloc<uint8_t>(obytes);
+    float *dout = (float *)dob, *dout2 = (float *)dob2;
+    kvq_cuda_result *dres = dalloc<kvq_cuda_result>(sizeof(kvq_cuda_result));
+    CK(cudaMemcpy(dq, q.data(), nqe * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dk, k.data(), nke * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dv, v.data(), nke * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemset(dob, KVQ_TB_SENTINEL, obytes + KVQ_TB_GUARD));
+    CK(cudaMemset(dres, 0xA5, sizeof(kvq_cuda_result)));
+    kvq_cuda_sage_attn_ws L;
+    check(kvq_cuda_sage_attn_ws_layout(&L, &a, H) == KVQ_OK, "ws_layout");
+    check(kvq_cuda_sage_attn_workspace(&a, H) == L.total, "workspace size");
+    uint8_t *ws = dalloc<uint8_t>(L.total);
+
+    /* the pipeline */
+    const kvq_status st = kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &a, H, ws, L.total, 0);
+    CK(cudaDeviceSynchronize());
+    kvq_cuda_result res;
+    CK(cudaMemcpy(&res, dres, sizeof res, cudaMemcpyDeviceToHost));
+    check(st == KVQ_OK && res.status == KVQ_OK, "case %u: launch %s, result word status %u", idx,
+          kvq_status_str(st), res.status);
+
+    /* intermediates against the reference */
+    inter r;
+    const int hok = host_inter(&r, q.data(), k.data(), v.data(), &a, H);
+    check(hok, "case %u: the host reference failed", idx);
+    if (hok) {
+        same_bytes("smoothed K", ws + L.ks, r.ks.data(), r.ks.size() * 4u, c);
+        same_bytes("K means", ws + L.km, r.km.data(), r.km.size() * 4u, c);
+        same_bytes("smoothed Q", ws + L.qs, r.qs.data(), r.qs.size() * 4u, c);
+        same_bytes("Q means", ws + L.qm, r.qm.data(), r.qm.size() * 4u, c);
+        same_bytes("dS", ws + L.ds, r.ds.data(), r.ds.size() * 4u, c);
+        same_bytes("Q codes", ws + L.qc, r.qc.data(), r.qc.size(), c);
+        same_bytes("Q scales", ws + L.qsc, r.qsc.data(), r.qsc.size() * 4u, c);
+        same_bytes("K codes", ws + L.kc, r.kc.data(), r.kc.size(), c);
+        same_bytes("K scales", ws + L.ksc, r.ksc.data(), r.ksc.size() * 4u, c);
+        same_bytes("V codes", ws + L.vc, r.vc.data(), r.vc.size(), c);
+        same_bytes("V scales", ws + L.vsc, r.vsc.data(), r.vsc.size() * 4u, c);
+    }
+    std::vector<uint8_t> guard(KVQ_TB_GUARD), sent(KVQ_TB_GUARD, KVQ_TB_SENTINEL);
+    CK(cudaMemcpy(guard.data(), dob + obytes, KVQ_TB_GUARD, cudaMemcpyDeviceToHost));
+    check(memcmp(guard.data(), sent.data(), KVQ_TB_GUARD) == 0, "case %u: bytes past the output written", idx);
+    std::vector<float> o(nqe);
+    CK(cudaMemcpy(o.data(), dout, obytes, cudaMemcpyDeviceToHost));
+
+    /* the traced core */
+    const uint32_t qblocks = kvq_sage_blocks(nq, 64u);
+    kvq_cuda_sage_attn_trace tr;
+    tr.head = H - 1u;
+    tr.qblock = idx % 2u ? 0u : qblocks - 1u;
+    tr.blocks = kvq_sage_blocks(nk, 64u);
+    const size_t nbmax = tr.blocks;
+    tr.d_dots = dalloc<int32_t>(nbmax * 4096u * 4u);
+    tr.d_acc_in = dalloc<float>(nbmax * 2u * 64u * D * 4u);
+    tr.d_acc_out = dalloc<float>(nbmax * 2u * 64u * D * 4u);
+    tr.d_p = dalloc<uint8_t>(nbmax * 2u * 64u * 32u);
+    tr.d_nblocks = dalloc<uint32_t>(4u);
+    const kvq_status st2 = kvq_cuda_sage_attn_core_trace(dout2, &a, H, ws + L.qc, (const float *)(ws + L.qsc),
+                                                         ws + L.kc, (const float *)(ws + L.ksc),
+                                                         (const float *)(ws + L.ds), ws + L.vc,
+                                                         (const float *)(ws + L.vsc), &tr, 0);
+    CK(cudaDeviceSynchronize());
+    check(st2 == KVQ_OK, "case %u: traced core: %s", idx, kvq_status_str(st2));
+    uint64_t ndots = 0, npv = 0, tbad = 0;
+    uint32_t nb = 0;
+    if (st2 == KVQ_OK) {
+        same_bytes("traced core output vs the pipeline's", dout2, o.data(), obytes, c);
+        CK(cudaMemcpy(&nb, tr.d_nblocks, 4u, cudaMemcpyDeviceToHost));
+        std::vector<int32_t> dots((size_t)nb * 4096u + 1u);
+        std::vector<float> ain((size_t)nb * 2u * 64u * D + 1u), aout((size_t)nb * 2u * 64u * D + 1u);
+        std::vector<uint8_t> pc((size_t)nb * 2u * 64u * 32u + 1u);
+        CK(cudaMemcpy(dots.data(), tr.d_dots, (size_t)nb * 4096u * 4u, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(ain.data(), tr.d_acc_in, (size_t)nb * 2u * 64u * D * 4u, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(aout.data(), tr.d_acc_out, (size_t)nb * 2u * 64u * D * 4u, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(pc.data(), tr.d_p, (size_t)nb * 2u * 64u * 32u, cudaMemcpyDeviceToHost));
+        if (hok) tbad = check_trace(c, &a, &r, tr.head, tr.qblock, nb, dots, ain, aout, pc, &ndots, &npv);
+    }
+
+    /* diagnostics (not a pass/fail judgement) */
+    std::vector<double> oref;
+    host_attention(oref, q.data(), k.data(), v.data(), &a, H);
+    double maxerr = 0.0, sxy = 0.0, sxx = 0.0, syy = 0.0, maxref = 0.0;
+    for (size_t e = 0; e < nqe; e++) {
+        maxerr = std::max(maxerr, fabs((double)o[e] - oref[e]));
+        maxref = std::max(maxref, fabs(oref[e]));
+        sxy += (double)o[e] * oref[e], sxx += (double)o[e] * o[e], syy += oref[e] * oref[e];
+    }
+    const double cosv = (sxx == 0.0 && syy == 0.0) ? 1.0 : sxy / (sqrt(sxx) * sqrt(syy));
+    /* The output against the exact path's bound [SAGE-ATT-07..08]: every row
+     * of every head when nq <= 256, else 64 rows a head (block edges, the
+     * last rows and drawn ones); heads in parallel, verdicts checked here. */
+    std::vector<uint32_t> rows;
+    if (nq <= 256u) {
+        for (uint32_t i = 0; i < nq; i++) rows.push_back(i);
+    } else {
+        const uint32_t fixed[] = {0u, 1u, 63u, 64u, 127u, 128u, nq - 2u, nq - 1u};
+        for (uint32_t f : fixed) rows.push_back(f);
+        uint64_t z = kvq_tb_seed() ^ (0x9E3779B97F4A7C15ull * (idx + 1u));
+        while (rows.size() < 64u) {
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            rows.push_back((uint32_t)((z >> 33) % nq));
+        }
+    }
+    const uint32_t nr = (uint32_t)rows.size();
+    const kvq_sage_attn_class cls = KVQ_SAGE_ATTN_CLASS_HOPPER;
+    std::vector<kvq_status> bst(H);
+    std::vector<uint64_t> bbad(H);
+    std::vector<double> bworst(H), bsum(H), rsum(H);
+#pragma omp parallel for schedule(dynamic)
+    for (uint32_t h = 0; h < H; h++) {
+        std::vector<kvq_sage_attn_bound> bd((size_t)nr * D);
+        std::vector<float> oh((size_t)nr * D);
+        bst[h] = kvq_exact_sage_attn_bound(bd.data(), q.data() + (size_t)h * nq * D, k.data() + (size_t)h * nk * D,
+                                           v.data() + (size_t)h * nk * D, &a, rows.data(), nr, &cls);
+        for (uint32_t r2 = 0; r2 < nr; r2++)
+            memcpy(&oh[(size_t)r2 * D], &o[((size_t)h * nq + rows[r2]) * D], D * sizeof(float));
+        bbad[h] = bst[h] == KVQ_OK ? kvq_exact_sage_attn_judge(&bworst[h], oh.data(), bd.data(), (uint64_t)nr * D) : 0u;
+        bsum[h] = rsum[h] = 0.0;
+        for (size_t e = 0; e < bd.size(); e++) {
+            bsum[h] += bd[e].bound;
+            rsum[h] += fabs(0.5 * bd[e].ref_lo + 0.5 * bd[e].ref_hi);
+        }
+    }
+    uint64_t outside = 0;
+    double worst = 0.0, bs = 0.0, rs = 0.0;
+    for (uint32_t h = 0; h < H; h++) {
+        check(bst[h] == KVQ_OK, "case %u head %u: the exact bound: %s", idx, h, kvq_status_str(bst[h]));
+        check(bbad[h] == 0u, "case %u head %u: %llu outputs outside the bound [SAGE-ATT-07] (worst %.3g of it)", idx,
+              h, (unsigned long long)bbad[h], bworst[h]);
+        outside += bbad[h];
+        worst = std::max(worst, bworst[h]);
+        bs += bsum[h];
+        rs += rsum[h];
+    }
+    printf("  case %2u nq=%-5u nk=%-5u heads=%u causal=%u buffer=%-3u bits=%u input=%-5s: trace (head %u, qblock "
+           "%u, %u key blocks) %llu dots, %llu PV outputs%s; bound: %u rows x %u heads, %llu outside, worst %.3g "
+           "of the bound, bound/|O| %.3g; diag max|o-o_ref| %.3e (max|o_ref| %.3e) cos %.9f\n",
+           idx, nq, nk, H, c->causal, c->buffer, c->bits, dist_name[c->dist], tr.head, tr.qblock, nb,
+           (unsigned long long)ndots, (unsigned long long)npv, tbad ? " FAILED" : " ok", nr, H,
+           (unsigned long long)outside, worst, rs > 0.0 ? bs / rs : 0.0, maxerr, maxref, cosv);
+    fflush(stdout);
+    cudaFree(tr.d_dots), cudaFree(tr.d_acc_in), cudaFree(tr.d_acc_out), cudaFree(tr.d_p), cudaFree(tr.d_nblocks);
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dob), cudaFree(dob2), cudaFree(dres), cudaFree(ws);
+}
+
+/* ---- bad input -------------------------------------------------------------------------- */
+
+static void bad_params(void)
+{
+    kvq_tb_case();
+    kvq_sage_attn g = {256u, 256u, D, 0.0883883476f, 0u, 128u, 8u};
+    const uint32_t H = 2u;
+    const size_t nqe = (size_t)H * g.nq * D, nke = (size_t)H * g.nk * D;
+    float *dq = dalloc<float>(nqe * 4u), *dk = dalloc<float>(nke * 4u), *dv = dalloc<float>(nke * 4u);
+    float *dout = dalloc<float>(nqe * 4u);
+    kvq_cuda_result *dres = dalloc<kvq_cuda_result>(sizeof(kvq_cuda_result));
+    const size_t wsb = kvq_cuda_sage_attn_workspace(&g, H);
+    uint8_t *ws = dalloc<uint8_t>(wsb + 256u);
+    CK(cudaMemset(dq, 0, nqe * 4u));
+    CK(cudaMemset(dk, 0, nke * 4u));
+    CK(cudaMemset(dv, 0, nke * 4u));
+    CK(cudaMemset(ws, 0, wsb + 256u));
+    CK(cudaMemset(dout, KVQ_TB_SENTINEL, nqe * 4u));
+    CK(cudaMemset(dres, KVQ_TB_SENTINEL, sizeof(kvq_cuda_result)));
+    CK(cudaDeviceSynchronize());
+    struct { const char *name; kvq_sage_attn a; } bad[] = {
+        {"dim 64", g}, {"buffer 32", g}, {"qk_bits 6", g}, {"nq 0", g}, {"nk 0", g}, {"nq 2^24+1", g},
+        {"causal 2", g}, {"tau 0", g}, {"tau NaN", g}, {"tau 2^17", g}, {"tau 2^-127", g}, {"tau -1", g},
+    };
+    bad[0].a.dim = 64u, bad[1].a.buffer = 32u, bad[2].a.qk_bits = 6u, bad[3].a.nq = 0u, bad[4].a.nk = 0u;
+    bad[5].a.nq = (1u << 24) + 1u, bad[6].a.causal = 2u, bad[7].a.tau = 0.0f, bad[8].a.tau = NAN;
+    bad[9].a.tau = 0x1p17f, bad[10].a.tau = 0x1p-127f, bad[11].a.tau = -1.0f;
+    const uint8_t *qc = ws, *kc = ws + 65536u;
+    const float *fs = (const float *)(ws + 131072u);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const kvq_sage_attn *a = &bad[i].a;
+        check(kvq_cuda_sage_attn(dout, dres, dq, dk, dv, a, H, ws, wsb, 0) == KVQ_E_PARAM, "pipeline, %s: not KVQ_E_PARAM",
+              bad[i].name);
+        check(kvq_cuda_sage_attn_core(dout, a, H, qc, fs, kc, fs, fs, kc, fs, 0) == KVQ_E_PARAM,
+              "core, %s: not KVQ_E_PARAM", bad[i].name);
+        check(kvq_cuda_sage_attn_workspace(a, H) == 0u, "workspace, %s: not 0", bad[i].name);
+    }
+    /* arguments */
+    check(kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &g, 0u, ws, wsb, 0) == KVQ_E_PARAM, "pipeline, heads 0");
+    check(kvq_cuda_sage_attn(dout, dres, dq, dk, dv, NULL, H, ws, wsb, 0) == KVQ_E_PARAM, "pipeline, a NULL");
+    check(kvq_cuda_sage_attn(NULL, dres, dq, dk, dv, &g, H, ws, wsb, 0) == KVQ_E_PARAM, "pipeline, o NULL");
+    check(kvq_cuda_sage_attn(dout, NULL, dq, dk, dv, &g, H, ws, wsb, 0) == KVQ_E_PARAM, "pipeline, result NULL");
+    check(kvq_cuda_sage_attn(dout, dres, NULL, dk, dv, &g, H, ws, wsb, 0) == KVQ_E_PARAM, "pipeline, q NULL");
+    check(kvq_cuda_sage_attn(dout, dres, dq, NULL, dv, &g, H, ws, wsb, 0) == KVQ_E_PARAM, "pipeline, k NULL");
+    check(kvq_cuda_sage_attn(dout, dres, dq, dk, NULL, &g, H, ws, wsb, 0) == KVQ_E_PARAM, "pipeline, v NULL");
+    check(kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &g, H, NULL, wsb, 0) == KVQ_E_PARAM, "pipeline, workspace NULL");
+    check(kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &g, H, ws + 16u, wsb, 0) == KVQ_E_PARAM,
+          "pipeline, workspace misaligned");
+    check(kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &g, H, ws, wsb - 1u, 0) == KVQ_E_PARAM,
+          "pipeline, workspace too small");
+    check(kvq_cuda_sage_attn_core(dout, &g, 0u, qc, fs, kc, fs, fs, kc, fs, 0) == KVQ_E_PARAM, "core, heads 0");
+    check(kvq_cuda_sage_attn_core(dout, &g, H, qc, fs, kc + 1, fs, fs, kc, fs, 0) == KVQ_E_PARAM,
+          "core, K codes misaligned");
+    check(kvq_cuda_sage_attn_core(dout, &g, H, qc, fs, kc, fs, fs, kc + 4, fs, 0) == KVQ_E_PARAM,
+          "core, V codes misaligned");
+    check(kvq_cuda_sage_attn_core(dout, &g, H, NULL, fs, kc, fs, fs, kc, fs, 0) == KVQ_E_PARAM, "core, Q codes NULL");
+    check(kvq_cuda_sage_attn_core(NULL, &g, H, qc, fs, kc, fs, fs, kc, fs, 0) == KVQ_E_PARAM, "core, o NULL");
+    check(kvq_cuda_sage_attn_core_trace(dout, &g, H, qc, fs, kc, fs, fs, kc, fs, NULL, 0) == KVQ_E_PARAM,
+          "core trace, trace NULL");
+    kvq_cuda_sage_attn_trace tr = {H, 0u, 4u, (int32_t *)ws, (float *)ws, (float *)ws, ws, (uint32_t *)ws};
+    check(kvq_cuda_sage_attn_core_trace(dout, &g, H, qc, fs, kc, fs, fs, kc, fs, &tr, 0) == KVQ_E_PARAM,
+          "core trace, head out of range");
+    tr.head = 0u, tr.blocks = 3u;
+    check(kvq_cuda_sage_attn_core_trace(dout, &g, H, qc, fs, kc, fs, fs, kc, fs, &tr, 0) == KVQ_E_PARAM,
+          "core trace, too few blocks");
+    /* nothing launched: output and result word untouched */
+    CK(cudaDeviceSynchronize());
+    std::vector<uint8_t> ho(nqe * 4u), sent(nqe * 4u, KVQ_TB_SENTINEL);
+    CK(cudaMemcpy(ho.data(), dout, nqe * 4u, cudaMemcpyDeviceToHost));
+    check(memcmp(ho.data(), sent.data(), nqe * 4u) == 0, "bad parameters: the output was written");
+    uint8_t hr[sizeof(kvq_cuda_result)];
+    CK(cudaMemcpy(hr, dres, sizeof hr, cudaMemcpyDeviceToHost));
+    check(memcmp(hr, sent.data(), sizeof hr) == 0, "bad parameters: the result word was written");
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dres), cudaFree(ws);
+}
+
+/* A NaN or an infinity in Q, K or V: KVQ_E_NONFINITE in the result word, the
+ * output untouched [POL-NF-01]. */
+static void bad_values(void)
+{
+    const acase c = {300u, 200u, 2u, 1u, 128u, 8u, DIST_GAUSS};
+    kvq_sage_attn a = {c.nq, c.nk, D, 0.0883883476f, c.causal, c.buffer, c.bits};
+    const size_t nqe = (size_t)c.heads * c.nq * D, nke = (size_t)c.heads * c.nk * D;
+    std::vector<float> q(nqe), k(nke), v(nke);
+    const size_t wsb = kvq_cuda_sage_attn_workspace(&a, c.heads);
+    float *dq = dalloc<float>(nqe * 4u), *dk = dalloc<float>(nke * 4u), *dv = dalloc<float>(nke * 4u);
+    float *dout = dalloc<float>(nqe * 4u);
+    kvq_cuda_result *dres = dalloc<kvq_cuda_result>(sizeof(kvq_cuda_result));
+    uint8_t *ws = dalloc<uint8_t>(wsb);
+    const float badv[3] = {NAN, INFINITY, -INFINITY};
+    for (uint32_t which = 0; which < 3u; which++)
+        for (uint32_t bv = 0; bv < 3u; bv++) {
+            kvq_tb_case();
+            gen(q.data(), k.data(), v.data(), &c);
+            std::vector<float> &x = which == 0 ? q : which == 1 ? k : v;
+            x[kvq_tb_rnd() % x.size()] = badv[bv];
+            CK(cudaMemcpy(dq, q.data(), nqe * 4u, cudaMemcpyHostToDevice));
+            CK(cudaMemcpy(dk, k.data(), nke * 4u, cudaMemcpyHostToDevice));
+            CK(cudaMemcpy(dv, v.data(), nke * 4u, cudaMemcpyHostToDevice));
+            CK(cudaMemset(dout, KVQ_TB_SENTINEL, nqe * 4u));
+            CK(cudaMemset(dres, KVQ_TB_SENTINEL, sizeof(kvq_cuda_result)));
+            const kvq_status st = kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &a, c.heads, ws, wsb, 0);
+            CK(cudaDeviceSynchronize());
+            kvq_cuda_result r;
+            CK(cudaMemcpy(&r, dres, sizeof r, cudaMemcpyDeviceToHost));
+            check(st == KVQ_OK && r.status == KVQ_E_NONFINITE, "%s in %s: launch %s, result status %u",
+                  bv == 0 ? "NaN" : bv == 1 ? "+Inf" : "-Inf", which == 0 ? "Q" : which == 1 ? "K" : "V",
+                  kvq_status_str(st), r.status);
+            std::vector<uint8_t> ho(nqe * 4u), sent(nqe * 4u, KVQ_TB_SENTINEL);
+            CK(cudaMemcpy(ho.data(), dout, nqe * 4u, cudaMemcpyDeviceToHost));
+            check(memcmp(ho.data(), sent.data(), nqe * 4u) == 0, "non-finite input in %s: the output was written",
+                  which == 0 ? "Q" : which == 1 ? "K" : "V");
+        }
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dres), cudaFree(ws);
+}
+
+/* ---- timing ----------------------------------------------------------------------------- */
+
+static void bench(void)
+{
+    for (uint32_t n : {4096u, 8192u}) {
+        const uint32_t H = 32u;
+        kvq_sage_attn a = {n, n, D, 0.0883883476f, 0u, 128u, 8u};
+        const size_t ne = (size_t)H * n * D;
+        std::vector<float> x(ne);
+        for (size_t e = 0; e < ne; e++) x[e] = (float)gauss();
+        float *dq = dalloc<float>(ne * 4u), *dk = dalloc<float>(ne * 4u), *dv = dalloc<float>(ne * 4u);
+        float *dout = dalloc<float>(ne * 4u);
+        CK(cudaMemcpy(dq, x.data(), ne * 4u, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dk, x.data(), ne * 4u, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dv, x.data(), ne * 4u, cudaMemcpyHostToDevice));
+        kvq_cuda_result *dres = dalloc<kvq_cuda_result>(sizeof(kvq_cuda_result));
+        kvq_cuda_sage_attn_ws L;
+        kvq_cuda_sage_attn_ws_layout(&L, &a, H);
+        uint8_t *ws = dalloc<uint8_t>(L.total);
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        std::vector<float> tp, tc;
+        for (int rep = 0; rep < 6; rep++) {
+            float ms;
+            CK(cudaEventRecord(e0, 0));
+            if (kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &a, H, ws, L.total, 0) != KVQ_OK) printf("pipeline failed\n");
+            CK(cudaEventRecord(e1, 0));
+            CK(cudaEventSynchronize(e1));
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (rep) tp.push_back(ms);
+            CK(cudaEventRecord(e0, 0));
+            if (kvq_cuda_sage_attn_core(dout, &a, H, ws + L.qc, (const float *)(ws + L.qsc), ws + L.kc,
+                                        (const float *)(ws + L.ksc), (const float *)(ws + L.ds), ws + L.vc,
+                                        (const float *)(ws + L.vsc), 0) != KVQ_OK)
+                printf("core failed\n");
+            CK(cudaEventRecord(e1, 0));
+            CK(cudaEventSynchronize(e1));
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (rep) tc.push_back(ms);
+        }
+        {                                                 /* where the pipeline's time goes (last run) */
+            const uint32_t rows = n / KVQ_SAGE_ATTN_BQ;
+            const kvq_sage_shape all = {H * n, D}, one = {n, D};
+            const kvq_sage_qk qq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_K);
+            const size_t sb = kvq_cuda_sage_workspace();
+            kvq_cuda_result *rr = (kvq_cuda_result *)(ws + L.results);
+            float t[6];
+            cudaEvent_t ev[7];
+            for (int i = 0; i < 7; i++) CK(cudaEventCreate(&ev[i]));
+            CK(cudaEventRecord(ev[0], 0));
+            kvq_cuda_sage_smooth((float *)(ws + L.ks), (float *)(ws + L.km), dk, &all, n, 0);
+            CK(cudaEventRecord(ev[1], 0));
+            kvq_cuda_sage_smooth((float *)(ws + L.qs), (float *)(ws + L.qm), dq, &all, KVQ_SAGE_ATTN_BQ, 0);
+            CK(cudaEventRecord(ev[2], 0));
+            for (uint32_t h = 0; h < H; h++)
+                kvq_cuda_sage_delta_s((float *)(ws + L.ds) + (size_t)h * rows * n, (float *)(ws + L.qm) + (size_t)h * rows * D,
+                                      (float *)(ws + L.ks) + (size_t)h * n * D, rows, &one, kvq_sage_attn_tau2(a.tau), 0);
+            CK(cudaEventRecord(ev[3], 0));
+            kvq_cuda_sage_quantize_qk_async(ws + L.qc, (float *)(ws + L.qsc), rr, (float *)(ws + L.qs), &all, &qq,
+                                            &kvq_policy_default, ws + L.scratch, sb, 0u, 0);
+            kvq_cuda_sage_quantize_qk_async(ws + L.kc, (float *)(ws + L.ksc), rr, (float *)(ws + L.ks), &all, &kq,
+                                            &kvq_policy_default, ws + L.scratch, sb, 0u, 0);
+            CK(cudaEventRecord(ev[4], 0));
+            for (uint32_t h = 0; h < H; h++)
+                kvq_cuda_sage_quantize_v_async(ws + L.vc + (size_t)h * n * D, (float *)(ws + L.vsc) + h * D, rr,
+                                               dv + (size_t)h * n * D, &one, KVQ_SAGE_FP8_E4M3, &kvq_policy_default,
+                                               ws + L.scratch, sb, 0);
+            CK(cudaEventRecord(ev[5], 0));
+            kvq_cuda_sage_attn_core(dout, &a, H, ws + L.qc, (const float *)(ws + L.qsc), ws + L.kc,
+                                    (const float *)(ws + L.ksc), (const float *)(ws + L.ds), ws + L.vc,
+                                    (const float *)(ws + L.vsc), 0);
+            CK(cudaEventRecord(ev[6], 0));
+            CK(cudaEventSynchronize(ev[6]));
+            for (int i = 0; i < 6; i++) CK(cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]));
+            printf("bench nq=nk=%u stages (ms): smooth K %.3f, smooth Q %.3f, dS (%u blocking calls, one thread) %.3f, "
+                   "Q+K quantizers %.3f, V quantizer (%u calls) %.3f, core %.3f\n", n, t[0], t[1], H, t[2], t[3], H,
+                   t[4], t[5]);
+            for (int i = 0; i < 7; i++) cudaEventDestroy(ev[i]);
+        }
+        std::sort(tp.begin(), tp.end());
+        std::sort(tc.begin(), tc.end());
+        const double fl = 4.0 * n * (double)n * D * H;
+        printf("bench nq=nk=%u heads=%u d=128 causal=0 buffer=128 INT8: pipeline %.3f ms, core %.3f ms (%.1f TFLOP/s "
+               "core, 4 nq nk d heads)\n", n, H, tp[tp.size() / 2], tc[tc.size() / 2], fl / (tc[tc.size() / 2] * 1e9));
+        cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dres), cudaFree(ws);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const int do_bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    kvq_tb_init("gpu-sage-attn-test", DEFAULT_SEED);
+    if (!kvq_tb_device("%zu cases", sizeof cases / sizeof cases[0])) return SKIP_STATUS;
+    int dev = 0, major = 0, minor = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    CK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    if (major != 9 || minor != 0) {
+        printf("gpu-sage-attn-test: SKIPPED (sm_%d%d; the attention kernel is sm_90a)\n", major, minor);
+        return SKIP_STATUS;
+    }
+    if (do_bench) {
+        bench();
+        return 0;
+    }
+    for (uint32_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], i);
+    bad_params();
+    bad_values();
+    return kvq_tb_finish();
+}
