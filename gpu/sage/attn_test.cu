@@ -28,7 +28,11 @@
  * or V gives KVQ_E_NONFINITE in the result word and leaves the output
  * untouched.
  *
- * usage: kvq_gpu_sage_attn_test [--bench]
+ * usage: kvq_gpu_sage_attn_test [--bench | --long]
+ *   --long   instead of the standard cases, lengths past 160K (q_len 1 over
+ *            196,608 keys, a causal tail of 1024 queries over 163,904 keys)
+ *            and large activations (scores ~1e4, V up to 1e5) at 163,841
+ *            keys, judged on 8 rows a head
  *   --bench  times nq = nk = 4096 and 8192, 32 heads, d = 128, not causal,
  *            buffer 128, INT8: the whole pipeline and the core alone (medians
  *            of cudaEvent times), instead of the checks
@@ -57,8 +61,8 @@
 #define SKIP_STATUS 77
 #define D 128u
 
-enum { DIST_GAUSS, DIST_SINK, DIST_SMALL, DIST_N };
-static const char *dist_name[DIST_N] = {"gauss", "sink", "small"};
+enum { DIST_GAUSS, DIST_SINK, DIST_SMALL, DIST_HUGE, DIST_N };
+static const char *dist_name[DIST_N] = {"gauss", "sink", "small", "huge"};
 
 typedef struct acase {
     uint32_t nq, nk, heads, causal, buffer, bits, dist;
@@ -75,8 +79,17 @@ static const acase cases[] = {
     {1000, 300, 3, 1, 64, 8, DIST_SINK},    {1000, 300, 1, 0, 0, 8, DIST_GAUSS},
     {130, 77, 3, 0, 128, 8, DIST_SINK},     {77, 130, 1, 1, 128, 8, DIST_SMALL},
     {200, 200, 1, 1, 128, 4, DIST_GAUSS},   {1024, 1024, 3, 0, 64, 4, DIST_SINK},
-    {1, 1000, 1, 1, 0, 4, DIST_GAUSS},
+    {1, 1000, 1, 1, 0, 4, DIST_GAUSS},      {1024, 1024, 1, 0, 128, 8, DIST_HUGE},
+    {200, 333, 3, 1, 0, 8, DIST_HUGE},
 };
+
+/* --long: sequence lengths past 160K (decode and a causal prefill tail), and
+ * large activations at length; the bound on 8 rows a head. */
+static const acase long_cases[] = {
+    {1, 196608, 1, 0, 128, 8, DIST_SINK},   {1024, 163904, 1, 1, 128, 8, DIST_GAUSS},
+    {1, 163841, 1, 0, 0, 8, DIST_HUGE},
+};
+static int g_long;
 
 /* ---- inputs -------------------------------------------------------------------- */
 
@@ -99,11 +112,19 @@ static void gen(float *q, float *k, float *v, const acase *c)
             vb[kvq_tb_rndu(D)] = 30.0;
         }
     }
-    const double sc = c->dist == DIST_SMALL ? 0x1p-20 : 1.0;
+    if (c->dist == DIST_HUGE) {                              /* large activations: scores ~1e4, V ~1e3 .. 1e5 */
+        for (uint32_t i = 0; i < 6u; i++) {
+            qb[kvq_tb_rndu(D)] = 200.0;
+            kb[kvq_tb_rndu(D)] = 200.0;
+            vb[kvq_tb_rndu(D)] = 1e5;
+        }
+    }
+    const double sc = c->dist == DIST_SMALL ? 0x1p-20 : c->dist == DIST_HUGE ? 40.0 : 1.0;
     for (uint64_t e = 0; e < nq; e++) {
         const uint32_t ch = (uint32_t)(e % D);
         double x = gauss();
         if (c->dist == DIST_SINK) x = x + u[ch] + qb[ch] * gauss();
+        if (c->dist == DIST_HUGE && qb[ch] != 0.0) x *= qb[ch] / 40.0;
         q[e] = (float)(x * sc);
     }
     for (uint64_t e = 0; e < nk; e++) {
@@ -112,6 +133,10 @@ static void gen(float *q, float *k, float *v, const acase *c)
         if (c->dist == DIST_SINK) {
             x = (tok % 97u == 0u ? u[ch] : x) + kb[ch];      /* sinks: every query's mean direction */
             y = y * vb[ch];
+        }
+        if (c->dist == DIST_HUGE) {
+            if (kb[ch] != 0.0) x *= kb[ch] / 40.0;
+            y *= vb[ch] == 1.0 ? 25.0 : vb[ch] / 40.0;
         }
         k[e] = (float)(x * sc);
         v[e] = (float)(y * sc);
@@ -433,13 +458,15 @@ static void run_case(const acase *c, uint32_t idx)
      * of every head when nq <= 256, else 64 rows a head (block edges, the
      * last rows and drawn ones); heads in parallel, verdicts checked here. */
     std::vector<uint32_t> rows;
-    if (nq <= 256u) {
+    if (nq <= 256u && !g_long) {
+        for (uint32_t i = 0; i < nq; i++) rows.push_back(i);
+    } else if (nq <= 8u) {
         for (uint32_t i = 0; i < nq; i++) rows.push_back(i);
     } else {
         const uint32_t fixed[] = {0u, 1u, 63u, 64u, 127u, 128u, nq - 2u, nq - 1u};
         for (uint32_t f : fixed) rows.push_back(f);
         uint64_t z = kvq_tb_seed() ^ (0x9E3779B97F4A7C15ull * (idx + 1u));
-        while (rows.size() < 64u) {
+        while (rows.size() < (g_long ? 8u : 64u)) {
             z = z * 6364136223846793005ull + 1442695040888963407ull;
             rows.push_back((uint32_t)((z >> 33) % nq));
         }
@@ -694,6 +721,7 @@ static void bench(void)
 int main(int argc, char **argv)
 {
     const int do_bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
+    g_long = argc > 1 && strcmp(argv[1], "--long") == 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     kvq_tb_init("gpu-sage-attn-test", DEFAULT_SEED);
     if (!kvq_tb_device("%zu cases", sizeof cases / sizeof cases[0])) return SKIP_STATUS;
@@ -708,6 +736,10 @@ int main(int argc, char **argv)
     if (do_bench) {
         bench();
         return 0;
+    }
+    if (g_long) {
+        for (uint32_t i = 0; i < sizeof long_cases / sizeof long_cases[0]; i++) run_case(&long_cases[i], i);
+        return kvq_tb_finish();
     }
     for (uint32_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], i);
     bad_params();
