@@ -39,7 +39,9 @@
  * Seed: KVQ_SEED.  Without a usable sm_90 device: "SKIPPED", exit 77.
  * The closing line is "N passed, N failed"; exit 1 when anything failed.
  *
- * SPEC: [SAGE-ATT-01..09] [SAGE-DEV-06] [SAGE-ACC-02] [API-ERR-01] [POL-NF-01]
+ * SPEC: [SAGE-ATT-01] [SAGE-ATT-02] [SAGE-ATT-03] [SAGE-ATT-04] [SAGE-ATT-05] [SAGE-ATT-06]
+ * [SAGE-ATT-07] [SAGE-ATT-08] [SAGE-ATT-10] [SAGE-ATT-11] [SAGE-ACC-05] [SAGE-DEV-06] [SAGE-ACC-02]
+ * [API-ERR-01] [POL-NF-01]
  */
 #include <math.h>
 #include <stdio.h>
