@@ -220,6 +220,11 @@ $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o: gpu/sage/sage_common.cuh
 $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/sage/sage_test.o $(B)/gpu/sage/sage_bench.o \
     $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/sage/fp8_sweep.o: $(SAGE_HDR)
 SAGE_REF_OBJ := $(B)/gpu/ref/ref/fast/sage.o $(B)/gpu/ref/ref/common/fp8.o
+# the subject's sage_pv entry (device code: gpu/sage/mma_dev.cuh) checks its arguments
+# by ref/fast/sage_attn.c's kvq_sage_pv_check (prerequisites: the link rule takes $^)
+$(B)/gpu/subject_gpu.o: gpu/sage/mma_dev.cuh ref/fast/sage_attn_internal.h include/kvq_mma.h $(SAGE_HDR)
+$(B)/gpu/libkvq_subject_gpu.so: $(B)/gpu/ref/ref/fast/sage_attn.o $(SAGE_REF_OBJ)
+$(B)/gpu/ref/ref/fast/sage_attn.o: ref/fast/sage_attn_internal.h include/kvq_mma.h $(SAGE_HDR)
 $(B)/gpu/kvq_gpu_sage_test: $(GPU_OBJ) $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kvq_sage_bench: $(GPU_OBJ) $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
@@ -232,7 +237,7 @@ $(B)/gpu/kvq_sage_fp8_matrix: $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/ref/ref/common
 $(B)/gpu/kvq_sage_fp8_sweep: $(B)/gpu/sage/fp8_sweep.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 # the accumulator probe: device tiles, judged on the host with OpenMP
-$(B)/gpu/sage/mma_probe.o: include/kvq_mma.h
+$(B)/gpu/sage/mma_probe.o: include/kvq_mma.h gpu/sage/mma_dev.cuh
 $(B)/gpu/sage/mma_probe.o: NVFLAGS += -Xcompiler -fopenmp
 $(B)/gpu/kvq_sage_mma_probe: $(B)/gpu/sage/mma_probe.o
 	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lm -lgomp

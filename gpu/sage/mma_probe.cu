@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "kvq_mma.h"
+#include "mma_dev.cuh"   /* wg_off, wg_desc, the instructions and their fragments */
 
 #define CK(x)                                                                       \
     do {                                                                            \
@@ -63,20 +64,6 @@ static const char *const dist_name[KVQ_MMA_NDIST] = {"uniform", "narrow", "cance
 #define WG_M 64u
 #define WG_N 8u
 #define WG_K 32u
-
-/* Byte of A (m, k) / B (n, k) in the no-swizzle K-major layout: core matrix
- * (m / 8, k / 16) of 8 rows x 16 bytes at ((m / 8) * 2 + k / 16) * 128. */
-__device__ __forceinline__ uint32_t wg_off(uint32_t row, uint32_t k)
-{
-    return ((row / 8u) * 2u + k / 16u) * 128u + (row % 8u) * 16u + k % 16u;
-}
-
-__device__ __forceinline__ uint64_t wg_desc(const void *smem, uint32_t lbo, uint32_t sbo)
-{
-    const uint32_t a = (uint32_t)__cvta_generic_to_shared(smem);
-    return (uint64_t)((a >> 4) & 0x3FFFu) | ((uint64_t)((lbo >> 4) & 0x3FFFu) << 16) |
-           ((uint64_t)((sbo >> 4) & 0x3FFFu) << 32);
-}
 
 /* One warpgroup a block; tiles blockIdx.x, + gridDim.x, ...  swap: the two
  * byte offsets exchanged (the layout check picks). */
@@ -103,20 +90,12 @@ __global__ void __launch_bounds__(128) wg_kernel(float *__restrict__ out, uint64
             const uint32_t r = 16u * w + l / 4u + 8u * (i / 2u), c = (l % 4u) * 2u + i % 2u;
             d[i] = __uint_as_float(kvq_mma_tile_elem(seed, tile, dist, FMT, 2u, r, c));
         }
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        wg_proxy_fence();
         __syncthreads();
         const uint64_t da = wg_desc(sa, lbo, sbo), db = wg_desc(sb, lbo, sbo);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        if (FMT == 0u)
-            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                         "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, %4, %5, p, 1, 1;\n}\n"
-                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db) : "memory");
-        else
-            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                         "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2 {%0, %1, %2, %3}, %4, %5, p, 1, 1;\n}\n"
-                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db) : "memory");
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        wg_fence();
+        wg_mma_m64n8k32<FMT>(d, da, db);
+        wg_commit_wait();
         for (uint32_t i = 0; i < 4u; i++) {
             const uint32_t r = 16u * w + l / 4u + 8u * (i / 2u), c = (l % 4u) * 2u + i % 2u;
             out[(uint64_t)it * WG_M * WG_N + r * WG_N + c] = d[i];
@@ -155,16 +134,7 @@ __global__ void __launch_bounds__(128) ms_kernel(float *__restrict__ out, uint64
         float d[4];
         for (uint32_t i = 0; i < 4u; i++)
             d[i] = __uint_as_float(kvq_mma_tile_elem(seed, tile, dist, FMT, 2u, g + 8u * (i / 2u), 2u * tq + i % 2u));
-        if (FMT == 0u)
-            asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
-                         "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-        else
-            asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, "
-                         "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        ms_mma_m16n8k32<FMT>(d, a, b);
         for (uint32_t i = 0; i < 4u; i++)
             out[(uint64_t)it * MS_M * MS_N + (g + 8u * (i / 2u)) * MS_N + 2u * tq + i % 2u] = d[i];
     }
