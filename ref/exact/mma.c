@@ -17,6 +17,7 @@
 
 #include "kvq_exact_sage.h"
 #include "kvq_mma.h"
+#include "outward.h"
 
 #define XP 256  /* every term, cut and step sum below is exact at this precision */
 
@@ -169,17 +170,6 @@ uint32_t kvq_exact_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint3
 
 /* ---- one channel of P~V [SAGE-ACC-07] ---------------------------------------- */
 
-static double upd(double x)
-{
-    if (x != x || x == INFINITY) return x;
-    if (x == 0.0) return 0x1p-1074;
-    uint64_t bb;
-    memcpy(&bb, &x, sizeof bb);
-    bb = x > 0.0 ? bb + 1u : bb - 1u;
-    memcpy(&x, &bb, sizeof bb);
-    return x;
-}
-
 static int code_finite(uint8_t x, uint32_t fmt)
 {
     const uint32_t v = x & 0x7Fu;
@@ -230,22 +220,22 @@ kvq_status kvq_exact_sage_pv(float *d, float *lo, float *hi, const uint8_t *a, c
                     long ex = flog2(pa), ey = flog2(pb);
                     if (ex < emin) ex = emin;
                     if (ey < emin) ey = emin;
-                    Tg = upd(Tg + p);
+                    Tg = kvq_up(Tg + p);
                     const double xe = ldexp(1.0, (int)(ex + ey + 1));
                     if (xe > Xg) Xg = xe;
                 }
             }
             acc = kvq_exact_mma_dot(x, y, 32u, acc, fmt, &m);
-            const double h = upd(S + Ea) > Xg ? upd(S + Ea) : Xg;
-            const double cut = upd(hp * h);
-            Ea = upd(Ea + upd(cut + upd(hb * upd(upd(upd(S + Ea) + Tg) + cut))));
-            S = upd(S + Tg);
+            const double h = kvq_up(S + Ea) > Xg ? kvq_up(S + Ea) : Xg;
+            const double cut = kvq_up(hp * h);
+            Ea = kvq_up(Ea + kvq_up(cut + kvq_up(hb * kvq_up(kvq_up(kvq_up(S + Ea) + Tg) + cut))));
+            S = kvq_up(S + Tg);
             const uint32_t done = k0 + 32u;
             if (buffer != 0u && (done % buffer == 0u || done >= n)) {
                 buf = add32(buf, acc, KVQ_MMA_ROUND_RNE, &w);
                 acc = 0u;
-                Eb = upd(upd(Eb + Ea) + upd(u * upd(upd(Sb + Eb) + upd(S + Ea))));
-                Sb = upd(Sb + S);
+                Eb = kvq_up(kvq_up(Eb + Ea) + kvq_up(u * kvq_up(kvq_up(Sb + Eb) + kvq_up(S + Ea))));
+                Sb = kvq_up(Sb + S);
                 S = 0.0;
                 Ea = 0.0;
             }
@@ -253,9 +243,9 @@ kvq_status kvq_exact_sage_pv(float *d, float *lo, float *hi, const uint8_t *a, c
         xmma_clear(&w);
         const uint32_t res = buffer != 0u ? buf : acc;
         memcpy(&out[r], &res, 4);
-        const double B = upd(Eb + Ea);
+        const double B = kvq_up(Eb + Ea);
         const double slo = mpfr_get_d(sum, MPFR_RNDD), shi = mpfr_get_d(sum, MPFR_RNDU);
-        const double l = -upd(-(slo - B)), h2 = upd(shi + B);
+        const double l = kvq_dn(slo - B), h2 = kvq_up(shi + B);
         out[rows + r] = (float)l > l ? nextafterf((float)l, -INFINITY) : (float)l;
         out[2u * rows + r] = (float)h2 < h2 ? nextafterf((float)h2, INFINITY) : (float)h2;
     }

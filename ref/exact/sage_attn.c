@@ -17,22 +17,12 @@
 #include <string.h>
 
 #include "kvq_exact_sage.h"
+#include "outward.h"
 
 /* ---- outward rounding ------------------------------------------------------ */
 
-/* The next binary64 above (up) or below (dn) x: nextafter without errno. */
-static inline double up(double x)
-{
-    if (x != x || x == INFINITY) return x;
-    if (x == 0.0) return 0x1p-1074;
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    b = x > 0.0 ? b + 1u : b - 1u;
-    memcpy(&x, &b, sizeof b);
-    return x;
-}
-
-static inline double dn(double x) { return -up(-x); }
+static inline double up(double x) { return kvq_up(x); }
+static inline double dn(double x) { return kvq_dn(x); }
 static double mx(double a, double b) { return a > b ? a : b; }
 
 /* 2^x rounded up or down (MPFR: correctly rounded in the given direction). */
