@@ -105,6 +105,10 @@ typedef int (*kvq_sage_delta_s_v1_fn)(float *ds, const float *qm, const float *k
  * accumulator and the FP32 buffer) */
 typedef int (*kvq_sage_pv_v1_fn)(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows,
                                  uint32_t n, uint32_t fmt, uint32_t model, uint32_t buffer);
+/* "sage_attention" [SAGE-ATT-01..06]: as kvq_sage_attention (one head of the
+ * SageAttention2 pipeline, binary32 in and out) */
+typedef int (*kvq_sage_attention_v1_fn)(float *o, const float *q, const float *k, const float *v,
+                                        const kvq_sage_attn *a, const kvq_policy *pol);
 
 /* The version-3 record [API-SUBJ-05]. */
 typedef struct kvq_subject_v3 {

@@ -288,6 +288,40 @@ static int gpu_sage_ds(float *ds, const float *qm, const float *ks, uint32_t row
     return st;
 }
 
+/* sage_attention [SAGE-ATT-01..06]: one head through kvq_cuda_sage_attn (the
+ * pinned stages and the attention kernel, gpu/sage/sage_attn.cu).  The device
+ * pipeline pins the default policy [SAGE-ATT-02]; a case with another policy
+ * is refused (KVQ_E_PARAM) rather than run under the wrong one. */
+static int gpu_sage_attention(float *o, const float *q, const float *k, const float *v, const kvq_sage_attn *a,
+                              const kvq_policy *pol)
+{
+    if (o == NULL || q == NULL || k == NULL || v == NULL || a == NULL || pol == NULL ||
+        kvq_policy_check(pol) != KVQ_OK || !kvq_sage_attn_ok(a))
+        return KVQ_E_PARAM;
+    if (memcmp(pol, &kvq_policy_default, sizeof *pol) != 0) return KVQ_E_PARAM;
+    void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL, *dres = NULL, *ws = NULL;
+    const uint64_t nq = (uint64_t)a->nq * a->dim, nk = (uint64_t)a->nk * a->dim;
+    const size_t wsb = kvq_cuda_sage_attn_workspace(a, 1u);
+    kvq_status st = dev_in(&dq, q, nq * sizeof(float));
+    if (st == KVQ_OK) st = dev_in(&dk, k, nk * sizeof(float));
+    if (st == KVQ_OK) st = dev_in(&dv, v, nk * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dout, nq * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dres, sizeof(kvq_cuda_result));
+    if (st == KVQ_OK) st = dev_alloc(&ws, wsb);
+    if (st == KVQ_OK)
+        st = kvq_cuda_sage_attn((float *)dout, (kvq_cuda_result *)dres, (const float *)dq, (const float *)dk,
+                                (const float *)dv, a, 1u, ws, wsb, 0);
+    kvq_cuda_result res;
+    if (st == KVQ_OK)
+        st = cudaDeviceSynchronize() == cudaSuccess &&
+                     cudaMemcpy(&res, dres, sizeof res, cudaMemcpyDeviceToHost) == cudaSuccess
+                 ? (kvq_status)res.status
+                 : KVQ_E_DEVICE;
+    if (st == KVQ_OK) st = dev_out(o, dout, nq * sizeof(float));
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dres), cudaFree(ws);
+    return st;
+}
+
 /* sage_pv [SAGE-ACC-07]: one channel of P~V, every product through the
  * device's FP8 tensor-core instruction of the model (KVQ_SAGE_PV_WGMMA:
  * wgmma.mma_async m64n8k32; KVQ_SAGE_PV_MMA_SM90: mma.sync m16n8k32), with the
@@ -455,6 +489,7 @@ static kvq_entry_fn gpu_lookup(const char *entry, uint32_t sigver)
         { "sage_quantize_p", (kvq_entry_fn)gpu_sage_p },
         { "sage_delta_s", (kvq_entry_fn)gpu_sage_ds },
         { "sage_pv", (kvq_entry_fn)gpu_sage_pv },
+        { "sage_attention", (kvq_entry_fn)gpu_sage_attention },
     };
     if (sigver == 2u && strcmp(entry, "cert_step") == 0) return (kvq_entry_fn)gpu_cert_step;
     if (sigver != 1u) return NULL;

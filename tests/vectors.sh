@@ -337,7 +337,7 @@ grep_out 'FAIL [^ ]*-deq-midpoint .*deq: .*expected 0x[0-9a-f]{8}.*got 0x[0-9a-f
 # ---- SAGE family.  SPEC: [VEC-SAGE-01] [VEC-SAGE-02] [VEC-SAGE-03] [VEC-SAGE-04] [VEC-SAGE-05]
 # [VEC-SAGE-06] [SAGE-BAD-01] [SAGE-SM-03] [SAGE-MAP-03] [SAGE-Q-03] [SAGE-Q-04] [SAGE-P-03]
 # [SAGE-V-03] [SAGE-LEM-05] [SAGE-LEM-06] [SAGE-FLAG-01] [VEC-SAGE-07] [VEC-SAGE-08] [SAGE-ACC-05]
-# [SAGE-ACC-06] [SAGE-ACC-07]
+# [SAGE-ACC-06] [SAGE-ACC-07] [VEC-SAGE-09] [VEC-SAGE-10] [SAGE-ATT-07]
 expect 0 "gen sage smoke" -- $KVQ gen --family sage --level smoke -o "$T/g.vec"
 expect 0 "gen sage smoke again" -- $KVQ gen --family sage --level smoke -o "$T/g2.vec"
 if cmp -s "$T/g.vec" "$T/g2.vec"; then ok "sage gen is deterministic"; else bad "sage gen is not deterministic"; fi
@@ -345,11 +345,11 @@ expect 0 "gen sage shard 0/2" -- $KVQ gen --family sage --level smoke --shard 0/
 expect 0 "gen sage shard 1/2" -- $KVQ gen --family sage --level smoke --shard 1/2 -o "$T/gsh1.vec"
 if diff <(grep '^case' "$T/g.vec" | sort) <(cat "$T"/gsh?.vec | grep '^case' | sort) >/dev/null; then
   ok "sage shards partition the full set"; else bad "sage shards differ from the full set"; fi
-for op in sage-qk sage-p sage-v sage-ds sage-pv; do
+for op in sage-qk sage-p sage-v sage-ds sage-pv sage-attn; do
   if grep -q "op=$op .*status=0" "$T/g.vec" && grep -Eq "op=$op .*status=[1-9]" "$T/g.vec"; then
     ok "sage smoke has $op cases with status 0 and error cases"; else bad "sage smoke lacks $op cases"; fi
 done
-if grep '^case' "$T/g.vec" | grep -v ' op=sage-pv ' | grep -vq ' level=exact '; then bad "a sage quantizer case is not exact"
+if grep '^case' "$T/g.vec" | grep -Ev ' op=sage-(pv|attn) ' | grep -vq ' level=exact '; then bad "a sage quantizer case is not exact"
 else ok "every sage quantizer case is exact [VEC-SAGE-01]"; fi
 if grep -q ' level=bounded op=sage-pv ' "$T/g.vec" && grep -q ' level=exact op=sage-pv ' "$T/g.vec"; then
   ok "sage-pv has cases of both levels [VEC-SAGE-07]"; else bad "sage-pv lacks a level"; fi
@@ -399,6 +399,11 @@ pv-c-inf 1
 pv-e5m2-inf 1
 pv-buffer96 3
 pv-rows0 2
+attn-nan 1
+attn-dim64 3
+attn-buffer96 3
+attn-above-2p48 3
+attn-tau0 3
 TAB
 # coverage the wrong subjects below rely on
 for want in 'op=sage-qk role=q bits=4 gran=thread .* rounding=paper .* ties=even .*status=0 flags=0x00000001' \
@@ -453,6 +458,11 @@ sage_fails sage_pv_wide_accumulator "a wider accumulator at the exact level" \
   '-pv-[a-z]+ \[exact, ' 'FAIL [^ ]*-pv-[a-z]+ \[exact, .*\[SAGE-ACC-07\]'
 expect 0 "a wider accumulator PASSES the bounded level ([SAGE-ACC-06])" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/sage_pv_wide_accumulator.so" --level bounded
 grep_out '^[1-9][0-9]* passed, 0 failed$' "wider accumulator: bounded cases pass"
+# the attention pipeline's wrong subjects [VEC-SAGE-10]
+for w in no_rescale:'no online-softmax rescale' no_ds:'no dS' p_unscaled:'P~ without 448' v_unscaled:'no V scale'; do
+  sage_fails "sage_attn_${w%%:*}" "attention: ${w#*:}" '-attn-[a-z]+ \[bounded, ' \
+    'FAIL [^ ]*-attn-[a-z]+ \[bounded, .*o\[row [0-9]+, channel [0-9]+\] = .*above the bound .* \[SAGE-ATT-07\]'
+done
 # saturating whatever the policy says cannot be observed: no SAGE conversion overflows
 expect 0 "saturate-always subject PASSES sage standard ([SAGE-BAD-01] row 15)" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/sage_fp8_saturate_always.so"
 

@@ -62,7 +62,30 @@ static int pv_valid(const kvq_case *c)
            (in->buffer == 0u || in->buffer == 64u || in->buffer == 128u);
 }
 
+/* sage-attn: the record's own checks (kvq_sage_attn_ok) and arrays a file can hold */
+static int attn_valid(const kvq_case *c)
+{
+    return kvq_sage_attn_ok(&in_of(c)->attn);
+}
+
 /* ---- counts -------------------------------------------------------------------- */
+
+static uint64_t n_attn_q(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return (uint64_t)in_of(c)->attn.nq * 128u;
+}
+
+static uint64_t n_attn_k(const kvq_case *c, const void *rec)
+{
+    (void)rec;
+    return (uint64_t)in_of(c)->attn.nk * 128u;
+}
+
+static uint64_t n_attn_out(const kvq_case *c, const void *rec)
+{
+    return attn_valid(c) ? n_attn_q(c, rec) : 0u;
+}
 
 static uint64_t n_pv_codes(const kvq_case *c, const void *rec)
 {
@@ -195,6 +218,17 @@ static int check_pv(const kvq_case *c, char *msg, size_t len)
     return check_sizes(c, pv_valid(c), n_pv_codes(c, NULL), msg, len);
 }
 
+static int check_attn(const kvq_case *c, char *msg, size_t len)
+{
+    const kvq_sage_in *in = in_of(c);
+    if (in->attn.nq > (1u << 16) || in->attn.nk > (1u << 16)) {
+        snprintf(msg, len, "nq or nk above 65536");
+        return 0;
+    }
+    return check_sizes(c, attn_valid(c), n_attn_q(c, NULL) > n_attn_k(c, NULL) ? n_attn_q(c, NULL)
+                                                                               : n_attn_k(c, NULL), msg, len);
+}
+
 static const char *const ROLES[] = { "q", "k" };
 static const char *const GRANS[] = { "thread", "warp", "block" };
 static const char *const ROUNDINGS[] = { "paper", "public" };
@@ -236,6 +270,13 @@ static void describe_pv(const kvq_case *c, char *buf, size_t len)
     const kvq_sage_in *in = in_of(c);
     snprintf(buf, len, "%s %s rows=%u n=%u buffer=%u", name_of(MODELS, 2, in->model), name_of(FMTS, 2, in->fmt),
              in->rows, in->n, in->buffer);
+}
+
+static void describe_attn(const kvq_case *c, char *buf, size_t len)
+{
+    const kvq_sage_attn *a = &in_of(c)->attn;
+    snprintf(buf, len, "nq=%u nk=%u %s buffer=%u INT%u", a->nq, a->nk, a->causal ? "causal" : "full", a->buffer,
+             a->qk_bits);
 }
 
 /* ---- calls ------------------------------------------------------------------------ */
@@ -292,6 +333,14 @@ static int call_pv(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint3
     kvq_sage_pv_out *o = outp;
     (void)flags;
     return ((kvq_sage_pv_v1_fn)fns[0])(o->d, in->a, in->b, in->c, in->rows, in->n, in->fmt, in->model, in->buffer);
+}
+
+static int call_attn(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_attn_out *o = outp;
+    (void)flags;
+    return ((kvq_sage_attention_v1_fn)fns[0])(o->o, in->x, in->qm, in->v, &in->attn, &c->pol);
 }
 
 /* ---- judges [VEC-SAGE-05] -------------------------------------------------------------- */
@@ -417,6 +466,33 @@ static void judge_pv(kvq_verdict *v, const kvq_case *c, const void *outp, uint32
     v->outcome = KVQ_PASS;
 }
 
+/* sage-attn [VEC-SAGE-10]: every output within its bound of exact attention
+ * [SAGE-ATT-07]: the distance from [lo, hi], rounded down, at most the bound. */
+static void judge_attn(kvq_verdict *v, const kvq_case *c, const void *outp, uint32_t flags)
+{
+    const kvq_sage_attn_out *o = outp;
+    const kvq_sage_attn_ref *rf = c->ref;
+    const uint64_t n = n_attn_out(c, NULL);
+    (void)flags;
+    for (uint64_t e = 0; e < n; e++) {
+        const double x = o->o[e], lo = rf->lo[e], hi = rf->hi[e], b = rf->bound[e];
+        double dist = 0.0;
+        if (x > hi) dist = nextafter(x - hi, 0.0);
+        else if (x < lo) dist = nextafter(lo - x, 0.0);
+        if (!(dist <= b) || x != x) {
+            uint32_t bits;
+            memcpy(&bits, &o->o[e], 4);
+            snprintf(v->detail, sizeof v->detail,
+                     "o[row %llu, channel %llu] = %a (0x%08x): %.6g from exact attention [%a, %a], above the "
+                     "bound %.6g of the pipeline [SAGE-ATT-07]",
+                     (unsigned long long)(e / 128u), (unsigned long long)(e % 128u), x, bits, dist, lo, hi, b);
+            return;
+        }
+        kvq_verdict_margin(v, "distance from exact attention [SAGE-ATT-07]", dist, b);
+    }
+    v->outcome = KVQ_PASS;
+}
+
 /* ---- ref-fast's SAGE entries (the fast path returns kvq_status, an entry int) ---- */
 
 static int ref_smooth(float *xs, float *mean, const float *x, const kvq_sage_shape *shape, uint32_t seg)
@@ -454,6 +530,12 @@ static int ref_pv(float *d, const uint8_t *a, const uint8_t *b, const float *c, 
     return kvq_sage_pv(d, a, b, c, rows, n, fmt, model, buffer);
 }
 
+static int ref_attention(float *o, const float *q, const float *k, const float *v, const kvq_sage_attn *a,
+                         const kvq_policy *pol)
+{
+    return kvq_sage_attention(o, q, k, v, a, pol);
+}
+
 static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
 {
     if (sigver != 1u) return NULL;
@@ -463,6 +545,7 @@ static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
     if (strcmp(entry, "sage_quantize_v") == 0) return (kvq_entry_fn)ref_quantize_v;
     if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)ref_delta_s;
     if (strcmp(entry, "sage_pv") == 0) return (kvq_entry_fn)ref_pv;
+    if (strcmp(entry, "sage_attention") == 0) return (kvq_entry_fn)ref_attention;
     return NULL;
 }
 
@@ -560,6 +643,27 @@ static const kvq_field PV_FIELDS[] = {
     { .key = "d", .type = KVQ_FT_A_F32, PVOUT(d), .count = n_pv_out, .cmp = KVQ_CMP_EXACT, .unit = "row" },
 };
 
+#define AREF(m) .role = KVQ_ROLE_REFERENCE, .offset = offsetof(kvq_sage_attn_ref, m)
+#define AOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_sage_attn_out, m)
+static const kvq_field ATTN_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
+    { .key = "nq", .type = KVQ_FT_U32, IN(attn.nq) },
+    { .key = "nk", .type = KVQ_FT_U32, IN(attn.nk) },
+    { .key = "dim", .type = KVQ_FT_U32, IN(attn.dim) },
+    { .key = "causal", .type = KVQ_FT_U32, IN(attn.causal) },
+    { .key = "buffer", .type = KVQ_FT_U32, IN(attn.buffer) },
+    { .key = "bits", .type = KVQ_FT_U32, IN(attn.qk_bits) },
+    { .key = "tau", .type = KVQ_FT_F32, IN(attn.tau) },
+    KVQ_F_STATUS,
+    { .key = "q", .type = KVQ_FT_A_F32, IN(x), .count = n_attn_q },
+    { .key = "k", .type = KVQ_FT_A_F32, IN(qm), .count = n_attn_k },
+    { .key = "v", .type = KVQ_FT_A_F32, IN(v), .count = n_attn_k },
+    { .key = "lo", .type = KVQ_FT_A_F32, AREF(lo), .count = n_attn_out },
+    { .key = "hi", .type = KVQ_FT_A_F32, AREF(hi), .count = n_attn_out },
+    { .key = "bound", .type = KVQ_FT_A_F32, AREF(bound), .count = n_attn_out },
+    { .key = "o", .type = KVQ_FT_A_F32, AOUT(o), .count = n_attn_out },
+};
+
 #define EXACT_ONLY KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT)
 
 const kvq_op kvq_op_sage_qk = {
@@ -652,8 +756,26 @@ const kvq_op kvq_op_sage_pv = {
     .judge = judge_pv,
 };
 
+const kvq_op kvq_op_sage_attn = {
+    .name = "sage-attn",
+    .family = &kvq_family_sage,
+    .summary = "one head of the SageAttention2 pipeline, judged within the exact path's bound of exact attention",
+    .fields = ATTN_FIELDS,
+    .nfields = KVQ_NELEMS(ATTN_FIELDS),
+    .in_size = sizeof(kvq_sage_in),
+    .out_size = sizeof(kvq_sage_attn_out),
+    .ref_size = sizeof(kvq_sage_attn_ref),
+    .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED),
+    .entries = { { .name = "sage_attention", .sigver = 1 } },
+    .nentries = 1,
+    .check = check_attn,
+    .describe = describe_attn,
+    .call = call_attn,
+    .judge = judge_attn,
+};
+
 static const kvq_op *const OPS[] = { &kvq_op_sage_qk, &kvq_op_sage_p, &kvq_op_sage_v, &kvq_op_sage_ds,
-                                     &kvq_op_sage_pv };
+                                     &kvq_op_sage_pv, &kvq_op_sage_attn };
 
 const kvq_family kvq_family_sage = {
     .name = "sage",

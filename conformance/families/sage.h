@@ -13,7 +13,8 @@
  * sage-qk: shape, qk, seg, x [N][d]; sage-p: rows, cols, fmt, x = p
  * [rows][cols]; sage-v: shape, fmt, x = v [N][d]; sage-ds: shape (of the
  * keys), rows, tau, qm [rows][d], x = ks [N][d]; sage-pv: rows, n, fmt, model,
- * buffer, a and b [rows][n] (FP8 codes), c [rows]. */
+ * buffer, a and b [rows][n] (FP8 codes), c [rows]; sage-attn: the record
+ * attn, x = q [nq][128], qm = k, v [nk][128]. */
 typedef struct kvq_sage_in {
     kvq_sage_shape shape;
     kvq_sage_qk qk;
@@ -26,6 +27,8 @@ typedef struct kvq_sage_in {
     uint32_t n, model, buffer;
     uint8_t *a, *b;
     float *c;
+    kvq_sage_attn attn;
+    float *v;
 } kvq_sage_in;
 
 /* sage-qk outputs [SAGE-SM-01..02] [SAGE-Q-01..07]: the smoothing means
@@ -63,8 +66,20 @@ typedef struct kvq_sage_pv_ref {
     float *lo, *hi;
 } kvq_sage_pv_ref;
 
+/* sage-attn [SAGE-ATT-01..07]: the output [nq][128]; its reference (the
+ * bounded level, the only one): exact attention enclosed in [lo, hi] and the
+ * bound, binary32 rounded outward. */
+typedef struct kvq_sage_attn_out {
+    float *o;
+} kvq_sage_attn_out;
+
+typedef struct kvq_sage_attn_ref {
+    float *lo, *hi, *bound;
+} kvq_sage_attn_ref;
+
 extern const kvq_family kvq_family_sage;
-extern const kvq_op kvq_op_sage_qk, kvq_op_sage_p, kvq_op_sage_v, kvq_op_sage_ds, kvq_op_sage_pv;
+extern const kvq_op kvq_op_sage_qk, kvq_op_sage_p, kvq_op_sage_v, kvq_op_sage_ds, kvq_op_sage_pv,
+    kvq_op_sage_attn;
 
 /* Generation (sage_gen.c). */
 uint64_t kvq_sage_gen_count(const char *levels);

@@ -7,7 +7,7 @@
  * ordinals: sage-qk cases, sage-p cases, sage-v cases, sage-ds cases, one
  * case of each error class of the bad-input table [SAGE-BAD-01], then the
  * sage-pv cases and one case of each of their error classes (appended, so
- * the earlier ordinals keep their cases).  The
+ * the earlier ordinals keep their cases), then the sage-attn cases and theirs.  The
  * parameters that matter for coverage cycle with k (role, bits, granularity,
  * rounding, tie rule and value distribution of sage-qk; format and overflow
  * rule of sage-p and sage-v); shapes and values are drawn.  Expected outputs
@@ -30,6 +30,34 @@ static kvq_status lemma_failed(const kvq_case *c, uint32_t lem)
     fprintf(stderr, "kvq gen: case %s: the exact path reports failed SAGE lemma bits 0x%02x\n", c->id,
             (unsigned)lem);
     return KVQ_E_FORMAT;
+}
+
+/* sage-attn: the bound of every row [SAGE-ATT-07], rounded outward to binary32. */
+static kvq_status solve_attn(kvq_case *c)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_attn_ref *rf = c->ref;
+    const kvq_sage_attn *a = &in->attn;
+    const kvq_sage_attn_class cls = KVQ_SAGE_ATTN_CLASS_HOPPER;
+    if (!kvq_sage_attn_ok(a)) return KVQ_E_PARAM;
+    const uint64_t n = (uint64_t)a->nq * a->dim;
+    uint32_t *rows = malloc((size_t)a->nq * sizeof *rows);
+    kvq_sage_attn_bound *b = malloc((size_t)n * sizeof *b);
+    kvq_status st = rows && b ? KVQ_OK : KVQ_E_NOMEM;
+    if (st == KVQ_OK) {
+        for (uint32_t i = 0; i < a->nq; i++) rows[i] = i;
+        st = kvq_exact_sage_attn_bound(b, in->x, in->qm, in->v, a, rows, a->nq, &cls);
+    }
+    for (uint64_t e = 0; st == KVQ_OK && e < n; e++) {
+        float lo = (float)b[e].ref_lo, hi = (float)b[e].ref_hi, bd = (float)b[e].bound;
+        if ((double)lo > b[e].ref_lo) lo = nextafterf(lo, -INFINITY);
+        if ((double)hi < b[e].ref_hi) hi = nextafterf(hi, INFINITY);
+        if ((double)bd < b[e].bound) bd = nextafterf(bd, INFINITY);
+        rf->lo[e] = lo, rf->hi[e] = hi, rf->bound[e] = bd;
+    }
+    free(rows);
+    free(b);
+    return st;
 }
 
 /* The exact path's verdict and outputs; an error status drops the outputs. */
@@ -58,11 +86,13 @@ static kvq_status solve(kvq_case *c)
     } else if (c->op == &kvq_op_sage_ds) {
         kvq_sage_ds_out *ex = c->exp;
         st = kvq_exact_sage_delta_s(ex->ds, &lem, in->qm, in->x, in->rows, &in->shape, in->tau);
-    } else {
+    } else if (c->op == &kvq_op_sage_pv) {
         kvq_sage_pv_out *ex = c->exp;
         kvq_sage_pv_ref *rf = c->ref;
         st = kvq_exact_sage_pv(ex->d, rf->lo, rf->hi, in->a, in->b, in->c, in->rows, in->n, in->fmt, in->model,
                                in->buffer);
+    } else {
+        st = solve_attn(c);
     }
     if (st == KVQ_E_NOMEM) return st;
     if (st != KVQ_OK) {
@@ -493,20 +523,122 @@ static kvq_status make_pv_error(kvq_case *c, const char *tag, uint64_t seed, uin
     return solve(c);
 }
 
+/* ---- sage-attn [SAGE-ATT-01..07] ---------------------------------------------------------- */
+
+enum { AT_GAUSS, AT_SINK, AT_SMALL, AT_TREND, AT_QMEAN, AT_HUGE, AT_COUNT };
+static const char *const AT_NAMES[AT_COUNT] = { "gauss", "sink", "small", "trend", "qmean", "huge" };
+
+typedef struct attn_shape {
+    uint32_t nq, nk, causal, buffer, bits, dist;
+} attn_shape;
+
+/* Partial blocks, causal rows with no key (nq > nk), q_len = 1, the three
+ * buffers, INT4, and inputs that exercise each stage: an attention sink,
+ * tiny values, scores that move the running maximum every block, a large Q
+ * mean (dS carries the score), large activations. */
+static const attn_shape AT_STD[] = {
+    { 64, 64, 0, 128, 8, AT_GAUSS },  { 130, 130, 1, 128, 8, AT_GAUSS }, { 1, 257, 0, 64, 8, AT_SINK },
+    { 200, 77, 1, 0, 8, AT_SINK },    { 77, 200, 1, 64, 8, AT_SMALL },   { 64, 384, 0, 128, 8, AT_TREND },
+    { 48, 320, 0, 0, 8, AT_TREND },   { 130, 100, 0, 128, 8, AT_QMEAN }, { 96, 96, 0, 128, 4, AT_GAUSS },
+    { 1, 130, 1, 64, 4, AT_SINK },    { 100, 100, 1, 128, 8, AT_HUGE },  { 33, 65, 0, 64, 8, AT_QMEAN },
+};
+static const attn_shape AT_SMOKE[] = {
+    { 64, 64, 0, 128, 8, AT_GAUSS }, { 1, 257, 0, 64, 8, AT_SINK }, { 40, 200, 0, 128, 8, AT_TREND },
+    { 130, 100, 0, 128, 8, AT_QMEAN },
+};
+
+static float sum3(kvq_rng *r)
+{
+    return kvq_rng_sym(r) + kvq_rng_sym(r) + kvq_rng_sym(r);
+}
+
+static void fill_attn(kvq_sage_in *in, uint32_t dist, kvq_rng *r)
+{
+    const uint32_t d = 128u, nq = in->attn.nq, nk = in->attn.nk;
+    float *q = in->x, *k = in->qm, *v = in->v;
+    const float sc = dist == AT_SMALL ? 0x1p-20f : dist == AT_HUGE ? 40.0f : 1.0f;
+    for (uint64_t e = 0; e < (uint64_t)nq * d; e++) q[e] = sc * sum3(r);
+    for (uint64_t e = 0; e < (uint64_t)nk * d; e++) {
+        k[e] = (dist == AT_SMALL ? 1.0f : sc) * sum3(r);
+        v[e] = sc * sum3(r);
+    }
+    if (dist == AT_SINK) {                       /* outlier channels; key 0 aligned with the queries */
+        for (uint32_t c = 0; c < d; c += 37u) {
+            for (uint32_t n = 0; n < nq; n++) q[(uint64_t)n * d + c] *= 30.0f;
+            for (uint32_t n = 0; n < nk; n++) k[(uint64_t)n * d + c] *= 30.0f;
+        }
+        for (uint32_t c = 0; c < d; c++) k[c] = 4.0f * fabsf(k[c]) * (q[c] >= 0 ? 1.0f : -1.0f);
+    } else if (dist == AT_TREND) {               /* the maximum moves every block */
+        for (uint32_t n = 0; n < nq; n++) q[(uint64_t)n * d] = 8.0f;
+        for (uint32_t n = 0; n < nk; n++) k[(uint64_t)n * d] = 0.05f * (float)n;
+    } else if (dist == AT_QMEAN) {               /* dS carries most of the score */
+        for (uint64_t e = 0; e < (uint64_t)nq * d; e++) q[e] += 3.0f;
+        for (uint32_t n = 0; n < nk; n++)
+            for (uint32_t c = 0; c < d; c++) k[(uint64_t)n * d + c] += (c % 2u ? 1.0f : -1.0f) * (float)(n % 7u);
+    } else if (dist == AT_HUGE) {                /* V's channel outliers up to 1e5 */
+        for (uint32_t c = 0; c < d; c += 41u)
+            for (uint32_t n = 0; n < nk; n++) v[(uint64_t)n * d + c] *= 1000.0f;
+    }
+}
+
+static kvq_status make_attn(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
+{
+    const attn_shape *sh = smoke ? &AT_SMOKE[j] : &AT_STD[j];
+    kvq_rng r = { seed ^ (0xE1D9A57C4B1F3D27ull * (k + 1u)) };
+    kvq_sage_in *in;
+    if (kvq_case_begin(c, &kvq_op_sage_attn) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    (void)kvq_rng_next(&r);
+    c->level = KVQ_LEVEL_BOUNDED;
+    c->pol = kvq_policy_default;
+    in->attn = (kvq_sage_attn){ sh->nq, sh->nk, 128u, 0x1.6a09e6p-4f, sh->causal, sh->buffer, sh->bits };
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-attn-%s", tag, (unsigned long long)k, AT_NAMES[sh->dist]);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    fill_attn(in, sh->dist, &r);
+    return solve(c);
+}
+
+enum { AE_NAN, AE_DIM, AE_BUFFER, AE_BIG, AE_TAU0, AE_COUNT };
+static const char *const AE_NAMES[AE_COUNT] = { "attn-nan", "attn-dim64", "attn-buffer96", "attn-above-2p48",
+                                                "attn-tau0" };
+
+static kvq_status make_attn_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
+{
+    kvq_rng r = { seed ^ (0xB5AD4ECEDA1CE2A9ull * (k + 1u)) };
+    kvq_sage_in *in;
+    if (kvq_case_begin(c, &kvq_op_sage_attn) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    (void)kvq_rng_next(&r);
+    c->level = KVQ_LEVEL_BOUNDED;
+    c->pol = kvq_policy_default;
+    in->attn = (kvq_sage_attn){ 40u, 72u, 128u, 0x1.6a09e6p-4f, 0u, 128u, 8u };
+    if (which == AE_DIM) in->attn.dim = 64u;
+    if (which == AE_BUFFER) in->attn.buffer = 96u;
+    if (which == AE_TAU0) in->attn.tau = 0.0f;
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-err-%s", tag, (unsigned long long)k, AE_NAMES[which]);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    fill_attn(in, AT_GAUSS, &r);
+    if (which == AE_NAN) in->v[kvq_rng_next(&r) % ((uint64_t)in->attn.nk * 128u)] = NAN;
+    if (which == AE_BIG) in->qm[kvq_rng_next(&r) % ((uint64_t)in->attn.nk * 128u)] = 0x1p49f;
+    return solve(c);
+}
+
 /* ---- level sets [VEC-GEN-02] -------------------------------------------------------------- */
 
 typedef struct counts {
-    uint32_t qk, p, v, ds, pv;
+    uint32_t qk, p, v, ds, pv, attn;
 } counts;
 
 static int counts_of(const char *levels, counts *n)
 {
     if (strcmp(levels, "smoke") == 0) {
-        *n = (counts){ 24u, 8u, 8u, 4u, 12u };
+        *n = (counts){ 24u, 8u, 8u, 4u, 12u, (uint32_t)(sizeof AT_SMOKE / sizeof AT_SMOKE[0]) };
         return 1;
     }
     if (strcmp(levels, "standard") == 0) {
-        *n = (counts){ 144u, 32u, 32u, 12u, 48u };
+        *n = (counts){ 144u, 32u, 32u, 12u, 48u, (uint32_t)(sizeof AT_STD / sizeof AT_STD[0]) };
         return 1;
     }
     return 0;
@@ -515,7 +647,8 @@ static int counts_of(const char *levels, counts *n)
 uint64_t kvq_sage_gen_count(const char *levels)
 {
     counts n;
-    return counts_of(levels, &n) ? (uint64_t)n.qk + n.p + n.v + n.ds + E_COUNT + n.pv + PE_COUNT : 0u;
+    return counts_of(levels, &n) ? (uint64_t)n.qk + n.p + n.v + n.ds + E_COUNT + n.pv + PE_COUNT + n.attn + AE_COUNT
+                                 : 0u;
 }
 
 kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k)
@@ -532,7 +665,9 @@ kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     else if ((j -= n.v) < n.ds) st = make_ds(c, tag, seed, k, (uint32_t)j, smoke);
     else if ((j -= n.ds) < E_COUNT) st = make_error(c, tag, seed, k, (uint32_t)j);
     else if ((j -= E_COUNT) < n.pv) st = make_pv(c, tag, seed, k, (uint32_t)j, smoke);
-    else st = make_pv_error(c, tag, seed, k, (uint32_t)(j - n.pv));
+    else if ((j -= n.pv) < PE_COUNT) st = make_pv_error(c, tag, seed, k, (uint32_t)j);
+    else if ((j -= PE_COUNT) < n.attn) st = make_attn(c, tag, seed, k, (uint32_t)j, smoke);
+    else st = make_attn_error(c, tag, seed, k, (uint32_t)(j - n.attn));
     if (st != KVQ_OK) kvq_case_free(c);
     return st;
 }

@@ -823,8 +823,24 @@ def _s_pv_out(v):
     return v["rows"] if _s_pv_valid(v) else 0
 
 
+def _s_attn_valid(v):
+    return (1 <= v["nq"] <= _S_MAX and 1 <= v["nk"] <= _S_MAX and v["dim"] == 128 and v["causal"] in (0, 1)
+            and v["buffer"] in (0, 64, 128) and v["bits"] in (4, 8)
+            and 2.0 ** -126 <= v["tau"] <= 2.0 ** 16)
+
+
+def _s_attn_out(v):
+    return v["nq"] * 128 if _s_attn_valid(v) else 0
+
+
 def _s_check(v):
     op = v["op"]
+    if op == "sage-attn":
+        if v["nq"] > 1 << 16 or v["nk"] > 1 << 16:
+            return "nq or nk above 65536"
+        if v["status"] == 0 and not _s_attn_valid(v):
+            return "parameters or shape not valid for a status-0 case"
+        return None
     if op == "sage-pv":
         if v["rows"] > _S_PV_MAX_ROWS or v["n"] > _S_PV_MAX_N:
             return "rows above %d or n above %d" % (_S_PV_MAX_ROWS, _S_PV_MAX_N)
@@ -886,6 +902,15 @@ _SAGE_PV_FIELDS = _S_HEAD + [
     _f("d", "a_f32", "exp", _s_pv_out), _f("lo", "a_f32", "ref", _s_pv_out), _f("hi", "a_f32", "ref", _s_pv_out),
 ]
 
+_SAGE_ATTN_FIELDS = _S_HEAD + [
+    _f("nq", "u32"), _f("nk", "u32"), _f("dim", "u32"), _f("causal", "u32"), _f("buffer", "u32"),
+    _f("bits", "u32"), _f("tau", "f32"), _f("status", "status", "case"),
+    _f("q", "a_f32", count=lambda v: v["nq"] * 128), _f("k", "a_f32", count=lambda v: v["nk"] * 128),
+    _f("v", "a_f32", count=lambda v: v["nk"] * 128),
+    _f("lo", "a_f32", "ref", _s_attn_out), _f("hi", "a_f32", "ref", _s_attn_out),
+    _f("bound", "a_f32", "ref", _s_attn_out),
+]
+
 _OPS = {
     "kivi-quant": _Op("kivi-quant", "kivi", _KIVI_FIELDS, ("flags", "codes", "scale", "zero", "deq"),
                       _LEVELS, _k_check, lambda v: (0, code_max(v["bits"]))),
@@ -905,6 +930,7 @@ _OPS = {
                   lambda v: (0, 255)),
     "sage-ds": _Op("sage-ds", "sage", _SAGE_DS_FIELDS, ("ds",), ("exact",), _s_check, lambda v: (0, 255)),
     "sage-pv": _Op("sage-pv", "sage", _SAGE_PV_FIELDS, ("d",), _LEVELS, _s_check, lambda v: (0, 255)),
+    "sage-attn": _Op("sage-attn", "sage", _SAGE_ATTN_FIELDS, ("o",), ("bounded",), _s_check, lambda v: (0, 255)),
 }
 _FAMILIES = ("kivi", "cert", "sage")
 _LEVEL_SETS = ("smoke", "standard")

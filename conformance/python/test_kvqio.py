@@ -425,8 +425,10 @@ class RoundTrip(_Generated):
     def test_sage_smoke(self):
         # [VEC-SAGE-02] [VEC-SAGE-03]: every SAGE operation, exact only, arrays sized by the layout
         vf = self.check_file(self.vec["sage"], "sage")
-        self.assertEqual({c.op for c in vf}, {"sage-qk", "sage-p", "sage-v", "sage-ds", "sage-pv"})
-        self.assertEqual({c.level for c in vf if c.op != "sage-pv"}, {"exact"})
+        self.assertEqual({c.op for c in vf}, {"sage-qk", "sage-p", "sage-v", "sage-ds", "sage-pv",
+                                                  "sage-attn"})
+        self.assertEqual({c.level for c in vf if c.op not in ("sage-pv", "sage-attn")}, {"exact"})
+        self.assertEqual({c.level for c in vf if c.op == "sage-attn"}, {"bounded"})
         self.assertEqual({c.level for c in vf if c.op == "sage-pv"}, {"exact", "bounded"})
         qk = [c for c in vf if c.op == "sage-qk" and c.status == 0]
         self.assertEqual({c["role"] for c in qk}, {"q", "k"})

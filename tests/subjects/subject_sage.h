@@ -16,6 +16,8 @@
  *   SAGE_PV_RUN                       the name of the subject's own sage-pv
  *                                     accumulation, with kvq_sage_pv_run's
  *                                     arguments (the model is then unused)
+ *   SAGE_ATTN_VARIANT                 the attention pipeline's deliberate change
+ *                                     (KVQ_SAGE_ATTN_VAR_*, ref/fast/sage_attn_internal.h)
  * before including this file; the others default to the fast path's
  * behaviour.
  */
@@ -51,6 +53,9 @@
 #endif
 #ifndef SAGE_PV_RUN
 #define SAGE_PV_RUN kvq_sage_pv_run
+#endif
+#ifndef SAGE_ATTN_VARIANT
+#define SAGE_ATTN_VARIANT KVQ_SAGE_ATTN_VAR_NONE
 #endif
 
 /* Smoothing with the subject's segment; the caller's mean array holds the
@@ -134,6 +139,12 @@ static int sage_pv(float *d, const uint8_t *a, const uint8_t *b, const float *c,
     return KVQ_OK;
 }
 
+static int sage_attention(float *o, const float *q, const float *k, const float *v, const kvq_sage_attn *a,
+                          const kvq_policy *pol)
+{
+    return kvq_sage_attention_variant(o, q, k, v, a, pol, SAGE_ATTN_VARIANT);
+}
+
 static kvq_entry_fn sage_lookup(const char *entry, uint32_t sigver)
 {
     if (sigver != 1u) return NULL;
@@ -143,6 +154,7 @@ static kvq_entry_fn sage_lookup(const char *entry, uint32_t sigver)
     if (strcmp(entry, "sage_quantize_v") == 0) return (kvq_entry_fn)sage_quantize_v;
     if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)sage_delta_s;
     if (strcmp(entry, "sage_pv") == 0) return (kvq_entry_fn)sage_pv;
+    if (strcmp(entry, "sage_attention") == 0) return (kvq_entry_fn)sage_attention;
     return NULL;
 }
 
