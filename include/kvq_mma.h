@@ -444,6 +444,19 @@ KVQ_HD static inline kvq_mma_model kvq_mma_model_mma_fp8_sm90(void)
     return m;
 }
 
+/* The common truncation description of the FP8 accumulator (from later public
+ * work, not from SageAttention2): every term, C included, aligned to the
+ * largest term's own exponent, cut toward zero at 2^(emax - 13), the exact sum
+ * cut toward zero to binary32.  Not a measured model: on random wgmma tiles it
+ * reproduces about 76% (E4M3) and 88% (E5M2) of the outputs [SAGE-ACC-02];
+ * named so that a kernel, or a vector, can be judged against it. */
+KVQ_HD static inline kvq_mma_model kvq_mma_model_truncation_common(void)
+{
+    kvq_mma_model m = {32u, 13u, KVQ_MMA_CUT_RZ, KVQ_MMA_C_INSIDE, 24u, KVQ_MMA_ROUND_RZ,
+                       KVQ_MMA_ALIGN_VALUE, 0, KVQ_MMA_ZERO_SKIP, 0u};
+    return m;
+}
+
 /* ---- the probe's tiles ------------------------------------------------------ */
 
 #define KVQ_MMA_DIST_UNIFORM 0u  /* every finite code equally likely */

@@ -6,9 +6,10 @@
  * emulator of include/kvq_mma.h (kvq_mma_dot, the fast path kvq_sage_pv) and
  * the MPFR evaluation of ref/exact/mma.c (kvq_exact_mma_dot,
  * kvq_exact_sage_pv).
- *  - every model, both formats, the probe's six tile distributions and
+ *  - every model, both formats, the probe's six tile distributions,
  *    variants of the measured models (other cuts, roundings, C modes,
- *    alignments): the two agree bit for bit;
+ *    alignments) and the named common truncation description: the two
+ *    agree bit for bit;
  *  - kvq_sage_pv and the exact level agree on rows of up to 640 products for
  *    every buffer policy, and the exact level lies in the bounded level's
  *    interval [SAGE-ACC-06];
@@ -37,6 +38,7 @@ static uint64_t g_seed = SEED_DEFAULT, g_cases = CASES_DEFAULT;
  * the emulator on every parameter, not only on the two in use. */
 static kvq_mma_model model_at(uint32_t i, uint32_t fmt)
 {
+    if (i == 12u) return kvq_mma_model_truncation_common();
     kvq_mma_model m = i < 6u ? kvq_mma_model_wgmma_fp8(fmt) : kvq_mma_model_mma_fp8_sm90();
     switch (i % 6u) {
     case 1: m.round = KVQ_MMA_ROUND_RNE; break;
@@ -54,7 +56,7 @@ START_TEST(exact_model_vs_emulator)
     for (uint64_t t = 0; t < g_cases; t++) {
         const uint64_t tile = g_seed + t;
         const uint32_t fmt = (uint32_t)(t % 2u), dist = (uint32_t)((t / 2u) % KVQ_MMA_NDIST);
-        const uint32_t mi = (uint32_t)((t / (2u * KVQ_MMA_NDIST)) % 12u);
+        const uint32_t mi = (uint32_t)((t / (2u * KVQ_MMA_NDIST)) % 13u);
         const kvq_mma_model m = model_at(mi, fmt);
         uint8_t a[32], b[32];
         const uint32_t c = kvq_mma_tile_output(g_seed, tile, dist, fmt, (uint32_t)(t % 64u), (uint32_t)(t % 8u), a, b);
