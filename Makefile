@@ -102,12 +102,22 @@ endef
 $(foreach v,rel san cov,$(eval $(call variant,$(v))))
 
 # Test subjects: the fast path with one deliberate change (tests/subjects/,
-# tests/<family>/subjects/), one shared object each under $(B)/subjects/.
+# tests/<family>/subjects/), one shared object each under $(B)/subjects/.  The
+# fast path is compiled once, position-independent with hidden symbols, into
+# $(B)/subjects/libfast.a, and each subject links the members it uses.
+SUBJ_FAST_OBJ := $(FAST_SRC:%.c=$(B)/subjects/fast/%.o)
+$(B)/subjects/fast/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+$(B)/subjects/libfast.a: $(SUBJ_FAST_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+-include $(shell find $(B)/subjects -name '*.d' 2>/dev/null)
 define subject_rule
-$(B)/subjects/$(notdir $(1:.c=)).so: $(1) $(wildcard tests/subjects/*.h) $(FAST_SRC)
+$(B)/subjects/$(notdir $(1:.c=)).so: $(1) $(wildcard tests/subjects/*.h) $(B)/subjects/libfast.a
 	@mkdir -p $$(@D)
 	$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -Itests/subjects $$(CFLAGS) -fPIC -shared \
-	  -fvisibility=hidden -Wl,-Bsymbolic $$(filter %.c,$$^) -o $$@ -lm
+	  -fvisibility=hidden -Wl,-Bsymbolic -MMD -MP -MF $$@.d $(1) $(B)/subjects/libfast.a -o $$@ -lm
 endef
 $(foreach s,$(SUBJECT_SRC),$(eval $(call subject_rule,$(s))))
 
@@ -118,12 +128,13 @@ test: test-unit test-san test-vectors test-robustness test-shards test-cert test
       test-python test-install
 	@echo "make test: all stages passed"
 
+# the suites run two at a time (tests/run-suites.sh; KVQ_JOBS overrides), each
+# one's output printed whole
 test-unit: $(TESTS:%=$(B)/rel/tests/%)
-	@set -e; for t in $^; do echo "== $$t"; $$t; done
+	@bash tests/run-suites.sh $^
 
 test-san: $(TESTS:%=$(B)/san/tests/%)
-	@set -e; for t in $^; do echo "== $$t (ASan+UBSan)"; \
-	  KVQ_RANDOM_CASES=20000 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+	@bash tests/run-suites.sh --san $^
 
 test-vectors: $(B)/rel/kvq $(B)/san/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/vectors.sh $(B)

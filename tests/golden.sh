@@ -52,9 +52,7 @@ for fam in kivi cert; do
 done
 report rep-sage-ref-fast sage-standard.vec ref-fast
 for s in sage_ties_away_int4 sage_per_warp sage_smooth_k_block sage_e5m2_for_e4m3 sage_fp8_nan_at_bound \
-         sage_fp8_overflow_swapped sage_pv_round_nearest sage_pv_c_after sage_pv_no_buffer sage_pv_buffer_256 \
-         sage_pv_f16_accumulate sage_pv_wide_accumulator sage_attn_no_rescale sage_attn_no_ds \
-         sage_attn_p_unscaled sage_attn_v_unscaled; do
+         sage_fp8_overflow_swapped sage_pv_f16_accumulate sage_attn_no_rescale; do
   report "rep-sage-$s" sage-standard.vec "$SUBJ/$s.so"
 done
 KVQ_MISBEHAVE=crash report rep-kivi-misbehave-crash kivi-smoke-sh5of16.vec "$SUBJ/misbehave.so"
