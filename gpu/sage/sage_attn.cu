@@ -677,6 +677,46 @@ static kvq_status ds_heads(float *ds, const float *qm, const float *ks, uint32_t
     return KVQ_OK;
 }
 
+/* Smoothing of every head's n tokens with segment seg (mean_rows means a
+ * head): one call over all heads when their segments line up in one tensor,
+ * else one a head. */
+static kvq_status smooth_heads(float *xs, float *mean, const float *x, uint32_t heads, uint32_t n, uint32_t seg,
+                               uint32_t mean_rows, cudaStream_t stream)
+{
+    const uint64_t d = ATT_D;
+    if (n % seg == 0u && (uint64_t)heads * n <= KVQ_SAGE_MAX_TOKENS) {
+        const kvq_sage_shape all = {heads * n, ATT_D};
+        return kvq_cuda_sage_smooth(xs, mean, x, &all, seg, stream);
+    }
+    const kvq_sage_shape one = {n, ATT_D};
+    kvq_status s = KVQ_OK;
+    for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)
+        s = kvq_cuda_sage_smooth(xs + (uint64_t)h * n * d, mean + (uint64_t)h * mean_rows * d, x + (uint64_t)h * n * d,
+                                 &one, seg, stream);
+    return s;
+}
+
+/* The Q or K quantizer on every head's n smoothed tokens, stream-ordered, one
+ * result word a call (res[*nres], ...): one call over all heads when no
+ * block straddles two of them, else one a head. */
+static kvq_status quantize_qk_heads(uint8_t *codes, float *scales, kvq_cuda_result *res, uint32_t *nres,
+                                    const float *x, uint32_t heads, uint32_t n, const kvq_sage_qk *qk,
+                                    const kvq_policy *pol, void *scr, size_t scr_bytes, cudaStream_t stream)
+{
+    if (n % qk->block == 0u && (uint64_t)heads * n <= KVQ_SAGE_MAX_TOKENS) {
+        const kvq_sage_shape all = {heads * n, ATT_D};
+        return kvq_cuda_sage_quantize_qk_async(codes, scales, res + (*nres)++, x, &all, qk, pol, scr, scr_bytes, 0u,
+                                               stream);
+    }
+    const kvq_sage_shape one = {n, ATT_D};
+    const uint64_t cb = kvq_sage_code_bytes(&one, qk->bits), sn = kvq_sage_scale_count(&one, qk);
+    kvq_status s = KVQ_OK;
+    for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)
+        s = kvq_cuda_sage_quantize_qk_async(codes + h * cb, scales + h * sn, res + (*nres)++,
+                                            x + (uint64_t)h * n * ATT_D, &one, qk, pol, scr, scr_bytes, 0u, stream);
+    return s;
+}
+
 /* Data statuses of the blocking stages (NaN/Inf, range) go to the result
  * word; the others (KVQ_E_DEVICE, KVQ_E_NOMEM) are returned. */
 static int data_status(kvq_status s) { return s == KVQ_E_NONFINITE || s == KVQ_E_PARAM || s == KVQ_E_RANGE; }
@@ -701,35 +741,16 @@ extern "C" kvq_status kvq_cuda_sage_attn(float *d_o, kvq_cuda_result *d_result, 
     void *scr = ws + L.scratch;
     const size_t scr_bytes = kvq_cuda_sage_workspace();
     kvq_cuda_result *res = (kvq_cuda_result *)(ws + L.results), *gate = res + 3u * (size_t)heads;
-    const uint64_t H = heads, d = ATT_D;
+    const uint64_t d = ATT_D;
     const float tau2 = kvq_sage_attn_tau2(a->tau);
     const kvq_sage_qk qq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_K);
-    const kvq_sage_shape qsh = {nq, ATT_D}, ksh = {nk, ATT_D};
-    const uint64_t qcb = kvq_sage_code_bytes(&qsh, a->qk_bits), kcb = kvq_sage_code_bytes(&ksh, a->qk_bits);
-    const uint64_t qsn = kvq_sage_scale_count(&qsh, &qq), ksn = kvq_sage_scale_count(&ksh, &kq);
+    const kvq_sage_shape ksh = {nk, ATT_D};
     const kvq_policy *pol = &kvq_policy_default;
     kvq_status s = KVQ_OK;
 
-    /* 1. K smoothed over each head's nk tokens: one call over all heads when
-     * they fit one tensor (segment nk = a head) [SAGE-ATT-02] */
-    if (H * nk <= KVQ_SAGE_MAX_TOKENS) {
-        const kvq_sage_shape all = {heads * nk, ATT_D};
-        s = kvq_cuda_sage_smooth(ks, km, d_k, &all, nk, stream);
-    } else {
-        for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)
-            s = kvq_cuda_sage_smooth(ks + (uint64_t)h * nk * d, km + h * d, d_k + (uint64_t)h * nk * d, &ksh, nk, stream);
-    }
-    /* 2. Q smoothed per block of 128 tokens */
-    if (s == KVQ_OK) {
-        if (nq % KVQ_SAGE_ATTN_BQ == 0u && H * nq <= KVQ_SAGE_MAX_TOKENS) {
-            const kvq_sage_shape all = {heads * nq, ATT_D};
-            s = kvq_cuda_sage_smooth(qs, qm, d_q, &all, KVQ_SAGE_ATTN_BQ, stream);
-        } else {
-            for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)
-                s = kvq_cuda_sage_smooth(qs + (uint64_t)h * nq * d, qm + (uint64_t)h * rows * d, d_q + (uint64_t)h * nq * d, &qsh,
-                                         KVQ_SAGE_ATTN_BQ, stream);
-        }
-    }
+    /* 1. K smoothed over each head's nk tokens, 2. Q per block of 128 tokens [SAGE-ATT-02] */
+    s = smooth_heads(ks, km, d_k, heads, nk, nk, 1u, stream);
+    if (s == KVQ_OK) s = smooth_heads(qs, qm, d_q, heads, nq, KVQ_SAGE_ATTN_BQ, rows, stream);
     /* 3. dS = q_m K_s^T tau2, per head */
     if (s == KVQ_OK) s = ds_heads(ds, qm, ks, heads, rows, &ksh, tau2, stream);
     if (s != KVQ_OK) {
@@ -740,22 +761,8 @@ extern "C" kvq_status kvq_cuda_sage_attn(float *d_o, kvq_cuda_result *d_result, 
 
     /* 4. the quantizers, stream-ordered, one result word a call */
     uint32_t nres = 0;
-    if (nq % qq.block == 0u && H * nq <= KVQ_SAGE_MAX_TOKENS) {
-        const kvq_sage_shape all = {heads * nq, ATT_D};
-        s = kvq_cuda_sage_quantize_qk_async(qc, qsc, res + nres++, qs, &all, &qq, pol, scr, scr_bytes, 0u, stream);
-    } else {
-        for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)
-            s = kvq_cuda_sage_quantize_qk_async(qc + h * qcb, qsc + h * qsn, res + nres++, qs + (uint64_t)h * nq * d, &qsh,
-                                                &qq, pol, scr, scr_bytes, 0u, stream);
-    }
-    if (s == KVQ_OK && nk % kq.block == 0u && H * nk <= KVQ_SAGE_MAX_TOKENS) {
-        const kvq_sage_shape all = {heads * nk, ATT_D};
-        s = kvq_cuda_sage_quantize_qk_async(kc, ksc, res + nres++, ks, &all, &kq, pol, scr, scr_bytes, 0u, stream);
-    } else {
-        for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)
-            s = kvq_cuda_sage_quantize_qk_async(kc + h * kcb, ksc + h * ksn, res + nres++, ks + (uint64_t)h * nk * d, &ksh,
-                                                &kq, pol, scr, scr_bytes, 0u, stream);
-    }
+    s = quantize_qk_heads(qc, qsc, res, &nres, qs, heads, nq, &qq, pol, scr, scr_bytes, stream);
+    if (s == KVQ_OK) s = quantize_qk_heads(kc, ksc, res, &nres, ks, heads, nk, &kq, pol, scr, scr_bytes, stream);
     for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)        /* V: per channel over a head's tokens */
         s = kvq_cuda_sage_quantize_v_async(vc + (uint64_t)h * nk * d, vsc + h * d, res + nres++, d_v + (uint64_t)h * nk * d, &ksh,
                                            KVQ_SAGE_FP8_E4M3, pol, scr, scr_bytes, stream);
