@@ -33,6 +33,23 @@ static double exp2_dir(double x, mpfr_rnd_t r, mpfr_t t)
     return mpfr_get_d(t, r);
 }
 
+/* Base-2 weights of exponents in [lo[j], hi[j]] in the frame of `shift`:
+ * wl[j] <= 2^(lo[j] - shift), 2^(hi[j] - shift) <= wh[j], and their sums
+ * enclosed in [*sl, *sh]. */
+static void weights(double *wl, double *wh, double *sl, double *sh, const double *lo, const double *hi, uint32_t n,
+                    double shift, mpfr_t t)
+{
+    double a = 0.0, b = 0.0;
+    for (uint32_t j = 0; j < n; j++) {
+        wl[j] = exp2_dir(dn(lo[j] - shift), MPFR_RNDD, t);
+        wh[j] = exp2_dir(up(hi[j] - shift), MPFR_RNDU, t);
+        a = dn(a + wl[j]);
+        b = up(b + wh[j]);
+    }
+    *sl = a;
+    *sh = b;
+}
+
 /* (1 + e)^n rounded up (e >= 0), or (1 - e)^n rounded down. */
 static double pow_up(double e, uint32_t n)
 {
@@ -162,13 +179,8 @@ static void row_bound(kvq_sage_attn_bound *out, const xwork *w, const xrow *z, c
         Mhi = mx(Mhi, z->shi[j]);
     }
     /* Weights in the frame of Mlo: y in [yl, yh]; omega = y / sum y [SAGE-ATT-07]. */
-    double Ylo = 0.0, Yhi = 0.0;
-    for (uint32_t j = 0; j < nv; j++) {
-        z->yl[j] = exp2_dir(dn(z->slo[j] - Mlo), MPFR_RNDD, t);
-        z->yh[j] = exp2_dir(up(z->shi[j] - Mlo), MPFR_RNDU, t);
-        Ylo = dn(Ylo + z->yl[j]);
-        Yhi = up(Yhi + z->yh[j]);
-    }
+    double Ylo, Yhi;
+    weights(z->yl, z->yh, &Ylo, &Yhi, z->slo, z->shi, nv, Mlo, t);
     const uint32_t nb = (nv + BK - 1u) / BK, R = nb - 1u;
     const double G = pow_up(up(up(1.0 + ex) * up(1.0 + u)) - 1.0, R);
     const double th_hi0 = up(pow_up(ex, R + 1u) * pow_up(u, R)), th_lo0 = dn(pow_dn(ex, R + 1u) * pow_dn(u, R));
@@ -220,13 +232,8 @@ static void row_bound(kvq_sage_attn_bound *out, const xwork *w, const xrow *z, c
         imul(&z->tlo[j], &z->thi[j], tl0, th0, lo, hi);
         T0 = mx(T0, z->tlo[j]);
     }
-    double Dlo = 0.0, Dhi = 0.0;
-    for (uint32_t j = 0; j < nv; j++) {
-        z->xl[j] = exp2_dir(dn(z->tlo[j] - T0), MPFR_RNDD, t);
-        z->xh[j] = exp2_dir(up(z->thi[j] - T0), MPFR_RNDU, t);
-        Dlo = dn(Dlo + z->xl[j]);
-        Dhi = up(Dhi + z->xh[j]);
-    }
+    double Dlo, Dhi;
+    weights(z->xl, z->xh, &Dlo, &Dhi, z->tlo, z->thi, nv, T0, t);
     /* Y = sum of the kernel-frame weights 2^(s' - M') >= 1 (the maximum's own
      * weight) and >= sum of 2^(slo - Mhi): the absolute terms are divided by it. */
     const double Ymin = mx(1.0, dn(Ylo * exp2_dir(dn(Mlo - Mhi), MPFR_RNDD, t)));
