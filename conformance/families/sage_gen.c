@@ -107,6 +107,19 @@ static kvq_status solve(kvq_case *c)
     return KVQ_OK;
 }
 
+/* A new case of op from (seed, k): its generator (one draw discarded), the
+ * level, the default policy. */
+static kvq_sage_in *begin(kvq_case *c, const kvq_op *op, kvq_rng *r, uint64_t seed, uint64_t k, uint64_t mul,
+                          uint32_t level)
+{
+    r->s = seed ^ (mul * (k + 1u));
+    if (kvq_case_begin(c, op) != KVQ_OK) return NULL;
+    (void)kvq_rng_next(r);
+    c->level = level;
+    c->pol = kvq_policy_default;
+    return c->in;
+}
+
 /* ---- sage-qk ----------------------------------------------------------------------- */
 
 enum { D_UNIFORM, D_NORMALISH, D_TIES, D_ZERO_SLOT, D_CONSTANT, D_EXTREME, D_COUNT };
@@ -194,15 +207,11 @@ static void fill_qk(kvq_sage_in *in, int dist, kvq_rng *r)
  * ties case at each rule.  Smoke: role x distribution x bits, the rest drawn. */
 static kvq_status make_qk(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
 {
-    kvq_rng r = { seed ^ (0xA0761D6478BD642Full * (k + 1u)) };
-    kvq_sage_in *in;
+    kvq_rng r;
     int dist;
     uint32_t maxn = smoke ? 96u : 192u, b;
-    if (kvq_case_begin(c, &kvq_op_sage_qk) != KVQ_OK) return KVQ_E_NOMEM;
-    in = c->in;
-    (void)kvq_rng_next(&r);
-    c->level = KVQ_LEVEL_EXACT;
-    c->pol = kvq_policy_default;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_qk, &r, seed, k, 0xA0761D6478BD642Full, KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
     in->qk.role = j % 2u;
     if (smoke) {
         dist = (int)((j / 2u) % D_COUNT);
@@ -264,13 +273,9 @@ static void fill_p(float *p, uint32_t rows, uint32_t cols, kvq_rng *r)
 
 static kvq_status make_p(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
 {
-    kvq_rng r = { seed ^ (0xE7037ED1A0B428DBull * (k + 1u)) };
-    kvq_sage_in *in;
-    if (kvq_case_begin(c, &kvq_op_sage_p) != KVQ_OK) return KVQ_E_NOMEM;
-    in = c->in;
-    (void)kvq_rng_next(&r);
-    c->level = KVQ_LEVEL_EXACT;
-    c->pol = kvq_policy_default;
+    kvq_rng r;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_p, &r, seed, k, 0xE7037ED1A0B428DBull, KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
     in->fmt = j % 2u;
     c->pol.overflow = (j / 2u) % 2u;
     c->pol.ties = kvq_rng_below(&r, 2);
@@ -303,13 +308,9 @@ static void fill_v(float *v, uint32_t n, uint32_t d, kvq_rng *r)
 
 static kvq_status make_v(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
 {
-    kvq_rng r = { seed ^ (0xC2B2AE3D27D4EB4Full * (k + 1u)) };
-    kvq_sage_in *in;
-    if (kvq_case_begin(c, &kvq_op_sage_v) != KVQ_OK) return KVQ_E_NOMEM;
-    in = c->in;
-    (void)kvq_rng_next(&r);
-    c->level = KVQ_LEVEL_EXACT;
-    c->pol = kvq_policy_default;
+    kvq_rng r;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_v, &r, seed, k, 0xC2B2AE3D27D4EB4Full, KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
     in->fmt = j % 2u;
     c->pol.overflow = (j / 2u) % 2u;
     c->pol.ties = kvq_rng_below(&r, 2);
@@ -331,13 +332,10 @@ static float default_tau(uint32_t d)
 
 static kvq_status make_ds(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
 {
-    kvq_rng r = { seed ^ (0x9FB21C651E98DF25ull * (k + 1u)) };
-    kvq_sage_in *in;
+    kvq_rng r;
     float a, b;
-    if (kvq_case_begin(c, &kvq_op_sage_ds) != KVQ_OK) return KVQ_E_NOMEM;
-    in = c->in;
-    (void)kvq_rng_next(&r);
-    c->level = KVQ_LEVEL_EXACT;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_ds, &r, seed, k, 0x9FB21C651E98DF25ull, KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
     in->shape.dim = j % 2u ? 128u : 64u;
     in->shape.tokens = 1u + kvq_rng_below(&r, smoke ? 40 : 96);
     in->rows = (j / 2u) % 2u ? 1u + kvq_rng_below(&r, 4) : 1u; /* per_block or per_head */
@@ -370,16 +368,12 @@ static const char *const ERR_NAMES[E_COUNT] = {
 
 static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
 {
-    kvq_rng r = { seed ^ (0xD6E8FEB86659FD93ull * (k + 1u)) };
+    kvq_rng r;
     const kvq_op *op = which <= E_QK_SEG ? &kvq_op_sage_qk : which <= E_P_ROWS ? &kvq_op_sage_p
                      : which <= E_V_EMPTY ? &kvq_op_sage_v : &kvq_op_sage_ds;
-    kvq_sage_in *in;
     uint64_t n, nq;
-    if (kvq_case_begin(c, op) != KVQ_OK) return KVQ_E_NOMEM;
-    in = c->in;
-    (void)kvq_rng_next(&r);
-    c->level = KVQ_LEVEL_EXACT;
-    c->pol = kvq_policy_default;
+    kvq_sage_in *in = begin(c, op, &r, seed, k, 0xD6E8FEB86659FD93ull, KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
     in->shape.tokens = 40u;
     in->shape.dim = 64u;
     in->qk = kvq_sage_qk_default(KVQ_SAGE_ROLE_Q, 4u);
@@ -470,17 +464,14 @@ static void fill_pv(kvq_sage_in *in, int dist, kvq_rng *r)
 static kvq_status make_pv(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
 {
     static const uint32_t BUF[3] = { 128u, 64u, 0u };
-    kvq_rng r = { seed ^ (0x8EBC6AF09C88C6E3ull * (k + 1u)) };
-    kvq_sage_in *in;
+    kvq_rng r;
     int dist;
-    if (kvq_case_begin(c, &kvq_op_sage_pv) != KVQ_OK) return KVQ_E_NOMEM;
-    in = c->in;
-    (void)kvq_rng_next(&r);
-    c->pol = kvq_policy_default;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_pv, &r, seed, k, 0x8EBC6AF09C88C6E3ull,
+                            (j / 3u + j / 12u) % 2u ? KVQ_LEVEL_BOUNDED : KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
     in->fmt = j % 2u;
     in->model = (j / 2u) % 2u;
     in->buffer = BUF[(j / 4u) % 3u];
-    c->level = (j / 3u + j / 12u) % 2u ? KVQ_LEVEL_BOUNDED : KVQ_LEVEL_EXACT;
     dist = (int)((j + j / 24u) % PV_COUNT);
     in->rows = 1u + kvq_rng_below(&r, smoke ? 4 : 8);
     in->n = kvq_rng_below(&r, 4) == 0 ? 32u : 1u + kvq_rng_below(&r, smoke ? 320 : 640);
@@ -498,13 +489,9 @@ static const char *const PE_NAMES[PE_COUNT] = {
 
 static kvq_status make_pv_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
 {
-    kvq_rng r = { seed ^ (0xA24BAED4963EE407ull * (k + 1u)) };
-    kvq_sage_in *in;
-    if (kvq_case_begin(c, &kvq_op_sage_pv) != KVQ_OK) return KVQ_E_NOMEM;
-    in = c->in;
-    (void)kvq_rng_next(&r);
-    c->level = KVQ_LEVEL_EXACT;
-    c->pol = kvq_policy_default;
+    kvq_rng r;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_pv, &r, seed, k, 0xA24BAED4963EE407ull, KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
     in->fmt = which == PE_E5M2_INF ? KVQ_SAGE_FP8_E5M2 : KVQ_SAGE_FP8_E4M3;
     in->model = KVQ_SAGE_PV_WGMMA;
     in->buffer = which == PE_BUFFER ? 96u : 128u;
@@ -584,13 +571,9 @@ static void fill_attn(kvq_sage_in *in, uint32_t dist, kvq_rng *r)
 static kvq_status make_attn(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
 {
     const attn_shape *sh = smoke ? &AT_SMOKE[j] : &AT_STD[j];
-    kvq_rng r = { seed ^ (0xE1D9A57C4B1F3D27ull * (k + 1u)) };
-    kvq_sage_in *in;
-    if (kvq_case_begin(c, &kvq_op_sage_attn) != KVQ_OK) return KVQ_E_NOMEM;
-    in = c->in;
-    (void)kvq_rng_next(&r);
-    c->level = KVQ_LEVEL_BOUNDED;
-    c->pol = kvq_policy_default;
+    kvq_rng r;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_attn, &r, seed, k, 0xE1D9A57C4B1F3D27ull, KVQ_LEVEL_BOUNDED);
+    if (in == NULL) return KVQ_E_NOMEM;
     in->attn = (kvq_sage_attn){ sh->nq, sh->nk, 128u, 0x1.6a09e6p-4f, sh->causal, sh->buffer, sh->bits };
     snprintf(c->id, sizeof c->id, "sage-%s-%05llu-attn-%s", tag, (unsigned long long)k, AT_NAMES[sh->dist]);
     c->status = KVQ_OK;
@@ -605,13 +588,9 @@ static const char *const AE_NAMES[AE_COUNT] = { "attn-nan", "attn-dim64", "attn-
 
 static kvq_status make_attn_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
 {
-    kvq_rng r = { seed ^ (0xB5AD4ECEDA1CE2A9ull * (k + 1u)) };
-    kvq_sage_in *in;
-    if (kvq_case_begin(c, &kvq_op_sage_attn) != KVQ_OK) return KVQ_E_NOMEM;
-    in = c->in;
-    (void)kvq_rng_next(&r);
-    c->level = KVQ_LEVEL_BOUNDED;
-    c->pol = kvq_policy_default;
+    kvq_rng r;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_attn, &r, seed, k, 0xB5AD4ECEDA1CE2A9ull, KVQ_LEVEL_BOUNDED);
+    if (in == NULL) return KVQ_E_NOMEM;
     in->attn = (kvq_sage_attn){ 40u, 72u, 128u, 0x1.6a09e6p-4f, 0u, 128u, 8u };
     if (which == AE_DIM) in->attn.dim = 64u;
     if (which == AE_BUFFER) in->attn.buffer = 96u;
