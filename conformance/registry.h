@@ -117,6 +117,10 @@ typedef struct kvq_field {
     const char *cite;
     int optional;           /* KVQ_ROLE_INPUT: may be absent (value 0), written only when
                                nonzero: how later fields join a frozen format */
+    int finite;             /* KVQ_ROLE_INPUT float arrays: 1 when every element must be
+                               finite in a status-0 case (the operation fails a NaN or an
+                               infinity there with an error status): the reader refuses
+                               such a case [VEC-FMT-08] */
 } kvq_field;
 
 /* ---- subjects' entry points ------------------------------------------------ */

@@ -8,6 +8,7 @@
  * kept as text until verify decodes each against its own case's operation.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,36 @@ static int needs_ok(kvq_role r)
     return r == KVQ_ROLE_EXPECTED || r == KVQ_ROLE_REFERENCE;
 }
 
+/* The input arrays marked finite hold no NaN and no infinity [VEC-FMT-08]:
+ * a status-0 case with one is inconsistent (its operation fails such an
+ * input with an error status), a format error of its line. */
+static kvq_status finite_inputs(const kvq_case *c, const char *path, long line, char *err,
+                                size_t errlen)
+{
+    const kvq_op *op = c->op;
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        const float *a;
+        uint64_t n, per;
+        if (f->role != KVQ_ROLE_INPUT || !f->finite) continue;
+        if (f->type != KVQ_FT_A_F32 && f->type != KVQ_FT_A_F16 && f->type != KVQ_FT_A_META &&
+            f->type != KVQ_FT_A_C32)
+            continue; /* only a float encoding has non-finite values */
+        a = *(const float *const *)cat(c->in, f);
+        if (a == NULL) continue; /* an optional array not given */
+        per = f->type == KVQ_FT_A_C32 ? 2u : 1u;
+        n = f->count(c, c->in) * per;
+        for (uint64_t e = 0; e < n; e++)
+            if (!isfinite(a[e]))
+                return fail(err, errlen, KVQ_E_FORMAT, path, line,
+                            "field %s element %llu is %s (0x%08lx) in a status-0 case: %s fails a "
+                            "non-finite input with an error status, so the case is inconsistent",
+                            f->key, (unsigned long long)(e / per), isnan(a[e]) ? "NaN" : "an infinity",
+                            (unsigned long)kvq_f32_bits(a[e]), op->name);
+    }
+    return KVQ_OK;
+}
+
 static kvq_status parse_case(kvq_case *c, const kvq_family *fam, char **tok, int ntok,
                              const char *path, long line, char *err, size_t errlen)
 {
@@ -418,6 +449,12 @@ static kvq_status parse_case(kvq_case *c, const kvq_family *fam, char **tok, int
                 BAIL(KVQ_E_NOMEM, path, line, "out of memory");
         }
         st = parse_array(c, f, rec, s, path, line, err, errlen);
+        if (st != KVQ_OK) goto out;
+    }
+    /* a status-0 case whose inputs the operation must refuse is no case
+     * [VEC-FMT-08]: the subject that refuses them would fail it */
+    if (c->status == KVQ_OK) {
+        st = finite_inputs(c, path, line, err, errlen);
         if (st != KVQ_OK) goto out;
     }
     /* anything left without its array (a field a case may omit) */

@@ -554,7 +554,7 @@ static const kvq_custom DECL = { decl_parse, decl_print, NULL };
 #define KOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_cert_keys_out, m)
 static const kvq_field KEY_FIELDS[] = {
     KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, SHAPE, KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
-    { .key = "k", .type = KVQ_FT_A_F32, IN(k), .count = n_nd },
+    { .key = "k", .type = KVQ_FT_A_F32, IN(k), .count = n_nd, .finite = 1 },
     { .key = "codes", .type = KVQ_FT_A_U8, KEXP(codes), .count = n_key_code_bytes },
     { .key = "sigma", .type = KVQ_FT_A_F32, KEXP(sigma), .count = n_key_meta },
     { .key = "z", .type = KVQ_FT_A_F32, KEXP(z), .count = n_key_meta },
@@ -573,7 +573,7 @@ static const kvq_field KEY_FIELDS[] = {
 #define VOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_cert_values_out, m)
 static const kvq_field VALUE_FIELDS[] = {
     KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, SHAPE, KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
-    { .key = "v", .type = KVQ_FT_A_F32, IN(v), .count = n_nd },
+    { .key = "v", .type = KVQ_FT_A_F32, IN(v), .count = n_nd, .finite = 1 },
     { .key = "codes", .type = KVQ_FT_A_U8, VEXP(codes), .count = n_value_code_bytes },
     /* the vector file says vscale/vzero, the results file scale/zero [VEC-CERT-03] */
     { .key = "vscale", .type = KVQ_FT_A_F16, VEXP(scale), .count = n_value_groups },
@@ -616,9 +616,9 @@ static const kvq_field STEP_FIELDS[] = {
     { .key = "r", .type = KVQ_FT_U32, IN(prm.r) },
     { .key = "start", .type = KVQ_FT_U32, IN(prm.start_rung) },
     { .key = "promote", .type = KVQ_FT_CUSTOM, IN(prm.promote_budget), .custom = &PROMOTE },
-    { .key = "q", .type = KVQ_FT_A_F32, IN(q), .count = n_dim },
-    { .key = "k", .type = KVQ_FT_A_F32, IN(k), .count = n_nd },
-    { .key = "v", .type = KVQ_FT_A_F32, IN(v), .count = n_nd },
+    { .key = "q", .type = KVQ_FT_A_F32, IN(q), .count = n_dim, .finite = 1 },
+    { .key = "k", .type = KVQ_FT_A_F32, IN(k), .count = n_nd, .finite = 1 },
+    { .key = "v", .type = KVQ_FT_A_F32, IN(v), .count = n_nd, .finite = 1 },
     { .key = "out", .type = KVQ_FT_A_F32, SOUT(out), .count = n_dim },
     { .key = "sel", .type = KVQ_FT_A_U8, SOUT(sel), .count = n_blocks },
     { .key = "prom", .type = KVQ_FT_A_U8, SOUT(prom), .count = n_blocks },

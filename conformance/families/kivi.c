@@ -254,7 +254,7 @@ static const kvq_field FIELDS[] = {
     { .key = "tokens", .type = KVQ_FT_U32, IN(shape.tokens) },
     { .key = "channels", .type = KVQ_FT_U32, IN(shape.channels) },
     KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
-    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count = n_elems },
+    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count = n_elems, .finite = 1 },
     { .key = "codes", .type = KVQ_FT_A_U8, EXP(codes), .count = n_code_bytes },
     { .key = "scale", .type = KVQ_FT_A_META, EXP(scale), .count = n_groups },
     { .key = "zero", .type = KVQ_FT_A_META, EXP(zero), .count = n_groups },
