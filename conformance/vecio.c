@@ -949,8 +949,22 @@ static int key_ok(const char *s)
     return 1;
 }
 
+/* Whether some operation of the registry has an output of this key: a key no
+ * operation writes is unknown, a format error of the file [VEC-RES-02]; one
+ * of another operation than the case's fails that case when it is decoded. */
+static int output_key_known(const char *key)
+{
+    for (size_t f = 0; f < kvq_family_count(); f++) {
+        const kvq_family *fam = kvq_family_at(f);
+        for (size_t k = 0; k < fam->nops; k++)
+            if (field_of(fam->ops[k], key, 1) != NULL) return 1;
+    }
+    return 0;
+}
+
 /* One result line [VEC-RES-02]: id and status (or skipped); the output fields
- * stay text, checked against the case's operation when verify decodes them. */
+ * stay text, checked against the case's operation when verify decodes them;
+ * a key no operation has is the file's error here. */
 static kvq_status parse_result(kvq_rcase *r, char **tok, int ntok, const char *path, long line,
                                char *err, size_t errlen)
 {
@@ -999,6 +1013,8 @@ static kvq_status parse_result(kvq_rcase *r, char **tok, int ntok, const char *p
     for (int i = 0; i < np; i++) {
         kvq_rfield *rf = &r->fields[r->nfields];
         if (strcmp(p[i].key, "id") == 0 || strcmp(p[i].key, "status") == 0) continue;
+        if (!output_key_known(p[i].key))
+            BAIL(KVQ_E_FORMAT, path, line, "unknown key '%.40s' (no operation has such an output)", p[i].key);
         rf->key = strdup(p[i].key);
         rf->value = strdup(p[i].val);
         r->nfields++;

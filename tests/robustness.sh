@@ -3,7 +3,7 @@
 # odd outputs: each check is the regression test of a defect once found.
 # SPEC: [VEC-GEN-01] [VEC-FMT-07] [VEC-RES-03] [API-ERR-01] [VER-RUN-04] [VER-OUT-02]
 # [VER-REP-03] [VER-CLI-01] [VER-CLI-02] [VER-CLI-04] [VER-CLAIM-01] [VER-EX-02] [API-SUBJ-06]
-# [SAGE-ACC-04] [VEC-FMT-08]
+# [SAGE-ACC-04] [VEC-FMT-08] [VEC-RES-02]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq
@@ -79,6 +79,15 @@ id=$(grep -E '^case id=[^ ]* level=exact .*status=0 flags=0x00000009 ' "$T/k.vec
 sed "/^result id=$id /s/ flags=0x00000009 / flags=0x00000000 /" "$T/k.res" > "$T/ks.res"
 expect 1 "missing ZERO_SCALE|SUBNORMAL flags fail ($id)" -- $KVQ verify --vectors "$T/k.vec" --results "$T/ks.res"
 grep_out "missing ZERO_SCALE\|SUBNORMAL; first subnormal input: element [0-9]+" "the first element involved is named"
+
+# -- a results key no operation has is the file's error, not its case's [VEC-RES-02]
+line=$(grep -n "^result id=$id " "$T/k.res" | cut -d: -f1)
+sed "${line}s/\$/ colour=red/" "$T/k.res" > "$T/kc.res"
+expect 2 "an unknown key in a result is a file error" -- $KVQ verify --vectors "$T/k.vec" --results "$T/kc.res"
+grep_out "kc.res:$line: unknown key 'colour'" "the unknown key named with file:line"
+sed "${line}s/\$/ sigma=00000000/" "$T/k.res" > "$T/ks2.res"
+expect 1 "a key of another operation fails its case only" -- $KVQ verify --vectors "$T/k.vec" --results "$T/ks2.res"
+grep_out "key 'sigma' is not an output of kivi-quant" "the foreign key named"
 
 # -- bad step parameters in a status-0 case are the file's error
 line=$(grep -n 'op=cert-step.*status=0 ' "$T/c.vec" | head -1 | cut -d: -f1)
