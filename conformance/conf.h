@@ -32,6 +32,21 @@ kvq_status kvq_outfile_commit(kvq_outfile *o, char *err, size_t errlen);
 /* Give up: close, remove the temporary file. */
 void kvq_outfile_abort(kvq_outfile *o);
 
+/* A path a command reads or writes, with the option that named it ("-o",
+ * "--vectors"; "" for an operand). */
+typedef struct kvq_argpath {
+    const char *opt, *path;
+} kvq_argpath;
+
+/* [VER-OUT-03]: 0, or 1 after a message "who: OPT PATH names the same file as
+ * OPT2 PATH2: ..." on stderr, when an output names the same file as an input
+ * or as another output: the same device and inode, through symbolic and hard
+ * links; for paths that do not exist yet, the same name in the same
+ * directory.  Devices and pipes (/dev/null, /dev/stdout) are not files and
+ * may be named more than once.  NULL paths are skipped. */
+int kvq_paths_clash(const char *who, const kvq_argpath *in, size_t nin, const kvq_argpath *out,
+                    size_t nout);
+
 /* ---- progress (progress.c) ---------------------------------------------------- */
 
 typedef struct kvq_progress {

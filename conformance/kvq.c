@@ -92,6 +92,12 @@ static int parse_shard(const char *s, uint64_t *i, uint64_t *n)
     return 1;
 }
 
+/* A subject named by path is a file the command reads; a built-in name is not. */
+static const char *subject_file(const char *subject)
+{
+    return subject != NULL && kvq_subject_builtin(subject) == NULL ? subject : NULL;
+}
+
 /* Write a vector file [VER-RUN-04] [VEC-FMT-07]. */
 static int write_vectors(const kvq_vfile *vf, const char *path, const char *who)
 {
@@ -203,6 +209,11 @@ static int cmd_run(int argc, char **argv)
     if (subject == NULL || vectors == NULL || out == NULL) {
         fprintf(stderr, "kvq run: --subject, --vectors and -o are required\n");
         return EXIT_INPUT;
+    }
+    {
+        const kvq_argpath in[] = { { "--vectors", vectors }, { "--subject", subject_file(subject) } };
+        const kvq_argpath outp[] = { { "-o", out } };
+        if (kvq_paths_clash("kvq run", in, 2, outp, 1)) return EXIT_INPUT;
     }
     if (!read_vectors(&vf, vectors, "kvq run")) return EXIT_INPUT;
     kvq_progress_init(&pg, "kvq run", progress);
@@ -408,6 +419,14 @@ static int cmd_verify(int argc, char **argv)
         fprintf(stderr, "kvq verify: --vectors and one of --results or --subject are required\n");
         return EXIT_INPUT;
     }
+    {
+        /* --results is read, or with --subject written [VER-CLI-04] */
+        const kvq_argpath in[] = { { "--vectors", o.vectors }, { "--subject", subject_file(o.subject) },
+                                   { "--results", o.subject == NULL ? o.results : NULL } };
+        const kvq_argpath outp[] = { { "--results", o.subject != NULL ? o.results : NULL }, { "--json", o.json },
+                                     { "--junit", o.junit }, { "--html", o.html } };
+        if (kvq_paths_clash("kvq verify", in, 3, outp, 4)) return EXIT_INPUT;
+    }
     return do_verify(&o, NULL);
 }
 
@@ -539,13 +558,20 @@ static int cmd_merge(int argc, char **argv)
         else { fprintf(stderr, "kvq merge: unknown option '%s'\n", a); free(paths); return EXIT_INPUT; }
         i++;
     }
+    kvq_argpath *in = calloc(n ? n : 1, sizeof *in);
+    const kvq_argpath outp[] = { { "--json", json }, { "--junit", junit }, { "--html", html } };
+    if (in == NULL) { free(paths); return EXIT_INPUT; }
+    for (size_t k = 0; k < n; k++) in[k].opt = "", in[k].path = paths[k];
     if (json == NULL && junit == NULL && html == NULL) {
         fprintf(stderr, "kvq merge: name at least one of --json, --junit, --html\n");
+        rc = EXIT_INPUT;
+    } else if (kvq_paths_clash("kvq merge", in, n, outp, 3)) {
         rc = EXIT_INPUT;
     } else if (kvq_merge(paths, n, json, junit, html, &rc, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq merge: %s\n", err);
         rc = EXIT_INPUT;
     }
+    free(in);
     free(paths);
     return rc;
 }

@@ -131,3 +131,68 @@ void kvq_outfile_abort(kvq_outfile *o)
     free(o->path);
     memset(o, 0, sizeof *o);
 }
+
+/* ---- an output that is an input [VER-OUT-03] ------------------------------------ */
+
+/* The directory part of a path ("." when none) and its last component. */
+static int split_path(const char *p, char **dir, const char **base)
+{
+    const char *slash = strrchr(p, '/');
+    size_t n = slash == NULL ? 1 : slash == p ? 1 : (size_t)(slash - p);
+    *dir = malloc(n + 1);
+    if (*dir == NULL) return 0;
+    if (slash == NULL) strcpy(*dir, ".");
+    else if (slash == p) strcpy(*dir, "/");
+    else memcpy(*dir, p, n), (*dir)[n] = '\0';
+    *base = slash == NULL ? p : slash + 1;
+    return 1;
+}
+
+/* Whether writing a and b (or writing a, reading b) reaches one file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ha = stat(a, &sa) == 0, hb = stat(b, &sb) == 0;
+    char *da = NULL, *db = NULL;
+    const char *ba, *bb;
+    int same = 0;
+    if (ha && hb) /* links of either kind lead to one inode */
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && S_ISREG(sa.st_mode);
+    if (ha || hb) return 0;
+    /* neither exists yet: one name in one directory */
+    if (split_path(a, &da, &ba) && split_path(b, &db, &bb) && strcmp(ba, bb) == 0 &&
+        stat(da, &sa) == 0 && stat(db, &sb) == 0)
+        same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    free(da);
+    free(db);
+    return same;
+}
+
+static void name_arg(char *buf, size_t n, const kvq_argpath *a)
+{
+    snprintf(buf, n, "%s%s%s", a->opt, a->opt[0] ? " " : "", a->path);
+}
+
+int kvq_paths_clash(const char *who, const kvq_argpath *in, size_t nin, const kvq_argpath *out,
+                    size_t nout)
+{
+    char x[512], y[512];
+    for (size_t i = 0; i < nout; i++) {
+        if (out[i].path == NULL) continue;
+        for (size_t k = 0; k < nin; k++)
+            if (in[k].path != NULL && same_file(out[i].path, in[k].path)) {
+                name_arg(x, sizeof x, &out[i]), name_arg(y, sizeof y, &in[k]);
+                fprintf(stderr, "%s: %s names the same file as %s: writing it would destroy an input "
+                        "(name another output path) [VER-OUT-03]\n", who, x, y);
+                return 1;
+            }
+        for (size_t k = 0; k < i; k++)
+            if (out[k].path != NULL && same_file(out[i].path, out[k].path)) {
+                name_arg(x, sizeof x, &out[i]), name_arg(y, sizeof y, &out[k]);
+                fprintf(stderr, "%s: %s names the same file as %s: one output would replace the other "
+                        "(name two paths) [VER-OUT-03]\n", who, x, y);
+                return 1;
+            }
+    }
+    return 0;
+}

@@ -3,7 +3,7 @@
 # odd outputs: each check is the regression test of a defect once found.
 # SPEC: [VEC-GEN-01] [VEC-FMT-07] [VEC-RES-03] [API-ERR-01] [VER-RUN-04] [VER-OUT-02]
 # [VER-REP-03] [VER-CLI-01] [VER-CLI-02] [VER-CLI-04] [VER-CLAIM-01] [VER-EX-02] [API-SUBJ-06]
-# [SAGE-ACC-04] [VEC-FMT-08] [VEC-RES-02]
+# [SAGE-ACC-04] [VEC-FMT-08] [VEC-RES-02] [VER-OUT-03]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq
@@ -147,6 +147,30 @@ cmp -s "$T/k.res" "$T/keep.res" && ok "the existing results file is untouched" |
 expect 2 "cert --make-dump with an infinite E_key claim is refused" -- $KVQ cert --make-dump "$T/inf.dump" --seed 1 --scale-ekey 1e39
 [ ! -e "$T/inf.dump" ] && ok "no dump written" || bad "a dump its reader rejects was written"
 ls "$T"/*.tmp.* >/dev/null 2>&1 && bad "temporary files left behind" || ok "no temporary files left"
+
+# -- an output that names an input (or another output) is refused, the input untouched [VER-OUT-03]
+cp "$T/k.vec" "$T/in.vec"; ln "$T/in.vec" "$T/hard.vec"; ln -s in.vec "$T/soft.vec"
+for o in in.vec hard.vec soft.vec; do
+  expect 2 "run -o $o --vectors in.vec refused" -- $KVQ run --subject ref-fast --vectors "$T/in.vec" -o "$T/$o"
+  grep_out "kvq run: -o .*$o names the same file as --vectors .*in.vec" "run names both options ($o)"
+done
+cmp -s "$T/k.vec" "$T/in.vec" && ok "the vectors are untouched" || bad "the vectors were overwritten"
+expect 2 "verify --json onto the vectors refused" -- $KVQ verify --vectors "$T/in.vec" --subject ref-fast --json "$T/hard.vec"
+expect 2 "verify --junit onto the results refused" -- $KVQ verify --vectors "$T/in.vec" --results "$T/keep.res" --junit "$T/keep.res"
+grep_out "kvq verify: --junit .*keep.res names the same file as --results" "verify names the results file"
+cmp -s "$T/k.res" "$T/keep.res" && ok "the results are untouched" || bad "the results were overwritten"
+expect 2 "verify --html onto the subject refused" -- $KVQ verify --vectors "$T/in.vec" --subject "$SUBJ/recip_mul.so" --html "$SUBJ/recip_mul.so"
+expect 2 "verify --json and --junit to one new file refused" -- $KVQ verify --vectors "$T/in.vec" --results "$T/keep.res" --json "$T/new.out" --junit "$T/./new.out"
+grep_out "one output would replace the other" "two outputs on one path named"
+[ ! -e "$T/new.out" ] && ok "nothing written by a refused verify" || bad "a refused verify wrote"
+expect 0 "devices may be named twice" -- $KVQ verify --vectors "$T/in.vec" --results "$T/keep.res" --json /dev/null --junit /dev/null
+for i in 0 1; do $KVQ verify --vectors "$T/in.vec" --subject ref-fast --shard $i/2 --json "$T/p$i.json" >/dev/null 2>&1; done
+cp "$T/p0.json" "$T/p0.keep"
+expect 2 "merge --json onto a shard refused" -- $KVQ merge "$T/p0.json" "$T/p1.json" --json "$T/p0.json"
+cmp -s "$T/p0.json" "$T/p0.keep" && ok "the shard is untouched" || bad "merge overwrote a shard"
+$KVQ cert --make-dump "$T/d.dump" --seed 1 2>/dev/null; cp "$T/d.dump" "$T/d.keep"
+expect 2 "cert --json onto its dump refused" -- $KVQ cert "$T/d.dump" --json "$T/d.dump"
+cmp -s "$T/d.dump" "$T/d.keep" && ok "the dump is untouched" || bad "cert overwrote its dump"
 
 # -- reports are valid UTF-8 JSON and XML whatever the subject says [VER-REP-03]
 { printf 'kvq-results 1\nsubject caf\xc3\xa9-\xff\xfe-\x01\n'; printf 'unavailable '; for i in $(seq 1 300); do printf '\xc3\xa9'; done; printf '\n'; } > "$T/u.res"

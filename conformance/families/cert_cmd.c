@@ -357,6 +357,17 @@ int kvq_cert_main(int argc, char **argv)
         free(dumps);
         return EXIT_INPUT;
     }
+    {
+        /* a report over one of the dumps it judges [VER-OUT-03] */
+        kvq_argpath *in = calloc(nd, sizeof *in);
+        const kvq_argpath outp[] = { { "--json", json }, { "--junit", junit } };
+        int clash;
+        if (in == NULL) { free(dumps); return EXIT_INPUT; }
+        for (size_t k = 0; k < nd; k++) in[k].opt = "", in[k].path = dumps[k];
+        clash = kvq_paths_clash("kvq cert", in, nd, outp, 2);
+        free(in);
+        if (clash) { free(dumps); return EXIT_INPUT; }
+    }
     cases = calloc(nd, sizeof *cases);
     if (cases == NULL) { free(dumps); return EXIT_INPUT; }
     for (size_t i = 0; i < nd; i++) {
