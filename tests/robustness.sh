@@ -205,9 +205,10 @@ expect 3 "kvq probe returns the program's status" -- $KVQ probe --program "$T/ba
 expect 2 "kvq probe --program without a path" -- $KVQ probe --program
 
 # -- every subcommand has --help [VER-CLI-01]
-for c in gen run verify demo ops cert probe; do
+for c in gen run verify merge demo ops cert bench probe; do
   expect 0 "kvq $c --help" -- $KVQ $c --help
-  grep_out "^usage:" "kvq $c --help prints its usage"
+  if head -1 "$T/out" | grep -q '^usage:' && grep -q "kvq $c" "$T/out"; then ok "kvq $c --help prints its usage on stdout"
+  else bad "kvq $c --help: no usage on stdout"; fi
 done
 expect 0 "kvq --version" -- $KVQ --version
 grep_out 'vector and results format 1, subject ABI 3' "version names the formats"

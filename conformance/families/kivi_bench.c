@@ -65,6 +65,11 @@ int kvq_bench_main(int argc, char **argv)
         { "values per-token 8-bit f16", 8, KVQ_GROUP_TOKEN, KVQ_META_F16, 0, 0 },
     };
     size_t nrows = sizeof rows / sizeof rows[0];
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { /* [VER-CLI-01] */
+            printf("usage:\n%s", kvq_family_kivi.commands[0].usage);
+            return 0;
+        }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
         else { fprintf(stderr, "kvq bench: unknown argument '%s'\nusage: kvq bench [--json FILE]\n", argv[i]); return 2; }
