@@ -203,6 +203,14 @@ printf '#!/bin/sh\nexit 3\n' > "$T/bad-probe"
 chmod +x "$T/bad-probe"
 expect 3 "kvq probe returns the program's status" -- $KVQ probe --program "$T/bad-probe"
 expect 2 "kvq probe --program without a path" -- $KVQ probe --program
+# malformed arguments are a usage error, whether or not the program exists
+for args in "--bogus" "--tiles" "--tiles -5" "--tiles 0" "--tiles 12x" "--seed ' 5'" "--judge d --confirm"; do
+  eval "set -- $args"
+  expect 2 "kvq probe $args: a usage error, not SKIPPED" -- $KVQ probe --program "$T/no-such-probe" "$@"
+  if grep -q '^usage:' "$T/err" && ! grep -q SKIPPED "$T/out" "$T/err"; then ok "kvq probe $args: usage on stderr"
+  else bad "kvq probe $args: no usage on stderr, or SKIPPED"; fi
+done
+expect 3 "well-formed options reach the program" -- $KVQ probe --program "$T/bad-probe" --tiles 0x10 --sample 4 --seed 7 --out "$T" --commit abc
 
 # -- every subcommand has --help [VER-CLI-01]
 for c in gen run verify merge demo ops cert bench probe; do

@@ -3,8 +3,9 @@
  * accumulators (spec/sage.md [SAGE-ACC-04]).
  *
  * The probe kernels are CUDA (gpu/sage/mma_probe.cu, built by `make gpu` as
- * kvq_sage_mma_probe); kvq itself links no CUDA, so `kvq probe` runs that
- * program with the options it was given and returns its exit status.  The
+ * kvq_sage_mma_probe); kvq itself links no CUDA, so `kvq probe` checks the
+ * options it was given (a malformed one is a usage error, exit 2, never a
+ * skip), runs that program with them and returns its exit status.  The
  * program is, in order: --program PATH, the environment variable KVQ_PROBE,
  * kvq_sage_mma_probe beside the kvq executable, in ../gpu/ of it (the build
  * tree) or in ../libexec/kvq/ of it (an installation).  When none exists, or
@@ -52,9 +53,30 @@ static int find_probe(const char *given, char *buf, size_t cap)
     return 0;
 }
 
+/* A number of the probe's options: digits first (decimal, 0x hex or 0 octal, as
+ * the program reads it), the whole text, at most max [VER-CLI-02]. */
+static int probe_number(const char *s, unsigned long long max, unsigned long long min)
+{
+    char *end;
+    unsigned long long v;
+    if (*s < '0' || *s > '9') return 0;
+    errno = 0;
+    v = strtoull(s, &end, 0);
+    return errno == 0 && *end == '\0' && v <= max && v >= min;
+}
+
+static int probe_usage(char **av, const char *fmt, const char *arg)
+{
+    fputs("kvq probe: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nusage:\n%s", KVQ_SAGE_PROBE_USAGE);
+    free(av);
+    return 2;
+}
+
 int kvq_sage_probe_main(int argc, char **argv)
 {
-    const char *given = NULL;
+    const char *given = NULL, *judge = NULL, *measure = NULL;
     char prog[PATH_MAX];
     char **av = calloc((size_t)argc + 1u, sizeof *av);
     int na = 1;
@@ -62,23 +84,45 @@ int kvq_sage_probe_main(int argc, char **argv)
         fprintf(stderr, "kvq probe: out of memory\n");
         return 2;
     }
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { /* [VER-CLI-01] */
             printf("usage:\n%s", KVQ_SAGE_PROBE_USAGE);
             free(av);
             return 0;
         }
-        if (strcmp(argv[i], "--program") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "kvq probe: --program needs a path\n");
-                free(av);
-                return 2;
-            }
-            given = argv[++i];
-        } else {
-            av[na++] = argv[i];                                 /* the program's own options */
+    /* Every argument is checked here, before the program is looked for: a
+     * malformed command line is a usage error (exit 2) whether or not the
+     * probe could run; SKIPPED means only that it cannot [SAGE-ACC-04]. */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--confirm") == 0) {
+            measure = a;
+            av[na++] = argv[i];
+            continue;
         }
+        if (strcmp(a, "--program") != 0 && strcmp(a, "--tiles") != 0 && strcmp(a, "--sample") != 0 &&
+            strcmp(a, "--seed") != 0 && strcmp(a, "--out") != 0 && strcmp(a, "--commit") != 0 &&
+            strcmp(a, "--judge") != 0)
+            return probe_usage(av, "unknown argument '%s'", a);
+        if (v == NULL || v[0] == '\0') return probe_usage(av, "%s needs a value", a);
+        if (strcmp(a, "--tiles") == 0 && !probe_number(v, 0xffffffffull, 1))
+            return probe_usage(av, "bad --tiles '%s' (1 to 2^32-1)", v);
+        if (strcmp(a, "--sample") == 0 && !probe_number(v, 0xffffffffull, 0))
+            return probe_usage(av, "bad --sample '%s' (0 to 2^32-1)", v);
+        if (strcmp(a, "--seed") == 0 && !probe_number(v, ~0ull, 0))
+            return probe_usage(av, "bad --seed '%s'", v);
+        i++;
+        if (strcmp(a, "--program") == 0) {
+            given = v;
+            continue;
+        }
+        if (strcmp(a, "--judge") == 0) judge = a;
+        else measure = a;
+        av[na++] = argv[i - 1];                                 /* the program's own options */
+        av[na++] = argv[i];
     }
+    if (judge != NULL && measure != NULL)
+        return probe_usage(av, "--judge re-judges a saved sample and takes no %s", measure);
     if (!find_probe(given, prog, sizeof prog)) {
         printf("kvq probe: SKIPPED (no probe program%s%s; `make gpu` builds build/gpu/" PROBE_NAME
                ", or pass --program PATH)\n", given ? ": " : "", given ? given : "");
