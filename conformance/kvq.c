@@ -176,8 +176,9 @@ static int cmd_gen(int argc, char **argv)
         return EXIT_INPUT;
     }
     if (!write_vectors(&vf, out, "kvq gen")) { kvq_vfile_free(&vf); return EXIT_INPUT; }
-    fprintf(stderr, "kvq gen: %zu %s cases (%s, seed 0x%016llx, shard %llu/%llu) -> %s\n", vf.ncases,
-            family, level, (unsigned long long)seed, (unsigned long long)si, (unsigned long long)sn, out);
+    fprintf(stderr, "kvq gen: %zu %s cases (%s, seed 0x%016llx, shard %llu/%llu%s) -> %s\n", vf.ncases,
+            family, level, (unsigned long long)seed, (unsigned long long)si, (unsigned long long)sn,
+            vf.ncases == 0 ? ": past the last case, an empty shard [VEC-GEN-03]" : "", out);
     kvq_vfile_free(&vf);
     return 0;
 }

@@ -490,7 +490,7 @@ kvq_status kvq_merge(const char *const *paths, size_t np, const char *json, cons
         }
     }
     if (st == KVQ_OK) {
-        qsort(cases, ncases, sizeof *cases, cmp_line);
+        if (ncases > 1) qsort(cases, ncases, sizeof *cases, cmp_line); /* cases is NULL when none */
         for (size_t i = 1; i < ncases && st == KVQ_OK; i++)
             if (cmp_line(&cases[i - 1], &cases[i]) == 0) {
                 snprintf(err, errlen, "case %s and case %s share vector line %s: the shards overlap",

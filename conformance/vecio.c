@@ -670,8 +670,11 @@ kvq_status kvq_vec_parse(kvq_vfile *vf, const char *buf, size_t len, const char 
         }
         vf->ncases++;
     }
-    if (st == KVQ_OK && vf->ncases == 0)
-        st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "no cases");
+    /* no case: an empty shard, whole only with its end line [VEC-GEN-03] */
+    if (st == KVQ_OK && vf->ncases == 0 && !vf->trailer)
+        st = fail(err, errlen, KVQ_E_FORMAT, path, L.no, "no cases, and no end line 'end 0 fnv1a64:%016llx' "
+                  "(a file cut short, or an empty shard without its end line) [VEC-GEN-03]",
+                  (unsigned long long)FNV_OFFSET);
     /* an operation that gained variants: the cases of older files are of the
      * variant it had then [VER-REG-05] */
     for (size_t i = 0; st == KVQ_OK && i < vf->ncases; i++) {

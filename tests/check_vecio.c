@@ -360,6 +360,14 @@ START_TEST(malformed_vectors)
     expect_format_error("kvq-vectors 1\nfamily kivi\nlevels smoke\nseed 0x0000000000000001\n", "missing header line 'generator'");
     snprintf(buf, sizeof buf, "%s", HDR);
     expect_format_error(buf, "no cases");
+    /* an empty shard: no case, and its end line says so [VEC-GEN-03] */
+    snprintf(buf, sizeof buf, "%send 0 fnv1a64:cbf29ce484222325\n", HDR);
+    ck_assert_int_eq(kvq_vec_parse(&vf, buf, strlen(buf), "t.vec", err, sizeof err), KVQ_OK);
+    ck_assert_uint_eq(vf.ncases, 0);
+    ck_assert_int_eq(vf.trailer, 1);
+    kvq_vfile_free(&vf);
+    snprintf(buf, sizeof buf, "%send 0 fnv1a64:cbf29ce484222324\n", HDR);
+    expect_format_error(buf, "t.vec:6: the case lines' digest is fnv1a64:cbf29ce484222325");
     snprintf(buf, sizeof buf, "%s\n# comment\nbogus line\n", HDR);
     expect_format_error(buf, "t.vec:8: expected a 'case' line");
 #define MUTATE(from, to, want)                                                   \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/robustness.sh BUILD -- what a vendor or a CI job meets on bad input and
 # odd outputs: each check is the regression test of a defect once found.
-# SPEC: [VEC-GEN-01] [VEC-FMT-07] [VEC-RES-03] [API-ERR-01] [VER-RUN-04] [VER-OUT-02]
+# SPEC: [VEC-GEN-01] [VEC-GEN-03] [VEC-FMT-07] [VEC-RES-03] [API-ERR-01] [VER-RUN-04] [VER-OUT-02]
 # [VER-REP-03] [VER-CLI-01] [VER-CLI-02] [VER-CLI-04] [VER-CLAIM-01] [VER-EX-02] [API-SUBJ-06]
 # [SAGE-ACC-04] [VEC-FMT-08] [VEC-RES-02] [VER-OUT-03]
 set -u
@@ -25,6 +25,22 @@ grep_out "bad shard '1/-1'" "bad shard named"
 expect 0 "gen --shard 1/4294967295: one case" -- $KVQ gen --family kivi --level smoke --shard 1/4294967295 -o "$T/sh.vec"
 [ "$(grep -c '^case' "$T/sh.vec")" = 1 ] && ok "one case in shard 1/4294967295" || bad "shard 1/4294967295 case count"
 expect 2 "gen --shard 0/2^64 refused" -- $KVQ gen --family kivi --level smoke --shard 0/18446744073709551616 -o "$T/x.vec"
+# an empty shard is a valid file that every command reads [VEC-GEN-03]
+expect 0 "gen --shard past the last case: an empty shard" -- $KVQ gen --family kivi --level smoke --shard 200/300 -o "$T/empty.vec"
+grep_out 'past the last case, an empty shard' "gen says the shard is empty"
+[ "$(grep -c '^case' "$T/empty.vec")" = 0 ] && [ "$(tail -1 "$T/empty.vec")" = "end 0 fnv1a64:cbf29ce484222325" ] \
+  && ok "no case, and the end line of no case" || bad "empty shard: $(tail -1 "$T/empty.vec")"
+expect 1 "verify reads the empty shard: no case selected" -- $KVQ verify --vectors "$T/empty.vec" --subject ref-fast --json "$T/empty.json"
+grep_out '^0 passed, 0 failed$' "verify reports 0 passed, 0 failed"
+expect 0 "run writes the empty shard's results" -- $KVQ run --subject ref-fast --vectors "$T/empty.vec" -o "$T/empty.res"
+expect 1 "verify --results of the empty shard" -- $KVQ verify --vectors "$T/empty.vec" --results "$T/empty.res"
+grep_out '^0 passed, 0 failed$' "the same counts from its results"
+for i in 0 1; do $KVQ verify --vectors "$T/empty.vec" --subject ref-fast --shard $i/2 --json "$T/e$i.json" >/dev/null 2>&1; done
+expect 1 "merge accepts the reports of empty shards" -- $KVQ merge "$T/e0.json" "$T/e1.json" --json "$T/em.json" --junit "$T/em.xml"
+sed 's/"shard": "[0-9/]*",//' "$T/em.json" | cmp -s - "$T/empty.json" && ok "merged empty report is the single run's" || bad "merged empty report differs"
+grep -v '^end ' "$T/empty.vec" > "$T/noend.vec"
+expect 2 "a file without cases and without its end line is refused" -- $KVQ verify --vectors "$T/noend.vec" --subject ref-fast
+grep_out 'noend.vec:[0-9]+: no cases, and no end line' "cut header-only file named"
 expect 2 "gen --seed ' 5' (a blank before the number) refused" -- $KVQ gen --family kivi --level smoke --seed " 5" -o "$T/x.vec"
 
 # -- every case the reader accepts runs: group=0 expecting KVQ_E_PARAM
