@@ -156,6 +156,15 @@ expect 1 "ABI-2 step subject: paper cases skipped" -- $KVQ verify --vectors "$T/
 if grep -q 'subject-cert_step-v1-predates-variant-paper' "$T/v1step.json" &&
    ! grep '"outcome": "skip"' "$T/v1step.json" | grep -Eq -- '-[0-9]{5}-step-'; then
   ok "cert_step v1 serves the sparse cases, the paper cases skip with the reason"; else bad "v1 cert_step skip reason or scope wrong"; fi
+# its error handling is judged too: the error steps' sparse twins [VEC-CERT-08]
+if python3 - "$T/v1step.json" <<'PY'
+import json, sys
+cs = [c for c in json.load(open(sys.argv[1]))["cases"] if "-err-sparse-step-" in c["id"]]
+judged = [c for c in cs if c["outcome"] != "skip"]
+print("  (%d sparse error steps, %d judged)" % (len(cs), len(judged)))
+sys.exit(0 if len(cs) == 12 and len(judged) == 12 else 1)
+PY
+then ok "cert_step v1: the twelve sparse error steps are judged, none skipped"; else bad "cert_step v1: error steps not judged"; fi
 # a file of kvq 0.3 (no variant field, no paper twins): its steps are sparse
 # steps [CERT-VAR-02], so a cert_step v1 subject runs every one of them
 python3 - "$T/c.vec" "$T/legacy.vec" <<'PY'

@@ -640,11 +640,18 @@ static int sizes_of(const char *levels, cert_sizes *z)
     return 1;
 }
 
+/* The error steps CE_S_QNAN .. CE_S_EMPTY carry the default variant, paper
+ * (the status does not depend on it); a subject whose cert_step predates the
+ * variants serves sparse cases only [CERT-VAR-02], so each has a sparse twin
+ * (same inputs, same defect), appended after the paper twins so that no
+ * earlier id moved: id "cert-<tag>-<k>-err-sparse-<name>" [VEC-CERT-08]. */
+#define CE_STEP_COUNT ((uint32_t)(CE_S_EMPTY - CE_S_QNAN + 1))
+
 uint64_t kvq_cert_gen_count(const char *levels)
 {
     cert_sizes z;
     return sizes_of(levels, &z) ? (uint64_t)z.nkeys + z.nkeys2 + z.nvals +
-                                      2u * ((uint64_t)z.nsteps + z.nsteps2) + CE_COUNT
+                                      2u * ((uint64_t)z.nsteps + z.nsteps2) + CE_COUNT + CE_STEP_COUNT
                                 : 0u;
 }
 
@@ -653,11 +660,12 @@ kvq_status kvq_cert_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     cert_sizes z;
     int smoke = strcmp(levels, "smoke") == 0;
     const char *tag = smoke ? "smoke" : "std";
-    uint64_t ek, ek2, ev, es, es2, ee, ov, os, oe;
+    uint64_t ek, ek2, ev, es, es2, ee, et, ov, os, oe;
     kvq_status st;
     if (!sizes_of(levels, &z)) return KVQ_E_PARAM;
     ek = z.nkeys, ek2 = ek + z.nkeys2, ev = ek2 + z.nvals, es = ev + z.nsteps, es2 = es + z.nsteps2;
     ee = es2 + CE_COUNT;
+    et = ee + (es2 - ev); /* after the paper twins: the sparse error steps */
     /* the original ordinals of the first value, step and error case */
     ov = z.nkeys, os = ov + z.nvals, oe = os + z.nsteps;
     if (k < ek) st = make_cert_quant(c, tag, seed, k, k, (uint32_t)k, 1, smoke);
@@ -668,6 +676,15 @@ kvq_status kvq_cert_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     else if (k < ee) {
         uint32_t which = (uint32_t)(k - es2);
         st = make_cert_error(c, tag, seed, k, which < CE_OLD_COUNT ? oe + which : k, which);
+    } else if (k >= et) {
+        /* the sparse twin of an error step, built at the paper one's ordinal */
+        uint32_t which = CE_S_QNAN + (uint32_t)(k - et);
+        st = make_cert_error(c, tag, seed, es2 + which, oe + which, which);
+        if (st == KVQ_OK) {
+            c->variant = KVQ_CERT_VARIANT_SPARSE;
+            snprintf(c->id, sizeof c->id, "cert-%s-%05llu-err-sparse-%s", tag, (unsigned long long)k,
+                     CE_NAMES[which]);
+        }
     } else {
         /* the paper twins of the steps ev .. es2 - 1, built at their ordinals */
         uint64_t o = ev + (k - ee);
