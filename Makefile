@@ -2,6 +2,7 @@
 #
 #   make            build the library, the kvq tool and the test programs
 #   make test       unit tests (plain and ASan+UBSan), vector and must-fail tests
+#   make test-slurm the Slurm job-array recipe on a single-node Slurm it starts (root)
 #   make demo       generate the standard vectors and verify the bundled subjects
 #   make bench      exact-path generation and fast-path throughput
 #   make proofs     Frama-C WP on the fast path; results under proofs/results/
@@ -15,7 +16,8 @@
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
-        test-unit test-san test-vectors test-robustness test-shards test-cert test-golden test-layout trace print-tests
+        test-unit test-san test-vectors test-robustness test-shards test-cert test-golden test-layout trace print-tests \
+        test-slurm
 
 B        := build
 PREFIX   ?= /usr/local
@@ -150,6 +152,11 @@ test-robustness: $(B)/san/kvq $(B)/rel/libkvq.a $(SUBJECTS:%=$(B)/subjects/%.so)
 # parallel recipes (ci/recipes/).
 test-shards: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/shards.sh $(B)
+
+# The Slurm recipe on a real single-node Slurm that tests/slurm.sh starts and
+# stops (root; slurm-wlm and munge from ci/setup.sh): not part of `make test`.
+test-slurm: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
+	@bash tests/slurm.sh $(B)
 
 # Where a family's parts live, the registry as spec/ops.md shows it.
 test-layout: $(B)/rel/kvq

@@ -18,8 +18,15 @@ set -euo pipefail
 #                                  runtimes ship in libclang-rt-14-dev
 #   parallel                       make test: the GNU parallel recipe of sharded
 #                                  verification (ci/recipes/parallel-verify.sh)
+#   slurm-wlm munge                make test-slurm: Slurm (slurmctld, slurmd, sbatch,
+#                                  scontrol) and its credential daemon, for the
+#                                  job-array recipe (ci/recipes/slurm-*.sbatch);
+#                                  tests/slurm.sh starts its own single-node
+#                                  cluster and stops it; the packages' services
+#                                  are neither configured nor used
 PKGS=(build-essential pkg-config libmpfr-dev libgmp-dev check lcov
-      frama-c-base why3 z3 cvc4 clang llvm libclang-rt-14-dev parallel)
+      frama-c-base why3 z3 cvc4 clang llvm libclang-rt-14-dev parallel
+      slurm-wlm munge)
 
 say() { printf 'ci/setup.sh: %s\n' "$*"; }
 
@@ -58,7 +65,7 @@ fi
 
 # Report the tools the build uses (a missing one is an error).
 status=0
-for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4; do
+for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4 parallel slurmctld slurmd sbatch munged; do
     if ! command -v "$t" >/dev/null 2>&1; then
         say "error: $t not on PATH after install" >&2
         status=1
@@ -73,6 +80,7 @@ case "$fuzzer_rt" in
 esac
 if [ "$status" -eq 0 ]; then
     say "gcc $(gcc -dumpfullversion), $(clang --version | head -n1), check $(pkg-config --modversion check), lcov $(lcov --version | awk '{print $NF}'), mpfr $(dpkg-query -W -f='${Version}' libmpfr-dev)"
+    say "$(slurmctld -V), $(munged --version 2>&1 | awk '{print $1; exit}'), $(parallel --version | head -n1)"
     say "libFuzzer: $fuzzer_rt"
     if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
         say "nvcc present (not managed here)"

@@ -6,7 +6,9 @@
 #     module, tests and kernels where the layout says;
 #   - the fast path cannot include the MPFR path [FAM-LAYOUT-02];
 #   - the conformance core names no family: only the registry line does
-#     [VER-REG-01].
+#     [VER-REG-01];
+#   - ci/trace.sh --where finds a requirement's definition, code and tests
+#     [TEST-TRACE-01].
 set -u
 B=${1:-build}
 KVQ=$B/rel/kvq
@@ -46,4 +48,39 @@ for f in $fams; do
   n=$(grep -c "kvq_family_$f" conformance/registry.c)
   [ "$n" -ge 1 ] && ok "registry line for $f" || bad "no registry line for $f"
 done
+# ci/trace.sh --where [TEST-TRACE-01]: each line it prints found here on its own
+# (grep), an ID defined nowhere fails, a prefix lists every ID of its family.
+line=$(grep -n '^- \*\*merge\*\* \[VER-MERGE-01\]' spec/verify.md | cut -d: -f1)
+tline=$(grep -n 'SPEC: .*\[VER-MERGE-01\]' tests/shards.sh | head -n1 | cut -d: -f1)
+expect 0 "trace --where VER-MERGE-01" -- bash ci/trace.sh --where VER-MERGE-01
+grep_out "^  defined      spec/verify.md:$line  - \*\*merge\*\* \[VER-MERGE-01\]" "its definition: spec/verify.md:$line"
+grep_out "^  implemented  .*conformance/merge\.c:[0-9]" "its code: conformance/merge.c"
+grep_out "^  tested       .*tests/shards\.sh:${tline}[;,]" "its test: tests/shards.sh:$tline"
+expect 1 "trace --where an ID defined nowhere" -- bash ci/trace.sh --where VER-MERGE-99
+grep_out "\[VER-MERGE-99\] is defined nowhere" "the undefined ID named"
+expect 1 "trace --where a defined and an undefined ID" -- bash ci/trace.sh --where VER-MERGE-01 NOPE-01
+grep_out "^\[VER-MERGE-01\]" "the defined one still listed"
+tr=$(grep -m1 -oE '^### \[TR-[A-Z0-9-]+\]' proofs/TRUSTED.md | grep -oE 'TR-[A-Z0-9-]+')
+trl=$(grep -n "^### \[$tr\]" proofs/TRUSTED.md | cut -d: -f1)
+expect 0 "trace --where $tr (an assumption)" -- bash ci/trace.sh --where "[$tr]"
+grep_out "^  defined      proofs/TRUSTED.md:$trl  ### \[$tr\]" "defined in proofs/TRUSTED.md:$trl"
+want=$(grep -rhoE '\[SAGE-ATT-[[:digit:]]+\]' spec | sort -u)
+expect 0 "trace --where SAGE-ATT (a prefix)" -- bash ci/trace.sh --where SAGE-ATT
+got=$(grep -E '^\[' "$T/out" | sort)
+[ -n "$want" ] && [ "$got" = "$want" ] && ok "the prefix lists the $(echo "$want" | wc -l) SAGE-ATT IDs of spec/" \
+  || bad "the prefix lists $(echo $got), spec/ has $(echo $want)"
+rl=$(grep -n '\[SAGE-ATT-01\.\.06\]' spec/vectors.md | head -n1 | cut -d: -f1)
+expect 0 "trace --where SAGE-ATT-05" -- bash ci/trace.sh --where SAGE-ATT-05
+grep_out "^  in spec      .*spec/vectors.md:([0-9]+,)*$rl\b" "a range citation (SAGE-ATT-01 to 06) counts for SAGE-ATT-05 (spec/vectors.md:$rl)"
+expect 2 "trace --where without an ID" -- bash ci/trace.sh --where
+# the untested IDs of --where over every spec ID are those the trace lists
+ids=$(grep -rhoE '\[[[:upper:]][[:upper:][:digit:]]*(-[[:upper:][:digit:]]+)+\]' spec | sort -u)
+bash ci/trace.sh --where $ids > "$T/where.txt" 2>&1
+bash ci/trace.sh > "$T/trace.txt" 2>&1
+a=$(awk '/^\[/ { id = $1 } /no test cites it/ { print id }' "$T/where.txt" | sort)
+b=$(sed 1d "$T/trace.txt" | tr ' ' '\n' | grep . | sort)
+[ "$(grep -c '^\[' "$T/where.txt")" -eq "$(echo "$ids" | wc -l)" ] && [ "$a" = "$b" ] \
+  && ok "--where over all $(echo "$ids" | wc -l) spec IDs: the $(echo "$a" | grep -c .) untested are the trace's" \
+  || { bad "--where and the trace disagree on the untested IDs"; diff <(echo "$a") <(echo "$b") | head -5 | sed 's/^/      /'; }
+
 finish layout.sh

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/shards.sh BUILD -- a verification run in shards and merged is the
 # single run, byte for byte: by hand, by the Slurm job-array recipe (its tasks
-# run here one after another, as Slurm would set their variables), and by the
-# GNU parallel recipe; merge refuses what is not the shards of one run; long
+# run here one after another, with the variables Slurm sets; tests/slurm.sh
+# runs it on a real Slurm), and by the GNU parallel recipe; merge refuses what is not the shards of one run; long
 # work reports progress when asked.
 # SPEC: [VER-MERGE-01] [VER-CLI-07] [VER-REP-04]
 set -u
@@ -36,15 +36,29 @@ for i in 0 1; do "$KVQ" verify --vectors c.vec --subject "$B/subjects/cert_midpo
 expect 1 "merge of a failing run exits 1" -- "$KVQ" merge mid-0.json mid-1.json --json mid-merged.json
 cmp -s mid-single.json mid-merged.json && ok "failing run merged byte for byte" || bad "failing run merge differs"
 
-# the Slurm job-array recipe: each task as Slurm runs it, then the merge job
+# the Slurm job-array recipe: each task with the variables Slurm sets for
+# --array=0-3, then the merge job (make test-slurm runs it on a real Slurm)
 for i in 0 1 2 3; do
-  SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_ID=$i bash "$HERE/ci/recipes/slurm-verify.sbatch" c.vec ref-fast slurm >/dev/null 2>&1 \
-    || bad "slurm task $i failed"
+  SLURM_ARRAY_JOB_ID=7 SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=3 SLURM_ARRAY_TASK_ID=$i \
+    bash "$HERE/ci/recipes/slurm-verify.sbatch" c.vec ref-fast slurm >/dev/null 2>&1 || bad "slurm task $i failed"
 done
-expect 0 "kvq merge of the Slurm array's shards" -- "$KVQ" merge slurm/shard-*.json --json slurm/report.json --junit slurm/report.xml
+expect 0 "the Slurm merge job" -- bash "$HERE/ci/recipes/slurm-merge.sbatch" slurm
+grep_out "kvq merge of 4 shards in slurm: PASS \(passed=$(grep -c '^case ' c.vec) failed=0 skipped=0\)" "the merge job's verdict line"
 cmp -s c-single.json slurm/report.json && cmp -s c-single.xml slurm/report.xml && ok "Slurm recipe reproduces the single run" \
   || bad "Slurm recipe's report differs"
 expect 2 "the Slurm script outside an array refuses" -- bash "$HERE/ci/recipes/slurm-verify.sbatch" c.vec ref-fast x
+expect 2 "an array not 0..N-1 (--array=1-4) is refused" -- env SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=1 \
+  SLURM_ARRAY_TASK_MAX=4 SLURM_ARRAY_TASK_ID=1 bash "$HERE/ci/recipes/slurm-verify.sbatch" c.vec ref-fast x
+grep_out "task IDs are 1..4 \(4 tasks\), not 0..3" "the refusal says why"
+[ ! -e x ] && ok "nothing written by the refused task" || bad "the refused task wrote x/"
+rm slurm/shard-2.json
+expect 0 "a rerun of shard 2 alone (KVQ_SHARDS=4, --array=2)" -- env KVQ_SHARDS=4 SLURM_ARRAY_TASK_COUNT=1 SLURM_ARRAY_TASK_MIN=2 \
+  SLURM_ARRAY_TASK_MAX=2 SLURM_ARRAY_TASK_ID=2 bash "$HERE/ci/recipes/slurm-verify.sbatch" c.vec ref-fast slurm
+grep -q '"shard": "2/4"' slurm/shard-2.json && ok "the rerun wrote shard 2/4" || bad "the rerun did not write shard 2/4"
+expect 2 "a task whose shard cannot be run exits 2" -- env SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=0 \
+  SLURM_ARRAY_TASK_MAX=3 SLURM_ARRAY_TASK_ID=0 bash "$HERE/ci/recipes/slurm-verify.sbatch" c.vec ./no-such-subject.so y
+expect 2 "the merge job with no shards" -- bash "$HERE/ci/recipes/slurm-merge.sbatch" y-empty
+grep_out "no shard reports in y-empty" "the merge job says why"
 
 # the GNU parallel recipe
 if command -v parallel >/dev/null 2>&1; then
