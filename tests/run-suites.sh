@@ -7,6 +7,10 @@ set -u
 san=0
 if [ "${1:-}" = "--san" ]; then san=1; shift; fi
 jobs=${KVQ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+# Check's per-test limit (4 s by default) catches hangs, not slowness: a test
+# group that sets no limit of its own gets 60 s, so that a loaded machine (two
+# suites at a time, ASan) does not fail a correct test on time alone.
+export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 run() { # INDEX SUITE
