@@ -407,7 +407,7 @@ static kvq_status load(part *p, const char *path, char *err, size_t errlen)
  * cases' (pass, fail, skip recounted); the cases are of the levels and the
  * operations it says it judged; judged, deselected and unclaimed cases make up
  * its shard of the vector file (ordinals i mod n of vector_cases).  0 with
- * the first disagreement in why; p->cnt[0..2] become the recount. */
+ * the first disagreement in why; p->cnt[0..2] are the recount either way. */
 static int consistent(part *p, char *why, size_t whylen)
 {
     const jval *cases = jget(&p->root, "cases"), *ops = jget(&p->root, "operations");
@@ -435,6 +435,7 @@ static int consistent(part *p, char *why, size_t whylen)
                  "passed, %llu failed, %llu skipped", (unsigned long long)p->cnt[0], (unsigned long long)p->cnt[1],
                  (unsigned long long)p->cnt[2], (unsigned long long)got[0], (unsigned long long)got[1],
                  (unsigned long long)got[2]);
+        p->cnt[0] = got[0], p->cnt[1] = got[1], p->cnt[2] = got[2];
         return 0;
     }
     if (strcmp(level, "all") != 0 && strcmp(level, "exact") != 0 && strcmp(level, "bounded") != 0) {
@@ -836,6 +837,64 @@ static kvq_status check_cases(const part *p, const kvq_vfile *vf, FILE *out, siz
     return KVQ_OK;
 }
 
+static int cmp_verdict_id(const void *a, const void *b)
+{
+    return strcmp(((const kvq_verdict *)a)->vc->id, ((const kvq_verdict *)b)->vc->id);
+}
+
+/* Results mode: the verdicts judged again from the vector and results files,
+ * with the report's shard, levels and operations, and each case's recorded
+ * outcome compared with the one they give (a report whose outcomes were
+ * edited, with its counts, is found here). */
+static kvq_status rejudge(const part *p, const kvq_vfile *vf, const char *vpath, const kvq_rfile *rf,
+                          const char *rpath, FILE *out, size_t *n)
+{
+    const jval *cases = jget(&p->root, "cases"), *ops = jget(&p->root, "operations");
+    const char *level = str(&p->root, "level");
+    kvq_vfile sub = *vf;
+    kvq_verify_report rep;
+    const kvq_op **claimed = malloc((ops->n ? ops->n : 1) * sizeof *claimed);
+    size_t bad = 0;
+    sub.cases = malloc((vf->ncases ? vf->ncases : 1) * sizeof *sub.cases);
+    if (claimed == NULL || sub.cases == NULL) {
+        free(claimed);
+        free(sub.cases);
+        return KVQ_E_NOMEM;
+    }
+    sub.ncases = 0; /* the shard's cases, shallow copies: judged, not freed */
+    for (size_t k = 0; k < vf->ncases; k++)
+        if (!p->has_shard || k % p->shard_n == p->shard_i) sub.cases[sub.ncases++] = vf->cases[k];
+    for (size_t q = 0; q < ops->n; q++) claimed[q] = kvq_op_find(ops->items[q].str);
+    if (kvq_verify(&rep, &sub, vpath, rf, rpath,
+                   strcmp(level, "exact") == 0     ? KVQ_LEVELS_MASK(KVQ_LEVEL_EXACT)
+                   : strcmp(level, "bounded") == 0 ? KVQ_LEVELS_MASK(KVQ_LEVEL_BOUNDED)
+                                                   : KVQ_LEVELS_ALL,
+                   claimed, ops->n) != KVQ_OK) {
+        fprintf(out, "  results: %s\n", rep.skip_reason);
+        (*n)++;
+    } else {
+        qsort(rep.v, rep.n, sizeof *rep.v, cmp_verdict_id);
+        for (size_t k = 0; k < cases->n; k++) {
+            const jval *c = &cases->items[k];
+            kvq_case key;
+            kvq_verdict kv;
+            const kvq_verdict *v;
+            snprintf(key.id, sizeof key.id, "%s", str(c, "id"));
+            kv.vc = &key;
+            v = bsearch(&kv, rep.v, rep.n, sizeof *rep.v, cmp_verdict_id);
+            if (v != NULL && strcmp(kvq_outcome_name(v->outcome), str(c, "outcome")) != 0 && bad++ < CHECK_SHOW)
+                fprintf(out, "  case %s: recorded %s, the results file gives %s%s%s\n", raw(c, "id"), raw(c, "outcome"),
+                        kvq_outcome_name(v->outcome), v->detail[0] ? ": " : "", v->detail);
+        }
+        if (bad > CHECK_SHOW) fprintf(out, "  ... %zu more outcomes differ\n", bad - CHECK_SHOW);
+        *n += bad;
+        kvq_verify_report_free(&rep);
+    }
+    free(claimed);
+    free(sub.cases);
+    return KVQ_OK;
+}
+
 kvq_status kvq_report_check(const char *path, const char *vpath, const char *subject, const char *rpath,
                             FILE *out, size_t *mismatches, char *err, size_t errlen)
 {
@@ -844,13 +903,14 @@ kvq_status kvq_report_check(const char *path, const char *vpath, const char *sub
     kvq_provenance vp;
     kvq_status st;
     char why[512];
+    int vectors_same = 0;
     *mismatches = 0;
     memset(&vp, 0, sizeof vp);
     if ((st = load(&p, path, err, errlen)) != KVQ_OK) {
         jfree(&p.root);
         return st;
     }
-    fprintf(out, "kvq report-check: %s: judged by kvq %s (commit %s), subject %s (%s run), device %s\n", path,
+    fprintf(out, "kvq report-check: %s: judged by kvq %s (commit %s), subject %s (judged from its %s), device %s\n", path,
             str(&p.root, "kvq_version"), str(&p.root, "kvq_commit"), str(&p.root, "subject"), str(&p.root, "mode"),
             str(&p.root, "device"));
     if (!consistent(&p, why, sizeof why)) {
@@ -858,6 +918,7 @@ kvq_status kvq_report_check(const char *path, const char *vpath, const char *sub
         (*mismatches)++;
     }
     /* the vector file [VER-REP-05] */
+    memset(&vf, 0, sizeof vf);
     if ((st = kvq_vec_read(&vf, vpath, err, errlen)) != KVQ_OK) {
         jfree(&p.root);
         return st;
@@ -871,8 +932,8 @@ kvq_status kvq_report_check(const char *path, const char *vpath, const char *sub
         item(out, mismatches, &p, "seed", vp.seed);
         item(out, mismatches, &p, "vector_cases", vp.vector_cases);
         if (*mismatches == before) st = check_cases(&p, &vf, out, mismatches); /* the same file: its cases */
+        vectors_same = *mismatches == before;
     }
-    kvq_vfile_free(&vf);
     /* the subject: its file's bytes, its name and version */
     if (st == KVQ_OK && subject != NULL) {
         kvq_subject s;
@@ -902,9 +963,11 @@ kvq_status kvq_report_check(const char *path, const char *vpath, const char *sub
         if ((st = kvq_sha256_file(rpath, hex, err, errlen)) == KVQ_OK) item(out, mismatches, &p, "results_sha256", hex);
         if (st == KVQ_OK && (st = kvq_res_read(&rf, rpath, err, errlen)) == KVQ_OK) {
             item(out, mismatches, &p, "subject", rf.subject);
+            if (vectors_same) st = rejudge(&p, &vf, vpath, &rf, rpath, out, mismatches);
             kvq_rfile_free(&rf);
         }
     }
+    kvq_vfile_free(&vf);
     jfree(&p.root);
     return st;
 }

@@ -102,6 +102,14 @@ grep_out 'mode: expected "results", recorded "subject"' "mode named"
 { cat mid.res; echo '# the same results and a comment'; } > mid2.res
 expect 1 "another results file is a mismatch" -- "$KVQ" report-check res.json --vectors c.vec --results mid2.res
 grep_out 'results_sha256: expected' "results' SHA-256 named"
+# results mode: the outcomes are judged again -- a fail edited into a pass, counts and all
+l=$(grep -n '"outcome": "fail"' res.json | head -1 | cut -d: -f1)
+fid=$(sed -n "${l}s/^    {\"id\": \"\([^\"]*\)\".*/\1/p" res.json)
+sed -e "${l}s/\"outcome\": \"fail\", \"detail\": \"[^\"]*\"/\"outcome\": \"pass\"/" \
+    -e "s/^  \"passed\": [0-9]*,/  \"passed\": $(( $(jnum res.json passed) + 1 )),/" \
+    -e "s/^  \"failed\": [0-9]*,/  \"failed\": $(( $(jnum res.json failed) - 1 )),/" res.json > flipped.json
+expect 1 "a failed case edited into a pass (counts too) is a mismatch" -- "$KVQ" report-check flipped.json --vectors c.vec --results mid.res
+grep_out "case $fid: recorded pass, the results file gives fail: " "the edited outcome named with the verdict"
 # a report edited by hand: counts, a deleted case, a case of the wrong shard
 sed -e 's/^  "failed": [0-9]*,/  "failed": 0,/' mid.json > forged.json
 expect 1 "a report whose counts disagree with its cases is a mismatch" -- "$KVQ" report-check forged.json --vectors c.vec --subject ./mid.so
