@@ -28,6 +28,8 @@ for fam in c k; do
   cmp -s $fam-single.json $fam-merged.json && ok "merged JSON is the single run's, byte for byte ($fam)" || { bad "merged JSON differs ($fam)"; diff $fam-single.json $fam-merged.json | head -5; }
   cmp -s $fam-single.xml $fam-merged.xml && ok "merged JUnit is the single run's, byte for byte ($fam)" || { bad "merged JUnit differs ($fam)"; diff $fam-single.xml $fam-merged.xml | head -5; }
   grep -q '<svg' $fam-merged.html && ok "merged HTML report has its plots ($fam)" || bad "merged HTML without plots ($fam)"
+  expect 0 "the merged report is one of the vectors and the subject ($fam, kvq report-check)" -- \
+    "$KVQ" report-check $fam-merged.json --vectors $fam.vec --subject ref-fast
 done
 grep -q '"shard": "1/3"' c-part1.json && ok "a shard's report names its shard" || bad "shard missing from the shard's report"
 
