@@ -16,8 +16,8 @@
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
-        test-unit test-san test-vectors test-robustness test-shards test-cert test-golden test-layout trace print-tests \
-        test-slurm
+        test-unit test-san test-vectors test-robustness test-shards test-reports test-cert test-golden test-layout trace \
+        print-tests test-slurm
 
 B        := build
 PREFIX   ?= /usr/local
@@ -46,6 +46,7 @@ REF_SRC  := $(sort $(wildcard ref/common/*.c ref/fast/*.c ref/exact/*.c))
 CONF_SRC := conformance/registry.c conformance/vecio.c conformance/gen.c conformance/verify.c \
             conformance/outfile.c conformance/progress.c conformance/merge.c \
             conformance/subject.c conformance/report.c conformance/html.c \
+            conformance/provenance.c conformance/sha256.c \
             $(sort $(wildcard conformance/families/*.c))
 TESTS    := $(patsubst tests/%.c,%,$(sort $(wildcard tests/check_*.c tests/*/check_*.c)))
 SUBJECT_SRC := $(sort $(wildcard tests/subjects/*.c tests/*/subjects/*.c))
@@ -78,6 +79,15 @@ cert-campaign-smoke: $(CAMPAIGN_BIN)
 	KVQ_CAMPAIGN_CASES=5000 $(CAMPAIGN_BIN) --json $(CAMPAIGN_OUT)/smoke.json --txt $(CAMPAIGN_OUT)/smoke.txt
 	@head -4 $(CAMPAIGN_OUT)/smoke.txt
 .DEFAULT_GOAL := all
+
+# kvq's commit, recorded in every report [VER-REP-05]: `git describe --always
+# --dirty` of this tree at build time ("unknown" outside a git checkout).
+# $(B)/commit holds it and changes only when it does, so provenance.o is
+# rebuilt then and only then.
+KVQ_COMMIT := $(shell test -e .git && git describe --always --dirty 2>/dev/null || echo unknown)
+$(shell mkdir -p $(B) && (echo '$(KVQ_COMMIT)' | cmp -s - $(B)/commit || echo '$(KVQ_COMMIT)' > $(B)/commit))
+$(foreach v,rel san cov,$(B)/$(v)/conformance/provenance.o): $(B)/commit
+$(foreach v,rel san cov,$(B)/$(v)/conformance/provenance.o): CPPFLAGS += -DKVQ_COMMIT='"$(KVQ_COMMIT)"'
 
 # $(call variant,NAME): objects, library, kvq and tests of one build variant.
 define variant
@@ -126,7 +136,7 @@ $(foreach s,$(SUBJECT_SRC),$(eval $(call subject_rule,$(s))))
 all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
-test: test-unit test-san test-vectors test-robustness test-shards test-cert test-golden test-layout trace \
+test: test-unit test-san test-vectors test-robustness test-shards test-reports test-cert test-golden test-layout trace \
       test-python test-install
 	@echo "make test: all stages passed"
 
@@ -157,6 +167,10 @@ test-shards: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 # stops (root; slurm-wlm and munge from ci/setup.sh): not part of `make test`.
 test-slurm: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/slurm.sh $(B)
+
+# What every report records of what it judged, and kvq report-check.
+test-reports: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
+	@bash tests/reports.sh $(B)
 
 # Where a family's parts live, the registry as spec/ops.md shows it.
 test-layout: $(B)/rel/kvq

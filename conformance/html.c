@@ -3,7 +3,8 @@
  *
  * One self-contained HTML5 page: an inline <style>, inline SVG, no script and
  * nothing fetched from anywhere.  It shows the header of the run (subject,
- * vectors, kvq version, claim, skip reason, overall verdict), the counts per
+ * vectors, kvq version, claim, skip reason, overall verdict), what was judged
+ * (the items of [VER-REP-05]: digests, levels, subject, device), the counts per
  * family, operation, level and requirement ID, the first failures with their
  * full detail, and for every bounded quantity a scatter plot of each case's
  * observed error against its proven bound.
@@ -316,6 +317,15 @@ static void header(FILE *f, const kvq_verify_report *rep, const char *verdict)
     fputs(" <span class=\"note\">(the rule of the exit status, [VER-EXIT-01])</span></td></tr>\n"
           "</table>\n",
           f);
+    /* what was judged [VER-REP-05]: the same items as the JSON report's */
+    fputs("<h2 id=\"judged\">What was judged</h2>\n<table class=\"meta\" id=\"provenance\">\n", f);
+    for (size_t i = 0; i < kvq_report_nitems; i++) {
+        const kvq_report_item *it = &kvq_report_items[i];
+        fprintf(f, "<tr><th>%s</th><td><code>", it->label);
+        esc(f, kvq_report_item_text(rep, it));
+        fputs("</code></td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
 }
 
 static void failures(FILE *f, const kvq_verify_report *rep)

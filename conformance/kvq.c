@@ -5,6 +5,7 @@
  *   kvq run     run a subject over vectors, write its results file
  *   kvq verify  judge a results file or a subject against vectors
  *   kvq demo    generate the standard vectors and verify the bundled subjects
+ *   kvq report-check  whether a report is one of a vector file and a subject
  *   kvq ops     the registry: families, operations, levels, entry points
  *   kvq <cmd>   a family's own command (kvq cert, kvq bench; registry.h)
  *
@@ -30,12 +31,13 @@
     "             [--level exact|bounded|all] [--ops all|answered|OP,OP...] [--json FILE]\n"     \
     "             [--junit FILE] [--html FILE] [--max-show N] [--timeout SEC] [--progress|--quiet]\n"
 #define USAGE_MERGE "  kvq merge SHARD.json... [--json FILE] [--junit FILE] [--html FILE]\n"
+#define USAGE_RCHECK "  kvq report-check REPORT.json --vectors FILE [--subject NAME|PATH.so | --results FILE]\n"
 #define USAGE_DEMO "  kvq demo [--out DIR] [--gpu-subject PATH.so]\n"
 #define USAGE_OPS "  kvq ops [--markdown]\n"
 
 static void usage(FILE *f)
 {
-    fputs("usage:\n" USAGE_GEN USAGE_RUN USAGE_VERIFY USAGE_MERGE USAGE_DEMO USAGE_OPS
+    fputs("usage:\n" USAGE_GEN USAGE_RUN USAGE_VERIFY USAGE_MERGE USAGE_RCHECK USAGE_DEMO USAGE_OPS
           "  kvq version | --version\n", f);
     for (size_t i = 0; i < kvq_family_count(); i++) /* the families' own commands */
         for (size_t k = 0; k < KVQ_FAMILY_MAX_COMMANDS && kvq_family_at(i)->commands[k].name; k++)
@@ -295,8 +297,16 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
     size_t nops = 0;
     char err[1024], tmpres[64] = "";
     const char *rpath = o->results;
+    kvq_provenance prov; /* what the reports record [VER-REP-05] */
+    kvq_subject_info info;
     int rc;
+    memset(&prov, 0, sizeof prov);
     if (!read_vectors(&vf, o->vectors, "kvq verify")) return EXIT_INPUT;
+    if (kvq_provenance_vectors(&prov, o->vectors, &vf, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq verify: %s\n", err);
+        kvq_vfile_free(&vf);
+        return EXIT_INPUT;
+    }
     if (o->shard_n > 1) keep_shard(&vf, o->shard_i, o->shard_n);
     if (o->subject != NULL) {
         kvq_progress pg;
@@ -319,14 +329,16 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
             kvq_vfile_free(&vf);
             return EXIT_INPUT;
         }
-        if (kvq_run_subject_progress(o->subject, &vf, rpath, o->timeout, &pg, err, sizeof err) != KVQ_OK) {
+        if (kvq_run_subject_info(o->subject, &vf, rpath, o->timeout, &pg, &info, err, sizeof err) != KVQ_OK ||
+            kvq_provenance_subject(&prov, o->subject, &info, err, sizeof err) != KVQ_OK) {
             fprintf(stderr, "kvq verify: subject %s: %s\n", o->subject, err);
             if (tmpres[0]) remove(tmpres);
             kvq_vfile_free(&vf);
             return EXIT_INPUT;
         }
     }
-    if (kvq_res_read(&rf, rpath, err, sizeof err) != KVQ_OK) {
+    if (kvq_res_read(&rf, rpath, err, sizeof err) != KVQ_OK ||
+        (o->subject == NULL && kvq_provenance_results(&prov, rpath, err, sizeof err) != KVQ_OK)) {
         fprintf(stderr, "kvq verify: %s\n", err);
         if (tmpres[0]) remove(tmpres);
         kvq_vfile_free(&vf);
@@ -346,6 +358,9 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
         kvq_vfile_free(&vf);
         return EXIT_INPUT;
     }
+    rep.prov = prov;
+    kvq_provenance_judged(&rep.prov, o->level_mask, o->ops, ops, nops);
+    if (o->subject != NULL) rep.results[0] = '\0'; /* kvq's own (or kept) results: the subject is what was judged */
     if (o->shard_n > 0)
         snprintf(rep.shard, sizeof rep.shard, "%llu/%llu", (unsigned long long)o->shard_i, (unsigned long long)o->shard_n);
     kvq_report_text(stdout, &rep, o->max_show);
@@ -577,6 +592,39 @@ static int cmd_merge(int argc, char **argv)
     return rc;
 }
 
+/* `kvq report-check` [VER-REP-06]: 0 the report is one of these vectors and
+ * this subject (or results file), 1 an item differs (each named), 2 usage or
+ * input error. */
+static int cmd_report_check(int argc, char **argv)
+{
+    const char *report = NULL, *vectors = NULL, *subject = NULL, *results = NULL;
+    size_t bad = 0;
+    char err[1024];
+    if (wants_help(argc, argv, USAGE_RCHECK)) return 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] != '-' && report == NULL) { report = a; continue; }
+        if (a[0] != '-') { fprintf(stderr, "kvq report-check: one report at a time ('%s')\n", a); return EXIT_INPUT; }
+        if (v == NULL) { fprintf(stderr, "kvq report-check: %s needs a value\n", a); return EXIT_INPUT; }
+        if (strcmp(a, "--vectors") == 0) vectors = v;
+        else if (strcmp(a, "--subject") == 0) subject = v;
+        else if (strcmp(a, "--results") == 0) results = v;
+        else { fprintf(stderr, "kvq report-check: unknown option '%s'\n", a); usage(stderr); return EXIT_INPUT; }
+        i++;
+    }
+    if (report == NULL || vectors == NULL || (subject != NULL && results != NULL)) {
+        fprintf(stderr, "kvq report-check: a report and --vectors are required, with at most one of --subject "
+                "and --results\n");
+        return EXIT_INPUT;
+    }
+    if (kvq_report_check(report, vectors, subject, results, stdout, &bad, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq report-check: %s\n", err);
+        return EXIT_INPUT;
+    }
+    printf("kvq report-check: %s: %s\n", report, bad ? "MISMATCH" : "match");
+    return bad ? 1 : 0;
+}
+
 /* `kvq ops` [VER-REG-06]: the registry as text, or as the spec's Markdown table. */
 static const char *levels_text(uint32_t levels)
 {
@@ -641,6 +689,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "demo") == 0) return cmd_demo(argc, argv);
     if (strcmp(argv[1], "ops") == 0) return cmd_ops(argc, argv);
     if (strcmp(argv[1], "merge") == 0) return cmd_merge(argc, argv);
+    if (strcmp(argv[1], "report-check") == 0) return cmd_report_check(argc, argv);
     for (size_t i = 0; i < kvq_family_count(); i++)
         for (size_t k = 0; k < KVQ_FAMILY_MAX_COMMANDS && kvq_family_at(i)->commands[k].name; k++)
             if (strcmp(argv[1], kvq_family_at(i)->commands[k].name) == 0)

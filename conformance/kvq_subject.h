@@ -110,6 +110,19 @@ typedef int (*kvq_sage_pv_v1_fn)(float *d, const uint8_t *a, const uint8_t *b, c
 typedef int (*kvq_sage_attention_v1_fn)(float *o, const float *q, const float *k, const float *v,
                                         const kvq_sage_attn *a, const kvq_policy *pol);
 
+/* Optional entries that describe the subject for the reports (spec/verify.md
+ * [VER-REP-05]), looked up like the others and called once per subject
+ * process, after init.  Without them a report says "unknown". */
+#define KVQ_SUBJECT_VERSION_ENTRY "subject_version"
+#define KVQ_SUBJECT_DEVICE_ENTRY "subject_device"
+/* "subject_version": the subject's version text (a NUL-terminated string the
+ * subject keeps; NULL: none). */
+typedef const char *(*kvq_subject_version_v1_fn)(void);
+/* "subject_device": the device the subject runs on, NUL-terminated into buf
+ * of len bytes (e.g. "NVIDIA H200 (sm_90, driver 550.54.15)"); KVQ_OK, or
+ * an error status: "unknown". */
+typedef int (*kvq_subject_device_v1_fn)(char *buf, size_t len);
+
 /* The version-3 record [API-SUBJ-05]. */
 typedef struct kvq_subject_v3 {
     uint32_t abi;       /* KVQ_SUBJECT_ABI_V3 */

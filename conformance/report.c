@@ -5,11 +5,43 @@
  * sees half a report.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "conf.h"
+
+#define ITEM(key, label, number, same, field) \
+    { key, label, number, same, offsetof(kvq_verify_report, field), sizeof ((kvq_verify_report *)0)->field }
+const kvq_report_item kvq_report_items[] = {
+    ITEM("kvq_commit", "kvq commit", 0, 1, prov.commit),
+    ITEM("subject", "subject", 0, 1, subject),
+    ITEM("subject_version", "subject version", 0, 1, prov.subject_version),
+    ITEM("subject_file", "subject file", 0, 0, prov.subject_file),
+    ITEM("subject_sha256", "subject SHA-256", 0, 1, prov.subject_sha256),
+    ITEM("device", "device", 0, 1, prov.device),
+    ITEM("mode", "judged from", 0, 1, prov.mode),
+    ITEM("results", "results file", 0, 0, results),
+    ITEM("results_sha256", "results SHA-256", 0, 1, prov.results_sha256),
+    ITEM("vectors", "vectors", 0, 0, vectors),
+    ITEM("vectors_sha256", "vectors SHA-256", 0, 1, prov.vectors_sha256),
+    ITEM("vectors_digest", "vectors digest", 0, 1, prov.vectors_digest),
+    ITEM("family", "family", 0, 1, prov.family),
+    ITEM("level_set", "level set", 0, 1, prov.level_set),
+    ITEM("seed", "seed", 0, 1, prov.seed),
+    ITEM("vector_cases", "cases in the vectors", 1, 1, prov.vector_cases),
+    ITEM("level", "levels judged", 0, 1, prov.level),
+    ITEM("claim", "claim", 0, 1, prov.claim),
+};
+#undef ITEM
+const size_t kvq_report_nitems = sizeof kvq_report_items / sizeof kvq_report_items[0];
+
+const char *kvq_report_item_text(const kvq_verify_report *rep, const kvq_report_item *it)
+{
+    const char *t = (const char *)rep + it->offset;
+    return it->number && t[0] == '\0' ? "0" : t;
+}
 
 const char *kvq_outcome_name(int o)
 {
@@ -87,13 +119,20 @@ kvq_status kvq_report_json(const char *path, const kvq_verify_report *rep, char 
     kvq_status st = kvq_outfile_open(&o, path, err, errlen);
     if (st != KVQ_OK) return st;
     f = o.f;
-    fprintf(f, "{\n  \"kvq_report\": 1,\n  \"kvq_version\": \"%s\",\n  \"subject\": \"",
-            KVQ_VERSION_STRING);
-    kvq_report_escape(f, rep->subject, 0);
-    fputs("\",\n  \"vectors\": \"", f);
-    kvq_report_escape(f, rep->vectors, 0);
-    if (rep->shard[0]) fprintf(f, "\",\n  \"shard\": \"%s", rep->shard); /* [VER-MERGE-01] */
-    fputs("\",\n  \"skip_reason\": \"", f);
+    fprintf(f, "{\n  \"kvq_report\": %d,\n  \"kvq_version\": \"%s\"", KVQ_REPORT_FORMAT, KVQ_VERSION_STRING);
+    for (size_t i = 0; i < kvq_report_nitems; i++) { /* what was judged [VER-REP-05] */
+        const kvq_report_item *it = &kvq_report_items[i];
+        fprintf(f, ",\n  \"%s\": ", it->key);
+        if (it->number) {
+            fputs(kvq_report_item_text(rep, it), f);
+            continue;
+        }
+        fputc('"', f);
+        kvq_report_escape(f, kvq_report_item_text(rep, it), 0);
+        fputc('"', f);
+    }
+    if (rep->shard[0]) fprintf(f, ",\n  \"shard\": \"%s\"", rep->shard); /* [VER-MERGE-01] */
+    fputs(",\n  \"skip_reason\": \"", f);
     kvq_report_escape(f, rep->skip_reason, 0);
     fputs("\",\n  \"operations\": [", f);
     for (const char *p = rep->claimed; *p;) {
@@ -142,8 +181,16 @@ kvq_status kvq_report_junit(const char *path, const kvq_verify_report *rep, char
     kvq_report_escape(f, rep->subject, 1);
     fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n", rep->n, rep->failed,
             rep->skipped);
-    fprintf(f, "    <properties><property name=\"kvq.operations\" value=\"%s\"/></properties>\n",
-            rep->claimed);
+    fprintf(f, "    <properties>\n      <property name=\"kvq.operations\" value=\"%s\"/>\n"
+               "      <property name=\"kvq.version\" value=\"%s\"/>\n",
+            rep->claimed, KVQ_VERSION_STRING);
+    for (size_t i = 0; i < kvq_report_nitems; i++) { /* what was judged [VER-REP-05] */
+        const char *key = kvq_report_items[i].key;
+        fprintf(f, "      <property name=\"kvq.%s\" value=\"", strncmp(key, "kvq_", 4) == 0 ? key + 4 : key);
+        kvq_report_escape(f, kvq_report_item_text(rep, &kvq_report_items[i]), 1);
+        fputs("\"/>\n", f);
+    }
+    fputs("    </properties>\n", f);
     for (size_t i = 0; i < rep->n; i++) {
         const kvq_verdict *v = &rep->v[i];
         fprintf(f, "    <testcase classname=\"%s.%s\" name=\"%s\"",

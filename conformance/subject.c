@@ -23,10 +23,24 @@
 
 /* ---- built-in subjects ---------------------------------------------------- */
 
+/* ref-fast's self-description [VER-REP-05]: kvq's version; its device is the host. */
+static const char *ref_fast_version(void)
+{
+    return KVQ_VERSION_STRING;
+}
+
+static int ref_fast_device(char *buf, size_t len)
+{
+    kvq_host_device(buf, len);
+    return KVQ_OK;
+}
+
 /* ref-fast: the fast reference path of every registered family, each family
  * answering for its own entries. */
 static kvq_entry_fn ref_fast_lookup(const char *entry, uint32_t sigver)
 {
+    if (sigver == 1u && strcmp(entry, KVQ_SUBJECT_VERSION_ENTRY) == 0) return (kvq_entry_fn)ref_fast_version;
+    if (sigver == 1u && strcmp(entry, KVQ_SUBJECT_DEVICE_ENTRY) == 0) return (kvq_entry_fn)ref_fast_device;
     for (size_t i = 0; i < kvq_family_count(); i++) {
         const kvq_family *f = kvq_family_at(i);
         kvq_entry_fn fn = f->ref_entry != NULL ? f->ref_entry(entry, sigver) : NULL;
@@ -186,6 +200,28 @@ static void child_case(FILE *out, const kvq_subject *s, const kvq_case *c)
     if (o != NULL) kvq_out_free(op, o);
 }
 
+/* The subject's optional self-description [VER-REP-05], after init: one
+ * "version <text>" and one "device <text>" line (control characters as
+ * blanks, so that a line stays a line). */
+static void child_describe(FILE *out, const kvq_subject *s)
+{
+    kvq_entry_fn fv = s->lookup(s, KVQ_SUBJECT_VERSION_ENTRY, 1u), fd = s->lookup(s, KVQ_SUBJECT_DEVICE_ENTRY, 1u);
+    char text[192] = "";
+    if (fv != NULL) {
+        const char *v = ((kvq_subject_version_v1_fn)fv)();
+        if (v != NULL) snprintf(text, sizeof text, "%s", v);
+    }
+    for (char *q = text; *q; q++)
+        if ((unsigned char)*q < 0x20u || *q == 0x7F) *q = ' ';
+    if (text[0]) child_say(out, "version %s\n", text);
+    text[0] = '\0';
+    if (fd != NULL && ((kvq_subject_device_v1_fn)fd)(text, sizeof text) != KVQ_OK) text[0] = '\0';
+    text[sizeof text - 1] = '\0';
+    for (char *q = text; *q; q++)
+        if ((unsigned char)*q < 0x20u || *q == 0x7F) *q = ' ';
+    if (text[0]) child_say(out, "device %s\n", text);
+}
+
 static void child_main(int fd, const char *subject, const kvq_vfile *vf, size_t start)
 {
     FILE *out = fdopen(fd, "w");
@@ -209,6 +245,7 @@ static void child_main(int fd, const char *subject, const kvq_vfile *vf, size_t 
             _exit(3);
         }
     }
+    child_describe(out, &s);
     for (size_t k = start; k < vf->ncases; k++) child_case(out, &s, &vf->cases[k]);
     if (s.fini != NULL) s.fini();
     child_say(out, "done%s\n", "");
@@ -243,6 +280,7 @@ static int text_add(text *t, const char *s, size_t n)
 typedef struct runstate {
     text results;        /* result lines and comments, in order */
     char name[64];
+    kvq_subject_info info; /* the first child's "version" and "device" lines */
     char unavailable[256];
     char error[512];
     size_t next;         /* ordinal of the next case without a result */
@@ -255,6 +293,10 @@ static int on_line(runstate *rs, const kvq_vfile *vf, char *line)
 {
     if (strncmp(line, "name ", 5) == 0) {
         if (!rs->name[0]) kvq_copy_utf8(rs->name, sizeof rs->name, line + 5);
+    } else if (strncmp(line, "version ", 8) == 0) {
+        if (!rs->info.version[0]) kvq_copy_utf8(rs->info.version, sizeof rs->info.version, line + 8);
+    } else if (strncmp(line, "device ", 7) == 0) {
+        if (!rs->info.device[0]) kvq_copy_utf8(rs->info.device, sizeof rs->info.device, line + 7);
     } else if (strncmp(line, "unavailable ", 12) == 0) {
         kvq_copy_utf8(rs->unavailable, sizeof rs->unavailable, line + 12);
         rs->done = 1;
@@ -367,6 +409,13 @@ kvq_status kvq_run_subject(const char *subject, const kvq_vfile *vf, const char 
 kvq_status kvq_run_subject_progress(const char *subject, const kvq_vfile *vf, const char *out,
                                     unsigned timeout_s, kvq_progress *pg, char *err, size_t errlen)
 {
+    return kvq_run_subject_info(subject, vf, out, timeout_s, pg, NULL, err, errlen);
+}
+
+kvq_status kvq_run_subject_info(const char *subject, const kvq_vfile *vf, const char *out,
+                                unsigned timeout_s, kvq_progress *pg, kvq_subject_info *info,
+                                char *err, size_t errlen)
+{
     runstate rs;
     kvq_outfile of;
     kvq_status st = KVQ_OK;
@@ -409,5 +458,9 @@ kvq_status kvq_run_subject_progress(const char *subject, const kvq_vfile *vf, co
     if (rs.results.len && !rs.unavailable[0]) fwrite(rs.results.buf, 1, rs.results.len, of.f);
     free(rs.results.buf);
     if ((st = kvq_outfile_commit(&of, err, errlen)) != KVQ_OK) return st;
+    if (info != NULL) {
+        snprintf(info->version, sizeof info->version, "%s", rs.info.version[0] ? rs.info.version : "unknown");
+        snprintf(info->device, sizeof info->device, "%s", rs.info.device[0] ? rs.info.device : "unknown");
+    }
     return KVQ_OK;
 }

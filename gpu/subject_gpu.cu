@@ -15,6 +15,7 @@
  * step; rung 4 is the host reference dense path, which is why the subject
  * links ref/fast's CERT files).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "kvq_cuda.h"
@@ -468,6 +469,33 @@ static int gpu_sage_pv(float *d, const uint8_t *a, const uint8_t *b, const float
     return st;
 }
 
+/* "subject_device" (kvq_subject.h, spec/verify.md [VER-REP-05]): the device
+ * the reports name -- its name, compute capability, the NVIDIA driver
+ * (/proc/driver/nvidia/version: the first token of digits and dots) and the
+ * CUDA driver API version. */
+static int gpu_device(char *buf, size_t len)
+{
+    cudaDeviceProp p;
+    int dev = 0, api = 0;
+    char drv[64] = "unknown", line[256];
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+        if (f != NULL) fclose(f);
+        return KVQ_E_NODEVICE;
+    }
+    if (f != NULL && fgets(line, sizeof line, f) != NULL)
+        for (char *t = strtok(line, " \t\n"); t != NULL; t = strtok(NULL, " \t\n"))
+            if (t[0] >= '0' && t[0] <= '9' && strchr(t, '.') != NULL && strspn(t, "0123456789.") == strlen(t)) {
+                snprintf(drv, sizeof drv, "%s", t);
+                break;
+            }
+    if (f != NULL) fclose(f);
+    if (cudaDriverGetVersion(&api) != cudaSuccess) api = 0;
+    snprintf(buf, len, "%s (sm_%d%d, driver %s, CUDA %d.%d)", p.name, p.major, p.minor, drv, api / 1000,
+             api % 1000 / 10);
+    return KVQ_OK;
+}
+
 /* The entries by name (kvq_subject.h [API-SUBJ-05]), of signature version 1;
  * cert_step also of version 2: kvq_cuda_cert_step_host runs the variant
  * prm->variant names [CERT-VAR-01] (version 1 is given sparse cases only). */
@@ -491,6 +519,7 @@ static kvq_entry_fn gpu_lookup(const char *entry, uint32_t sigver)
         { "sage_pv", (kvq_entry_fn)gpu_sage_pv },
         { "sage_attention", (kvq_entry_fn)gpu_sage_attention },
     };
+    if (sigver == 1u && strcmp(entry, KVQ_SUBJECT_DEVICE_ENTRY) == 0) return (kvq_entry_fn)gpu_device;
     if (sigver == 2u && strcmp(entry, "cert_step") == 0) return (kvq_entry_fn)gpu_cert_step;
     if (sigver != 1u) return NULL;
     for (size_t i = 0; i < sizeof ENTRIES / sizeof ENTRIES[0]; i++)

@@ -356,6 +356,43 @@ START_TEST(escaping_and_utf8)
 }
 END_TEST
 
+START_TEST(what_was_judged)
+{
+    /* SPEC: [VER-REP-05] [VER-REP-03] -- the table of what was judged: one row per item, in the
+     * JSON report's order, each item's text escaped. */
+    fake f;
+    size_t len;
+    char *page, want[256];
+    const char *at;
+    fake_init(&f, 2, "s", "kivi-quant");
+    snprintf(f.rep.prov.device, sizeof f.rep.prov.device, "GPU <b>&\x01\xff");
+    snprintf(f.rep.prov.vectors_sha256, sizeof f.rep.prov.vectors_sha256, "%064d", 7);
+    snprintf(f.rep.prov.vector_cases, sizeof f.rep.prov.vector_cases, "123");
+    fake_add(&f, "kivi-quant", "k-1", KVQ_LEVEL_EXACT, 6, KVQ_PASS, NULL);
+    page = render(&f.rep, &len);
+    check_page(page, len);
+    at = strstr(page, "<table class=\"meta\" id=\"provenance\">");
+    ck_assert_ptr_nonnull(at);
+    for (size_t i = 0; i < kvq_report_nitems; i++) { /* every item, in order */
+        const char *row;
+        snprintf(want, sizeof want, "<tr><th>%s</th><td><code>", kvq_report_items[i].label);
+        row = strstr(at, want);
+        ck_assert_msg(row != NULL, "no row '%s' after the previous one", kvq_report_items[i].label);
+        at = row + 1;
+    }
+    ck_assert_uint_eq(count(strstr(page, "id=\"provenance\""), "<tr><th>") -
+                          count(strstr(page, "id=\"counts-by\""), "<tr><th>"),
+                      kvq_report_nitems);
+    has(page, "<tr><th>device</th><td><code>GPU &lt;b&gt;&amp; &#xFFFD;</code></td></tr>");
+    snprintf(want, sizeof want, "<tr><th>vectors SHA-256</th><td><code>%064d</code></td></tr>", 7);
+    has(page, want);
+    has(page, "<tr><th>cases in the vectors</th><td><code>123</code></td></tr>");
+    lacks(page, "<b>&");
+    free(page);
+    fake_free(&f);
+}
+END_TEST
+
 START_TEST(same_report_same_bytes)
 {
     /* SPEC: [VER-REP-04] -- deterministic: two writes of one report are the same bytes. */
@@ -603,6 +640,7 @@ static Suite *html_suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, counts_failures_and_plots);
     tcase_add_test(t, escaping_and_utf8);
+    tcase_add_test(t, what_was_judged);
     tcase_add_test(t, same_report_same_bytes);
     tcase_add_test(t, missing_directory);
     tcase_add_test(t, no_cases_no_margins);

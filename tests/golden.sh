@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/golden.sh BUILD [--update] -- the vector and results formats do not
 # move: every file kvq writes for a fixed input is byte for byte the file the
-# committed hashes (tests/golden/formats.sha256) describe.  SPEC: [VEC-FMT-06]
+# committed hashes (tests/golden/formats.sha256) describe.  SPEC: [VEC-FMT-06] [VER-REP-05]
 #
 # Covered: gen output of every family at both level sets for two seeds and
 # three shards; the results files of ref-fast; the text, JSON and JUnit reports
@@ -22,10 +22,14 @@ cd "$T" || exit 2
 
 echo "== tests/golden.sh"
 run() { "$@" >/dev/null 2>"$T/err" || { echo "  (command failed: $*)"; sed 's/^/      /' "$T/err" | head -5; }; }
-# verify writes text to stdout and exits 1 for a failing subject: keep both
+# verify writes text to stdout and exits 1 for a failing subject: keep both.
+# The reports record the machine's items (kvq's commit, the subject's path and
+# SHA-256, the device) [VER-REP-05]: KVQ_REPORT_FIXED_PROVENANCE=1, for tests
+# only, writes them as fixed text, so that the hashes do not depend on the
+# machine (tests/reports.sh checks the items themselves).
 report() { # NAME VECTORS SUBJECT [ARGS...]
   local name=$1 vec=$2 subj=$3; shift 3
-  "$KVQ" verify --vectors "$vec" --subject "$subj" --json "$name.json" --junit "$name.xml" "$@" >"$name.txt" 2>"$name.err"
+  KVQ_REPORT_FIXED_PROVENANCE=1 "$KVQ" verify --vectors "$vec" --subject "$subj" --json "$name.json" --junit "$name.xml" "$@" >"$name.txt" 2>"$name.err"
   echo "exit $?" >> "$name.txt"
 }
 

@@ -138,7 +138,7 @@ fi
 # the page documents every subcommand and option that `kvq --help` lists
 "$P/bin/kvq" --help > "$T/help.txt" 2>&1
 sed 's/\\-/-/g' "$page" > "$T/page.txt"
-subs=$(sed -n 's/^  kvq \([a-z][a-z]*\).*/\1/p' "$T/help.txt" | sort -u)
+subs=$(sed -n 's/^  kvq \([a-z][a-z-]*\).*/\1/p' "$T/help.txt" | sort -u)
 missing=""
 for c in $subs; do grep -qx "\.B $c" "$T/page.txt" || missing="$missing $c"; done
 [ -n "$subs" ] && [ -z "$missing" ] && ok "kvq.1 has a COMMANDS entry for each subcommand: $(echo $subs)" \
