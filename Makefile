@@ -41,7 +41,7 @@ FLAGS_cov := --coverage -O0
 # tests/<f>/check_*.c), every test subject (tests/subjects/*.c,
 # tests/<f>/subjects/*.c).  Adding a family adds files, not lines here.
 REF_SRC  := $(sort $(wildcard ref/common/*.c ref/fast/*.c ref/exact/*.c))
-CONF_SRC := conformance/registry.c conformance/vecio.c conformance/gen.c conformance/verify.c \
+CONF_SRC := conformance/registry.c conformance/rule.c conformance/vecio.c conformance/gen.c conformance/verify.c \
             conformance/outfile.c conformance/progress.c conformance/merge.c \
             conformance/subject.c conformance/report.c conformance/html.c \
             $(sort $(wildcard conformance/families/*.c))

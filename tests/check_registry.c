@@ -29,6 +29,7 @@
 
 typedef struct toy_in {
     uint32_t steps, dim;  /* a sequence of `steps` appends of lens[s] tokens of dim values */
+    uint32_t tokens;      /* sum(lens) */
     uint32_t *lens;
     float *x;             /* sum(lens) * dim values */
 } toy_in;
@@ -44,45 +45,16 @@ typedef struct toy_ref {
     uint32_t unused;
 } toy_ref;
 
-static uint64_t n_steps(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return ((const toy_in *)c->in)->steps;
-}
+/* counts: rules over the case's scalars and, for pat, the record's own
+ * earlier field npat (variable length) */
+#define N_STEPS "steps"
+#define N_X "tokens * dim"
+#define N_DIM "dim"
+#define N_TRIT_BYTES "cdiv(tokens, 5)"
+#define N_PAT "npat"
 
-static uint64_t n_tokens(const kvq_case *c)
-{
-    const toy_in *in = c->in;
-    uint64_t t = 0;
-    for (uint32_t s = 0; in->lens != NULL && s < in->steps; s++) t += in->lens[s];
-    return t;
-}
-
-static uint64_t n_x(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return n_tokens(c) * ((const toy_in *)c->in)->dim;
-}
-
-static uint64_t n_dim(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return ((const toy_in *)c->in)->dim;
-}
-
-static uint64_t n_trit_bytes(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return (n_tokens(c) + 4u) / 5u;
-}
-
-/* variable length: the record's own earlier field */
-static uint64_t n_pat(const kvq_case *c, const void *rec)
-{
-    (void)c;
-    return ((const toy_out *)rec)->npat;
-}
-
+/* What a rule cannot state: a bound on every case, whatever its status (a
+ * rule's valid binds status-0 cases only). */
 static int toy_check(const kvq_case *c, char *msg, size_t len)
 {
     const toy_in *in = c->in;
@@ -117,7 +89,7 @@ static int toy_ref_step(float *state, const float *x, uint32_t len, uint32_t dim
 static void toy_finish(const kvq_case *c, const float *state, toy_out *o)
 {
     const toy_in *in = c->in;
-    uint64_t nt = n_tokens(c);
+    uint64_t nt = in->tokens;
     uint32_t np = 0;
     for (uint32_t i = 0; i < in->dim; i++) {
         o->spec[2 * i] = state[i] + state[(i + 1u) % in->dim];
@@ -147,6 +119,7 @@ static int toy_call(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint
     int st = state != NULL ? KVQ_OK : KVQ_E_NOMEM;
     (void)flags;
     for (uint32_t s = 0; st == KVQ_OK && s < in->steps; s++) { /* the state carried between steps */
+        if (off + (size_t)in->lens[s] * in->dim > (size_t)in->tokens * in->dim) break; /* lens beyond tokens */
         st = step(state, in->x + off, in->lens[s], in->dim, c->variant);
         off += (size_t)in->lens[s] * in->dim;
     }
@@ -166,13 +139,9 @@ static void toy_judge(kvq_verdict *v, const kvq_case *c, const void *out, uint32
 static const char *const TOY_VARIANTS[] = { "append", "requant" };
 
 /* pat's expected count is the expected record's own npat; a subject's output
- * buffer is sized for dim (sentinel allocation), then read back by its npat */
-static uint64_t n_pat_out(const kvq_case *c, const void *rec)
-{
-    const toy_out *o = rec;
-    /* the runner's sentinel record holds 0xA5 bytes in npat: size for dim */
-    return o->npat <= ((const toy_in *)c->in)->dim ? o->npat : ((const toy_in *)c->in)->dim;
-}
+ * buffer is sized for dim (the runner's sentinel record holds 0xA5 bytes in
+ * npat), then read back by its npat */
+#define N_PAT_OUT "min(npat, dim)"
 
 #define IN(m) .role = KVQ_ROLE_INPUT, .offset = offsetof(toy_in, m)
 #define EXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(toy_out, m)
@@ -181,17 +150,18 @@ static const kvq_field TOY_FIELDS[] = {
     KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, KVQ_F_VARIANT,
     { .key = "steps", .type = KVQ_FT_U32, IN(steps) },
     { .key = "dim", .type = KVQ_FT_U32, IN(dim) },
+    { .key = "tokens", .type = KVQ_FT_U32, IN(tokens) },
     KVQ_F_STATUS,
-    { .key = "lens", .type = KVQ_FT_A_U32, IN(lens), .count = n_steps },
-    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count = n_x },
+    { .key = "lens", .type = KVQ_FT_A_U32, IN(lens), .count_rule = N_STEPS },
+    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count_rule = N_X },
     { .key = "npat", .type = KVQ_FT_U32, EXP(npat) },
-    { .key = "pat", .type = KVQ_FT_A_U16, EXP(pat), .count = n_pat },
-    { .key = "spec", .type = KVQ_FT_A_C32, EXP(spec), .count = n_dim },
-    { .key = "trits", .type = KVQ_FT_A_U8, EXP(trits), .count = n_trit_bytes },
+    { .key = "pat", .type = KVQ_FT_A_U16, EXP(pat), .count_rule = N_PAT },
+    { .key = "spec", .type = KVQ_FT_A_C32, EXP(spec), .count_rule = N_DIM },
+    { .key = "trits", .type = KVQ_FT_A_U8, EXP(trits), .count_rule = N_TRIT_BYTES },
     { .key = "npat", .type = KVQ_FT_U32, OUT(npat), .cmp = KVQ_CMP_EXACT },
-    { .key = "pat", .type = KVQ_FT_A_U16, OUT(pat), .count = n_pat_out, .cmp = KVQ_CMP_EXACT, .unit = "pattern" },
-    { .key = "spec", .type = KVQ_FT_A_C32, OUT(spec), .count = n_dim, .cmp = KVQ_CMP_EXACT },
-    { .key = "trits", .type = KVQ_FT_A_U8, OUT(trits), .count = n_trit_bytes, .cmp = KVQ_CMP_EXACT },
+    { .key = "pat", .type = KVQ_FT_A_U16, OUT(pat), .count_rule = N_PAT_OUT, .cmp = KVQ_CMP_EXACT, .unit = "pattern" },
+    { .key = "spec", .type = KVQ_FT_A_C32, OUT(spec), .count_rule = N_DIM, .cmp = KVQ_CMP_EXACT },
+    { .key = "trits", .type = KVQ_FT_A_U8, OUT(trits), .count_rule = N_TRIT_BYTES, .cmp = KVQ_CMP_EXACT },
 };
 
 extern const kvq_family toy_family;
@@ -210,6 +180,7 @@ static const kvq_op toy_seq = {
     .nvariants = 2,
     .entries = { { .name = "toy_step", .sigver = 1 } },
     .nentries = 1,
+    .valid = "1",
     .check = toy_check,
     .describe = toy_describe,
     .call = toy_call,
@@ -236,12 +207,13 @@ static kvq_status toy_gen(kvq_case *c, const char *levels, uint64_t seed, uint64
     snprintf(c->id, sizeof c->id, "toy-%llu", (unsigned long long)k);
     in->steps = (uint32_t)k + 1u;
     in->dim = 4u;
-    in->lens = calloc(in->steps, sizeof *in->lens); /* counts read lens: set them first */
+    in->lens = calloc(in->steps, sizeof *in->lens);
     if (in->lens == NULL) return KVQ_E_NOMEM;
     for (uint32_t s = 0; s < in->steps; s++) in->lens[s] = 1u + (uint32_t)((seed + k + s) % 3u);
+    for (uint32_t s = 0; s < in->steps; s++) in->tokens += in->lens[s];
     c->status = KVQ_OK;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
-    nx = n_x(c, in);
+    nx = (uint64_t)in->tokens * in->dim;
     for (uint64_t e = 0; e < nx; e++) in->x[e] = (float)((int)((e * 7u + k * 3u + seed) % 9u) - 4) * 0.25f;
     state = calloc(in->dim, sizeof *state);
     if (state == NULL) return KVQ_E_NOMEM;
@@ -366,20 +338,20 @@ START_TEST(toy_reader_errors)
     static const struct {
         const char *line, *msg;
     } BAD[] = {
-        { "case id=a level=exact op=toy-seq variant=2 steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq variant=2 steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=0000000000000000 trits=00", "variant: 2 is not a variant of toy-seq" },
-        { "case id=a level=exact op=toy-seq steps=2 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq steps=2 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=0000000000000000 trits=00", "lens: 8 hex digits, expected 16" },
-        { "case id=a level=bounded op=toy-seq steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=bounded op=toy-seq steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=0000000000000000 trits=00", "a toy-seq case is judged at the exact level only" },
-        { "case id=a level=exact op=toy-seq steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=1 pat= spec=0000000000000000 trits=00", "pat: 0 hex digits, expected 4" },
-        { "case id=a level=exact op=toy-seq steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=00000000 trits=00", "spec: 8 hex digits, expected 16" },
-        { "case id=a level=exact op=toy-seq steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=0000000000000000 trits=00 bits=4", "unknown key 'bits'" },
         { "case id=a level=exact op=kivi-quant steps=1", "op kivi-quant is not an operation of family toy" },
-        { "case id=a level=exact op=toy-seq steps=99 dim=1 status=0 lens= x=", "steps and dim are at most 64" },
+        { "case id=a level=exact op=toy-seq steps=99 dim=1 tokens=0 status=0 lens= x=", "steps and dim are at most 64" },
     };
     with_toy();
     for (size_t i = 0; i < KVQ_NELEMS(BAD); i++) {
