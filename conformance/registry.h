@@ -218,6 +218,12 @@ struct kvq_op {
      * zero scale: 3" (buf empty when it cannot tell).  May be NULL. */
     void (*flags_where)(const kvq_case *c, const void *out, uint32_t diff, char *buf, size_t len);
 
+    /* The exact path [VER-REG-11]: from c->in (set; when valid, the outputs
+     * allocated by kvq_case_alloc with status 0) it sets c->status and
+     * c->flags, and for status 0 fills c->exp and c->ref (an error status
+     * drops them).  Returns KVQ_OK, or an error of its own (KVQ_E_NOMEM).
+     * Every generator makes its expected values through it. */
+    kvq_status (*solve)(kvq_case *c);
     /* Call the subject's entries (fns[i] for entries[i], none NULL) on the
      * case's inputs, writing into out (the output struct, arrays allocated
      * and sentinel-filled) and *flags.  Returns the subject's status. */

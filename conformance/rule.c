@@ -718,6 +718,7 @@ static void compile(op_rules *R)
             snprintf(R->err, sizeof R->err, "%s, field %s: finite on a field that is not a float input array", op->name, f->key);
     }
     if (op->valid == NULL && !R->err[0]) snprintf(R->err, sizeof R->err, "%s: no rule valid", op->name);
+    if (op->solve == NULL && !R->err[0]) snprintf(R->err, sizeof R->err, "%s: no solver", op->name);
     if (meta && op->meta_half == NULL && !R->err[0])
         snprintf(R->err, sizeof R->err, "%s: metadata arrays without a rule meta_half", op->name);
     if (amb && (op->amb_lo == NULL || op->amb_hi == NULL) && !R->err[0])

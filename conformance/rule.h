@@ -45,7 +45,7 @@ void kvq_rule_free(kvq_rule *r);
 
 /* ---- the registry's rules, parsed once an operation ------------------------------ */
 
-/* Every rule of op parses, an array field has a count rule, an op with a
+/* Every rule of op parses, it has valid and solve, an array field has a count rule, an op with a
  * KVQ_FT_A_META field has meta_half and one with a KVQ_FT_AMB field amb_lo
  * and amb_hi: 1, or 0 with err naming the op, the rule's place and the
  * error. */

@@ -24,6 +24,7 @@
 #include "check_main.h"
 #include "conf.h"
 #include "kvq_bits.h"
+#include "rule.h"
 
 /* ---- the toy family -------------------------------------------------------- */
 
@@ -165,6 +166,7 @@ static const kvq_field TOY_FIELDS[] = {
 };
 
 extern const kvq_family toy_family;
+static kvq_status toy_solve(kvq_case *c);
 
 static const kvq_op toy_seq = {
     .name = "toy-seq",
@@ -183,6 +185,7 @@ static const kvq_op toy_seq = {
     .valid = "1",
     .check = toy_check,
     .describe = toy_describe,
+    .solve = toy_solve,
     .call = toy_call,
     .judge = toy_judge,
 };
@@ -197,7 +200,6 @@ static uint64_t toy_count(const char *levels)
 static kvq_status toy_gen(kvq_case *c, const char *levels, uint64_t seed, uint64_t k)
 {
     toy_in *in;
-    float *state;
     uint64_t nx;
     (void)levels;
     if (kvq_case_begin(c, &toy_seq) != KVQ_OK) return KVQ_E_NOMEM;
@@ -215,7 +217,14 @@ static kvq_status toy_gen(kvq_case *c, const char *levels, uint64_t seed, uint64
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     nx = (uint64_t)in->tokens * in->dim;
     for (uint64_t e = 0; e < nx; e++) in->x[e] = (float)((int)((e * 7u + k * 3u + seed) % 9u) - 4) * 0.25f;
-    state = calloc(in->dim, sizeof *state);
+    return c->op->solve(c);
+}
+
+/* The toy's exact path: the pinned sequence toy_ref_step then toy_finish. */
+static kvq_status toy_solve(kvq_case *c)
+{
+    toy_in *in = c->in;
+    float *state = calloc(in->dim ? in->dim : 1u, sizeof *state);
     if (state == NULL) return KVQ_E_NOMEM;
     {
         size_t off = 0;
@@ -233,6 +242,7 @@ static kvq_status toy_gen(kvq_case *c, const char *levels, uint64_t seed, uint64
         toy_finish(c, state, ex);
     }
     free(state);
+    c->status = KVQ_OK;
     return KVQ_OK;
 }
 
@@ -295,6 +305,60 @@ START_TEST(toy_family_registers)
     ck_assert_ptr_nonnull(strstr(kvq_family_names(), "toy"));
     builtin_only();
     ck_assert_ptr_null(kvq_op_find("toy-seq"));
+}
+END_TEST
+
+/* A case with c's inputs (arrays copied) and nothing else but its id, level,
+ * variant and policy. */
+static void clone_inputs(kvq_case *d, const kvq_case *c)
+{
+    const kvq_op *op = c->op;
+    ck_assert_int_eq(kvq_case_begin(d, op), KVQ_OK);
+    memcpy(d->id, c->id, sizeof d->id);
+    d->level = c->level, d->variant = c->variant, d->pol = c->pol;
+    memcpy(d->in, c->in, op->in_size);
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        size_t es = kvq_ftype_elem_size(f->type);
+        void **a = (void **)(void *)((char *)d->in + f->offset);
+        uint64_t n;
+        if (f->role != KVQ_ROLE_INPUT || es == 0) continue;
+        n = kvq_count(c, f, c->in);
+        *a = malloc((size_t)(n ? n : 1) * es);
+        ck_assert_ptr_nonnull(*a);
+        memcpy(*a, *(void *const *)(const void *)((const char *)c->in + f->offset), (size_t)n * es);
+    }
+}
+
+START_TEST(solve_reproduces_the_vectors)
+{
+    /* SPEC: [VER-REG-11] -- every operation's solver, on a generated case's inputs alone, writes
+     * the case's bytes again: the generators' expected values come through op->solve */
+    for (size_t i = 0; i < kvq_family_count(); i++) {
+        const kvq_family *fam = kvq_family_at(i);
+        kvq_vfile vf, again;
+        char err[512], *t1, *t2;
+        size_t l1, l2;
+        ck_assert_int_eq(kvq_gen(&vf, fam, "smoke", 3, 0, 1, err, sizeof err), KVQ_OK);
+        again = vf;
+        again.cases = calloc(vf.ncases, sizeof *again.cases);
+        ck_assert_ptr_nonnull(again.cases);
+        for (size_t k = 0; k < vf.ncases; k++) {
+            kvq_case *d = &again.cases[k];
+            ck_assert_ptr_nonnull(vf.cases[k].op->solve);
+            clone_inputs(d, &vf.cases[k]);
+            d->status = KVQ_OK;
+            ck_assert_int_eq(kvq_case_alloc(d), KVQ_OK);
+            ck_assert_int_eq(d->op->solve(d), KVQ_OK);
+        }
+        t1 = write_mem(&vf, &l1);
+        t2 = write_mem(&again, &l2);
+        ck_assert_msg(l1 == l2 && memcmp(t1, t2, l1) == 0, "%s: the solver's cases differ from gen's", fam->name);
+        free(t1), free(t2);
+        for (size_t k = 0; k < vf.ncases; k++) kvq_case_free(&again.cases[k]);
+        free(again.cases);
+        kvq_vfile_free(&vf);
+    }
 }
 END_TEST
 
@@ -433,6 +497,7 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, toy_roundtrip_bytes);
     tcase_add_test(tc, toy_reader_errors);
     tcase_add_test(tc, toy_runs_and_verifies);
+    tcase_add_test(tc, solve_reproduces_the_vectors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -52,8 +52,14 @@ static const kvq_field TF[] = {
       .count_rule = "valid ? n : 0" },
 };
 
+static kvq_status no_solve(kvq_case *c)
+{
+    (void)c;
+    return KVQ_E_NOMEM;
+}
+
 static const kvq_op TOP = {
-    .name = "t-op", .fields = TF, .nfields = KVQ_NELEMS(TF), .in_size = sizeof(tin),
+    .name = "t-op", .solve = no_solve, .fields = TF, .nfields = KVQ_NELEMS(TF), .in_size = sizeof(tin),
     .out_size = sizeof(tout), .valid = "a >= 1",
 };
 

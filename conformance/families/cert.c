@@ -572,6 +572,7 @@ const kvq_op kvq_op_cert_keys = {
     .amb_lo = S(R_KCODE_MIN),
     .amb_hi = S(R_KCODE_MAX),
     .describe = describe,
+    .solve = kvq_cert_solve_quant,
     .call = call_keys,
     .judge = judge_keys,
 };
@@ -593,6 +594,7 @@ const kvq_op kvq_op_cert_values = {
     .amb_lo = "0",
     .amb_hi = "15", /* kvq_code_max(KVQ_CERT_VBITS) */
     .describe = describe,
+    .solve = kvq_cert_solve_quant,
     .call = call_values,
     .judge = judge_values,
 };
@@ -617,6 +619,7 @@ const kvq_op kvq_op_cert_step = {
     .nentries = 1,
     .valid = VALID_STEP,
     .describe = describe,
+    .solve = kvq_cert_solve_step,
     .call = call_step,
     .judge = judge_step,
 };

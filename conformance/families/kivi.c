@@ -256,6 +256,7 @@ const kvq_op kvq_op_kivi_quant = {
     .amb_hi = "bits == 1 ? 1 : bits == 2 ? 3 : bits == 4 ? 15 : 255", /* kvq_code_max [KIVI-Q-02] */
     .describe = describe,
     .flags_where = flags_where,
+    .solve = kvq_kivi_solve,
     .call = call,
     .judge = judge,
 };

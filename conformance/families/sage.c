@@ -544,6 +544,7 @@ const kvq_op kvq_op_sage_qk = {
     .nentries = 2,
     .valid = VALID_QK,
     .describe = describe_qk,
+    .solve = kvq_sage_solve_qk,
     .call = call_qk,
     .judge = judge_qk,
 };
@@ -562,6 +563,7 @@ const kvq_op kvq_op_sage_p = {
     .nentries = 1,
     .valid = VALID_P,
     .describe = describe_p,
+    .solve = kvq_sage_solve_p,
     .call = call_p,
     .judge = judge_p,
 };
@@ -580,6 +582,7 @@ const kvq_op kvq_op_sage_v = {
     .nentries = 1,
     .valid = VALID_V,
     .describe = describe_v,
+    .solve = kvq_sage_solve_v,
     .call = call_v,
     .judge = judge_v,
 };
@@ -598,6 +601,7 @@ const kvq_op kvq_op_sage_ds = {
     .nentries = 1,
     .valid = VALID_DS,
     .describe = describe_ds,
+    .solve = kvq_sage_solve_ds,
     .call = call_ds,
     .judge = judge_ds,
 };
@@ -616,6 +620,7 @@ const kvq_op kvq_op_sage_pv = {
     .nentries = 1,
     .valid = VALID_PV,
     .describe = describe_pv,
+    .solve = kvq_sage_solve_pv,
     .call = call_pv,
     .judge = judge_pv,
 };
@@ -634,6 +639,7 @@ const kvq_op kvq_op_sage_attn = {
     .nentries = 1,
     .valid = VALID_ATTN,
     .describe = describe_attn,
+    .solve = kvq_sage_solve_attn,
     .call = call_attn,
     .judge = judge_attn,
 };
