@@ -41,7 +41,7 @@ FLAGS_cov := --coverage -O0
 # tests/<f>/check_*.c), every test subject (tests/subjects/*.c,
 # tests/<f>/subjects/*.c).  Adding a family adds files, not lines here.
 REF_SRC  := $(sort $(wildcard ref/common/*.c ref/fast/*.c ref/exact/*.c))
-CONF_SRC := conformance/registry.c conformance/rule.c conformance/vecio.c conformance/gen.c conformance/verify.c \
+CONF_SRC := conformance/registry.c conformance/rule.c conformance/regjson.c conformance/vecio.c conformance/gen.c conformance/verify.c \
             conformance/outfile.c conformance/progress.c conformance/merge.c \
             conformance/subject.c conformance/report.c conformance/html.c \
             $(sort $(wildcard conformance/families/*.c))
@@ -152,8 +152,19 @@ test-shards: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/shards.sh $(B)
 
 # Where a family's parts live, the registry as spec/ops.md shows it.
-test-layout: $(B)/rel/kvq
+test-layout: $(B)/rel/kvq $(B)/registry.json
 	@bash tests/layout.sh $(B)
+
+# The registry description [VER-REG-12]: BUILD/registry.json from the built
+# kvq; `make registry-json` refreshes the checked-in copy and spec/ops.md
+# (tests/layout.sh fails while either differs from what kvq prints).
+$(B)/registry.json: $(B)/rel/kvq
+	$(B)/rel/kvq ops --json -o $@
+.PHONY: registry-json
+registry-json: $(B)/registry.json
+	cp $(B)/registry.json conformance/registry.json
+	{ sed '/<!-- BEGIN kvq ops --markdown -->/q' spec/ops.md; $(B)/rel/kvq ops --markdown; \
+	  sed -n '/<!-- END kvq ops --markdown -->/,$$p' spec/ops.md; } > spec/ops.md.tmp && mv spec/ops.md.tmp spec/ops.md
 
 # The formats do not move: files written for fixed inputs hash as committed.
 test-golden: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)

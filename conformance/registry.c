@@ -336,7 +336,7 @@ static const kvq_field *expected_of(const kvq_op *op, const kvq_field *out)
 /* "ZERO_SCALE|CLAMPED" ("none" for 0; unknown bits in hex). */
 static void flag_names(char *buf, size_t len, uint32_t f)
 {
-    static const char *const NAMES[] = { "ZERO_SCALE", "CLAMPED", "SATURATED", "SUBNORMAL", "AMBIGUOUS" };
+    const char *const *NAMES = kvq_flag_names;
     size_t o = 0;
     buf[0] = '\0';
     if (f == 0u) {
@@ -345,7 +345,7 @@ static void flag_names(char *buf, size_t len, uint32_t f)
     }
     for (unsigned b = 0; b < 32u && o < len; b++) {
         if (!(f & (1u << b))) continue;
-        if (b < KVQ_NELEMS(NAMES)) o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "|" : "", NAMES[b]);
+        if (b < KVQ_FLAG_BITS) o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "|" : "", NAMES[b]);
         else o += (size_t)snprintf(buf + o, len - o, "%s0x%x", o ? "|" : "", 1u << b);
     }
 }

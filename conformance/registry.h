@@ -99,6 +99,8 @@ typedef struct kvq_custom {
     int (*parse)(void *dst, const char *text, const kvq_case *c, char *msg, size_t msglen);
     int (*print)(FILE *f, const void *src, const kvq_case *c);
     void (*release)(void *dst);
+    const char *pattern;  /* a POSIX ERE the whole text matches (anchored ^...$): the form
+                             `kvq ops --json` tells other readers [VER-REG-12] */
 } kvq_custom;
 
 typedef struct kvq_field {
@@ -246,6 +248,8 @@ struct kvq_family {
     const char *name;                  /* vector header `family <name>`, JUnit class prefix */
     const char *title;                 /* "KIVI" for the demo's headings */
     const char *spec;                  /* the spec file */
+    int gpu;                           /* it has CUDA kernels: gpu/<name>/ holds them and its
+                                          GPU subject entries [FAM-LAYOUT-01] */
     const kvq_op *const *ops;
     size_t nops;
     /* Generation [VEC-GEN-01]: the number of cases of a level set (0: the
@@ -291,6 +295,17 @@ void kvq_registry_use(const kvq_family *const *families, size_t n);
 /* ---- schema helpers for families and the core ---------------------------------- */
 
 const char *kvq_level_name(uint32_t level);
+/* The level sets `kvq gen` knows, the flags word's bit names, the wire names
+ * of field types and roles (regjson.c). */
+#define KVQ_LEVEL_SETS 2
+extern const char *const kvq_level_set_names[KVQ_LEVEL_SETS];
+#define KVQ_FLAG_BITS 5
+extern const char *const kvq_flag_names[KVQ_FLAG_BITS];
+const char *kvq_ftype_name(kvq_ftype t);
+const char *kvq_role_name(kvq_role r);
+/* The registry description [VER-REG-12]: format version 1 of `kvq ops --json`. */
+#define KVQ_REGISTRY_FORMAT 1
+kvq_status kvq_registry_json(FILE *f);
 /* The struct a role's fields live in (NULL when absent). */
 void *kvq_case_role(kvq_case *c, kvq_role role);
 /* A new case of op: zeroed, its input struct allocated (no arrays yet). */

@@ -362,6 +362,32 @@ START_TEST(solve_reproduces_the_vectors)
 }
 END_TEST
 
+START_TEST(toy_in_the_description)
+{
+    /* SPEC: [VER-REG-12] -- kvq ops --json describes a registered family from its record alone */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    with_toy();
+    ck_assert_int_eq(kvq_registry_json(f), KVQ_OK);
+    fclose(f);
+    builtin_only();
+    ck_assert_ptr_nonnull(strstr(buf, "{\n  \"kvq_registry\": 1,\n  \"kvq_version\": \""));
+    ck_assert_ptr_nonnull(strstr(buf, "\"name\": \"toy\", \"title\": \"TOY\", \"spec\": \"tests/check_registry.c\", "
+                                      "\"gpu\": false,\n      \"level_sets\": [\"smoke\"],"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"variants\": [\"append\", \"requant\"],"));
+    ck_assert_ptr_nonnull(strstr(buf, "{\"key\": \"variant\", \"type\": \"u32\", \"role\": \"case\", \"optional\": true}"));
+    ck_assert_ptr_nonnull(strstr(buf, "{\"key\": \"pat\", \"type\": \"a_u16\", \"role\": \"expected\", \"count\": \"npat\"}"));
+    ck_assert_ptr_nonnull(strstr(buf, "{\"key\": \"pat\", \"type\": \"a_u16\", \"role\": \"output\", "
+                                      "\"count\": \"min(npat, dim)\", \"cmp\": \"exact\"}"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"valid\": \"1\",\n            \"meta_half\": null,"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"pattern\": \"^(threshold|budget:[0-9]{1,10})$\""));
+    ck_assert_ptr_nonnull(strstr(buf, "\"valid\": \"(bits == 1 || bits == 2 || bits == 4 || bits == 8) && group >= 8"));
+    free(buf);
+}
+END_TEST
+
 START_TEST(toy_roundtrip_bytes)
 {
     /* SPEC: [VER-REG-02] [VER-REG-05] -- generic I/O of new field types: bytes out, same bytes back */
@@ -498,6 +524,7 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, toy_reader_errors);
     tcase_add_test(tc, toy_runs_and_verifies);
     tcase_add_test(tc, solve_reproduces_the_vectors);
+    tcase_add_test(tc, toy_in_the_description);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -391,7 +391,7 @@ static int promote_print(FILE *f, const void *src, const kvq_case *c)
     return p == KVQ_CERT_PROMOTE_THRESHOLD ? fputs("threshold", f) >= 0 : fprintf(f, "budget:%u", p) >= 0;
 }
 
-static const kvq_custom PROMOTE = { promote_parse, promote_print, NULL };
+static const kvq_custom PROMOTE = { promote_parse, promote_print, NULL, "^(threshold|budget:[0-9]{1,10})$" };
 
 /* n words of 8 hex digits each. */
 static int words_parse(uint32_t *w, unsigned n, const char *s, char *msg, size_t len)
@@ -446,7 +446,7 @@ static int rec_print(FILE *f, const void *src, const kvq_case *c)
     return words_print(f, w, REC_WORDS);
 }
 
-static const kvq_custom RECORD = { rec_parse, rec_print, NULL };
+static const kvq_custom RECORD = { rec_parse, rec_print, NULL, "^[0-9a-fA-F]{120}$" };
 
 /* The declaration [CERT-AR-01]: u_exp (binary32), acc_depth, rescales. */
 static int decl_parse(void *dst, const char *s, const kvq_case *c, char *msg, size_t len)
@@ -467,7 +467,7 @@ static int decl_print(FILE *f, const void *src, const kvq_case *c)
     return words_print(f, w, 3);
 }
 
-static const kvq_custom DECL = { decl_parse, decl_print, NULL };
+static const kvq_custom DECL = { decl_parse, decl_print, NULL, "^[0-9a-fA-F]{24}$" };
 
 /* ---- schemas [VEC-CERT-02..05] ----------------------------------------------------- */
 
@@ -630,6 +630,7 @@ const kvq_family kvq_family_cert = {
     .name = "cert",
     .title = "CERT",
     .spec = "spec/cert.md",
+    .gpu = 1,
     .ops = OPS,
     .nops = KVQ_NELEMS(OPS),
     .gen_count = kvq_cert_gen_count,

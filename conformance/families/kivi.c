@@ -267,6 +267,7 @@ const kvq_family kvq_family_kivi = {
     .name = "kivi",
     .title = "KIVI",
     .spec = "spec/kivi.md",
+    .gpu = 1,
     .ops = OPS,
     .nops = KVQ_NELEMS(OPS),
     .gen_count = kvq_kivi_gen_count,

@@ -651,6 +651,7 @@ const kvq_family kvq_family_sage = {
     .name = "sage",
     .title = "SAGE",
     .spec = "spec/sage.md",
+    .gpu = 1,
     .ops = OPS,
     .nops = KVQ_NELEMS(OPS),
     .gen_count = kvq_sage_gen_count,
