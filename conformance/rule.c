@@ -132,12 +132,14 @@ static int is_scalar(const kvq_field *f)
 static const kvq_field *bind(parser *P, const char *name)
 {
     const kvq_op *op = P->op;
+    int before = P->self != NULL; /* still before self in the schema */
     for (size_t i = 0; i < op->nfields; i++) {
         const kvq_field *f = &op->fields[i];
-        if (P->self != NULL && f == P->self) break; /* only earlier fields of its own record */
+        if (f == P->self) before = 0;
         if (!is_scalar(f) || strcmp(f->key, name) != 0) continue;
+        /* the case's scalars anywhere; a record's own only before self */
         if (f->role == KVQ_ROLE_CASE || f->role == KVQ_ROLE_INPUT) return f;
-        if (P->self != NULL && f->role == P->self->role) return f;
+        if (before && f->role == P->self->role) return f;
     }
     return NULL;
 }

@@ -29,6 +29,7 @@ typedef struct tin {
     uint32_t e;
     float f;
     float *arr;
+    uint32_t late;
 } tin;
 
 typedef struct tout {
@@ -46,7 +47,8 @@ static const kvq_field TF[] = {
     { .key = "e", .type = KVQ_FT_ENUM, TIN(e), .names = ENAMES, .nnames = 3 },
     { .key = "f", .type = KVQ_FT_F32, TIN(f) },
     KVQ_F_STATUS,
-    { .key = "arr", .type = KVQ_FT_A_F32, TIN(arr), .count_rule = "a" },
+    { .key = "arr", .type = KVQ_FT_A_F32, TIN(arr), .count_rule = "a + late" },
+    { .key = "late", .type = KVQ_FT_U32, TIN(late) },
     { .key = "n", .type = KVQ_FT_U32, .role = KVQ_ROLE_OUTPUT, .offset = offsetof(tout, n) },
     { .key = "later", .type = KVQ_FT_A_F32, .role = KVQ_ROLE_OUTPUT, .offset = offsetof(tout, later),
       .count_rule = "valid ? n : 0" },
@@ -194,6 +196,10 @@ START_TEST(count_rules_read_their_record)
     ck_assert_uint_eq(kvq_count(&tc, &TF[KVQ_NELEMS(TF) - 1], &o), 5);
     ti.a = 0; /* not valid: no outputs */
     ck_assert_uint_eq(kvq_count(&tc, &TF[KVQ_NELEMS(TF) - 1], &o), 0);
+    /* an input's count reads the case's scalars wherever they are in the schema */
+    ti.a = 2, ti.late = 3;
+    ck_assert_uint_eq(kvq_count(&tc, &TF[8], &ti), 5);
+    ti.a = 0, ti.late = 0;
     /* n is not in scope of an input's count, nor of an op rule */
     ck_assert_ptr_null(kvq_rule_parse("n", &TOP, &TF[8], err, sizeof err));
     ck_assert_ptr_null(kvq_rule_parse("n", &TOP, NULL, err, sizeof err));
