@@ -43,7 +43,7 @@ FLAGS_cov := --coverage -O0
 # tests/<f>/check_*.c), every test subject (tests/subjects/*.c,
 # tests/<f>/subjects/*.c).  Adding a family adds files, not lines here.
 REF_SRC  := $(sort $(wildcard ref/common/*.c ref/fast/*.c ref/exact/*.c))
-CONF_SRC := conformance/registry.c conformance/vecio.c conformance/gen.c conformance/verify.c \
+CONF_SRC := conformance/registry.c conformance/rule.c conformance/regjson.c conformance/vecio.c conformance/gen.c conformance/verify.c \
             conformance/outfile.c conformance/progress.c conformance/merge.c \
             conformance/subject.c conformance/report.c conformance/html.c \
             conformance/provenance.c conformance/sha256.c \
@@ -54,11 +54,6 @@ SUBJECTS := $(notdir $(SUBJECT_SRC:.c=))
 # Test subjects link the whole fast path (every family's).
 FAST_SRC := $(sort $(wildcard ref/common/*.c ref/fast/*.c))
 
-# The GPU subject's CERT entries (gpu/subject_gpu.cu) call the device decode
-# step, whose rung 4 is the host reference path: extra objects of its link
-# (prerequisites only; the link rule of the GPU section takes $^).
-$(B)/gpu/libkvq_subject_gpu.so: $(B)/gpu/cert_decode.o $(B)/gpu/ref/ref/common/fbits.o \
-    $(B)/gpu/ref/ref/fast/kivi.o $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
 # -- area: CERT lemma campaign
 # `make cert-campaign`: the CERT lemma campaign (proofs/campaign/README.md),
 # KVQ_CAMPAIGN_CASES cases (default 10^6), results under CAMPAIGN_OUT.
@@ -137,7 +132,7 @@ all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
 test: test-unit test-san test-vectors test-robustness test-shards test-reports test-cert test-golden test-layout trace \
-      test-python test-install
+      test-python test-install test-toy
 	@echo "make test: all stages passed"
 
 # the suites run two at a time (tests/run-suites.sh; KVQ_JOBS overrides), each
@@ -173,8 +168,25 @@ test-reports: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	@bash tests/reports.sh $(B)
 
 # Where a family's parts live, the registry as spec/ops.md shows it.
-test-layout: $(B)/rel/kvq
+test-layout: $(B)/rel/kvq $(B)/registry.json
 	@bash tests/layout.sh $(B)
+
+# A family kvq has never seen, added to a scratch copy of the tree by its files
+# and two registry lines only: kvq, its description, golden.sh and install take it.
+.PHONY: test-toy
+test-toy: $(B)/rel/kvq
+	@bash tests/toy/toy.sh $(B)
+
+# The registry description [VER-REG-12]: BUILD/registry.json from the built
+# kvq; `make registry-json` refreshes the checked-in copy and spec/ops.md
+# (tests/layout.sh fails while either differs from what kvq prints).
+$(B)/registry.json: $(B)/rel/kvq
+	$(B)/rel/kvq ops --json -o $@
+.PHONY: registry-json
+registry-json: $(B)/registry.json
+	cp $(B)/registry.json conformance/registry.json
+	{ sed '/<!-- BEGIN kvq ops --markdown -->/q' spec/ops.md; $(B)/rel/kvq ops --markdown; \
+	  sed -n '/<!-- END kvq ops --markdown -->/,$$p' spec/ops.md; } > spec/ops.md.tmp && mv spec/ops.md.tmp spec/ops.md
 
 # The formats do not move: files written for fixed inputs hash as committed.
 test-golden: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
@@ -210,17 +222,23 @@ fuzz-smoke:
 NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false -ftz=false \
            -prec-div=true -prec-sqrt=true -Xcompiler -fPIC,-ffp-contract=off \
            -Iinclude -Iconformance -Igpu
-# A family's GPU sources are found by rule in gpu/<family>/: its kernel units
-# are the .cu files there that are not programs (*_test.cu, *_bench.cu,
-# *_floor.cu, *_matrix.cu, *_sweep.cu, *_probe.cu); the CERT decode step's units are
-# gpu/cert/decode_*.cu (below).
+# A family's GPU sources are found by rule in gpu/<family>/ (a family without
+# kernels has none, and nothing here names one): its kernel units are the .cu
+# files there that are not programs (*_test.cu, *_bench.cu, *_floor.cu,
+# *_matrix.cu, *_sweep.cu, *_probe.cu), not its subject entries (entries.cu,
+# linked into the GPU subject only, gpu/subject_gpu.h) and not the units of a
+# decode step (decode_*.cu, joined by a partial link in the family's rules);
+# gpu/<family>/rules.mk, included below, holds the rules of its own programs
+# and adds them to GPU_TARGETS (`make gpu`) and GPU_TESTS (`make gpu-test`).
 # Shared pieces (kvq_cuda.h, the subject, the KIVI test and benchmark) stay in gpu/.
-GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu %_matrix.cu %_sweep.cu %_probe.cu
+GPU_PROG_CU := %_test.cu %_bench.cu %_floor.cu %_matrix.cu %_sweep.cu %_probe.cu %/entries.cu
 GPU_KERNEL_SRC := $(sort $(filter-out $(GPU_PROG_CU),$(wildcard gpu/*/*.cu)))
-CERT_DECODE_SRC := $(filter gpu/cert/decode_%.cu,$(GPU_KERNEL_SRC))
-CU_SRC  := $(filter-out $(CERT_DECODE_SRC),$(GPU_KERNEL_SRC))
+GPU_DECODE_SRC := $(foreach f,$(GPU_KERNEL_SRC),$(if $(findstring /decode_,$(f)),$(f)))
+CU_SRC  := $(filter-out $(GPU_DECODE_SRC),$(GPU_KERNEL_SRC))
+GPU_ENTRY_SRC := $(sort $(wildcard gpu/*/entries.cu))
+GPU_ENTRY_OBJ := $(GPU_ENTRY_SRC:gpu/%.cu=$(B)/gpu/%.o)
 GPU_HDR := include/kvq_layout.h include/kvq.h include/kvq_cert.h include/kvq_bits.h gpu/kvq_cuda.h \
-           gpu/testbed.h
+           gpu/testbed.h gpu/subject_gpu.h
 GPU_REF_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
 GPU_REF_OBJ := $(GPU_REF_SRC:%.c=$(B)/gpu/ref/%.o)
 GPU_OBJ := $(CU_SRC:gpu/%.cu=$(B)/gpu/%.o)
@@ -233,164 +251,50 @@ $(B)/gpu/%.o: gpu/%.cu $(GPU_HDR) conformance/kvq_subject.h
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-$(B)/gpu/libkvq_subject_gpu.so: $(GPU_OBJ) $(B)/gpu/subject_gpu.o $(B)/gpu/ref/ref/common/status.o
+# The CUDA subject: the families' entries (gpu/*/entries.cu) around gpu/subject_gpu.cu;
+# a family's rules.mk adds what its entries link (prerequisites: the rule takes $^).
+$(B)/gpu/libkvq_subject_gpu.so: $(GPU_OBJ) $(GPU_ENTRY_OBJ) $(B)/gpu/subject_gpu.o \
+    $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
 
 $(B)/gpu/kvq_gpu_test: $(GPU_OBJ) $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
-$(B)/gpu/kvq_gpu_cert_test: $(GPU_OBJ) $(B)/gpu/cert/cert_test.o $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/cert.o
-	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-
 $(B)/gpu/kvq_gpu_bench: $(GPU_OBJ) $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
-# -- area: GPU SAGE (gpu/sage/: kernels sage.cu and sage_ds.cu, test, benchmark, FP8
-# conversion matrix, exhaustive FP8 sweep)
-SAGE_HDR := include/kvq_sage.h include/kvq_sage_layout.h include/kvq_fp8.h
-$(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o: gpu/sage/sage_common.cuh
-$(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/sage/sage_test.o $(B)/gpu/sage/sage_bench.o \
-    $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/sage/fp8_sweep.o: $(SAGE_HDR)
-SAGE_REF_OBJ := $(B)/gpu/ref/ref/fast/sage.o $(B)/gpu/ref/ref/common/fp8.o
-# the subject's sage_pv entry (device code: gpu/sage/mma_dev.cuh) checks its arguments
-# by ref/fast/sage_attn.c's kvq_sage_pv_check (prerequisites: the link rule takes $^)
-$(B)/gpu/subject_gpu.o: gpu/sage/mma_dev.cuh ref/fast/sage_attn_internal.h include/kvq_mma.h $(SAGE_HDR)
-$(B)/gpu/libkvq_subject_gpu.so: $(B)/gpu/ref/ref/fast/sage_attn.o $(SAGE_REF_OBJ)
-$(B)/gpu/ref/ref/fast/sage_attn.o: ref/fast/sage_attn_internal.h include/kvq_mma.h $(SAGE_HDR)
-$(B)/gpu/kvq_gpu_sage_test: $(GPU_OBJ) $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
-	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/kvq_sage_bench: $(GPU_OBJ) $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
-	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/kvq_sage_fp8_matrix: $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/ref/ref/common/fp8.o \
-    $(B)/gpu/ref/ref/common/fbits.o
-	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-# every binary32 encoding through the device's FP8 conversions vs kvq_fp8_round_bits32
-# (header only: links nothing of ref/)
-$(B)/gpu/kvq_sage_fp8_sweep: $(B)/gpu/sage/fp8_sweep.o
-	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-# the accumulator probe: device tiles, judged on the host with OpenMP
-$(B)/gpu/sage/mma_probe.o: include/kvq_mma.h gpu/sage/mma_dev.cuh
-$(B)/gpu/sage/mma_probe.o: NVFLAGS += -Xcompiler -fopenmp
-$(B)/gpu/kvq_sage_mma_probe: $(B)/gpu/sage/mma_probe.o
-	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lm -lgomp
-# the attention core and pipeline (gpu/sage/sage_attn.cu, a kernel unit of GPU_OBJ), its
-# device test (bitwise against ref/fast/sage.c and the wgmma model; OpenMP host checks) and
-# the shared library a benchmark loads (kvq_cuda_sage_attn, _workspace, _core, ...)
-$(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h
-$(B)/gpu/sage/attn_test.o: $(SAGE_HDR) include/kvq_sage_attn.h include/kvq_mma.h
-$(B)/gpu/sage/attn_test.o: NVFLAGS += -Xcompiler -fopenmp
-$(B)/gpu/kvq_gpu_sage_attn_test: $(GPU_OBJ) $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ) \
-    $(B)/rel/libkvq.a
-	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lmpfr -lgmp -lm -lgomp
-# the device's ex2.approx.ftz.f32 on every non-positive binary32 argument ([TR-EX2])
-$(B)/gpu/kvq_sage_ex2_sweep: $(B)/gpu/sage/ex2_sweep.o
-	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/libkvq_sage_attn.so: $(GPU_OBJ) $(B)/gpu/ref/ref/common/status.o
-	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
-GPU_SAGE_TARGETS := $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_sage_bench $(B)/gpu/kvq_sage_fp8_matrix \
-                    $(B)/gpu/kvq_sage_fp8_sweep $(B)/gpu/kvq_sage_mma_probe \
-                    $(B)/gpu/kvq_gpu_sage_attn_test $(B)/gpu/libkvq_sage_attn.so $(B)/gpu/kvq_sage_ex2_sweep
+-include $(wildcard gpu/*/rules.mk)
 
-# -- area: GPU certified decode (gpu/cert/decode_*.cu and its test and benchmark)
-# The device check links the rel library (the exact MPFR path judges every
-# step), so it is not part of `make gpu` (which must build without MPFR): it
-# builds where MPFR is installed (make gpu-test, make gpu-test-cert) and is
-# carried to a device machine without MPFR with libmpfr/libgmp
-# (gpu/device-cert.sh).
-# The decode step is one unit a kernel (with the host code that launches it)
-# and its host side (gpu/cert/decode_step.cu), sharing gpu/cert/*.cuh; each
-# unit is compiled whole (no relocatable device code), and
-# $(B)/gpu/cert_decode.o joins them for the links by a host partial link
-# (ld -r), which leaves each unit's device code as it is.
-GPU_CERT_TARGETS := $(B)/gpu/libkvq_cert_bench.so
-CERT_DECODE_HDR := $(wildcard gpu/cert/*.cuh)
-CERT_DECODE_OBJ := $(CERT_DECODE_SRC:gpu/%.cu=$(B)/gpu/%.o)
-GPU_CERT_OBJ := $(B)/gpu/cert_decode.o $(GPU_OBJ)
+gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_bench $(GPU_TARGETS)
 
-$(CERT_DECODE_OBJ): $(CERT_DECODE_HDR)
-
-$(B)/gpu/cert_decode.o: $(CERT_DECODE_OBJ)
-	$(LD) -r $^ -o $@
-
-$(B)/gpu/kvq_gpu_cert_decode_test: $(GPU_CERT_OBJ) $(B)/gpu/cert/cert_decode_test.o \
-    $(B)/rel/libkvq.a $(B)/rel/conformance/families/cert_dump.o
-	$(NVCC) $(NVFLAGS) $(B)/gpu/cert/cert_decode_test.o $(GPU_CERT_OBJ) \
-	  $(B)/rel/conformance/families/cert_dump.o $(B)/rel/libkvq.a -o $@ -lmpfr -lgmp -lm -lpthread
-
-$(B)/gpu/libkvq_cert_bench.so: $(GPU_CERT_OBJ) $(B)/gpu/cert/cert_bench.o $(GPU_REF_OBJ) \
-    $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
-	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
-
-.PHONY: gpu-test-cert
-gpu-test-cert: $(B)/gpu/kvq_gpu_cert_decode_test
-	$(B)/gpu/kvq_gpu_cert_decode_test
-
-# The decode step with %globaltimer stamps at its stage boundaries (a
-# diagnostics build, -DKVQ_CERT_TIMELINE; gpu/cert/cert_timeline.py reads them).
-CERT_DECODE_TL_OBJ := $(CERT_DECODE_SRC:gpu/%.cu=$(B)/gpu-tl/%.o)
-
-$(B)/gpu-tl/%.o: gpu/%.cu $(GPU_HDR) $(CERT_DECODE_HDR) conformance/kvq_subject.h
-	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -DKVQ_CERT_TIMELINE -c $< -o $@
-
-$(B)/gpu-tl/cert_decode.o: $(CERT_DECODE_TL_OBJ)
-	$(LD) -r $^ -o $@
-
-$(B)/gpu/libkvq_cert_timeline.so: $(B)/gpu-tl/cert_decode.o $(GPU_OBJ) \
-    $(B)/gpu/cert/cert_bench.o $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
-	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
-
-.PHONY: gpu-cert-timeline
-gpu-cert-timeline: $(B)/gpu/libkvq_cert_timeline.so
-
-gpu: $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test \
-     $(B)/gpu/kvq_gpu_bench $(GPU_CERT_TARGETS) $(B)/gpu/kvq_cert_floor $(GPU_SAGE_TARGETS)
-
-# What the device alone costs for the step's traffic and waits (gpu/cert/cert_floor.cu;
-# gpu/device-cert.sh floor).
-$(B)/gpu/kvq_cert_floor: gpu/cert/cert_floor.cu
-	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) $< -o $@
-
-# gpu-test also runs the certified decode check for GPU_TEST_CERT_SECONDS
-# (every step it sends is judged exactly); gpu-test-cert runs all 10^5 steps.
-GPU_TEST_CERT_SECONDS ?= 120
-gpu-test: $(B)/gpu/kvq_gpu_test $(B)/gpu/kvq_gpu_cert_test $(B)/gpu/kvq_gpu_sage_test \
-          $(B)/gpu/kvq_gpu_cert_decode_test $(B)/gpu/kvq_sage_mma_probe $(B)/gpu/kvq_gpu_sage_attn_test \
-          $(B)/gpu/kvq_sage_ex2_sweep
+# gpu-test: the KIVI device test, then each family's (GPU_TESTS, in order).
+gpu-test: $(B)/gpu/kvq_gpu_test
 	$(B)/gpu/kvq_gpu_test
-	$(B)/gpu/kvq_gpu_cert_test
-	$(B)/gpu/kvq_gpu_sage_test
-	@rc=0; $(B)/gpu/kvq_gpu_sage_attn_test || rc=$$?; \
-	  if [ $$rc -eq 77 ]; then echo "gpu-test: kvq_gpu_sage_attn_test SKIPPED (exit 77), not a pass"; \
-	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
-	@rc=0; $(B)/gpu/kvq_sage_ex2_sweep || rc=$$?; \
-	  if [ $$rc -eq 77 ]; then echo "gpu-test: kvq_sage_ex2_sweep SKIPPED (exit 77), not a pass"; \
-	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
-	$(B)/gpu/kvq_sage_mma_probe --confirm --tiles 20000
-	KVQ_CERT_SECONDS=$(GPU_TEST_CERT_SECONDS) $(B)/gpu/kvq_gpu_cert_decode_test
+	@for t in $(GPU_TESTS); do $(MAKE) --no-print-directory $$t || exit 1; done
 
 # ---- install ---------------------------------------------------------------
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: kvq, libkvq.a, the headers
-# (include/kvq), the man page, a pkg-config file written here with PREFIX as
-# its prefix (lib/pkgconfig/kvq.pc: Cflags -I${includedir}/kvq, Libs -lkvq
-# -lmpfr -lgmp -lm), the Python module kvqio and the PyTorch example
-# (share/kvq/python, share/kvq/examples).  `make test-install` checks it.
-install: $(B)/rel/kvq $(B)/rel/libkvq.a
+# (include/kvq: every header of include/ -- each is public, a family's too --
+# and the subject ABI), the man page, a pkg-config file written here with
+# PREFIX as its prefix (lib/pkgconfig/kvq.pc: Cflags -I${includedir}/kvq, Libs
+# -lkvq -lmpfr -lgmp -lm), the Python module kvqio, the registry description
+# of the kvq installed (kvq ops --json) and the PyTorch example (share/kvq/python, share/kvq/registry.json,
+# share/kvq/examples).  `make test-install` checks it.
+PUBLIC_HDR := $(sort $(wildcard include/*.h)) conformance/kvq_subject.h
+install: $(B)/rel/kvq $(B)/rel/libkvq.a $(B)/registry.json
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/kvq \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/kvq/python $(DESTDIR)$(PREFIX)/share/kvq/examples
 	install -m 755 $(B)/rel/kvq $(DESTDIR)$(PREFIX)/bin/kvq
 	install -m 644 $(B)/rel/libkvq.a $(DESTDIR)$(PREFIX)/lib/libkvq.a
-	install -m 644 include/kvq.h include/kvq_cert.h include/kvq_layout.h include/kvq_exact.h include/kvq_bits.h \
-	  include/kvq_fp8.h include/kvq_exact_fp8.h include/kvq_sage.h include/kvq_sage_layout.h \
-	  include/kvq_exact_sage.h include/kvq_mma.h include/kvq_sage_attn.h conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
+	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(PREFIX)/include/kvq/
 	@if [ -x $(B)/gpu/kvq_sage_mma_probe ]; then \
 	  install -d $(DESTDIR)$(PREFIX)/libexec/kvq && \
 	  install -m 755 $(B)/gpu/kvq_sage_mma_probe $(DESTDIR)$(PREFIX)/libexec/kvq/kvq_sage_mma_probe && \
 	  echo "installed the probe program (kvq probe) in $(DESTDIR)$(PREFIX)/libexec/kvq"; fi
 	install -m 644 conformance/kvq.1 $(DESTDIR)$(PREFIX)/share/man/man1/kvq.1
 	install -m 644 conformance/python/kvqio.py $(DESTDIR)$(PREFIX)/share/kvq/python/kvqio.py
+	install -m 644 $(B)/registry.json $(DESTDIR)$(PREFIX)/share/kvq/registry.json
 	install -m 644 gpu/examples/torch_kivi.py gpu/examples/README.md $(DESTDIR)$(PREFIX)/share/kvq/examples/
 	@v=$$($(B)/rel/kvq version | awk '{print $$2}') && \
 	  printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \
@@ -407,7 +311,7 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a
 test-python: $(B)/rel/kvq
 	@echo "== conformance/python (python3 -m unittest test_kvqio)"
 	@cd conformance/python && KVQ=$(abspath $(B))/rel/kvq PYTHONDONTWRITEBYTECODE=1 python3 -m unittest -v test_kvqio
-test-install: $(B)/rel/kvq $(B)/rel/libkvq.a
+test-install: $(B)/rel/kvq $(B)/rel/libkvq.a $(B)/registry.json
 	+@bash tests/install.sh $(B) "$(MAKE)"
 
 # -- area: FP8 exhaustive check

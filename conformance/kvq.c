@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "rule.h"
 
 #define DEFAULT_SEED 0x00000000006b7671ull
 #define EXIT_INPUT 2
@@ -33,7 +34,7 @@
 #define USAGE_MERGE "  kvq merge SHARD.json... [--json FILE] [--junit FILE] [--html FILE]\n"
 #define USAGE_RCHECK "  kvq report-check REPORT.json --vectors FILE [--subject NAME|PATH.so | --results FILE]\n"
 #define USAGE_DEMO "  kvq demo [--out DIR] [--gpu-subject PATH.so]\n"
-#define USAGE_OPS "  kvq ops [--markdown]\n"
+#define USAGE_OPS "  kvq ops [--markdown | --json [-o FILE] | --families]\n"
 
 static void usage(FILE *f)
 {
@@ -632,14 +633,69 @@ static const char *levels_text(uint32_t levels)
          : levels == KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT) ? "exact" : "bounded";
 }
 
+/* `kvq ops --json [-o FILE]` [VER-REG-12]: the registry description; a file
+ * through a temporary one renamed into place. */
+static int ops_json(const char *out)
+{
+    kvq_outfile o;
+    char err[512];
+    if (out == NULL) return kvq_registry_json(stdout) == KVQ_OK && fflush(stdout) == 0 ? 0 : EXIT_INPUT;
+    if (kvq_outfile_open(&o, out, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq ops: %s\n", err);
+        return EXIT_INPUT;
+    }
+    if (kvq_registry_json(o.f) != KVQ_OK) {
+        kvq_outfile_abort(&o);
+        fprintf(stderr, "kvq ops: %s: write error\n", out);
+        return EXIT_INPUT;
+    }
+    if (kvq_outfile_commit(&o, err, sizeof err) != KVQ_OK) {
+        fprintf(stderr, "kvq ops: %s\n", err);
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+/* `kvq ops --families`: one line a family, its name then the level sets it
+ * generates, for scripts [VER-REG-12]. */
+static int ops_families(void)
+{
+    for (size_t f = 0; f < kvq_family_count(); f++) {
+        const kvq_family *fam = kvq_family_at(f);
+        fputs(fam->name, stdout);
+        for (size_t l = 0; l < KVQ_LEVEL_SETS; l++)
+            if (fam->gen_count(kvq_level_set_names[l]) > 0) printf(" %s", kvq_level_set_names[l]);
+        putchar('\n');
+    }
+    return fflush(stdout) == 0 ? 0 : EXIT_INPUT;
+}
+
 static int cmd_ops(int argc, char **argv)
 {
-    int md = 0;
+    int md = 0, json = 0, fams = 0;
+    const char *out = NULL;
+    char err[320];
     if (wants_help(argc, argv, USAGE_OPS)) return 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--markdown") == 0) md = 1;
+        else if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "--families") == 0) fams = 1;
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else { fprintf(stderr, "kvq ops: unknown option '%s'\n", argv[i]); return EXIT_INPUT; }
     }
+    if (md + json + fams > 1 || (out != NULL && !json)) {
+        fprintf(stderr, "kvq ops: one of --markdown, --json, --families; -o with --json only\n");
+        return EXIT_INPUT;
+    }
+    /* a rule of the registry that does not parse is named before anything is written */
+    for (size_t f = 0; f < kvq_family_count(); f++)
+        for (size_t k = 0; k < kvq_family_at(f)->nops; k++)
+            if (!kvq_rules_check(kvq_family_at(f)->ops[k], err, sizeof err)) {
+                fprintf(stderr, "kvq ops: registry: %s\n", err);
+                return EXIT_INPUT;
+            }
+    if (json) return ops_json(out);
+    if (fams) return ops_families();
     if (md)
         printf("| family | operation | levels | subject entry points (signature version) | what it checks |\n"
                "|---|---|---|---|---|\n");

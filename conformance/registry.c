@@ -10,6 +10,7 @@
 
 #include "kvq_bits.h"
 #include "registry.h"
+#include "rule.h"
 
 extern const kvq_family kvq_family_kivi;
 extern const kvq_family kvq_family_cert;
@@ -140,7 +141,7 @@ static kvq_status alloc_arrays(kvq_case *c, kvq_role role)
         uint64_t n;
         void **a;
         if (f->role != role || es == 0) continue;
-        n = f->count(c, rec);
+        n = kvq_count(c, f, rec);
         if (n > ((uint64_t)1 << 40) / es) return KVQ_E_NOMEM;
         a = (void **)(void *)((char *)rec + f->offset);
         if (*a != NULL) continue; /* allocated by an earlier call */
@@ -242,7 +243,7 @@ void kvq_verdict_margin(kvq_verdict *v, const char *quantity, double error, doub
 
 static int f16_field(const kvq_case *c, const kvq_field *f)
 {
-    return f->type == KVQ_FT_A_F16 || (f->type == KVQ_FT_A_META && c->op->meta_half(c));
+    return f->type == KVQ_FT_A_F16 || (f->type == KVQ_FT_A_META && kvq_meta_half(c));
 }
 
 /* A scalar output field: its 32 bits, decimal or binary32 in the message. */
@@ -277,7 +278,7 @@ int kvq_judge_field(kvq_verdict *v, const kvq_case *c, const kvq_field *f, const
     if (es == 0) return 1; /* custom and near-tie fields: the op's judge */
     ea = *(void *const *)(const void *)((const char *)exp + f->offset);
     ga = *(void *const *)(const void *)((const char *)out + f->offset);
-    n = f->count(c, out);
+    n = kvq_count(c, f, out);
     if (f->type == KVQ_FT_A_C32) n *= 2, es = sizeof(float);
     for (uint64_t i = 0; i < n; i++) {
         int same = isfloat ? kvq_f32_same(((const float *)ea)[i], ((const float *)ga)[i])
@@ -335,7 +336,7 @@ static const kvq_field *expected_of(const kvq_op *op, const kvq_field *out)
 /* "ZERO_SCALE|CLAMPED" ("none" for 0; unknown bits in hex). */
 static void flag_names(char *buf, size_t len, uint32_t f)
 {
-    static const char *const NAMES[] = { "ZERO_SCALE", "CLAMPED", "SATURATED", "SUBNORMAL", "AMBIGUOUS" };
+    const char *const *NAMES = kvq_flag_names;
     size_t o = 0;
     buf[0] = '\0';
     if (f == 0u) {
@@ -344,7 +345,7 @@ static void flag_names(char *buf, size_t len, uint32_t f)
     }
     for (unsigned b = 0; b < 32u && o < len; b++) {
         if (!(f & (1u << b))) continue;
-        if (b < KVQ_NELEMS(NAMES)) o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "|" : "", NAMES[b]);
+        if (b < KVQ_FLAG_BITS) o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "|" : "", NAMES[b]);
         else o += (size_t)snprintf(buf + o, len - o, "%s0x%x", o ? "|" : "", 1u << b);
     }
 }

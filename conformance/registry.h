@@ -22,6 +22,10 @@
 
 #define KVQ_ID_MAX 64
 
+/* Values of one array a vector or results file may carry [VER-REG-08]. */
+#define KVQ_MAX_FILE_ELEMS_TEXT "16777216"
+#define KVQ_MAX_FILE_ELEMS ((uint64_t)1 << 24)
+
 /* Conformance level of a case [VEC-LVL-01]. */
 #define KVQ_LEVEL_EXACT   0u
 #define KVQ_LEVEL_BOUNDED 1u
@@ -50,10 +54,10 @@ typedef enum kvq_ftype {
     KVQ_FT_ENUM,    /* one of names[]; held as uint32_t */
     KVQ_FT_F32,     /* one binary32 as 8 hex digits */
     KVQ_FT_CUSTOM,  /* the field's own parse/print (kvq_custom) */
-    /* arrays: count(c, rec) elements, held as a pointer */
+    /* arrays: count_rule elements, held as a pointer */
     KVQ_FT_A_F32,   /* binary32, 8 hex digits each; float[] */
     KVQ_FT_A_F16,   /* binary16, 4 hex digits each; float[] holding binary16 values */
-    KVQ_FT_A_META,  /* binary32 or binary16 as the op's meta_half(c) says; float[] */
+    KVQ_FT_A_META,  /* binary32 or binary16 as the op's rule meta_half says; float[] */
     KVQ_FT_A_U8,    /* bytes, 2 hex digits each: packed codes, FP8 codes (E4M3/E5M2 bit
                        patterns), packed trits (5 a byte); uint8_t[] */
     KVQ_FT_A_U16,   /* 4 hex digits each: pattern indices, binary16 bit patterns;
@@ -95,6 +99,8 @@ typedef struct kvq_custom {
     int (*parse)(void *dst, const char *text, const kvq_case *c, char *msg, size_t msglen);
     int (*print)(FILE *f, const void *src, const kvq_case *c);
     void (*release)(void *dst);
+    const char *pattern;  /* a POSIX ERE the whole text matches (anchored ^...$): the form
+                             `kvq ops --json` tells other readers [VER-REG-12] */
 } kvq_custom;
 
 typedef struct kvq_field {
@@ -102,9 +108,10 @@ typedef struct kvq_field {
     kvq_ftype type;
     kvq_role role;
     size_t offset;          /* in the role's struct */
-    /* arrays: element count, from the case (and the record being read, for
-     * lengths carried by an earlier field of the same line) */
-    uint64_t (*count)(const kvq_case *c, const void *rec);
+    /* arrays: the element count, a rule (rule.h, spec/verify.md [VER-REG-08])
+     * over the case's scalars and the scalars before this field in its own
+     * record (lengths carried by an earlier field of the same line) */
+    const char *count_rule;
     const char *const *names; /* KVQ_FT_ENUM: value names, index = value */
     uint32_t nnames;
     const kvq_custom *custom; /* KVQ_FT_CUSTOM */
@@ -117,10 +124,9 @@ typedef struct kvq_field {
     const char *cite;
     int optional;           /* KVQ_ROLE_INPUT: may be absent (value 0), written only when
                                nonzero: how later fields join a frozen format */
-    int finite;             /* KVQ_ROLE_INPUT float arrays: 1 when every element must be
-                               finite in a status-0 case (the operation fails a NaN or an
-                               infinity there with an error status): the reader refuses
-                               such a case [VEC-FMT-08] */
+    int finite;             /* a float input array whose values are finite in a status-0
+                               case (the operation's spec makes a NaN or an infinity an
+                               error status): the reader rejects the file otherwise */
 } kvq_field;
 
 /* ---- subjects' entry points ------------------------------------------------ */
@@ -197,19 +203,29 @@ struct kvq_op {
     kvq_entry_decl entries[KVQ_OP_MAX_ENTRIES]; /* looked up in this order */
     uint32_t nentries;
 
-    /* The scalars of a case read from a file are consistent and its arrays
-     * can be sized: 1, or 0 with msg.  Runs before the arrays are read. */
+    /* Rules over the case's scalars (rule.h, spec/verify.md [VER-REG-07..09]):
+     * valid: the parameters and shape are valid -- a status-0 case needs it,
+     * and outputs exist only then (count rules use it by name); meta_half:
+     * KVQ_FT_A_META arrays are binary16 when nonzero (NULL: binary32);
+     * amb_lo, amb_hi: the code range of KVQ_FT_AMB alternatives. */
+    const char *valid, *meta_half, *amb_lo, *amb_hi;
+    /* What a rule cannot state about the scalars of a case read from a file
+     * (NULL when nothing): 1, or 0 with msg.  Runs after the core's own
+     * checks (every array within the file limit, status 0 only when valid),
+     * before the arrays are read. */
     int (*check)(const kvq_case *c, char *msg, size_t msglen);
-    /* binary16 metadata (KVQ_FT_A_META) */
-    int (*meta_half)(const kvq_case *c);
-    /* the code range of KVQ_FT_AMB alternatives */
-    void (*amb_range)(const kvq_case *c, int *lo, int *hi);
     /* "bits=4 G=16 channel f32": the case in a report line */
     void (*describe)(const kvq_case *c, char *buf, size_t len);
     /* Where the flags of diff (expected XOR got) arise: "; first group with a
      * zero scale: 3" (buf empty when it cannot tell).  May be NULL. */
     void (*flags_where)(const kvq_case *c, const void *out, uint32_t diff, char *buf, size_t len);
 
+    /* The exact path [VER-REG-11]: from c->in (set; when valid, the outputs
+     * allocated by kvq_case_alloc with status 0) it sets c->status and
+     * c->flags, and for status 0 fills c->exp and c->ref (an error status
+     * drops them).  Returns KVQ_OK, or an error of its own (KVQ_E_NOMEM).
+     * Every generator makes its expected values through it. */
+    kvq_status (*solve)(kvq_case *c);
     /* Call the subject's entries (fns[i] for entries[i], none NULL) on the
      * case's inputs, writing into out (the output struct, arrays allocated
      * and sentinel-filled) and *flags.  Returns the subject's status. */
@@ -232,6 +248,8 @@ struct kvq_family {
     const char *name;                  /* vector header `family <name>`, JUnit class prefix */
     const char *title;                 /* "KIVI" for the demo's headings */
     const char *spec;                  /* the spec file */
+    int gpu;                           /* it has CUDA kernels: gpu/<name>/ holds them and its
+                                          GPU subject entries [FAM-LAYOUT-01] */
     const kvq_op *const *ops;
     size_t nops;
     /* Generation [VEC-GEN-01]: the number of cases of a level set (0: the
@@ -277,6 +295,17 @@ void kvq_registry_use(const kvq_family *const *families, size_t n);
 /* ---- schema helpers for families and the core ---------------------------------- */
 
 const char *kvq_level_name(uint32_t level);
+/* The level sets `kvq gen` knows, the flags word's bit names, the wire names
+ * of field types and roles (regjson.c). */
+#define KVQ_LEVEL_SETS 2
+extern const char *const kvq_level_set_names[KVQ_LEVEL_SETS];
+#define KVQ_FLAG_BITS 5
+extern const char *const kvq_flag_names[KVQ_FLAG_BITS];
+const char *kvq_ftype_name(kvq_ftype t);
+const char *kvq_role_name(kvq_role r);
+/* The registry description [VER-REG-12]: format version 1 of `kvq ops --json`. */
+#define KVQ_REGISTRY_FORMAT 1
+kvq_status kvq_registry_json(FILE *f);
 /* The struct a role's fields live in (NULL when absent). */
 void *kvq_case_role(kvq_case *c, kvq_role role);
 /* A new case of op: zeroed, its input struct allocated (no arrays yet). */

@@ -15,9 +15,10 @@
 
 #include "kvq_bits.h"
 #include "lexio.h"
+#include "rule.h"
 #include "vecio.h"
 
-#define MAX_FILE_ELEMS ((uint64_t)1 << 24) /* values per array accepted from a file */
+#define MAX_FILE_ELEMS KVQ_MAX_FILE_ELEMS /* values per array accepted from a file */
 
 /* ---- UTF-8 ---------------------------------------------------------------- */
 
@@ -109,11 +110,22 @@ static int hex_width(const kvq_case *c, const kvq_field *f)
     switch (f->type) {
     case KVQ_FT_A_F32: case KVQ_FT_A_U32: return 8;
     case KVQ_FT_A_F16: case KVQ_FT_A_U16: return 4;
-    case KVQ_FT_A_META: return c->op->meta_half(c) ? 4 : 8;
+    case KVQ_FT_A_META: return kvq_meta_half(c) ? 4 : 8;
     case KVQ_FT_A_U8: return 2;
     case KVQ_FT_A_C32: return 16;
     default: return 0;
     }
+}
+
+/* The code range of a near-tie list's alternatives: the op's rules amb_lo
+ * and amb_hi (0 and 255 without them). */
+static void amb_range(const kvq_case *c, int *lo, int *hi)
+{
+    int64_t l = 0, h = 255;
+    char e[8];
+    if (!kvq_op_rule_eval(c, KVQ_RULE_AMB_LO, 0, &l, e, sizeof e)) l = 0;
+    if (!kvq_op_rule_eval(c, KVQ_RULE_AMB_HI, 255, &h, e, sizeof e)) h = 255;
+    *lo = (int)l, *hi = (int)h;
 }
 
 /* ---- reading one array field ------------------------------------------------ */
@@ -170,12 +182,12 @@ static kvq_status parse_amb(kvq_amb *a, const char *s, uint64_t n, int lo, int h
 static kvq_status parse_array(const kvq_case *c, const kvq_field *f, void *rec, const char *s,
                               const char *path, long line, char *err, size_t errlen)
 {
-    uint64_t n = f->count(c, rec);
+    uint64_t n = kvq_count(c, f, rec);
     int w = hex_width(c, f);
     void *arr;
     if (f->type == KVQ_FT_AMB) {
         int lo = 0, hi = 255;
-        c->op->amb_range(c, &lo, &hi);
+        amb_range(c, &lo, &hi);
         return parse_amb((kvq_amb *)at(rec, f), s, n, lo, hi, path, line, err, errlen);
     }
     arr = *(void **)at(rec, f);
@@ -324,36 +336,6 @@ static int needs_ok(kvq_role r)
     return r == KVQ_ROLE_EXPECTED || r == KVQ_ROLE_REFERENCE;
 }
 
-/* The input arrays marked finite hold no NaN and no infinity [VEC-FMT-08]:
- * a status-0 case with one is inconsistent (its operation fails such an
- * input with an error status), a format error of its line. */
-static kvq_status finite_inputs(const kvq_case *c, const char *path, long line, char *err,
-                                size_t errlen)
-{
-    const kvq_op *op = c->op;
-    for (size_t i = 0; i < op->nfields; i++) {
-        const kvq_field *f = &op->fields[i];
-        const float *a;
-        uint64_t n, per;
-        if (f->role != KVQ_ROLE_INPUT || !f->finite) continue;
-        if (f->type != KVQ_FT_A_F32 && f->type != KVQ_FT_A_F16 && f->type != KVQ_FT_A_META &&
-            f->type != KVQ_FT_A_C32)
-            continue; /* only a float encoding has non-finite values */
-        a = *(const float *const *)cat(c->in, f);
-        if (a == NULL) continue; /* an optional array not given */
-        per = f->type == KVQ_FT_A_C32 ? 2u : 1u;
-        n = f->count(c, c->in) * per;
-        for (uint64_t e = 0; e < n; e++)
-            if (!isfinite(a[e]))
-                return fail(err, errlen, KVQ_E_FORMAT, path, line,
-                            "field %s element %llu is %s (0x%08lx) in a status-0 case: %s fails a "
-                            "non-finite input with an error status, so the case is inconsistent",
-                            f->key, (unsigned long long)(e / per), isnan(a[e]) ? "NaN" : "an infinity",
-                            (unsigned long)kvq_f32_bits(a[e]), op->name);
-    }
-    return KVQ_OK;
-}
-
 static kvq_status parse_case(kvq_case *c, const kvq_family *fam, char **tok, int ntok,
                              const char *path, long line, char *err, size_t errlen)
 {
@@ -409,6 +391,31 @@ static kvq_status parse_case(kvq_case *c, const kvq_family *fam, char **tok, int
     }
     if (op->nvariants && c->variant >= op->nvariants)
         BAIL(KVQ_E_FORMAT, path, line, "variant: %u is not a variant of %s", c->variant, op->name);
+    /* the core's checks [VER-REG-09]: every array whose count the case's
+     * scalars decide within the file limit, status 0 only when valid; then
+     * what the family's rules cannot state */
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        uint64_t n;
+        if (kvq_ftype_elem_size(f->type) == 0 || kvq_count_reads_record(op, f)) continue;
+        if (!kvq_field_count(c, f, NULL, &n, msg, sizeof msg)) BAIL(KVQ_E_FORMAT, path, line, "%s", msg);
+        if (n > MAX_FILE_ELEMS)
+            BAIL(KVQ_E_FORMAT, path, line, "%s: %llu values, more than %llu (count '%s')", f->key,
+                 (unsigned long long)n, (unsigned long long)MAX_FILE_ELEMS, f->count_rule);
+    }
+    if (c->status == KVQ_OK) {
+        int64_t ok = 0;
+        if (!kvq_op_rule_eval(c, KVQ_RULE_VALID, 1, &ok, msg, sizeof msg))
+            BAIL(KVQ_E_FORMAT, path, line, "valid: %s", msg);
+        if (!ok) {
+            char why[160];
+            if (kvq_rule_why_false(c, KVQ_RULE_VALID, why, sizeof why))
+                BAIL(KVQ_E_FORMAT, path, line, "parameters or shape not valid for a status-0 case: '%s' is "
+                     "false (rule valid of %s)", why, op->name);
+            BAIL(KVQ_E_FORMAT, path, line, "parameters or shape not valid for a status-0 case (rule valid of %s)",
+                 op->name);
+        }
+    }
     msg[0] = '\0';
     if (op->check != NULL && !op->check(c, msg, sizeof msg)) BAIL(KVQ_E_FORMAT, path, line, "%s", msg);
     for (size_t i = 0; i < op->nfields; i++) {
@@ -438,11 +445,11 @@ static kvq_status parse_case(kvq_case *c, const kvq_family *fam, char **tok, int
         const char *s;
         size_t es = kvq_ftype_elem_size(f->type);
         void *rec = kvq_case_role(c, f->role);
-        uint64_t n;
+        uint64_t n = 0;
         if (!vector_role(f->role) || f->role == KVQ_ROLE_CASE || !is_array(f) || rec == NULL) continue;
         if ((s = lookup(p, np, f->key)) == NULL) continue;
         if (es != 0) {
-            n = f->count(c, rec);
+            if (!kvq_field_count(c, f, rec, &n, msg, sizeof msg)) BAIL(KVQ_E_FORMAT, path, line, "%s", msg);
             if (n > MAX_FILE_ELEMS)
                 BAIL(KVQ_E_FORMAT, path, line, "%s: more than %llu values", f->key, (unsigned long long)MAX_FILE_ELEMS);
             if ((*(void **)at(rec, f) = malloc((size_t)(n ? n : 1) * es)) == NULL)
@@ -450,12 +457,18 @@ static kvq_status parse_case(kvq_case *c, const kvq_family *fam, char **tok, int
         }
         st = parse_array(c, f, rec, s, path, line, err, errlen);
         if (st != KVQ_OK) goto out;
-    }
-    /* a status-0 case whose inputs the operation must refuse is no case
-     * [VEC-FMT-08]: the subject that refuses them would fail it */
-    if (c->status == KVQ_OK) {
-        st = finite_inputs(c, path, line, err, errlen);
-        if (st != KVQ_OK) goto out;
+        /* a status-0 case whose inputs the operation must refuse is no case
+         * [VEC-FMT-08]: the subject that refuses them would fail it */
+        if (f->finite && c->status == KVQ_OK) {
+            const float *v = *(float *const *)at(rec, f);
+            uint64_t m = f->type == KVQ_FT_A_C32 ? 2 * n : n;
+            for (uint64_t e = 0; e < m; e++)
+                if (!isfinite(v[e]))
+                    BAIL(KVQ_E_FORMAT, path, line, "%s: element %llu is %s (0x%08lx) in a status-0 case: "
+                         "a non-finite %s is an error status [VER-REG-10]", f->key,
+                         (unsigned long long)(f->type == KVQ_FT_A_C32 ? e / 2 : e),
+                         isnan(v[e]) ? "NaN" : "infinite", (unsigned long)kvq_f32_bits(v[e]), f->key);
+        }
     }
     /* anything left without its array (a field a case may omit) */
     if (kvq_case_alloc(c) != KVQ_OK) BAIL(KVQ_E_NOMEM, path, line, "out of memory");
@@ -727,12 +740,12 @@ static int all_f16(const float *v, uint64_t n)
 
 static int put_array(FILE *f, const kvq_case *c, const kvq_field *fd, const void *rec)
 {
-    uint64_t n = fd->count(c, rec);
+    uint64_t n = kvq_count(c, fd, rec);
     int w = hex_width(c, fd);
     if (fd->type == KVQ_FT_AMB) {
         const kvq_amb *a = (const kvq_amb *)cat(rec, fd);
         int lo = 0, hi = 255, ok = 1;
-        c->op->amb_range(c, &lo, &hi);
+        amb_range(c, &lo, &hi);
         if (a->n == 0) return fputs("-", f) >= 0;
         for (uint64_t k = 0; ok && k < a->n; k++)
             ok = lo < 0 ? fprintf(f, "%s%llu:%d", k ? "," : "", (unsigned long long)a->idx[k], (int)(int8_t)a->alt[k]) >= 0
@@ -879,7 +892,7 @@ void kvq_out_refill(const kvq_case *c, void *out, const char *key)
         size_t es = kvq_ftype_elem_size(f->type);
         uint64_t n;
         if (f->role != KVQ_ROLE_OUTPUT || es == 0 || strcmp(f->key, key) != 0) continue;
-        n = f->count(c, out);
+        n = kvq_count(c, f, out);
         memset(*(void **)at(out, f), 0xA5, (size_t)(n ? n : 1) * es);
     }
 }
@@ -895,7 +908,7 @@ const char *kvq_out_touched(const kvq_case *c, const void *out, uint32_t flags)
         const unsigned char *p;
         if (f->role != KVQ_ROLE_OUTPUT || f->type == KVQ_FT_FLAGS) continue;
         if (es != 0) {
-            uint64_t cnt = f->count(c, out);
+            uint64_t cnt = kvq_count(c, f, out);
             p = *(const unsigned char *const *)(const void *)(o + f->offset);
             n = (size_t)(cnt ? cnt : 1) * es;
         } else {
@@ -1144,7 +1157,7 @@ void *kvq_out_sentinel(const kvq_case *c)
         uint64_t n;
         void *a;
         if (f->role != KVQ_ROLE_OUTPUT || es == 0) continue;
-        n = f->count(c, out);
+        n = kvq_count(c, f, out);
         a = malloc((size_t)(n ? n : 1) * es);
         if (a == NULL) {
             kvq_out_free(op, out);
@@ -1191,8 +1204,13 @@ kvq_status kvq_res_decode(void **outp, uint32_t *flags, const kvq_rcase *r, cons
             if (pass == 0) {
                 st = parse_scalar((kvq_case *)c, f, out, flags, text, path, r->line, err, errlen);
             } else {
-                uint64_t n = f->count(c, out);
+                uint64_t n = 0;
                 size_t es = kvq_ftype_elem_size(f->type);
+                char msg[320];
+                if (!kvq_field_count(c, f, out, &n, msg, sizeof msg)) {
+                    st = fail(err, errlen, KVQ_E_FORMAT, path, r->line, "%s", msg);
+                    break;
+                }
                 if (n > MAX_FILE_ELEMS) {
                     st = fail(err, errlen, KVQ_E_FORMAT, path, r->line, "%s: more than %llu values", f->key,
                               (unsigned long long)MAX_FILE_ELEMS);

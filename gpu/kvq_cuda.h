@@ -295,6 +295,13 @@ kvq_status kvq_cuda_sage_quantize_p(uint8_t *d_codes, float *d_rowsum, uint32_t 
  * flags word (the reference's call has none). */
 kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, const float *d_ks, uint32_t rows,
                                  const kvq_sage_shape *kshape, float tau, cudaStream_t stream);
+/* One channel of P~V [SAGE-ACC-07] (gpu/sage/sage_pv.cu): host pointers, the
+ * reference's signature (kvq_sage_pv), arguments that kvq_sage_pv_check
+ * accepts; every product through the FP8 tensor-core instruction of the model
+ * (wgmma m64n8k32 or mma.sync m16n8k32), the FP32 buffer by __fadd_rn; d
+ * written only on KVQ_OK. */
+kvq_status kvq_cuda_sage_pv_host(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows,
+                                 uint32_t n, uint32_t fmt, uint32_t model, uint32_t buffer);
 
 /* ---- SAGE attention (gpu/sage/sage_attn.cu, spec/sage.md [SAGE-ATT-01..09]) ----
  * The core: `heads` heads, each given as the pipeline's quantizer outputs

@@ -432,6 +432,11 @@ kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const fl
 #define KVQ_SAGE_PV_MAX_N    65536u
 kvq_status kvq_sage_pv(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
                        uint32_t fmt, uint32_t model, uint32_t buffer);
+/* kvq_sage_pv's argument checks alone, in its order (KVQ_OK or the status it
+ * would return before any arithmetic): what an implementation of sage_pv on
+ * other hardware must decide first (the CUDA subject's, gpu/sage/sage_pv.cu). */
+kvq_status kvq_sage_pv_check(const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
+                             uint32_t fmt, uint32_t model, uint32_t buffer);
 
 #ifdef __cplusplus
 }

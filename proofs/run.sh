@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# proofs/run.sh -- Frama-C WP on the kvq fast path (ref/fast/kivi.c,
-# ref/fast/cert.c, ref/common/fp8.c, ref/fast/sage.c and the layout and FP8
-# headers), function by function, with pinned settings.
+# proofs/run.sh -- Frama-C WP on the kvq fast path (the scope of
+# proofs/scope/*.sh: each family's ref/fast/<f>.c, ref/common/fp8.c and the
+# layout and FP8 headers), function by function, with pinned settings.
 #
 #   bash proofs/run.sh            (or: make proofs)
 #   KVQ_WP_ONLY="cert" bash proofs/run.sh          only the functions of cert.c
 #   KVQ_WP_ONLY="key_code u128_add" bash proofs/run.sh   only these functions
 #
-# KVQ_WP_ONLY names functions, or source stems (kivi, cert, fp8 -- the FP8
-# header's driver and ref/common/fp8.c --, sage, sage_layout, mma -- the
-# accumulator emulator of include/kvq_mma.h) for all functions
-# of that file, or "lemmas"; the logs of the other functions are kept as they
-# are and the summary is recomputed over all of them.
+# KVQ_WP_ONLY names runs (functions), or source stems (the base name of a
+# run's source: kivi, cert, fp8 -- the FP8 header's driver and
+# ref/common/fp8.c --, sage, sage_layout, mma -- the accumulator emulator of
+# include/kvq_mma.h) for all runs of that file but the lemmas, or "lemmas";
+# the logs of the other functions are kept as they are and the summary is
+# recomputed over all of them.
 #
 # Writes proofs/results/<function>.log (the full WP log of that function),
 # proofs/results/summary.txt and proofs/results/summary.json, prints the
@@ -38,81 +39,25 @@ WP_OPTS=(
   -wp-prover "$PROVERS" -wp-timeout "$TIMEOUT"
   -wp-par "$PAR" -wp-cache none
 )
-SRC=ref/fast/kivi.c
-CERT_SRC=ref/fast/cert.c
-
-# The proof scope: every function with a contract, in dependency order.
-FUNCS=(
-  kvq_pow2_small kvq_code_max kvq_code_byte kvq_code_shift
-  kvq_unpack_code kvq_pack_code kvq_kivi_residual_after_prefill
-  round_up floor_split round_nonneg kvq_round_int kvq_round_f16 read_input group_meta code_of
-  group_minmax kvq_kivi_quantize_group kvq_kivi_window_prefill kvq_kivi_window_append
-)
-# CERT (ref/fast/cert.c and the CERT index maps of kvq_layout.h).  The tensor
-# calls and kvq_cert_quantize_key_block are outside the scope (TRUSTED.md
-# [TR-SCOPE]).
-# cert_layout is one WP run over the CERT index maps of kvq_layout.h (small
-# integer functions; one run saves Frama-C's start-up time 20 times).
-CERT_LAYOUT=kvq_cert_full_blocks,kvq_cert_residual_tokens,kvq_cert_blocks,kvq_cert_quant_tokens,\
-kvq_cert_block_first,kvq_cert_block_tokens,kvq_cert_in_index,kvq_cert_key_block_bytes,\
-kvq_cert_key_code_bytes,kvq_cert_key_block_offset,kvq_cert_key_code_index,\
-kvq_cert_key_meta_count,kvq_cert_key_meta_index,kvq_cert_value_groups_per_token,\
-kvq_cert_value_group_bytes,kvq_cert_value_groups,kvq_cert_value_code_bytes,\
-kvq_cert_value_group,kvq_cert_value_code_offset,kvq_cert_value_channel,kvq_cert_value_group_of
-CERT_FUNCS=(
-  cert_layout
-  kvq_cert_is_f16 kvq_certi_check_f16 key_code kvq_certi_key_meta_ok value_meta_ok
-  kvq_certi_value_meta_ok kvq_certi_value_deq
-  u128_mul64 u128_add u128_cmp u128_shl fixed24 iabs64 sq_cmp ru_norm24
-  up_add up_mul up_gamma
-)
-# FP8 (the shared module): the static inline functions of include/kvq_fp8.h
-# through the driver proofs/fp8.c -- the classifiers and decoders in one run,
-# fp8_decode, and the encoder kvq_fp8_round_bits32 that the device kernels
-# share -- and the binary16 conversions of ref/common/fp8.c.  The binary32
-# conversions kvq_fp8_*_from_f32 are outside the scope (TRUSTED.md [TR-SCOPE]).
-FP8_HDR=proofs/fp8.c
-FP8_SRC=ref/common/fp8.c
-FP8_DECODE=kvq_fp8_e4m3_is_nan,kvq_fp8_e5m2_is_nan,kvq_fp8_e5m2_is_inf,kvq_fp8_e4m3_to_f32,\
-kvq_fp8_e5m2_to_f32
-FP8_HDR_FUNCS=(fp8_decode kvq_fp8_round_bits32)
-FP8_FUNCS=(bits32_of_f16 kvq_fp8_e4m3_from_f16 kvq_fp8_e5m2_from_f16)
-# SAGE: include/kvq_sage_layout.h (the per-thread map, its inverse, the mma
-# row/column helpers, sizes, the signed code fields and their packing), one run
-# through the driver proofs/sage_layout.c; and the per-element helpers of
-# ref/fast/sage.c (input checks, the Q/K code and its clamp, the V code).  The
-# tensor calls of kvq_sage.h are outside the scope (TRUSTED.md [TR-SCOPE]).
-SAGE_LAYOUT_SRC=proofs/sage_layout.c
-SAGE_LAYOUT=kvq_sage_shape_ok,kvq_sage_qk_ok,kvq_sage_cmax,kvq_sage_seg,kvq_sage_slots_per_block,\
-kvq_sage_blocks,kvq_sage_scale_count,kvq_sage_scale_slot,kvq_sage_slot_size,kvq_sage_slot_token,\
-kvq_sage_mma_row,kvq_sage_mma_col,kvq_sage_elems,kvq_sage_code_bytes,kvq_sage_mean_rows,\
-kvq_sage_code_field,kvq_sage_code_value,kvq_sage_pack_code,kvq_sage_unpack_code
-SAGE_SRC=ref/fast/sage.c
-SAGE_FUNCS=(all_finite all_within clamp_code qk_code to_fp8 v_code)
-# MMA: the integer parts of the accumulator emulator of include/kvq_mma.h
-# through the driver proofs/mma.c: the term builders, bit length, top, below
-# and cut in one run (mma_terms), the binary32 rounding kvq_mma_to_f32 in its
-# own run, and the lemmas of kvq_mma.h that WP is asked to prove (mma_lemmas: the two
-# division lemmas; the three shift lemmas are accepted, TRUSTED.md
-# [TR-GOAL-MMA-SHIFT]).  The finite-domain 2^k lemmas are enumerated by
-# proofs/mma_enum.c.  kvq_mma_add_f32 and kvq_mma_dot carry contracts but are
-# outside the run (TRUSTED.md [TR-SCOPE-MMA]: 59/67 and about 1/3 of 94 goals
-# in 130 s and over 5 min; run them by hand with -wp-fct).
-MMA_SRC=proofs/mma.c
-MMA_TERMS=kvq_mma_fp8_term,kvq_mma_f32_term,kvq_mma_bitlen,kvq_mma_top,kvq_mma_below,kvq_mma_cut
-MMA_FUNCS=(mma_terms kvq_mma_to_f32 mma_lemmas)
-MMA_LEMMAS=kvq_mma_div_one,kvq_mma_div_half,kvq_mma_shl,kvq_mma_shr,kvq_mma_mask
-declare -A SRC_OF=()
-for f in "${FUNCS[@]}"; do SRC_OF[$f]=$SRC; done
-for f in "${CERT_FUNCS[@]}"; do SRC_OF[$f]=$CERT_SRC; done
-for f in "${FP8_HDR_FUNCS[@]}"; do SRC_OF[$f]=$FP8_HDR; done
-for f in "${FP8_FUNCS[@]}"; do SRC_OF[$f]=$FP8_SRC; done
-SRC_OF[sage_layout]=$SAGE_LAYOUT_SRC
-for f in "${SAGE_FUNCS[@]}"; do SRC_OF[$f]=$SAGE_SRC; done
-for f in "${MMA_FUNCS[@]}"; do SRC_OF[$f]=$MMA_SRC; done
-ALL_FUNCS=("${FUNCS[@]}" "${CERT_FUNCS[@]}" "${FP8_HDR_FUNCS[@]}" "${FP8_FUNCS[@]}" sage_layout
-           "${SAGE_FUNCS[@]}" "${MMA_FUNCS[@]}")
-LEMMAS=kvq_code_shift_distinct
+# The proof scope, one file a part under proofs/scope/ (NN-<part>.sh, run and
+# summarised in the order of NN; a family adds its file, this script names
+# none).  Each file calls `scope_add SOURCE RUN...` (a run: a function of
+# SOURCE, every function with a contract in dependency order) and may set
+# FCT_OF[RUN] (the functions of a run that groups several), PROP_OF[RUN] (a run
+# that proves properties, -wp-prop) and EXTRA[RUN] (pinned extra options).
+declare -A SRC_OF=() FCT_OF=() PROP_OF=() EXTRA=()
+ALL_FUNCS=()
+scope_add() {
+  local src=$1 f; shift
+  for f in "$@"; do SRC_OF[$f]=$src; ALL_FUNCS+=("$f"); done
+}
+for scope in proofs/scope/[0-9][0-9]-*.sh; do
+  # shellcheck disable=SC1090
+  . "$scope"
+done
+[ ${#ALL_FUNCS[@]} -gt 0 ] || { echo "run.sh: no proof scope under proofs/scope/"; exit 2; }
+# the source stems KVQ_WP_ONLY accepts: kivi, cert, fp8, sage_layout, sage, mma, ...
+STEMS=$(for f in "${ALL_FUNCS[@]}"; do basename "${SRC_OF[$f]}" .c; done | awk '!seen[$0]++' | tr '\n' ' ')
 
 # selected NAME: 0 when NAME is to be run (KVQ_WP_ONLY unset, or it names the
 # function, its source stem, or "lemmas" for the lemmas run).
@@ -125,17 +70,10 @@ selected() {
 }
 if [ -n "${KVQ_WP_ONLY:-}" ]; then
   for w in $ONLY; do
-    case " lemmas kivi cert fp8 sage sage_layout mma ${ALL_FUNCS[*]} " in *" $w "*) ;; *)
-      echo "run.sh: KVQ_WP_ONLY names \"$w\", which is neither a function of the scope nor kivi/cert/fp8/sage/mma/lemmas"; exit 2;; esac
+    case " lemmas $STEMS ${ALL_FUNCS[*]} " in *" $w "*) ;; *)
+      echo "run.sh: KVQ_WP_ONLY names \"$w\", which is neither a run of the scope nor a source stem (${STEMS% }) nor lemmas"; exit 2;; esac
   done
 fi
-# Per-function extra WP options (pinned too): the window invariant is a
-# conjunction of ten integer facts; split, each closes in well under the limit.
-declare -A EXTRA=( [kvq_kivi_window_append]="-wp-split" [kvq_kivi_window_prefill]="-wp-split" )
-# the -wp-fct argument of a run (the run's name unless it groups functions)
-declare -A FCT_OF=( [cert_layout]="$CERT_LAYOUT" [sage_layout]="$SAGE_LAYOUT" [fp8_decode]="$FP8_DECODE"
-                    [mma_terms]="$MMA_TERMS" )
-
 # `run.sh --summary` recomputes the summary from the committed logs (after an
 # edit of accepted.txt) without running WP.
 SUMMARY_ONLY=0
@@ -209,13 +147,12 @@ run_wp() {
   fi
 }
 
-if selected lemmas; then run_wp lemmas "$SRC" -wp-prop "$LEMMAS"; fi
 for f in "${ALL_FUNCS[@]}"; do
   selected "$f" || continue
   echo "== $f"
   T2=$(date +%s)
-  if [ "$f" = mma_lemmas ]; then
-    run_wp "$f" "$MMA_SRC" -wp-prop "$MMA_LEMMAS"
+  if [ -n "${PROP_OF[$f]:-}" ]; then
+    run_wp "$f" "${SRC_OF[$f]}" -wp-prop "${PROP_OF[$f]}"
   else
   # shellcheck disable=SC2086
   run_wp "$f" "${SRC_OF[$f]}" -wp-fct "${FCT_OF[$f]:-$f}" ${EXTRA[$f]:-}
@@ -228,7 +165,7 @@ else
 fi
 
 # ---- summary -----------------------------------------------------------------
-python3 - "$RES" "$ACCEPTED" $((T1 - T0)) "$PROVERS" "$TIMEOUT" "$PAR" lemmas "${ALL_FUNCS[@]}" <<'EOF'
+python3 - "$RES" "$ACCEPTED" $((T1 - T0)) "$PROVERS" "$TIMEOUT" "$PAR" "${ALL_FUNCS[@]}" <<'EOF'
 import json, re, sys
 res, accepted_path, secs, provers, timeout, par = sys.argv[1:7]
 names = sys.argv[7:]

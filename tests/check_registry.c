@@ -24,11 +24,13 @@
 #include "check_main.h"
 #include "conf.h"
 #include "kvq_bits.h"
+#include "rule.h"
 
 /* ---- the toy family -------------------------------------------------------- */
 
 typedef struct toy_in {
     uint32_t steps, dim;  /* a sequence of `steps` appends of lens[s] tokens of dim values */
+    uint32_t tokens;      /* sum(lens) */
     uint32_t *lens;
     float *x;             /* sum(lens) * dim values */
 } toy_in;
@@ -44,45 +46,16 @@ typedef struct toy_ref {
     uint32_t unused;
 } toy_ref;
 
-static uint64_t n_steps(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return ((const toy_in *)c->in)->steps;
-}
+/* counts: rules over the case's scalars and, for pat, the record's own
+ * earlier field npat (variable length) */
+#define N_STEPS "steps"
+#define N_X "tokens * dim"
+#define N_DIM "dim"
+#define N_TRIT_BYTES "cdiv(tokens, 5)"
+#define N_PAT "npat"
 
-static uint64_t n_tokens(const kvq_case *c)
-{
-    const toy_in *in = c->in;
-    uint64_t t = 0;
-    for (uint32_t s = 0; in->lens != NULL && s < in->steps; s++) t += in->lens[s];
-    return t;
-}
-
-static uint64_t n_x(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return n_tokens(c) * ((const toy_in *)c->in)->dim;
-}
-
-static uint64_t n_dim(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return ((const toy_in *)c->in)->dim;
-}
-
-static uint64_t n_trit_bytes(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return (n_tokens(c) + 4u) / 5u;
-}
-
-/* variable length: the record's own earlier field */
-static uint64_t n_pat(const kvq_case *c, const void *rec)
-{
-    (void)c;
-    return ((const toy_out *)rec)->npat;
-}
-
+/* What a rule cannot state: a bound on every case, whatever its status (a
+ * rule's valid binds status-0 cases only). */
 static int toy_check(const kvq_case *c, char *msg, size_t len)
 {
     const toy_in *in = c->in;
@@ -117,7 +90,7 @@ static int toy_ref_step(float *state, const float *x, uint32_t len, uint32_t dim
 static void toy_finish(const kvq_case *c, const float *state, toy_out *o)
 {
     const toy_in *in = c->in;
-    uint64_t nt = n_tokens(c);
+    uint64_t nt = in->tokens;
     uint32_t np = 0;
     for (uint32_t i = 0; i < in->dim; i++) {
         o->spec[2 * i] = state[i] + state[(i + 1u) % in->dim];
@@ -147,6 +120,7 @@ static int toy_call(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint
     int st = state != NULL ? KVQ_OK : KVQ_E_NOMEM;
     (void)flags;
     for (uint32_t s = 0; st == KVQ_OK && s < in->steps; s++) { /* the state carried between steps */
+        if (off + (size_t)in->lens[s] * in->dim > (size_t)in->tokens * in->dim) break; /* lens beyond tokens */
         st = step(state, in->x + off, in->lens[s], in->dim, c->variant);
         off += (size_t)in->lens[s] * in->dim;
     }
@@ -166,13 +140,9 @@ static void toy_judge(kvq_verdict *v, const kvq_case *c, const void *out, uint32
 static const char *const TOY_VARIANTS[] = { "append", "requant" };
 
 /* pat's expected count is the expected record's own npat; a subject's output
- * buffer is sized for dim (sentinel allocation), then read back by its npat */
-static uint64_t n_pat_out(const kvq_case *c, const void *rec)
-{
-    const toy_out *o = rec;
-    /* the runner's sentinel record holds 0xA5 bytes in npat: size for dim */
-    return o->npat <= ((const toy_in *)c->in)->dim ? o->npat : ((const toy_in *)c->in)->dim;
-}
+ * buffer is sized for dim (the runner's sentinel record holds 0xA5 bytes in
+ * npat), then read back by its npat */
+#define N_PAT_OUT "min(npat, dim)"
 
 #define IN(m) .role = KVQ_ROLE_INPUT, .offset = offsetof(toy_in, m)
 #define EXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(toy_out, m)
@@ -181,20 +151,22 @@ static const kvq_field TOY_FIELDS[] = {
     KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, KVQ_F_VARIANT,
     { .key = "steps", .type = KVQ_FT_U32, IN(steps) },
     { .key = "dim", .type = KVQ_FT_U32, IN(dim) },
+    { .key = "tokens", .type = KVQ_FT_U32, IN(tokens) },
     KVQ_F_STATUS,
-    { .key = "lens", .type = KVQ_FT_A_U32, IN(lens), .count = n_steps },
-    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count = n_x },
+    { .key = "lens", .type = KVQ_FT_A_U32, IN(lens), .count_rule = N_STEPS },
+    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count_rule = N_X },
     { .key = "npat", .type = KVQ_FT_U32, EXP(npat) },
-    { .key = "pat", .type = KVQ_FT_A_U16, EXP(pat), .count = n_pat },
-    { .key = "spec", .type = KVQ_FT_A_C32, EXP(spec), .count = n_dim },
-    { .key = "trits", .type = KVQ_FT_A_U8, EXP(trits), .count = n_trit_bytes },
+    { .key = "pat", .type = KVQ_FT_A_U16, EXP(pat), .count_rule = N_PAT },
+    { .key = "spec", .type = KVQ_FT_A_C32, EXP(spec), .count_rule = N_DIM },
+    { .key = "trits", .type = KVQ_FT_A_U8, EXP(trits), .count_rule = N_TRIT_BYTES },
     { .key = "npat", .type = KVQ_FT_U32, OUT(npat), .cmp = KVQ_CMP_EXACT },
-    { .key = "pat", .type = KVQ_FT_A_U16, OUT(pat), .count = n_pat_out, .cmp = KVQ_CMP_EXACT, .unit = "pattern" },
-    { .key = "spec", .type = KVQ_FT_A_C32, OUT(spec), .count = n_dim, .cmp = KVQ_CMP_EXACT },
-    { .key = "trits", .type = KVQ_FT_A_U8, OUT(trits), .count = n_trit_bytes, .cmp = KVQ_CMP_EXACT },
+    { .key = "pat", .type = KVQ_FT_A_U16, OUT(pat), .count_rule = N_PAT_OUT, .cmp = KVQ_CMP_EXACT, .unit = "pattern" },
+    { .key = "spec", .type = KVQ_FT_A_C32, OUT(spec), .count_rule = N_DIM, .cmp = KVQ_CMP_EXACT },
+    { .key = "trits", .type = KVQ_FT_A_U8, OUT(trits), .count_rule = N_TRIT_BYTES, .cmp = KVQ_CMP_EXACT },
 };
 
 extern const kvq_family toy_family;
+static kvq_status toy_solve(kvq_case *c);
 
 static const kvq_op toy_seq = {
     .name = "toy-seq",
@@ -210,8 +182,10 @@ static const kvq_op toy_seq = {
     .nvariants = 2,
     .entries = { { .name = "toy_step", .sigver = 1 } },
     .nentries = 1,
+    .valid = "1",
     .check = toy_check,
     .describe = toy_describe,
+    .solve = toy_solve,
     .call = toy_call,
     .judge = toy_judge,
 };
@@ -226,7 +200,6 @@ static uint64_t toy_count(const char *levels)
 static kvq_status toy_gen(kvq_case *c, const char *levels, uint64_t seed, uint64_t k)
 {
     toy_in *in;
-    float *state;
     uint64_t nx;
     (void)levels;
     if (kvq_case_begin(c, &toy_seq) != KVQ_OK) return KVQ_E_NOMEM;
@@ -236,14 +209,22 @@ static kvq_status toy_gen(kvq_case *c, const char *levels, uint64_t seed, uint64
     snprintf(c->id, sizeof c->id, "toy-%llu", (unsigned long long)k);
     in->steps = (uint32_t)k + 1u;
     in->dim = 4u;
-    in->lens = calloc(in->steps, sizeof *in->lens); /* counts read lens: set them first */
+    in->lens = calloc(in->steps, sizeof *in->lens);
     if (in->lens == NULL) return KVQ_E_NOMEM;
     for (uint32_t s = 0; s < in->steps; s++) in->lens[s] = 1u + (uint32_t)((seed + k + s) % 3u);
+    for (uint32_t s = 0; s < in->steps; s++) in->tokens += in->lens[s];
     c->status = KVQ_OK;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
-    nx = n_x(c, in);
+    nx = (uint64_t)in->tokens * in->dim;
     for (uint64_t e = 0; e < nx; e++) in->x[e] = (float)((int)((e * 7u + k * 3u + seed) % 9u) - 4) * 0.25f;
-    state = calloc(in->dim, sizeof *state);
+    return c->op->solve(c);
+}
+
+/* The toy's exact path: the pinned sequence toy_ref_step then toy_finish. */
+static kvq_status toy_solve(kvq_case *c)
+{
+    toy_in *in = c->in;
+    float *state = calloc(in->dim ? in->dim : 1u, sizeof *state);
     if (state == NULL) return KVQ_E_NOMEM;
     {
         size_t off = 0;
@@ -261,6 +242,7 @@ static kvq_status toy_gen(kvq_case *c, const char *levels, uint64_t seed, uint64
         toy_finish(c, state, ex);
     }
     free(state);
+    c->status = KVQ_OK;
     return KVQ_OK;
 }
 
@@ -326,6 +308,86 @@ START_TEST(toy_family_registers)
 }
 END_TEST
 
+/* A case with c's inputs (arrays copied) and nothing else but its id, level,
+ * variant and policy. */
+static void clone_inputs(kvq_case *d, const kvq_case *c)
+{
+    const kvq_op *op = c->op;
+    ck_assert_int_eq(kvq_case_begin(d, op), KVQ_OK);
+    memcpy(d->id, c->id, sizeof d->id);
+    d->level = c->level, d->variant = c->variant, d->pol = c->pol;
+    memcpy(d->in, c->in, op->in_size);
+    for (size_t i = 0; i < op->nfields; i++) {
+        const kvq_field *f = &op->fields[i];
+        size_t es = kvq_ftype_elem_size(f->type);
+        void **a = (void **)(void *)((char *)d->in + f->offset);
+        uint64_t n;
+        if (f->role != KVQ_ROLE_INPUT || es == 0) continue;
+        n = kvq_count(c, f, c->in);
+        *a = malloc((size_t)(n ? n : 1) * es);
+        ck_assert_ptr_nonnull(*a);
+        memcpy(*a, *(void *const *)(const void *)((const char *)c->in + f->offset), (size_t)n * es);
+    }
+}
+
+START_TEST(solve_reproduces_the_vectors)
+{
+    /* SPEC: [VER-REG-11] -- every operation's solver, on a generated case's inputs alone, writes
+     * the case's bytes again: the generators' expected values come through op->solve */
+    for (size_t i = 0; i < kvq_family_count(); i++) {
+        const kvq_family *fam = kvq_family_at(i);
+        kvq_vfile vf, again;
+        char err[512], *t1, *t2;
+        size_t l1, l2;
+        ck_assert_int_eq(kvq_gen(&vf, fam, "smoke", 3, 0, 1, err, sizeof err), KVQ_OK);
+        again = vf;
+        again.cases = calloc(vf.ncases, sizeof *again.cases);
+        ck_assert_ptr_nonnull(again.cases);
+        for (size_t k = 0; k < vf.ncases; k++) {
+            kvq_case *d = &again.cases[k];
+            ck_assert_ptr_nonnull(vf.cases[k].op->solve);
+            clone_inputs(d, &vf.cases[k]);
+            d->status = KVQ_OK;
+            ck_assert_int_eq(kvq_case_alloc(d), KVQ_OK);
+            ck_assert_int_eq(d->op->solve(d), KVQ_OK);
+        }
+        t1 = write_mem(&vf, &l1);
+        t2 = write_mem(&again, &l2);
+        ck_assert_msg(l1 == l2 && memcmp(t1, t2, l1) == 0, "%s: the solver's cases differ from gen's", fam->name);
+        free(t1), free(t2);
+        for (size_t k = 0; k < vf.ncases; k++) kvq_case_free(&again.cases[k]);
+        free(again.cases);
+        kvq_vfile_free(&vf);
+    }
+}
+END_TEST
+
+START_TEST(toy_in_the_description)
+{
+    /* SPEC: [VER-REG-12] -- kvq ops --json describes a registered family from its record alone */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    with_toy();
+    ck_assert_int_eq(kvq_registry_json(f), KVQ_OK);
+    fclose(f);
+    builtin_only();
+    ck_assert_ptr_nonnull(strstr(buf, "{\n  \"kvq_registry\": 1,\n  \"kvq_version\": \""));
+    ck_assert_ptr_nonnull(strstr(buf, "\"name\": \"toy\", \"title\": \"TOY\", \"spec\": \"tests/check_registry.c\", "
+                                      "\"gpu\": false,\n      \"level_sets\": [\"smoke\"],"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"variants\": [\"append\", \"requant\"],"));
+    ck_assert_ptr_nonnull(strstr(buf, "{\"key\": \"variant\", \"type\": \"u32\", \"role\": \"case\", \"optional\": true}"));
+    ck_assert_ptr_nonnull(strstr(buf, "{\"key\": \"pat\", \"type\": \"a_u16\", \"role\": \"expected\", \"count\": \"npat\"}"));
+    ck_assert_ptr_nonnull(strstr(buf, "{\"key\": \"pat\", \"type\": \"a_u16\", \"role\": \"output\", "
+                                      "\"count\": \"min(npat, dim)\", \"cmp\": \"exact\"}"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"valid\": \"1\",\n            \"meta_half\": null,"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"pattern\": \"^(threshold|budget:[0-9]{1,10})$\""));
+    ck_assert_ptr_nonnull(strstr(buf, "\"valid\": \"(bits == 1 || bits == 2 || bits == 4 || bits == 8) && group >= 8"));
+    free(buf);
+}
+END_TEST
+
 START_TEST(toy_roundtrip_bytes)
 {
     /* SPEC: [VER-REG-02] [VER-REG-05] -- generic I/O of new field types: bytes out, same bytes back */
@@ -366,20 +428,20 @@ START_TEST(toy_reader_errors)
     static const struct {
         const char *line, *msg;
     } BAD[] = {
-        { "case id=a level=exact op=toy-seq variant=2 steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq variant=2 steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=0000000000000000 trits=00", "variant: 2 is not a variant of toy-seq" },
-        { "case id=a level=exact op=toy-seq steps=2 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq steps=2 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=0000000000000000 trits=00", "lens: 8 hex digits, expected 16" },
-        { "case id=a level=bounded op=toy-seq steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=bounded op=toy-seq steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=0000000000000000 trits=00", "a toy-seq case is judged at the exact level only" },
-        { "case id=a level=exact op=toy-seq steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=1 pat= spec=0000000000000000 trits=00", "pat: 0 hex digits, expected 4" },
-        { "case id=a level=exact op=toy-seq steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=00000000 trits=00", "spec: 8 hex digits, expected 16" },
-        { "case id=a level=exact op=toy-seq steps=1 dim=1 status=0 lens=00000001 x=00000000 "
+        { "case id=a level=exact op=toy-seq steps=1 dim=1 tokens=1 status=0 lens=00000001 x=00000000 "
           "npat=0 pat= spec=0000000000000000 trits=00 bits=4", "unknown key 'bits'" },
         { "case id=a level=exact op=kivi-quant steps=1", "op kivi-quant is not an operation of family toy" },
-        { "case id=a level=exact op=toy-seq steps=99 dim=1 status=0 lens= x=", "steps and dim are at most 64" },
+        { "case id=a level=exact op=toy-seq steps=99 dim=1 tokens=0 status=0 lens= x=", "steps and dim are at most 64" },
     };
     with_toy();
     for (size_t i = 0; i < KVQ_NELEMS(BAD); i++) {
@@ -461,6 +523,8 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, toy_roundtrip_bytes);
     tcase_add_test(tc, toy_reader_errors);
     tcase_add_test(tc, toy_runs_and_verifies);
+    tcase_add_test(tc, solve_reproduces_the_vectors);
+    tcase_add_test(tc, toy_in_the_description);
     suite_add_tcase(s, tc);
     return s;
 }

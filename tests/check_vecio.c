@@ -402,8 +402,21 @@ START_TEST(malformed_vectors)
     MUTATE("tokens=1 ", "colour=red ", "t.vec:6: unknown key 'colour'");
     MUTATE("tokens=1 ", "tokens ", "t.vec:6: field 'tokens' is not key=value");
     MUTATE("status=3", "status=3 codes=00", "t.vec:6: key 'codes' given for a case that expects an error");
-    MUTATE("status=3", "status=0", "t.vec:6: shape is not valid for a status-0 case");
-    MUTATE("tokens=1 channels=8 ", "tokens=100000 channels=100000 ", "t.vec:6: tokens*channels exceeds");
+    {
+        /* SPEC: [VER-REG-10] -- an infinity in an error case's input reads */
+        kvq_vfile vf_;
+        char err_[512], *x_;
+        snprintf(buf, sizeof buf, "%s%s", HDR, ERRCASE);
+        x_ = strstr(buf, " x=");
+        ck_assert_ptr_nonnull(x_);
+        memcpy(x_ + 3, "7f800000", 8);
+        ck_assert_int_eq(kvq_vec_parse(&vf_, buf, strlen(buf), "t.vec", err_, sizeof err_), KVQ_OK);
+        kvq_vfile_free(&vf_);
+    }
+    /* SPEC: [VER-REG-09] -- status 0 needs the rule valid; the first false conjunct is named */
+    MUTATE("status=3", "status=0", "t.vec:6: parameters or shape not valid for a status-0 case: 'bits == 1 || bits == 2 || bits == 4 || bits == 8' is false (rule valid of kivi-quant)");
+    /* SPEC: [VER-REG-08] -- a count above the file limit, named with its rule */
+    MUTATE("tokens=1 channels=8 ", "tokens=100000 channels=100000 ", "t.vec:6: x: 10000000000 values, more than 16777216 (count 'tokens * channels')");
     /* duplicate ids */
     snprintf(buf, sizeof buf, "%s%s%s", HDR, ERRCASE, ERRCASE);
     expect_format_error(buf, "t.vec:7: case id 'e1' repeats line 6");
@@ -456,6 +469,19 @@ START_TEST(malformed_status0_fields)
     ck_assert_int_eq(kvq_vec_parse(&vf, text, strlen(text), "t.vec", err, sizeof err), KVQ_E_FORMAT);
     ck_assert_ptr_nonnull(strstr(err, "is not index:alt"));
     free(text);
+    /* SPEC: [VER-REG-10] -- a NaN or an infinity in a finite input of a status-0 case: file error
+     * naming the field and the element; the same value in an error case reads */
+    for (int inf = 0; inf < 2; inf++) {
+        text = write_mem(&one, &len);
+        p = strstr(text, " x=");
+        ck_assert_ptr_nonnull(p);
+        memcpy(p + 3 + 8, inf ? "ff800000" : "7fc00001", 8); /* element 1 */
+        ck_assert_int_eq(kvq_vec_parse(&vf, text, strlen(text), "t.vec", err, sizeof err), KVQ_E_FORMAT);
+        ck_assert_msg(strstr(err, inf ? "t.vec:6: x: element 1 is infinite (0xff800000) in a status-0 case"
+                                      : "t.vec:6: x: element 1 is NaN (0x7fc00001) in a status-0 case") == err,
+                      "%s", err);
+        free(text);
+    }
 }
 END_TEST
 

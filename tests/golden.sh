@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# tests/golden.sh BUILD [--update] -- the vector and results formats do not
-# move: every file kvq writes for a fixed input is byte for byte the file the
-# committed hashes (tests/golden/formats.sha256) describe.  SPEC: [VEC-FMT-06] [VER-REP-05]
+# tests/golden.sh BUILD [--update | --list] -- the vector and results formats
+# do not move: every file kvq writes for a fixed input is byte for byte the
+# file the committed hashes (tests/golden/formats.sha256) describe.
+# SPEC: [VEC-FMT-06] [VER-REG-12] [VER-REP-05]
 #
-# Covered: gen output of every family at both level sets for two seeds and
-# three shards; the results files of ref-fast; the text, JSON and JUnit reports
+# Covered: gen output of every family the registry lists (kvq ops --families)
+# at each level set it generates, for two seeds, and three shards; the results files of ref-fast; the text, JSON and JUnit reports
 # of ref-fast and of every bundled wrong subject (SAGE's on the sage standard
 # set).  --update rewrites the hash file (only on purpose: a format change is a
 # new format version).
+# --list prints the vector files of the family loop and exits.
 set -u
 B=$(cd "${1:-build}" && pwd)
 UPDATE=${2:-}
 KVQ=$B/rel/kvq
+# the families and their level sets, from the registry
+FAMS=$("$KVQ" ops --families) && [ -n "$FAMS" ] || { echo "golden.sh: kvq ops --families failed"; exit 2; }
+if [ "$UPDATE" = "--list" ]; then
+  while read -r fam sets; do for lv in $sets; do echo "$fam-$lv.vec $fam-$lv-s7.vec"; done; done <<< "$FAMS"
+  exit 0
+fi
 SUBJ=$B/subjects
 HERE=$(cd "$(dirname "$0")" && pwd)
 SUMS=$HERE/golden/formats.sha256
@@ -33,18 +41,18 @@ report() { # NAME VECTORS SUBJECT [ARGS...]
   echo "exit $?" >> "$name.txt"
 }
 
-for fam in kivi cert sage; do
-  for lv in smoke standard; do
+while read -r fam sets; do
+  for lv in $sets; do
     run "$KVQ" gen --family "$fam" --level "$lv" -o "$fam-$lv.vec"
     run "$KVQ" gen --family "$fam" --level "$lv" --seed 7 -o "$fam-$lv-s7.vec"
   done
-done
+done <<< "$FAMS"
 run "$KVQ" gen --family kivi --level smoke --shard 5/16 -o kivi-smoke-sh5of16.vec
 run "$KVQ" gen --family kivi --level standard --shard 1/3 -o kivi-standard-sh1of3.vec
 run "$KVQ" gen --family cert --level standard --shard 2/5 -o cert-standard-sh2of5.vec
-for fam in kivi cert sage; do
-  for lv in smoke standard; do run "$KVQ" run --subject ref-fast --vectors "$fam-$lv.vec" -o "$fam-$lv.res"; done
-done
+while read -r fam sets; do
+  for lv in $sets; do run "$KVQ" run --subject ref-fast --vectors "$fam-$lv.vec" -o "$fam-$lv.res"; done
+done <<< "$FAMS"
 for fam in kivi cert; do
   v=$fam-standard.vec
   report "rep-$fam-ref-fast" "$v" ref-fast

@@ -30,6 +30,15 @@ for f in bin/kvq lib/libkvq.a include/kvq/kvq.h include/kvq/kvq_layout.h include
          share/man/man1/kvq.1 lib/pkgconfig/kvq.pc share/kvq/python/kvqio.py; do
   [ -f "$P/$f" ] && ok "installed $f" || bad "missing $PFX/$f"
 done
+# every header of include/ (a family's included) and the registry description
+nh=0; nmiss=0
+for h in "$ROOT"/include/*.h; do
+  nh=$((nh + 1))
+  [ -f "$P/include/kvq/$(basename "$h")" ] || { bad "missing $PFX/include/kvq/$(basename "$h")"; nmiss=$((nmiss + 1)); }
+done
+[ $nmiss = 0 ] && ok "installed every header of include/ ($nh)"
+cmp -s "$P/share/kvq/registry.json" "$ROOT/conformance/registry.json" && ok "installed share/kvq/registry.json" \
+  || bad "share/kvq/registry.json is not conformance/registry.json"
 if find "$DEST" -path "$P" -prune -o -type f -print | grep -q .; then
   bad "files outside PREFIX: $(find "$DEST" -path "$P" -prune -o -type f -print | head -3)"
 else ok "nothing installed outside DESTDIR/PREFIX"; fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/layout.sh BUILD -- the shape of the tree that lets one name find a
 # family [FAM-LAYOUT-01], and the registry as the spec shows it [VER-REG-06]:
-#   - spec/ops.md's table is what `kvq ops --markdown` prints;
+#   - spec/ops.md's table is what `kvq ops --markdown` prints, and
+#     conformance/registry.json what `kvq ops --json` prints [VER-REG-12];
 #   - every registered family has its spec, exact path, fast path, conformance
 #     module, tests and kernels where the layout says;
 #   - the fast path cannot include the MPFR path [FAM-LAYOUT-02];
@@ -23,12 +24,37 @@ sed -n '/<!-- BEGIN kvq ops --markdown -->/,/<!-- END kvq ops --markdown -->/p' 
 if [ -s "$T/ops.md" ] && diff -u "$T/spec-ops.md" "$T/ops.md" > "$T/diff"; then ok "spec/ops.md is kvq ops --markdown"
 else bad "spec/ops.md differs from kvq ops --markdown (regenerate it)"; sed 's/^/      /' "$T/diff" | head -20; fi
 
-fams=$("$KVQ" ops | awk '/^[a-z0-9_]+ \(/ {print $1}')
+# SPEC: [VER-REG-12] -- the registry description: the checked-in copy, which readers in
+# other languages load, is what this kvq prints; BUILD/registry.json is the
+# make rule's copy.
+"$KVQ" ops --json > "$T/registry.json" 2>&1
+if [ -s "$T/registry.json" ] && diff -u conformance/registry.json "$T/registry.json" > "$T/diff"; then
+  ok "conformance/registry.json is kvq ops --json"
+else
+  bad "conformance/registry.json differs from kvq ops --json: the registry changed, regenerate the copy (make registry-json)"
+  sed 's/^/      /' "$T/diff" | head -20
+fi
+if [ -e "$B/registry.json" ]; then
+  cmp -s "$B/registry.json" "$T/registry.json" && ok "$B/registry.json is kvq ops --json" \
+    || bad "$B/registry.json is not what kvq ops --json prints (stale: make $B/registry.json)"
+fi
+if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/registry.json" 2>"$T/err"; then ok "kvq ops --json is JSON"
+elif command -v python3 >/dev/null; then bad "kvq ops --json is not JSON: $(cat "$T/err" | tail -1)"; fi
+
+fams=$("$KVQ" ops --families | awk '{print $1}')
+[ "$fams" = "$("$KVQ" ops | awk '/^[a-z0-9_]+ \(/ {print $1}')" ] && ok "kvq ops --families lists kvq ops' families" \
+  || bad "kvq ops --families and kvq ops disagree"
 [ -n "$fams" ] && ok "kvq ops lists families: $(echo $fams)" || bad "kvq ops lists no family"
 for f in $fams; do
-  for p in "spec/$f.md" "ref/exact/$f.c" "ref/fast/$f.c" "conformance/families/$f.c" "tests/$f/check_$f.c" "gpu/$f"; do
+  for p in "spec/$f.md" "ref/exact/$f.c" "ref/fast/$f.c" "conformance/families/$f.c" "tests/$f/check_$f.c"; do
     [ -e "$p" ] && ok "$f: $p" || bad "$f: $p missing"
   done
+  # kernels where the family declares them ("gpu": true), and only then
+  if grep -q "\"name\": \"$f\", \"title\": \"[^\"]*\", \"spec\": \"[^\"]*\", \"gpu\": true" "$T/registry.json"; then
+    [ -d "gpu/$f" ] && ok "$f: gpu/$f (declares kernels)" || bad "$f: declares kernels (gpu) but gpu/$f is missing"
+  else
+    [ ! -e "gpu/$f" ] && ok "$f: no kernels, no gpu/$f" || bad "$f: gpu/$f exists but the family does not declare kernels (set .gpu = 1)"
+  fi
 done
 
 # The fast path and what it includes never reach MPFR or the exact path.
@@ -41,7 +67,8 @@ done
 # The core walks the registry; a family's name appears in its own module and
 # in the registry line only.
 core="conformance/vecio.c conformance/vecio.h conformance/verify.c conformance/subject.c
-      conformance/gen.c conformance/kvq.c conformance/registry.h conformance/report.c"
+      conformance/gen.c conformance/kvq.c conformance/registry.h conformance/report.c
+      conformance/rule.c conformance/rule.h conformance/regjson.c"
 for f in $fams; do
   hits=$(grep -nwiE "$f|kvq_${f}_[a-z_]+|KVQ_OP_${f^^}[A-Z_]*" $core | grep -v '^[^:]*:[0-9]*: \*\|/\*' || true)
   [ -z "$hits" ] && ok "core names no '$f'" || { bad "core names '$f':"; echo "$hits" | sed 's/^/      /' | head -5; }

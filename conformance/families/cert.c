@@ -16,8 +16,6 @@
 #include "lexio.h"
 #include "vecio.h"
 
-#define MAX_FILE_ELEMS ((uint64_t)1 << 24)
-
 /* Flags compared at the bounded level [API-FLAGS-03] (as KIVI's). */
 #define BOUNDED_FLAGS (KVQ_FLAG_ZERO_SCALE | KVQ_FLAG_SUBNORMAL)
 
@@ -26,117 +24,46 @@ static const kvq_cert_shape *shape_of(const kvq_case *c)
     return &((const kvq_cert_in *)c->in)->shape;
 }
 
-/* Output sizes exist for a valid shape only [CERT-L-01]: an error case's
- * buffers are one element. */
-static int valid(const kvq_case *c)
-{
-    return kvq_cert_shape_ok(shape_of(c));
-}
-
-static uint64_t n_nd(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return (uint64_t)shape_of(c)->tokens * shape_of(c)->dim;
-}
-
-static uint64_t n_dim(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return shape_of(c)->dim;
-}
-
-static uint64_t n_blocks(const kvq_case *c, const void *rec)
-{
-    const kvq_cert_shape *s = shape_of(c);
-    (void)rec;
-    return s->tokens / KVQ_CERT_BLOCK + (s->tokens % KVQ_CERT_BLOCK != 0u);
-}
-
-static uint64_t n_key_code_bytes(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return valid(c) ? kvq_cert_key_code_bytes(shape_of(c)) : 0u;
-}
-
-static uint64_t n_key_meta(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return valid(c) ? kvq_cert_key_meta_count(shape_of(c)) : 0u;
-}
-
-static uint64_t n_value_code_bytes(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return valid(c) ? kvq_cert_value_code_bytes(shape_of(c)) : 0u;
-}
-
-static uint64_t n_value_groups(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return valid(c) ? kvq_cert_value_groups(shape_of(c)) : 0u;
-}
-
-static uint64_t n_value_elems(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return valid(c) ? (uint64_t)kvq_cert_quant_tokens(shape_of(c)) * shape_of(c)->dim : 0u;
-}
-
-static uint64_t n_out_blocks(const kvq_case *c, const void *rec)
-{
-    return valid(c) ? n_blocks(c, rec) : 0u;
-}
-
-static void key_amb_range(const kvq_case *c, int *lo, int *hi)
-{
-    (void)c;
-    *lo = KVQ_CERT_KCODE_MIN;
-    *hi = KVQ_CERT_KCODE_MAX;
-}
-
-static void value_amb_range(const kvq_case *c, int *lo, int *hi)
-{
-    (void)c;
-    *lo = 0;
-    *hi = (int)kvq_code_max(KVQ_CERT_VBITS);
-}
-
-/* Bounds on what a file may carry, so that no per-block or per-channel array
- * of a case (nb flags, d outputs) can be large [VEC-CERT-02]. */
-static int check(const kvq_case *c, char *msg, size_t len)
-{
-    const kvq_cert_shape *s = shape_of(c);
-    if ((uint64_t)s->tokens * s->dim > MAX_FILE_ELEMS || s->tokens > KVQ_CERT_MAX_TOKENS || s->dim > 65536u) {
-        snprintf(msg, len, "tokens*dim exceeds %llu, tokens exceed %u or dim exceeds 65536",
-                 (unsigned long long)MAX_FILE_ELEMS, KVQ_CERT_MAX_TOKENS);
-        return 0;
-    }
-    if (c->status == KVQ_OK && !valid(c)) {
-        snprintf(msg, len, "shape is not valid for a status-0 case [CERT-L-01]");
-        return 0;
-    }
-    if (c->status == KVQ_OK && c->op == &kvq_op_cert_step) {
-        /* a step expected to succeed has parameters a subject must accept
-         * [CERT-DUMP-03]; otherwise the case would blame the subject */
-        const kvq_cert_in *in = c->in;
-        const kvq_cert_params *p = &in->prm;
-        const char *bad = !(p->tau > 0.0f && p->tau <= 1.0f) ? "tau outside (0, 1]"
-                        : p->kmin < 1u ? "kmin below 1"
-                        : p->kmin > p->kmax ? "kmin above kmax"
-                        : !(p->vtol >= 0.0f) || isinf(p->vtol) ? "vtol not finite and >= 0"
-                        : !(p->eps_guard >= 0.0f) || isinf(p->eps_guard) ? "eps_guard not finite and >= 0"
-                        : !(p->eps_dense >= 0.0f) ? "eps_dense not >= 0"
-                        : p->r < 1u ? "r below 1"
-                        : p->start_rung > 4u ? "start above 4"
-                        : !isfinite(in->qscale) || !(in->qscale >= 0x1p-126f) ? "scale not a positive normal binary32"
-                        : NULL;
-        if (bad != NULL) {
-            snprintf(msg, len, "status 0 with %s [CERT-DUMP-03]: such a step must expect KVQ_E_PARAM (3)", bad);
-            return 0;
-        }
-    }
-    return 1;
-}
+/* The rules over a case's scalars [VER-REG-07..09], from the layout's limits
+ * (kvq_layout.h; the assertions tie each text to its C constant).  Output
+ * sizes exist for a valid shape only [CERT-L-01]: an error case's buffers are
+ * one element.  valid: kvq_cert_shape_ok. */
+#define R_BLOCK 16
+#define R_VGROUP 16
+#define R_MAX_DIM 512
+#define R_MAX_TOKENS 16777216
+#define R_KCODE_MIN -128
+#define R_KCODE_MAX 127
+KVQ_STATIC_ASSERT(KVQ_CERT_BLOCK == R_BLOCK && KVQ_CERT_VGROUP == R_VGROUP && KVQ_CERT_MAX_DIM == R_MAX_DIM &&
+                  KVQ_CERT_MAX_TOKENS == R_MAX_TOKENS && KVQ_CERT_KCODE_MIN == R_KCODE_MIN &&
+                  KVQ_CERT_KCODE_MAX == R_KCODE_MAX && KVQ_CERT_VBITS == 4u &&
+                  KVQ_CERT_VGROUP * KVQ_CERT_VBITS / 8u == 8u,
+                  "the rules' limits are the layout's");
+#define S_(x) #x
+#define S(x) S_(x)
+#define VALID_SHAPE                                                                             \
+    "tokens >= 1 && tokens <= " S(R_MAX_TOKENS) " && dim >= " S(R_VGROUP) " && dim <= " S(R_MAX_DIM) \
+    " && dim % " S(R_VGROUP) " == 0"
+/* A step expected to succeed has parameters a subject must accept
+ * [CERT-DUMP-03] (otherwise the case would blame the subject): tau in (0, 1],
+ * 1 <= kmin <= kmax, vtol and eps_guard finite and >= 0, eps_dense >= 0,
+ * r >= 1, start <= 4, the scale a positive normal binary32. */
+#define VALID_STEP                                                                                 \
+    VALID_SHAPE " && tau > 0 && tau <= 1 && kmin >= 1 && kmin <= kmax"                              \
+    " && vtol >= 0 && vtol <= 0x1.fffffep127 && eps_guard >= 0 && eps_guard <= 0x1.fffffep127"      \
+    " && eps_dense >= 0 && r >= 1 && start <= 4 && scale >= 0x1p-126 && scale <= 0x1.fffffep127"
+/* counts [CERT-L-03..04]: nb = ceil(n/16) blocks, nq = n/16 full ones; keys
+ * one byte a code, 16 d a block, d metadata a block; values 16 nq tokens of
+ * d/16 groups of 8 code bytes */
+#define N_ND "tokens * dim"
+#define N_DIM "dim"
+#define N_BLOCKS "cdiv(tokens, " S(R_BLOCK) ")"
+#define N_OUT_BLOCKS "valid ? cdiv(tokens, " S(R_BLOCK) ") : 0"
+#define N_KEY_CODE_BYTES "valid ? tokens / " S(R_BLOCK) " * (" S(R_BLOCK) " * dim) : 0"
+#define N_KEY_META "valid ? tokens / " S(R_BLOCK) " * dim : 0"
+#define N_VALUE_GROUPS "valid ? tokens / " S(R_BLOCK) " * " S(R_BLOCK) " * (dim / " S(R_VGROUP) ") : 0"
+#define N_VALUE_CODE_BYTES "valid ? tokens / " S(R_BLOCK) " * " S(R_BLOCK) " * (dim / " S(R_VGROUP) ") * 8 : 0"
+#define N_VALUE_ELEMS "valid ? tokens / " S(R_BLOCK) " * " S(R_BLOCK) " * dim : 0"
 
 static void describe(const kvq_case *c, char *buf, size_t len)
 {
@@ -464,7 +391,7 @@ static int promote_print(FILE *f, const void *src, const kvq_case *c)
     return p == KVQ_CERT_PROMOTE_THRESHOLD ? fputs("threshold", f) >= 0 : fprintf(f, "budget:%u", p) >= 0;
 }
 
-static const kvq_custom PROMOTE = { promote_parse, promote_print, NULL };
+static const kvq_custom PROMOTE = { promote_parse, promote_print, NULL, "^(threshold|budget:[0-9]{1,10})$" };
 
 /* n words of 8 hex digits each. */
 static int words_parse(uint32_t *w, unsigned n, const char *s, char *msg, size_t len)
@@ -519,7 +446,7 @@ static int rec_print(FILE *f, const void *src, const kvq_case *c)
     return words_print(f, w, REC_WORDS);
 }
 
-static const kvq_custom RECORD = { rec_parse, rec_print, NULL };
+static const kvq_custom RECORD = { rec_parse, rec_print, NULL, "^[0-9a-fA-F]{120}$" };
 
 /* The declaration [CERT-AR-01]: u_exp (binary32), acc_depth, rescales. */
 static int decl_parse(void *dst, const char *s, const kvq_case *c, char *msg, size_t len)
@@ -540,7 +467,7 @@ static int decl_print(FILE *f, const void *src, const kvq_case *c)
     return words_print(f, w, 3);
 }
 
-static const kvq_custom DECL = { decl_parse, decl_print, NULL };
+static const kvq_custom DECL = { decl_parse, decl_print, NULL, "^[0-9a-fA-F]{24}$" };
 
 /* ---- schemas [VEC-CERT-02..05] ----------------------------------------------------- */
 
@@ -554,18 +481,18 @@ static const kvq_custom DECL = { decl_parse, decl_print, NULL };
 #define KOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_cert_keys_out, m)
 static const kvq_field KEY_FIELDS[] = {
     KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, SHAPE, KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
-    { .key = "k", .type = KVQ_FT_A_F32, IN(k), .count = n_nd, .finite = 1 },
-    { .key = "codes", .type = KVQ_FT_A_U8, KEXP(codes), .count = n_key_code_bytes },
-    { .key = "sigma", .type = KVQ_FT_A_F32, KEXP(sigma), .count = n_key_meta },
-    { .key = "z", .type = KVQ_FT_A_F32, KEXP(z), .count = n_key_meta },
-    { .key = "real", .type = KVQ_FT_A_U8, REF(real), .count = n_key_code_bytes },
-    { .key = "amb", .type = KVQ_FT_AMB, REF(amb), .count = n_key_code_bytes },
+    { .key = "k", .type = KVQ_FT_A_F32, .finite = 1, IN(k), .count_rule = N_ND },
+    { .key = "codes", .type = KVQ_FT_A_U8, KEXP(codes), .count_rule = N_KEY_CODE_BYTES },
+    { .key = "sigma", .type = KVQ_FT_A_F32, KEXP(sigma), .count_rule = N_KEY_META },
+    { .key = "z", .type = KVQ_FT_A_F32, KEXP(z), .count_rule = N_KEY_META },
+    { .key = "real", .type = KVQ_FT_A_U8, REF(real), .count_rule = N_KEY_CODE_BYTES },
+    { .key = "amb", .type = KVQ_FT_AMB, REF(amb), .count_rule = N_KEY_CODE_BYTES },
     KVQ_F_OUT_FLAGS,
-    { .key = "codes", .type = KVQ_FT_A_U8, KOUT(codes), .count = n_key_code_bytes, .cmp = KVQ_CMP_EXACT },
+    { .key = "codes", .type = KVQ_FT_A_U8, KOUT(codes), .count_rule = N_KEY_CODE_BYTES, .cmp = KVQ_CMP_EXACT },
     /* keys: entry b*d + c [CERT-L-04] */
-    { .key = "sigma", .type = KVQ_FT_A_F32, KOUT(sigma), .count = n_key_meta, .cmp = KVQ_CMP_ALWAYS,
+    { .key = "sigma", .type = KVQ_FT_A_F32, KOUT(sigma), .count_rule = N_KEY_META, .cmp = KVQ_CMP_ALWAYS,
       .unit = "entry b*d+c" },
-    { .key = "z", .type = KVQ_FT_A_F32, KOUT(z), .count = n_key_meta, .cmp = KVQ_CMP_ALWAYS,
+    { .key = "z", .type = KVQ_FT_A_F32, KOUT(z), .count_rule = N_KEY_META, .cmp = KVQ_CMP_ALWAYS,
       .unit = "entry b*d+c" },
 };
 
@@ -573,25 +500,25 @@ static const kvq_field KEY_FIELDS[] = {
 #define VOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_cert_values_out, m)
 static const kvq_field VALUE_FIELDS[] = {
     KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, SHAPE, KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
-    { .key = "v", .type = KVQ_FT_A_F32, IN(v), .count = n_nd, .finite = 1 },
-    { .key = "codes", .type = KVQ_FT_A_U8, VEXP(codes), .count = n_value_code_bytes },
+    { .key = "v", .type = KVQ_FT_A_F32, .finite = 1, IN(v), .count_rule = N_ND },
+    { .key = "codes", .type = KVQ_FT_A_U8, VEXP(codes), .count_rule = N_VALUE_CODE_BYTES },
     /* the vector file says vscale/vzero, the results file scale/zero [VEC-CERT-03] */
-    { .key = "vscale", .type = KVQ_FT_A_F16, VEXP(scale), .count = n_value_groups },
-    { .key = "vzero", .type = KVQ_FT_A_F16, VEXP(zero), .count = n_value_groups },
-    { .key = "real", .type = KVQ_FT_A_U8, REF(real), .count = n_value_code_bytes },
-    { .key = "amb", .type = KVQ_FT_AMB, REF(amb), .count = n_value_elems },
-    { .key = "eta", .type = KVQ_FT_A_F32, VEXP(eta), .count = n_out_blocks },
-    { .key = "nu", .type = KVQ_FT_A_F32, VEXP(nu), .count = n_out_blocks },
+    { .key = "vscale", .type = KVQ_FT_A_F16, VEXP(scale), .count_rule = N_VALUE_GROUPS },
+    { .key = "vzero", .type = KVQ_FT_A_F16, VEXP(zero), .count_rule = N_VALUE_GROUPS },
+    { .key = "real", .type = KVQ_FT_A_U8, REF(real), .count_rule = N_VALUE_CODE_BYTES },
+    { .key = "amb", .type = KVQ_FT_AMB, REF(amb), .count_rule = N_VALUE_ELEMS },
+    { .key = "eta", .type = KVQ_FT_A_F32, VEXP(eta), .count_rule = N_OUT_BLOCKS },
+    { .key = "nu", .type = KVQ_FT_A_F32, VEXP(nu), .count_rule = N_OUT_BLOCKS },
     KVQ_F_OUT_FLAGS,
-    { .key = "codes", .type = KVQ_FT_A_U8, VOUT(codes), .count = n_value_code_bytes, .cmp = KVQ_CMP_EXACT },
+    { .key = "codes", .type = KVQ_FT_A_U8, VOUT(codes), .count_rule = N_VALUE_CODE_BYTES, .cmp = KVQ_CMP_EXACT },
     /* values: group t*(d/16) + j */
-    { .key = "scale", .type = KVQ_FT_A_F16, VOUT(scale), .count = n_value_groups, .cmp = KVQ_CMP_ALWAYS,
+    { .key = "scale", .type = KVQ_FT_A_F16, VOUT(scale), .count_rule = N_VALUE_GROUPS, .cmp = KVQ_CMP_ALWAYS,
       .unit = "group" },
-    { .key = "zero", .type = KVQ_FT_A_F16, VOUT(zero), .count = n_value_groups, .cmp = KVQ_CMP_ALWAYS,
+    { .key = "zero", .type = KVQ_FT_A_F16, VOUT(zero), .count_rule = N_VALUE_GROUPS, .cmp = KVQ_CMP_ALWAYS,
       .unit = "group" },
-    { .key = "eta", .type = KVQ_FT_A_F32, VOUT(eta), .count = n_out_blocks, .cmp = KVQ_CMP_EXACT,
+    { .key = "eta", .type = KVQ_FT_A_F32, VOUT(eta), .count_rule = N_OUT_BLOCKS, .cmp = KVQ_CMP_EXACT,
       .unit = "block", .cite = " [CERT-ANN-03]" },
-    { .key = "nu", .type = KVQ_FT_A_F32, VOUT(nu), .count = n_out_blocks, .cmp = KVQ_CMP_EXACT,
+    { .key = "nu", .type = KVQ_FT_A_F32, VOUT(nu), .count_rule = N_OUT_BLOCKS, .cmp = KVQ_CMP_EXACT,
       .unit = "block", .cite = " [CERT-ANN-03]" },
 };
 
@@ -616,12 +543,12 @@ static const kvq_field STEP_FIELDS[] = {
     { .key = "r", .type = KVQ_FT_U32, IN(prm.r) },
     { .key = "start", .type = KVQ_FT_U32, IN(prm.start_rung) },
     { .key = "promote", .type = KVQ_FT_CUSTOM, IN(prm.promote_budget), .custom = &PROMOTE },
-    { .key = "q", .type = KVQ_FT_A_F32, IN(q), .count = n_dim, .finite = 1 },
-    { .key = "k", .type = KVQ_FT_A_F32, IN(k), .count = n_nd, .finite = 1 },
-    { .key = "v", .type = KVQ_FT_A_F32, IN(v), .count = n_nd, .finite = 1 },
-    { .key = "out", .type = KVQ_FT_A_F32, SOUT(out), .count = n_dim },
-    { .key = "sel", .type = KVQ_FT_A_U8, SOUT(sel), .count = n_blocks },
-    { .key = "prom", .type = KVQ_FT_A_U8, SOUT(prom), .count = n_blocks },
+    { .key = "q", .type = KVQ_FT_A_F32, .finite = 1, IN(q), .count_rule = N_DIM },
+    { .key = "k", .type = KVQ_FT_A_F32, .finite = 1, IN(k), .count_rule = N_ND },
+    { .key = "v", .type = KVQ_FT_A_F32, .finite = 1, IN(v), .count_rule = N_ND },
+    { .key = "out", .type = KVQ_FT_A_F32, SOUT(out), .count_rule = N_DIM },
+    { .key = "sel", .type = KVQ_FT_A_U8, SOUT(sel), .count_rule = N_BLOCKS },
+    { .key = "prom", .type = KVQ_FT_A_U8, SOUT(prom), .count_rule = N_BLOCKS },
     { .key = "rec", .type = KVQ_FT_CUSTOM, SOUT(rec), .custom = &RECORD },
     { .key = "decl", .type = KVQ_FT_CUSTOM, SOUT(decl), .custom = &DECL },
     { .key = "delta1", .type = KVQ_FT_F32, SOUT(delta1) },
@@ -641,9 +568,11 @@ const kvq_op kvq_op_cert_keys = {
     .levels = BOTH_LEVELS,
     .entries = { { .name = "cert_quantize_keys", .sigver = 1 } },
     .nentries = 1,
-    .check = check,
-    .amb_range = key_amb_range,
+    .valid = VALID_SHAPE,
+    .amb_lo = S(R_KCODE_MIN),
+    .amb_hi = S(R_KCODE_MAX),
     .describe = describe,
+    .solve = kvq_cert_solve_quant,
     .call = call_keys,
     .judge = judge_keys,
 };
@@ -661,9 +590,11 @@ const kvq_op kvq_op_cert_values = {
     .entries = { { .name = "cert_quantize_values", .sigver = 1 },
                  { .name = "cert_annotate", .sigver = 1 } },
     .nentries = 2,
-    .check = check,
-    .amb_range = value_amb_range,
+    .valid = VALID_SHAPE,
+    .amb_lo = "0",
+    .amb_hi = "15", /* kvq_code_max(KVQ_CERT_VBITS) */
     .describe = describe,
+    .solve = kvq_cert_solve_quant,
     .call = call_values,
     .judge = judge_values,
 };
@@ -686,8 +617,9 @@ const kvq_op kvq_op_cert_step = {
     .entries = { { .name = "cert_step", .sigver = 2, .older = 1,
                    .older_variants = 1u << KVQ_CERT_VARIANT_SPARSE } },
     .nentries = 1,
-    .check = check,
+    .valid = VALID_STEP,
     .describe = describe,
+    .solve = kvq_cert_solve_step,
     .call = call_step,
     .judge = judge_step,
 };
@@ -698,6 +630,7 @@ const kvq_family kvq_family_cert = {
     .name = "cert",
     .title = "CERT",
     .spec = "spec/cert.md",
+    .gpu = 1,
     .ops = OPS,
     .nops = KVQ_NELEMS(OPS),
     .gen_count = kvq_cert_gen_count,

@@ -61,5 +61,8 @@ int kvq_cert_main(int argc, char **argv);
 /* Generation (cert_gen.c). */
 uint64_t kvq_cert_gen_count(const char *levels);
 kvq_status kvq_cert_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k);
+/* The operations' exact-path solvers (cert_gen.c, kvq_op.solve). */
+kvq_status kvq_cert_solve_quant(kvq_case *c);
+kvq_status kvq_cert_solve_step(kvq_case *c);
 
 #endif /* KVQ_FAMILY_CERT_H */

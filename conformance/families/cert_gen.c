@@ -152,9 +152,10 @@ static void cert_fill(float *x, const kvq_cert_shape *s, int keys, int dist, kvq
         for (uint32_t c = 0; c < d; c++) x[kvq_cert_in_index(s, t, c)] = f16(kvq_rng_sym(r));
 }
 
-/* Expected outputs of a cert-keys or cert-values case from the exact path;
- * an exact-path error makes it an error case expecting that status. */
-static kvq_status cert_solve(kvq_case *c)
+/* cert-keys' and cert-values' solver (kvq_op.solve [VER-REG-11]): expected
+ * outputs from the exact path; an exact-path error makes it an error case
+ * expecting that status. */
+kvq_status kvq_cert_solve_quant(kvq_case *c)
 {
     kvq_cert_in *in = c->in;
     kvq_cert_quant_ref *ref = c->ref;
@@ -241,7 +242,7 @@ static kvq_status make_cert_quant(kvq_case *c, const char *tag, uint64_t seed, u
     c->status = KVQ_OK;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     cert_fill(keys ? in->k : in->v, &in->shape, keys, dist, &r);
-    return cert_solve(c);
+    return c->op->solve(c);
 }
 
 /* The expected status of a step [VEC-CERT-04]: the parameters and scale
@@ -266,6 +267,15 @@ static int step_status(const kvq_case *c)
     for (uint32_t i = 0; i < s->dim; i++) if (!is_f16(in->q[i])) return KVQ_E_PARAM;
     for (uint64_t e = 0; e < n; e++)
         if (!is_f16(in->k[e]) || !is_f16(in->v[e])) return KVQ_E_PARAM;
+    return KVQ_OK;
+}
+
+/* cert-step's solver (kvq_op.solve [VER-REG-11]): the status the step's
+ * exact path returns on the inputs; a step has no expected outputs (the
+ * exact path judges each result). */
+kvq_status kvq_cert_solve_step(kvq_case *c)
+{
+    c->status = step_status(c);
     return KVQ_OK;
 }
 
@@ -330,8 +340,7 @@ static kvq_status make_cert_step(kvq_case *c, const char *tag, uint64_t seed, ui
     c->variant = KVQ_CERT_VARIANT_SPARSE;         /* the paper twins: twin_case */
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     step_fill(c, kind, &r);
-    c->status = step_status(c);
-    return KVQ_OK;
+    return c->op->solve(c);
 }
 
 /* Error cases: one defect each, so that no order among the checks is assumed.
@@ -419,11 +428,7 @@ static kvq_status make_cert_error(kvq_case *c, const char *tag, uint64_t seed, u
         default: break;
         }
     }
-    if (step) {
-        c->status = step_status(c);
-        return KVQ_OK;
-    }
-    return cert_solve(c); /* the exact path's status, or its outputs if it accepts */
+    return c->op->solve(c); /* the exact path's status, or its outputs if it accepts */
 }
 
 
@@ -472,7 +477,7 @@ static kvq_status make_cert_negzero(kvq_case *c, const char *tag, uint64_t seed,
             i == p0 ? -0.0f : i == (p0 + 1u) % 16u ? 0.0f : f16(fabsf(kvq_rng_sym(&r)) + 0x1p-10f);
     }
     for (uint32_t t = 16u * nq; t < s->tokens; t++) in->k[kvq_cert_in_index(s, t, c1)] = -0.0f;
-    return cert_solve(c);
+    return c->op->solve(c);
 }
 
 /* ---- decode steps built to take given paths of the ladder --------------------------- */
@@ -605,8 +610,7 @@ static kvq_status make_cert_ladder(kvq_case *c, const char *tag, uint64_t seed, 
             }
         }
     }
-    c->status = step_status(c);
-    return KVQ_OK;
+    return c->op->solve(c);
 }
 
 /* The paper twin [CERT-VAR-01] of a step built as sparse case (the same

@@ -17,6 +17,7 @@
 #include "kvq_bits.h"
 #include "kvq_exact.h"
 #include "kivi.h"
+#include "rule.h"
 #include "vecio.h"
 
 /* Flags compared at the bounded level [API-FLAGS-03]: those decided by the
@@ -26,73 +27,39 @@
  * quantize-time saturation shows in the metadata, which is compared bitwise. */
 #define BOUNDED_FLAGS (KVQ_FLAG_ZERO_SCALE | KVQ_FLAG_SUBNORMAL)
 
-#define MAX_FILE_ELEMS ((uint64_t)1 << 24)
-
 static const kvq_kivi_shape *shape_of(const kvq_case *c)
 {
     return &((const kvq_kivi_in *)c->in)->shape;
 }
 
-/* Sizes.  Outputs exist for a well-formed shape only: an error case's
- * buffers are one element (a subject must reject the call before it writes,
- * [API-ERR-01]), and nothing here divides by an invalid group size. */
-static int shape_valid(const kvq_case *c)
-{
-    return kvq_kivi_params_ok(shape_of(c)) && kvq_kivi_shape_ok(shape_of(c));
-}
-
-static uint64_t n_elems(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return kvq_kivi_elems(shape_of(c));
-}
-
-static uint64_t n_out_elems(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return shape_valid(c) ? kvq_kivi_elems(shape_of(c)) : 0u;
-}
-
-static uint64_t n_groups(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return shape_valid(c) ? kvq_kivi_groups(shape_of(c)) : 0u;
-}
-
-static uint64_t n_code_bytes(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return shape_valid(c) ? kvq_kivi_code_bytes(shape_of(c)) : 0u;
-}
-
-static int meta_half(const kvq_case *c)
-{
-    return shape_of(c)->meta == KVQ_META_F16;
-}
-
-static void amb_range(const kvq_case *c, int *lo, int *hi)
-{
-    *lo = 0;
-    *hi = (int)kvq_code_max(shape_of(c)->bits);
-}
+/* The rules over a case's scalars [VER-REG-07..09], from the layout's limits
+ * (kvq_layout.h; the assertions tie each text to its C constant).  Outputs
+ * exist for a valid case only: an error case's buffers are one element (a
+ * subject must reject the call before it writes, [API-ERR-01]).
+ * valid: kvq_kivi_params_ok && kvq_kivi_shape_ok [KIVI-L-01..02]. */
+#define R_MAX_GROUP 4096
+#define R_MAX_DIM 16777216
+#define R_MAX_ELEMS 68719476736
+KVQ_STATIC_ASSERT(KVQ_MAX_GROUP == R_MAX_GROUP && KVQ_MAX_DIM == R_MAX_DIM && KVQ_MAX_ELEMS == R_MAX_ELEMS,
+                  "the rules' limits are the layout's");
+#define S_(x) #x
+#define S(x) S_(x)
+static const char VALID[] =
+    "(bits == 1 || bits == 2 || bits == 4 || bits == 8) && group >= 8 && group <= " S(R_MAX_GROUP)
+    " && group % 8 == 0 && (grouping == \"channel\" || grouping == \"token\") && (meta == \"f32\" || meta == \"f16\")"
+    " && tokens >= 1 && channels >= 1 && tokens <= " S(R_MAX_DIM) " && channels <= " S(R_MAX_DIM)
+    " && tokens * channels <= " S(R_MAX_ELEMS)
+    " && (grouping == \"channel\" ? tokens % group == 0 : channels % group == 0)";
+/* counts: T*D values, T*D/G groups of G*b/8 code bytes */
+#define N_ELEMS "tokens * channels"
+#define N_OUT_ELEMS "valid ? tokens * channels : 0"
+#define N_GROUPS "valid ? tokens * channels / group : 0"
+#define N_CODE_BYTES "valid ? tokens * channels / group * (group * bits / 8) : 0"
 
 /* " (group g)" after a code byte's index. */
 static void where_group(const kvq_case *c, uint64_t byte, char *buf, size_t len)
 {
     snprintf(buf, len, " (group %llu)", (unsigned long long)(byte / kvq_kivi_group_bytes(shape_of(c))));
-}
-
-static int check(const kvq_case *c, char *msg, size_t len)
-{
-    if (kvq_kivi_elems(shape_of(c)) > MAX_FILE_ELEMS) {
-        snprintf(msg, len, "tokens*channels exceeds %llu", (unsigned long long)MAX_FILE_ELEMS);
-        return 0;
-    }
-    if (c->status == KVQ_OK && !shape_valid(c)) {
-        snprintf(msg, len, "shape is not valid for a status-0 case");
-        return 0;
-    }
-    return 1;
 }
 
 static void describe(const kvq_case *c, char *buf, size_t len)
@@ -113,7 +80,7 @@ static void flags_where(const kvq_case *c, const void *outp, uint32_t diff, char
     const kvq_kivi_out *o = outp, *ex = c->exp;
     size_t k = 0;
     buf[0] = '\0';
-    if ((diff & KVQ_FLAG_ZERO_SCALE) && ex != NULL && shape_valid(c))
+    if ((diff & KVQ_FLAG_ZERO_SCALE) && ex != NULL && kvq_case_valid(c))
         for (uint64_t g = 0; g < kvq_kivi_groups(&in->shape); g++)
             if ((ex->scale[g] == 0.0f) != (o->scale[g] == 0.0f)) {
                 k += (size_t)snprintf(buf + k, len - k, "; first group whose scales disagree on zero: %llu",
@@ -254,21 +221,21 @@ static const kvq_field FIELDS[] = {
     { .key = "tokens", .type = KVQ_FT_U32, IN(shape.tokens) },
     { .key = "channels", .type = KVQ_FT_U32, IN(shape.channels) },
     KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
-    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count = n_elems, .finite = 1 },
-    { .key = "codes", .type = KVQ_FT_A_U8, EXP(codes), .count = n_code_bytes },
-    { .key = "scale", .type = KVQ_FT_A_META, EXP(scale), .count = n_groups },
-    { .key = "zero", .type = KVQ_FT_A_META, EXP(zero), .count = n_groups },
-    { .key = "deq", .type = KVQ_FT_A_F32, EXP(deq), .count = n_out_elems },
-    { .key = "real", .type = KVQ_FT_A_U8, REF(real), .count = n_code_bytes },
-    { .key = "amb", .type = KVQ_FT_AMB, REF(amb), .count = n_out_elems },
+    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count_rule = N_ELEMS, .finite = 1 },
+    { .key = "codes", .type = KVQ_FT_A_U8, EXP(codes), .count_rule = N_CODE_BYTES },
+    { .key = "scale", .type = KVQ_FT_A_META, EXP(scale), .count_rule = N_GROUPS },
+    { .key = "zero", .type = KVQ_FT_A_META, EXP(zero), .count_rule = N_GROUPS },
+    { .key = "deq", .type = KVQ_FT_A_F32, EXP(deq), .count_rule = N_OUT_ELEMS },
+    { .key = "real", .type = KVQ_FT_A_U8, REF(real), .count_rule = N_CODE_BYTES },
+    { .key = "amb", .type = KVQ_FT_AMB, REF(amb), .count_rule = N_OUT_ELEMS },
     KVQ_F_OUT_FLAGS,
-    { .key = "codes", .type = KVQ_FT_A_U8, OUT(codes), .count = n_code_bytes, .cmp = KVQ_CMP_EXACT,
+    { .key = "codes", .type = KVQ_FT_A_U8, OUT(codes), .count_rule = N_CODE_BYTES, .cmp = KVQ_CMP_EXACT,
       .where = where_group },
-    { .key = "scale", .type = KVQ_FT_A_META, OUT(scale), .count = n_groups, .cmp = KVQ_CMP_ALWAYS,
+    { .key = "scale", .type = KVQ_FT_A_META, OUT(scale), .count_rule = N_GROUPS, .cmp = KVQ_CMP_ALWAYS,
       .unit = "group" },
-    { .key = "zero", .type = KVQ_FT_A_META, OUT(zero), .count = n_groups, .cmp = KVQ_CMP_ALWAYS,
+    { .key = "zero", .type = KVQ_FT_A_META, OUT(zero), .count_rule = N_GROUPS, .cmp = KVQ_CMP_ALWAYS,
       .unit = "group" },
-    { .key = "deq", .type = KVQ_FT_A_F32, OUT(deq), .count = n_out_elems, .cmp = KVQ_CMP_EXACT },
+    { .key = "deq", .type = KVQ_FT_A_F32, OUT(deq), .count_rule = N_OUT_ELEMS, .cmp = KVQ_CMP_EXACT },
 };
 
 const kvq_op kvq_op_kivi_quant = {
@@ -283,11 +250,13 @@ const kvq_op kvq_op_kivi_quant = {
     .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT) | KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED),
     .entries = { { .name = "kivi_quantize", .sigver = 1 }, { .name = "kivi_dequantize", .sigver = 1 } },
     .nentries = 2,
-    .check = check,
-    .meta_half = meta_half,
-    .amb_range = amb_range,
+    .valid = VALID,
+    .meta_half = "meta == \"f16\"",
+    .amb_lo = "0",
+    .amb_hi = "bits == 1 ? 1 : bits == 2 ? 3 : bits == 4 ? 15 : 255", /* kvq_code_max [KIVI-Q-02] */
     .describe = describe,
     .flags_where = flags_where,
+    .solve = kvq_kivi_solve,
     .call = call,
     .judge = judge,
 };
@@ -298,6 +267,7 @@ const kvq_family kvq_family_kivi = {
     .name = "kivi",
     .title = "KIVI",
     .spec = "spec/kivi.md",
+    .gpu = 1,
     .ops = OPS,
     .nops = KVQ_NELEMS(OPS),
     .gen_count = kvq_kivi_gen_count,

@@ -37,5 +37,6 @@ int kvq_bench_main(int argc, char **argv);
 /* Generation (kivi_gen.c). */
 uint64_t kvq_kivi_gen_count(const char *levels);
 kvq_status kvq_kivi_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k);
+kvq_status kvq_kivi_solve(kvq_case *c);
 
 #endif /* KVQ_FAMILY_KIVI_H */

@@ -108,14 +108,26 @@ static kvq_status as_error_case(kvq_case *c, kvq_status st)
     return KVQ_OK;
 }
 
-static kvq_status solve(kvq_case *c)
+/* kivi-quant's solver (kvq_op.solve [VER-REG-11]): the exact path's status
+ * on the inputs, and for status 0 its outputs, real codes and near-ties.
+ * Parameters or a shape the exact path rejects before it reads a value make
+ * an error case without outputs. */
+kvq_status kvq_kivi_solve(kvq_case *c)
 {
     kvq_kivi_in *in = c->in;
-    kvq_kivi_out *ex = c->exp;
-    kvq_kivi_ref *ref = c->ref;
+    kvq_kivi_out *ex;
+    kvq_kivi_ref *ref;
     kvq_exact_kivi_out o;
     uint64_t n = kvq_kivi_elems(&in->shape), namb = 0;
     kvq_status st;
+    if (!(kvq_kivi_params_ok(&in->shape) && kvq_kivi_shape_ok(&in->shape)))
+        return as_error_case(c, kvq_kivi_params_ok(&in->shape) ? KVQ_E_SHAPE : KVQ_E_PARAM);
+    if (c->exp == NULL) { /* made as an error case: its outputs now */
+        c->status = KVQ_OK;
+        if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    }
+    ex = c->exp;
+    ref = c->ref;
     memset(&o, 0, sizeof o);
     o.codes = ex->codes;
     o.scale = ex->scale;
@@ -203,7 +215,7 @@ static kvq_status make_regular(kvq_case *c, const char *tag, uint64_t seed, uint
     for (uint64_t g = 0; g < ng; g++)
         fill_group(in->x + kvq_kivi_group_base(s, g), (size_t)kvq_kivi_group_stride(s), s->group,
                    s->bits, d, &r);
-    return solve(c);
+    return c->op->solve(c);
 }
 
 /* Error cases: the bad inputs every subject must reject [POL-NF-01, KIVI-L-02].
@@ -266,13 +278,7 @@ static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64
         }
     }
     /* The expected status is the exact path's verdict on these inputs. */
-    if (kvq_kivi_params_ok(s) && kvq_kivi_shape_ok(s)) {
-        c->status = KVQ_OK;
-        if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
-        return solve(c);
-    }
-    c->status = kvq_kivi_params_ok(s) ? KVQ_E_SHAPE : KVQ_E_PARAM;
-    return KVQ_OK;
+    return c->op->solve(c);
 }
 
 /* ---- constructed classes ----------------------------------------------------------
@@ -497,7 +503,7 @@ static kvq_status make_constructed(kvq_case *c, const char *tag, uint64_t seed, 
         if (!ok) /* not met in practice: ordinary data keeps the case valid */
             fill_group(xg, st, s->group, s->bits, D_UNIFORM, &r);
     }
-    return solve(c);
+    return c->op->solve(c);
 }
 
 /* Level sets [VEC-GEN-02]: regular cases, one case of each error class,

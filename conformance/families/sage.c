@@ -18,216 +18,80 @@
 #include <string.h>
 
 #include "kvq_bits.h"
+#include "rule.h"
 #include "sage.h"
 #include "vecio.h"
-
-#define MAX_FILE_ELEMS ((uint64_t)1 << 24)
 
 static const kvq_sage_in *in_of(const kvq_case *c)
 {
     return c->in;
 }
 
-/* Each operation's parameters and shape are valid (its outputs exist only then). */
-static int qk_valid(const kvq_case *c)
-{
-    const kvq_sage_in *in = in_of(c);
-    return kvq_sage_shape_ok(&in->shape) && kvq_sage_qk_ok(&in->qk) && in->seg >= 1u &&
-           in->seg <= KVQ_SAGE_MAX_TOKENS;
-}
-
-static int p_valid(const kvq_case *c)
-{
-    const kvq_sage_in *in = in_of(c);
-    return in->rows >= 1u && in->rows <= KVQ_SAGE_MAX_ROWCOL && in->cols >= 1u &&
-           in->cols <= KVQ_SAGE_MAX_ROWCOL && in->fmt <= KVQ_SAGE_FP8_E5M2;
-}
-
-static int v_valid(const kvq_case *c)
-{
-    return kvq_sage_shape_ok(&in_of(c)->shape) && in_of(c)->fmt <= KVQ_SAGE_FP8_E5M2;
-}
-
-static int ds_valid(const kvq_case *c)
-{
-    const kvq_sage_in *in = in_of(c);
-    return kvq_sage_shape_ok(&in->shape) && in->rows >= 1u && in->rows <= KVQ_SAGE_MAX_ROWCOL;
-}
-
-static int pv_valid(const kvq_case *c)
-{
-    const kvq_sage_in *in = in_of(c);
-    return in->rows >= 1u && in->rows <= KVQ_SAGE_PV_MAX_ROWS && in->n >= 1u && in->n <= KVQ_SAGE_PV_MAX_N &&
-           in->fmt <= KVQ_SAGE_FP8_E5M2 && in->model <= KVQ_SAGE_PV_MMA_SM90 &&
-           (in->buffer == 0u || in->buffer == 64u || in->buffer == 128u);
-}
-
-/* sage-attn: the record's own checks (kvq_sage_attn_ok) and arrays a file can hold */
-static int attn_valid(const kvq_case *c)
-{
-    return kvq_sage_attn_ok(&in_of(c)->attn);
-}
+/* The rules over a case's scalars [VER-REG-07..09], from the layout's limits
+ * (kvq_sage_layout.h, kvq_sage.h; the assertions tie each text to its C
+ * constant).  Each operation's outputs exist only when its parameters and
+ * shape are valid. */
+#define R_MAX_TOKENS 16777216
+#define R_MAX_BLOCK 1024
+#define R_MAX_WARPS 16
+#define R_MAX_ROWCOL 16777216
+#define R_PV_MAX_ROWS 256
+#define R_PV_MAX_N 65536
+KVQ_STATIC_ASSERT(KVQ_SAGE_MAX_TOKENS == R_MAX_TOKENS && KVQ_SAGE_MAX_BLOCK == R_MAX_BLOCK &&
+                  KVQ_SAGE_MAX_WARPS == R_MAX_WARPS && KVQ_SAGE_MAX_ROWCOL == R_MAX_ROWCOL &&
+                  KVQ_SAGE_PV_MAX_ROWS == R_PV_MAX_ROWS && KVQ_SAGE_PV_MAX_N == R_PV_MAX_N &&
+                  KVQ_SAGE_Q_SLOTS_PER_WARP == 8u && KVQ_SAGE_K_SLOTS_PER_BLOCK == 4u &&
+                  KVQ_SAGE_FP8_E5M2 == 1u && KVQ_SAGE_PV_MMA_SM90 == 1u && KVQ_SAGE_GRAN_BLOCK == 2u &&
+                  KVQ_SAGE_ROUND_PUBLIC == 1u,
+                  "the rules' limits are the layout's");
+#define S_(x) #x
+#define S(x) S_(x)
+/* kvq_sage_shape_ok [SAGE-L-02] */
+#define SHAPE_OK "tokens >= 1 && tokens <= " S(R_MAX_TOKENS) " && (dim == 64 || dim == 128)"
+#define SEG_OK "seg >= 1 && seg <= " S(R_MAX_TOKENS)
+/* kvq_sage_qk_ok [SAGE-MAP-02] */
+#define QK_OK                                                                                        \
+    "(bits == 4 || bits == 8) && gran <= 2 && rounding <= 1 && (role == \"q\" ? warps >= 1 && warps <= " \
+    S(R_MAX_WARPS) " && block <= " S(R_MAX_BLOCK) " && block >= 16 * warps && block % (16 * warps) == 0" \
+    " : role == \"k\" && warps == 1 && block >= 32 && block <= " S(R_MAX_BLOCK) " && block % 32 == 0)"
+#define VALID_QK SHAPE_OK " && " QK_OK " && " SEG_OK
+#define VALID_P "rows >= 1 && rows <= " S(R_MAX_ROWCOL) " && cols >= 1 && cols <= " S(R_MAX_ROWCOL) " && fmt <= 1"
+#define VALID_V SHAPE_OK " && fmt <= 1"
+#define VALID_DS SHAPE_OK " && rows >= 1 && rows <= " S(R_MAX_ROWCOL)
+#define VALID_PV                                                                                    \
+    "rows >= 1 && rows <= " S(R_PV_MAX_ROWS) " && n >= 1 && n <= " S(R_PV_MAX_N)                   \
+    " && fmt <= 1 && model <= 1 && (buffer == 0 || buffer == 64 || buffer == 128)"
+/* kvq_sage_attn_ok [SAGE-ATT-01] */
+#define VALID_ATTN                                                                                 \
+    "nq >= 1 && nq <= " S(R_MAX_TOKENS) " && nk >= 1 && nk <= " S(R_MAX_TOKENS) " && dim == 128"   \
+    " && (causal == 0 || causal == 1) && (buffer == 0 || buffer == 64 || buffer == 128)"          \
+    " && (bits == 4 || bits == 8) && tau >= 0x1p-126 && tau <= 0x1p16"
 
 /* ---- counts -------------------------------------------------------------------- */
 
-static uint64_t n_attn_q(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return (uint64_t)in_of(c)->attn.nq * 128u;
-}
-
-static uint64_t n_attn_k(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return (uint64_t)in_of(c)->attn.nk * 128u;
-}
-
-static uint64_t n_attn_out(const kvq_case *c, const void *rec)
-{
-    return attn_valid(c) ? n_attn_q(c, rec) : 0u;
-}
-
-static uint64_t n_pv_codes(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return (uint64_t)in_of(c)->rows * in_of(c)->n;
-}
-
-static uint64_t n_pv_rows(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return in_of(c)->rows;
-}
-
-static uint64_t n_pv_out(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return pv_valid(c) ? in_of(c)->rows : 0u;
-}
-
-static uint64_t n_nd(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return (uint64_t)in_of(c)->shape.tokens * in_of(c)->shape.dim;
-}
-
-static uint64_t n_rc(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return (uint64_t)in_of(c)->rows * in_of(c)->cols;
-}
-
-static uint64_t n_qm(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return (uint64_t)in_of(c)->rows * in_of(c)->shape.dim;
-}
-
-static uint64_t n_out_nd(const kvq_case *c, const void *rec)
-{
-    return v_valid(c) ? n_nd(c, rec) : 0u;
-}
-
-static uint64_t n_out_rc(const kvq_case *c, const void *rec)
-{
-    return p_valid(c) ? n_rc(c, rec) : 0u;
-}
-
-static uint64_t n_out_rows(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return p_valid(c) ? in_of(c)->rows : 0u;
-}
-
-static uint64_t n_out_dim(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return v_valid(c) ? in_of(c)->shape.dim : 0u;
-}
-
+#define N_ND "tokens * dim"
+#define N_RC "rows * cols"
+#define N_QM "rows * dim"
+#define N_OUT_ND "valid ? tokens * dim : 0"
+#define N_OUT_RC "valid ? rows * cols : 0"
+#define N_OUT_ROWS "valid ? rows : 0"
+#define N_OUT_DIM "valid ? dim : 0"
 /* The means exist when the smoothing's parameters are valid: a sage-qk case
- * that the quantizer rejects has smoothed (and written its means) first. */
-static uint64_t n_mean(const kvq_case *c, const void *rec)
-{
-    const kvq_sage_in *in = in_of(c);
-    (void)rec;
-    return kvq_sage_shape_ok(&in->shape) && in->seg >= 1u && in->seg <= KVQ_SAGE_MAX_TOKENS ? (uint64_t)kvq_sage_mean_rows(in->shape.tokens, in->seg) * in->shape.dim
-                                  : 0u;
-}
-
-static uint64_t n_scales(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return qk_valid(c) ? kvq_sage_scale_count(&in_of(c)->shape, &in_of(c)->qk) : 0u;
-}
-
-static uint64_t n_code_bytes(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return qk_valid(c) ? kvq_sage_code_bytes(&in_of(c)->shape, in_of(c)->qk.bits) : 0u;
-}
-
-static uint64_t n_ds(const kvq_case *c, const void *rec)
-{
-    (void)rec;
-    return ds_valid(c) ? (uint64_t)in_of(c)->rows * in_of(c)->shape.tokens : 0u;
-}
-
-/* The arrays of a case read from a file fit, and a status-0 case is valid. */
-static int check_sizes(const kvq_case *c, int valid, uint64_t n, char *msg, size_t len)
-{
-    if (n > MAX_FILE_ELEMS) {
-        snprintf(msg, len, "an array exceeds %llu values", (unsigned long long)MAX_FILE_ELEMS);
-        return 0;
-    }
-    if (c->status == KVQ_OK && !valid) {
-        snprintf(msg, len, "parameters or shape not valid for a status-0 case");
-        return 0;
-    }
-    return 1;
-}
-
-static int check_qk(const kvq_case *c, char *msg, size_t len)
-{
-    return check_sizes(c, qk_valid(c), n_nd(c, NULL), msg, len);
-}
-
-static int check_p(const kvq_case *c, char *msg, size_t len)
-{
-    return check_sizes(c, p_valid(c), n_rc(c, NULL), msg, len);
-}
-
-static int check_v(const kvq_case *c, char *msg, size_t len)
-{
-    return check_sizes(c, v_valid(c), n_nd(c, NULL), msg, len);
-}
-
-static int check_ds(const kvq_case *c, char *msg, size_t len)
-{
-    uint64_t n = n_nd(c, NULL), q = n_qm(c, NULL), d = (uint64_t)in_of(c)->rows * in_of(c)->shape.tokens;
-    return check_sizes(c, ds_valid(c), n > q ? (n > d ? n : d) : (q > d ? q : d), msg, len);
-}
-
-static int check_pv(const kvq_case *c, char *msg, size_t len)
-{
-    const kvq_sage_in *in = in_of(c);
-    if (in->rows > KVQ_SAGE_PV_MAX_ROWS || in->n > KVQ_SAGE_PV_MAX_N) {
-        snprintf(msg, len, "rows above %u or n above %u", KVQ_SAGE_PV_MAX_ROWS, KVQ_SAGE_PV_MAX_N);
-        return 0;
-    }
-    return check_sizes(c, pv_valid(c), n_pv_codes(c, NULL), msg, len);
-}
-
-static int check_attn(const kvq_case *c, char *msg, size_t len)
-{
-    const kvq_sage_in *in = in_of(c);
-    if (in->attn.nq > (1u << 16) || in->attn.nk > (1u << 16)) {
-        snprintf(msg, len, "nq or nk above 65536");
-        return 0;
-    }
-    return check_sizes(c, attn_valid(c), n_attn_q(c, NULL) > n_attn_k(c, NULL) ? n_attn_q(c, NULL)
-                                                                               : n_attn_k(c, NULL), msg, len);
-}
+ * that the quantizer rejects has smoothed (and written its means) first
+ * [SAGE-SM-01]: ceil(N / seg) rows of d. */
+#define N_MEAN "" SHAPE_OK " && " SEG_OK " ? cdiv(tokens, seg) * dim : 0"
+/* ceil(N / b) blocks of kvq_sage_slots_per_block slots [SAGE-MAP-03] */
+#define N_SCALES                                                                                   \
+    "valid ? cdiv(tokens, block) * (role == \"q\" ? (gran == \"thread\" ? 8 * warps : gran == \"warp\" ? warps : 1)" \
+    " : gran == \"thread\" ? 4 : 1) : 0"
+#define N_CODE_BYTES "valid ? tokens * dim * bits / 8 : 0"
+#define N_DS "valid ? rows * tokens : 0"
+#define N_PV_CODES "rows * n"
+#define N_PV_ROWS "rows"
+#define N_PV_OUT "valid ? rows : 0"
+#define N_ATTN_Q "nq * 128"
+#define N_ATTN_K "nk * 128"
+#define N_ATTN_OUT "valid ? nq * 128 : 0"
 
 static const char *const ROLES[] = { "q", "k" };
 static const char *const GRANS[] = { "thread", "warp", "block" };
@@ -288,7 +152,7 @@ static int call_qk(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint3
     kvq_sage_qk_out *o = outp;
     kvq_sage_smooth_v1_fn smooth = (kvq_sage_smooth_v1_fn)fns[0];
     kvq_sage_quantize_qk_v1_fn quantize = (kvq_sage_quantize_qk_v1_fn)fns[1];
-    uint64_t n = n_nd(c, NULL);
+    uint64_t n = kvq_sage_elems(&in->shape);
     float *xs = malloc((size_t)(n ? n : 1) * sizeof *xs);
     int st;
     if (xs == NULL) return KVQ_E_NOMEM;
@@ -472,7 +336,7 @@ static void judge_attn(kvq_verdict *v, const kvq_case *c, const void *outp, uint
 {
     const kvq_sage_attn_out *o = outp;
     const kvq_sage_attn_ref *rf = c->ref;
-    const uint64_t n = n_attn_out(c, NULL);
+    const uint64_t n = kvq_count(c, kvq_op_output(c->op, "o"), outp);
     (void)flags;
     for (uint64_t e = 0; e < n; e++) {
         const double x = o->o[e], lo = rf->lo[e], hi = rf->hi[e], b = rf->bound[e];
@@ -569,15 +433,15 @@ static const kvq_field QK_FIELDS[] = {
     { .key = "rounding", .type = KVQ_FT_ENUM, IN(qk.rounding), .names = ROUNDINGS, .nnames = 2 },
     { .key = "seg", .type = KVQ_FT_U32, IN(seg) },
     SHAPE, KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
-    { .key = "x", .type = KVQ_FT_A_F32, IN(x), .count = n_nd, .finite = 1 },
-    { .key = "mean", .type = KVQ_FT_A_F32, QEXP(mean), .count = n_mean },
-    { .key = "scale", .type = KVQ_FT_A_F32, QEXP(scale), .count = n_scales },
-    { .key = "codes", .type = KVQ_FT_A_U8, QEXP(codes), .count = n_code_bytes },
+    { .key = "x", .type = KVQ_FT_A_F32, .finite = 1, IN(x), .count_rule = N_ND },
+    { .key = "mean", .type = KVQ_FT_A_F32, QEXP(mean), .count_rule = N_MEAN },
+    { .key = "scale", .type = KVQ_FT_A_F32, QEXP(scale), .count_rule = N_SCALES },
+    { .key = "codes", .type = KVQ_FT_A_U8, QEXP(codes), .count_rule = N_CODE_BYTES },
     KVQ_F_OUT_FLAGS,
-    { .key = "mean", .type = KVQ_FT_A_F32, QOUT(mean), .count = n_mean, .cmp = KVQ_CMP_EXACT },
-    { .key = "scale", .type = KVQ_FT_A_F32, QOUT(scale), .count = n_scales, .cmp = KVQ_CMP_EXACT,
+    { .key = "mean", .type = KVQ_FT_A_F32, QOUT(mean), .count_rule = N_MEAN, .cmp = KVQ_CMP_EXACT },
+    { .key = "scale", .type = KVQ_FT_A_F32, QOUT(scale), .count_rule = N_SCALES, .cmp = KVQ_CMP_EXACT,
       .unit = "slot" },
-    { .key = "codes", .type = KVQ_FT_A_U8, QOUT(codes), .count = n_code_bytes, .cmp = KVQ_CMP_EXACT },
+    { .key = "codes", .type = KVQ_FT_A_U8, QOUT(codes), .count_rule = N_CODE_BYTES, .cmp = KVQ_CMP_EXACT },
 };
 
 #define PEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_p_out, m)
@@ -587,12 +451,12 @@ static const kvq_field P_FIELDS[] = {
     { .key = "rows", .type = KVQ_FT_U32, IN(rows) },
     { .key = "cols", .type = KVQ_FT_U32, IN(cols) },
     KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
-    { .key = "p", .type = KVQ_FT_A_F32, IN(x), .count = n_rc, .finite = 1 },
-    { .key = "codes", .type = KVQ_FT_A_U8, PEXP(codes), .count = n_out_rc },
-    { .key = "rowsum", .type = KVQ_FT_A_F32, PEXP(rowsum), .count = n_out_rows },
+    { .key = "p", .type = KVQ_FT_A_F32, .finite = 1, IN(x), .count_rule = N_RC },
+    { .key = "codes", .type = KVQ_FT_A_U8, PEXP(codes), .count_rule = N_OUT_RC },
+    { .key = "rowsum", .type = KVQ_FT_A_F32, PEXP(rowsum), .count_rule = N_OUT_ROWS },
     KVQ_F_OUT_FLAGS,
-    { .key = "codes", .type = KVQ_FT_A_U8, POUT(codes), .count = n_out_rc, .cmp = KVQ_CMP_EXACT },
-    { .key = "rowsum", .type = KVQ_FT_A_F32, POUT(rowsum), .count = n_out_rows, .cmp = KVQ_CMP_EXACT,
+    { .key = "codes", .type = KVQ_FT_A_U8, POUT(codes), .count_rule = N_OUT_RC, .cmp = KVQ_CMP_EXACT },
+    { .key = "rowsum", .type = KVQ_FT_A_F32, POUT(rowsum), .count_rule = N_OUT_ROWS, .cmp = KVQ_CMP_EXACT,
       .unit = "row" },
 };
 
@@ -600,13 +464,13 @@ static const kvq_field P_FIELDS[] = {
 #define VOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_sage_v_out, m)
 static const kvq_field V_FIELDS[] = {
     KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, FMT, SHAPE, KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
-    { .key = "v", .type = KVQ_FT_A_F32, IN(x), .count = n_nd, .finite = 1 },
-    { .key = "scale", .type = KVQ_FT_A_F32, VEXP(scale), .count = n_out_dim },
-    { .key = "codes", .type = KVQ_FT_A_U8, VEXP(codes), .count = n_out_nd },
+    { .key = "v", .type = KVQ_FT_A_F32, .finite = 1, IN(x), .count_rule = N_ND },
+    { .key = "scale", .type = KVQ_FT_A_F32, VEXP(scale), .count_rule = N_OUT_DIM },
+    { .key = "codes", .type = KVQ_FT_A_U8, VEXP(codes), .count_rule = N_OUT_ND },
     KVQ_F_OUT_FLAGS,
-    { .key = "scale", .type = KVQ_FT_A_F32, VOUT(scale), .count = n_out_dim, .cmp = KVQ_CMP_EXACT,
+    { .key = "scale", .type = KVQ_FT_A_F32, VOUT(scale), .count_rule = N_OUT_DIM, .cmp = KVQ_CMP_EXACT,
       .unit = "channel" },
-    { .key = "codes", .type = KVQ_FT_A_U8, VOUT(codes), .count = n_out_nd, .cmp = KVQ_CMP_EXACT },
+    { .key = "codes", .type = KVQ_FT_A_U8, VOUT(codes), .count_rule = N_OUT_ND, .cmp = KVQ_CMP_EXACT },
 };
 
 #define DEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_ds_out, m)
@@ -617,10 +481,10 @@ static const kvq_field DS_FIELDS[] = {
     SHAPE,
     { .key = "tau", .type = KVQ_FT_F32, IN(tau) },
     KVQ_F_STATUS,
-    { .key = "qm", .type = KVQ_FT_A_F32, IN(qm), .count = n_qm, .finite = 1 },
-    { .key = "ks", .type = KVQ_FT_A_F32, IN(x), .count = n_nd, .finite = 1 },
-    { .key = "ds", .type = KVQ_FT_A_F32, DEXP(ds), .count = n_ds },
-    { .key = "ds", .type = KVQ_FT_A_F32, DOUT(ds), .count = n_ds, .cmp = KVQ_CMP_EXACT },
+    { .key = "qm", .type = KVQ_FT_A_F32, .finite = 1, IN(qm), .count_rule = N_QM },
+    { .key = "ks", .type = KVQ_FT_A_F32, .finite = 1, IN(x), .count_rule = N_ND },
+    { .key = "ds", .type = KVQ_FT_A_F32, DEXP(ds), .count_rule = N_DS },
+    { .key = "ds", .type = KVQ_FT_A_F32, DOUT(ds), .count_rule = N_DS, .cmp = KVQ_CMP_EXACT },
 };
 
 #define PVEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_pv_out, m)
@@ -634,13 +498,13 @@ static const kvq_field PV_FIELDS[] = {
     { .key = "rows", .type = KVQ_FT_U32, IN(rows) },
     { .key = "n", .type = KVQ_FT_U32, IN(n) },
     KVQ_F_STATUS,
-    { .key = "c", .type = KVQ_FT_A_F32, IN(c), .count = n_pv_rows, .finite = 1 },
-    { .key = "a", .type = KVQ_FT_A_U8, IN(a), .count = n_pv_codes },
-    { .key = "b", .type = KVQ_FT_A_U8, IN(b), .count = n_pv_codes },
-    { .key = "d", .type = KVQ_FT_A_F32, PVEXP(d), .count = n_pv_out },
-    { .key = "lo", .type = KVQ_FT_A_F32, PVREF(lo), .count = n_pv_out },
-    { .key = "hi", .type = KVQ_FT_A_F32, PVREF(hi), .count = n_pv_out },
-    { .key = "d", .type = KVQ_FT_A_F32, PVOUT(d), .count = n_pv_out, .cmp = KVQ_CMP_EXACT, .unit = "row" },
+    { .key = "c", .type = KVQ_FT_A_F32, .finite = 1, IN(c), .count_rule = N_PV_ROWS },
+    { .key = "a", .type = KVQ_FT_A_U8, IN(a), .count_rule = N_PV_CODES },
+    { .key = "b", .type = KVQ_FT_A_U8, IN(b), .count_rule = N_PV_CODES },
+    { .key = "d", .type = KVQ_FT_A_F32, PVEXP(d), .count_rule = N_PV_OUT },
+    { .key = "lo", .type = KVQ_FT_A_F32, PVREF(lo), .count_rule = N_PV_OUT },
+    { .key = "hi", .type = KVQ_FT_A_F32, PVREF(hi), .count_rule = N_PV_OUT },
+    { .key = "d", .type = KVQ_FT_A_F32, PVOUT(d), .count_rule = N_PV_OUT, .cmp = KVQ_CMP_EXACT, .unit = "row" },
 };
 
 #define AREF(m) .role = KVQ_ROLE_REFERENCE, .offset = offsetof(kvq_sage_attn_ref, m)
@@ -655,13 +519,13 @@ static const kvq_field ATTN_FIELDS[] = {
     { .key = "bits", .type = KVQ_FT_U32, IN(attn.qk_bits) },
     { .key = "tau", .type = KVQ_FT_F32, IN(attn.tau) },
     KVQ_F_STATUS,
-    { .key = "q", .type = KVQ_FT_A_F32, IN(x), .count = n_attn_q, .finite = 1 },
-    { .key = "k", .type = KVQ_FT_A_F32, IN(qm), .count = n_attn_k, .finite = 1 },
-    { .key = "v", .type = KVQ_FT_A_F32, IN(v), .count = n_attn_k, .finite = 1 },
-    { .key = "lo", .type = KVQ_FT_A_F32, AREF(lo), .count = n_attn_out },
-    { .key = "hi", .type = KVQ_FT_A_F32, AREF(hi), .count = n_attn_out },
-    { .key = "bound", .type = KVQ_FT_A_F32, AREF(bound), .count = n_attn_out },
-    { .key = "o", .type = KVQ_FT_A_F32, AOUT(o), .count = n_attn_out },
+    { .key = "q", .type = KVQ_FT_A_F32, .finite = 1, IN(x), .count_rule = N_ATTN_Q },
+    { .key = "k", .type = KVQ_FT_A_F32, .finite = 1, IN(qm), .count_rule = N_ATTN_K },
+    { .key = "v", .type = KVQ_FT_A_F32, .finite = 1, IN(v), .count_rule = N_ATTN_K },
+    { .key = "lo", .type = KVQ_FT_A_F32, AREF(lo), .count_rule = N_ATTN_OUT },
+    { .key = "hi", .type = KVQ_FT_A_F32, AREF(hi), .count_rule = N_ATTN_OUT },
+    { .key = "bound", .type = KVQ_FT_A_F32, AREF(bound), .count_rule = N_ATTN_OUT },
+    { .key = "o", .type = KVQ_FT_A_F32, AOUT(o), .count_rule = N_ATTN_OUT },
 };
 
 #define EXACT_ONLY KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT)
@@ -678,8 +542,9 @@ const kvq_op kvq_op_sage_qk = {
     .levels = EXACT_ONLY,
     .entries = { { .name = "sage_smooth", .sigver = 1 }, { .name = "sage_quantize_qk", .sigver = 1 } },
     .nentries = 2,
-    .check = check_qk,
+    .valid = VALID_QK,
     .describe = describe_qk,
+    .solve = kvq_sage_solve_qk,
     .call = call_qk,
     .judge = judge_qk,
 };
@@ -696,8 +561,9 @@ const kvq_op kvq_op_sage_p = {
     .levels = EXACT_ONLY,
     .entries = { { .name = "sage_quantize_p", .sigver = 1 } },
     .nentries = 1,
-    .check = check_p,
+    .valid = VALID_P,
     .describe = describe_p,
+    .solve = kvq_sage_solve_p,
     .call = call_p,
     .judge = judge_p,
 };
@@ -714,8 +580,9 @@ const kvq_op kvq_op_sage_v = {
     .levels = EXACT_ONLY,
     .entries = { { .name = "sage_quantize_v", .sigver = 1 } },
     .nentries = 1,
-    .check = check_v,
+    .valid = VALID_V,
     .describe = describe_v,
+    .solve = kvq_sage_solve_v,
     .call = call_v,
     .judge = judge_v,
 };
@@ -732,8 +599,9 @@ const kvq_op kvq_op_sage_ds = {
     .levels = EXACT_ONLY,
     .entries = { { .name = "sage_delta_s", .sigver = 1 } },
     .nentries = 1,
-    .check = check_ds,
+    .valid = VALID_DS,
     .describe = describe_ds,
+    .solve = kvq_sage_solve_ds,
     .call = call_ds,
     .judge = judge_ds,
 };
@@ -750,8 +618,9 @@ const kvq_op kvq_op_sage_pv = {
     .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT) | KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED),
     .entries = { { .name = "sage_pv", .sigver = 1 } },
     .nentries = 1,
-    .check = check_pv,
+    .valid = VALID_PV,
     .describe = describe_pv,
+    .solve = kvq_sage_solve_pv,
     .call = call_pv,
     .judge = judge_pv,
 };
@@ -768,8 +637,9 @@ const kvq_op kvq_op_sage_attn = {
     .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED),
     .entries = { { .name = "sage_attention", .sigver = 1 } },
     .nentries = 1,
-    .check = check_attn,
+    .valid = VALID_ATTN,
     .describe = describe_attn,
+    .solve = kvq_sage_solve_attn,
     .call = call_attn,
     .judge = judge_attn,
 };
@@ -781,6 +651,7 @@ const kvq_family kvq_family_sage = {
     .name = "sage",
     .title = "SAGE",
     .spec = "spec/sage.md",
+    .gpu = 1,
     .ops = OPS,
     .nops = KVQ_NELEMS(OPS),
     .gen_count = kvq_sage_gen_count,

@@ -84,6 +84,13 @@ extern const kvq_op kvq_op_sage_qk, kvq_op_sage_p, kvq_op_sage_v, kvq_op_sage_ds
 /* Generation (sage_gen.c). */
 uint64_t kvq_sage_gen_count(const char *levels);
 kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k);
+/* The operations' exact-path solvers (sage_gen.c, kvq_op.solve). */
+kvq_status kvq_sage_solve_qk(kvq_case *c);
+kvq_status kvq_sage_solve_p(kvq_case *c);
+kvq_status kvq_sage_solve_v(kvq_case *c);
+kvq_status kvq_sage_solve_ds(kvq_case *c);
+kvq_status kvq_sage_solve_pv(kvq_case *c);
+kvq_status kvq_sage_solve_attn(kvq_case *c);
 /* `kvq probe` (sage_probe.c): runs the accumulator probe program. */
 int kvq_sage_probe_main(int argc, char **argv);
 #define KVQ_SAGE_PROBE_USAGE                                                                     \

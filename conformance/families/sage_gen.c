@@ -61,39 +61,8 @@ static kvq_status solve_attn(kvq_case *c)
 }
 
 /* The exact path's verdict and outputs; an error status drops the outputs. */
-static kvq_status solve(kvq_case *c)
+static kvq_status finish(kvq_case *c, kvq_status st, uint32_t lem, uint32_t flags)
 {
-    kvq_sage_in *in = c->in;
-    uint32_t lem = 0, lem2 = 0, flags = 0;
-    kvq_status st;
-    if (c->op == &kvq_op_sage_qk) {
-        kvq_sage_qk_out *ex = c->exp;
-        uint64_t n = (uint64_t)in->shape.tokens * in->shape.dim;
-        float *xs = malloc((size_t)(n ? n : 1) * sizeof *xs);
-        if (xs == NULL) return KVQ_E_NOMEM;
-        st = kvq_exact_sage_smooth(xs, ex->mean, &lem, in->x, &in->shape, in->seg);
-        if (st == KVQ_OK)
-            st = kvq_exact_sage_quantize_qk(ex->codes, ex->scale, &flags, &lem2, xs, &in->shape, &in->qk,
-                                            &c->pol);
-        free(xs);
-    } else if (c->op == &kvq_op_sage_p) {
-        kvq_sage_p_out *ex = c->exp;
-        st = kvq_exact_sage_quantize_p(ex->codes, ex->rowsum, &flags, &lem, in->x, in->rows, in->cols, in->fmt,
-                                       &c->pol);
-    } else if (c->op == &kvq_op_sage_v) {
-        kvq_sage_v_out *ex = c->exp;
-        st = kvq_exact_sage_quantize_v(ex->codes, ex->scale, &flags, &lem, in->x, &in->shape, in->fmt, &c->pol);
-    } else if (c->op == &kvq_op_sage_ds) {
-        kvq_sage_ds_out *ex = c->exp;
-        st = kvq_exact_sage_delta_s(ex->ds, &lem, in->qm, in->x, in->rows, &in->shape, in->tau);
-    } else if (c->op == &kvq_op_sage_pv) {
-        kvq_sage_pv_out *ex = c->exp;
-        kvq_sage_pv_ref *rf = c->ref;
-        st = kvq_exact_sage_pv(ex->d, rf->lo, rf->hi, in->a, in->b, in->c, in->rows, in->n, in->fmt, in->model,
-                               in->buffer);
-    } else {
-        st = solve_attn(c);
-    }
     if (st == KVQ_E_NOMEM) return st;
     if (st != KVQ_OK) {
         kvq_case_drop_outputs(c);
@@ -101,10 +70,72 @@ static kvq_status solve(kvq_case *c)
         c->flags = 0;
         return KVQ_OK;
     }
-    if (lem | lem2) return lemma_failed(c, lem | lem2);
+    if (lem) return lemma_failed(c, lem);
     c->status = KVQ_OK;
     c->flags = flags;
     return KVQ_OK;
+}
+
+/* The solvers of the SAGE operations (kvq_op.solve [VER-REG-11]): each the
+ * exact path's status on the case's inputs, and for status 0 its outputs. */
+kvq_status kvq_sage_solve_qk(kvq_case *c)
+{
+    kvq_sage_in *in = c->in;
+    kvq_sage_qk_out *ex = c->exp;
+    uint32_t lem = 0, lem2 = 0, flags = 0;
+    uint64_t n = (uint64_t)in->shape.tokens * in->shape.dim;
+    float *xs = malloc((size_t)(n ? n : 1) * sizeof *xs);
+    kvq_status st;
+    if (xs == NULL) return KVQ_E_NOMEM;
+    st = kvq_exact_sage_smooth(xs, ex->mean, &lem, in->x, &in->shape, in->seg);
+    if (st == KVQ_OK)
+        st = kvq_exact_sage_quantize_qk(ex->codes, ex->scale, &flags, &lem2, xs, &in->shape, &in->qk, &c->pol);
+    free(xs);
+    return finish(c, st, lem | lem2, flags);
+}
+
+kvq_status kvq_sage_solve_p(kvq_case *c)
+{
+    kvq_sage_in *in = c->in;
+    kvq_sage_p_out *ex = c->exp;
+    uint32_t lem = 0, flags = 0;
+    kvq_status st = kvq_exact_sage_quantize_p(ex->codes, ex->rowsum, &flags, &lem, in->x, in->rows, in->cols,
+                                              in->fmt, &c->pol);
+    return finish(c, st, lem, flags);
+}
+
+kvq_status kvq_sage_solve_v(kvq_case *c)
+{
+    kvq_sage_in *in = c->in;
+    kvq_sage_v_out *ex = c->exp;
+    uint32_t lem = 0, flags = 0;
+    kvq_status st = kvq_exact_sage_quantize_v(ex->codes, ex->scale, &flags, &lem, in->x, &in->shape, in->fmt,
+                                              &c->pol);
+    return finish(c, st, lem, flags);
+}
+
+kvq_status kvq_sage_solve_ds(kvq_case *c)
+{
+    kvq_sage_in *in = c->in;
+    kvq_sage_ds_out *ex = c->exp;
+    uint32_t lem = 0;
+    kvq_status st = kvq_exact_sage_delta_s(ex->ds, &lem, in->qm, in->x, in->rows, &in->shape, in->tau);
+    return finish(c, st, lem, 0);
+}
+
+kvq_status kvq_sage_solve_pv(kvq_case *c)
+{
+    kvq_sage_in *in = c->in;
+    kvq_sage_pv_out *ex = c->exp;
+    kvq_sage_pv_ref *rf = c->ref;
+    kvq_status st = kvq_exact_sage_pv(ex->d, rf->lo, rf->hi, in->a, in->b, in->c, in->rows, in->n, in->fmt,
+                                      in->model, in->buffer);
+    return finish(c, st, 0, 0);
+}
+
+kvq_status kvq_sage_solve_attn(kvq_case *c)
+{
+    return finish(c, solve_attn(c), 0, 0);
 }
 
 /* A new case of op from (seed, k): its generator (one draw discarded), the
@@ -246,7 +277,7 @@ static kvq_status make_qk(kvq_case *c, const char *tag, uint64_t seed, uint64_t 
     c->status = KVQ_OK;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     fill_qk(in, dist, &r);
-    return solve(c);
+    return c->op->solve(c);
 }
 
 /* ---- sage-p ------------------------------------------------------------------------- */
@@ -285,7 +316,7 @@ static kvq_status make_p(kvq_case *c, const char *tag, uint64_t seed, uint64_t k
     c->status = KVQ_OK;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     fill_p(in->x, in->rows, in->cols, &r);
-    return solve(c);
+    return c->op->solve(c);
 }
 
 /* ---- sage-v ------------------------------------------------------------------------- */
@@ -320,7 +351,7 @@ static kvq_status make_v(kvq_case *c, const char *tag, uint64_t seed, uint64_t k
     c->status = KVQ_OK;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     fill_v(in->x, in->shape.tokens, in->shape.dim, &r);
-    return solve(c);
+    return c->op->solve(c);
 }
 
 /* ---- sage-ds ------------------------------------------------------------------------ */
@@ -347,7 +378,7 @@ static kvq_status make_ds(kvq_case *c, const char *tag, uint64_t seed, uint64_t 
     b = ldexpf(1.0f, (int)kvq_rng_below(&r, 16) - 8);
     for (uint64_t e = 0; e < (uint64_t)in->rows * in->shape.dim; e++) in->qm[e] = a * kvq_rng_sym(&r);
     for (uint64_t e = 0; e < (uint64_t)in->shape.tokens * in->shape.dim; e++) in->x[e] = b * kvq_rng_sym(&r);
-    return solve(c);
+    return c->op->solve(c);
 }
 
 /* ---- error cases [SAGE-BAD-01] ------------------------------------------------------------ */
@@ -417,7 +448,7 @@ static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64
         }
     }
     if (which == E_DS_NAN && nq) in->qm[kvq_rng_next(&r) % nq] = NAN;
-    return solve(c);
+    return c->op->solve(c);
 }
 
 /* ---- sage-pv [SAGE-ACC-07] ---------------------------------------------------------------- */
@@ -479,7 +510,7 @@ static kvq_status make_pv(kvq_case *c, const char *tag, uint64_t seed, uint64_t 
     c->status = KVQ_OK;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     fill_pv(in, dist, &r);
-    return solve(c);
+    return c->op->solve(c);
 }
 
 enum { PE_NAN, PE_CINF, PE_E5M2_INF, PE_BUFFER, PE_ROWS, PE_COUNT };
@@ -507,7 +538,7 @@ static kvq_status make_pv_error(kvq_case *c, const char *tag, uint64_t seed, uin
         if (which == PE_E5M2_INF) in->a[at] = kvq_rng_below(&r, 2) ? 0x7Cu : 0xFCu;
         if (which == PE_CINF) in->c[kvq_rng_below(&r, in->rows)] = -INFINITY;
     }
-    return solve(c);
+    return c->op->solve(c);
 }
 
 /* ---- sage-attn [SAGE-ATT-01..07] ---------------------------------------------------------- */
@@ -579,7 +610,7 @@ static kvq_status make_attn(kvq_case *c, const char *tag, uint64_t seed, uint64_
     c->status = KVQ_OK;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     fill_attn(in, sh->dist, &r);
-    return solve(c);
+    return c->op->solve(c);
 }
 
 enum { AE_NAN, AE_DIM, AE_BUFFER, AE_BIG, AE_TAU0, AE_COUNT };
@@ -601,7 +632,7 @@ static kvq_status make_attn_error(kvq_case *c, const char *tag, uint64_t seed, u
     fill_attn(in, AT_GAUSS, &r);
     if (which == AE_NAN) in->v[kvq_rng_next(&r) % ((uint64_t)in->attn.nk * 128u)] = NAN;
     if (which == AE_BIG) in->qm[kvq_rng_next(&r) % ((uint64_t)in->attn.nk * 128u)] = 0x1p49f;
-    return solve(c);
+    return c->op->solve(c);
 }
 
 /* ---- level sets [VEC-GEN-02] -------------------------------------------------------------- */

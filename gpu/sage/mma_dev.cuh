@@ -1,7 +1,7 @@
 /*
  * mma_dev.cuh -- the FP8 tensor-core instructions of [SAGE-ACC-02] as device
  * helpers (sm_90a), shared by the accumulator probe (gpu/sage/mma_probe.cu,
- * [SAGE-ACC-04]) and the GPU subject's sage_pv entry (gpu/subject_gpu.cu,
+ * [SAGE-ACC-04]) and the GPU subject's sage_pv kernels (gpu/sage/sage_pv.cu,
  * [SAGE-ACC-07]), so both run the same operand layouts.
  *
  * wgmma.mma_async m64n8k32 .f32 .e4m3.e4m3 / .e5m2.e5m2, both operands in

@@ -17,11 +17,10 @@
 kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, const float *v,
                                       const kvq_sage_attn *a, const kvq_policy *pol, uint32_t variant);
 
-/* kvq_sage_pv's parts: the argument checks, and the run under any model
- * with any flush interval (the wrong subjects' changed accumulators). */
+/* kvq_sage_pv's run under any model with any flush interval (the wrong
+ * subjects' changed accumulators); its argument checks: kvq_sage_pv_check
+ * (kvq_sage.h). */
 #include "kvq_mma.h"
-kvq_status kvq_sage_pv_check(const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
-                             uint32_t fmt, uint32_t model, uint32_t buffer);
 void kvq_sage_pv_run(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
                      uint32_t fmt, const kvq_mma_model *m, uint32_t flush);
 

@@ -1,0 +1,65 @@
+# gpu/sage/rules.mk -- the SAGE family's GPU programs (included by the Makefile, which
+# finds this file by rule: gpu/*/rules.mk).
+# GPU SAGE (gpu/sage/: kernels sage.cu and sage_ds.cu, test, benchmark, FP8
+# conversion matrix, exhaustive FP8 sweep)
+SAGE_HDR := include/kvq_sage.h include/kvq_sage_layout.h include/kvq_fp8.h
+$(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o: gpu/sage/sage_common.cuh
+$(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/sage/sage_test.o $(B)/gpu/sage/sage_bench.o \
+    $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/sage/fp8_sweep.o: $(SAGE_HDR)
+SAGE_REF_OBJ := $(B)/gpu/ref/ref/fast/sage.o $(B)/gpu/ref/ref/common/fp8.o
+# sage_pv on the device (gpu/sage/sage_pv.cu, a kernel unit: the FP8 MMA instructions of
+# gpu/sage/mma_dev.cuh) checks its arguments by ref/fast/sage_attn.c's kvq_sage_pv_check;
+# the subject's SAGE entries (gpu/sage/entries.cu) link it (prerequisites: the rule takes $^)
+$(B)/gpu/sage/sage_pv.o: gpu/sage/mma_dev.cuh include/kvq_mma.h $(SAGE_HDR)
+$(B)/gpu/sage/entries.o: $(SAGE_HDR) include/kvq_sage_attn.h
+$(B)/gpu/libkvq_subject_gpu.so: $(B)/gpu/ref/ref/fast/sage_attn.o $(SAGE_REF_OBJ)
+$(B)/gpu/ref/ref/fast/sage_attn.o: ref/fast/sage_attn_internal.h include/kvq_mma.h $(SAGE_HDR)
+$(B)/gpu/kvq_gpu_sage_test: $(GPU_OBJ) $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_sage_bench: $(GPU_OBJ) $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_sage_fp8_matrix: $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/ref/ref/common/fp8.o \
+    $(B)/gpu/ref/ref/common/fbits.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+# every binary32 encoding through the device's FP8 conversions vs kvq_fp8_round_bits32
+# (header only: links nothing of ref/)
+$(B)/gpu/kvq_sage_fp8_sweep: $(B)/gpu/sage/fp8_sweep.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+# the accumulator probe: device tiles, judged on the host with OpenMP
+$(B)/gpu/sage/mma_probe.o: include/kvq_mma.h gpu/sage/mma_dev.cuh
+$(B)/gpu/sage/mma_probe.o: NVFLAGS += -Xcompiler -fopenmp
+$(B)/gpu/kvq_sage_mma_probe: $(B)/gpu/sage/mma_probe.o
+	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lm -lgomp
+# the attention core and pipeline (gpu/sage/sage_attn.cu, a kernel unit of GPU_OBJ), its
+# device test (bitwise against ref/fast/sage.c and the wgmma model; OpenMP host checks) and
+# the shared library a benchmark loads (kvq_cuda_sage_attn, _workspace, _core, ...)
+$(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h
+$(B)/gpu/sage/attn_test.o: $(SAGE_HDR) include/kvq_sage_attn.h include/kvq_mma.h
+$(B)/gpu/sage/attn_test.o: NVFLAGS += -Xcompiler -fopenmp
+$(B)/gpu/kvq_gpu_sage_attn_test: $(GPU_OBJ) $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ) \
+    $(B)/rel/libkvq.a
+	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lmpfr -lgmp -lm -lgomp
+# the device's ex2.approx.ftz.f32 on every non-positive binary32 argument ([TR-EX2])
+$(B)/gpu/kvq_sage_ex2_sweep: $(B)/gpu/sage/ex2_sweep.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/libkvq_sage_attn.so: $(GPU_OBJ) $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
+GPU_TARGETS += $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_sage_bench $(B)/gpu/kvq_sage_fp8_matrix \
+               $(B)/gpu/kvq_sage_fp8_sweep $(B)/gpu/kvq_sage_mma_probe \
+               $(B)/gpu/kvq_gpu_sage_attn_test $(B)/gpu/libkvq_sage_attn.so $(B)/gpu/kvq_sage_ex2_sweep
+
+# SAGE's part of `make gpu-test`: the device test, the attention test, the ex2 sweep
+# (exit 77: SKIPPED, not a pass) and a confirmation run of the accumulator probe.
+GPU_TESTS += gpu-check-sage
+.PHONY: gpu-check-sage
+gpu-check-sage: $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_gpu_sage_attn_test $(B)/gpu/kvq_sage_ex2_sweep \
+                $(B)/gpu/kvq_sage_mma_probe
+	$(B)/gpu/kvq_gpu_sage_test
+	@rc=0; $(B)/gpu/kvq_gpu_sage_attn_test || rc=$$?; \
+	  if [ $$rc -eq 77 ]; then echo "gpu-test: kvq_gpu_sage_attn_test SKIPPED (exit 77), not a pass"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
+	@rc=0; $(B)/gpu/kvq_sage_ex2_sweep || rc=$$?; \
+	  if [ $$rc -eq 77 ]; then echo "gpu-test: kvq_sage_ex2_sweep SKIPPED (exit 77), not a pass"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
+	$(B)/gpu/kvq_sage_mma_probe --confirm --tiles 20000
+
