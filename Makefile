@@ -369,7 +369,7 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a
 	  install -m 755 $(B)/gpu/kvq_sage_mma_probe $(DESTDIR)$(PREFIX)/libexec/kvq/kvq_sage_mma_probe && \
 	  echo "installed the probe program (kvq probe) in $(DESTDIR)$(PREFIX)/libexec/kvq"; fi
 	install -m 644 conformance/kvq.1 $(DESTDIR)$(PREFIX)/share/man/man1/kvq.1
-	install -m 644 conformance/python/kvqio.py $(DESTDIR)$(PREFIX)/share/kvq/python/kvqio.py
+	install -m 644 conformance/python/kvqio.py conformance/python/README.md conformance/registry.json $(DESTDIR)$(PREFIX)/share/kvq/python/
 	install -m 644 gpu/examples/torch_kivi.py gpu/examples/README.md $(DESTDIR)$(PREFIX)/share/kvq/examples/
 	@v=$$($(B)/rel/kvq version | awk '{print $$2}') && \
 	  printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \

@@ -26,6 +26,7 @@ seed, printed with a failure).
 
 import importlib.util
 import io
+import json
 import math
 import os
 import random
@@ -367,13 +368,14 @@ class _Generated(unittest.TestCase):
             raise unittest.SkipTest("no kvq binary at %s (make first)" % KVQ)
         cls.tmp = tempfile.TemporaryDirectory(prefix="kvqio-test.")
         cls.dir = cls.tmp.name
-        cls.vec = {}
-        for fam in ("kivi", "cert", "sage"):
-            path = os.path.join(cls.dir, fam + "-smoke.vec")
-            rc, out = kvq("gen", "--family", fam, "--level", "smoke", "-o", path)
+        cls.vec, cls.levels = {}, {}
+        for fam in kvqio.registry().families:        # every family the registry describes:
+            lv = "smoke" if "smoke" in fam.level_sets else fam.level_sets[0]   # its smallest set
+            path = os.path.join(cls.dir, fam.name + "-smoke.vec")
+            rc, out = kvq("gen", "--family", fam.name, "--level", lv, "-o", path)
             if rc != 0:
-                raise AssertionError("kvq gen --family %s failed: %s" % (fam, out))
-            cls.vec[fam] = path
+                raise AssertionError("kvq gen --family %s failed: %s" % (fam.name, out))
+            cls.vec[fam.name], cls.levels[fam.name] = path, lv
 
     @classmethod
     def tearDownClass(cls):
@@ -457,7 +459,7 @@ class RoundTrip(_Generated):
 
     def test_rewrite_whole_file(self):
         # header + re-encoded cases + end line is the file kvq wrote
-        for fam in ("kivi", "cert", "sage"):
+        for fam in self.vec:
             vf = kvqio.read_vectors(self.vec[fam])
             with open(self.vec[fam]) as fh:
                 self.assertEqual(vf.to_text(), fh.read())
@@ -512,7 +514,7 @@ class Strict(_Generated):
         self.assertBad(self.doc(C[:2] + [c0]), 8, "case id '.*' repeats line 6")
         self.assertBad(self.doc([c0 + " colour=red"]), 6, "unknown key 'colour'")
         self.assertBad(self.doc([c0 + " k=00"]), 6, "unknown key 'k'")
-        self.assertBad(self.doc([c0.replace(" bits=1 ", " bits=3 ")]), 6, "shape is not valid for a status-0 case")
+        self.assertBad(self.doc([c0.replace(" bits=1 ", " bits=3 ")]), 6, "not valid for a status-0 case")
         self.assertBad(self.doc([c0.replace(" bits=1 ", " ")]), 6, "missing key 'bits'")
         self.assertBad(self.doc([re.sub(r" x=([0-9a-f]*)", r" x=\g<1>00", c0)]), 6, r"x: \d+ hex digits")
         self.assertBad(self.doc([c0.replace(" status=0 ", " status=11 ")]), 6, "not a kvq_status")
@@ -634,6 +636,374 @@ class KiviResults(_Generated):
             rc, out = kvq("verify", "--vectors", vec, "--results", res)
             self.assertEqual(rc, 0, out)
             self.assertIn("%d passed, 0 failed" % len(vf), out)
+
+
+# ---- the registry description and its rule language ------------------------------------
+
+def rule(text, **idents):
+    """A Rule over identifiers name=(kind, names) ('int' by default)."""
+    return kvqio.Rule(text, {k: (v if isinstance(v, tuple) else (v, None)) for k, v in idents.items()})
+
+
+class Rules(unittest.TestCase):
+    """The rule language (spec/verify.md): C precedence, exact int64
+    arithmetic truncating toward zero, binary32 values only compared."""
+
+    def value(self, text, env=None, **idents):
+        return rule(text, **idents).evaluate(env or {})
+
+    def test_arithmetic_and_precedence(self):
+        self.assertEqual(self.value("1 + 2 * 3"), 7)
+        self.assertEqual(self.value("(1 + 2) * 3"), 9)
+        self.assertEqual(self.value("10 - 4 - 3"), 3)                  # left-associative
+        self.assertEqual(self.value("-7 / 2"), -3)                     # truncates toward zero
+        self.assertEqual(self.value("-7 % 2"), -1)
+        self.assertEqual(self.value("7 % -2"), 1)
+        self.assertEqual(self.value("cdiv(7, 2) + cdiv(-7, 2) * 10 + cdiv(8, 4) * 100"), 4 - 30 + 200)
+        self.assertEqual(self.value("min(3, -4) * max(2, 5)"), -20)
+        self.assertEqual(self.value("1 < 2 == 1"), 1)                  # < binds tighter than ==
+        self.assertEqual(self.value("0 || 2 && 3"), 1)                 # && tighter than ||, 0 or 1
+        self.assertEqual(self.value("1 ? 0 ? 5 : 6 : 7"), 6)           # ?: right-associative
+        self.assertEqual(self.value("!0 + !7 + 0x10"), 17)
+        self.assertEqual(self.value("010"), 10)                        # decimal, as kvq reads it
+        self.assertEqual(self.value("a * b", {"a": 3}, a="int", b="int"), 0)   # absent: 0
+
+    def test_short_circuit(self):
+        self.assertEqual(self.value("0 && 1 / 0"), 0)
+        self.assertEqual(self.value("1 || 1 / 0"), 1)
+        self.assertEqual(self.value("1 ? 2 : 1 / 0"), 2)
+
+    def test_evaluation_errors(self):
+        for text in ("1 / 0", "1 % 0", "cdiv(1, 0)", "9223372036854775807 + 1", "-9223372036854775807 - 2",
+                     "4294967296 * 4294967296", "(0 - 9223372036854775807 - 1) / -1", "-(0 - 9223372036854775807 - 1)"):
+            with self.assertRaises(kvqio._RuleEvalError, msg=text) as cm:
+                self.value(text)
+            self.assertRegex(str(cm.exception), r"^column \d+: (overflow|division by zero|remainder by zero|cdiv by zero)$")
+        self.assertEqual(self.value("9223372036854775806 + 1"), (1 << 63) - 1)
+
+    def test_floats_compare_exactly(self):
+        f32 = ("float", None)
+        tiny = kvqio.f32_from_bits(0x00000001)
+        self.assertEqual(self.value("t >= 0x1p-126", {"t": tiny}, t=f32), 0)
+        self.assertEqual(self.value("t < 0x1p-126 && t > 0", {"t": tiny}, t=f32), 1)
+        self.assertEqual(self.value("t == 16777217", {"t": 16777216.0}, t=f32), 0)   # exact on the reals
+        nan = float("nan")
+        self.assertEqual(self.value("(t == t) + (t < 1) + (t >= 1) + (t != t) * 10", {"t": nan}, t=f32), 10)
+
+    def test_quoted_names(self):
+        enum = ("int", ("f32", "f16"))
+        self.assertEqual(self.value('meta == "f16"', {"meta": 1}, meta=enum), 1)
+        self.assertEqual(self.value('"f32" != meta', {"meta": 1}, meta=enum), 1)
+        for bad in ('meta == "f8"', 'n == "f16"', '"f16"', 'meta + "f16"', '"f16" == "f16"', '""'):
+            with self.assertRaises(kvqio._RuleSyntaxError, msg=bad):
+                rule(bad, meta=enum, n="int")
+
+    def test_parse_errors(self):
+        f32 = ("float", None)
+        for bad in ("t + 1", "-t < 1", "!t", "t ? 1 : 0", "1 ? t : t", "min(t, 1)", "t", "0x1p3",
+                    "1 +", "(1", "1 2", "12abc", "0x", "1.5", "0x1.8", "nope", "a = 1", "a & b", "9223372036854775808",
+                    "a $ b", "min(1)", "cdiv 1, 2"):
+            with self.assertRaises(kvqio._RuleSyntaxError, msg=bad) as cm:
+                rule(bad, t=f32, a="int", b="int")
+            self.assertRegex(str(cm.exception), r"^(column \d+|at the end): ", bad)
+
+    def test_registry_refuses_what_it_cannot_use(self):
+        with open(kvqio.registry().path) as fh:
+            good = json.load(fh)
+
+        def bad(edit, pattern):
+            d = json.loads(json.dumps(good))
+            edit(d)
+            with self.assertRaises(kvqio.RegistryError) as cm:
+                kvqio.parse_registry(json.dumps(d), "r.json")
+            self.assertRegex(str(cm.exception), "^r.json: .*" + pattern)
+
+        op0 = lambda d: d["families"][0]["ops"][0]            # noqa: E731
+        arr = lambda d: next(f for f in op0(d)["fields"] if "count" in f)   # noqa: E731
+        bad(lambda d: d.update(kvq_registry=2), "this kvqio reads version 1")
+        bad(lambda d: d["status"].reverse(), "value order")
+        bad(lambda d: d["status"][2].update(name="KVQ_E_PARAM"), "frozen numbers")
+        bad(lambda d: d["flags"][0].update(bit=7), "frozen flags")
+        bad(lambda d: op0(d)["fields"][3].update(type="u64"), "unknown type 'u64'")
+        bad(lambda d: arr(d).update(count="tokens +"), "count: rule 'tokens \\+': column 9: .* at the end")
+        bad(lambda d: arr(d).update(count="colour * 2"), "'colour' is not a scalar field")
+        bad(lambda d: op0(d)["rules"].update(valid=None), "rules.valid is null")
+        bad(lambda d: op0(d)["fields"].append(dict(op0(d)["fields"][0])), "given twice")
+        bad(lambda d: d["families"].append(d["families"][0]), "a new lowercase name")
+        with self.assertRaises(kvqio.RegistryError):
+            kvqio.parse_registry("{", "r.json")
+        self.assertIsInstance(kvqio.RegistryError("r", "x"), ValueError)
+
+
+# ---- every family the registry lists, as the built kvq writes and judges it -----------
+
+def echo_outputs(c):
+    """The output fields of a status-0 case whose outputs are its expected
+    fields (see Drift.test_echo_judged_by_kvq), encoded from the vector."""
+    return c.encode_outputs({f.key: (c["flags"] & ~kvqio.FLAG_AMBIGUOUS) if f.type == "flags"  # exact path only
+                             else c[f.key] for f in c.spec.outputs})
+
+
+def echoable(op):
+    """An operation whose status-0 outputs at the exact level are exactly its
+    expected fields: it has the exact level, and every output is the flags
+    word or an expected field of the same key and type that the core compares
+    bit for bit at the exact level (cmp always or exact) [VER-REG-04]."""
+    if "exact" not in op.levels:
+        return False
+    for f in op.outputs:
+        if f.type == "flags":
+            continue
+        e = op.field(f.key)
+        if e is None or e.role != "expected" or e.type != f.type or f.cmp not in ("always", "exact"):
+            return False
+    return True
+
+
+class Drift(_Generated):
+    """kvqio and the built kvq agree on every family and level set the
+    registry lists, with no family named here."""
+
+    def test_every_family_and_level_set_round_trips(self):
+        # SPEC: [VEC-FMT-03] [VEC-FMT-07] [VER-REG-02]
+        reg = kvqio.registry()
+        seen = set()
+        for fam in reg.families:
+            self.assertIn(fam.name, self.vec)
+            for lv in reg.level_sets:
+                path = os.path.join(self.dir, "%s-%s-0.vec" % (fam.name, lv))
+                args = ["gen", "--family", fam.name, "--level", lv, "-o", path]
+                if lv not in fam.level_sets:
+                    rc, out = kvq(*args)
+                    self.assertNotEqual(rc, 0, "kvq gen makes a %s set the registry does not list for %s" % (lv, fam.name))
+                    continue
+                if lv == self.levels[fam.name]:
+                    path = self.vec[fam.name]                  # the whole set, generated once
+                else:
+                    rc, out = kvq(*(args + ["--shard", "0/16"]))   # a sixteenth of the larger sets
+                    self.assertEqual(rc, 0, out)
+                vf = kvqio.read_vectors(path)
+                with open(path) as fh:
+                    self.assertEqual(vf.to_text(), fh.read(), "%s %s does not re-encode byte for byte" % (fam.name, lv))
+                self.assertEqual(vf.family, fam.name)
+                self.assertEqual(vf.levels, lv)
+                ops = {op.name for op in fam.ops}
+                self.assertLessEqual({c.op for c in vf}, ops)
+                seen |= {c.op for c in vf}
+        self.assertEqual(seen, set(reg.ops), "an operation no generated file holds")
+
+    def test_echo_judged_by_kvq(self):
+        # A results file written by kvqio for every family, by the registry
+        # alone: every case with an error status answered with that status,
+        # and every status-0 case at the exact level of an operation whose
+        # outputs are its expected fields (echoable) answered with them.  The
+        # vectors verified are those cases (re-written by kvqio).  SPEC: [VEC-RES-02] [VER-REG-04]
+        total = 0
+        for fam in kvqio.registry().families:
+            vf = kvqio.read_vectors(self.vec[fam.name])
+            keep = [c for c in vf if c.status != 0 or (c.level == "exact" and echoable(c.spec))]
+            self.assertTrue(any(c.status == 0 for c in keep), "no status-0 case of %s echoed" % fam.name)
+            sub = kvqio.VectorFile(vf.path, vf.family, vf.levels, vf.seed, vf.generator, keep)
+            vec = os.path.join(self.dir, fam.name + "-echo.vec")
+            with open(vec, "w") as fh:
+                fh.write(sub.to_text())
+            res = os.path.join(self.dir, fam.name + "-echo.results")
+            with kvqio.ResultsWriter(res, "py-echo") as w:
+                for c in keep:
+                    w.result(c, c.status, echo_outputs(c) if c.status == 0 else ())
+            rc, out = kvq("verify", "--vectors", vec, "--results", res)
+            self.assertEqual(rc, 0, out)
+            self.assertIn("\n%d passed, 0 failed\n" % len(keep), out)
+            total += len(keep)
+            # a planted difference in one output of one case fails that case alone
+            c = next(c for c in keep if c.status == 0 and any(
+                f.type != "flags" and c.text(f.key) for f in c.spec.outputs))
+            f = next(f for f in c.spec.outputs if f.type != "flags" and c.text(f.key))
+            bad = os.path.join(self.dir, fam.name + "-echo-bad.results")
+            with kvqio.ResultsWriter(bad, "py-echo") as w:
+                for k in keep:
+                    outs = echo_outputs(k) if k.status == 0 else []
+                    if k is c:
+                        outs = [(key, (("0" if t[0] != "0" else "1") + t[1:]) if key == f.key else t)
+                                for key, t in outs]
+                    w.result(k, k.status, outs)
+            rc, out = kvq("verify", "--vectors", vec, "--results", bad)
+            self.assertEqual(rc, 1, out)
+            self.assertIn("\n%d passed, 1 failed\n" % (len(keep) - 1), out)
+            self.assertIn("FAIL %s " % c.id, out)
+        self.assertGreater(total, 100)
+
+
+# ---- a family kvqio was never told about ----------------------------------------------------
+
+TOY_OP = {
+    "name": "toy-sum", "summary": "a family that exists only in this test",
+    "levels": ["exact", "bounded"], "variants": [], "variants_since": None, "legacy_variant": 0,
+    "entries": [{"name": "toy_sum", "sigver": 1, "older": 0, "older_variants": 0}],
+    "rules": {"valid": "n >= 2 && n <= 64 && n % 2 == 0 && tau > 0x0p+0 && tau <= 0x1p10",
+              "meta_half": 'mode == "half"', "amb_lo": "-8", "amb_hi": "7"},
+    "fields": [
+        {"key": "id", "type": "id", "role": "case"},
+        {"key": "level", "type": "enum", "role": "case", "names": ["exact", "bounded"]},
+        {"key": "op", "type": "op", "role": "case"},
+        {"key": "n", "type": "u32", "role": "input"},
+        {"key": "mode", "type": "enum", "role": "input", "names": ["full", "half"]},
+        {"key": "tau", "type": "f32", "role": "input"},
+        {"key": "tag", "type": "custom", "role": "input", "pattern": "t[0-9]{1,3}|[[:upper:]]+"},
+        {"key": "opt", "type": "u32", "role": "input", "optional": True},
+        {"key": "status", "type": "status", "role": "case"},
+        {"key": "flags", "type": "flags", "role": "case"},
+        {"key": "x", "type": "a_f32", "role": "input", "count": "n", "finite": True},
+        {"key": "m", "type": "a_meta", "role": "expected", "count": "valid ? n : 0"},
+        {"key": "w", "type": "a_u16", "role": "expected", "count": "valid ? n : 0"},
+        {"key": "z", "type": "a_c32", "role": "input", "count": "n / 2"},
+        {"key": "u", "type": "a_u32", "role": "reference", "count": "valid ? 2 : 0"},
+        {"key": "codes", "type": "a_u8", "role": "expected", "count": "valid ? cdiv(n, 2) : 0"},
+        {"key": "amb", "type": "amb", "role": "reference", "count": "valid ? n : 0"},
+        {"key": "flags", "type": "flags", "role": "output", "cmp": "judge"},
+        {"key": "m", "type": "a_meta", "role": "output", "count": "valid ? n : 0", "cmp": "always"},
+        {"key": "w", "type": "a_u16", "role": "output", "count": "valid ? n : 0", "cmp": "exact"},
+        {"key": "codes", "type": "a_u8", "role": "output", "count": "valid ? cdiv(n, 2) : 0", "cmp": "exact"},
+    ]}
+
+TOY_CASES = [
+    "case id=t-0 level=exact op=toy-sum n=4 mode=half tau=3f800000 tag=t7 status=0 flags=0x00000001"
+    " x=3f800000c0000000000000007f7fffff m=3c00c0000000fbff w=0001fffe7c000400"
+    " z=3f80000000000000bf8000007fc00000 u=deadbeef00000001 codes=a55a amb=1:-3,2:7",
+    "case id=t-1 level=bounded op=toy-sum n=2 mode=full tau=44800000 tag=ABC opt=5 status=0 flags=0x00000000"
+    " x=0000000180000000 m=3f80000000800000 w=00000000 z=4049fdb0c0490fdb u=0000000000000000 codes=0f amb=-",
+    "case id=t-2 level=exact op=toy-sum n=3 mode=full tau=00000000 tag=t123 status=3 flags=0x00000000"
+    " x=7fc00000ff80000000000000 z=0000000000000000",
+]
+
+
+def toy_text(cases=TOY_CASES, family="toy"):
+    h = kvqio.fnv1a64("".join(c + "\n" for c in cases))
+    return "\n".join(["kvq-vectors 1", "family " + family, "levels smoke", "seed 0x0000000000000001",
+                      "generator toy-writer 1"] + cases + ["end %d fnv1a64:%016x" % (len(cases), h)]) + "\n"
+
+
+class ToyFamily(unittest.TestCase):
+    """A registry with a family kvqio has never seen is enough to read and
+    write its files: no code names it (the path a new family takes)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="kvqio-toy.")
+        with open(kvqio.registry().path) as fh:
+            d = json.load(fh)
+        d["families"].append({"name": "toy", "title": "TOY", "spec": "spec/toy.md", "level_sets": ["smoke"],
+                              "ops": [TOY_OP]})
+        cls.reg_path = os.path.join(cls.tmp.name, "registry.json")
+        with open(cls.reg_path, "w") as fh:
+            json.dump(d, fh, indent=2)
+        cls.vec = os.path.join(cls.tmp.name, "toy.vec")
+        with open(cls.vec, "w") as fh:
+            fh.write(toy_text())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def tearDown(self):
+        kvqio.load_registry()                       # the default one again
+
+    def test_installed_registry_refuses_it(self):
+        self.assertNotIn("toy", kvqio.family_names())
+        with self.assertRaises(FormatError) as cm:
+            kvqio.read_vectors(self.vec)
+        self.assertRegex(str(cm.exception), r"toy\.vec:2: unknown family 'toy' \(")
+
+    def test_read_and_written_by_the_registry_alone(self):
+        reg = kvqio.load_registry(self.reg_path)
+        self.assertIs(kvqio.registry(), reg)
+        self.assertIn("toy", kvqio.family_names())
+        vf = kvqio.read_vectors(self.vec)
+        with open(self.vec) as fh:
+            self.assertEqual(vf.to_text(), fh.read())
+        c0, c1, c2 = vf.cases
+        self.assertEqual(c0["m"], [1.0, -2.0, 0.0, -65504.0])          # meta_half: binary16
+        self.assertIsInstance(c1["m"], array)                           # binary32
+        self.assertEqual(list(c1["m"]), [1.0, kvqio.F32_MIN_NORMAL])
+        self.assertEqual(c0["w"], [1, 0xfffe, 0x7c00, 0x0400])
+        self.assertEqual(len(c0["z"]), 4)
+        self.assertTrue(math.isnan(c0["z"][3]))
+        self.assertEqual(c0["u"], [0xdeadbeef, 1])
+        self.assertEqual(c0["amb"], [(1, -3), (2, 7)])
+        self.assertEqual((c0["opt"], c1["opt"], c0["tag"], c1["tag"]), (0, 5, "t7", "ABC"))
+        self.assertNotIn("m", c2)
+        self.assertNotIn(" opt=", c0.to_line())
+        # results for it, from its outputs as the registry lists them
+        res = os.path.join(self.tmp.name, "toy.results")
+        with kvqio.ResultsWriter(res, "py-toy") as w:
+            for c in vf:
+                w.result(c, c.status, echo_outputs(c) if c.status == 0 else ())
+        back = kvqio.read_results(res)
+        self.assertEqual([r.status for r in back], [0, 0, 3])
+        self.assertEqual(back.result("t-0").fields, {"flags": "0x00000001", "m": "3c00c0000000fbff",
+                                                     "w": "0001fffe7c000400", "codes": "a55a"})
+        self.assertEqual(back.result("t-1").fields["m"], "3f80000000800000")
+        self.assertEqual(c0.output_text("m", [1.0, 1e9, 0.0, 2.0 ** -24]), "invalid")   # [VEC-RES-02]
+        self.assertEqual(c1.output_text("m", [1e9, 0.0]), "4e6e6b2800000000")
+        with self.assertRaises(KeyError):
+            c0.encode_outputs({"flags": 0, "m": [0.0] * 4})                       # w and codes missing
+        with self.assertRaises(KeyError):
+            c0.output_text("x", [0.0] * 4)                                          # an input
+
+    def test_as_strict_as_kvq(self):
+        reg = kvqio.read_registry(self.reg_path)
+        c0, c1, c2 = TOY_CASES
+
+        def bad(cases, pattern, line=6):
+            with self.assertRaises(FormatError) as cm:
+                kvqio.parse_vectors(toy_text(cases), "toy.vec", registry=reg)
+            self.assertRegex(str(cm.exception), "^toy.vec:%d: (.* )?%s" % (line, pattern))
+
+        self.assertEqual(len(kvqio.parse_vectors(toy_text(), "toy.vec", registry=reg)), 3)
+        bad([c0.replace("x=3f800000", "x=")], r"x: \d+ hex digits")
+        bad([c0.replace(" n=4 ", " n=6 ")], r"x: \d+ hex digits, expected 48")
+        bad([c0.replace(" m=3c00c0000000fbff", " m=3f800000c00000000000000000000000")], r"m: 32 hex digits, expected 16")
+        bad([c1.replace(" tau=44800000", " tau=44808000")], r"not valid for a status-0 case")   # tau above 2^10
+        bad([c1.replace(" tau=44800000", " tau=7fc00000")], r"not valid for a status-0 case")   # NaN compares false
+        bad([c0.replace("x=3f800000", "x=7f800000")], r"x: element 0 is infinite")             # finite, status 0
+        bad([c0.replace(" tag=t7 ", " tag=t1234 ")], r"tag: 't1234' does not match")
+        bad([c0.replace("amb=1:-3,2:7", "amb=1:-9")], r"amb: alternative code -9 outside \[-8, 7\]")
+        bad([c0.replace(" flags=0x00000001", " flags=0x00000100")], r"flags: .* outside KVQ_FLAG_ALL")
+        bad([c0 + " bits=4"], r"unknown key 'bits'")
+        bad([c2.replace(" n=3 ", " n=33554432 ")], r"x: 33554432 values, more than 16777216 \(count 'n'\)")
+        bad([c2 + " m=3c00"], r"key 'm' given for a case that expects an error")
+        bad([c0.replace(" codes=a55a", "")], r"missing key 'codes' \(status 0\)")
+        bad([c0, c0], r"case id 't-0' repeats line 6", 7)
+        bad([c0.replace(" op=toy-sum", " op=kivi-quant")], r"op kivi-quant is not an operation of family toy")
+        # an error status may carry what no status-0 case may
+        self.assertEqual(len(kvqio.parse_vectors(toy_text([c2]), "toy.vec", registry=reg)), 1)
+
+    def test_check_command(self):
+        # `python3 kvqio.py --check FILE` (what kvq's own toy-family build test calls)
+        cmd = [sys.executable, "-B", os.path.join(HERE, "kvqio.py"), "--check", self.vec]
+        env = dict(os.environ)
+        env.pop("KVQ_REGISTRY", None)
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertRegex(p.stderr, r"toy\.vec:2: unknown family 'toy'")
+        env["KVQ_REGISTRY"] = self.reg_path
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("reads and re-encodes byte for byte", p.stdout)
+        p = subprocess.run(cmd[:3] + ["--registry", self.reg_path] + cmd[3:], env=dict(os.environ),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # a file that reads but does not re-encode byte for byte (a blank doubled): exit 2, its line
+        odd = os.path.join(self.tmp.name, "odd.vec")
+        with open(odd, "w") as fh:
+            fh.write(toy_text()[:-1].replace("generator toy-writer 1", "generator toy-writer 1\n# a comment") + "\n")
+        p = subprocess.run(cmd[:3] + ["--registry", self.reg_path, "--check", odd], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertRegex(p.stderr, r"odd\.vec:6: re-encodes differently")
+        p = subprocess.run(cmd[:3], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("usage:", p.stderr)
 
 
 class Writer(unittest.TestCase):
