@@ -767,7 +767,7 @@ class Rule:
     idents maps each identifier the rule may use to (kind, names): kind 'int'
     or 'float' (a binary32 field), names an enum's value names (else None)."""
 
-    __slots__ = ("text", "refs", "_fn", "_toks", "_pos", "_idents")
+    __slots__ = ("text", "refs", "conjuncts", "_fn", "_toks", "_pos", "_idents", "_chains")
 
     def __init__(self, text, idents):
         if not isinstance(text, str):
@@ -777,7 +777,10 @@ class Rule:
         self._idents = idents
         self._toks = self._lex(text)
         self._pos = 0
+        self._chains = {}
         fn, kind, _ = self._ternary()
+        # the operands of a top-level && chain, for messages: (text, closure)
+        self.conjuncts = self._chains.get(id(fn), [])
         if self._toks[self._pos][0] != "end":
             self._fail("unexpected '%s'" % self._toks[self._pos][1])
         if kind == "float":
@@ -785,7 +788,7 @@ class Rule:
         if kind == "name":
             self._fail("a quoted name is compared with an enum field only", 1)
         self._fn = fn
-        self._toks = self._idents = None
+        self._toks = self._idents = self._chains = None
 
     def evaluate(self, env):
         """The rule's value for env (identifier -> number; an absent one is 0).
@@ -854,16 +857,26 @@ class Rule:
         c, fa, fb = (self._int(n, pos, "an operand of '?:'") for n in (cond, a, b))
         return (lambda e: fa(e) if c(e) else fb(e)), "int", None
 
+    def _span(self, k0, k1):
+        """The rule's text of tokens k0 .. k1-1."""
+        kind, val, pos = self._toks[k1 - 1]
+        return self.text[self._toks[k0][2] - 1:pos - 1 + len(val)]
+
     def _logic(self, sub, op):
+        k0 = self._pos
         left = sub()
+        chain = [(self._span(k0, self._pos), left[0])]
         while self._peek() == op:
             pos = self._at()
             self._pos += 1
+            k0 = self._pos
             right = sub()
+            chain.append((self._span(k0, self._pos), right[0]))
             a = self._int(left, pos, "in arithmetic or logic")
             b = self._int(right, pos, "in arithmetic or logic")
             if op == "&&":
                 left = ((lambda a, b: lambda e: 1 if a(e) and b(e) else 0)(a, b), "int", None)
+                self._chains[id(left[0])] = chain
             else:
                 left = ((lambda a, b: lambda e: 1 if a(e) or b(e) else 0)(a, b), "int", None)
         return left
@@ -1437,6 +1450,15 @@ def _amb_range(op, env):
     return lo, hi
 
 
+def _false_safe(fn, env):
+    """A conjunct's value for a message (an evaluation error counts as true:
+    && evaluated the conjuncts before the false one without error)."""
+    try:
+        return fn(env)
+    except _RuleEvalError:
+        return 1
+
+
 def _count(f, env):
     """The element count of array field f (ValueError as kvq words it)."""
     try:
@@ -1821,7 +1843,9 @@ def _parse_case(tokens, fam, reg, r):
             if isinstance(v, _RuleEvalError):
                 raise ValueError("valid: '%s' %s" % (op.rules["valid"].text, v))
             if not v:
-                raise ValueError("parameters or shape not valid for a status-0 case (rule valid of %s)" % opname)
+                first = next((t for t, fn in op.rules["valid"].conjuncts if not _false_safe(fn, env)), None)
+                raise ValueError("parameters or shape not valid for a status-0 case%s (rule valid of %s)"
+                                 % (": '%s' is false" % first if first else "", opname))
         for f in op._outputs_ok:
             if ok and f.key not in p:
                 raise ValueError("missing key '%s' (status 0)" % f.key)
