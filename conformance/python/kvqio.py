@@ -682,7 +682,6 @@ _ARRAY_TYPES = frozenset(("a_f32", "a_f16", "a_meta", "a_u8", "a_u16", "a_u32", 
 _ROLES = ("case", "input", "expected", "reference", "output")
 _CMPS = ("judge", "always", "exact")
 _OP_RULES = ("valid", "meta_half", "amb_lo", "amb_hi")
-_FLOAT_TYPES = frozenset(("a_f32", "a_f16", "a_meta", "a_c32"))
 # the frozen numbers [API-STATUS-01] [API-FLAGS-01]: a registry must agree with them
 _FROZEN_STATUS = {"KVQ_OK": 0, "KVQ_E_NONFINITE": 1, "KVQ_E_SHAPE": 2, "KVQ_E_PARAM": 3, "KVQ_E_RANGE": 4,
                   "KVQ_E_NOMEM": 5, "KVQ_E_IO": 6, "KVQ_E_FORMAT": 7, "KVQ_E_NODEVICE": 8,
@@ -1402,7 +1401,7 @@ def family_names():
 
 def _case_env(op, values):
     """The identifiers of op's rules for a case's decoded values: numbers,
-    enum values as their index; valid and meta_half (None if they fail)."""
+    enum values as their index (an absent one reads as 0)."""
     env = {}
     for f in op._scalars:
         v = values.get(f.key)
