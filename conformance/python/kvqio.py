@@ -1050,7 +1050,8 @@ class Op:
 
 
 class Family:
-    """A family: name, title, spec, level_sets, ops (Op list)."""
+    """A family: name, title, spec, gpu (kvq has a CUDA path for it), level_sets,
+    ops (Op list)."""
 
     def __repr__(self):
         return "Family(%s)" % self.name
@@ -1129,11 +1130,13 @@ def _want(cond, path, what):
 
 
 def _obj(v, keys, path, where, optional=()):
+    """An object with (at least) these members.  Members this reader does not
+    know are ignored: what a reader must understand comes with a new
+    kvq_registry version, so a newer kvq's description (a family's "gpu", say)
+    still reads."""
     _want(isinstance(v, dict), path, "%s: not an object" % where)
     for k in keys:
         _want(k in v, path, "%s: no '%s'" % (where, k))
-    for k in v:
-        _want(k in keys or k in optional, path, "%s: unknown member '%s'" % (where, k))
     return v
 
 
@@ -1329,6 +1332,7 @@ def parse_registry(data, path="<registry>"):
         _obj(fd, ("name", "title", "spec", "level_sets", "ops"), path, "family")
         fam = Family()
         fam.name, fam.title, fam.spec = fd["name"], fd["title"], fd["spec"]
+        fam.gpu = fd.get("gpu") is True
         _want(isinstance(fam.name, str) and re.match(r"[a-z0-9_-]+\Z", fam.name) and fam.name not in reg._families,
               path, "family '%s': a new lowercase name" % (fam.name,))
         fam.level_sets = _strlist(fd["level_sets"], path, "family %s: level_sets" % fam.name, nonempty=False)
