@@ -857,7 +857,19 @@ class Rule:
         return (lambda e: fa(e) if c(e) else fb(e)), "int", None
 
     def _span(self, k0, k1):
-        """The rule's text of tokens k0 .. k1-1."""
+        """The rule's text of tokens k0 .. k1-1, without parentheses around
+        the whole of it."""
+        while k1 - k0 >= 2 and self._toks[k0][1] == "(" and self._toks[k1 - 1][1] == ")":
+            depth = 0
+            for k in range(k0, k1):
+                if self._toks[k][0] == "punct" and self._toks[k][1] in "()":
+                    depth += 1 if self._toks[k][1] == "(" else -1
+                    if depth == 0 and k < k1 - 1:
+                        break
+            else:
+                k0, k1 = k0 + 1, k1 - 1
+                continue
+            break
         kind, val, pos = self._toks[k1 - 1]
         return self.text[self._toks[k0][2] - 1:pos - 1 + len(val)]
 
