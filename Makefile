@@ -278,7 +278,7 @@ gpu-test: $(B)/gpu/kvq_gpu_test
 # and the subject ABI), the man page, a pkg-config file written here with
 # PREFIX as its prefix (lib/pkgconfig/kvq.pc: Cflags -I${includedir}/kvq, Libs
 # -lkvq -lmpfr -lgmp -lm), the Python module kvqio, the registry description
-# of the kvq installed (kvq ops --json) and the PyTorch example (share/kvq/python, share/kvq/registry.json,
+# of the kvq installed (kvq ops --json) and the PyTorch example (share/kvq/python with its registry.json,
 # share/kvq/examples).  `make test-install` checks it.
 PUBLIC_HDR := $(sort $(wildcard include/*.h)) conformance/kvq_subject.h
 install: $(B)/rel/kvq $(B)/rel/libkvq.a $(B)/registry.json
@@ -293,8 +293,8 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a $(B)/registry.json
 	  install -m 755 $(B)/gpu/kvq_sage_mma_probe $(DESTDIR)$(PREFIX)/libexec/kvq/kvq_sage_mma_probe && \
 	  echo "installed the probe program (kvq probe) in $(DESTDIR)$(PREFIX)/libexec/kvq"; fi
 	install -m 644 conformance/kvq.1 $(DESTDIR)$(PREFIX)/share/man/man1/kvq.1
-	install -m 644 conformance/python/kvqio.py $(DESTDIR)$(PREFIX)/share/kvq/python/kvqio.py
-	install -m 644 $(B)/registry.json $(DESTDIR)$(PREFIX)/share/kvq/registry.json
+	install -m 644 conformance/python/kvqio.py conformance/python/README.md $(DESTDIR)$(PREFIX)/share/kvq/python/
+	install -m 644 $(B)/registry.json $(DESTDIR)$(PREFIX)/share/kvq/python/registry.json
 	install -m 644 gpu/examples/torch_kivi.py gpu/examples/README.md $(DESTDIR)$(PREFIX)/share/kvq/examples/
 	@v=$$($(B)/rel/kvq version | awk '{print $$2}') && \
 	  printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \

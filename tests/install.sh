@@ -37,8 +37,8 @@ for h in "$ROOT"/include/*.h; do
   [ -f "$P/include/kvq/$(basename "$h")" ] || { bad "missing $PFX/include/kvq/$(basename "$h")"; nmiss=$((nmiss + 1)); }
 done
 [ $nmiss = 0 ] && ok "installed every header of include/ ($nh)"
-cmp -s "$P/share/kvq/registry.json" "$ROOT/conformance/registry.json" && ok "installed share/kvq/registry.json" \
-  || bad "share/kvq/registry.json is not conformance/registry.json"
+cmp -s "$P/share/kvq/python/registry.json" "$ROOT/conformance/registry.json" && ok "installed share/kvq/python/registry.json" \
+  || bad "share/kvq/python/registry.json is not conformance/registry.json"
 if find "$DEST" -path "$P" -prune -o -type f -print | grep -q .; then
   bad "files outside PREFIX: $(find "$DEST" -path "$P" -prune -o -type f -print | head -3)"
 else ok "nothing installed outside DESTDIR/PREFIX"; fi

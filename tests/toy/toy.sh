@@ -89,7 +89,7 @@ grep -q '^toy-smoke.vec toy-smoke-s7.vec$' "$T/golden.list" && ok "golden.sh cov
 if make -C "$S" --no-print-directory -s B=build install DESTDIR="$T/root" PREFIX=/opt/kvq > "$T/install.log" 2>&1 &&
    [ -f "$T/root/opt/kvq/include/kvq/kvq_toy.h" ]; then ok "make install installs include/kvq_toy.h"
 else bad "make install does not install the toy's header"; sed 's/^/      /' "$T/install.log" | tail -5; fi
-cmp -s "$T/root/opt/kvq/share/kvq/registry.json" "$KVQ_REGISTRY" \
+cmp -s "$T/root/opt/kvq/share/kvq/python/registry.json" "$KVQ_REGISTRY" \
   && ok "make install installs the registry description with toy" || bad "the installed registry.json is not kvq ops --json"
 
 # ---- readers in other languages (the hook)
