@@ -193,11 +193,25 @@ KVQ_HD static inline uint64_t kvq_pkv_block_bits(const kvq_pkv_params *p, uint32
 */
 float kvq_pkv_dist_minmax(const float *x, const float *m, uint32_t d);
 
+/*@ // The pinned binary32 squared Euclidean distance over i < n [PKV-KM-02].
+    logic float kvq_pkv_diff_l{L}(float *x, float *m, integer i) =
+        \round_float(\NearestEven, (real)x[i] - (real)m[i]);
+    logic float kvq_pkv_euc_l{L}(float *x, float *m, integer n) =
+        n <= 0 ? \round_float(\NearestEven, 0.0)
+               : \round_float(\NearestEven, (real)kvq_pkv_euc_l(x, m, n - 1) +
+                     (real)\round_float(\NearestEven, (real)kvq_pkv_diff_l(x, m, n - 1) *
+                                                       (real)kvq_pkv_diff_l(x, m, n - 1)));
+*/
+
 /* binary32 squared Euclidean distance: acc = 0; acc = RN32(acc + RN32(t*t)),
  * t = RN32(x_i - m_i), i ascending [PKV-KM-02]. */
 /*@ requires d_range: 1 <= d <= KVQ_MAX_DIM;
     requires input: \valid_read(x + (0 .. d - 1)) && \valid_read(m + (0 .. d - 1));
+    requires domain: \forall integer i; 0 <= i < d ==>
+        -0x1p48 <= x[i] <= 0x1p48 && -0x1p48 <= m[i] <= 0x1p48;
     assigns \nothing;
+    ensures value: \result == kvq_pkv_euc_l(x, m, d);                 // [PKV-KM-02]
+    ensures nonneg: \result >= 0;
 */
 float kvq_pkv_dist_euclid(const float *x, const float *m, uint32_t d);
 
@@ -212,6 +226,10 @@ float kvq_pkv_dist_euclid(const float *x, const float *m, uint32_t d);
         kvq_pkv_dmm_l(x, bank + \result * d, d) <= kvq_pkv_dmm_l(x, bank + j * d, d); // [PKV-A-02]
     ensures lowest: dist == KVQ_PKV_DIST_MINMAX ==> \forall integer j; 0 <= j < \result ==>
         kvq_pkv_dmm_l(x, bank + j * d, d) > kvq_pkv_dmm_l(x, bank + \result * d, d);  // [PKV-A-02]
+    ensures least_euclid: dist == KVQ_PKV_DIST_EUCLID ==> \forall integer j; 0 <= j < npat ==>
+        kvq_pkv_euc_l(x, bank + \result * d, d) <= kvq_pkv_euc_l(x, bank + j * d, d); // [PKV-KM-02]
+    ensures lowest_euclid: dist == KVQ_PKV_DIST_EUCLID ==> \forall integer j; 0 <= j < \result ==>
+        kvq_pkv_euc_l(x, bank + j * d, d) > kvq_pkv_euc_l(x, bank + \result * d, d);
 */
 uint32_t kvq_pkv_nearest(const float *x, const float *bank, uint32_t npat, uint32_t d,
                          uint32_t dist);
@@ -228,8 +246,29 @@ kvq_status kvq_pkv_kmeans(float *patterns, uint32_t *cluster, uint32_t *iters,
                           uint32_t *converged, const float *x, uint32_t tokens, uint32_t dim,
                           const kvq_pkv_params *p);
 
+/*@ // Extremes of column c over the first n rows of a [.][d] array.
+    logic real kvq_pkv_colmax_l{L}(float *x, integer d, integer c, integer n) =
+        n <= 1 ? (real)x[c] : \max(kvq_pkv_colmax_l(x, d, c, n - 1), (real)x[(n - 1) * d + c]);
+    logic real kvq_pkv_colmin_l{L}(float *x, integer d, integer c, integer n) =
+        n <= 1 ? (real)x[c] : \min(kvq_pkv_colmin_l(x, d, c, n - 1), (real)x[(n - 1) * d + c]);
+*/
+
 /* The Chebyshev centre RN32((min_t x[t][c] + max_t x[t][c]) / 2) of T tokens,
  * per dimension c [PKV-U-02]. */
+/*@ requires ptrs: centre == \null || \valid(centre + (0 .. dim - 1));
+    requires input: x == \null || \valid_read(x + (0 .. tokens * dim - 1));
+    requires separated: centre != \null && x != \null ==>
+        \separated(centre + (0 .. dim - 1), x + (0 .. tokens * dim - 1));
+    assigns centre[0 .. dim - 1];
+    ensures status: \result == KVQ_OK || \result == KVQ_E_PARAM || \result == KVQ_E_SHAPE ||
+                    \result == KVQ_E_NONFINITE || \result == KVQ_E_RANGE;     // [PKV-ERR-01]
+    ensures centre_value: \result == KVQ_OK ==> \forall integer c; 0 <= c < dim ==>
+        centre[c] == \round_float(\NearestEven,
+            (kvq_pkv_colmin_l(x, dim, c, tokens) + kvq_pkv_colmax_l(x, dim, c, tokens)) / 2);
+                                                                              // [PKV-U-02]
+    ensures nothing_on_error: \result != KVQ_OK ==>
+        \forall integer c; 0 <= c < dim ==> centre[c] == \old(centre[c]);   // [PKV-ERR-01]
+*/
 kvq_status kvq_pkv_chebyshev(float *centre, const float *x, uint32_t tokens, uint32_t dim);
 
 /* The binary32 threshold rho*(d, alpha) of the pinned evaluation [PKV-V-02]. */
@@ -238,6 +277,25 @@ kvq_status kvq_pkv_rho_star(float *rho, uint32_t dim, uint32_t alpha);
 /* The V decision [PKV-V-01]: 1 to use the pattern m for v, 0 to store v raw,
  * with threshold t (kvq_pkv_rho_star).  *rho (may be NULL) receives the pinned
  * binary32 ratio (0 when range(v) is 0). */
+/*@ requires d_range: 1 <= d <= KVQ_MAX_DIM;
+    requires input: \valid_read(v + (0 .. d - 1)) && \valid_read(m + (0 .. d - 1));
+    requires domain: \forall integer i; 0 <= i < d ==>
+        -0x1p48 <= v[i] <= 0x1p48 && -0x1p48 <= m[i] <= 0x1p48;
+    requires out: rho == \null || \valid(rho);
+    assigns *rho;
+    ensures bool: \result == 0 || \result == 1;
+    behavior constant:                                                // [PKV-V-01]
+      assumes kvq_pkv_colmax_l(v, 1, 0, d) == kvq_pkv_colmin_l(v, 1, 0, d);
+      ensures raw: \result == 0;
+    behavior ranged:
+      assumes kvq_pkv_colmax_l(v, 1, 0, d) != kvq_pkv_colmin_l(v, 1, 0, d);
+      ensures decision: \result == 1 <==>                              // [PKV-V-01]
+          \round_float(\NearestEven, (real)kvq_pkv_dmm_l(v, m, d) /
+              (real)\round_float(\NearestEven,
+                  kvq_pkv_colmax_l(v, 1, 0, d) - kvq_pkv_colmin_l(v, 1, 0, d))) <= t;
+    complete behaviors;
+    disjoint behaviors;
+*/
 int kvq_pkv_v_use(float *rho, const float *v, const float *m, uint32_t d, float t);
 
 /* Quantize a block x [T][d] against the bank [PKV-Q-01..05]: index[T] (the
