@@ -331,6 +331,19 @@ kvq_status kvq_pkv_key_flush(uint8_t *codes, float *scale, float *zero, uint16_t
                              uint32_t bank_cap, const float *window, uint32_t dim,
                              const kvq_pkv_params *p, const kvq_policy *pol);
 
+/* A value decode step [PKV-U-05]: window [held][d] is the full-precision
+ * value window after the step's append (oldest first, 1 <= held <= R + 1),
+ * step the 1-based count of decoded tokens.  At step % window == 0 the
+ * centre of the R most recent rows joins the bank (kvq_pkv_bank_update's
+ * rules); then, when held == R + 1, row 0 is quantized as one value token
+ * (kvq_pkv_quantize, KVQ_PKV_VALUE) against the bank as it now stands and
+ * *count = 1, else *count = 0.  Nothing is written on error. */
+kvq_status kvq_pkv_value_step(uint8_t *codes, float *scale, float *zero, uint16_t *index,
+                              float *resid, uint32_t *flags, uint32_t *count, float *bank,
+                              uint32_t *npat, uint32_t bank_cap, const float *window,
+                              uint32_t held, uint64_t step, uint32_t dim,
+                              const kvq_pkv_params *p, const kvq_policy *pol);
+
 #ifdef __cplusplus
 }
 #endif

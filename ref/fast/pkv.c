@@ -468,3 +468,50 @@ kvq_status kvq_pkv_key_flush(uint8_t *codes, float *scale, float *zero, uint16_t
     free(saved);
     return st;
 }
+
+kvq_status kvq_pkv_value_step(uint8_t *codes, float *scale, float *zero, uint16_t *index,
+                              float *resid, uint32_t *flags, uint32_t *count, float *bank,
+                              uint32_t *npat, uint32_t bank_cap, const float *window,
+                              uint32_t held, uint64_t step, uint32_t dim,
+                              const kvq_pkv_params *p, const kvq_policy *pol)
+{
+    uint32_t R, np, first, join, leave;
+    float *saved = NULL;
+    kvq_status st = KVQ_OK;
+    if (codes == NULL || scale == NULL || zero == NULL || index == NULL || resid == NULL ||
+        count == NULL || bank == NULL || npat == NULL || window == NULL || p == NULL ||
+        pol == NULL)
+        return KVQ_E_PARAM;
+    if (!kvq_pkv_params_ok(p) || kvq_policy_check(pol) != KVQ_OK || *npat > bank_cap)
+        return KVQ_E_PARAM;
+    R = p->residual;
+    np = *npat;
+    if (held == 0u || held > R + 1u || step == 0u || !extent_ok(held, dim) || dim % p->group != 0u)
+        return KVQ_E_SHAPE;
+    leave = held == R + 1u;
+    if (leave && (np == 0u || np > KVQ_PKV_MAX_PATTERNS)) return KVQ_E_SHAPE;
+    st = check_values2(window, (uint64_t)held * dim, bank, (uint64_t)np * dim);
+    if (st != KVQ_OK) return st;
+    join = step % p->window == 0u && np < kvq_pkv_bank_limit(p); /* [PKV-U-04] */
+    if (join && np >= bank_cap) return KVQ_E_SHAPE;
+    first = held > R ? held - R : 0u;    /* the R most recent rows [PKV-U-05] */
+    if (join) {
+        saved = malloc((size_t)dim * sizeof *saved);
+        if (saved == NULL) return KVQ_E_NOMEM;
+        memcpy(saved, bank + kvq_pkv_pattern_offset(np, dim), (size_t)dim * sizeof *saved);
+        centre_of(bank + kvq_pkv_pattern_offset(np, dim), window + (uint64_t)first * dim,
+                  held - first, dim);
+    }
+    if (leave)                           /* the leaving value, against the bank as it stands */
+        st = kvq_pkv_quantize(codes, scale, zero, index, resid, flags, window, KVQ_PKV_VALUE, 1u,
+                              dim, bank, join ? np + 1u : np, p, pol);
+    if (st != KVQ_OK) {
+        if (join)
+            memcpy(bank + kvq_pkv_pattern_offset(np, dim), saved, (size_t)dim * sizeof *saved);
+    } else {
+        if (join) *npat = np + 1u;
+        *count = leave ? 1u : 0u;
+    }
+    free(saved);
+    return st;
+}

@@ -575,6 +575,66 @@ START_TEST(updates_cap_and_room)
 }
 END_TEST
 
+/* SPEC: [PKV-U-01] [PKV-U-05] a value decode step: at s mod window == 0 the
+ * centre of the R most recent values (not the leaving one) joins the bank,
+ * bit for bit the exact centre; the leaving value is matched against the bank
+ * with that centre (it is its nearest here) and quantized exactly; off the
+ * window no centre joins; with the window not full nothing is quantized. */
+START_TEST(updates_value_step)
+{
+    const uint32_t d = 8, R = 8;
+    kvq_rng r = { g_seed ^ 9u };
+    kvq_pkv_params p = params(2, 8);
+    float bank[4 * 8], win[9 * 8], ce[8], resid[8], scale[1], zero[1];
+    float xr[8], xd[8], kd[8], xs[1], xz[1];
+    uint8_t codes[2], xc[2], cr[8], ca[8];
+    uint16_t index[1];
+    uint32_t np = 2, count = 7;
+    kvq_exact_pkv_assign_out a;
+    kvq_exact_pkv_out xo;
+    p.window = 4;
+    for (uint32_t e = 0; e < 16u; e++) bank[e] = rnd_val(&r, 1.0f);
+    /* rows 1 .. R: a common shape (dims spread over [-20, 20]) plus small noise;
+     * row 0 (leaving): the same shape shifted by 40, so the new centre is its
+     * nearest pattern and the threshold keeps it (rho ~ 0.01) */
+    for (uint32_t t = 0; t < 9u; t++)
+        for (uint32_t i = 0; i < d; i++)
+            win[t * d + i] = (float)(5 * (int)i - 20) + rnd_val(&r, 0.25f) + (t == 0u ? 40.0f : 0.0f);
+    /* step 12: 12 mod 4 == 0, the window holds R + 1 */
+    REQ(kvq_pkv_value_step(codes, scale, zero, index, resid, NULL, &count, bank, &np, 4, win, R + 1,
+                           12, d, &p, &kvq_policy_default) == KVQ_OK);
+    REQ(np == 3 && count == 1);
+    REQ(kvq_exact_pkv_chebyshev(ce, win + d, R, d) == KVQ_OK);   /* rows 1 .. R only */
+    for (uint32_t i = 0; i < d; i++) REQ_MSG(kvq_f32_same(bank[2 * d + i], ce[i]), "centre %u", i);
+    REQ_EQ(index[0], 2);                         /* the new centre is the leaving value's nearest */
+    kvq_exact_pkv_assign(&a, win, bank, 3, d, KVQ_PKV_DIST_MINMAX, index[0]);
+    REQ(a.accepted && a.pinned == 2);
+    xo.kivi.codes = xc; xo.kivi.scale = xs; xo.kivi.zero = xz; xo.kivi.deq = kd;
+    xo.kivi.code_real = cr; xo.kivi.code_alt = ca; xo.resid = xr; xo.deq = xd;
+    REQ(kvq_exact_pkv_quantize(&xo, win, index, KVQ_PKV_VALUE, 1, d, bank, 3, &p,
+                               &kvq_policy_default) == KVQ_OK);
+    REQ(memcmp(codes, xc, 2) == 0 && kvq_f32_same(scale[0], xs[0]) && kvq_f32_same(zero[0], xz[0]));
+    for (uint32_t i = 0; i < d; i++) REQ(kvq_f32_same(resid[i], xr[i]));
+    /* step 13: no centre; the leaving value keeps to the 3 patterns */
+    REQ(kvq_pkv_value_step(codes, scale, zero, index, resid, NULL, &count, bank, &np, 4, win, R + 1,
+                           13, d, &p, &kvq_policy_default) == KVQ_OK);
+    REQ(np == 3 && count == 1);
+    /* step 16 with the window not full: a centre of all 5 rows, nothing quantized */
+    memset(codes, SENT8, sizeof codes);
+    REQ(kvq_pkv_value_step(codes, scale, zero, index, resid, NULL, &count, bank, &np, 4, win, 5, 16,
+                           d, &p, &kvq_policy_default) == KVQ_OK);
+    REQ(np == 4 && count == 0 && all_bytes(codes, sizeof codes, SENT8));
+    REQ(kvq_exact_pkv_chebyshev(ce, win, 5, d) == KVQ_OK);
+    for (uint32_t i = 0; i < d; i++) REQ(kvq_f32_same(bank[3 * d + i], ce[i]));
+    /* a full bank: KVQ_E_SHAPE, nothing written */
+    REQ(kvq_pkv_value_step(codes, scale, zero, index, resid, NULL, &count, bank, &np, 4, win, R + 1,
+                           20, d, &p, &kvq_policy_default) == KVQ_E_SHAPE);
+    REQ(np == 4 && count == 0);
+    REQ(kvq_pkv_value_step(codes, scale, zero, index, resid, NULL, &count, bank, &np, 5, win, R + 2,
+                           20, d, &p, &kvq_policy_default) == KVQ_E_SHAPE);
+}
+END_TEST
+
 /* ========================================================================= */
 /* random_vs_exact                                                           */
 /* ========================================================================= */
@@ -1105,6 +1165,7 @@ static Suite *pkv_suite(void)
     tc = tcase_create("updates");
     tcase_add_test(tc, updates_key_flush_order);
     tcase_add_test(tc, updates_cap_and_room);
+    tcase_add_test(tc, updates_value_step);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("random_vs_exact");
