@@ -34,6 +34,313 @@
 static uint64_t g_seed = SEED_DEFAULT;
 static uint64_t g_cases = CASES_DEFAULT;
 
+
+/* ---- helpers ------------------------------------------------------------ */
+
+#define SENT8  0xA5u
+#define SENT32 0xA5A5A5A5u
+
+static const kvq_policy POL_DEF = { KVQ_TIES_EVEN, KVQ_OVERFLOW_SATURATE, KVQ_SUBNORMAL_KEEP };
+
+static int same(float a, float b)
+{
+    return kvq_f32_same(a, b);
+}
+
+/* Fast-path key buffers of one parameter set, poisoned with SENT8. */
+typedef struct fkeys {
+    kvq_vidkv_params p;
+    kvq_vidkv_keys k;
+    uint64_t mb, acb, ncb, nag, nng, n;
+    float *y;
+} fkeys;
+
+static void fk_init(fkeys *b, const kvq_vidkv_params *p)
+{
+    b->p = *p;
+    b->n = kvq_vidkv_elems(p);
+    b->mb = kvq_vidkv_mask_bytes(p);
+    b->acb = kvq_vidkv_abn_code_bytes(p);
+    b->ncb = kvq_vidkv_nrm_code_bytes(p);
+    b->nag = kvq_vidkv_abn_groups(p);
+    b->nng = kvq_vidkv_nrm_groups(p);
+    b->k.mask = xmalloc(b->mb);
+    b->k.abn_codes = xmalloc(b->acb);
+    b->k.abn_scale = xmalloc(b->nag * 4u);
+    b->k.abn_zero = xmalloc(b->nag * 4u);
+    b->k.nrm_codes = xmalloc(b->ncb);
+    b->k.nrm_scale = xmalloc(b->nng * 4u);
+    b->k.nrm_zero = xmalloc(b->nng * 4u);
+    b->y = xmalloc(b->n * 4u);
+    memset(b->k.mask, SENT8, b->mb);
+    memset(b->k.abn_codes, SENT8, b->acb);
+    memset(b->k.abn_scale, SENT8, b->nag * 4u);
+    memset(b->k.abn_zero, SENT8, b->nag * 4u);
+    memset(b->k.nrm_codes, SENT8, b->ncb);
+    memset(b->k.nrm_scale, SENT8, b->nng * 4u);
+    memset(b->k.nrm_zero, SENT8, b->nng * 4u);
+    memset(b->y, SENT8, b->n * 4u);
+}
+
+static int fk_untouched(const fkeys *b)
+{
+    return all_bytes(b->k.mask, b->mb, SENT8) && all_bytes(b->k.abn_codes, b->acb, SENT8) &&
+           all_bytes(b->k.abn_scale, b->nag * 4u, SENT8) &&
+           all_bytes(b->k.abn_zero, b->nag * 4u, SENT8) &&
+           all_bytes(b->k.nrm_codes, b->ncb, SENT8) &&
+           all_bytes(b->k.nrm_scale, b->nng * 4u, SENT8) &&
+           all_bytes(b->k.nrm_zero, b->nng * 4u, SENT8) && all_bytes(b->y, b->n * 4u, SENT8);
+}
+
+static void fk_free(fkeys *b)
+{
+    free(b->k.mask); free(b->k.abn_codes); free(b->k.abn_scale); free(b->k.abn_zero);
+    free(b->k.nrm_codes); free(b->k.nrm_scale); free(b->k.nrm_zero); free(b->y);
+}
+
+/* Fast-path value buffers for at most np protected tokens. */
+typedef struct fvals {
+    kvq_vidkv_params p;
+    kvq_vidkv_values v;
+    uint64_t tcb, pcb, ntg, npg, n;
+    uint32_t pmb;
+    float *y;
+} fvals;
+
+static void fv_init(fvals *b, const kvq_vidkv_params *p, uint32_t np)
+{
+    b->p = *p;
+    b->n = kvq_vidkv_elems(p);
+    /* the ternary arrays at their largest (no token protected) */
+    b->tcb = kvq_vidkv_tern_code_bytes(p, 0);
+    b->pcb = kvq_vidkv_prot_code_bytes(p, np);
+    b->ntg = kvq_vidkv_tern_groups(p, 0);
+    b->npg = kvq_vidkv_prot_groups(p, np);
+    b->pmb = kvq_vidkv_prot_mask_bytes(p);
+    b->v.tern = xmalloc(b->tcb);
+    b->v.beta = xmalloc(b->ntg * 4u);
+    b->v.prot = xmalloc(b->pmb);
+    b->v.p_codes = xmalloc(b->pcb);
+    b->v.p_scale = xmalloc(b->npg * 4u);
+    b->v.p_zero = xmalloc(b->npg * 4u);
+    b->y = xmalloc(b->n * 4u);
+    memset(b->v.tern, SENT8, b->tcb);
+    memset(b->v.beta, SENT8, b->ntg * 4u);
+    memset(b->v.prot, SENT8, b->pmb);
+    memset(b->v.p_codes, SENT8, b->pcb);
+    memset(b->v.p_scale, SENT8, b->npg * 4u);
+    memset(b->v.p_zero, SENT8, b->npg * 4u);
+    memset(b->y, SENT8, b->n * 4u);
+}
+
+static int fv_untouched(const fvals *b)
+{
+    return all_bytes(b->v.tern, b->tcb, SENT8) && all_bytes(b->v.beta, b->ntg * 4u, SENT8) &&
+           all_bytes(b->v.prot, b->pmb, SENT8) && all_bytes(b->v.p_codes, b->pcb, SENT8) &&
+           all_bytes(b->v.p_scale, b->npg * 4u, SENT8) &&
+           all_bytes(b->v.p_zero, b->npg * 4u, SENT8) && all_bytes(b->y, b->n * 4u, SENT8);
+}
+
+static void fv_free(fvals *b)
+{
+    free(b->v.tern); free(b->v.beta); free(b->v.prot); free(b->v.p_codes); free(b->v.p_scale);
+    free(b->v.p_zero); free(b->y);
+}
+
+/* ---- special values, ties, degenerate (exact by construction) ------------ */
+
+/* SPEC: [VIDKV-V-02] [VIDKV-V-03] [VIDKV-V-04] a value equal to alpha is 0;
+ * the raw and scaled dequantizations; both packings. */
+START_TEST(ties_ternary_threshold)
+{
+    /* one channel, G = 8: the running sum 3, 4, 5, RN32(6 + 2^-23) = 6, 6, 6, 6,
+     * 8 gives S = 8, mean = 1, alpha = 1: 1 and -1 are 0, -(1 + 2^-23) is -1 */
+    static const float v[8] = { 3.0f, 1.0f, -1.0f, -0x1.000002p+0f, 0.0f, -0.0f, 0x1p-149f, 2.0f };
+    static const int32_t want[8] = { 1, 0, 0, -1, 0, 0, 0, 1 };
+    for (uint32_t pack = 0; pack <= 1; pack++)
+        for (uint32_t dq = 0; dq <= 1; dq++) {
+            kvq_vidkv_params p = kvq_vidkv_params_default(1, 8, 1);
+            fvals b;
+            uint32_t np = 99, fl = SENT32;
+            p.group = 8;
+            p.gamma = 1.0f;
+            p.vpack = pack;
+            p.vdeq = dq;
+            p.meta = KVQ_META_F32;
+            fv_init(&b, &p, 0);
+            REQ_EQ(kvq_vidkv_quantize_values(&b.v, &np, &fl, v, &p, NULL, &POL_DEF), KVQ_OK);
+            REQ_EQ(np, 0);
+            REQ_EQ(fl, KVQ_FLAG_SUBNORMAL);
+            for (uint32_t i = 0; i < 8; i++)
+                REQ_EQ(kvq_vidkv_digit_trit(kvq_vidkv_tern_get(b.v.tern, i, pack)), want[i]);
+            if (dq) /* B: 3, RN32(4 + 2^-23) = 4, 6; beta = 6 / 3 */
+                REQ(same(b.v.beta[0], 2.0f));
+            REQ_EQ(kvq_vidkv_dequantize_values(b.y, &fl, &b.v, 0, &p, &POL_DEF), KVQ_OK);
+            for (uint32_t i = 0; i < 8; i++) {
+                float w = want[i] == 0 ? 0.0f : dq ? (float)want[i] * b.v.beta[0] : (float)want[i];
+                REQ_MSG(same(b.y[i], w), "slot %u: %a, want %a", i, (double)b.y[i], (double)w);
+            }
+            fv_free(&b);
+        }
+}
+END_TEST
+
+/* SPEC: [VIDKV-K-01] [VIDKV-K-02] equal ranges go to the lower channel; the
+ * pooled split sees every head, the per-head split one head. */
+START_TEST(ties_split)
+{
+    /* H = 2, T = 8, d = 4, f = 0.5 -> n_a = 2.  Head 0: ranges 1, 2, 2, 0;
+     * head 1: ranges 5, 0, 0, 1.  Pooled ranges: channel 0 spans both heads. */
+    float k[2 * 8 * 4];
+    kvq_vidkv_params p = kvq_vidkv_params_default(2, 8, 4);
+    uint8_t m[2];
+    static const float r0[4] = { 1, 2, 2, 0 }, r1[4] = { 5, 0, 0, 1 };
+    p.group = 8;
+    for (uint32_t h = 0; h < 2; h++)
+        for (uint32_t t = 0; t < 8; t++)
+            for (uint32_t c = 0; c < 4; c++)
+                k[kvq_vidkv_index(&p, h, t, c)] = t == 3 ? (h ? r1[c] : r0[c]) : 0.0f;
+    REQ_EQ(kvq_vidkv_split(m, NULL, k, &p, &POL_DEF), KVQ_OK);
+    REQ_EQ(m[0], 0x03);   /* pooled ranges 5, 2, 2, 1: channels 0, 1 */
+    p.split = KVQ_VIDKV_SPLIT_PER_HEAD;
+    REQ_EQ(kvq_vidkv_split(m, NULL, k, &p, &POL_DEF), KVQ_OK);
+    REQ_EQ(m[0], 0x06);   /* head 0: 2, 2 at channels 1, 2 */
+    REQ_EQ(m[1], 0x09);   /* head 1: 5, 1 at channels 0, 3 */
+    /* f = 0.75 of 4 = 3: head 1's equal ranges 0, 0 -> the lower channel 1 */
+    p.key_frac = 0.75f;
+    REQ_EQ(kvq_vidkv_split(m, NULL, k, &p, &POL_DEF), KVQ_OK);
+    REQ_EQ(m[1], 0x0B);
+}
+END_TEST
+
+/* SPEC: [VIDKV-K-06] [VIDKV-K-08] [VIDKV-K-11] SIGNMEAN: code x >= 0 (-0 gives
+ * 1), s = mean|x|, dequantized to {0, s}; a zero group stores s = +0. */
+START_TEST(special_signmean)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(1, 8, 2);
+    float k[16];
+    fkeys b;
+    uint32_t fl;
+    p.group = 8;
+    p.key_frac = 0.5f;   /* n_a = 1 */
+    p.normal = KVQ_VIDKV_NORMAL_SIGNMEAN;
+    p.meta = KVQ_META_F32;
+    for (uint32_t t = 0; t < 8; t++) {
+        k[2 * t] = (float)t * 10.0f;               /* channel 0: range 70, abnormal */
+        k[2 * t + 1] = t % 2 ? -(float)t : 0.0f;   /* channel 1: normal */
+    }
+    k[2 * 2 + 1] = -0.0f;
+    fk_init(&b, &p);
+    REQ_EQ(kvq_vidkv_quantize_keys(&b.k, &fl, k, &p, &POL_DEF), KVQ_OK);
+    REQ_EQ(b.k.mask[0], 1);
+    /* |x| = 0,1,0,3,0,5,0,7: S = 16, s = 2 */
+    REQ(same(b.k.nrm_scale[0], 2.0f));
+    REQ_EQ(b.k.nrm_codes[0], 0x55);   /* codes 1,0,1,0,1,0,1,0 (t = 2 is -0: 1) */
+    REQ_EQ(kvq_vidkv_dequantize_keys(b.y, &fl, &b.k, &p, &POL_DEF), KVQ_OK);
+    for (uint32_t t = 0; t < 8; t++) REQ(same(b.y[2 * t + 1], t % 2 ? 0.0f : 2.0f));
+    fk_free(&b);
+    /* all zero: s = +0, ZERO_SCALE */
+    memset(k, 0, sizeof k);
+    fk_init(&b, &p);
+    REQ_EQ(kvq_vidkv_quantize_keys(&b.k, &fl, k, &p, &POL_DEF), KVQ_OK);
+    REQ(same(b.k.nrm_scale[0], 0.0f));
+    REQ(fl & KVQ_FLAG_ZERO_SCALE);
+    fk_free(&b);
+}
+END_TEST
+
+/* SPEC: [VIDKV-K-05] [VIDKV-K-06] [VIDKV-K-07] a DC-only token: X_0 = N c, every
+ * other coefficient 0; a group of equal tokens reconstructs through {0, s}. */
+START_TEST(special_fft_dc)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(1, 8, 8);
+    float k[64];
+    fkeys b;
+    uint32_t fl;
+    p.group = 8;
+    p.key_frac = 0.5f;          /* n_a = 4, N = 4, FFT */
+    p.meta = KVQ_META_F32;
+    for (uint32_t t = 0; t < 8; t++)
+        for (uint32_t c = 0; c < 8; c++) k[t * 8 + c] = c < 4 ? (float)(t * c) : 0.25f;
+    fk_init(&b, &p);
+    REQ_EQ(kvq_vidkv_quantize_keys(&b.k, &fl, k, &p, &POL_DEF), KVQ_OK);
+    REQ_EQ(b.k.mask[0], 0x0F);
+    /* component 0 (Re X_0 = 1) in every token: s = 1, code 1 */
+    REQ(same(b.k.nrm_scale[0], 1.0f));
+    REQ_EQ(b.k.nrm_codes[0], 0xFF);
+    for (uint32_t j = 1; j < 8; j++) REQ(same(b.k.nrm_scale[j], 0.0f));
+    REQ_EQ(kvq_vidkv_dequantize_keys(b.y, &fl, &b.k, &p, &POL_DEF), KVQ_OK);
+    for (uint32_t t = 0; t < 8; t++)
+        for (uint32_t c = 4; c < 8; c++) REQ(same(b.y[t * 8 + c], 0.25f));
+    fk_free(&b);
+}
+END_TEST
+
+/* SPEC: [VIDKV-STP-02] [VIDKV-STP-03] [VIDKV-V-01] scores, equal scores by the
+ * lower token, a short protected group, its padding slots stored as 0. */
+START_TEST(ties_stp_selection)
+{
+    /* T = 16, G = 8, d = 1; visual rows 0..9, text rows 10..11; ds = 1:
+     * t = xs[10] + xs[11] = 1; score_i = xs[i]. */
+    kvq_vidkv_params p = kvq_vidkv_params_default(1, 16, 1);
+    kvq_vidkv_stp s;
+    float xs[16], v[16], score[10];
+    uint8_t prot[2];
+    fvals b;
+    uint32_t np, fl;
+    static const float sv[10] = { 1, 5, 3, 5, 2, 0, 3, 4, -1, 5 };
+    p.group = 8;
+    p.protect = 0.5f;       /* n_p = floor(0.5 * 10) = 5 */
+    p.meta = KVQ_META_F32;
+    for (uint32_t i = 0; i < 16; i++) {
+        xs[i] = i < 10 ? sv[i] : i < 12 ? 0.5f : 100.0f;
+        v[i] = (float)i;
+    }
+    s.xs = xs; s.rows = 16; s.ds = 1;
+    s.vis_first = 0; s.vis_count = 10; s.txt_first = 10; s.txt_count = 2;
+    REQ_EQ(kvq_vidkv_stp_select(score, prot, NULL, &p, &s, &POL_DEF), KVQ_OK);
+    for (uint32_t i = 0; i < 10; i++) REQ(same(score[i], sv[i]));
+    /* 5, 5, 5 (tokens 1, 3, 9), 4 (7), 3 (2 before 6) */
+    REQ_EQ(prot[0], 0x8E);
+    REQ_EQ(prot[1], 0x02);
+    fv_init(&b, &p, 5);
+    REQ_EQ(kvq_vidkv_quantize_values(&b.v, &np, &fl, v, &p, &s, &POL_DEF), KVQ_OK);
+    REQ_EQ(np, 5);
+    REQ_EQ(b.v.prot[0], 0x8E);
+    /* protected list 1, 2, 3, 7, 9: min 1, max 9, s = 8/3, codes by KIVI */
+    REQ(same(b.v.p_zero[0], 1.0f));
+    REQ(same(b.v.p_scale[0], 8.0f / 3.0f));
+    for (uint32_t i = 5; i < 8; i++) REQ_EQ(kvq_unpack_code(b.v.p_codes, i, 2), 0);
+    REQ_EQ(kvq_unpack_code(b.v.p_codes, 4, 2), 3);
+    REQ_EQ(kvq_unpack_code(b.v.p_codes, 0, 2), 0);
+    /* ternary list: the 11 others in two groups, 8 + 3 */
+    REQ_EQ(kvq_vidkv_tern_groups(&p, 5), 2);
+    REQ_EQ(kvq_vidkv_dequantize_values(b.y, &fl, &b.v, 5, &p, &POL_DEF), KVQ_OK);
+    REQ(same(b.y[9], fmaf(3.0f, 8.0f / 3.0f, 1.0f)));
+    fv_free(&b);
+}
+END_TEST
+
+/* SPEC: [VIDKV-W-01] [VIDKV-W-02] prefill leaves L mod G, a flush every G. */
+START_TEST(degenerate_window)
+{
+    kvq_vidkv_window w;
+    uint32_t fl, flushes = 0;
+    REQ_EQ(kvq_vidkv_window_prefill(&w, 32, 100), KVQ_OK);
+    REQ_EQ(w.quantized, 96);
+    REQ_EQ(w.pending, 4);
+    for (int i = 0; i < 60; i++) {
+        REQ_EQ(kvq_vidkv_window_append(&w, &fl), KVQ_OK);
+        flushes += fl;
+        REQ(w.pending < 32);
+    }
+    REQ_EQ(flushes, 2);   /* at 128 and 160 tokens */
+    REQ_EQ(w.quantized, 160);
+    REQ_EQ(kvq_vidkv_window_prefill(NULL, 32, 1), KVQ_E_PARAM);
+    REQ_EQ(kvq_vidkv_window_prefill(&w, 0, 1), KVQ_E_PARAM);
+}
+END_TEST
+
 /* ---- packing ------------------------------------------------------------ */
 
 /* SPEC: [VIDKV-V-04] every byte of five digits, by an independent sum. */
@@ -234,6 +541,298 @@ START_TEST(packing_effective_bits)
 }
 END_TEST
 
+
+/* ---- bad input: one test per row of spec/vidkv.md's table ---------------- */
+
+/* A small valid key/value problem: H = 2, T = 16, d = 6, G = 8. */
+static kvq_vidkv_params small_params(void)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(2, 16, 6);
+    p.group = 8;
+    return p;
+}
+
+static void small_data(float *x, uint64_t n)
+{
+    kvq_rng r = { 0x5eedull };
+    for (uint64_t e = 0; e < n; e++) x[e] = kvq_rng_sym(&r);
+}
+
+/* Keys and values with parameters q must fail with want and write nothing. */
+static void expect_both(const kvq_vidkv_params *q, const float *x, const kvq_vidkv_stp *stp,
+                        const kvq_policy *pol, kvq_status want, const char *row)
+{
+    kvq_vidkv_params alloc = small_params();
+    fkeys kb;
+    fvals vb;
+    uint32_t fl = SENT32, np = SENT32;
+    kvq_status st;
+    fk_init(&kb, &alloc);
+    fv_init(&vb, &alloc, 16);
+    st = kvq_vidkv_quantize_keys(&kb.k, &fl, x, q, pol);
+    REQ_MSG(st == want, "row %s keys: status %d, want %d", row, st, want);
+    REQ_MSG(fk_untouched(&kb) && fl == SENT32, "row %s keys: output written", row);
+    st = kvq_vidkv_quantize_values(&vb.v, &np, &fl, x, q, stp, pol);
+    REQ_MSG(st == want, "row %s values: status %d, want %d", row, st, want);
+    REQ_MSG(fv_untouched(&vb) && fl == SENT32 && np == SENT32, "row %s values: output written",
+            row);
+    fk_free(&kb);
+    fv_free(&vb);
+}
+
+/* SPEC: [VIDKV-L-05] row 1: NULL pointers. */
+START_TEST(bad_row01_null)
+{
+    kvq_vidkv_params p = small_params();
+    float x[192];
+    fkeys kb;
+    fvals vb;
+    uint32_t np;
+    small_data(x, 192);
+    fk_init(&kb, &p);
+    fv_init(&vb, &p, 0);
+    REQ_EQ(kvq_vidkv_quantize_keys(NULL, NULL, x, &p, &POL_DEF), KVQ_E_PARAM);
+    REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, NULL, &p, &POL_DEF), KVQ_E_PARAM);
+    REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, x, NULL, &POL_DEF), KVQ_E_PARAM);
+    REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, x, &p, NULL), KVQ_E_PARAM);
+    kb.k.nrm_scale = NULL;
+    REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, x, &p, &POL_DEF), KVQ_E_PARAM);
+    REQ_EQ(kvq_vidkv_quantize_values(&vb.v, &np, NULL, NULL, &p, NULL, &POL_DEF), KVQ_E_PARAM);
+    REQ_EQ(kvq_vidkv_quantize_values(&vb.v, NULL, NULL, x, &p, NULL, &POL_DEF), KVQ_E_PARAM);
+    REQ_EQ(kvq_vidkv_dequantize_values(NULL, NULL, &vb.v, 0, &p, &POL_DEF), KVQ_E_PARAM);
+    p.protect = 0.5f;   /* STP without its inputs */
+    REQ_EQ(kvq_vidkv_quantize_values(&vb.v, &np, NULL, x, &p, NULL, &POL_DEF), KVQ_E_PARAM);
+    REQ(all_bytes(kb.k.mask, kb.mb, SENT8) && fv_untouched(&vb));
+    kb.k.nrm_scale = xmalloc(4);
+    fk_free(&kb);
+    fv_free(&vb);
+}
+END_TEST
+
+/* SPEC: [VIDKV-L-05] [POL-01] row 2: a policy field out of range. */
+START_TEST(bad_row02_policy)
+{
+    kvq_vidkv_params p = small_params();
+    float x[192];
+    kvq_policy bad = POL_DEF;
+    small_data(x, 192);
+    bad.ties = 2;
+    expect_both(&p, x, NULL, &bad, KVQ_E_PARAM, "2");
+}
+END_TEST
+
+/* SPEC: [VIDKV-L-02] rows 3-7: parameters. */
+START_TEST(bad_rows03_07_params)
+{
+    float x[192];
+    static const float badf[] = { -0x1p-149f, 0x1.000002p+0f, NAN, -1.0f };
+    small_data(x, 192);
+    for (uint32_t G = 0; G <= 4104; G += 4) {
+        kvq_vidkv_params p = small_params();
+        if (G % 8 == 0 && G >= 8 && G <= 4096) continue;
+        p.group = G;
+        expect_both(&p, x, NULL, &POL_DEF, KVQ_E_PARAM, "3");
+        if (G > 40) G += 1000;
+    }
+    for (size_t i = 0; i < 4; i++) {
+        kvq_vidkv_params p = small_params();
+        p.key_frac = badf[i];
+        expect_both(&p, x, NULL, &POL_DEF, KVQ_E_PARAM, "4");
+        p = small_params();
+        p.protect = badf[i];
+        expect_both(&p, x, NULL, &POL_DEF, KVQ_E_PARAM, "5");
+        p = small_params();
+        p.gamma = i == 1 ? 0x1.000002p+4f : badf[i];
+        expect_both(&p, x, NULL, &POL_DEF, KVQ_E_PARAM, "6");
+    }
+    for (int sw = 0; sw < 7; sw++) {
+        kvq_vidkv_params p = small_params();
+        uint32_t *f[7] = { &p.split, &p.normal, &p.vdeq, &p.vpack, &p.kflush, &p.vflush, &p.meta };
+        *f[sw] = sw == 1 ? 4u : 2u;
+        expect_both(&p, x, NULL, &POL_DEF, KVQ_E_PARAM, "7");
+    }
+}
+END_TEST
+
+/* SPEC: [VIDKV-L-02] rows 8-9: extent. */
+START_TEST(bad_rows08_09_shape)
+{
+    float x[192];
+    kvq_vidkv_params p;
+    small_data(x, 192);
+    p = small_params(); p.dim = 0;
+    expect_both(&p, x, NULL, &POL_DEF, KVQ_E_SHAPE, "8");
+    p = small_params(); p.dim = 1025;
+    expect_both(&p, x, NULL, &POL_DEF, KVQ_E_SHAPE, "8");
+    p = small_params(); p.heads = 0;
+    expect_both(&p, x, NULL, &POL_DEF, KVQ_E_SHAPE, "8");
+    p = small_params(); p.heads = 1025;
+    expect_both(&p, x, NULL, &POL_DEF, KVQ_E_SHAPE, "8");
+    p = small_params(); p.tokens = 0;
+    expect_both(&p, x, NULL, &POL_DEF, KVQ_E_SHAPE, "9");
+    p = small_params(); p.tokens = 12;
+    expect_both(&p, x, NULL, &POL_DEF, KVQ_E_SHAPE, "9");
+}
+END_TEST
+
+/* SPEC: [VIDKV-STP-01] rows 10-11: STP ranges. */
+START_TEST(bad_rows10_11_stp)
+{
+    float x[192], xs[20 * 3];
+    kvq_vidkv_params p = small_params();
+    kvq_vidkv_stp s0, s;
+    fvals vb;
+    uint32_t np = SENT32, fl = SENT32;
+    small_data(x, 192);
+    small_data(xs, 60);
+    p.protect = 0.2f;
+    s0.xs = xs; s0.rows = 20; s0.ds = 3;
+    s0.vis_first = 2; s0.vis_count = 10; s0.txt_first = 17; s0.txt_count = 3;
+    fv_init(&vb, &p, 2);
+    REQ_EQ(kvq_vidkv_quantize_values(&vb.v, &np, &fl, x, &p, &s0, &POL_DEF), KVQ_OK);
+    REQ_EQ(np, 2);
+    fv_free(&vb);
+    for (int row = 0; row < 7; row++) {
+        s = s0;
+        switch (row) {
+        case 0: s.vis_count = 0; break;           /* no visual token */
+        case 1: s.vis_first = 10; break;          /* past T = 16 */
+        case 2: s.txt_count = 0; break;           /* no text token */
+        case 3: s.txt_first = 18; break;          /* past rows */
+        case 4: s.ds = 0; break;
+        case 5: s.rows = 15; break;               /* fewer rows than T */
+        default: s.ds = 4097; break;
+        }
+        fv_init(&vb, &p, 16);
+        np = fl = SENT32;
+        REQ_MSG(kvq_vidkv_quantize_values(&vb.v, &np, &fl, x, &p, &s, &POL_DEF) == KVQ_E_SHAPE,
+                "STP row variant %d", row);
+        REQ(fv_untouched(&vb) && np == SENT32 && fl == SENT32);
+        fv_free(&vb);
+    }
+}
+END_TEST
+
+/* SPEC: [VIDKV-L-03] [POL-NF-01] rows 12-14: non-finite, domain, binary16
+ * overflow under nan. */
+START_TEST(bad_rows12_14_values)
+{
+    float x[192], xs[20 * 3];
+    kvq_vidkv_params p = small_params();
+    kvq_policy pn = POL_DEF;
+    kvq_vidkv_stp s;
+    fvals vb;
+    uint32_t np = SENT32;
+    static const float nf[3] = { NAN, INFINITY, -INFINITY };
+    pn.overflow = KVQ_OVERFLOW_NAN;
+    for (uint64_t at = 0; at < 192; at += 37)
+        for (int i = 0; i < 3; i++) {
+            small_data(x, 192);
+            x[at] = nf[i];
+            expect_both(&p, x, NULL, &POL_DEF, KVQ_E_NONFINITE, "12");
+            x[at] = i ? -0x1p100f : 0x1p100f;
+            expect_both(&p, x, NULL, &POL_DEF, KVQ_E_RANGE, "13");
+            x[at] = nextafterf(0x1p100f, 0.0f);   /* inside the domain */
+            if (i == 0) {
+                kvq_vidkv_params q = p;
+                q.meta = KVQ_META_F32;
+                fkeys kb;
+                fk_init(&kb, &q);
+                REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, x, &q, &POL_DEF), KVQ_OK);
+                fk_free(&kb);
+            }
+            /* binary16 metadata overflow: a value >= 65520 (values: beta of
+             * the scaled variant; raw ternary values store no metadata) */
+            for (uint64_t e = 0; e < 192; e++) x[e] = (i ? 70000.0f : -70000.0f) + (float)(e % 7);
+            {
+                kvq_vidkv_params q = p;
+                q.vdeq = KVQ_VIDKV_VDEQ_SCALED;
+                expect_both(&q, x, NULL, &pn, KVQ_E_RANGE, "14");
+            }
+        }
+    /* score inputs: non-finite, and >= 2^32 */
+    small_data(x, 192);
+    small_data(xs, 60);
+    p.protect = 0.2f;
+    s.xs = xs; s.rows = 20; s.ds = 3;
+    s.vis_first = 2; s.vis_count = 10; s.txt_first = 17; s.txt_count = 3;
+    xs[59] = NAN;
+    fv_init(&vb, &p, 16);
+    REQ_EQ(kvq_vidkv_quantize_values(&vb.v, &np, NULL, x, &p, &s, &POL_DEF), KVQ_E_NONFINITE);
+    xs[59] = 0x1p32f;
+    REQ_EQ(kvq_vidkv_quantize_values(&vb.v, &np, NULL, x, &p, &s, &POL_DEF), KVQ_E_RANGE);
+    REQ(fv_untouched(&vb) && np == SENT32);
+    fv_free(&vb);
+}
+END_TEST
+
+/* SPEC: [VIDKV-D-02] [VIDKV-D-03] rows 15-19: dequantizer inputs. */
+START_TEST(bad_rows15_19_dequant)
+{
+    float x[192];
+    kvq_vidkv_params p = small_params();
+    fkeys kb;
+    fvals vb;
+    uint32_t np, fl;
+    small_data(x, 192);
+    p.normal = KVQ_VIDKV_NORMAL_MINMAX;
+    fk_init(&kb, &p);
+    fv_init(&vb, &p, 0);
+    REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, x, &p, &POL_DEF), KVQ_OK);
+    REQ_EQ(kvq_vidkv_quantize_values(&vb.v, &np, NULL, x, &p, NULL, &POL_DEF), KVQ_OK);
+    memset(kb.y, SENT8, kb.n * 4u);
+    memset(vb.y, SENT8, vb.n * 4u);
+#define KDQ(want, row)                                                                       \
+    do {                                                                                     \
+        fl = SENT32;                                                                         \
+        REQ_MSG(kvq_vidkv_dequantize_keys(kb.y, &fl, &kb.k, &p, &POL_DEF) == (want),         \
+                "row %s", row);                                                              \
+        REQ(all_bytes(kb.y, kb.n * 4u, SENT8) && fl == SENT32);                              \
+    } while (0)
+    {
+        uint8_t m0 = kb.k.mask[0];
+        kb.k.mask[0] = (uint8_t)(m0 ^ 1u);               /* one bit too many or few */
+        KDQ(KVQ_E_PARAM, "15");
+        kb.k.mask[0] = (uint8_t)(m0 | 0x80u);            /* a bit beyond d = 6 */
+        KDQ(KVQ_E_PARAM, "15");
+        kb.k.mask[0] = m0;
+    }
+    {
+        float s0 = kb.k.abn_scale[1], z0 = kb.k.nrm_zero[2];
+        kb.k.abn_scale[1] = NAN;
+        KDQ(KVQ_E_NONFINITE, "17");
+        kb.k.abn_scale[1] = 0x1p102f;
+        KDQ(KVQ_E_RANGE, "18");
+        kb.k.abn_scale[1] = 0x1p-15f;                    /* below binary16's normals */
+        KDQ(KVQ_E_PARAM, "19");
+        kb.k.abn_scale[1] = 0x1.001p+0f;                 /* not a binary16 number */
+        KDQ(KVQ_E_PARAM, "19");
+        kb.k.abn_scale[1] = s0;
+        kb.k.nrm_zero[2] = -INFINITY;
+        KDQ(KVQ_E_NONFINITE, "17");
+        kb.k.nrm_zero[2] = z0;
+        REQ_EQ(kvq_vidkv_dequantize_keys(kb.y, &fl, &kb.k, &p, &POL_DEF), KVQ_OK);
+    }
+#undef KDQ
+    vb.v.tern[0] = 243;                                   /* BASE3 byte > 242 */
+    REQ_EQ(kvq_vidkv_dequantize_values(vb.y, NULL, &vb.v, 0, &p, &POL_DEF), KVQ_E_PARAM);
+    REQ(all_bytes(vb.y, vb.n * 4u, SENT8));
+    fv_free(&vb);
+    p.vpack = KVQ_VIDKV_PACK_BITS2;
+    fv_init(&vb, &p, 0);
+    REQ_EQ(kvq_vidkv_quantize_values(&vb.v, &np, NULL, x, &p, NULL, &POL_DEF), KVQ_OK);
+    memset(vb.y, SENT8, vb.n * 4u);
+    vb.v.tern[1] = (uint8_t)(vb.v.tern[1] | 0x0Cu);       /* slot 5's field = 3 */
+    REQ_EQ(kvq_vidkv_dequantize_values(vb.y, NULL, &vb.v, 0, &p, &POL_DEF), KVQ_E_PARAM);
+    REQ(all_bytes(vb.y, vb.n * 4u, SENT8));
+    /* a protection mask with the wrong count */
+    p.protect = 0.25f;
+    REQ_EQ(kvq_vidkv_dequantize_values(vb.y, NULL, &vb.v, 0, &p, &POL_DEF), KVQ_E_PARAM);
+    fv_free(&vb);
+    fk_free(&kb);
+}
+END_TEST
+
 static Suite *vidkv_suite(void)
 {
     Suite *s = suite_create("vidkv");
@@ -243,6 +842,28 @@ static Suite *vidkv_suite(void)
     tcase_add_test(tc, packing_round_half_even);
     tcase_add_test(tc, packing_group_maps);
     tcase_add_test(tc, packing_effective_bits);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ties");
+    tcase_add_test(tc, ties_ternary_threshold);
+    tcase_add_test(tc, ties_split);
+    tcase_add_test(tc, ties_stp_selection);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("special_values");
+    tcase_add_test(tc, special_signmean);
+    tcase_add_test(tc, special_fft_dc);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("degenerate");
+    tcase_add_test(tc, degenerate_window);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bad_input");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, bad_row01_null);
+    tcase_add_test(tc, bad_row02_policy);
+    tcase_add_test(tc, bad_rows03_07_params);
+    tcase_add_test(tc, bad_rows08_09_shape);
+    tcase_add_test(tc, bad_rows10_11_stp);
+    tcase_add_test(tc, bad_rows12_14_values);
+    tcase_add_test(tc, bad_rows15_19_dequant);
     suite_add_tcase(s, tc);
     return s;
 }
