@@ -363,7 +363,8 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a
 	install -m 644 $(B)/rel/libkvq.a $(DESTDIR)$(PREFIX)/lib/libkvq.a
 	install -m 644 include/kvq.h include/kvq_cert.h include/kvq_layout.h include/kvq_exact.h include/kvq_bits.h \
 	  include/kvq_fp8.h include/kvq_exact_fp8.h include/kvq_sage.h include/kvq_sage_layout.h \
-	  include/kvq_exact_sage.h include/kvq_mma.h include/kvq_sage_attn.h conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
+	  include/kvq_exact_sage.h include/kvq_mma.h include/kvq_sage_attn.h include/kvq_vidkv.h \
+  include/kvq_exact_vidkv.h conformance/kvq_subject.h $(DESTDIR)$(PREFIX)/include/kvq/
 	@if [ -x $(B)/gpu/kvq_sage_mma_probe ]; then \
 	  install -d $(DESTDIR)$(PREFIX)/libexec/kvq && \
 	  install -m 755 $(B)/gpu/kvq_sage_mma_probe $(DESTDIR)$(PREFIX)/libexec/kvq/kvq_sage_mma_probe && \
