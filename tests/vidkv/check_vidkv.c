@@ -9,7 +9,8 @@
  *  - differential tests compare ref/fast with ref/exact, never a path with
  *    itself; layout facts are checked against independent arithmetic;
  *  - random cases come from a fixed seed (KVQ_SEED overrides it, printed on
- *    failure), KVQ_RANDOM_CASES tensors (default 300).
+ *    failure); KVQ_RANDOM_CASES is a budget of groups as in the other suites,
+ *    1 + KVQ_RANDOM_CASES / 10 random tensors of each kind (default 1001).
  *
  * Test cases are grouped by behaviour: packing, special_values, ties,
  * degenerate, random_vs_exact, bad_input.  Each test names the requirements
@@ -25,11 +26,12 @@
 #include "kvq.h"
 #include "kvq_bits.h"
 #include "kvq_vidkv.h"
+#include "kvq_exact_vidkv.h"
 #include "kvq_rng.h"
 #include "check_main.h"
 
 #define SEED_DEFAULT  0x6b76712d7669646bull /* "kvq-vidk" */
-#define CASES_DEFAULT 300u
+#define CASES_DEFAULT 10000u              /* random groups: one tensor per 10 */
 
 static uint64_t g_seed = SEED_DEFAULT;
 static uint64_t g_cases = CASES_DEFAULT;
@@ -542,6 +544,312 @@ START_TEST(packing_effective_bits)
 END_TEST
 
 
+
+/* ---- random_vs_exact ----------------------------------------------------- */
+
+/* A random parameter set (small: the exact path evaluates every DFT at 256 bits). */
+static kvq_vidkv_params rand_params(kvq_rng *r)
+{
+    static const uint32_t Gs[3] = { 8, 16, 32 };
+    static const float fs[7] = { 0.0f, 0.25f, 0.3f, 0.5f, 0.75f, 1.0f, 0.7f };
+    kvq_vidkv_params p = kvq_vidkv_params_default(1 + kvq_rng_below(r, 3), 8,
+                                                  1 + kvq_rng_below(r, 20));
+    p.group = Gs[kvq_rng_below(r, 3)];
+    p.tokens = p.group * (1 + kvq_rng_below(r, 3));
+    p.key_frac = kvq_rng_below(r, 4) ? fs[kvq_rng_below(r, 7)] : (float)kvq_rng_below(r, 9) / 8.0f;
+    p.normal = kvq_rng_below(r, 4);
+    p.split = kvq_rng_below(r, 2);
+    p.meta = kvq_rng_below(r, 2) ? KVQ_META_F16 : KVQ_META_F32;
+    p.vdeq = kvq_rng_below(r, 2);
+    p.vpack = kvq_rng_below(r, 2);
+    p.gamma = kvq_rng_below(r, 2) ? 0.7f : 0.5f;
+    p.protect = kvq_rng_below(r, 2) ? 0.0f : kvq_rng_below(r, 2) ? 0.2f : kvq_rng_unit(r);
+    return p;
+}
+
+/* Distributions: 0 uniform, 1 outlier channels, 2 few levels (ties), 3 with
+ * zeros and subnormals, 4 wide magnitudes. */
+static float rand_value(kvq_rng *r, uint32_t dist, uint32_t c)
+{
+    switch (dist) {
+    case 0: return kvq_rng_sym(r);
+    case 1: return kvq_rng_sym(r) * (c % 5 == 0 ? 64.0f : 1.0f);
+    case 2: return (float)((int)kvq_rng_below(r, 5) - 2) * 0.5f;
+    case 3: {
+        uint32_t k = kvq_rng_below(r, 4);
+        return k == 0 ? 0.0f : k == 1 ? ldexpf(kvq_rng_sym(r), -130) : kvq_rng_sym(r);
+    }
+    default: return ldexpf(kvq_rng_sym(r), (int)kvq_rng_below(r, 40) - 20);
+    }
+}
+
+static kvq_policy rand_policy(kvq_rng *r)
+{
+    return mkpol(kvq_rng_below(r, 2), KVQ_OVERFLOW_SATURATE, kvq_rng_below(r, 2));
+}
+
+static void dump_params(const kvq_vidkv_params *p, const kvq_policy *pol, uint32_t dist,
+                        uint64_t idx)
+{
+    fprintf(stderr,
+            "FAIL seed=0x%016" PRIx64 " case=%" PRIu64 " dist=%u: H=%u T=%u d=%u G=%u meta=%u "
+            "split=%u normal=%u vdeq=%u vpack=%u f=%a gamma=%a p=%a ties=%u subnormal=%u\n",
+            g_seed, idx, dist, p->heads, p->tokens, p->dim, p->group, p->meta, p->split,
+            p->normal, p->vdeq, p->vpack, (double)p->key_frac, (double)p->gamma,
+            (double)p->protect, pol->ties, pol->subnormal);
+}
+
+/* Exact-path key buffers. */
+typedef struct xkeys {
+    kvq_exact_vidkv_keys_out o;
+    double *lo, *hi;
+} xkeys;
+
+static void xk_init(xkeys *x, const kvq_vidkv_params *p)
+{
+    uint64_t ng = kvq_vidkv_nrm_groups(p);
+    x->o.k.mask = xmalloc(kvq_vidkv_mask_bytes(p));
+    x->o.k.abn_codes = xmalloc(kvq_vidkv_abn_code_bytes(p));
+    x->o.k.abn_scale = xmalloc(kvq_vidkv_abn_groups(p) * 4u);
+    x->o.k.abn_zero = xmalloc(kvq_vidkv_abn_groups(p) * 4u);
+    x->o.k.nrm_codes = xmalloc(kvq_vidkv_nrm_code_bytes(p));
+    x->o.k.nrm_scale = xmalloc(ng * 4u);
+    x->o.k.nrm_zero = xmalloc(ng * 4u);
+    x->o.comp_amb = xmalloc((uint64_t)p->heads * p->tokens * kvq_vidkv_nrm_per_block(p));
+    x->o.s_lo = xmalloc(ng * 4u);
+    x->o.s_hi = xmalloc(ng * 4u);
+    x->lo = xmalloc(kvq_vidkv_elems(p) * 8u);
+    x->hi = xmalloc(kvq_vidkv_elems(p) * 8u);
+}
+
+static void xk_free(xkeys *x)
+{
+    free(x->o.k.mask); free(x->o.k.abn_codes); free(x->o.k.abn_scale); free(x->o.k.abn_zero);
+    free(x->o.k.nrm_codes); free(x->o.k.nrm_scale); free(x->o.k.nrm_zero); free(x->o.comp_amb);
+    free(x->o.s_lo); free(x->o.s_hi); free(x->lo); free(x->hi);
+}
+
+static uint64_t g_amb_components, g_fft_cases, g_amb_values;
+
+/* One random key case: fast against exact.  Returns 0 on a mismatch (the
+ * message names it). */
+static int keys_case(kvq_rng *r, uint64_t idx, char *why, size_t wn)
+{
+    kvq_vidkv_params p = rand_params(r);
+    kvq_policy pol = rand_policy(r);
+    uint32_t dist = kvq_rng_below(r, 5), mode = kvq_vidkv_normal_mode(&p);
+    uint64_t n = kvq_vidkv_elems(&p);
+    float *k = xmalloc(n * 4u);
+    fkeys fb;
+    xkeys xb;
+    uint32_t ff = 0, fd = 0;
+    kvq_status fs, xs;
+    int ok = 1;
+    for (uint32_t h = 0; h < p.heads; h++)
+        for (uint32_t t = 0; t < p.tokens; t++)
+            for (uint32_t c = 0; c < p.dim; c++)
+                k[kvq_vidkv_index(&p, h, t, c)] = rand_value(r, dist, c);
+    fk_init(&fb, &p);
+    xk_init(&xb, &p);
+    fs = kvq_vidkv_quantize_keys(&fb.k, &ff, k, &p, &pol);
+    xs = kvq_exact_vidkv_quantize_keys(&xb.o, k, &p, &pol);
+#define FAILK(...) do { snprintf(why, wn, __VA_ARGS__); ok = 0; goto done; } while (0)
+    if (fs != xs) FAILK("status fast %d exact %d", fs, xs);
+    if (fs != KVQ_OK) goto done;
+    /* SPEC: [VIDKV-K-01] [VIDKV-K-02] the split, bit for bit */
+    if (memcmp(fb.k.mask, xb.o.k.mask, fb.mb)) FAILK("split mask differs");
+    /* SPEC: [VIDKV-K-03] abnormal groups, bit for bit */
+    if (memcmp(fb.k.abn_codes, xb.o.k.abn_codes, fb.acb)) FAILK("abnormal codes differ");
+    for (uint64_t g = 0; g < fb.nag; g++)
+        if (!same(fb.k.abn_scale[g], xb.o.k.abn_scale[g]) ||
+            !same(fb.k.abn_zero[g], xb.o.k.abn_zero[g]))
+            FAILK("abnormal metadata of group %" PRIu64, g);
+    if (mode != KVQ_VIDKV_NORMAL_FFT) {
+        /* SPEC: [VIDKV-K-08] MINMAX and SIGNMEAN, bit for bit; flags [VIDKV-L-05] */
+        if (memcmp(fb.k.nrm_codes, xb.o.k.nrm_codes, fb.ncb)) FAILK("normal codes differ");
+        for (uint64_t g = 0; g < fb.nng; g++)
+            if (!same(fb.k.nrm_scale[g], xb.o.k.nrm_scale[g]) ||
+                (mode == KVQ_VIDKV_NORMAL_MINMAX && !same(fb.k.nrm_zero[g], xb.o.k.nrm_zero[g])))
+                FAILK("normal metadata of group %" PRIu64, g);
+        if (ff != (xb.o.flags & ~KVQ_FLAG_AMBIGUOUS))
+            FAILK("flags fast 0x%x exact 0x%x", ff, xb.o.flags);
+    } else if (fb.nng > 0) {
+        /* SPEC: [VIDKV-B-01] decisive components carry the real code;
+         * SPEC: [VIDKV-B-02] stored scales within the accepted range */
+        uint32_t mper = kvq_vidkv_nrm_per_block(&p), G = p.group;
+        g_fft_cases++;
+        for (uint32_t h = 0; h < p.heads; h++)
+            for (uint32_t t = 0; t < p.tokens; t++)
+                for (uint32_t j = 0; j < mper; j++) {
+                    uint64_t g = kvq_vidkv_nrm_group(&p, h, t / G, j);
+                    uint32_t fc = kvq_unpack_code(fb.k.nrm_codes + g * (G / 8), t % G, 1);
+                    uint32_t xc = kvq_unpack_code(xb.o.k.nrm_codes + g * (G / 8), t % G, 1);
+                    if (xb.o.comp_amb[((uint64_t)h * p.tokens + t) * mper + j]) {
+                        g_amb_components++;
+                        continue;
+                    }
+                    if (fc != xc) FAILK("decisive component h=%u t=%u j=%u: fast %u real %u", h, t, j, fc, xc);
+                }
+        for (uint64_t g = 0; g < fb.nng; g++)
+            if (!(fb.k.nrm_scale[g] >= xb.o.s_lo[g] && fb.k.nrm_scale[g] <= xb.o.s_hi[g]))
+                FAILK("component scale %" PRIu64 ": %a outside [%a, %a]", g,
+                      (double)fb.k.nrm_scale[g], (double)xb.o.s_lo[g], (double)xb.o.s_hi[g]);
+    }
+    /* SPEC: [VIDKV-K-11] [VIDKV-B-03] the fast dequantization of its own stored
+     * keys: bit for bit where pinned, within rho_i on the DFT path */
+    if (kvq_vidkv_dequantize_keys(fb.y, &fd, &fb.k, &p, &pol) != KVQ_OK) FAILK("fast dequantize");
+    if (kvq_exact_vidkv_key_deq_bounds(xb.lo, xb.hi, &fb.k, &p) != KVQ_OK) FAILK("exact bounds");
+    for (uint64_t e = 0; e < n; e++) {
+        if (xb.lo[e] == xb.hi[e] ? !same(fb.y[e], (float)xb.lo[e])
+                                 : !((double)fb.y[e] >= xb.lo[e] && (double)fb.y[e] <= xb.hi[e]))
+            FAILK("dequantized element %" PRIu64 ": %a, accepted [%a, %a]", e, (double)fb.y[e],
+                  xb.lo[e], xb.hi[e]);
+    }
+done:
+#undef FAILK
+    if (!ok) dump_params(&p, &pol, dist, idx);
+    fk_free(&fb);
+    xk_free(&xb);
+    free(k);
+    return ok;
+}
+
+/* SPEC: [VIDKV-B-05] [VIDKV-K-01] [VIDKV-K-03] [VIDKV-K-05] [VIDKV-K-06] [VIDKV-K-07]
+ * [VIDKV-K-08] [VIDKV-K-09] [VIDKV-K-10] fast keys against exact keys. */
+START_TEST(random_vs_exact_keys)
+{
+    kvq_rng r = { g_seed ^ 0x6b657973ull };
+    char why[256];
+    g_amb_components = g_fft_cases = 0;
+    for (uint64_t i = 0; i < 1 + g_cases / 10; i++)
+        REQ_MSG(keys_case(&r, i, why, sizeof why), "key case %" PRIu64 ": %s", i, why);
+    /* the FFT path was reached */
+    REQ(g_fft_cases > g_cases / 160);
+    printf("check_vidkv: %" PRIu64 " FFT key cases, %" PRIu64 " ambiguous components\n",
+           g_fft_cases, g_amb_components);
+}
+END_TEST
+
+/* One random value case. */
+static int values_case(kvq_rng *r, uint64_t idx, char *why, size_t wn)
+{
+    kvq_vidkv_params p = rand_params(r);
+    kvq_policy pol = rand_policy(r);
+    uint32_t dist = kvq_rng_below(r, 5);
+    uint64_t n = kvq_vidkv_elems(&p);
+    uint32_t rows = p.tokens + kvq_rng_below(r, 9), ds = 1 + kvq_rng_below(r, 8);
+    float *v = xmalloc(n * 4u), *xs = xmalloc((uint64_t)rows * ds * 4u), *score;
+    uint8_t *prot;
+    kvq_vidkv_stp st;
+    fvals fb;
+    kvq_exact_vidkv_values_out xo;
+    uint32_t np = 0, ff = 0, fd = 0, dx = kvq_rng_below(r, 3);
+    kvq_status fs, xs2;
+    int ok = 1;
+    for (uint64_t e = 0; e < n; e++) v[e] = rand_value(r, dist, (uint32_t)(e % p.dim));
+    /* score inputs: small integers (equal scores happen) or uniform */
+    for (uint64_t e = 0; e < (uint64_t)rows * ds; e++)
+        xs[e] = dx == 0 ? (float)((int)kvq_rng_below(r, 3) - 1) : kvq_rng_sym(r);
+    st.xs = xs;
+    st.rows = rows;
+    st.ds = ds;
+    st.vis_first = kvq_rng_below(r, p.tokens);
+    st.vis_count = 1 + kvq_rng_below(r, p.tokens - st.vis_first);
+    st.txt_first = kvq_rng_below(r, rows);
+    st.txt_count = 1 + kvq_rng_below(r, rows - st.txt_first);
+    fv_init(&fb, &p, p.tokens);
+    xo.v.tern = xmalloc(fb.tcb);
+    xo.v.beta = xmalloc(fb.ntg * 4u);
+    xo.v.prot = xmalloc(fb.pmb);
+    xo.v.p_codes = xmalloc(fb.pcb);
+    xo.v.p_scale = xmalloc(fb.npg * 4u);
+    xo.v.p_zero = xmalloc(fb.npg * 4u);
+    xo.deq = xmalloc(n * 4u);
+    xo.code_real = xmalloc(n);
+    xo.amb = xmalloc(n);
+    xo.score = xmalloc(st.vis_count * 4u);
+    score = xmalloc(st.vis_count * 4u);
+    prot = xmalloc(fb.pmb);
+    fs = kvq_vidkv_quantize_values(&fb.v, &np, &ff, v, &p, &st, &pol);
+    xs2 = kvq_exact_vidkv_quantize_values(&xo, v, &p, &st, &pol);
+#define FAILV(...) do { snprintf(why, wn, __VA_ARGS__); ok = 0; goto done; } while (0)
+    if (fs != xs2) FAILV("status fast %d exact %d", fs, xs2);
+    if (fs != KVQ_OK) goto done;
+    /* SPEC: [VIDKV-STP-02] [VIDKV-STP-03] scores, n_p and the mask, bit for bit */
+    if (np != xo.np) FAILV("n_p fast %u exact %u", np, xo.np);
+    if (p.protect > 0.0f) {
+        if (kvq_vidkv_stp_select(score, prot, NULL, &p, &st, &pol) != KVQ_OK) FAILV("stp_select");
+        for (uint32_t i = 0; i < st.vis_count; i++)
+            if (!same(score[i], xo.score[i])) FAILV("score %u: %a vs %a", i, (double)score[i], (double)xo.score[i]);
+        if (memcmp(prot, xo.v.prot, fb.pmb) || memcmp(fb.v.prot, xo.v.prot, fb.pmb))
+            FAILV("protection mask differs");
+        if (memcmp(fb.v.p_codes, xo.v.p_codes, kvq_vidkv_prot_code_bytes(&p, np)))
+            FAILV("protected codes differ");
+        for (uint64_t g = 0; g < kvq_vidkv_prot_groups(&p, np); g++)
+            if (!same(fb.v.p_scale[g], xo.v.p_scale[g]) || !same(fb.v.p_zero[g], xo.v.p_zero[g]))
+                FAILV("protected metadata of group %" PRIu64, g);
+    }
+    /* SPEC: [VIDKV-V-02] [VIDKV-V-04] ternary bytes; [VIDKV-V-03] beta */
+    if (memcmp(fb.v.tern, xo.v.tern, kvq_vidkv_tern_code_bytes(&p, np))) FAILV("ternary bytes differ");
+    if (p.vdeq == KVQ_VIDKV_VDEQ_SCALED)
+        for (uint64_t g = 0; g < kvq_vidkv_tern_groups(&p, np); g++)
+            if (!same(fb.v.beta[g], xo.v.beta[g])) FAILV("beta of group %" PRIu64, g);
+    if (ff != (xo.flags & ~KVQ_FLAG_AMBIGUOUS)) FAILV("flags fast 0x%x exact 0x%x", ff, xo.flags);
+    /* SPEC: [VIDKV-V-06] dequantization, bit for bit */
+    if (kvq_vidkv_dequantize_values(fb.y, &fd, &fb.v, np, &p, &pol) != KVQ_OK) FAILV("dequantize");
+    for (uint64_t e = 0; e < n; e++)
+        if (!same(fb.y[e], xo.deq[e]))
+            FAILV("dequantized %" PRIu64 ": %a vs %a", e, (double)fb.y[e], (double)xo.deq[e]);
+    /* SPEC: [VIDKV-B-04] the pinned code is the real code or, ambiguous, 0 or sign(v) */
+    for (uint32_t h = 0; h < p.heads; h++)
+        for (uint32_t t = 0; t < p.tokens; t++) {
+            if (p.protect > 0.0f && kvq_vidkv_mask_get(xo.v.prot, t)) continue;
+            for (uint32_t c = 0; c < p.dim; c++) {
+                uint64_t e = kvq_vidkv_index(&p, h, t, c);
+                int32_t pc = fb.y[e] > 0.0f ? 1 : fb.y[e] < 0.0f ? -1 : 0;
+                if (xo.amb[e]) {
+                    g_amb_values++;
+                    if (pc != 0 && pc != (v[e] > 0.0f ? 1 : -1)) FAILV("ambiguous %" PRIu64, e);
+                } else if (pc != xo.code_real[e] &&
+                           !(p.vdeq == KVQ_VIDKV_VDEQ_SCALED && fb.y[e] == 0.0f)) {
+                    FAILV("element %" PRIu64 ": pinned %d, real %d", e, pc, xo.code_real[e]);
+                }
+            }
+        }
+done:
+#undef FAILV
+    if (!ok) dump_params(&p, &pol, dist, idx);
+    fv_free(&fb);
+    free(xo.v.tern); free(xo.v.beta); free(xo.v.prot); free(xo.v.p_codes); free(xo.v.p_scale);
+    free(xo.v.p_zero); free(xo.deq); free(xo.code_real); free(xo.amb); free(xo.score);
+    free(score); free(prot); free(v); free(xs);
+    return ok;
+}
+
+/* SPEC: [VIDKV-B-05] [VIDKV-V-01] [VIDKV-V-05] [VIDKV-STP-01] fast values against exact values. */
+START_TEST(random_vs_exact_values)
+{
+    kvq_rng r = { g_seed ^ 0x76616c73ull };
+    char why[256];
+    g_amb_values = 0;
+    for (uint64_t i = 0; i < 1 + g_cases / 10; i++)
+        REQ_MSG(values_case(&r, i, why, sizeof why), "value case %" PRIu64 ": %s", i, why);
+}
+END_TEST
+
+/* SPEC: [VIDKV-K-09] [VIDKV-B-01] every reference twiddle is within tau = 2^-23
+ * of the real value (MPFR). */
+START_TEST(random_vs_exact_twiddles)
+{
+    static const uint32_t big[] = { 255, 256, 257, 384, 509, 512, 640, 768, 1000, 1021, 1024 };
+    for (uint32_t N = 1; N <= 128; N++)
+        REQ_MSG(kvq_exact_vidkv_twiddle_err(N) <= 0x1p-23, "N = %u: %a", N,
+                kvq_exact_vidkv_twiddle_err(N));
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
+        REQ_MSG(kvq_exact_vidkv_twiddle_err(big[i]) <= 0x1p-23, "N = %u", big[i]);
+}
+END_TEST
+
 /* ---- bad input: one test per row of spec/vidkv.md's table ---------------- */
 
 /* A small valid key/value problem: H = 2, T = 16, d = 6, G = 8. */
@@ -854,6 +1162,12 @@ static Suite *vidkv_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("degenerate");
     tcase_add_test(tc, degenerate_window);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("random_vs_exact");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, random_vs_exact_keys);
+    tcase_add_test(tc, random_vs_exact_values);
+    tcase_add_test(tc, random_vs_exact_twiddles);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad_input");
     tcase_set_timeout(tc, 60);
