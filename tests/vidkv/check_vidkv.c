@@ -629,6 +629,28 @@ static void xk_free(xkeys *x)
     free(x->o.s_lo); free(x->o.s_hi); free(x->lo); free(x->hi);
 }
 
+
+static kvq_status exact_keys_codes(uint8_t *codes, uint8_t *amb, const float *k,
+                                   const kvq_vidkv_params *p)
+{
+    xkeys xb;
+    kvq_status st;
+    xk_init(&xb, p);
+    st = kvq_exact_vidkv_quantize_keys(&xb.o, k, p, &POL_DEF);
+    if (st == KVQ_OK) {
+        uint32_t mper = kvq_vidkv_nrm_per_block(p);
+        /* the codes of token 0 of head 0, one byte per component (group j, slot 0) */
+        for (uint32_t j = 0; j < mper; j++) {
+            codes[j] = (uint8_t)kvq_unpack_code(xb.o.k.nrm_codes + kvq_vidkv_nrm_group(p, 0, 0, j) *
+                                                                     kvq_vidkv_nrm_group_bytes(p),
+                                                0, 1);
+            amb[j] = xb.o.comp_amb[j];
+        }
+    }
+    xk_free(&xb);
+    return st;
+}
+
 static uint64_t g_amb_components, g_fft_cases, g_amb_values;
 
 /* One random key case: fast against exact.  Returns 0 on a mismatch (the
@@ -847,6 +869,255 @@ START_TEST(random_vs_exact_twiddles)
                 kvq_exact_vidkv_twiddle_err(N));
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
         REQ_MSG(kvq_exact_vidkv_twiddle_err(big[i]) <= 0x1p-23, "N = %u", big[i]);
+}
+END_TEST
+
+
+/* Exact-path key buffers are defined below; this test builds its own. */
+static kvq_status exact_keys_codes(uint8_t *codes, uint8_t *amb, const float *k,
+                                   const kvq_vidkv_params *p);
+
+/* SPEC: [VIDKV-K-05] [VIDKV-B-01] the DFT's sign convention and interleaving
+ * (Im X_1 of a unit at n = 1 is -1: component 3 has code 0), and the
+ * ambiguity rule on both sides of rho_f: X_0 = 2^-20 is decisive, X_0 = 2^-23
+ * ambiguous (A = 2, rho_f = 2 e_2 + ... ~ 2^-21.4). */
+START_TEST(special_fft_sign_and_ambiguity)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(1, 8, 8);
+    float k[64];
+    uint8_t codes[8 * 1], amb[8 * 8];
+    p.group = 8;
+    p.key_frac = 0.5f;                 /* channels 0..3 abnormal (range 100), N = 4 */
+    p.meta = KVQ_META_F32;
+    for (uint32_t t = 0; t < 8; t++)
+        for (uint32_t c = 0; c < 8; c++)
+            k[t * 8 + c] = c < 4 ? (float)(t * 100u) : c == 5 ? 1.0f : 0.0f;
+    REQ_EQ(exact_keys_codes(codes, amb, k, &p), KVQ_OK);
+    /* components of token 0: Re X0 = 1, Im X0 = 0, Re X1 = 0, Im X1 = -1, Re X2 = -1,
+     * Im X2 = 0, Re X3 = 0, Im X3 = +1 */
+    {
+        static const int want_amb[8] = { 0, 1, 1, 0, 0, 1, 1, 0 };
+        static const int want_code[8] = { 1, -1, -1, 0, 0, -1, -1, 1 };
+        for (uint32_t j = 0; j < 8; j++) {
+            REQ_MSG(amb[j] == want_amb[j], "component %u: ambiguous %u", j, amb[j]);
+            if (!want_amb[j]) REQ_MSG((int)((codes[j] & 1u)) == want_code[j], "component %u", j);
+        }
+    }
+    /* x = (1, -1 + 2^-20, 0, 0) and (1, -1 + 2^-23, 0, 0) on the normal channels */
+    for (int e = 20; e <= 23; e += 3) {
+        for (uint32_t t = 0; t < 8; t++) {
+            k[t * 8 + 4] = 1.0f;
+            k[t * 8 + 5] = -1.0f + ldexpf(1.0f, -e);
+        }
+        REQ_EQ(exact_keys_codes(codes, amb, k, &p), KVQ_OK);
+        REQ_MSG(amb[0] == (e == 23), "2^-%d: component 0 ambiguous %u", e, amb[0]);
+        if (e == 20) REQ_EQ(codes[0] & 1u, 1);
+    }
+}
+END_TEST
+
+/* SPEC: [VIDKV-STP-03] n_p = floor(p lv) of the exact product: 0.7f * 10 is
+ * 6.99999988 (6), though RN32(0.7f * 10) = 7. */
+START_TEST(ties_protect_count)
+{
+    REQ_EQ(kvq_vidkv_prot_count(0.7f, 10), 6);
+    REQ_EQ((uint32_t)(0.7f * 10.0f), 7);    /* the other reading */
+    REQ_EQ(kvq_vidkv_prot_count(0.2f, 1280), 256);
+    REQ_EQ(kvq_vidkv_prot_count(1.0f, 7), 7);
+    REQ_EQ(kvq_vidkv_prot_count(0.5f, 1), 0);
+}
+END_TEST
+
+/* SPEC: [VIDKV-K-04] AUTO: the FFT for f exactly 0.5 or 0.75, MINMAX otherwise
+ * (0.7 and 0.6 lie inside [0.5, 0.75] read as an interval). */
+START_TEST(ties_auto_normal)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(1, 32, 128);
+    static const float f[6] = { 0.5f, 0.75f, 0.7f, 0.6f, 0.25f, 0x1.000002p-1f };
+    static const uint32_t want[6] = { 1, 1, 2, 2, 2, 2 };
+    for (int i = 0; i < 6; i++) {
+        p.key_frac = f[i];
+        REQ_EQ(kvq_vidkv_normal_mode(&p), want[i]);
+    }
+    p.normal = KVQ_VIDKV_NORMAL_SIGNMEAN;
+    REQ_EQ(kvq_vidkv_normal_mode(&p), KVQ_VIDKV_NORMAL_SIGNMEAN);
+}
+END_TEST
+
+
+/* ---- a second legitimate evaluation, accepted by the bounds -------------- */
+
+/* Pairwise (tree) binary32 sum of a[0 .. n-1]. */
+static float tree_sum(const float *a, uint32_t n)
+{
+    if (n == 1) return a[0];
+    if (n == 0) return 0.0f;
+    return tree_sum(a, n / 2) + tree_sum(a + n / 2, n - n / 2);
+}
+
+/* Twiddles by another recipe: the binary64 angle (2m) pi / N, and conjugate
+ * symmetry for m > N/2 (as FFT libraries do); within tau of the real values. */
+static void alt_twiddle(float *c, float *sn, uint32_t m, uint32_t N)
+{
+    const double pi = 0x1.921fb54442d18p+1;
+    int neg = 0;
+    if (2 * m > N) { m = N - m; neg = 1; }
+    *c = (float)cos((double)(2 * m) * pi / (double)N);
+    *sn = (float)sin((double)(2 * m) * pi / (double)N);
+    if (neg) *sn = -*sn;
+}
+
+/* SPEC: [VIDKV-B-01] [VIDKV-B-02] [VIDKV-B-03] [VIDKV-B-04] a subject that
+ * evaluates the DFT with other twiddles and tree sums, the component scales
+ * with tree sums and a reciprocal, and the ternary threshold with a tree sum
+ * and a reciprocal, is accepted everywhere by the exact path's bounds. */
+START_TEST(random_vs_exact_alternate)
+{
+    kvq_rng r = { g_seed ^ 0x616c74ull };
+    uint64_t decisive = 0;
+    for (uint64_t it = 0; it < 1 + g_cases / 50; it++) {
+        kvq_vidkv_params p = kvq_vidkv_params_default(1 + kvq_rng_below(&r, 2), 8,
+                                                      2 + kvq_rng_below(&r, 30));
+        uint32_t dist = kvq_rng_below(&r, 5), G, N, mper, na;
+        uint64_t n;
+        float *k, *prod, *comp;
+        fkeys fb;
+        xkeys xb;
+        p.group = 8u << kvq_rng_below(&r, 3);
+        G = p.group;
+        p.tokens = G * (1 + kvq_rng_below(&r, 2));
+        p.key_frac = kvq_rng_below(&r, 2) ? 0.5f : 0.75f;
+        p.meta = kvq_rng_below(&r, 2) ? KVQ_META_F16 : KVQ_META_F32;
+        p.split = kvq_rng_below(&r, 2);
+        n = kvq_vidkv_elems(&p);
+        na = kvq_vidkv_n_abn(&p);
+        N = kvq_vidkv_n_nrm(&p);
+        mper = 2 * N;
+        k = xmalloc(n * 4);
+        for (uint64_t e = 0; e < n; e++) k[e] = rand_value(&r, dist, (uint32_t)(e % p.dim));
+        fk_init(&fb, &p);
+        xk_init(&xb, &p);
+        /* the reference's split and abnormal groups, then this subject's normal path */
+        REQ_EQ(kvq_vidkv_quantize_keys(&fb.k, NULL, k, &p, &POL_DEF), KVQ_OK);
+        REQ_EQ(kvq_exact_vidkv_quantize_keys(&xb.o, k, &p, &POL_DEF), KVQ_OK);
+        if (N == 0) goto next;
+        prod = xmalloc(2 * N * 4);
+        comp = xmalloc((uint64_t)p.tokens * mper * 4);
+        for (uint32_t h = 0; h < p.heads; h++) {
+            const uint8_t *row = fb.k.mask + kvq_vidkv_mask_row(&p, h);
+            uint32_t nl[64], q = 0;
+            for (uint32_t c = 0; c < p.dim; c++)
+                if (!kvq_vidkv_mask_get(row, c)) nl[q++] = c;
+            for (uint32_t t = 0; t < p.tokens; t++)
+                for (uint32_t j = 0; j < mper; j++) {
+                    for (uint32_t m = 0; m < N; m++) {
+                        float c, sn, x = k[kvq_vidkv_index(&p, h, t, nl[m])];
+                        alt_twiddle(&c, &sn, (uint32_t)(((uint64_t)(j / 2) * m) % N), N);
+                        prod[m] = j % 2 ? -(x * sn) : x * c;
+                    }
+                    comp[(uint64_t)t * mper + j] = tree_sum(prod, N);
+                }
+            for (uint32_t b = 0; b < p.tokens / G; b++)
+                for (uint32_t j = 0; j < mper; j++) {
+                    uint64_t g = kvq_vidkv_nrm_group(&p, h, b, j);
+                    float a[KVQ_MAX_GROUP], s32, st;
+                    int ov;
+                    uint8_t *grp = fb.k.nrm_codes + g * (G / 8);
+                    memset(grp, 0, G / 8);
+                    for (uint32_t i = 0; i < G; i++) {
+                        float y = comp[(uint64_t)(b * G + i) * mper + j];
+                        a[i] = fabsf(y);
+                        kvq_pack_code(grp, i, 1, y >= 0.0f);
+                        if (!xb.o.comp_amb[((uint64_t)h * p.tokens + b * G + i) * mper + j]) {
+                            decisive++;
+                            REQ_MSG(kvq_unpack_code(grp, i, 1) ==
+                                        kvq_unpack_code(xb.o.k.nrm_codes + g * (G / 8), i, 1),
+                                    "case %" PRIu64 ": decisive component flipped", it);
+                        }
+                    }
+                    s32 = tree_sum(a, G) * (1.0f / (float)G);   /* G a power of 2 */
+                    st = p.meta == KVQ_META_F16 ? kvq_round_f16(s32, &ov) : s32;
+                    if (st < (p.meta == KVQ_META_F16 ? 0x1p-14f : 0x1p-126f)) st = 0.0f;
+                    fb.k.nrm_scale[g] = st;
+                    REQ_MSG(st >= xb.o.s_lo[g] && st <= xb.o.s_hi[g],
+                            "case %" PRIu64 ": scale %a outside [%a, %a]", it, (double)st,
+                            (double)xb.o.s_lo[g], (double)xb.o.s_hi[g]);
+                }
+            /* this subject's inverse: other twiddles, tree sums, one division */
+            for (uint32_t t = 0; t < p.tokens; t++) {
+                uint32_t b = t / G, i = t % G;
+                float ab[128];
+                for (uint32_t j = 0; j < mper; j++) {
+                    uint64_t g = kvq_vidkv_nrm_group(&p, h, b, j);
+                    ab[j] = kvq_unpack_code(fb.k.nrm_codes + g * (G / 8), i, 1) ? fb.k.nrm_scale[g]
+                                                                                : 0.0f;
+                }
+                for (uint32_t m = 0; m < N; m++) {
+                    for (uint32_t kk = 0; kk < N; kk++) {
+                        float c, sn;
+                        alt_twiddle(&c, &sn, (uint32_t)(((uint64_t)kk * m) % N), N);
+                        prod[2 * kk] = ab[2 * kk] * c;
+                        prod[2 * kk + 1] = -(ab[2 * kk + 1] * sn);
+                    }
+                    fb.y[kvq_vidkv_index(&p, h, t, nl[m])] = tree_sum(prod, 2 * N) / (float)N;
+                }
+            }
+        }
+        REQ_EQ(kvq_exact_vidkv_key_deq_bounds(xb.lo, xb.hi, &fb.k, &p), KVQ_OK);
+        for (uint32_t h = 0; h < p.heads; h++) {
+            const uint8_t *row = fb.k.mask + kvq_vidkv_mask_row(&p, h);
+            for (uint32_t t = 0; t < p.tokens; t++)
+                for (uint32_t c = 0; c < p.dim; c++) {
+                    uint64_t e = kvq_vidkv_index(&p, h, t, c);
+                    if (kvq_vidkv_mask_get(row, c)) continue;
+                    REQ_MSG((double)fb.y[e] >= xb.lo[e] && (double)fb.y[e] <= xb.hi[e],
+                            "case %" PRIu64 ": element %" PRIu64 " %a outside [%a, %a]", it, e,
+                            (double)fb.y[e], xb.lo[e], xb.hi[e]);
+                }
+        }
+        free(prod);
+        free(comp);
+    next:
+        (void)na;
+        fk_free(&fb);
+        xk_free(&xb);
+        free(k);
+    }
+    REQ(decisive > 0);
+    /* ternary: a tree sum and a reciprocal for the mean */
+    for (uint64_t it = 0; it < 1 + g_cases / 50; it++) {
+        kvq_vidkv_params p = kvq_vidkv_params_default(1, 32, 3);
+        kvq_exact_vidkv_values_out xo;
+        uint64_t n = kvq_vidkv_elems(&p);
+        float v[96];
+        uint32_t dist = kvq_rng_below(&r, 5);
+        p.gamma = kvq_rng_below(&r, 2) ? 0.7f : 0.5f;
+        for (uint64_t e = 0; e < n; e++) v[e] = rand_value(&r, dist, (uint32_t)e % 3);
+        xo.v.tern = xmalloc(kvq_vidkv_tern_code_bytes(&p, 0));
+        xo.v.beta = NULL;
+        xo.v.prot = NULL;
+        xo.v.p_codes = NULL;
+        xo.v.p_scale = xo.v.p_zero = NULL;
+        xo.deq = xmalloc(n * 4);
+        xo.code_real = xmalloc(n);
+        xo.amb = xmalloc(n);
+        xo.score = NULL;
+        REQ_EQ(kvq_exact_vidkv_quantize_values(&xo, v, &p, NULL, &POL_DEF), KVQ_OK);
+        for (uint32_t c = 0; c < 3; c++) {
+            float a[32], alpha;
+            for (uint32_t t = 0; t < 32; t++) a[t] = fabsf(v[t * 3 + c]);
+            alpha = (tree_sum(a, 32) * (1.0f / 32.0f)) * p.gamma;
+            for (uint32_t t = 0; t < 32; t++) {
+                int32_t code = kvq_vidkv_trit(v[t * 3 + c], alpha);
+                uint64_t e = t * 3u + c;
+                REQ_MSG(code == xo.code_real[e] ||
+                            (xo.amb[e] && (code == 0 || code == (v[e] > 0.0f ? 1 : -1))),
+                        "ternary case %" PRIu64 ": element %" PRIu64 " code %d not accepted", it,
+                        e, code);
+            }
+        }
+        free(xo.v.tern); free(xo.deq); free(xo.code_real); free(xo.amb);
+    }
 }
 END_TEST
 
@@ -1155,10 +1426,13 @@ static Suite *vidkv_suite(void)
     tcase_add_test(tc, ties_ternary_threshold);
     tcase_add_test(tc, ties_split);
     tcase_add_test(tc, ties_stp_selection);
+    tcase_add_test(tc, ties_protect_count);
+    tcase_add_test(tc, ties_auto_normal);
     suite_add_tcase(s, tc);
     tc = tcase_create("special_values");
     tcase_add_test(tc, special_signmean);
     tcase_add_test(tc, special_fft_dc);
+    tcase_add_test(tc, special_fft_sign_and_ambiguity);
     suite_add_tcase(s, tc);
     tc = tcase_create("degenerate");
     tcase_add_test(tc, degenerate_window);
@@ -1168,6 +1442,7 @@ static Suite *vidkv_suite(void)
     tcase_add_test(tc, random_vs_exact_keys);
     tcase_add_test(tc, random_vs_exact_values);
     tcase_add_test(tc, random_vs_exact_twiddles);
+    tcase_add_test(tc, random_vs_exact_alternate);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad_input");
     tcase_set_timeout(tc, 60);
