@@ -251,6 +251,41 @@ START_TEST(special_signmean)
 }
 END_TEST
 
+
+/* SPEC: [VIDKV-L-04] [POL-SN-01] inputs are read under the subnormal policy
+ * before any step: under daz a negative subnormal reads as -0, whose sign code
+ * is 1 (x >= 0), under keep it stays negative (code 0); SUBNORMAL either way.
+ * SPEC: [VIDKV-L-01] the head-major index map. */
+START_TEST(special_subnormal_read)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(1, 8, 2);
+    float k[16];
+    fkeys b;
+    uint32_t fl;
+    kvq_policy daz = POL_DEF;
+    daz.subnormal = KVQ_SUBNORMAL_DAZ;
+    p.group = 8;
+    p.normal = KVQ_VIDKV_NORMAL_SIGNMEAN;
+    p.meta = KVQ_META_F32;
+    REQ_EQ(kvq_vidkv_index(&p, 0, 3, 1), 7);
+    p.heads = 2;
+    REQ_EQ(kvq_vidkv_index(&p, 1, 3, 1), 23);
+    p.heads = 1;
+    for (uint32_t t = 0; t < 8; t++) {
+        k[2 * t] = (float)t;                    /* abnormal */
+        k[2 * t + 1] = t == 0 ? -0x1p-140f : 1.0f;
+    }
+    fk_init(&b, &p);
+    REQ_EQ(kvq_vidkv_quantize_keys(&b.k, &fl, k, &p, &POL_DEF), KVQ_OK);
+    REQ_EQ(fl & KVQ_FLAG_SUBNORMAL, KVQ_FLAG_SUBNORMAL);
+    REQ_EQ(b.k.nrm_codes[0], 0xFE);
+    REQ_EQ(kvq_vidkv_quantize_keys(&b.k, &fl, k, &p, &daz), KVQ_OK);
+    REQ_EQ(fl & KVQ_FLAG_SUBNORMAL, KVQ_FLAG_SUBNORMAL);
+    REQ_EQ(b.k.nrm_codes[0], 0xFF);
+    fk_free(&b);
+}
+END_TEST
+
 /* SPEC: [VIDKV-K-05] [VIDKV-K-06] [VIDKV-K-07] a DC-only token: X_0 = N c, every
  * other coefficient 0; a group of equal tokens reconstructs through {0, s}. */
 START_TEST(special_fft_dc)
@@ -1157,6 +1192,45 @@ static void expect_both(const kvq_vidkv_params *q, const float *x, const kvq_vid
             row);
     fk_free(&kb);
     fv_free(&vb);
+    /* the exact path rejects the same input with the same status, writing nothing */
+    {
+        xkeys xb;
+        kvq_exact_vidkv_values_out xo;
+        uint64_t n = kvq_vidkv_elems(&alloc);
+        xk_init(&xb, &alloc);
+        memset(xb.o.k.mask, SENT8, kvq_vidkv_mask_bytes(&alloc));
+        memset(xb.o.k.abn_codes, SENT8, kvq_vidkv_abn_code_bytes(&alloc));
+        xb.o.flags = SENT32;
+        st = kvq_exact_vidkv_quantize_keys(&xb.o, x, q, pol);
+        REQ_MSG(st == want, "row %s exact keys: status %d, want %d", row, st, want);
+        REQ_MSG(all_bytes(xb.o.k.mask, kvq_vidkv_mask_bytes(&alloc), SENT8) &&
+                    all_bytes(xb.o.k.abn_codes, kvq_vidkv_abn_code_bytes(&alloc), SENT8) &&
+                    xb.o.flags == SENT32,
+                "row %s exact keys: output written", row);
+        xk_free(&xb);
+        xo.v.tern = xmalloc(kvq_vidkv_tern_code_bytes(&alloc, 0));
+        xo.v.beta = xmalloc(kvq_vidkv_tern_groups(&alloc, 0) * 4u);
+        xo.v.prot = xmalloc(kvq_vidkv_prot_mask_bytes(&alloc));
+        xo.v.p_codes = xmalloc(kvq_vidkv_prot_code_bytes(&alloc, alloc.tokens));
+        xo.v.p_scale = xmalloc(kvq_vidkv_prot_groups(&alloc, alloc.tokens) * 4u);
+        xo.v.p_zero = xmalloc(kvq_vidkv_prot_groups(&alloc, alloc.tokens) * 4u);
+        xo.deq = xmalloc(n * 4u);
+        xo.code_real = xmalloc(n);
+        xo.amb = xmalloc(n);
+        xo.score = xmalloc(alloc.tokens * 4u);
+        memset(xo.v.tern, SENT8, kvq_vidkv_tern_code_bytes(&alloc, 0));
+        memset(xo.deq, SENT8, n * 4u);
+        xo.flags = SENT32;
+        xo.np = SENT32;
+        st = kvq_exact_vidkv_quantize_values(&xo, x, q, stp, pol);
+        REQ_MSG(st == want, "row %s exact values: status %d, want %d", row, st, want);
+        REQ_MSG(all_bytes(xo.v.tern, kvq_vidkv_tern_code_bytes(&alloc, 0), SENT8) &&
+                    all_bytes(xo.deq, n * 4u, SENT8) && xo.flags == SENT32 && xo.np == SENT32,
+                "row %s exact values: output written", row);
+        free(xo.v.tern); free(xo.v.beta); free(xo.v.prot); free(xo.v.p_codes);
+        free(xo.v.p_scale); free(xo.v.p_zero); free(xo.deq); free(xo.code_real); free(xo.amb);
+        free(xo.score);
+    }
 }
 
 /* SPEC: [VIDKV-L-05] row 1: NULL pointers. */
@@ -1345,7 +1419,7 @@ START_TEST(bad_rows12_14_values)
 }
 END_TEST
 
-/* SPEC: [VIDKV-D-02] [VIDKV-D-03] rows 15-19: dequantizer inputs. */
+/* SPEC: [VIDKV-D-01] [VIDKV-D-02] [VIDKV-D-03] rows 15-19: dequantizer inputs. */
 START_TEST(bad_rows15_19_dequant)
 {
     float x[192];
@@ -1432,6 +1506,7 @@ static Suite *vidkv_suite(void)
     tc = tcase_create("special_values");
     tcase_add_test(tc, special_signmean);
     tcase_add_test(tc, special_fft_dc);
+    tcase_add_test(tc, special_subnormal_read);
     tcase_add_test(tc, special_fft_sign_and_ambiguity);
     suite_add_tcase(s, tc);
     tc = tcase_create("degenerate");
