@@ -1248,15 +1248,18 @@ START_TEST(bad_row01_null)
     REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, NULL, &p, &POL_DEF), KVQ_E_PARAM);
     REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, x, NULL, &POL_DEF), KVQ_E_PARAM);
     REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, x, &p, NULL), KVQ_E_PARAM);
-    kb.k.nrm_scale = NULL;
-    REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, x, &p, &POL_DEF), KVQ_E_PARAM);
+    {
+        float *keep = kb.k.nrm_scale;
+        kb.k.nrm_scale = NULL;
+        REQ_EQ(kvq_vidkv_quantize_keys(&kb.k, NULL, x, &p, &POL_DEF), KVQ_E_PARAM);
+        kb.k.nrm_scale = keep;
+    }
     REQ_EQ(kvq_vidkv_quantize_values(&vb.v, &np, NULL, NULL, &p, NULL, &POL_DEF), KVQ_E_PARAM);
     REQ_EQ(kvq_vidkv_quantize_values(&vb.v, NULL, NULL, x, &p, NULL, &POL_DEF), KVQ_E_PARAM);
     REQ_EQ(kvq_vidkv_dequantize_values(NULL, NULL, &vb.v, 0, &p, &POL_DEF), KVQ_E_PARAM);
     p.protect = 0.5f;   /* STP without its inputs */
     REQ_EQ(kvq_vidkv_quantize_values(&vb.v, &np, NULL, x, &p, NULL, &POL_DEF), KVQ_E_PARAM);
-    REQ(all_bytes(kb.k.mask, kb.mb, SENT8) && fv_untouched(&vb));
-    kb.k.nrm_scale = xmalloc(4);
+    REQ(fk_untouched(&kb) && fv_untouched(&vb));
     fk_free(&kb);
     fv_free(&vb);
 }
