@@ -10,7 +10,7 @@
  *    itself; layout facts are checked against independent arithmetic;
  *  - random cases come from a fixed seed (KVQ_SEED overrides it, printed on
  *    failure); KVQ_RANDOM_CASES is a budget of groups as in the other suites,
- *    1 + KVQ_RANDOM_CASES / 10 random tensors of each kind (default 1001).
+ *    1 + KVQ_RANDOM_CASES / 20 random tensors of each kind (default 501).
  *
  * Test cases are grouped by behaviour: packing, special_values, ties,
  * degenerate, random_vs_exact, bad_input.  Each test names the requirements
@@ -31,7 +31,7 @@
 #include "check_main.h"
 
 #define SEED_DEFAULT  0x6b76712d7669646bull /* "kvq-vidk" */
-#define CASES_DEFAULT 10000u              /* random groups: one tensor per 10 */
+#define CASES_DEFAULT 10000u              /* random groups: one tensor per 20 */
 
 static uint64_t g_seed = SEED_DEFAULT;
 static uint64_t g_cases = CASES_DEFAULT;
@@ -778,10 +778,10 @@ START_TEST(random_vs_exact_keys)
     kvq_rng r = { g_seed ^ 0x6b657973ull };
     char why[256];
     g_amb_components = g_fft_cases = 0;
-    for (uint64_t i = 0; i < 1 + g_cases / 10; i++)
+    for (uint64_t i = 0; i < 1 + g_cases / 20; i++)
         REQ_MSG(keys_case(&r, i, why, sizeof why), "key case %" PRIu64 ": %s", i, why);
     /* the FFT path was reached */
-    REQ(g_fft_cases > g_cases / 160);
+    REQ(g_fft_cases > g_cases / 320);
     printf("check_vidkv: %" PRIu64 " FFT key cases, %" PRIu64 " ambiguous components\n",
            g_fft_cases, g_amb_components);
 }
@@ -889,7 +889,7 @@ START_TEST(random_vs_exact_values)
     kvq_rng r = { g_seed ^ 0x76616c73ull };
     char why[256];
     g_amb_values = 0;
-    for (uint64_t i = 0; i < 1 + g_cases / 10; i++)
+    for (uint64_t i = 0; i < 1 + g_cases / 20; i++)
         REQ_MSG(values_case(&r, i, why, sizeof why), "value case %" PRIu64 ": %s", i, why);
 }
 END_TEST
@@ -1010,7 +1010,7 @@ START_TEST(random_vs_exact_alternate)
 {
     kvq_rng r = { g_seed ^ 0x616c74ull };
     uint64_t decisive = 0;
-    for (uint64_t it = 0; it < 1 + g_cases / 50; it++) {
+    for (uint64_t it = 0; it < 1 + g_cases / 100; it++) {
         kvq_vidkv_params p = kvq_vidkv_params_default(1 + kvq_rng_below(&r, 2), 8,
                                                       2 + kvq_rng_below(&r, 30));
         uint32_t dist = kvq_rng_below(&r, 5), G, N, mper, na;
@@ -1120,7 +1120,7 @@ START_TEST(random_vs_exact_alternate)
     }
     REQ(decisive > 0);
     /* ternary: a tree sum and a reciprocal for the mean */
-    for (uint64_t it = 0; it < 1 + g_cases / 50; it++) {
+    for (uint64_t it = 0; it < 1 + g_cases / 100; it++) {
         kvq_vidkv_params p = kvq_vidkv_params_default(1, 32, 3);
         kvq_exact_vidkv_values_out xo;
         uint64_t n = kvq_vidkv_elems(&p);
