@@ -198,6 +198,36 @@ static double e_up(uint32_t M)
     return add_up(TAU, mul_up(add_up(1.0, TAU), add_up(U32, mul_up(g, add_up(1.0, U32)))));
 }
 
+/* f_N = ((1 + sqrt2 tau)(1 + sqrt2 gamma_2))^(2(L + 1)) (1 + gamma_N) - 1,
+ * L = floor(log2 N), upward: the per-term factor of any Cooley-Tukey FFT of
+ * length N (spec/bounds/vidkv.md §2, lemma F); sqrt2 bounded by 0x1.6a09e7p+0. */
+static double f_up(uint32_t N)
+{
+    const double sq2 = 0x1.6a09e7p+0;     /* > sqrt(2) */
+    double st = add_up(1.0, mul_up(sq2, TAU)), sg = add_up(1.0, mul_up(sq2, gam_up(2.0)));
+    double v = 1.0, per = mul_up(st, sg);
+    uint32_t L = 0;
+    while ((2u << L) <= N) L++;
+    for (uint32_t i = 0; i < 2u * (L + 1u); i++) v = mul_up(v, per);
+    v = mul_up(v, add_up(1.0, gam_up((double)N)));
+    return kvq_up(v - 1.0);
+}
+
+/* The radius factors of [VIDKV-B-01] / [VIDKV-B-03]: max(e_M, f_N), and the
+ * absolute (underflow) terms max(M eta (1 + gamma_{M-1}), 16 N (L + 1) eta). */
+static double rfac_up(uint32_t M, uint32_t N)
+{
+    return fmax(e_up(M), f_up(N));
+}
+
+static double rabs_up(uint32_t M, uint32_t N)
+{
+    uint32_t L = 0;
+    while ((2u << L) <= N) L++;
+    return fmax(mul_up(mul_up((double)M, ETA), add_up(1.0, gam_up((double)M - 1.0))),
+                mul_up(16.0 * N * (L + 1.0), ETA));
+}
+
 /* ---- the DFT at 256 bits ------------------------------------------------- */
 
 typedef struct xdft {
@@ -435,8 +465,8 @@ kvq_status kvq_exact_vidkv_quantize_keys(kvq_exact_vidkv_keys_out *out, const fl
                                   pol, &w) != KVQ_OK) { st = KVQ_E_RANGE; goto out; }
                 }
         } else {
-            double rhoc = 0.0, eN = e_up(nn);
-            double nterm = mul_up(mul_up((double)nn, ETA), add_up(1.0, gam_up((double)nn - 1.0)));
+            double rhoc = 0.0, eN = rfac_up(nn, nn);
+            double nterm = rabs_up(nn, nn);
             for (uint32_t b = 0; b < nb; b++)
                 for (uint32_t j = 0; j < mper; j++) {
                     uint64_t g = kvq_vidkv_nrm_group(p, h, b, j);
@@ -630,11 +660,10 @@ kvq_status kvq_exact_vidkv_key_deq_bounds(double *lo, double *hi, const kvq_vidk
                 }
             }
             if (mode == KVQ_VIDKV_NORMAL_FFT && nn > 0u) {
-                double Aa = 0.0, ri, e2N = e_up(2u * nn);
+                double Aa = 0.0, ri, e2N = rfac_up(2u * nn, nn);
                 for (uint32_t q = 0; q < 2u * nn; q++) Aa = add_up(Aa, fabs((double)ab[q]));
                 /* rho_i [VIDKV-B-03], plus the enclosure margin */
-                ri = add_up(mul_up(Aa, e2N), mul_up(mul_up(2.0 * nn, ETA),
-                                                    add_up(1.0, gam_up(2.0 * nn - 1.0))));
+                ri = add_up(mul_up(Aa, e2N), rabs_up(2u * nn, nn));
                 ri = add_up(mul_up(ri, add_up(1.0, U32)), mul_up(U32, Aa));
                 ri = add_up(add_up(div_up(ri, (double)nn), ETA), mul_up(Aa, ENCL));
                 for (uint32_t q = 0; q < nn; q++) {
