@@ -231,10 +231,19 @@ KVQ_HD static inline uint64_t kvq_vidkv_mask_row(const kvq_vidkv_params *p, uint
     return p->split == KVQ_VIDKV_SPLIT_PER_HEAD ? (uint64_t)h * kvq_vidkv_mask_row_bytes(p) : 0u;
 }
 /* Bit c of a mask row (LSB first) [VIDKV-L-06]. */
+/*@ requires readable: \valid_read(row + c / 8);
+    assigns \nothing;
+    ensures bit: \result == kvq_field_l(row[c / 8], c % 8, 1);      // [VIDKV-L-06]
+*/
 KVQ_HD static inline uint32_t kvq_vidkv_mask_get(const uint8_t *row, uint32_t c)
 {
     return ((uint32_t)row[c / 8u] / kvq_pow2_small(c % 8u)) % 2u;
 }
+/* Set bit c of a mask row. */
+/*@ requires writable: \valid(row + c / 8);
+    assigns row[c / 8];
+    ensures set: kvq_field_l(row[c / 8], c % 8, 1) == 1;              // [VIDKV-L-06]
+*/
 KVQ_HD static inline void kvq_vidkv_mask_set(uint8_t *row, uint32_t c)
 {
     if (kvq_vidkv_mask_get(row, c) == 0u)
@@ -409,6 +418,13 @@ KVQ_HD static inline uint32_t kvq_vidkv_base3_digit(uint32_t y, uint32_t j)
 }
 
 /* The digit of slot i of a ternary group under pack (BASE3 or BITS2). */
+/*@ requires pack_ok: pack <= 1;
+    requires i_range: i < KVQ_MAX_GROUP;
+    requires readable: \valid_read(grp + (pack == 0 ? i / 5 : i / 4));
+    assigns \nothing;
+    ensures base3: pack == 0 ==> \result == kvq_base3_digit_l(grp[i / 5], i % 5); // [VIDKV-V-04]
+    ensures bits2: pack == 1 ==> \result == kvq_code_l{Pre}((uint8_t *)grp, i, 2); // [LAY-PACK-01]
+*/
 KVQ_HD static inline uint32_t kvq_vidkv_tern_get(const uint8_t *grp, uint32_t i, uint32_t pack)
 {
     if (pack == KVQ_VIDKV_PACK_BASE3) return kvq_vidkv_base3_digit(grp[i / 5u], i % 5u);
@@ -420,6 +436,12 @@ KVQ_HD static inline uint32_t kvq_vidkv_tern_get(const uint8_t *grp, uint32_t i,
 /*@ requires digit_range: dg <= 2;
     requires pack_ok: pack <= 1;
     requires i_range: i < KVQ_MAX_GROUP;
+    requires writable: \valid(grp + (pack == 0 ? i / 5 : i / 4));
+    requires base3_byte: pack == 0 ==> grp[i / 5] <= 242;
+    assigns grp[pack == 0 ? i / 5 : i / 4];
+    ensures base3_digit: pack == 0 ==>
+        kvq_base3_digit_l(grp[i / 5], i % 5) == dg;                  // [VIDKV-V-04]
+    ensures bits2_field: pack == 1 ==> kvq_code_l{Post}(grp, i, 2) == dg; // [LAY-PACK-01]
 */
 KVQ_HD static inline void kvq_vidkv_tern_put(uint8_t *grp, uint32_t i, uint32_t pack, uint32_t dg)
 {
