@@ -215,6 +215,29 @@ START_TEST(ties_split)
 }
 END_TEST
 
+
+/* SPEC: [VIDKV-K-01] the split ranks the binary32 ranges: channel 1's exact
+ * range 2^24 + 1 rounds (to even) to 2^24, channel 0's is 2^24 exactly, so they
+ * tie and the lower channel is abnormal -- the exact ranges would pick 1. */
+START_TEST(ties_split_rounded_range)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(1, 8, 2);
+    float k[16];
+    uint8_t m;
+    p.group = 8;                      /* f = 0.5, d = 2: n_a = 1 */
+    for (uint32_t t = 0; t < 8; t++) {
+        k[2 * t] = t == 0 ? 0.0f : 0x1p24f;
+        k[2 * t + 1] = t == 0 ? -1.0f : 0x1p24f;
+    }
+    REQ_EQ(kvq_vidkv_split(&m, NULL, k, &p, &POL_DEF), KVQ_OK);
+    REQ_EQ(m, 0x01);
+    /* one more unit on channel 1 (range 2^24 + 2, exact) moves it ahead */
+    k[1] = -2.0f;
+    REQ_EQ(kvq_vidkv_split(&m, NULL, k, &p, &POL_DEF), KVQ_OK);
+    REQ_EQ(m, 0x02);
+}
+END_TEST
+
 /* SPEC: [VIDKV-K-06] [VIDKV-K-08] [VIDKV-K-11] SIGNMEAN: code x >= 0 (-0 gives
  * 1), s = mean|x|, dequantized to {0, s}; a zero group stores s = +0. */
 START_TEST(special_signmean)
@@ -1216,6 +1239,47 @@ START_TEST(random_vs_exact_alternate)
 }
 END_TEST
 
+
+/* SPEC: [VIDKV-V-02] the mean is a division: with m = 24 and S = 0x1.bd6ac2p+0,
+ * RN32(S / 24) = 0x1.28f1d6p-4 but RN32(S * RN32(1/24)) = 0x1.28f1d8p-4, and a
+ * value equal to the latter is +1 under the pinned division, 0 under the
+ * reciprocal (a bounded-level subject may do either: the value is ambiguous). */
+START_TEST(ties_ternary_division)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(1, 24, 1);
+    float v[24] = { 0 };
+    fvals b;
+    uint32_t np;
+    const float S = 0x1.bd6ac2p+0f, hi = 0x1.28f1d8p-4f;
+    p.group = 24;
+    p.gamma = 1.0f;
+    v[0] = hi;
+    v[1] = S - hi;                     /* RN32 */
+    REQ(same(v[0] + v[1], S));         /* the construction holds */
+    REQ(same(S / 24.0f, 0x1.28f1d6p-4f));
+    REQ(same(S * (1.0f / 24.0f), hi));
+    fv_init(&b, &p, 0);
+    REQ_EQ(kvq_vidkv_quantize_values(&b.v, &np, NULL, v, &p, NULL, &POL_DEF), KVQ_OK);
+    REQ_EQ(kvq_vidkv_digit_trit(kvq_vidkv_tern_get(b.v.tern, 0, p.vpack)), 1);
+    REQ_EQ(kvq_vidkv_digit_trit(kvq_vidkv_tern_get(b.v.tern, 2, p.vpack)), 0);
+    fv_free(&b);
+    {
+        kvq_exact_vidkv_values_out xo;
+        xo.v.tern = xmalloc(kvq_vidkv_tern_code_bytes(&p, 0));
+        xo.v.beta = xo.v.p_scale = xo.v.p_zero = NULL;
+        xo.v.prot = xo.v.p_codes = NULL;
+        xo.deq = xmalloc(24 * 4);
+        xo.code_real = xmalloc(24);
+        xo.amb = xmalloc(24);
+        xo.score = NULL;
+        REQ_EQ(kvq_exact_vidkv_quantize_values(&xo, v, &p, NULL, &POL_DEF), KVQ_OK);
+        REQ(same(xo.deq[0], 1.0f));
+        REQ_EQ(xo.amb[0], 1);          /* both readings are legitimate at the bounded level */
+        free(xo.v.tern); free(xo.deq); free(xo.code_real); free(xo.amb);
+    }
+}
+END_TEST
+
 /* ---- bad input: one test per row of spec/vidkv.md's table ---------------- */
 
 /* A small valid key/value problem: H = 2, T = 16, d = 6, G = 8. */
@@ -1562,9 +1626,11 @@ static Suite *vidkv_suite(void)
     tc = tcase_create("ties");
     tcase_add_test(tc, ties_ternary_threshold);
     tcase_add_test(tc, ties_split);
+    tcase_add_test(tc, ties_split_rounded_range);
     tcase_add_test(tc, ties_stp_selection);
     tcase_add_test(tc, ties_protect_count);
     tcase_add_test(tc, ties_auto_normal);
+    tcase_add_test(tc, ties_ternary_division);
     suite_add_tcase(s, tc);
     tc = tcase_create("special_values");
     tcase_add_test(tc, special_signmean);
