@@ -553,14 +553,24 @@ static kvq_status tern_group(uint8_t *grp, float *beta, uint32_t *flags, const f
     for (uint32_t i = 0; i < m; i++) S = S + fabsf(v[i]);  /* RN32 each */
     mean = S / (float)m;                                   /* RN32 */
     alpha = p->gamma * mean;                               /* RN32 */
-    memset(grp, 0, kvq_vidkv_tern_group_bytes(p));
+    uint8_t dg[KVQ_MAX_GROUP + 4u];
+    memset(dg, 0, sizeof dg);                              /* unused slots: digit 0 */
     for (uint32_t i = 0; i < m; i++) {
-        int32_t t = kvq_vidkv_trit(v[i], alpha);
-        kvq_vidkv_tern_put(grp, i, p->vpack, kvq_vidkv_trit_digit(t));
+        int32_t t = kvq_vidkv_trit(v[i], alpha);           /* [VIDKV-V-02] */
+        dg[i] = (uint8_t)kvq_vidkv_trit_digit(t);
         if (t != 0) {
             B = B + fabsf(v[i]);                           /* RN32 */
             nz++;
         }
+    }
+    if (p->vpack == KVQ_VIDKV_PACK_BASE3) {
+        /* each byte from its five digits [VIDKV-V-04] */
+        for (uint32_t b = 0; b < kvq_vidkv_tern_group_bytes(p); b++)
+            grp[b] = (uint8_t)kvq_vidkv_base3_byte(dg[5u * b], dg[5u * b + 1u], dg[5u * b + 2u],
+                                                   dg[5u * b + 3u], dg[5u * b + 4u]);
+    } else {
+        memset(grp, 0, kvq_vidkv_tern_group_bytes(p));
+        for (uint32_t i = 0; i < m; i++) kvq_pack_code(grp, i, 2u, dg[i]);
     }
     if (p->vdeq == KVQ_VIDKV_VDEQ_SCALED)
         return store_scale(beta, flags, nz ? B / (float)nz : 0.0f, p->meta, pol);
