@@ -1950,6 +1950,7 @@ static Suite *sage_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("degenerate");
+    tcase_set_timeout(tc, 60); /* about 2 s under ASan+UBSan: Check's default 4 s is too close */
     tcase_add_test(tc, degenerate_ragged_equals_padded);
     tcase_add_test(tc, degenerate_scale_boundary);
     tcase_add_test(tc, degenerate_single_token);
