@@ -429,6 +429,13 @@ attn-dim64 3
 attn-buffer96 3
 attn-above-2p48 3
 attn-tau0 3
+dq-scale-nan 1
+dq-scale-inf 1
+dq-scale-negative 3
+dq-scale-subnormal 3
+dq-range 4
+dq-bits3 3
+dq-dim96 2
 TAB
 # coverage the wrong subjects below rely on
 for want in 'op=sage-qk role=q bits=4 gran=thread .* rounding=paper .* ties=even .*status=0 flags=0x00000001' \
@@ -514,6 +521,9 @@ sage_gap sage_pv_zero_positive "a zero step sum always +0" pv-negzero \
   'FAIL [^ ]*-pv-negzero \[exact, .*expected 0x80000000 .*\[SAGE-ACC-07\]'
 sage_gap sage_attn_ds_unsmoothed "attention: dS from the unsmoothed keys" attn-koffset \
   'FAIL [^ ]*-attn-koffset \[bounded, .*above the bound .* \[SAGE-ATT-07\]'
+# dequantization [VEC-SAGE-12]: every code field, INT4 -8 and INT8 -128 included
+sage_gap sage_dq_clamp_min "dequantization reading -8/-128 as -cmax" dq \
+  'FAIL [^ ]*-dq \[exact, .*y: .*\[SAGE-Q-08\] .*\[SAGE-Q-06\]'
 for f in 8 12; do
   sage_gap sage_pv_frac$f "an accumulator cut at $f fraction bits" pv-adversarial \
     'FAIL [^ ]*-pv-adversarial \[bounded, .*outside .*K\(13, 14\) \[SAGE-ACC-06\]' bounded

@@ -138,6 +138,13 @@ kvq_status kvq_sage_solve_attn(kvq_case *c)
     return finish(c, solve_attn(c), 0, 0);
 }
 
+kvq_status kvq_sage_solve_dq(kvq_case *c)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_dq_out *ex = c->exp;
+    return finish(c, kvq_exact_sage_dequantize_qk(ex->y, in->a, in->c, &in->shape, &in->qk), 0, 0);
+}
+
 /* A new case of op from (seed, k): its generator (one draw discarded), the
  * level, the default policy. */
 static kvq_sage_in *begin(kvq_case *c, const kvq_op *op, kvq_rng *r, uint64_t seed, uint64_t k, uint64_t mul,
@@ -890,6 +897,70 @@ static kvq_status make_gap(kvq_case *c, const char *tag, uint64_t seed, uint64_t
     }
 }
 
+/* ---- sage-dq [SAGE-Q-08] [VEC-SAGE-12] ------------------------------------------------------ */
+
+/* Cases of the dequantization, appended after the separating cases: every
+ * role, bit width and granularity, every code field (INT4 -8 and INT8 -128,
+ * which the quantizer never writes, included), scales of +0, -0, 2^-126,
+ * any normal value, and large ones whose products come near FLT_MAX; then
+ * one case of each error class. */
+enum { DQ_STD = 12, DQ_E_NAN = 0, DQ_E_INF, DQ_E_NEG, DQ_E_SUB, DQ_E_RANGE, DQ_E_BITS, DQ_E_DIM, DQ_E_COUNT };
+static const char *const DQE_NAMES[DQ_E_COUNT] = {
+    "dq-scale-nan", "dq-scale-inf", "dq-scale-negative", "dq-scale-subnormal", "dq-range", "dq-bits3", "dq-dim96",
+};
+
+static kvq_status make_dq(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j)
+{
+    kvq_rng r;
+    const int err = j >= DQ_STD;
+    const uint32_t e = err ? j - DQ_STD : 0u;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_dq, &r, seed, k, 0xD1B54A32D192ED03ull, KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
+    if (err) {
+        in->qk = kvq_sage_qk_default(KVQ_SAGE_ROLE_Q, 8u);
+        in->shape = (kvq_sage_shape){ 40u, e == DQ_E_DIM ? 96u : 64u };
+        if (e == DQ_E_BITS) in->qk.bits = 3u;
+        snprintf(c->id, sizeof c->id, "sage-%s-%05llu-err-%s", tag, (unsigned long long)k, DQE_NAMES[e]);
+    } else {
+        const uint32_t role = j % 2u;
+        in->qk = kvq_sage_qk_default(role, (j / 2u) % 2u ? 8u : 4u);
+        in->qk.gran = (j / 4u) % 3u;
+        if (role == KVQ_SAGE_ROLE_Q) {
+            const uint32_t q = kvq_rng_below(&r, 5);
+            in->qk.block = QB[q][0];
+            in->qk.warps = QB[q][1];
+        } else {
+            in->qk.block = KB[kvq_rng_below(&r, 3)];
+        }
+        in->shape = (kvq_sage_shape){ 1u + kvq_rng_below(&r, 2u * in->qk.block + 17u), kvq_rng_below(&r, 2) ? 128u : 64u };
+        snprintf(c->id, sizeof c->id, "sage-%s-%05llu-dq", tag, (unsigned long long)k);
+    }
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    const int valid = kvq_sage_shape_ok(&in->shape) && kvq_sage_qk_ok(&in->qk);
+    const uint64_t nb = valid ? kvq_sage_code_bytes(&in->shape, in->qk.bits) : 0u;
+    const uint64_t ns = valid ? kvq_sage_scale_count(&in->shape, &in->qk) : 0u;
+    for (uint64_t b = 0; b < nb; b++) in->a[b] = (uint8_t)kvq_rng_below(&r, 256);
+    for (uint64_t i = 0; i < ns; i++) {
+        const uint32_t w = kvq_rng_below(&r, 16);
+        in->c[i] = w == 0u ? 0.0f : w == 1u ? -0.0f : w == 2u ? 0x1p-126f
+                 : w == 3u ? ldexpf(1.0f + kvq_rng_unit(&r), 119) /* |k s| < 2^127 for |k| <= 128 */
+                 : ldexpf(1.0f + kvq_rng_unit(&r), (int)kvq_rng_below(&r, 60) - 30);
+    }
+    if (err && ns) {
+        const uint64_t at = kvq_rng_next(&r) % ns;
+        if (e == DQ_E_NAN) in->c[at] = NAN;
+        if (e == DQ_E_INF) in->c[at] = INFINITY;
+        if (e == DQ_E_NEG) in->c[at] = -0.5f;
+        if (e == DQ_E_SUB) in->c[at] = 0x1p-130f;
+        if (e == DQ_E_RANGE) { /* token 0's scale FLT_MAX, its first code 127 */
+            in->c[kvq_sage_scale_slot(&in->qk, 0u)] = 0x1.fffffep+127f;
+            kvq_sage_pack_code(in->a, 0u, in->qk.bits, (int32_t)kvq_sage_cmax(in->qk.bits));
+        }
+    }
+    return c->op->solve(c);
+}
+
 /* ---- level sets [VEC-GEN-02] -------------------------------------------------------------- */
 
 typedef struct counts {
@@ -913,7 +984,7 @@ uint64_t kvq_sage_gen_count(const char *levels)
 {
     counts n;
     return counts_of(levels, &n) ? (uint64_t)n.qk + n.p + n.v + n.ds + E_COUNT + n.pv + PE_COUNT + n.attn + AE_COUNT +
-                                       G_COUNT
+                                       G_COUNT + DQ_STD + DQ_E_COUNT
                                  : 0u;
 }
 
@@ -935,6 +1006,7 @@ kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     else if ((j -= PE_COUNT) < n.attn) st = make_attn(c, tag, seed, k, (uint32_t)j, smoke);
     else if ((j -= n.attn) < AE_COUNT) st = make_attn_error(c, tag, seed, k, (uint32_t)j);
     else if ((j -= AE_COUNT) < G_COUNT) st = make_gap(c, tag, seed, k, (uint32_t)j);
+    else if ((j -= G_COUNT) < DQ_STD + DQ_E_COUNT) st = make_dq(c, tag, seed, k, (uint32_t)j);
     else st = KVQ_E_PARAM;
     if (st != KVQ_OK) kvq_case_free(c);
     return st;

@@ -15,6 +15,7 @@
  *   SAGE_QK_FIX(codes, scale, x, shape, qk)   rewrites a successful Q/K quantization's codes
  *   SAGE_P_FIX(codes, rowsum, p, rows, cols, fmt)  rewrites a successful P~ quantization
  *   SAGE_V_FIX(codes, scale, v, shape, fmt)   rewrites a successful V quantization
+ *   SAGE_DQ_FIX(y, codes, scale, shape, qk)   rewrites a successful dequantization
  *   SAGE_DS_RUN                       the name of the subject's own dS, with
  *                                     kvq_sage_delta_s's arguments, called
  *                                     after the fast path's succeeded
@@ -64,6 +65,9 @@
 #ifndef SAGE_V_FIX
 #define SAGE_V_FIX(codes, scale, v, shape, fmt) ((void)0)
 #endif
+#ifndef SAGE_DQ_FIX
+#define SAGE_DQ_FIX(y, codes, scale, shape, qk) ((void)0)
+#endif
 #ifndef SAGE_PV_MODEL
 #define SAGE_PV_MODEL(m) ((void)0)
 #endif
@@ -112,6 +116,14 @@ static int sage_quantize_qk(uint8_t *codes, float *scale, uint32_t *flags, const
     SAGE_QK(q, p);
     kvq_status st = kvq_sage_quantize_qk(codes, scale, flags, x, shape, &q, &p);
     if (st == KVQ_OK) SAGE_QK_FIX(codes, scale, x, shape, &q);
+    return st;
+}
+
+static int sage_dequantize_qk(float *y, const uint8_t *codes, const float *scale, const kvq_sage_shape *shape,
+                              const kvq_sage_qk *qk)
+{
+    kvq_status st = kvq_sage_dequantize_qk(y, codes, scale, shape, qk);
+    if (st == KVQ_OK) SAGE_DQ_FIX(y, codes, scale, shape, qk);
     return st;
 }
 
@@ -181,6 +193,7 @@ static kvq_entry_fn sage_lookup(const char *entry, uint32_t sigver)
     if (sigver != 1u) return NULL;
     if (strcmp(entry, "sage_smooth") == 0) return (kvq_entry_fn)sage_smooth;
     if (strcmp(entry, "sage_quantize_qk") == 0) return (kvq_entry_fn)sage_quantize_qk;
+    if (strcmp(entry, "sage_dequantize_qk") == 0) return (kvq_entry_fn)sage_dequantize_qk;
     if (strcmp(entry, "sage_quantize_p") == 0) return (kvq_entry_fn)sage_quantize_p;
     if (strcmp(entry, "sage_quantize_v") == 0) return (kvq_entry_fn)sage_quantize_v;
     if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)sage_delta_s;
