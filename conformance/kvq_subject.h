@@ -90,6 +90,9 @@ typedef int (*kvq_sage_smooth_v1_fn)(float *xs, float *mean, const float *x,
 typedef int (*kvq_sage_quantize_qk_v1_fn)(uint8_t *codes, float *scale, uint32_t *flags,
                                           const float *x, const kvq_sage_shape *shape,
                                           const kvq_sage_qk *qk, const kvq_policy *pol);
+/* "sage_dequantize_qk" [SAGE-Q-08]: as kvq_sage_dequantize_qk */
+typedef int (*kvq_sage_dequantize_qk_v1_fn)(float *y, const uint8_t *codes, const float *scale,
+                                            const kvq_sage_shape *shape, const kvq_sage_qk *qk);
 /* "sage_quantize_p" [SAGE-P-01..04]: as kvq_sage_quantize_p */
 typedef int (*kvq_sage_quantize_p_v1_fn)(uint8_t *codes, float *rowsum, uint32_t *flags,
                                          const float *p, uint32_t rows, uint32_t cols,

@@ -465,7 +465,8 @@ KVQ_HD static inline kvq_mma_model kvq_mma_model_truncation_common(void)
 #define KVQ_MMA_DIST_CBIG    3u  /* C 2^0 .. 2^24 above the largest product */
 #define KVQ_MMA_DIST_CSMALL  4u  /* C 2^0 .. 2^40 below the products, or a zero */
 #define KVQ_MMA_DIST_EXACT   5u  /* small integers: every model exact (a layout check) */
-#define KVQ_MMA_NDIST        6u
+#define KVQ_MMA_DIST_SUBNORMAL 6u /* every A operand a nonzero subnormal: its alignment decides E */
+#define KVQ_MMA_NDIST        7u
 
 KVQ_HD static inline uint64_t kvq_mma_mix(uint64_t z)
 {
@@ -509,6 +510,7 @@ KVQ_HD static inline uint32_t kvq_mma_tile_elem(uint64_t seed, uint64_t tile, ui
         }
         const int32_t pmax = fmt ? 2 * 15 + 2 : 2 * 8 + 2;     /* about the largest product's exponent */
         if (dist == KVQ_MMA_DIST_CBIG) e = 127 + pmax + (int32_t)((r >> 4) % 25u);
+        else if (dist == KVQ_MMA_DIST_SUBNORMAL) e = 127 + 2 - (int32_t)((r >> 4) % 25u); /* 2^-22 .. 2^2 */
         else if (dist == KVQ_MMA_DIST_CSMALL) {
             if ((r >> 60) == 0u) return sign;                  /* a signed zero, 1 in 16 */
             e = 127 - (int32_t)((r >> 4) % 41u) + (fmt ? -20 : -10);
@@ -517,6 +519,17 @@ KVQ_HD static inline uint32_t kvq_mma_tile_elem(uint64_t seed, uint64_t tile, ui
         return sign | ((uint32_t)e << 23) | (uint32_t)((r >> 32) & 0x7FFFFFu);
     }
     switch (dist) {
+    case KVQ_MMA_DIST_SUBNORMAL:
+        /* A: exponent field 0, a nonzero fraction, either sign; B: any finite
+         * code.  Every product's alignment exponent is then that of a
+         * subnormal A, e(a) = emin (-6 E4M3, -14 E5M2) or a's own exponent
+         * (down to -9 or -16): the two readings cut C and the smaller products
+         * at different bits [SAGE-ACC-02] */
+        if (which == 0u) {
+            const uint32_t mb = fmt ? 2u : 3u;
+            return (uint32_t)(r & 1u) * 128u + 1u + (uint32_t)((r >> 8) % ((1u << mb) - 1u));
+        }
+        return kvq_mma_code(r, fmt, 0u, emax);
     case KVQ_MMA_DIST_NARROW: {
         const uint32_t lo = 1u + (uint32_t)(tr % (emax - 3u));
         return kvq_mma_code(r, fmt, lo, lo + 3u);

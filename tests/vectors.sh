@@ -429,6 +429,13 @@ attn-dim64 3
 attn-buffer96 3
 attn-above-2p48 3
 attn-tau0 3
+dq-scale-nan 1
+dq-scale-inf 1
+dq-scale-negative 3
+dq-scale-subnormal 3
+dq-range 4
+dq-bits3 3
+dq-dim96 2
 TAB
 # coverage the wrong subjects below rely on
 for want in 'op=sage-qk role=q bits=4 gran=thread .* rounding=paper .* ties=even .*status=0 flags=0x00000001' \
@@ -461,7 +468,7 @@ sage_fails sage_per_warp "per-warp scales where per-thread is declared" \
 sage_fails sage_smooth_k_block "K smoothed with block means" \
   '-qk-.*\[exact, [qk] INT[48] .* seg=([0-9]{3,}|[7-9][0-9]|6[5-9]) ' 'FAIL [^ ]*-qk-[^ ]* \[exact, k .*mean: .*\[SAGE-SM-03\]'
 sage_fails sage_e5m2_for_e4m3 "E5M2 where E4M3 is declared" \
-  '-[pv]-e4m3 ' 'FAIL [^ ]*-v-e4m3 .*scale\[channel [0-9]+\]: .*\(fmt e4m3, F = 448\) \[SAGE-P-03\]'
+  '-[pv]-([a-z]+-)?e4m3 ' 'FAIL [^ ]*-v-e4m3 .*scale\[channel [0-9]+\]: .*\(fmt e4m3, F = 448\) \[SAGE-P-03\]'
 grep_out 'FAIL [^ ]*-p-e4m3 .*codes: .*\(fmt e4m3, F = 448\) \[SAGE-P-03\]' "E5M2 for E4M3: sage-p failure names [SAGE-P-03]"
 sage_fails sage_fp8_nan_at_bound "NaN at F under the NaN overflow policy" \
   'overflow nan: ' 'FAIL [^ ]*-p-e[45]m[23] .*codes: .*overflow nan: no conversion overflows\) \[SAGE-LEM-06\]'
@@ -487,6 +494,40 @@ grep_out '^[1-9][0-9]* passed, 0 failed$' "wider accumulator: bounded cases pass
 for w in no_rescale:'no online-softmax rescale' no_ds:'no dS' p_unscaled:'P~ without 448' v_unscaled:'no V scale'; do
   sage_fails "sage_attn_${w%%:*}" "attention: ${w#*:}" '-attn-[a-z]+ \[bounded, ' \
     'FAIL [^ ]*-attn-[a-z]+ \[bounded, .*o\[row [0-9]+, channel [0-9]+\] = .*above the bound .* \[SAGE-ATT-07\]'
+done
+# the separating cases [VEC-SAGE-11]: each wrong reading fails only the case built for it
+sage_gap() { # SUBJECT DESCRIPTION CASE-NAME PATTERN-SOME-FAIL-MATCHES [LEVEL]
+  expect 1 "$2 FAILS (standard${5:+, $5})" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/$1.so" --max-show 1000 ${5:+--level $5}
+  grep_out "$4" "$2: the failure names the requirement"
+  if grep -E '^  FAIL ' "$T/out" | grep -Evq -- "-$3 \\["; then bad "$2: a case other than -$3 fails"; grep -E '^  FAIL ' "$T/out" | grep -Ev -- "-$3 \\[" | head -3 | cut -c1-300
+  else ok "$2: only the -$3 cases fail"; fi
+}
+sage_gap sage_smooth_sum_pos_zero "smoothing sum from +0" qk-negzero \
+  'FAIL [^ ]*-qk-negzero \[exact, .*mean: .*expected 0x80000000 .*\[SAGE-SM-03\]'
+sage_gap sage_p_rowsum_pos_zero "P~ row sum from +0" p-negzero-e4m3 \
+  'FAIL [^ ]*-p-negzero-e4m3 \[exact, .*rowsum\[row [0-9]+\]: expected 0x80000000 .*\[SAGE-P-02\]'
+sage_gap sage_ds_sum_pos_zero "dS sum from +0" ds-negzero \
+  'FAIL [^ ]*-ds-negzero \[exact, .*ds: .*expected 0x80000000 .*\[SAGE-DS-01\]'
+sage_gap sage_v_negzero_positive "-0 in a nonzero V channel coded 0x00" v-negzero-e4m3 \
+  'FAIL [^ ]*-v-negzero-e4m3 \[exact, .*codes: .*expected 0x80, got 0x00 \[SAGE-V-02\]'
+sage_gap sage_fp8_midpoint_away "FP8 midpoints rounded away" '[pv]-midpoint-e[45]m[23]' \
+  'FAIL [^ ]*-p-midpoint-e4m3 \[exact, .*codes: .*\[SAGE-P-01\]'
+grep_out 'FAIL [^ ]*-v-midpoint-e5m2 \[exact, .*codes: .*\[SAGE-V-02\]' "FP8 midpoints away: sage-v failure names [SAGE-V-02]"
+sage_gap sage_public_real_round "public rounding as the real round half away" qk-public-half \
+  'FAIL [^ ]*-qk-public-half \[exact, .* public .*codes: .*\[SAGE-Q-05\]'
+sage_gap sage_pv_e4m3_emin14 "wgmma E4M3 aligned at emin -14" pv-subnormal \
+  'FAIL [^ ]*-pv-subnormal \[exact, wgmma e4m3 .*\[SAGE-ACC-07\] \(model wgmma e4m3\) \[SAGE-ACC-02\]'
+sage_gap sage_pv_zero_positive "a zero step sum always +0" pv-negzero \
+  'FAIL [^ ]*-pv-negzero \[exact, .*expected 0x80000000 .*\[SAGE-ACC-07\]'
+sage_gap sage_attn_ds_unsmoothed "attention: dS from the unsmoothed keys" attn-koffset \
+  'FAIL [^ ]*-attn-koffset \[bounded, .*above the bound .* \[SAGE-ATT-07\]'
+# dequantization [VEC-SAGE-12]: every code field, INT4 -8 and INT8 -128 included
+sage_gap sage_dq_clamp_min "dequantization reading -8/-128 as -cmax" dq \
+  'FAIL [^ ]*-dq \[exact, .*y: .*\[SAGE-Q-08\] .*\[SAGE-Q-06\]'
+for f in 8 12; do
+  sage_gap sage_pv_frac$f "an accumulator cut at $f fraction bits" pv-adversarial \
+    'FAIL [^ ]*-pv-adversarial \[bounded, .*outside .*K\(13, 14\) \[SAGE-ACC-06\]' bounded
+  grep_out '^[0-9]+ passed, 2 failed$' "$f fraction bits: both adversarial cases fail"
 done
 # saturating whatever the policy says cannot be observed: no SAGE conversion overflows
 expect 0 "saturate-always subject PASSES sage standard ([SAGE-BAD-01] row 15)" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/sage_fp8_saturate_always.so"

@@ -1,7 +1,7 @@
 /*
- * families/sage.c -- the SAGE family: sage-qk, sage-p, sage-v, sage-ds and
- * sage-pv, their schemas, subject calls and judges (spec/sage.md,
- * spec/vectors.md [VEC-SAGE-01..08]).
+ * families/sage.c -- the SAGE family: sage-qk, sage-p, sage-v, sage-ds,
+ * sage-pv, sage-attn and sage-dq, their schemas, subject calls and judges
+ * (spec/sage.md, spec/vectors.md [VEC-SAGE-01..12]).
  *
  * The quantizer operations are pinned to one binary32 sequence and allow the
  * exact level only: status, every output array bit for bit, then the flags
@@ -50,11 +50,14 @@ KVQ_STATIC_ASSERT(KVQ_SAGE_MAX_TOKENS == R_MAX_TOKENS && KVQ_SAGE_MAX_BLOCK == R
 #define SHAPE_OK "tokens >= 1 && tokens <= " S(R_MAX_TOKENS) " && (dim == 64 || dim == 128)"
 #define SEG_OK "seg >= 1 && seg <= " S(R_MAX_TOKENS)
 /* kvq_sage_qk_ok [SAGE-MAP-02] */
-#define QK_OK                                                                                        \
-    "(bits == 4 || bits == 8) && gran <= 2 && rounding <= 1 && (role == \"q\" ? warps >= 1 && warps <= " \
+#define QK_BLOCKS_OK                                                                                 \
+    "(bits == 4 || bits == 8) && gran <= 2 && (role == \"q\" ? warps >= 1 && warps <= "                \
     S(R_MAX_WARPS) " && block <= " S(R_MAX_BLOCK) " && block >= 16 * warps && block % (16 * warps) == 0" \
     " : role == \"k\" && warps == 1 && block >= 32 && block <= " S(R_MAX_BLOCK) " && block % 32 == 0)"
+#define QK_OK "rounding <= 1 && " QK_BLOCKS_OK
 #define VALID_QK SHAPE_OK " && " QK_OK " && " SEG_OK
+/* kvq_sage_qk_ok without the rounding, which dequantization does not read [SAGE-Q-08] */
+#define VALID_DQ SHAPE_OK " && " QK_BLOCKS_OK
 #define VALID_P "rows >= 1 && rows <= " S(R_MAX_ROWCOL) " && cols >= 1 && cols <= " S(R_MAX_ROWCOL) " && fmt <= 1"
 #define VALID_V SHAPE_OK " && fmt <= 1"
 #define VALID_DS SHAPE_OK " && rows >= 1 && rows <= " S(R_MAX_ROWCOL)
@@ -86,6 +89,7 @@ KVQ_STATIC_ASSERT(KVQ_SAGE_MAX_TOKENS == R_MAX_TOKENS && KVQ_SAGE_MAX_BLOCK == R
     " : gran == \"thread\" ? 4 : 1) : 0"
 #define N_CODE_BYTES "valid ? tokens * dim * bits / 8 : 0"
 #define N_DS "valid ? rows * tokens : 0"
+#define N_DQ_CODES "valid ? tokens * dim * bits / 8 : 0"
 #define N_PV_CODES "rows * n"
 #define N_PV_ROWS "rows"
 #define N_PV_OUT "valid ? rows : 0"
@@ -110,6 +114,13 @@ static void describe_qk(const kvq_case *c, char *buf, size_t len)
     snprintf(buf, len, "%s INT%u %s b=%u cw=%u %s seg=%u N=%u d=%u", name_of(ROLES, 2, in->qk.role),
              in->qk.bits, name_of(GRANS, 3, in->qk.gran), in->qk.block, in->qk.warps,
              name_of(ROUNDINGS, 2, in->qk.rounding), in->seg, in->shape.tokens, in->shape.dim);
+}
+
+static void describe_dq(const kvq_case *c, char *buf, size_t len)
+{
+    const kvq_sage_in *in = in_of(c);
+    snprintf(buf, len, "%s INT%u %s b=%u cw=%u N=%u d=%u", name_of(ROLES, 2, in->qk.role), in->qk.bits,
+             name_of(GRANS, 3, in->qk.gran), in->qk.block, in->qk.warps, in->shape.tokens, in->shape.dim);
 }
 
 static void describe_p(const kvq_case *c, char *buf, size_t len)
@@ -165,6 +176,14 @@ static int call_qk(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint3
     }
     free(xs);
     return st;
+}
+
+static int call_dq(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_dq_out *o = outp;
+    (void)flags;
+    return ((kvq_sage_dequantize_qk_v1_fn)fns[0])(o->y, in->a, in->c, &in->shape, &in->qk);
 }
 
 static int call_p(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
@@ -254,6 +273,17 @@ static void judge_qk(kvq_verdict *v, const kvq_case *c, const void *out, uint32_
                         : ""))
         return;
     if (!flags_ok(v, c, out, flags, "[SAGE-FLAG-01] [SAGE-Q-04]")) return;
+    v->outcome = KVQ_PASS;
+}
+
+/* sage-dq: y bit for bit; a mismatch names the product's rounding, the code
+ * field's reading and the slot map of the case's granularity. */
+static void judge_dq(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
+{
+    (void)flags;
+    if (!field_ok(v, c, out, "y", " [SAGE-Q-08] (y = RN32(k s), every code field two's complement) [SAGE-Q-06]"
+                  " [SAGE-MAP-03] (gran %s)%s", name_of(GRANS, 3, in_of(c)->qk.gran), ""))
+        return;
     v->outcome = KVQ_PASS;
 }
 
@@ -370,6 +400,12 @@ static int ref_quantize_qk(uint8_t *codes, float *scale, uint32_t *flags, const 
     return kvq_sage_quantize_qk(codes, scale, flags, x, shape, qk, pol);
 }
 
+static int ref_dequantize_qk(float *y, const uint8_t *codes, const float *scale, const kvq_sage_shape *shape,
+                             const kvq_sage_qk *qk)
+{
+    return kvq_sage_dequantize_qk(y, codes, scale, shape, qk);
+}
+
 static int ref_quantize_p(uint8_t *codes, float *rowsum, uint32_t *flags, const float *p, uint32_t rows,
                           uint32_t cols, uint32_t fmt, const kvq_policy *pol)
 {
@@ -405,6 +441,7 @@ static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
     if (sigver != 1u) return NULL;
     if (strcmp(entry, "sage_smooth") == 0) return (kvq_entry_fn)ref_smooth;
     if (strcmp(entry, "sage_quantize_qk") == 0) return (kvq_entry_fn)ref_quantize_qk;
+    if (strcmp(entry, "sage_dequantize_qk") == 0) return (kvq_entry_fn)ref_dequantize_qk;
     if (strcmp(entry, "sage_quantize_p") == 0) return (kvq_entry_fn)ref_quantize_p;
     if (strcmp(entry, "sage_quantize_v") == 0) return (kvq_entry_fn)ref_quantize_v;
     if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)ref_delta_s;
@@ -442,6 +479,22 @@ static const kvq_field QK_FIELDS[] = {
     { .key = "scale", .type = KVQ_FT_A_F32, QOUT(scale), .count_rule = N_SCALES, .cmp = KVQ_CMP_EXACT,
       .unit = "slot" },
     { .key = "codes", .type = KVQ_FT_A_U8, QOUT(codes), .count_rule = N_CODE_BYTES, .cmp = KVQ_CMP_EXACT },
+};
+
+#define DQEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_dq_out, m)
+#define DQOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_sage_dq_out, m)
+static const kvq_field DQ_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
+    { .key = "role", .type = KVQ_FT_ENUM, IN(qk.role), .names = ROLES, .nnames = 2 },
+    { .key = "bits", .type = KVQ_FT_U32, IN(qk.bits) },
+    { .key = "gran", .type = KVQ_FT_ENUM, IN(qk.gran), .names = GRANS, .nnames = 3 },
+    { .key = "block", .type = KVQ_FT_U32, IN(qk.block) },
+    { .key = "warps", .type = KVQ_FT_U32, IN(qk.warps) },
+    SHAPE, KVQ_F_STATUS,
+    { .key = "codes", .type = KVQ_FT_A_U8, IN(a), .count_rule = N_DQ_CODES },
+    { .key = "scale", .type = KVQ_FT_A_F32, .finite = 1, IN(c), .count_rule = N_SCALES },
+    { .key = "y", .type = KVQ_FT_A_F32, DQEXP(y), .count_rule = N_OUT_ND },
+    { .key = "y", .type = KVQ_FT_A_F32, DQOUT(y), .count_rule = N_OUT_ND, .cmp = KVQ_CMP_EXACT },
 };
 
 #define PEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_sage_p_out, m)
@@ -644,8 +697,27 @@ const kvq_op kvq_op_sage_attn = {
     .judge = judge_attn,
 };
 
+const kvq_op kvq_op_sage_dq = {
+    .name = "sage-dq",
+    .family = &kvq_family_sage,
+    .summary = "stored Q/K codes and scales back to binary32: y = RN32(k s) per element",
+    .fields = DQ_FIELDS,
+    .nfields = KVQ_NELEMS(DQ_FIELDS),
+    .in_size = sizeof(kvq_sage_in),
+    .out_size = sizeof(kvq_sage_dq_out),
+    .ref_size = 0,
+    .levels = EXACT_ONLY,
+    .entries = { { .name = "sage_dequantize_qk", .sigver = 1 } },
+    .nentries = 1,
+    .valid = VALID_DQ,
+    .describe = describe_dq,
+    .solve = kvq_sage_solve_dq,
+    .call = call_dq,
+    .judge = judge_dq,
+};
+
 static const kvq_op *const OPS[] = { &kvq_op_sage_qk, &kvq_op_sage_p, &kvq_op_sage_v, &kvq_op_sage_ds,
-                                     &kvq_op_sage_pv, &kvq_op_sage_attn };
+                                     &kvq_op_sage_pv, &kvq_op_sage_attn, &kvq_op_sage_dq };
 
 const kvq_family kvq_family_sage = {
     .name = "sage",

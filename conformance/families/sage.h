@@ -39,6 +39,11 @@ typedef struct kvq_sage_qk_out {
     uint8_t *codes;
 } kvq_sage_qk_out;
 
+/* sage-dq outputs [SAGE-Q-08]: the dequantized values [N][d]. */
+typedef struct kvq_sage_dq_out {
+    float *y;
+} kvq_sage_dq_out;
+
 /* sage-p outputs [SAGE-P-01..04]: FP8 codes [rows][cols], row sums. */
 typedef struct kvq_sage_p_out {
     uint8_t *codes;
@@ -79,7 +84,7 @@ typedef struct kvq_sage_attn_ref {
 
 extern const kvq_family kvq_family_sage;
 extern const kvq_op kvq_op_sage_qk, kvq_op_sage_p, kvq_op_sage_v, kvq_op_sage_ds, kvq_op_sage_pv,
-    kvq_op_sage_attn;
+    kvq_op_sage_attn, kvq_op_sage_dq;
 
 /* Generation (sage_gen.c). */
 uint64_t kvq_sage_gen_count(const char *levels);
@@ -91,6 +96,7 @@ kvq_status kvq_sage_solve_v(kvq_case *c);
 kvq_status kvq_sage_solve_ds(kvq_case *c);
 kvq_status kvq_sage_solve_pv(kvq_case *c);
 kvq_status kvq_sage_solve_attn(kvq_case *c);
+kvq_status kvq_sage_solve_dq(kvq_case *c);
 /* `kvq probe` (sage_probe.c): runs the accumulator probe program. */
 int kvq_sage_probe_main(int argc, char **argv);
 #define KVQ_SAGE_PROBE_USAGE                                                                     \

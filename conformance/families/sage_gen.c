@@ -138,6 +138,13 @@ kvq_status kvq_sage_solve_attn(kvq_case *c)
     return finish(c, solve_attn(c), 0, 0);
 }
 
+kvq_status kvq_sage_solve_dq(kvq_case *c)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_dq_out *ex = c->exp;
+    return finish(c, kvq_exact_sage_dequantize_qk(ex->y, in->a, in->c, &in->shape, &in->qk), 0, 0);
+}
+
 /* A new case of op from (seed, k): its generator (one draw discarded), the
  * level, the default policy. */
 static kvq_sage_in *begin(kvq_case *c, const kvq_op *op, kvq_rng *r, uint64_t seed, uint64_t k, uint64_t mul,
@@ -635,6 +642,325 @@ static kvq_status make_attn_error(kvq_case *c, const char *tag, uint64_t seed, u
     return c->op->solve(c);
 }
 
+/* ---- the separating cases [VEC-SAGE-11] ---------------------------------------------------- */
+
+/* Each case holds a value class on which a reading the text once left open
+ * gives a result other than the pinned one; appended after every other case
+ * of the level set, so no earlier ordinal moves.  The same cases in both sets. */
+enum {
+    G_QK_NEGZERO, G_P_NEGZERO, G_DS_NEGZERO, G_V_NEGZERO, G_P_MID_E4M3, G_P_MID_E5M2, G_V_MID_E4M3,
+    G_V_MID_E5M2, G_QK_HALF_Q4, G_QK_HALF_K8, G_ATTN_KOFFSET, G_PV_SUB_E4M3, G_PV_SUB_E5M2, G_PV_NEGZERO,
+    G_PV_ADV_E4M3, G_PV_ADV_E5M2, G_COUNT
+};
+
+/* E4M3 or E5M2 value of magnitude (1 + f) 2^e on the format's grid, as binary32. */
+static float fp8_value(uint32_t fmt, uint32_t mant, int e)
+{
+    return ldexpf((float)((fmt ? 4u : 8u) + mant), e - (fmt ? 2 : 3));
+}
+
+/* A random FP8 midpoint (exact in binary32) of magnitude in [2^lo, 2^hi],
+ * or one between two subnormals: half a unit above a code of the format. */
+static float fp8_midpoint(uint32_t fmt, int lo, int hi, kvq_rng *r)
+{
+    const uint32_t mb = fmt ? 2u : 3u;
+    if (kvq_rng_below(r, 4) == 0) /* between subnormals k 2^-9 (E4M3) or k 2^-16 (E5M2) */
+        return ldexpf((float)(2u * kvq_rng_below(r, 1u << mb) + 1u), fmt ? -17 : -10);
+    const int e = lo + (int)kvq_rng_below(r, (uint32_t)(hi - lo + 1));
+    const uint32_t m = kvq_rng_below(r, (1u << mb) - (e == hi ? 1u : 0u));
+    return ldexpf((float)(2u * ((1u << mb) + m) + 1u), e - (int)mb - 1);
+}
+
+/* A p in [0, 1] with RN32(p F) = t (t <= F): t / F or a neighbour. */
+static float p_for(float t, float F)
+{
+    float p = t / F;
+    for (int i = 0; i < 8 && p * F != t; i++) p = p * F < t ? nextafterf(p, 2.0f) : nextafterf(p, 0.0f);
+    return p > 1.0f ? 1.0f : p;
+}
+
+static kvq_status make_gap_qk(kvq_case *c, kvq_sage_in *in, kvq_rng *r, uint32_t which)
+{
+    const uint32_t n = in->shape.tokens, d = in->shape.dim;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    if (which == G_QK_NEGZERO) {
+        /* K, one mean over all tokens: channels of -0 only (the mean is the
+         * sum -0 divided by N: -0 [SAGE-SM-01]), of +0 and -0 (+0), and of
+         * values (one a -0) */
+        for (uint32_t ch = 0; ch < d; ch++) {
+            const uint32_t kind = ch % 4u;
+            for (uint32_t t = 0; t < n; t++)
+                in->x[(size_t)t * d + ch] = kind == 0u ? -0.0f
+                                         : kind == 1u ? (kvq_rng_below(r, 2) ? -0.0f : 0.0f)
+                                         : t == ch % n ? -0.0f : kvq_rng_sym(r);
+        }
+        in->x[d + 1u] = 0.0f; /* channel 1 holds a +0 */
+        return c->op->solve(c);
+    }
+    /* [SAGE-Q-05]'s example: paired tokens (means +0, so the quantizer sees
+     * x), every slot's maximum 2 cmax (s0 = 2, s = RN32(2 + 1e-7) = 2), and
+     * elements +-(1 - 2^-24), whose quotient q = +-(0.5 - 2^-25) gives t =
+     * RN32(q +- 0.5) = +-1, code +-1, where the real round half away of q is 0 */
+    const float cm = (float)kvq_sage_cmax(in->qk.bits);
+    for (uint32_t t = 0; t + 1u < n; t += 2u) {
+        float *a = in->x + (size_t)t * d, *b = a + d;
+        for (uint32_t ch = 0; ch < d; ch++) {
+            const uint32_t kind = kvq_rng_below(r, 4);
+            const float sg = kvq_rng_below(r, 2) ? -1.0f : 1.0f;
+            a[ch] = kind < 2u ? sg * (1.0f - 0x1p-24f) : kind == 2u ? sg * 0.5f * kvq_rng_unit(r)
+                                                                    : sg * (float)kvq_rng_below(r, 2u * (uint32_t)cm);
+        }
+        a[kvq_rng_below(r, d)] = (kvq_rng_below(r, 2) ? -2.0f : 2.0f) * cm;
+        for (uint32_t ch = 0; ch < d; ch++) b[ch] = -a[ch];
+    }
+    return c->op->solve(c);
+}
+
+static void fill_gap_attn(kvq_sage_in *in, kvq_rng *r)
+{
+    /* a large common offset in K (2^19, one sign a channel) and a common Q
+     * offset: smoothing removes the first, dS carries the second; the score
+     * q_m . K alone, without smoothing, would be near 2^27 */
+    const uint32_t d = 128u, nq = in->attn.nq, nk = in->attn.nk;
+    float off[128];
+    for (uint32_t ch = 0; ch < d; ch++) off[ch] = (ch % 3u ? 0x1p19f : -0x1p19f);
+    for (uint64_t e = 0; e < (uint64_t)nq * d; e++) in->x[e] = sum3(r) + (e % d % 3u ? 2.0f : -2.0f);
+    for (uint64_t e = 0; e < (uint64_t)nk * d; e++) {
+        in->qm[e] = off[e % d] + sum3(r);
+        in->v[e] = sum3(r);
+    }
+}
+
+/* sage-pv rows for the operand alignment of subnormal FP8 operands: every A
+ * code a subnormal (or a zero), B codes over the whole exponent range, C
+ * with bits down to the cut of both readings of emin. */
+static void fill_pv_subnormal(kvq_sage_in *in, kvq_rng *r)
+{
+    const uint32_t fmt = in->fmt, mb = fmt ? 2u : 3u;
+    for (uint64_t e = 0; e < (uint64_t)in->rows * in->n; e++) {
+        const uint32_t w = kvq_rng_below(r, 8);
+        in->a[e] = (uint8_t)(kvq_rng_below(r, 2) * 0x80u + (w == 0u ? 0u : w < 5u ? 1u : kvq_rng_below(r, 1u << mb)));
+        in->b[e] = finite_code(fmt, r);
+    }
+    for (uint32_t i = 0; i < in->rows; i++)
+        in->c[i] = ldexpf(1.0f + kvq_rng_unit(r), (fmt ? -22 : -10) + (int)kvq_rng_below(r, 16)) *
+                   (kvq_rng_below(r, 2) ? -1.0f : 1.0f);
+}
+
+/* sage-pv rows whose result is -0 or +0: C = -0, +0 or a negative C below
+ * the step's cut, with every product a zero of one sign or of both */
+static void fill_pv_negzero(kvq_sage_in *in, kvq_rng *r)
+{
+    for (uint32_t i = 0; i < in->rows; i++) {
+        const uint32_t kind = i % 4u;
+        for (uint32_t k = 0; k < in->n; k++) {
+            const uint64_t e = (uint64_t)i * in->n + k;
+            const uint8_t v = (uint8_t)(1u + kvq_rng_below(r, 0x70u));
+            /* kinds 0, 1: every product -0 (a +0 with a negative V code, or a -0 with a positive one) */
+            in->a[e] = kind < 2u || kvq_rng_below(r, 2) ? (kvq_rng_below(r, 2) ? 0x80u : 0x00u) : 0x00u;
+            in->b[e] = kind < 2u ? (uint8_t)(v | ((in->a[e] & 0x80u) ^ 0x80u)) : (uint8_t)(v | (kvq_rng_below(r, 2) * 0x80u));
+            if (kind == 3u) in->a[e] = 0x00u, in->b[e] = (uint8_t)(v | 0x80u);
+        }
+        in->c[i] = kind == 0u ? -0.0f : kind == 1u ? -0x1p-140f : kind == 2u ? -0.0f : 0.0f;
+    }
+}
+
+/* sage-pv rows that lose the most a coarser accumulator can: C = (1 + f) 2^E
+ * sets the alignment, and every product, of C's sign, has its low bits set
+ * just below the class's cut 2^(E - 13) (E4M3 1.101 x 1.011 = 143 2^(E - 16),
+ * E5M2 1.11 x 1.01 = 35 2^(E - 14)): a K(13, 14) step loses less than 2^(E - 13)
+ * a product, one that cuts at 2^(E - 12) loses almost twice that on each. */
+static void fill_pv_adversarial(kvq_sage_in *in, kvq_rng *r)
+{
+    const uint32_t fmt = in->fmt;
+    for (uint32_t i = 0; i < in->rows; i++) {
+        /* the product's last bit at 2^(E - 16) (E4M3) or 2^(E - 14): ea + eb = E - 10 */
+        const int E = fmt ? -8 + (int)kvq_rng_below(r, 17) : -2 + (int)kvq_rng_below(r, 9);
+        const int ea = (E - 10) / 2, eb = E - 10 - ea;
+        const uint32_t neg = kvq_rng_below(r, 2);
+        uint32_t fl = 0;
+        const float av = fp8_value(fmt, fmt ? 3u : 5u, ea), bv = fp8_value(fmt, fmt ? 1u : 3u, eb);
+        const uint8_t ac = fmt ? kvq_fp8_e5m2_from_f32(av, 0u, &fl) : kvq_fp8_e4m3_from_f32(av, 0u, &fl);
+        const uint8_t bc = fmt ? kvq_fp8_e5m2_from_f32(bv, 0u, &fl) : kvq_fp8_e4m3_from_f32(bv, 0u, &fl);
+        for (uint32_t k = 0; k < in->n; k++) {
+            in->a[(uint64_t)i * in->n + k] = ac;
+            in->b[(uint64_t)i * in->n + k] = (uint8_t)(bc | (neg ? 0x80u : 0u));
+        }
+        in->c[i] = ldexpf(1.0f + 0x1p-4f * kvq_rng_unit(r), E) * (neg ? -1.0f : 1.0f);
+    }
+}
+
+static kvq_status make_gap(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
+{
+    static const char *const NAMES[G_COUNT] = {
+        "qk-negzero", "p-negzero-e4m3", "ds-negzero", "v-negzero-e4m3", "p-midpoint-e4m3", "p-midpoint-e5m2",
+        "v-midpoint-e4m3", "v-midpoint-e5m2", "qk-public-half", "qk-public-half", "attn-koffset", "pv-subnormal",
+        "pv-subnormal", "pv-negzero", "pv-adversarial", "pv-adversarial",
+    };
+    static const kvq_op *const OPS[G_COUNT] = {
+        &kvq_op_sage_qk, &kvq_op_sage_p, &kvq_op_sage_ds, &kvq_op_sage_v, &kvq_op_sage_p, &kvq_op_sage_p,
+        &kvq_op_sage_v, &kvq_op_sage_v, &kvq_op_sage_qk, &kvq_op_sage_qk, &kvq_op_sage_attn, &kvq_op_sage_pv,
+        &kvq_op_sage_pv, &kvq_op_sage_pv, &kvq_op_sage_pv, &kvq_op_sage_pv,
+    };
+    kvq_rng r;
+    const int pv_bounded = which == G_PV_ADV_E4M3 || which == G_PV_ADV_E5M2;
+    kvq_sage_in *in = begin(c, OPS[which], &r, seed, k, 0x94D049BB133111EBull,
+                            which == G_ATTN_KOFFSET || pv_bounded ? KVQ_LEVEL_BOUNDED : KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-%s", tag, (unsigned long long)k, NAMES[which]);
+    c->status = KVQ_OK;
+    switch (which) {
+    case G_QK_NEGZERO:
+        in->qk = kvq_sage_qk_default(KVQ_SAGE_ROLE_K, 8u);
+        in->shape = (kvq_sage_shape){ 77u, 64u };
+        in->seg = in->shape.tokens;
+        return make_gap_qk(c, in, &r, which);
+    case G_QK_HALF_Q4: case G_QK_HALF_K8:
+        in->qk = kvq_sage_qk_default(which == G_QK_HALF_Q4 ? KVQ_SAGE_ROLE_Q : KVQ_SAGE_ROLE_K,
+                                     which == G_QK_HALF_Q4 ? 4u : 8u);
+        in->qk.rounding = KVQ_SAGE_ROUND_PUBLIC;
+        in->shape = (kvq_sage_shape){ which == G_QK_HALF_Q4 ? 160u : 96u, which == G_QK_HALF_Q4 ? 64u : 128u };
+        in->seg = in->shape.tokens;
+        return make_gap_qk(c, in, &r, which);
+    case G_P_NEGZERO: case G_P_MID_E4M3: case G_P_MID_E5M2: {
+        in->fmt = which == G_P_MID_E5M2;
+        c->pol.overflow = which == G_P_MID_E4M3;
+        in->rows = 16u;
+        in->cols = 48u;
+        if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+        const float F = in->fmt ? 57344.0f : 448.0f;
+        for (uint32_t i = 0; i < in->rows; i++)
+            for (uint32_t j = 0; j < in->cols; j++) {
+                float *p = in->x + (size_t)i * in->cols + j;
+                if (which == G_P_NEGZERO) /* rows of -0, of +0, of both, of -0 and values */
+                    *p = i % 4u == 0u ? -0.0f : i % 4u == 1u ? 0.0f : i % 4u == 2u ? (kvq_rng_below(&r, 2) ? -0.0f : 0.0f)
+                       : j == 0u ? -0.0f : kvq_rng_unit(&r);
+                else /* p with RN32(p F) an FP8 midpoint t (a quarter any p) */
+                    *p = kvq_rng_below(&r, 4) == 0 ? kvq_rng_unit(&r) : p_for(fp8_midpoint(in->fmt, in->fmt ? -14 : -6,
+                                                                                        in->fmt ? 14 : 7, &r), F);
+            }
+        return c->op->solve(c);
+    }
+    case G_DS_NEGZERO: {
+        in->shape = (kvq_sage_shape){ 24u, 64u };
+        in->rows = 2u;
+        in->tau = default_tau(64u);
+        if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+        /* mean row 0 positive, row 1 negative; key tokens of -0, of +0, of
+         * both and of values: -0 products (a positive q_m times -0, a negative
+         * times +0) sum to -0, times tau -0 */
+        for (uint32_t e = 0; e < 64u; e++) in->qm[e] = 0.5f + kvq_rng_unit(&r), in->qm[64u + e] = -0.5f - kvq_rng_unit(&r);
+        for (uint32_t t = 0; t < 24u; t++)
+            for (uint32_t ch = 0; ch < 64u; ch++)
+                in->x[t * 64u + ch] = t % 4u == 0u ? -0.0f : t % 4u == 1u ? 0.0f
+                                    : t % 4u == 2u ? (ch % 2u ? -0.0f : 0.0f) : kvq_rng_sym(&r);
+        return c->op->solve(c);
+    }
+    case G_V_NEGZERO: case G_V_MID_E4M3: case G_V_MID_E5M2: {
+        in->fmt = which == G_V_MID_E5M2;
+        c->pol.overflow = which == G_V_MID_E5M2;
+        in->shape = (kvq_sage_shape){ 70u, 64u };
+        if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+        const float F = in->fmt ? 57344.0f : 448.0f;
+        for (uint32_t ch = 0; ch < 64u; ch++) {
+            /* the channel's maximum F 2^a makes its scale 2^a exactly, so
+             * t = v / 2^a is the value drawn: a midpoint, a -0, or any */
+            const int a = (int)kvq_rng_below(&r, 24) - 12;
+            for (uint32_t t = 0; t < 70u; t++) {
+                float *v = in->x + (size_t)t * 64u + ch;
+                const float sg = kvq_rng_below(&r, 2) ? -1.0f : 1.0f;
+                if (which == G_V_NEGZERO)
+                    *v = kvq_rng_below(&r, 3) == 0 ? -0.0f : ldexpf(sg * kvq_rng_unit(&r), a + 8);
+                else
+                    *v = ldexpf(sg * fp8_midpoint(in->fmt, in->fmt ? -14 : -6, in->fmt ? 14 : 7, &r), a);
+            }
+            in->x[(size_t)(ch % 70u) * 64u + ch] = ldexpf(F, a) * (ch % 2u ? -1.0f : 1.0f);
+        }
+        return c->op->solve(c);
+    }
+    case G_ATTN_KOFFSET:
+        in->attn = (kvq_sage_attn){ 64u, 130u, 128u, 0x1.6a09e6p-4f, 0u, 128u, 8u };
+        if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+        fill_gap_attn(in, &r);
+        return c->op->solve(c);
+    default: /* sage-pv */
+        in->fmt = which == G_PV_SUB_E5M2 || which == G_PV_ADV_E5M2;
+        in->model = KVQ_SAGE_PV_WGMMA;
+        in->rows = 64u;
+        in->n = which == G_PV_NEGZERO ? 64u : 32u * (1u + kvq_rng_below(&r, 3));
+        in->buffer = which == G_PV_NEGZERO ? 0u : which == G_PV_SUB_E4M3 || which == G_PV_SUB_E5M2 ? 0u : 128u;
+        if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+        if (which == G_PV_NEGZERO) fill_pv_negzero(in, &r);
+        else if (pv_bounded) fill_pv_adversarial(in, &r);
+        else fill_pv_subnormal(in, &r);
+        return c->op->solve(c);
+    }
+}
+
+/* ---- sage-dq [SAGE-Q-08] [VEC-SAGE-12] ------------------------------------------------------ */
+
+/* Cases of the dequantization, appended after the separating cases: every
+ * role, bit width and granularity, every code field (INT4 -8 and INT8 -128,
+ * which the quantizer never writes, included), scales of +0, -0, 2^-126,
+ * any normal value, and large ones whose products come near FLT_MAX; then
+ * one case of each error class. */
+enum { DQ_STD = 12, DQ_E_NAN = 0, DQ_E_INF, DQ_E_NEG, DQ_E_SUB, DQ_E_RANGE, DQ_E_BITS, DQ_E_DIM, DQ_E_COUNT };
+static const char *const DQE_NAMES[DQ_E_COUNT] = {
+    "dq-scale-nan", "dq-scale-inf", "dq-scale-negative", "dq-scale-subnormal", "dq-range", "dq-bits3", "dq-dim96",
+};
+
+static kvq_status make_dq(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j)
+{
+    kvq_rng r;
+    const int err = j >= DQ_STD;
+    const uint32_t e = err ? j - DQ_STD : 0u;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_dq, &r, seed, k, 0xD1B54A32D192ED03ull, KVQ_LEVEL_EXACT);
+    if (in == NULL) return KVQ_E_NOMEM;
+    if (err) {
+        in->qk = kvq_sage_qk_default(KVQ_SAGE_ROLE_Q, 8u);
+        in->shape = (kvq_sage_shape){ 40u, e == DQ_E_DIM ? 96u : 64u };
+        if (e == DQ_E_BITS) in->qk.bits = 3u;
+        snprintf(c->id, sizeof c->id, "sage-%s-%05llu-err-%s", tag, (unsigned long long)k, DQE_NAMES[e]);
+    } else {
+        const uint32_t role = j % 2u;
+        in->qk = kvq_sage_qk_default(role, (j / 2u) % 2u ? 8u : 4u);
+        in->qk.gran = (j / 4u) % 3u;
+        if (role == KVQ_SAGE_ROLE_Q) {
+            const uint32_t q = kvq_rng_below(&r, 5);
+            in->qk.block = QB[q][0];
+            in->qk.warps = QB[q][1];
+        } else {
+            in->qk.block = KB[kvq_rng_below(&r, 3)];
+        }
+        in->shape = (kvq_sage_shape){ 1u + kvq_rng_below(&r, 2u * in->qk.block + 17u), kvq_rng_below(&r, 2) ? 128u : 64u };
+        snprintf(c->id, sizeof c->id, "sage-%s-%05llu-dq", tag, (unsigned long long)k);
+    }
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    const int valid = kvq_sage_shape_ok(&in->shape) && kvq_sage_qk_ok(&in->qk);
+    const uint64_t nb = valid ? kvq_sage_code_bytes(&in->shape, in->qk.bits) : 0u;
+    const uint64_t ns = valid ? kvq_sage_scale_count(&in->shape, &in->qk) : 0u;
+    for (uint64_t b = 0; b < nb; b++) in->a[b] = (uint8_t)kvq_rng_below(&r, 256);
+    for (uint64_t i = 0; i < ns; i++) {
+        const uint32_t w = kvq_rng_below(&r, 16);
+        in->c[i] = w == 0u ? 0.0f : w == 1u ? -0.0f : w == 2u ? 0x1p-126f
+                 : w == 3u ? ldexpf(1.0f + kvq_rng_unit(&r), 119) /* |k s| < 2^127 for |k| <= 128 */
+                 : ldexpf(1.0f + kvq_rng_unit(&r), (int)kvq_rng_below(&r, 60) - 30);
+    }
+    if (err && ns) {
+        const uint64_t at = kvq_rng_next(&r) % ns;
+        if (e == DQ_E_NAN) in->c[at] = NAN;
+        if (e == DQ_E_INF) in->c[at] = INFINITY;
+        if (e == DQ_E_NEG) in->c[at] = -0.5f;
+        if (e == DQ_E_SUB) in->c[at] = 0x1p-130f;
+        if (e == DQ_E_RANGE) { /* token 0's scale FLT_MAX, its first code 127 */
+            in->c[kvq_sage_scale_slot(&in->qk, 0u)] = 0x1.fffffep+127f;
+            kvq_sage_pack_code(in->a, 0u, in->qk.bits, (int32_t)kvq_sage_cmax(in->qk.bits));
+        }
+    }
+    return c->op->solve(c);
+}
+
 /* ---- level sets [VEC-GEN-02] -------------------------------------------------------------- */
 
 typedef struct counts {
@@ -657,7 +983,8 @@ static int counts_of(const char *levels, counts *n)
 uint64_t kvq_sage_gen_count(const char *levels)
 {
     counts n;
-    return counts_of(levels, &n) ? (uint64_t)n.qk + n.p + n.v + n.ds + E_COUNT + n.pv + PE_COUNT + n.attn + AE_COUNT
+    return counts_of(levels, &n) ? (uint64_t)n.qk + n.p + n.v + n.ds + E_COUNT + n.pv + PE_COUNT + n.attn + AE_COUNT +
+                                       G_COUNT + DQ_STD + DQ_E_COUNT
                                  : 0u;
 }
 
@@ -677,7 +1004,10 @@ kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     else if ((j -= E_COUNT) < n.pv) st = make_pv(c, tag, seed, k, (uint32_t)j, smoke);
     else if ((j -= n.pv) < PE_COUNT) st = make_pv_error(c, tag, seed, k, (uint32_t)j);
     else if ((j -= PE_COUNT) < n.attn) st = make_attn(c, tag, seed, k, (uint32_t)j, smoke);
-    else st = make_attn_error(c, tag, seed, k, (uint32_t)(j - n.attn));
+    else if ((j -= n.attn) < AE_COUNT) st = make_attn_error(c, tag, seed, k, (uint32_t)j);
+    else if ((j -= AE_COUNT) < G_COUNT) st = make_gap(c, tag, seed, k, (uint32_t)j);
+    else if ((j -= G_COUNT) < DQ_STD + DQ_E_COUNT) st = make_dq(c, tag, seed, k, (uint32_t)j);
+    else st = KVQ_E_PARAM;
     if (st != KVQ_OK) kvq_case_free(c);
     return st;
 }

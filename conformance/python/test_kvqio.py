@@ -451,7 +451,7 @@ class RoundTrip(_Generated):
         # [VEC-SAGE-02] [VEC-SAGE-03]: every SAGE operation, exact only, arrays sized by the layout
         vf = self.check_file(self.vec["sage"], "sage")
         self.assertEqual({c.op for c in vf}, {"sage-qk", "sage-p", "sage-v", "sage-ds", "sage-pv",
-                                                  "sage-attn"})
+                                                  "sage-attn", "sage-dq"})
         self.assertEqual({c.level for c in vf if c.op not in ("sage-pv", "sage-attn")}, {"exact"})
         self.assertEqual({c.level for c in vf if c.op == "sage-attn"}, {"bounded"})
         self.assertEqual({c.level for c in vf if c.op == "sage-pv"}, {"exact", "bounded"})
@@ -464,6 +464,10 @@ class RoundTrip(_Generated):
         c = next(c for c in qk if c["role"] == "k" and c["gran"] == "thread")
         self.assertEqual(len(c["scale"]), -(-c["tokens"] // c["block"]) * 4)     # [SAGE-MAP-05]
         self.assertTrue(any(c.status != 0 for c in vf if c.op == "sage-ds"))
+        # [VEC-SAGE-12]: stored codes and scales sized by the layout; y one value an element
+        for c in (c for c in vf if c.op == "sage-dq" and c.status == 0):
+            self.assertEqual(len(c["codes"]), c["tokens"] * c["dim"] * c["bits"] // 8)
+            self.assertEqual(len(c["y"]), c["tokens"] * c["dim"])
         with open(self.vec["sage"]) as fh:
             lines = fh.readlines()
         line = next(l for l in lines if " op=sage-p " in l)

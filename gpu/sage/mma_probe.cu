@@ -57,7 +57,8 @@
         }                                                                           \
     } while (0)
 
-static const char *const dist_name[KVQ_MMA_NDIST] = {"uniform", "narrow", "cancel", "c-big", "c-small", "exact"};
+static const char *const dist_name[KVQ_MMA_NDIST] = {"uniform", "narrow", "cancel", "c-big",
+                                                      "c-small", "exact", "subnormal"};
 
 /* ---- wgmma m64n8k32 ---------------------------------------------------------- */
 
@@ -193,7 +194,9 @@ static const path paths[] = {
 };
 
 /* The grid: emin 0 stands for the path format's own smallest exponent (-6
- * E4M3, -14 E5M2), resolved by the judge; -14 is binary16's. */
+ * E4M3, -14 E5M2), resolved by the judge; -14 is binary16's; -149 aligns a
+ * subnormal operand at its own exponent (the reading the subnormal
+ * distribution separates from the format's emin). */
 static std::vector<kvq_mma_model> model_grid(int confirm)
 {
     std::vector<kvq_mma_model> g;
@@ -211,6 +214,7 @@ static std::vector<kvq_mma_model> model_grid(int confirm)
                 g.push_back({32u, f, KVQ_MMA_CUT_RZ, KVQ_MMA_C_INSIDE, bits, KVQ_MMA_ROUND_RZ,
                              KVQ_MMA_ALIGN_OPERAND, 0, z, 0u});
     g.push_back({32u, 13u, KVQ_MMA_CUT_RZ, KVQ_MMA_C_INSIDE, 14u, KVQ_MMA_ROUND_RZ, KVQ_MMA_ALIGN_VALUE, 0, 0u, 0u});
+    g.push_back({32u, 13u, KVQ_MMA_CUT_RZ, KVQ_MMA_C_INSIDE, 14u, KVQ_MMA_ROUND_RZ, KVQ_MMA_ALIGN_OPERAND, -149, 0u, 0u});
     g.push_back({32u, 13u, KVQ_MMA_CUT_FLOOR, KVQ_MMA_C_INSIDE, 14u, KVQ_MMA_ROUND_RZ, KVQ_MMA_ALIGN_OPERAND, 0, 0u, 0u});
     g.push_back({32u, 13u, KVQ_MMA_CUT_RZ, KVQ_MMA_C_INSIDE, 14u, KVQ_MMA_ROUND_RNE, KVQ_MMA_ALIGN_OPERAND, 0, 0u, 0u});
     /* two binary16-path steps of 16 (the mma.sync FP8 family on sm_90) and neighbours */
@@ -229,7 +233,7 @@ static void model_name(const kvq_mma_model &m, char *buf, size_t n)
     snprintf(buf, n, "g%u%s f%u %s C-%s %s b%u %s%s%s", m.group, m.pairs ? "p" : "", m.frac,
              m.cut ? "floor" : "rz", m.c_mode == KVQ_MMA_C_LAST ? "last" : m.c_mode ? "after" : "in",
              m.round ? "rne" : "rz", m.bits, m.align ? "op" : "val",
-             m.align ? (m.emin ? "/f16" : "/own") : "", m.align ? (m.zero ? "/z126" : "/zskip") : "");
+             m.align ? (m.emin == -149 ? "/sub" : m.emin ? "/f16" : "/own") : "", m.align ? (m.zero ? "/z126" : "/zskip") : "");
 }
 
 /* Matches of every model on the sample of one (path, dist); the exact sum of

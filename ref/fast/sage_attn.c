@@ -36,7 +36,7 @@ static void work_free(attn_work *w)
 
 /* The pinned stages [SAGE-ATT-02]: smoothing, dS, the three quantizers. */
 static kvq_status prepare(attn_work *w, const float *q, const float *k, const float *v,
-                          const kvq_sage_attn *a, const kvq_policy *pol)
+                          const kvq_sage_attn *a, const kvq_policy *pol, uint32_t variant)
 {
     const uint32_t d = a->dim, rows = kvq_sage_mean_rows(a->nq, KVQ_SAGE_ATTN_BQ);
     const kvq_sage_shape qsh = {a->nq, d}, ksh = {a->nk, d};
@@ -60,7 +60,8 @@ static kvq_status prepare(attn_work *w, const float *q, const float *k, const fl
     uint32_t fl;
     if ((st = kvq_sage_smooth(w->ks, w->kmean, k, &ksh, a->nk)) != KVQ_OK) return st;
     if ((st = kvq_sage_smooth(w->qs, w->qmean, q, &qsh, KVQ_SAGE_ATTN_BQ)) != KVQ_OK) return st;
-    if ((st = kvq_sage_delta_s(w->ds, w->qmean, w->ks, rows, &ksh, kvq_sage_attn_tau2(a->tau))) != KVQ_OK)
+    if ((st = kvq_sage_delta_s(w->ds, w->qmean, variant == KVQ_SAGE_ATTN_VAR_DS_UNSMOOTHED ? k : w->ks, rows, &ksh,
+                               kvq_sage_attn_tau2(a->tau))) != KVQ_OK)
         return st;
     if ((st = kvq_sage_quantize_qk(w->qc, w->qsc, &fl, w->qs, &qsh, &qq, pol)) != KVQ_OK) return st;
     if ((st = kvq_sage_quantize_qk(w->kc, w->ksc, &fl, w->ks, &ksh, &kq, pol)) != KVQ_OK) return st;
@@ -147,7 +148,7 @@ kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, 
     if (!o || !q || !k || !v || !a || !pol || kvq_policy_check(pol) != KVQ_OK || !kvq_sage_attn_ok(a))
         return KVQ_E_PARAM;
     attn_work w;
-    kvq_status st = prepare(&w, q, k, v, a, pol);
+    kvq_status st = prepare(&w, q, k, v, a, pol, variant);
     if (st == KVQ_OK) {
         float *out = malloc((size_t)a->nq * a->dim * sizeof(float));
         if (!out) {

@@ -13,6 +13,7 @@
 #define KVQ_SAGE_ATTN_VAR_NO_DS      2u /* the score without dS [SAGE-ATT-03] */
 #define KVQ_SAGE_ATTN_VAR_P_UNSCALED 3u /* P~ = FP8(p), not FP8(448 p) [SAGE-ATT-04] */
 #define KVQ_SAGE_ATTN_VAR_V_UNSCALED 4u /* the output without V's channel scale [SAGE-ATT-06] */
+#define KVQ_SAGE_ATTN_VAR_DS_UNSMOOTHED 5u /* dS from the keys before smoothing [SAGE-DS-01] */
 
 kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, const float *v,
                                       const kvq_sage_attn *a, const kvq_policy *pol, uint32_t variant);

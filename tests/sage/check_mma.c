@@ -12,7 +12,11 @@
  *    fields in a window, so every term is a multiple of 2^(E - frac)) against
  *    the MPFR sum rounded once to binary32, both roundings; kvq_mma_to_f32
  *    with `bits` 14 against mpfr_round to 14 bits in binary32's range;
- *  - the layout tiles (KVQ_MMA_DIST_EXACT): every model gives the exact sum.
+ *  - the layout tiles (KVQ_MMA_DIST_EXACT): every model gives the exact sum;
+ *  - the subnormal tiles (KVQ_MMA_DIST_SUBNORMAL) separate the two readings
+ *    of a subnormal operand's alignment (the format's emin, its own
+ *    exponent) on at least a quarter of their outputs, per format, so that
+ *    the probe's run decides between them.
  * Random cases: KVQ_RANDOM_CASES (default 20000) from a fixed seed, KVQ_SEED
  * overrides it; a failure prints the seed and the operands in hex.
  */
@@ -217,6 +221,40 @@ START_TEST(layout_tiles_exact)
 }
 END_TEST
 
+/* The wgmma model at the format's emin and with every subnormal at its own
+ * exponent (emin -149) give different outputs on at least a quarter of the
+ * subnormal distribution's outputs; the other distributions' count of
+ * differing outputs is printed (the spec states they do not separate).
+ * SPEC: [SAGE-ACC-02] [SAGE-ACC-04] */
+START_TEST(subnormal_tiles_separate)
+{
+    for (uint32_t fmt = 0; fmt < 2u; fmt++) {
+        const kvq_mma_model own = kvq_mma_model_wgmma_fp8(fmt);
+        kvq_mma_model sub = own;
+        sub.emin = -149;
+        uint64_t n[KVQ_MMA_NDIST] = {0}, diff[KVQ_MMA_NDIST] = {0};
+        for (uint64_t tile = 0; tile < g_cases / 64u + 1u; tile++)
+            for (uint32_t dist = 0; dist < KVQ_MMA_NDIST; dist++)
+                for (uint32_t r = 0; r < 64u; r += 7u) {
+                    uint8_t a[32], b[32];
+                    const uint32_t c = kvq_mma_tile_output(g_seed, tile, dist, fmt, r, (uint32_t)(tile % 8u), a, b);
+                    n[dist]++;
+                    diff[dist] += kvq_mma_dot(a, b, 32u, c, fmt, &own) != kvq_mma_dot(a, b, 32u, c, fmt, &sub);
+                }
+        uint64_t others = 0, nothers = 0;
+        for (uint32_t dist = 0; dist < KVQ_MMA_NDIST; dist++)
+            if (dist != KVQ_MMA_DIST_SUBNORMAL) others += diff[dist], nothers += n[dist];
+        printf("check_mma: %s: emin and own exponent differ on %" PRIu64 " of %" PRIu64
+               " subnormal outputs, %" PRIu64 " of %" PRIu64 " of the other distributions\n",
+               fmt ? "e5m2" : "e4m3", diff[KVQ_MMA_DIST_SUBNORMAL], n[KVQ_MMA_DIST_SUBNORMAL], others, nothers);
+        ck_assert_msg(4u * diff[KVQ_MMA_DIST_SUBNORMAL] >= n[KVQ_MMA_DIST_SUBNORMAL],
+                      "seed 0x%016" PRIx64 " %s: the subnormal tiles separate the readings on %" PRIu64 " of %" PRIu64
+                      " outputs only", g_seed, fmt ? "e5m2" : "e4m3", diff[KVQ_MMA_DIST_SUBNORMAL],
+                      n[KVQ_MMA_DIST_SUBNORMAL]);
+    }
+}
+END_TEST
+
 static Suite *mma_suite(void)
 {
     Suite *s = suite_create("mma");
@@ -226,6 +264,7 @@ static Suite *mma_suite(void)
     tcase_add_test(tc, cut_vs_mpfr);
     tcase_add_test(tc, step_vs_mpfr);
     tcase_add_test(tc, layout_tiles_exact);
+    tcase_add_test(tc, subnormal_tiles_separate);
     suite_add_tcase(s, tc);
     return s;
 }

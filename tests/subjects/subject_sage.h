@@ -11,6 +11,14 @@
  *   SAGE_FMT(fmt)                     the FP8 format of P~ and V
  *   SAGE_FP8_POL(p)                   edits a copy of the policy of P~ and V
  *   SAGE_FP8_FIX(codes, n, fmt, pol)  rewrites the FP8 codes of P~ and V
+ *   SAGE_SMOOTH_FIX(xs, mean, x, shape, seg)  rewrites a successful smoothing's outputs
+ *   SAGE_QK_FIX(codes, scale, x, shape, qk)   rewrites a successful Q/K quantization's codes
+ *   SAGE_P_FIX(codes, rowsum, p, rows, cols, fmt)  rewrites a successful P~ quantization
+ *   SAGE_V_FIX(codes, scale, v, shape, fmt)   rewrites a successful V quantization
+ *   SAGE_DQ_FIX(y, codes, scale, shape, qk)   rewrites a successful dequantization
+ *   SAGE_DS_RUN                       the name of the subject's own dS, with
+ *                                     kvq_sage_delta_s's arguments, called
+ *                                     after the fast path's succeeded
  *   SAGE_PV_MODEL(m)                  edits a copy of sage-pv's accumulator model
  *   SAGE_PV_FLUSH(buffer)             the flush interval sage-pv uses
  *   SAGE_PV_RUN                       the name of the subject's own sage-pv
@@ -45,6 +53,21 @@
 #ifndef SAGE_FP8_FIX
 #define SAGE_FP8_FIX(codes, n, fmt, pol) ((void)0)
 #endif
+#ifndef SAGE_SMOOTH_FIX
+#define SAGE_SMOOTH_FIX(xs, mean, x, shape, seg) ((void)0)
+#endif
+#ifndef SAGE_QK_FIX
+#define SAGE_QK_FIX(codes, scale, x, shape, qk) ((void)0)
+#endif
+#ifndef SAGE_P_FIX
+#define SAGE_P_FIX(codes, rowsum, p, rows, cols, fmt) ((void)0)
+#endif
+#ifndef SAGE_V_FIX
+#define SAGE_V_FIX(codes, scale, v, shape, fmt) ((void)0)
+#endif
+#ifndef SAGE_DQ_FIX
+#define SAGE_DQ_FIX(y, codes, scale, shape, qk) ((void)0)
+#endif
 #ifndef SAGE_PV_MODEL
 #define SAGE_PV_MODEL(m) ((void)0)
 #endif
@@ -68,7 +91,11 @@ static int sage_smooth(float *xs, float *mean, const float *x, const kvq_sage_sh
     if (shape == NULL || !kvq_sage_shape_ok(shape) || seg < 1u || seg > KVQ_SAGE_MAX_TOKENS)
         return kvq_sage_smooth(xs, mean, x, shape, seg);
     s = SAGE_SMOOTH_SEG(seg, shape);
-    if (s == seg) return kvq_sage_smooth(xs, mean, x, shape, seg);
+    if (s == seg) {
+        st = kvq_sage_smooth(xs, mean, x, shape, seg);
+        if (st == KVQ_OK) SAGE_SMOOTH_FIX(xs, mean, x, shape, seg);
+        return st;
+    }
     buf = malloc((size_t)kvq_sage_mean_rows(shape->tokens, s) * shape->dim * sizeof *buf);
     if (buf == NULL) return KVQ_E_NOMEM;
     st = kvq_sage_smooth(xs, buf, x, shape, s);
@@ -87,7 +114,17 @@ static int sage_quantize_qk(uint8_t *codes, float *scale, uint32_t *flags, const
     q = *qk;
     p = *pol;
     SAGE_QK(q, p);
-    return kvq_sage_quantize_qk(codes, scale, flags, x, shape, &q, &p);
+    kvq_status st = kvq_sage_quantize_qk(codes, scale, flags, x, shape, &q, &p);
+    if (st == KVQ_OK) SAGE_QK_FIX(codes, scale, x, shape, &q);
+    return st;
+}
+
+static int sage_dequantize_qk(float *y, const uint8_t *codes, const float *scale, const kvq_sage_shape *shape,
+                              const kvq_sage_qk *qk)
+{
+    kvq_status st = kvq_sage_dequantize_qk(y, codes, scale, shape, qk);
+    if (st == KVQ_OK) SAGE_DQ_FIX(y, codes, scale, shape, qk);
+    return st;
 }
 
 static int sage_quantize_p(uint8_t *codes, float *rowsum, uint32_t *flags, const float *p, uint32_t rows,
@@ -103,6 +140,7 @@ static int sage_quantize_p(uint8_t *codes, float *rowsum, uint32_t *flags, const
     }
     st = kvq_sage_quantize_p(codes, rowsum, flags, p, rows, cols, f, pol);
     if (st == KVQ_OK) SAGE_FP8_FIX(codes, (uint64_t)rows * cols, f, pol);
+    if (st == KVQ_OK) SAGE_P_FIX(codes, rowsum, p, rows, cols, f);
     return st;
 }
 
@@ -119,13 +157,18 @@ static int sage_quantize_v(uint8_t *codes, float *scale, uint32_t *flags, const 
     }
     st = kvq_sage_quantize_v(codes, scale, flags, v, shape, f, pol);
     if (st == KVQ_OK) SAGE_FP8_FIX(codes, kvq_sage_elems(shape), f, pol);
+    if (st == KVQ_OK) SAGE_V_FIX(codes, scale, v, shape, f);
     return st;
 }
 
 static int sage_delta_s(float *ds, const float *qm, const float *ks, uint32_t rows,
                         const kvq_sage_shape *kshape, float tau)
 {
-    return kvq_sage_delta_s(ds, qm, ks, rows, kshape, tau);
+    kvq_status st = kvq_sage_delta_s(ds, qm, ks, rows, kshape, tau);
+#ifdef SAGE_DS_RUN
+    if (st == KVQ_OK) SAGE_DS_RUN(ds, qm, ks, rows, kshape, tau);
+#endif
+    return st;
 }
 
 static int sage_pv(float *d, const uint8_t *a, const uint8_t *b, const float *c, uint32_t rows, uint32_t n,
@@ -150,6 +193,7 @@ static kvq_entry_fn sage_lookup(const char *entry, uint32_t sigver)
     if (sigver != 1u) return NULL;
     if (strcmp(entry, "sage_smooth") == 0) return (kvq_entry_fn)sage_smooth;
     if (strcmp(entry, "sage_quantize_qk") == 0) return (kvq_entry_fn)sage_quantize_qk;
+    if (strcmp(entry, "sage_dequantize_qk") == 0) return (kvq_entry_fn)sage_dequantize_qk;
     if (strcmp(entry, "sage_quantize_p") == 0) return (kvq_entry_fn)sage_quantize_p;
     if (strcmp(entry, "sage_quantize_v") == 0) return (kvq_entry_fn)sage_quantize_v;
     if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)sage_delta_s;
