@@ -137,6 +137,24 @@ kvq_status kvq_cuda_pkv_bank_update_host(float *bank, uint32_t *npat, uint32_t *
                                          uint32_t bank_cap, const float *window, uint32_t n,
                                          uint32_t dim, const kvq_pkv_params *p);
 
+/* ---- the decode steps [PKV-U-01..05] ---------------------------------------
+ * Host pointers and the fast path's signatures and statuses: kvq_pkv_key_flush
+ * (the window's centre joins a device copy of the bank, then the window is
+ * quantized on the device after or before it joins, [PKV-U-03]) and
+ * kvq_pkv_value_step ([PKV-U-05]).  The caller's bank, count and outputs are
+ * written only when the whole step succeeded [PKV-ERR-01]. */
+kvq_status kvq_cuda_pkv_key_flush_host(uint8_t *codes, float *scale, float *zero,
+                                       uint16_t *index, float *resid, uint32_t *flags,
+                                       float *bank, uint32_t *npat, uint32_t bank_cap,
+                                       const float *window, uint32_t dim,
+                                       const kvq_pkv_params *p, const kvq_policy *pol);
+kvq_status kvq_cuda_pkv_value_step_host(uint8_t *codes, float *scale, float *zero,
+                                        uint16_t *index, float *resid, uint32_t *flags,
+                                        uint32_t *count, float *bank, uint32_t *npat,
+                                        uint32_t bank_cap, const float *window, uint32_t held,
+                                        uint64_t step, uint32_t dim, const kvq_pkv_params *p,
+                                        const kvq_policy *pol);
+
 #ifdef __cplusplus
 }
 #endif

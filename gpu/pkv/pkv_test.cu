@@ -24,12 +24,18 @@
  * threshold, every alpha), bits 2 and 4, both metadata formats, G 8..256, d from
  * 1 to 384 (keys: any d, vector and scalar paths), 1 to 300 patterns (segments
  * of 1 to 32 lanes and more than 32 patterns a token), the device-pointer,
- * stream-ordered and host-pointer launchers, and large blocks
+ * stream-ordered, host-pointer and KVQ_CUDA_DIRECT launchers (the last held to
+ * its guards only after an error, its outputs being unspecified then), corrupted
+ * stored blocks for dequantization (indices past the bank or 0xFFFF in a key
+ * block, NaN or out-of-domain patterns, bad metadata, overflowing scales), the
+ * decode steps (a key flush after or before its centre joins, a value step with
+ * and without a leaving value and a centre, banks at their cap or without room),
+ * and large blocks
  * (KVQ_PKV_LARGE tokens of d = 128, default 65536: 32 MiB of binary32).
  *
  * SPEC: [PKV-A-01] [PKV-A-02] [PKV-A-03] [PKV-KM-02] [PKV-Q-01] [PKV-Q-02] [PKV-Q-03]
  *       [PKV-Q-04] [PKV-V-01] [PKV-V-02] [PKV-V-03] [PKV-D-01] [PKV-D-02] [PKV-U-02]
- *       [PKV-U-04] [PKV-ERR-01] [PKV-DOM-01] [PKV-L-01] [PKV-L-02] [PKV-L-03]
+ *       [PKV-U-01] [PKV-U-03] [PKV-U-04] [PKV-U-05] [PKV-ERR-01] [PKV-DOM-01] [PKV-L-01] [PKV-L-02] [PKV-L-03]
  *       [PKV-DEV-01] [PKV-DEV-02] [PKV-DEV-03]
  *
  * Without a device: "gpu-pkv-test: SKIPPED (no CUDA device: <reason>)", exit 0
@@ -280,7 +286,7 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
     }
     uint32_t rf = KVQ_TB_FLAGS_SENTINEL, gf = KVQ_TB_FLAGS_SENTINEL;
     c->op = "quantize";
-    c->api = api == 0 ? "device" : api == 1 ? "async" : "host";
+    c->api = api == 0 ? "device" : api == 1 ? "async" : api == 2 ? "host" : "direct";
     kvq_tb_case();
     int rs = kvq_pkv_quantize(r[0].h, (float *)r[1].h, (float *)r[2].h, (uint16_t *)r[3].h,
                               (float *)r[4].h, &rf, x, c->kind, c->tokens, c->dim, bank, c->npat,
@@ -297,8 +303,9 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
                                        (uint16_t *)g[3].d, (float *)g[4].d, &gf, dx, c->kind,
                                        c->tokens, c->dim, db, c->npat, &c->p, &c->pol, NULL, 0,
                                        0u, 0);
-        } else {                         /* stream-ordered, caller's workspace */
-            const size_t wb = kvq_cuda_pkv_quantize_workspace(&c->p, c->kind, c->tokens, c->dim, 0u);
+        } else {                         /* stream-ordered, caller's workspace (api 3: direct) */
+            const uint32_t opts = api == 3 ? KVQ_CUDA_DIRECT : 0u;
+            const size_t wb = kvq_cuda_pkv_quantize_workspace(&c->p, c->kind, c->tokens, c->dim, opts);
             void *ws = NULL;
             kvq_cuda_result *dr = NULL, hr = {0xFFFFFFFFu, 0xFFFFFFFFu};
             kvq_tb_cuda(cudaMalloc(&ws, wb), "cudaMalloc");
@@ -307,7 +314,7 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
             gs = kvq_cuda_pkv_quantize_async((uint8_t *)g[0].d, (float *)g[1].d, (float *)g[2].d,
                                              (uint16_t *)g[3].d, (float *)g[4].d, dr, dx, c->kind,
                                              c->tokens, c->dim, db, c->npat, &c->p, &c->pol, ws,
-                                             wb, 0u, 0);
+                                             wb, opts, 0);
             kvq_tb_cuda(cudaDeviceSynchronize(), "quantize_async");
             kvq_tb_cuda(cudaMemcpy(&hr, dr, sizeof hr, cudaMemcpyDeviceToHost), "cudaMemcpy");
             if (gs == KVQ_OK) {
@@ -322,15 +329,24 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
         cudaFree(dx);
         cudaFree(db);
     }
+    if (api == 3 && rs != KVQ_OK) {      /* direct: outputs unspecified on an error */
+        for (int i = 0; i < 5; i++) memcpy(g[i].h, r[i].h, r[i].n); /* the guards still count */
+    }
     verdict(c, rs, gs, rf, gf, r, g, 5);
 
     if (rs == KVQ_OK) {                  /* dequantize the reference's block */
         uint16_t *ix = (uint16_t *)r[3].h;
         float *sc = (float *)r[1].h;
+        float *bk = (float *)kvq_tb_malloc(nb * 4u);
+        memcpy(bk, bank, nb * 4u);
         const char *what = "stored";
-        if (kvq_tb_chance(15)) {         /* an index past the bank [PKV-D-02] */
-            ix[kvq_tb_rndu(c->tokens)] = (uint16_t)(c->npat + kvq_tb_rndu(3));
+        if (kvq_tb_chance(15)) {         /* an index past the bank, or 0xFFFF [PKV-D-02] */
+            ix[kvq_tb_rndu(c->tokens)] = kvq_tb_chance(30) ? (uint16_t)KVQ_PKV_NO_PATTERN
+                                                            : (uint16_t)(c->npat + kvq_tb_rndu(3));
             what = "bad index";
+        } else if (kvq_tb_chance(8)) {   /* a bad pattern [PKV-DOM-01] */
+            plant_bad(bk, nb, kvq_tb_chance(50) ? IN_NAN : IN_OUT);
+            what = "bad pattern";
         } else if (kvq_tb_chance(10)) {  /* bad metadata [KIVI-D-02] */
             sc[kvq_tb_rndu((uint32_t)ng)] = kvq_tb_chance(50) ? -1.0f : kvq_f32_from_bits(0x7fc00000u);
             what = "bad metadata";
@@ -347,15 +363,15 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
         rf = gf = KVQ_TB_FLAGS_SENTINEL;
         kvq_tb_case();
         rs = kvq_pkv_dequantize((float *)ry.h, &rf, r[0].h, sc, (float *)r[2].h, ix, c->kind,
-                                c->tokens, c->dim, bank, c->npat, &c->p, &c->pol);
+                                c->tokens, c->dim, bk, c->npat, &c->p, &c->pol);
         if (api == 2) {
             gs = kvq_cuda_pkv_dequantize_host((float *)gy.h, &gf, r[0].h, sc, (float *)r[2].h, ix,
-                                              c->kind, c->tokens, c->dim, bank, c->npat, &c->p,
+                                              c->kind, c->tokens, c->dim, bk, c->npat, &c->p,
                                               &c->pol);
         } else {
             void *dc = dev_copy(r[0].h, cb), *ds = dev_copy(sc, ng * 4u);
             void *dz = dev_copy(r[2].h, ng * 4u), *di = dev_copy(ix, r[3].n);
-            void *db = dev_copy(bank, nb * 4u);
+            void *db = dev_copy(bk, nb * 4u);
             gs = kvq_cuda_pkv_dequantize((float *)gy.d, &gf, (const uint8_t *)dc, (const float *)ds,
                                          (const float *)dz, (const uint16_t *)di, c->kind,
                                          c->tokens, c->dim, (const float *)db, c->npat, &c->p,
@@ -368,6 +384,7 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
             cudaFree(db);
         }
         verdict(&d, rs, gs, rf, gf, &ry, &gy, 1);
+        free(bk);
         buf_free(&ry);
         buf_free(&gy);
     }
@@ -451,6 +468,105 @@ static void case_update(tcase *c, const float *win, uint32_t n, int host)
     buf_free(&gb);
 }
 
+/* The decode steps against the fast path: a key flush of a window of R keys
+ * and a value step, with banks at, below and past their cap and room
+ * [PKV-U-01] [PKV-U-03] [PKV-U-04] [PKV-U-05]. */
+static int counts_differ(const tcase *c, uint32_t rn, uint32_t gn, uint32_t rc, uint32_t gc)
+{
+    if (rn == gn && rc == gc) return 0;
+    if (kvq_tb_fail()) {
+        printf("FAIL %s: bank count ref %u, gpu %u; count ref 0x%x, gpu 0x%x\n", c->op, rn, gn, rc,
+               gc);
+        print_case(c);
+    }
+    return 1;
+}
+
+static void case_steps(tcase *c, int in)
+{
+    const uint32_t d = c->dim, R = c->p.residual;
+    const uint32_t np0 = 1u + kvq_tb_rndu(kvq_tb_chance(80) ? 8u : 40u);
+    const uint32_t room = np0 + kvq_tb_rndu(3);
+    kvq_pkv_params p = c->p;
+    p.cap = kvq_tb_chance(25) ? np0 : 0u;
+    p.update = kvq_tb_chance(50) ? KVQ_PKV_UPDATE_AFTER : KVQ_PKV_UPDATE_BEFORE;
+    p.window = kvq_tb_chance(50) ? 1u : 1u + kvq_tb_rndu(4);
+    float *bank0 = (float *)kvq_tb_malloc((uint64_t)room * d * 4u);
+    float *win = (float *)kvq_tb_malloc(((uint64_t)R + 1u) * d * 4u);
+    make_bank(bank0, room, d, in == IN_NEAR ? IN_GRID : in);
+    make_tokens(win, R + 1u, d, bank0, np0, in);
+    if (in >= IN_NAN && kvq_tb_chance(30)) plant_bad(win, (uint64_t)(R + 1u) * d, in);
+    for (int op = 0; op < 2; op++) {
+        const uint32_t kind = op == 0 ? KVQ_PKV_KEY_DECODE : KVQ_PKV_VALUE;
+        if (kind == KVQ_PKV_VALUE && d % p.group != 0u) continue;
+        const uint32_t T = op == 0 ? R : 1u;
+        const uint32_t held = op == 0 ? R : (kvq_tb_chance(60) ? R + 1u : 1u + kvq_tb_rndu(R + 1u));
+        const uint64_t step = kvq_tb_chance(50) ? (uint64_t)p.window * (1u + kvq_tb_rndu(9))
+                                                : 1u + kvq_tb_rndu(50);
+        const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&p, kind, T, d);
+        const size_t sizes[6] = {(size_t)kvq_kivi_code_bytes(&ks), (size_t)kvq_kivi_groups(&ks) * 4u,
+                                 (size_t)kvq_kivi_groups(&ks) * 4u,
+                                 (size_t)kvq_pkv_index_bytes(T), (size_t)T * d * 4u,
+                                 (size_t)room * d * 4u};
+        const char *names[6] = {"codes", "scale", "zero", "index", "resid", "bank"};
+        buf r[6], g[6];
+        for (int i = 0; i < 6; i++) {
+            buf_make(&r[i], names[i], sizes[i], 0);
+            buf_make(&g[i], names[i], sizes[i], 0);
+        }
+        memcpy(r[5].h, bank0, (size_t)np0 * d * 4u); /* past npat: the sentinel */
+        memcpy(g[5].h, bank0, (size_t)np0 * d * 4u);
+        uint32_t rf = KVQ_TB_FLAGS_SENTINEL, gf = KVQ_TB_FLAGS_SENTINEL, rn = np0, gn = np0;
+        uint32_t rc = 0xDEADBEEFu, gc = 0xDEADBEEFu;
+        int rs, gs;
+        tcase u = *c;
+        u.p = p;
+        u.kind = kind;
+        u.tokens = T;
+        u.npat = np0;
+        u.api = "host";
+        u.op = op == 0 ? "key_flush" : "value_step";
+        kvq_tb_case();
+        if (op == 0) {
+            rs = kvq_pkv_key_flush(r[0].h, (float *)r[1].h, (float *)r[2].h, (uint16_t *)r[3].h,
+                                   (float *)r[4].h, &rf, (float *)r[5].h, &rn, room, win, d, &p,
+                                   &c->pol);
+            gs = kvq_cuda_pkv_key_flush_host(g[0].h, (float *)g[1].h, (float *)g[2].h,
+                                             (uint16_t *)g[3].h, (float *)g[4].h, &gf,
+                                             (float *)g[5].h, &gn, room, win, d, &p, &c->pol);
+        } else {
+            rs = kvq_pkv_value_step(r[0].h, (float *)r[1].h, (float *)r[2].h, (uint16_t *)r[3].h,
+                                    (float *)r[4].h, &rf, &rc, (float *)r[5].h, &rn, room, win,
+                                    held, step, d, &p, &c->pol);
+            gs = kvq_cuda_pkv_value_step_host(g[0].h, (float *)g[1].h, (float *)g[2].h,
+                                              (uint16_t *)g[3].h, (float *)g[4].h, &gf, &gc,
+                                              (float *)g[5].h, &gn, room, win, held, step, d, &p,
+                                              &c->pol);
+        }
+        /* the bank's first np0 patterns are inputs: restore the sentinel there on both
+         * sides (equal inputs) so that "nothing written" reads the rest */
+        if (!counts_differ(&u, rn, gn, rc, gc)) {
+            if (memcmp(r[5].h, g[5].h, (size_t)np0 * d * 4u) != 0) {
+                if (kvq_tb_fail()) {
+                    printf("FAIL %s: the bank's first %u patterns changed\n", u.op, np0);
+                    print_case(&u);
+                }
+            } else {
+                memset(r[5].h, KVQ_TB_SENTINEL, (size_t)np0 * d * 4u);
+                memset(g[5].h, KVQ_TB_SENTINEL, (size_t)np0 * d * 4u);
+                /* a value step that quantized nothing leaves the outputs as they were */
+                verdict(&u, rs, gs, rf, gf, r, g, 6);
+            }
+        }
+        for (int i = 0; i < 6; i++) {
+            buf_free(&r[i]);
+            buf_free(&g[i]);
+        }
+    }
+    free(bank0);
+    free(win);
+}
+
 /* ---- the run ------------------------------------------------------------------ */
 
 static void one_case(void)
@@ -470,10 +586,11 @@ static void one_case(void)
         if (kvq_tb_chance(50)) plant_bad(x, n, in);
         else plant_bad(bank, nb, in);
     }
-    case_quant(&c, x, bank, (int)kvq_tb_rndu(3));
+    case_quant(&c, x, bank, (int)kvq_tb_rndu(4));
     case_assign(&c, x, bank, kvq_tb_chance(50) ? KVQ_PKV_DIST_MINMAX : KVQ_PKV_DIST_EUCLID,
                 kvq_tb_chance(20));
     case_update(&c, x, c.tokens, kvq_tb_chance(20));
+    if (c.kind != KVQ_PKV_KEY_PREFILL && c.p.group <= 128u) case_steps(&c, in);
     free(x);
     free(bank);
 }
