@@ -15,7 +15,9 @@
  *   pkv_dequant_token_kernel  per-token groups (values), G a power of two, d a
  *                             multiple of 4: a warp a token row, 4 values a lane a
  *                             step, y = RN32(fmaf(c, s, z) + m) as one 16-byte store
- *   pkv_dequant_generic_kernel any shape: one thread an element
+ *   pkv_dequant_channel_kernel per-channel groups (keys), G in {32, 64, 128}: one thread a
+ *                             group, consecutive threads consecutive channels
+ *   pkv_dequant_generic_kernel any other shape: one thread an element
  *   pkv_dequant_finish_kernel the call's status and flags
  * The writing kernels return at once when the check failed, so nothing is
  * written on error [PKV-ERR-01].
@@ -116,6 +118,59 @@ pkv_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ code
     dev_publish(st, f, 0u);
 }
 
+/* Per-channel groups (keys), G in {32, 64, 128}: one thread a group (tokens
+ * tb*G .. tb*G+G-1 of channel c, g = tb*D + c), its code words in registers;
+ * consecutive threads take consecutive channels, so a warp's stores of one
+ * token row and its reads of the token's pattern row are coalesced, and the
+ * token's index is one broadcast load.  Key blocks store no raw token: every
+ * index names a pattern (the check pass). */
+template <int BITS, int G>
+__global__ void __launch_bounds__(128, 3) /* at most 168 registers: 12 warps an SM */
+pkv_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                           const float *__restrict__ scale, const float *__restrict__ zero,
+                           const uint16_t *__restrict__ index, const float *__restrict__ bank,
+                           kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+{
+    if (__ldg(&st->key) != NO_KEY) return;
+    constexpr int NW = G * BITS / 32;    /* code words of a group */
+    const uint64_t g = dev_tid();
+    uint32_t f = 0;
+    if (g < ng) {
+        const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g);
+        uint32_t w[NW];
+        if (NW % 4 == 0) {               /* the group's bytes, 16 a load (kivi.cu's split) */
+#pragma unroll
+            for (int k = 0; k < NW; k += 4) {
+                const uint4 q = __ldcs((const uint4 *)in + k / 4);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+                if (k + 2 < NW) w[k + 2] = q.z;
+                if (k + 3 < NW) w[k + 3] = q.w;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < NW; k += 2) {
+                const uint2 q = __ldcs((const uint2 *)in + k / 2);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+            }
+        }
+        const float s = scale[g], z = zero[g];
+        const uint64_t base = kvq_kivi_group_base(&sh, g), stride = kvq_kivi_group_stride(&sh);
+        const uint64_t t0 = base / sh.channels;  /* the group's first token */
+        const uint32_t c = (uint32_t)(base - t0 * sh.channels);
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+            const uint32_t code = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word)) &
+                                  kvq_code_max(BITS);
+            const float *m = bank + kvq_pkv_pattern_offset(__ldg(index + t0 + (uint64_t)i), sh.channels);
+            __stcs(y + base + (uint64_t)i * stride, dev_pkv_value(code, s, z, m, c, f));
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
 __global__ void __launch_bounds__(256)
 pkv_dequant_generic_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
                            const float *__restrict__ scale, const float *__restrict__ zero,
@@ -210,6 +265,23 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result 
         else
             pkv_dequant_token_kernel<4><<<nbk, 256, 0, stream>>>(d_y, d_codes, d_scale, d_zero,
                                                                  d_index, d_bank, st, sh, lg);
+    } else if (sh.grouping == KVQ_GROUP_CHANNEL && (sh.group == 32u || sh.group == 64u ||
+                                                     sh.group == 128u) &&
+               ((uintptr_t)d_codes % 16u) == 0u) {
+        const unsigned int nbk = (unsigned int)((ng + 127u) / 128u);
+#define PKV_DQ_CH(BITS, G)                                                                     \
+    pkv_dequant_channel_kernel<BITS, G><<<nbk, 128, 0, stream>>>(d_y, d_codes, d_scale, d_zero, \
+                                                                 d_index, d_bank, st, sh, ng)
+        if (sh.bits == 2u) {
+            if (sh.group == 32u) PKV_DQ_CH(2, 32);
+            else if (sh.group == 64u) PKV_DQ_CH(2, 64);
+            else PKV_DQ_CH(2, 128);
+        } else {
+            if (sh.group == 32u) PKV_DQ_CH(4, 32);
+            else if (sh.group == 64u) PKV_DQ_CH(4, 64);
+            else PKV_DQ_CH(4, 128);
+        }
+#undef PKV_DQ_CH
     } else {
         pkv_dequant_generic_kernel<<<pkv_grid(n, 256), 256, 0, stream>>>(
             d_y, d_codes, d_scale, d_zero, d_index, d_bank, st, sh);
