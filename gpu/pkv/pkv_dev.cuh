@@ -7,7 +7,7 @@
  * operation of ref/fast/pkv.c's sequence.
  *
  * Segments: the argmin of one token is shared by P = 2^lgP consecutive lanes
- * of a warp (P = 1 .. 32): lane `sub` of the segment scans patterns sub,
+ * of a warp (P = 4 .. 32): lane `sub` of the segment scans patterns sub,
  * sub + P, ... in ascending order with a strict `<`, then the segment keeps the
  * least (distance, index) pair, the lower index among equal distances -- the
  * lowest index of least distance over the bank [PKV-DEV-02], as the fast path's one
@@ -191,11 +191,12 @@ __device__ __forceinline__ void dev_pkv_publish_err(kvq_dev_state *st, uint32_t 
     dev_publish(st, 0u, err);
 }
 
-/* The number of lanes a token's argmin takes: the least power of two >= npat,
- * at most 32 (host side). */
+/* log2 of the lanes a token takes: the least power of two >= npat, at least 4
+ * (a segment's loads of a row then cover whole 64-byte pieces of it) and at most
+ * 32 (host side).  Lanes past npat hold no pattern (distance +inf). */
 static inline uint32_t pkv_lg_lanes(uint32_t npat)
 {
-    uint32_t lg = 0;
+    uint32_t lg = 2;
     while (lg < 5u && (1u << lg) < npat) lg++;
     return lg;
 }

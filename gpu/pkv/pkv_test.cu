@@ -23,7 +23,8 @@
  * prefill with both metrics, keys at decode, values with and without the V
  * threshold, every alpha), bits 2 and 4, both metadata formats, G 8..256, d from
  * 1 to 384 (keys: any d, vector and scalar paths), 1 to 300 patterns (segments
- * of 1 to 32 lanes and more than 32 patterns a token), the device-pointer,
+ * of 4 to 32 lanes, lanes without a pattern, and more than 32 patterns a
+ * token), the device-pointer,
  * stream-ordered, host-pointer and KVQ_CUDA_DIRECT launchers (the last held to
  * its guards only after an error, its outputs being unspecified then), corrupted
  * stored blocks for dequantization (indices past the bank or 0xFFFF in a key
