@@ -9,6 +9,10 @@ PKV_GPU_OBJ := $(patsubst gpu/%.cu,$(B)/gpu/%.o,$(filter gpu/pkv/%,$(CU_SRC)))
 $(B)/gpu/kivi/kivi.o: gpu/kivi/kivi_dev.cuh
 $(PKV_GPU_OBJ) $(B)/gpu/pkv/pkv_test.o $(B)/gpu/pkv/pkv_bench.o: $(PKV_GPU_HDR)
 $(B)/gpu/ref/ref/fast/pkv.o: include/kvq_pkv.h
+# the subject's PKV entries (gpu/pkv/entries.cu): pkv_kmeans is the host fast path
+# [PKV-DEV-04] (prerequisites only; the subject's link rule takes $^)
+$(B)/gpu/pkv/entries.o: $(PKV_GPU_HDR)
+$(B)/gpu/libkvq_subject_gpu.so: $(B)/gpu/ref/ref/fast/pkv.o
 $(B)/gpu/kvq_gpu_pkv_test: $(GPU_OBJ) $(B)/gpu/pkv/pkv_test.o $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/pkv.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kvq_pkv_bench: $(GPU_OBJ) $(B)/gpu/pkv/pkv_bench.o $(B)/gpu/ref/ref/common/status.o
