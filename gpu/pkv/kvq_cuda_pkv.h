@@ -50,6 +50,13 @@ kvq_status kvq_cuda_pkv_assign_host(uint16_t *index, const float *x, uint32_t to
 
 /* ---- residual quantization [PKV-Q-01..04] [PKV-V-01..03] ------------------ */
 
+/* Option bit of the quantize launchers (with kvq_cuda.h's KVQ_CUDA_*): with
+ * KVQ_CUDA_DIRECT, values, more than 16 patterns and G a power of two 8..128,
+ * the residual and its KIVI stage run in one kernel (KIVI's device arithmetic
+ * on the residual in registers; the same results bit for bit); otherwise it is
+ * ignored. */
+#define KVQ_CUDA_PKV_FUSED 0x100u
+
 /* Workspace bytes of a quantize call (0 for arguments kvq_pkv_quantize
  * refuses with KVQ_E_PARAM or KVQ_E_SHAPE); 256-byte aligned device memory. */
 size_t kvq_cuda_pkv_quantize_workspace(const kvq_pkv_params *p, uint32_t kind, uint32_t tokens,

@@ -15,7 +15,8 @@
  *   dequantize: codes + scales + zeros + indices + output (the bank, 16 KiB,
  *             stays in L2 and is not counted).
  * floor = compulsory / the bytes the pass structure moves (the quantizer: the
- * residual pass reads x and writes r, the KIVI stage reads r again; the
+ * residual pass reads x and writes r, the KIVI stage reads r again, except in
+ * the fused form (KVQ_CUDA_PKV_FUSED: one pass, floor 1); the
  * scratch form copies r, the indices and the codes out once more; the
  * dequantizer's check pass reads the metadata and indices once more).
  *
@@ -165,6 +166,8 @@ int main(int argc, char **argv)
     struct row { char name[96]; double ms, bytes, moved, ops; } rows[16];
     int nr = 0;
     struct qcfg { const char *name; uint32_t kind, npat, opts; } qc[] = {
+        {"Q values, |M| = 32, fused, direct (one pass)", KVQ_PKV_VALUE, 32u,
+         KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED},
         {"Q values, |M| = 32, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT},
         {"Q keys (decode, min-max), |M| = 32, direct", KVQ_PKV_KEY_DECODE, 32u, KVQ_CUDA_DIRECT},
         {"Q values, |M| = 32, scratch (nothing written on error)", KVQ_PKV_VALUE, 32u, 0u},
@@ -190,7 +193,8 @@ int main(int argc, char **argv)
         const double meta = 8.0 * (double)kvq_kivi_groups(&ks), cb = (double)kvq_kivi_code_bytes(&ks);
         const double idx = (double)kvq_pkv_index_bytes(T);
         const double bytes = 2.0 * (double)in_b + cb + meta + idx;
-        double moved = bytes + (double)in_b;                            /* the KIVI stage reads r */
+        const bool fused = (q.opts & KVQ_CUDA_PKV_FUSED) && q.kind == KVQ_PKV_VALUE && q.npat > 16u;
+        double moved = bytes + (fused ? 0.0 : (double)in_b);            /* the KIVI stage reads r */
         if (!(q.opts & KVQ_CUDA_DIRECT)) moved += 2.0 * ((double)in_b + idx + cb + meta); /* copy-outs */
         row &r = rows[nr++];
         snprintf(r.name, sizeof r.name, "%s", q.name);

@@ -18,6 +18,9 @@
  *   pkv_quant_commit_kernel      residual and indices from scratch to the outputs iff
  *                                both stages succeeded [PKV-ERR-01]
  *   pkv_quant_finish_kernel      the call's status (the PKV checks first, then KIVI's)
+ * and, asked for with KVQ_CUDA_PKV_FUSED | KVQ_CUDA_DIRECT on values with more than
+ * 16 patterns, pkv_resid_quant_token_kernel: the residual and its KIVI stage in one
+ * pass (the residual is not read back), then pkv_fused_finish_kernel.
  *
  * The threshold t of the V decision is the fast path's own evaluation
  * (kvq_pkv_rho_star_eval, include/kvq_pkv.h), taken on the host.
@@ -89,6 +92,112 @@ pkv_resid_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
     dev_pkv_publish_err(st, err);
 }
 
+/* The fused form for values (KVQ_CUDA_PKV_FUSED with KVQ_CUDA_DIRECT): the
+ * residual kernel above with P = 32, then the KIVI stage on the residual row
+ * as it stands in registers -- the per-token groups of G = 2^LG channels
+ * (8 <= G <= 128) are G/4 consecutive lanes' float4 pieces (lane sub holds
+ * channels 4 (sub + 32 k) .. +3), their extremes meet by shuffles, and each
+ * group's metadata and codes are KIVI's device arithmetic (kivi_dev.cuh, the
+ * functions kivi_quant_token_kernel calls) in KIVI's order: the policy's read
+ * of each residual [POL-SN-01], min and max, dev_group_meta, dev_code.  The
+ * residual is written as read (before the subnormal policy), as the fast path
+ * stores it.  kst collects KIVI's flags and ERR_RANGE. */
+template <int BITS, int LG>
+__global__ void __launch_bounds__(256)
+pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
+                             uint8_t *__restrict__ codes, float *__restrict__ scale,
+                             float *__restrict__ zero, const float *__restrict__ x,
+                             uint32_t tokens, uint32_t dim, const float *__restrict__ bank,
+                             uint32_t npat, int vdecide, float thr, kvq_kivi_shape sh,
+                             kvq_policy pol, kvq_dev_state *st, kvq_dev_state *kst)
+{
+    constexpr uint32_t G = 1u << LG, L = G / 4u; /* lanes a group */
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
+    const float cmax = (float)kvq_code_max(BITS);
+    const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
+    const bool away = pol.ties == KVQ_TIES_AWAY;
+    const bool nanpol = pol.overflow == KVQ_OVERFLOW_NAN;
+    uint32_t err = 0, f = 0, kerr = 0;
+    for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
+        const float *xt = x + t * dim;
+        float vmin, vmax, bd;
+        err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
+        const uint32_t j = dev_pkv_nearest(&bd, xt, bank, npat, dim, KVQ_PKV_DIST_MINMAX, true,
+                                           lane, 5u, true);
+        const bool use = !vdecide || dev_pkv_v_use(vmin, vmax, bd, thr);
+        if (lane == 0u) index[t] = use ? (uint16_t)j : (uint16_t)KVQ_PKV_NO_PATTERN;
+        const float *m = bank + kvq_pkv_pattern_offset(j, dim);
+        float *rt = resid + t * dim;
+        for (uint32_t c0 = 4u * lane, base = 0; base < dim; base += 128u, c0 += 128u) {
+            /* every lane runs every round (shuffles); lanes past the row hold whole
+             * groups of their own (d is a multiple of G), which they do not store */
+            const bool act = c0 < dim;
+            float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (act) {
+                float4 a = *(const float4 *)(xt + c0);
+                if (use) {
+                    const float4 b = __ldg((const float4 *)(m + c0));
+                    a.x = __fsub_rn(a.x, b.x);
+                    a.y = __fsub_rn(a.y, b.y);
+                    a.z = __fsub_rn(a.z, b.z);
+                    a.w = __fsub_rn(a.w, b.w);
+                }
+                *(float4 *)(rt + c0) = a; /* RN32 [PKV-Q-02] */
+                v[0] = a.x;
+                v[1] = a.y;
+                v[2] = a.z;
+                v[3] = a.w;
+            }
+            uint32_t fh = 0, eh = 0;
+#pragma unroll
+            for (int q = 0; q < 4; q++) v[q] = dev_read_input(v[q], daz, fh);
+            float mn = fminf(fminf(v[0], v[1]), fminf(v[2], v[3]));
+            float mx = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
+#pragma unroll
+            for (uint32_t o = L >> 1; o > 0u; o >>= 1) {
+                mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+            }
+            if (!act) continue;
+            float s, z;
+            dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
+            const uint64_t e = t * dim + c0;  /* per token: group g holds elements gG .. gG+G-1 */
+            const uint64_t g = e >> LG;
+            const uint32_t i0 = (uint32_t)(e & (G - 1u));
+            const uint32_t first = kvq_code_byte(i0, BITS);
+            uint32_t w = 0;
+            if (s != 0.0f) {             /* zero range: every code 0 [POL-ZR-01] */
+                const float rcp = __frcp_rn(s);
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    w |= dev_code(v[q], s, rcp, z, cmax, away, fh)
+                         << kvq_code_word_shift(i0 + (uint32_t)q, BITS, first);
+            }
+            uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, g) + first;
+            if (BITS == 2) *out = (uint8_t)w;
+            else *(uint16_t *)out = (uint16_t)w;
+            if (i0 == 0u) {
+                scale[g] = s;
+                zero[g] = z;
+            }
+            f |= fh;
+            kerr |= eh;
+        }
+    }
+    dev_pkv_publish_err(st, err);
+    dev_publish(kst, f, kerr);
+}
+
+__global__ void pkv_fused_finish_kernel(const kvq_dev_state *st, const kvq_dev_state *kst,
+                                        kvq_cuda_result *res)
+{
+    const uint32_t s = st->err != 0u ? pkv_err_status(st->err)
+                     : (kst->err & ERR_RANGE) ? (uint32_t)KVQ_E_RANGE : (uint32_t)KVQ_OK;
+    res->status = s;
+    res->flags = s == (uint32_t)KVQ_OK ? kst->flags : 0u;
+}
+
 __global__ void pkv_poison_kernel(float *resid, const kvq_dev_state *st)
 {
     if (st->err != 0u) resid[0] = __int_as_float(0x7fc00000);
@@ -116,6 +225,17 @@ __global__ void pkv_quant_finish_kernel(const kvq_dev_state *st, const kvq_cuda_
     const uint32_t s = st->err != 0u ? pkv_err_status(st->err) : kres->status;
     res->status = s;
     res->flags = s == (uint32_t)KVQ_OK ? kres->flags : 0u;
+}
+
+/* The fused form's conditions: asked for (with KVQ_CUDA_DIRECT), values, a
+ * token a warp (npat > 16), float4 rows, G a power of two 8 .. 128, codes
+ * 2-byte aligned; anything else takes the two-stage form (same results). */
+static int fused_shape(const kvq_kivi_shape *ks, uint32_t kind, uint32_t lgP, int vec,
+                       uint32_t opts, const void *codes)
+{
+    return (opts & KVQ_CUDA_PKV_FUSED) != 0u && (opts & KVQ_CUDA_DIRECT) != 0u &&
+           kind == KVQ_PKV_VALUE && lgP == 5u && vec && ks->group >= 8u && ks->group <= 128u &&
+           (ks->group & (ks->group - 1u)) == 0u && ((uintptr_t)codes % 2u) == 0u;
 }
 
 /* The fast path's argument checks, in its order [PKV-ERR-01]. */
@@ -200,6 +320,34 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
     int dev = 0, sms = 132;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (fused_shape(&ks, kind, lgP, vec, opts, d_codes)) {
+        kvq_dev_state *kst = (kvq_dev_state *)(ws + WS_KIVI);
+        if (cudaMemsetAsync(kst, 0, sizeof *kst, stream) != cudaSuccess) return KVQ_E_DEVICE;
+        const uint64_t want = ((uint64_t)tokens * 32u + 255u) / 256u;
+        const unsigned int nbk = (unsigned int)(want < (uint64_t)sms * 16u ? want
+                                                                           : (uint64_t)sms * 16u);
+        uint32_t lg = 3;
+        while ((1u << lg) < ks.group) lg++;
+#define PKV_FUSED(BITS, LG)                                                                     \
+    pkv_resid_quant_token_kernel<BITS, LG><<<nbk, 256, 0, stream>>>(                            \
+        d_resid, d_index, d_codes, d_scale, d_zero, d_x, tokens, dim, d_bank, npat, vdecide, thr, \
+        ks, *pol, st, kst)
+        switch (lg + (ks.bits == 4u ? 8u : 0u)) {
+        case 3: PKV_FUSED(2, 3); break;
+        case 4: PKV_FUSED(2, 4); break;
+        case 5: PKV_FUSED(2, 5); break;
+        case 6: PKV_FUSED(2, 6); break;
+        case 7: PKV_FUSED(2, 7); break;
+        case 11: PKV_FUSED(4, 3); break;
+        case 12: PKV_FUSED(4, 4); break;
+        case 13: PKV_FUSED(4, 5); break;
+        case 14: PKV_FUSED(4, 6); break;
+        default: PKV_FUSED(4, 7); break;
+        }
+#undef PKV_FUSED
+        pkv_fused_finish_kernel<<<1, 1, 0, stream>>>(st, kst, d_result);
+        return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    }
     const uint64_t want = (((uint64_t)tokens << lgP) + 255u) / 256u;
     const unsigned int nbk = (unsigned int)(want < (uint64_t)sms * 16u ? (want ? want : 1u)
                                                                        : (uint64_t)sms * 16u);

@@ -25,8 +25,9 @@
  * 1 to 384 (keys: any d, vector and scalar paths), 1 to 300 patterns (segments
  * of 4 to 32 lanes, lanes without a pattern, and more than 32 patterns a
  * token), the device-pointer,
- * stream-ordered, host-pointer and KVQ_CUDA_DIRECT launchers (the last held to
- * its guards only after an error, its outputs being unspecified then), corrupted
+ * stream-ordered, host-pointer, KVQ_CUDA_DIRECT and KVQ_CUDA_PKV_FUSED launchers
+ * (the last two held to their guards only after an error, their outputs being
+ * unspecified then), corrupted
  * stored blocks for dequantization (indices past the bank or 0xFFFF in a key
  * block, NaN or out-of-domain patterns, bad metadata, overflowing scales), the
  * decode steps (a key flush after or before its centre joins, a value step with
@@ -287,7 +288,8 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
     }
     uint32_t rf = KVQ_TB_FLAGS_SENTINEL, gf = KVQ_TB_FLAGS_SENTINEL;
     c->op = "quantize";
-    c->api = api == 0 ? "device" : api == 1 ? "async" : api == 2 ? "host" : "direct";
+    c->api = api == 0 ? "device" : api == 1 ? "async" : api == 2 ? "host" : api == 3 ? "direct"
+                                                                             : "fused direct";
     kvq_tb_case();
     int rs = kvq_pkv_quantize(r[0].h, (float *)r[1].h, (float *)r[2].h, (uint16_t *)r[3].h,
                               (float *)r[4].h, &rf, x, c->kind, c->tokens, c->dim, bank, c->npat,
@@ -305,7 +307,9 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
                                        c->tokens, c->dim, db, c->npat, &c->p, &c->pol, NULL, 0,
                                        0u, 0);
         } else {                         /* stream-ordered, caller's workspace (api 3: direct) */
-            const uint32_t opts = api == 3 ? KVQ_CUDA_DIRECT : 0u;
+            const uint32_t opts = api == 3   ? KVQ_CUDA_DIRECT
+                                : api == 4 ? KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED
+                                           : 0u;
             const size_t wb = kvq_cuda_pkv_quantize_workspace(&c->p, c->kind, c->tokens, c->dim, opts);
             void *ws = NULL;
             kvq_cuda_result *dr = NULL, hr = {0xFFFFFFFFu, 0xFFFFFFFFu};
@@ -330,7 +334,7 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
         cudaFree(dx);
         cudaFree(db);
     }
-    if (api == 3 && rs != KVQ_OK) {      /* direct: outputs unspecified on an error */
+    if (api >= 3 && rs != KVQ_OK) {      /* direct: outputs unspecified on an error */
         for (int i = 0; i < 5; i++) memcpy(g[i].h, r[i].h, r[i].n); /* the guards still count */
     }
     verdict(c, rs, gs, rf, gf, r, g, 5);
@@ -587,7 +591,9 @@ static void one_case(void)
         if (kvq_tb_chance(50)) plant_bad(x, n, in);
         else plant_bad(bank, nb, in);
     }
-    case_quant(&c, x, bank, (int)kvq_tb_rndu(4));
+    /* values with more than 16 patterns: the fused form half the time */
+    const int fusable = c.kind == KVQ_PKV_VALUE && c.npat > 16u && c.p.group <= 128u;
+    case_quant(&c, x, bank, fusable && kvq_tb_chance(50) ? 4 : (int)kvq_tb_rndu(4));
     case_assign(&c, x, bank, kvq_tb_chance(50) ? KVQ_PKV_DIST_MINMAX : KVQ_PKV_DIST_EUCLID,
                 kvq_tb_chance(20));
     case_update(&c, x, c.tokens, kvq_tb_chance(20));
@@ -613,6 +619,7 @@ static void large_case(uint32_t T, uint32_t kind)
     make_bank(bank, c.npat, c.dim, IN_NEAR);
     make_tokens(x, T, c.dim, bank, c.npat, IN_NEAR);
     case_quant(&c, x, bank, 1);
+    if (kind == KVQ_PKV_VALUE) case_quant(&c, x, bank, 4);
     case_assign(&c, x, bank, KVQ_PKV_DIST_MINMAX, 0);
     case_update(&c, x, 128u, 0);
     free(x);
