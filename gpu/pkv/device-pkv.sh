@@ -12,7 +12,8 @@
 #                    (KVQ_PKV_PLANT = 1, 2; gpu/pkv/pkv_dev.cuh): each must FAIL (exit 1)
 #   pkv-bench.txt, pkv-bench.json   gpu/pkv/pkv_bench.cu at 256 MiB against a device copy
 # env: KVQ_COMMIT (recorded in the reports), REPS (30), JOBS (16), KVQ_SEED, KVQ_PKV_CASES,
-#      KVQ_PKV_LARGE (passed to the test)
+#      KVQ_PKV_LARGE (passed to the test), PLANT_CASES (200: the planted runs' random cases,
+#      no large blocks)
 # Exit status 0 when the build, the test, both planted runs (caught) and the benchmark
 # went as required; 1 otherwise.
 set -u
@@ -33,14 +34,15 @@ if ! grep -q "^make exit 0$" "$OUT/pkv-build.log"; then
 fi
 {
     echo "# gpu/reports/pkv-gpu-test.txt -- gpu/pkv/pkv_test.cu on $dev; commit $COMMIT"
-    stdbuf -oL timeout 300 build/gpu/kvq_gpu_pkv_test
+    stdbuf -oL timeout 240 build/gpu/kvq_gpu_pkv_test
     echo "kvq_gpu_pkv_test exit $?"
 } > "$OUT/pkv-gpu-test.txt" 2>&1
 grep -q "^kvq_gpu_pkv_test exit 0$" "$OUT/pkv-gpu-test.txt" && grep -q " passed, 0 failed$" "$OUT/pkv-gpu-test.txt" || rc=1
 {
     echo "# gpu/pkv/pkv_test.cu over kernels with a planted bug (KVQ_PKV_PLANT); each must FAIL"
     for k in 1 2; do
-        stdbuf -oL timeout 300 "build/gpu/kvq_gpu_pkv_test_plant$k" > "$OUT/plant$k.log" 2>&1
+        KVQ_PKV_CASES=${PLANT_CASES:-200} KVQ_PKV_LARGE=0 stdbuf -oL timeout 120 \
+            "build/gpu/kvq_gpu_pkv_test_plant$k" > "$OUT/plant$k.log" 2>&1
         t=$?
         last=$(tail -1 "$OUT/plant$k.log")
         if [ $t -eq 1 ] && grep -q "FAILED, seed" "$OUT/plant$k.log"; then
@@ -53,7 +55,7 @@ grep -q "^kvq_gpu_pkv_test exit 0$" "$OUT/pkv-gpu-test.txt" && grep -q " passed,
         rm -f "$OUT/plant$k.log"
     done
 } > "$OUT/pkv-plant.txt" 2>&1
-timeout 240 build/gpu/kvq_pkv_bench --reps "${REPS:-30}" --json "$OUT/pkv-bench.json" \
+timeout 150 build/gpu/kvq_pkv_bench --reps "${REPS:-30}" --json "$OUT/pkv-bench.json" \
     --commit "$COMMIT" > "$OUT/pkv-bench.txt" 2>&1 || rc=1
 cat "$OUT/pkv-gpu-test.txt" | tail -3
 cat "$OUT/pkv-plant.txt" | grep "^plant"
