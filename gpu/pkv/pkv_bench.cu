@@ -29,7 +29,11 @@
  *   value, against ~8 for KIVI alone: the assignment is instruction bound
  *   (132 SMs x 128 lanes x ~1.98 GHz / 106 ops = ~0.3 T values/s, about 1.3
  *   TB/s of compulsory bytes, ~0.3 of the copy), whatever the memory system
- *   does.  The npat = 1 rows measure the memory structure alone.
+ *   does.  The npat = 1 rows measure the memory structure alone.  The fused
+ *   row at d = 128 and |M| = 32 keeps each lane's pattern in registers
+ *   (pkv_quant.cu), so its assignment loads only the token's row; the others
+ *   read a pattern row from L1 for every token (16 bytes a lane a step: about as
+ *   many L1 cycles as the min/max instructions take).
  *   dequantize: ~8 (unpack shift/mask, 2^23 trick FADD, FFMA, the saturation
  *   test, the pattern FADD).
  *

@@ -135,6 +135,75 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest(float *bd_out, const float *
     return bj < npat ? bj : 0u;
 }
 
+/* The register-resident form for a bank of at most 32 patterns of D values
+ * (D a multiple of 4) and a segment of 32 lanes: lane l holds pattern l in mreg
+ * (loaded once per kernel by dev_pkv_load_pattern; a lane past npat holds
+ * none) and each token's row is read as broadcast float4 loads, so the bank
+ * costs no load per token.  Same scan and the same segment reduction as
+ * dev_pkv_nearest: the lowest index of least pinned min-max distance. */
+template <int D>
+__device__ __forceinline__ void dev_pkv_load_pattern(float4 (&mreg)[D / 4], const float *bank,
+                                                     uint32_t npat, uint32_t lane)
+{
+    const float *m = bank + kvq_pkv_pattern_offset(lane < npat ? lane : 0u, D);
+#pragma unroll
+    for (int k = 0; k < D / 4; k++) mreg[k] = __ldg((const float4 *)m + k);
+}
+
+template <int D>
+__device__ __forceinline__ uint32_t dev_pkv_nearest_reg(float *bd_out, const float *xt,
+                                                        const float4 (&mreg)[D / 4],
+                                                        uint32_t npat, uint32_t lane)
+{
+    float4 a = *(const float4 *)xt;
+    float t0 = __fsub_rn(a.x, mreg[0].x), t1 = __fsub_rn(a.y, mreg[0].y);
+    float t2 = __fsub_rn(a.z, mreg[0].z), t3 = __fsub_rn(a.w, mreg[0].w);
+    float hi = fmaxf(fmaxf(t0, t1), fmaxf(t2, t3));
+    float lo = fminf(fminf(t0, t1), fminf(t2, t3));
+#pragma unroll
+    for (int k = 1; k < D / 4; k++) {
+        a = *(const float4 *)(xt + 4 * k);
+        t0 = __fsub_rn(a.x, mreg[k].x);
+        t1 = __fsub_rn(a.y, mreg[k].y);
+        t2 = __fsub_rn(a.z, mreg[k].z);
+        t3 = __fsub_rn(a.w, mreg[k].w);
+        hi = fmaxf(hi, fmaxf(fmaxf(t0, t1), fmaxf(t2, t3)));
+        lo = fminf(lo, fminf(fminf(t0, t1), fminf(t2, t3)));
+    }
+    float bd = __int_as_float(0x7f800000); /* +inf: a lane without a pattern */
+    uint32_t bj = 0xFFFFFFFFu;
+    if (lane < npat) {
+        bd = __fsub_rn(hi, lo);          /* [PKV-A-01] */
+        bj = lane;
+    }
+    for (uint32_t o = 16u; o > 0u; o >>= 1) {
+        const float od = __shfl_xor_sync(0xFFFFFFFFu, bd, (int)o);
+        const uint32_t oj = __shfl_xor_sync(0xFFFFFFFFu, bj, (int)o);
+#if defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 1
+        if (od < bd || (od == bd && oj > bj)) { /* planted bug: the higher index on ties */
+#else
+        if (od < bd || (od == bd && oj < bj)) {
+#endif
+            bd = od;
+            bj = oj;
+        }
+    }
+    *bd_out = bd;
+    return bj < npat ? bj : 0u;
+}
+
+/* Ask L2 for the 128-byte lines of a row of d floats, spread over a segment of
+ * P lanes (the next token's row while this one's patterns are scanned: the
+ * assignment is arithmetic-bound, and a warp has one row in flight otherwise).
+ * A hint only: it reads nothing into registers and changes no result. */
+__device__ __forceinline__ void dev_pkv_prefetch_row(const float *row, uint32_t d, uint32_t sub,
+                                                     uint32_t P)
+{
+    const uint32_t lines = (d * 4u + 127u) / 128u;
+    for (uint32_t l = sub; l < lines; l += P)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(row + l * 32u));
+}
+
 /* Lane `sub`'s elements of a row of d, for a segment of P lanes: float4 k at
  * 4 (sub + k P) when vec, else element sub + k P. */
 #define PKV_SLICE_FOR(i, sub, P, d, vec) \

@@ -65,6 +65,7 @@ pkv_resid_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
         const uint64_t t = base + (lane >> lgP);
         const bool act = t < tokens;
         const float *xt = x + (act ? t : 0u) * dim;
+        if (t + nwarps * tpw < tokens) dev_pkv_prefetch_row(xt + nwarps * tpw * dim, dim, sub, P);
         float vmin, vmax, bd;
         err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, vec != 0, sub, lgP, act);
         const uint32_t j = dev_pkv_nearest(&bd, xt, bank, npat, dim, dist, vec != 0, sub, lgP, act);
@@ -101,8 +102,10 @@ pkv_resid_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
  * functions kivi_quant_token_kernel calls) in KIVI's order: the policy's read
  * of each residual [POL-SN-01], min and max, dev_group_meta, dev_code.  The
  * residual is written as read (before the subnormal policy), as the fast path
- * stores it.  kst collects KIVI's flags and ERR_RANGE. */
-template <int BITS, int LG>
+ * stores it.  kst collects KIVI's flags and ERR_RANGE.  D = 128 (d = 128, at
+ * most 32 patterns): each lane keeps its pattern in registers
+ * (dev_pkv_nearest_reg), so the assignment loads only the token's row. */
+template <int BITS, int LG, int D>
 __global__ void __launch_bounds__(256)
 pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
                              uint8_t *__restrict__ codes, float *__restrict__ scale,
@@ -119,12 +122,18 @@ pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ i
     const bool away = pol.ties == KVQ_TIES_AWAY;
     const bool nanpol = pol.overflow == KVQ_OVERFLOW_NAN;
     uint32_t err = 0, f = 0, kerr = 0;
+    constexpr int DR = D > 0 ? D : 4;
+    float4 mreg[DR / 4];                 /* D > 0: this lane's pattern (npat <= 32, dim = D) */
+    if (D > 0) dev_pkv_load_pattern<DR>(mreg, bank, npat, lane);
     for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
         const float *xt = x + t * dim;
+        if (t + nwarps < tokens) dev_pkv_prefetch_row(xt + nwarps * dim, dim, lane, 32u);
         float vmin, vmax, bd;
         err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
-        const uint32_t j = dev_pkv_nearest(&bd, xt, bank, npat, dim, KVQ_PKV_DIST_MINMAX, true,
-                                           lane, 5u, true);
+        const uint32_t j =
+            D > 0 ? dev_pkv_nearest_reg<DR>(&bd, xt, mreg, npat, lane)
+                  : dev_pkv_nearest(&bd, xt, bank, npat, dim, KVQ_PKV_DIST_MINMAX, true, lane, 5u,
+                                    true);
         const bool use = !vdecide || dev_pkv_v_use(vmin, vmax, bd, thr);
         if (lane == 0u) index[t] = use ? (uint16_t)j : (uint16_t)KVQ_PKV_NO_PATTERN;
         const float *m = bank + kvq_pkv_pattern_offset(j, dim);
@@ -328,11 +337,19 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
                                                                            : (uint64_t)sms * 16u);
         uint32_t lg = 3;
         while ((1u << lg) < ks.group) lg++;
-#define PKV_FUSED(BITS, LG)                                                                     \
-    pkv_resid_quant_token_kernel<BITS, LG><<<nbk, 256, 0, stream>>>(                            \
+#define PKV_FUSED_D(BITS, LG, D, NB, BS)                                                        \
+    pkv_resid_quant_token_kernel<BITS, LG, D><<<NB, BS, 0, stream>>>(                           \
         d_resid, d_index, d_codes, d_scale, d_zero, d_x, tokens, dim, d_bank, npat, vdecide, thr, \
         ks, *pol, st, kst)
-        switch (lg + (ks.bits == 4u ? 8u : 0u)) {
+#define PKV_FUSED(BITS, LG) PKV_FUSED_D(BITS, LG, 0, nbk, 256)
+        /* d = 128, at most 32 patterns, G = 128 (the paper's): patterns in registers
+         * (about 170 a thread), one warp a block so that an SM holds 11 warps, not 8 */
+        const bool reg = dim == 128u && npat <= 32u && lg == 7u;
+        const unsigned int nbw = (unsigned int)(tokens < (uint64_t)sms * 64u ? tokens
+                                                                             : (uint64_t)sms * 64u);
+        if (reg && ks.bits == 2u) PKV_FUSED_D(2, 7, 128, nbw, 32);
+        else if (reg) PKV_FUSED_D(4, 7, 128, nbw, 32);
+        else switch (lg + (ks.bits == 4u ? 8u : 0u)) {
         case 3: PKV_FUSED(2, 3); break;
         case 4: PKV_FUSED(2, 4); break;
         case 5: PKV_FUSED(2, 5); break;
@@ -345,6 +362,7 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
         default: PKV_FUSED(4, 7); break;
         }
 #undef PKV_FUSED
+#undef PKV_FUSED_D
         pkv_fused_finish_kernel<<<1, 1, 0, stream>>>(st, kst, d_result);
         return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
     }

@@ -27,7 +27,8 @@
  * token), the device-pointer,
  * stream-ordered, host-pointer, KVQ_CUDA_DIRECT and KVQ_CUDA_PKV_FUSED launchers
  * (the last two held to their guards only after an error, their outputs being
- * unspecified then), corrupted
+ * unspecified then; KVQ_PKV_CASES / 8 more cases for the fused form with its
+ * patterns in registers: d = G = 128, 17 to 32 patterns), corrupted
  * stored blocks for dequantization (indices past the bank or 0xFFFF in a key
  * block, NaN or out-of-domain patterns, bad metadata, overflowing scales), the
  * decode steps (a key flush after or before its centre joins, a value step with
@@ -602,6 +603,33 @@ static void one_case(void)
     free(bank);
 }
 
+/* The fused value quantizer's register-resident form (d = 128, G = 128, 17 to 32
+ * patterns) under random parameters, policies and inputs. */
+static void fused_case(void)
+{
+    tcase c;
+    memset(&c, 0, sizeof c);
+    rnd_shape(&c);
+    c.kind = KVQ_PKV_VALUE;
+    c.p.group = c.p.residual = 128u;
+    c.dim = 128u;
+    c.tokens = 1u + kvq_tb_rndu(300);
+    c.npat = 17u + kvq_tb_rndu(16);
+    int in = (int)kvq_tb_rndu(IN_N);
+    c.input = in_name[in];
+    const uint64_t n = (uint64_t)c.tokens * c.dim, nb = (uint64_t)c.npat * c.dim;
+    float *x = (float *)kvq_tb_malloc(n * 4u), *bank = (float *)kvq_tb_malloc(nb * 4u);
+    make_bank(bank, c.npat, c.dim, in);
+    make_tokens(x, c.tokens, c.dim, bank, c.npat, in);
+    if (in >= IN_NAN) {
+        if (kvq_tb_chance(50)) plant_bad(x, n, in);
+        else plant_bad(bank, nb, in);
+    }
+    case_quant(&c, x, bank, 4);
+    free(x);
+    free(bank);
+}
+
 /* A large block: T tokens of d = 128, 32 patterns, values and keys. */
 static void large_case(uint32_t T, uint32_t kind)
 {
@@ -635,6 +663,7 @@ int main(void)
                        (unsigned long long)large))
         return 0;
     for (uint64_t k = 0; k < cases; k++) one_case();
+    for (uint64_t k = 0; k < cases / 8u + 1u; k++) fused_case();
     if (large >= 128u && large <= KVQ_MAX_DIM) {
         const uint32_t T = (uint32_t)(large / 128u * 128u);
         large_case(T, KVQ_PKV_VALUE);
