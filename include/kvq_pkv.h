@@ -11,6 +11,7 @@
 #ifndef KVQ_PKV_H
 #define KVQ_PKV_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -270,6 +271,26 @@ kvq_status kvq_pkv_kmeans(float *patterns, uint32_t *cluster, uint32_t *iters,
         \forall integer c; 0 <= c < dim ==> centre[c] == \old(centre[c]);   // [PKV-ERR-01]
 */
 kvq_status kvq_pkv_chebyshev(float *centre, const float *x, uint32_t tokens, uint32_t dim);
+
+/* The pinned evaluation of the threshold [PKV-V-02] for 8 <= dim <=
+ * KVQ_MAX_DIM and alpha <= KVQ_PKV_ALPHA_01 (unchecked: kvq_pkv_rho_star checks
+ * them): z_{1-alpha} as a binary64 constant (within 2^-52 relative of the
+ * certified brackets; check_pkv's threshold tests hold them to it), c^2 =
+ * 4 z^2 / (5 d) < 1 for d >= 8, rho*^2 = (1 - c^2) / (1 + sqrt(c^2 (2 - c^2))),
+ * the cancellation-free form of the closed form, rounded once to binary32.
+ * Each binary64 step has relative error 2^-53; the result is within 2^-23 of
+ * rho*.  One definition for the fast path and the device launchers
+ * (gpu/pkv/), which take the threshold from it on the host. */
+static inline float kvq_pkv_rho_star_eval(uint32_t dim, uint32_t alpha)
+{
+    const double z = alpha == KVQ_PKV_ALPHA_10 ? 0x1.4813c36e26d34p+0  /* 1.2815515655446008 */
+                   : alpha == KVQ_PKV_ALPHA_01 ? 0x1.29c5c4630ff0ep+1  /* 2.3263478740408408 */
+                                               : 0x1.a515209676ab8p+0; /* 0.05: 1.6448536269514715 */
+    const double c2 = (4.0 * (z * z)) / (5.0 * (double)dim);
+    const double g = c2 * (2.0 - c2);
+    const double u = (1.0 - c2) / (1.0 + sqrt(g));
+    return (float)sqrt(u);
+}
 
 /* The binary32 threshold rho*(d, alpha) of the pinned evaluation [PKV-V-02]. */
 kvq_status kvq_pkv_rho_star(float *rho, uint32_t dim, uint32_t alpha);

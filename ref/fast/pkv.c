@@ -19,14 +19,6 @@
 
 #include "kvq_pkv.h"
 
-/* z_{1-alpha} as binary64 constants (within 2^-52 relative of the certified
- * brackets; check_pkv threshold tests hold them to it) [PKV-V-02]. */
-static const double pkv_z[3] = {
-    0x1.a515209676ab8p+0,  /* alpha = 0.05: 1.6448536269514715 */
-    0x1.4813c36e26d34p+0,  /* alpha = 0.10: 1.2815515655446008 */
-    0x1.29c5c4630ff0ep+1,  /* alpha = 0.01: 2.3263478740408408 */
-};
-
 /* The extent of a [T][d] tensor accepted by every PKV call [PKV-ERR-01]. */
 static int extent_ok(uint32_t tokens, uint32_t dim)
 {
@@ -303,17 +295,9 @@ kvq_status kvq_pkv_bank_update(float *bank, uint32_t *npat, uint32_t *appended,
 
 kvq_status kvq_pkv_rho_star(float *rho, uint32_t dim, uint32_t alpha)
 {
-    double z, c2, g, u;
     if (rho == NULL || alpha > KVQ_PKV_ALPHA_01) return KVQ_E_PARAM;
     if (dim < 8u || dim > KVQ_MAX_DIM) return KVQ_E_SHAPE;
-    /* c^2 = 4 z^2 / (5 d) < 1 for d >= 8; rho*^2 = (1 - c^2) / (1 + sqrt(c^2 (2 - c^2))),
-     * the cancellation-free form of the closed form [PKV-V-02].  Each binary64
-     * step has relative error 2^-53; the result is within 2^-23 of rho*. */
-    z = pkv_z[alpha];
-    c2 = (4.0 * (z * z)) / (5.0 * (double)dim);
-    g = c2 * (2.0 - c2);
-    u = (1.0 - c2) / (1.0 + sqrt(g));
-    *rho = (float)sqrt(u);
+    *rho = kvq_pkv_rho_star_eval(dim, alpha); /* [PKV-V-02] */
     return KVQ_OK;
 }
 

@@ -1,0 +1,275 @@
+/*
+ * pkv_bench.cu -- bandwidth of the PKV quantizer and dequantizer against a copy.
+ *
+ * One run, one device: a 256 MiB binary32 block ([2^19][128], d = 128, G = 128,
+ * bits 2, F32 metadata, the paper's |M| = 32 patterns unless a row says
+ * otherwise), each configuration timed with CUDA events around the launcher
+ * call, the L2 flushed (a 256 MiB memset of another buffer) before every
+ * repetition, medians of REPS.  The baseline is cudaMemcpyAsync device to
+ * device of the 256 MiB input in the same run (2 x 256 MiB moved).
+ * Bandwidths: a row's is its compulsory bytes over its median time; the
+ * copy's is 2 x 256 MiB over its median; ratio = row bandwidth / copy bandwidth
+ * (goal >= 0.85).
+ *   quantize: input + residual (an output of kvq_pkv_quantize) + codes +
+ *             scales + zeros + indices;
+ *   dequantize: codes + scales + zeros + indices + output (the bank, 16 KiB,
+ *             stays in L2 and is not counted).
+ * floor = compulsory / the bytes the pass structure moves (the quantizer: the
+ * residual pass reads x and writes r, the KIVI stage reads r again, except in
+ * the fused form (KVQ_CUDA_PKV_FUSED: one pass, floor 1); the
+ * scratch form copies r, the indices and the codes out once more; the
+ * dequantizer's check pass reads the metadata and indices once more).
+ *
+ * Instructions per element (ops/elem, counted from the kernels' source, the
+ * per-element work of the inner loops; integer address work not counted):
+ *   assignment: 3 npat (FADD of the difference, FMNMX for the largest and for
+ *   the least) + 2 for the row's own extremes (the V decision and the checks)
+ *   + 1 (the residual FADD); the KIVI stage ~7 (kivi.cu: FADD, FMUL, clamps,
+ *   the magic-number rounding, packing).  With npat = 32 that is ~106 ops a
+ *   value, against ~8 for KIVI alone: the assignment is instruction bound
+ *   (132 SMs x 128 lanes x ~1.98 GHz / 106 ops = ~0.3 T values/s, about 1.3
+ *   TB/s of compulsory bytes, ~0.3 of the copy), whatever the memory system
+ *   does.  The npat = 1 rows measure the memory structure alone.  The fused
+ *   row at d = 128 and |M| = 32 keeps each lane's pattern in registers
+ *   (pkv_quant.cu), so its assignment loads only the token's row; the others
+ *   read a pattern row from L1 for every token (16 bytes a lane a step: about as
+ *   many L1 cycles as the min/max instructions take).
+ *   dequantize: ~8 (unpack shift/mask, 2^23 trick FADD, FFMA, the saturation
+ *   test, the pattern FADD).
+ *
+ * usage: kvq_pkv_bench [--reps R] [--json PATH] [--commit TEXT]
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "kvq.h"
+#include "kvq_pkv.h"
+#include "pkv/kvq_cuda_pkv.h"
+
+#define CK(x)                                                                       \
+    do {                                                                            \
+        cudaError_t e_ = (x);                                                       \
+        if (e_ != cudaSuccess) {                                                    \
+            fprintf(stderr, "pkv-bench: %s: %s\n", #x, cudaGetErrorString(e_));    \
+            exit(2);                                                                \
+        }                                                                           \
+    } while (0)
+
+static void *g_flush;
+static size_t g_flush_n = (size_t)256 << 20;
+
+static double median(std::vector<float> v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+template <class F> static double time_med(int reps, F f)
+{
+    cudaEvent_t a, b;
+    std::vector<float> t;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    f(); /* warm-up */
+    CK(cudaDeviceSynchronize());
+    for (int r = 0; r < reps; r++) {
+        CK(cudaMemsetAsync(g_flush, r & 0xFF, g_flush_n, 0)); /* cold L2 */
+        CK(cudaEventRecord(a, 0));
+        f();
+        CK(cudaEventRecord(b, 0));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return median(t);
+}
+
+/* Values near one of the 32 grid patterns (the V threshold keeps most). */
+__global__ void fill_kernel(float *x, uint64_t n, uint32_t d, uint32_t npat)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (uint64_t)gridDim.x * blockDim.x) {
+        uint64_t t = e / d, h = t * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+        const uint32_t j = (uint32_t)(h % npat), i = (uint32_t)(e % d);
+        uint64_t k = e * 0xD1B54A32D192ED03ull;
+        k ^= k >> 31;
+        x[e] = (float)((int)((j * 7u + i * 13u) % 33u) - 16) * 0.125f +
+               ((float)(k & 0xFFFF) - 32768.0f) * 0x1p-20f;
+    }
+}
+
+__global__ void bank_kernel(float *b, uint32_t npat, uint32_t d)
+{
+    for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < npat * d; e += gridDim.x * blockDim.x) {
+        const uint32_t j = e / d, i = e % d;
+        b[e] = (float)((int)((j * 7u + i * 13u) % 33u) - 16) * 0.125f;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 30;
+    const char *json = NULL, *commit = "unknown";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
+        else {
+            fprintf(stderr, "pkv-bench: unknown argument '%s' (usage: kvq_pkv_bench [--reps R] "
+                            "[--json PATH] [--commit TEXT])\n", argv[i]);
+            return 2;
+        }
+    }
+    if (reps < 1) {
+        fprintf(stderr, "pkv-bench: --reps must be at least 1\n");
+        return 2;
+    }
+    char why[256];
+    if (kvq_cuda_device_check(why, sizeof why) != KVQ_OK) {
+        printf("pkv-bench: SKIPPED (no CUDA device: %s)\n", why);
+        return 0;
+    }
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    const uint32_t T = 1u << 19, d = 128u, NP = 32u;
+    const uint64_t n = (uint64_t)T * d, in_b = n * 4u;
+    const kvq_pkv_params p = kvq_pkv_params_default(2u);
+    const kvq_policy pol = kvq_policy_default;
+    float *x, *resid, *y, *scale, *zero, *bank;
+    uint8_t *codes, *cpy;
+    uint16_t *index;
+    CK(cudaMalloc(&x, in_b));
+    CK(cudaMalloc(&cpy, in_b));
+    CK(cudaMalloc(&resid, in_b));
+    CK(cudaMalloc(&y, in_b));
+    CK(cudaMalloc(&codes, n / 2u));
+    CK(cudaMalloc(&scale, n / 8u * 4u));
+    CK(cudaMalloc(&zero, n / 8u * 4u));
+    CK(cudaMalloc(&index, (size_t)T * 2u));
+    CK(cudaMalloc(&bank, (size_t)NP * d * 4u));
+    CK(cudaMalloc(&g_flush, g_flush_n));
+    fill_kernel<<<4096, 256>>>(x, n, d, NP);
+    bank_kernel<<<16, 256>>>(bank, NP, d);
+    CK(cudaDeviceSynchronize());
+
+    const double t_copy = time_med(reps, [&] { CK(cudaMemcpyAsync(cpy, x, in_b, cudaMemcpyDeviceToDevice, 0)); });
+    const double bw_copy = 2.0 * (double)in_b / (t_copy * 1e-3) / 1e9;
+
+    kvq_cuda_result *res;
+    CK(cudaMalloc((void **)&res, sizeof *res));
+    struct row { char name[96]; double ms, bytes, moved, ops; } rows[16];
+    int nr = 0;
+    struct qcfg { const char *name; uint32_t kind, npat, opts; } qc[] = {
+        {"Q values, |M| = 32, fused, direct (one pass)", KVQ_PKV_VALUE, 32u,
+         KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED},
+        {"Q values, |M| = 32, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT},
+        {"Q keys (decode, min-max), |M| = 32, direct", KVQ_PKV_KEY_DECODE, 32u, KVQ_CUDA_DIRECT},
+        {"Q values, |M| = 32, scratch (nothing written on error)", KVQ_PKV_VALUE, 32u, 0u},
+        {"Q values, |M| = 1, direct (memory structure)", KVQ_PKV_VALUE, 1u, KVQ_CUDA_DIRECT},
+        {"Q keys, |M| = 1, direct (memory structure)", KVQ_PKV_KEY_DECODE, 1u, KVQ_CUDA_DIRECT},
+    };
+    for (auto &q : qc) {
+        const size_t wb = kvq_cuda_pkv_quantize_workspace(&p, q.kind, T, d, q.opts);
+        void *ws;
+        CK(cudaMalloc(&ws, wb));
+        kvq_status st = KVQ_OK;
+        double ms = time_med(reps, [&] {
+            kvq_status s = kvq_cuda_pkv_quantize_async(codes, scale, zero, index, resid, res, x, q.kind,
+                                                       T, d, bank, q.npat, &p, &pol, ws, wb, q.opts, 0);
+            if (s != KVQ_OK) st = s;
+        });
+        kvq_cuda_result h;
+        CK(cudaMemcpy(&h, res, sizeof h, cudaMemcpyDeviceToHost));
+        if (st == KVQ_OK) st = (kvq_status)h.status;
+        if (st != KVQ_OK) { fprintf(stderr, "pkv-bench: %s: %s\n", q.name, kvq_status_str(st)); return 1; }
+        CK(cudaFree(ws));
+        const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&p, q.kind, T, d);
+        const double meta = 8.0 * (double)kvq_kivi_groups(&ks), cb = (double)kvq_kivi_code_bytes(&ks);
+        const double idx = (double)kvq_pkv_index_bytes(T);
+        const double bytes = 2.0 * (double)in_b + cb + meta + idx;
+        const bool fused = (q.opts & KVQ_CUDA_PKV_FUSED) && q.kind == KVQ_PKV_VALUE && q.npat > 16u;
+        double moved = bytes + (fused ? 0.0 : (double)in_b);            /* the KIVI stage reads r */
+        if (!(q.opts & KVQ_CUDA_DIRECT)) moved += 2.0 * ((double)in_b + idx + cb + meta); /* copy-outs */
+        row &r = rows[nr++];
+        snprintf(r.name, sizeof r.name, "%s", q.name);
+        r.ms = ms;
+        r.bytes = bytes;
+        r.moved = moved;
+        r.ops = 3.0 * q.npat + 3.0 + 7.0;
+    }
+    /* dequantize the block the last value/key quantize of |M| = 32 left (run them again) */
+    for (uint32_t kind : {KVQ_PKV_VALUE, KVQ_PKV_KEY_DECODE}) {
+        const size_t wb = kvq_cuda_pkv_quantize_workspace(&p, kind, T, d, KVQ_CUDA_DIRECT);
+        void *ws;
+        CK(cudaMalloc(&ws, wb));
+        uint32_t f;
+        kvq_status st = kvq_cuda_pkv_quantize(codes, scale, zero, index, resid, &f, x, kind, T, d, bank,
+                                              NP, &p, &pol, ws, wb, KVQ_CUDA_DIRECT, 0);
+        if (st != KVQ_OK) { fprintf(stderr, "pkv-bench: quantize: %s\n", kvq_status_str(st)); return 1; }
+        CK(cudaFree(ws));
+        CK(cudaMalloc(&ws, kvq_cuda_pkv_dequantize_workspace()));
+        double ms = time_med(reps, [&] {
+            kvq_status s = kvq_cuda_pkv_dequantize_async(y, res, codes, scale, zero, index, kind, T, d, bank,
+                                                         NP, &p, &pol, ws, kvq_cuda_pkv_dequantize_workspace(), 0);
+            if (s != KVQ_OK) st = s;
+        });
+        kvq_cuda_result h;
+        CK(cudaMemcpy(&h, res, sizeof h, cudaMemcpyDeviceToHost));
+        if (st == KVQ_OK) st = (kvq_status)h.status;
+        if (st != KVQ_OK) { fprintf(stderr, "pkv-bench: dequantize: %s\n", kvq_status_str(st)); return 1; }
+        CK(cudaFree(ws));
+        const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&p, kind, T, d);
+        const double meta = 8.0 * (double)kvq_kivi_groups(&ks), cb = (double)kvq_kivi_code_bytes(&ks);
+        const double idx = (double)kvq_pkv_index_bytes(T);
+        row &r = rows[nr++];
+        snprintf(r.name, sizeof r.name, "DQ %s, |M| = 32 (check pass + one write pass)",
+                 kind == KVQ_PKV_VALUE ? "values" : "keys");
+        r.ms = ms;
+        r.bytes = (double)in_b + cb + meta + idx;
+        r.moved = r.bytes + meta + idx;
+        r.ops = 8.0;
+    }
+    printf("# gpu/reports/pkv-bench.txt -- PKV quantizer and dequantizer vs a device-to-device copy\n");
+    printf("# gpu/pkv/pkv_bench.cu; device %s (sm_%d%d); commit %s\n", prop.name, prop.major, prop.minor, commit);
+    printf("# input [%u][%u] binary32 = %llu MiB, G 128, bits 2, F32 metadata; CUDA events, L2 flushed "
+           "before each rep, medians of %d\n", T, d, (unsigned long long)(in_b >> 20), reps);
+    printf("# bandwidth = compulsory bytes / median (quantize: x + residual + codes + metadata + indices;\n");
+    printf("#   dequantize: codes + metadata + indices + y); ratio = bandwidth / copy bandwidth (goal >= 0.85)\n");
+    printf("# floor = the ratio the pass structure reaches at copy speed: compulsory / bytes it moves\n");
+    printf("#   (the KIVI stage reads the residual again; the scratch form copies its outputs out);\n");
+    printf("#   of floor = ratio / floor; ops/elem: the kernels' per-value arithmetic (pkv_bench.cu says how counted)\n");
+    printf("copy D2D %llu MiB: %.4f ms, %.1f GB/s (2 x bytes / time)\n", (unsigned long long)(in_b >> 20),
+           t_copy, bw_copy);
+    FILE *jf = json ? fopen(json, "w") : NULL;
+    if (json && !jf) {
+        fprintf(stderr, "pkv-bench: cannot write %s\n", json);
+        return 2;
+    }
+    if (jf) fprintf(jf, "{\n  \"device\": \"%s\",\n  \"commit\": \"%s\",\n  \"input_bytes\": %llu,\n  \"reps\": %d,\n"
+                    "  \"copy\": {\"ms\": %.5f, \"GBps\": %.2f},\n  \"rows\": [\n",
+                    prop.name, commit, (unsigned long long)in_b, reps, t_copy, bw_copy);
+    for (int i = 0; i < nr; i++) {
+        const double bw = rows[i].bytes / (rows[i].ms * 1e-3) / 1e9;
+        const double floor_r = rows[i].bytes / rows[i].moved;
+        printf("%-56s %.4f ms  %7.1f GB/s  ratio %.3f  floor %.3f  of floor %.3f  ops/elem %.0f\n", rows[i].name,
+               rows[i].ms, bw, bw / bw_copy, floor_r, bw / bw_copy / floor_r, rows[i].ops);
+        if (jf) fprintf(jf, "    {\"name\": \"%s\", \"ms\": %.5f, \"bytes\": %.0f, \"moved\": %.0f, \"GBps\": %.2f, "
+                        "\"ratio\": %.4f, \"floor\": %.4f, \"ops_per_elem\": %.0f}%s\n", rows[i].name, rows[i].ms,
+                        rows[i].bytes, rows[i].moved, bw, bw / bw_copy, floor_r, rows[i].ops, i + 1 < nr ? "," : "");
+    }
+    if (jf) {
+        fprintf(jf, "  ],\n  \"goal_ratio\": 0.85\n}\n");
+        fclose(jf);
+    }
+    return 0;
+}

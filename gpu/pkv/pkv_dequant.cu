@@ -1,0 +1,376 @@
+/*
+ * pkv_dequant.cu -- PKV dequantization on CUDA, bit-exact to kvq_pkv_dequantize
+ * (ref/fast/pkv.c) [PKV-D-01..02] with KIVI's dequantization semantics
+ * [KIVI-D-01..02] (gpu/kivi/kivi_dev.cuh: the same device functions as
+ * gpu/kivi/kivi.cu).
+ *
+ * Kernels:
+ *   pkv_dequant_check_kernel  the fast path's checks in its order, as the least
+ *                             of one 64-bit key a failure (stage << 56 | group << 4
+ *                             | status): every pattern finite (stage 0), in the
+ *                             domain (1), every index names a pattern or is 0xFFFF
+ *                             in a value block (2), the metadata of every group,
+ *                             the lowest bad group's status (3), and under the NaN
+ *                             policy a code whose fmaf overflows (4) [POL-OV-02]
+ *   pkv_dequant_token_kernel  per-token groups (values), G a power of two, d a
+ *                             multiple of 4: a warp a token row, 4 values a lane a
+ *                             step, y = RN32(fmaf(c, s, z) + m) as one 16-byte store
+ *   pkv_dequant_channel_kernel per-channel groups (keys), G in {32, 64, 128}: one thread a
+ *                             group, consecutive threads consecutive channels
+ *   pkv_dequant_generic_kernel any other shape: one thread an element
+ *   pkv_dequant_finish_kernel the call's status and flags
+ * The writing kernels return at once when the check failed, so nothing is
+ * written on error [PKV-ERR-01].
+ */
+#include <cuda_runtime.h>
+
+#include <stdio.h>
+
+#include "kvq_cuda_pkv.h"
+#include "pkv/pkv_dev.cuh"
+
+#define WS_STATE  0u
+#define WS_RESULT 64u
+#define WS_HEAD   256u
+
+#define STAGE(s) ((unsigned long long)(s) << 56)
+
+__global__ void __launch_bounds__(256)
+pkv_dequant_check_kernel(const uint8_t *__restrict__ codes, const float *__restrict__ scale,
+                         const float *__restrict__ zero, const uint16_t *__restrict__ index,
+                         const float *__restrict__ bank, uint32_t npat, kvq_dev_state *st,
+                         kvq_kivi_shape sh, uint32_t kind, kvq_policy pol, uint64_t span)
+{
+    const uint64_t nb = (uint64_t)npat * sh.channels, ng = kvq_kivi_groups(&sh);
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    unsigned long long key = NO_KEY;
+    for (uint64_t e = dev_tid(); e < span; e += stride) {
+        if (e < nb) {
+            const uint32_t c = dev_pkv_check(__ldg(bank + e));
+            if (c & PKV_ERR_NONFINITE) key = min(key, STAGE(0) | KVQ_E_NONFINITE);
+            else if (c) key = min(key, STAGE(1) | KVQ_E_RANGE);
+        }
+        if (e < sh.tokens) {             /* [PKV-D-02] */
+            const uint32_t ix = index[e];
+            if (!(ix == KVQ_PKV_NO_PATTERN && kind == KVQ_PKV_VALUE) && ix >= npat)
+                key = min(key, STAGE(2) | KVQ_E_PARAM);
+        }
+        if (e < ng) {                    /* [KIVI-D-02], then overflow [POL-OV-02] */
+            const float s = scale[e], z = zero[e];
+            const uint32_t ms = dev_meta_ok(s, z, sh.meta);
+            if (ms != KVQ_OK) {
+                key = min(key, STAGE(3) | ((unsigned long long)e << 4) | ms);
+            } else if (pol.overflow == KVQ_OVERFLOW_NAN &&
+                       isinf(__fmaf_rn((float)kvq_code_max(sh.bits), s, z))) {
+                const uint8_t *grp = codes + kvq_kivi_group_code_offset(&sh, e);
+                for (uint32_t i = 0; i < sh.group; i++)
+                    if (isinf(__fmaf_rn((float)kvq_unpack_code(grp, i, sh.bits), s, z))) {
+                        key = min(key, STAGE(4) | KVQ_E_RANGE);
+                        break;
+                    }
+            }
+        }
+    }
+    if (key != NO_KEY) atomicMin(&st->key, key);
+}
+
+/* One value: r^ = fmaf(c, s, z) [KIVI-D-01], then RN32(r^ + m) unless the token is
+ * stored raw [PKV-D-01]. */
+__device__ __forceinline__ float dev_pkv_value(uint32_t c, float s, float z, const float *m,
+                                               uint32_t i, uint32_t &f)
+{
+    const float r = dev_dequant(c, s, z, f);
+    return m != NULL ? __fadd_rn(r, __ldg(m + i)) : r;
+}
+
+template <int BITS>
+__global__ void __launch_bounds__(256)
+pkv_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                         const float *__restrict__ scale, const float *__restrict__ zero,
+                         const uint16_t *__restrict__ index, const float *__restrict__ bank,
+                         kvq_dev_state *st, kvq_kivi_shape sh, uint32_t lg_g)
+{
+    if (__ldg(&st->key) != NO_KEY) return; /* final: a kernel boundary orders it */
+    const uint32_t lane = threadIdx.x & 31u, d = sh.channels, G = 1u << lg_g;
+    const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
+    uint32_t f = 0;
+    for (uint64_t t = dev_tid() / 32u; t < sh.tokens; t += nwarps) {
+        const uint32_t ix = __ldg(index + t);
+        const float *m = ix == KVQ_PKV_NO_PATTERN ? NULL : bank + kvq_pkv_pattern_offset(ix, d);
+        for (uint32_t i = 4u * lane; i < d; i += 128u) {
+            const uint64_t e = t * d + i;
+            const uint64_t g = e >> lg_g;    /* per token: group g holds elements gG .. gG+G-1 */
+            const uint32_t i0 = (uint32_t)(e & (G - 1u));
+            const uint32_t first = kvq_code_byte(i0, BITS);
+            const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g) + first;
+            const uint32_t w = BITS <= 2 ? (uint32_t)__ldcs(in) : (uint32_t)__ldcs((const unsigned short *)in);
+            const float s = __ldg(scale + g), z = __ldg(zero + g);
+            float r[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const uint32_t c = (w >> kvq_code_word_shift(i0 + (uint32_t)k, BITS, first)) &
+                                   kvq_code_max(BITS);
+                r[k] = dev_pkv_value(c, s, z, m, i + (uint32_t)k, f);
+            }
+            __stcs((float4 *)(y + e), make_float4(r[0], r[1], r[2], r[3]));
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* Per-channel groups (keys), G in {32, 64, 128}: one thread a group (tokens
+ * tb*G .. tb*G+G-1 of channel c, g = tb*D + c), its code words in registers;
+ * consecutive threads take consecutive channels, so a warp's stores of one
+ * token row and its reads of the token's pattern row are coalesced, and the
+ * token's index is one broadcast load.  Key blocks store no raw token: every
+ * index names a pattern (the check pass). */
+template <int BITS, int G>
+__global__ void __launch_bounds__(128, 3) /* at most 168 registers: 12 warps an SM */
+pkv_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                           const float *__restrict__ scale, const float *__restrict__ zero,
+                           const uint16_t *__restrict__ index, const float *__restrict__ bank,
+                           kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+{
+    if (__ldg(&st->key) != NO_KEY) return;
+    constexpr int NW = G * BITS / 32;    /* code words of a group */
+    const uint64_t g = dev_tid();
+    uint32_t f = 0;
+    if (g < ng) {
+        const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g);
+        uint32_t w[NW];
+        if (NW % 4 == 0) {               /* the group's bytes, 16 a load (kivi.cu's split) */
+#pragma unroll
+            for (int k = 0; k < NW; k += 4) {
+                const uint4 q = __ldcs((const uint4 *)in + k / 4);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+                if (k + 2 < NW) w[k + 2] = q.z;
+                if (k + 3 < NW) w[k + 3] = q.w;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < NW; k += 2) {
+                const uint2 q = __ldcs((const uint2 *)in + k / 2);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+            }
+        }
+        const float s = scale[g], z = zero[g];
+        const uint64_t base = kvq_kivi_group_base(&sh, g), stride = kvq_kivi_group_stride(&sh);
+        const uint64_t t0 = base / sh.channels;  /* the group's first token */
+        const uint32_t c = (uint32_t)(base - t0 * sh.channels);
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+            const uint32_t code = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word)) &
+                                  kvq_code_max(BITS);
+            const float *m = bank + kvq_pkv_pattern_offset(__ldg(index + t0 + (uint64_t)i), sh.channels);
+            __stcs(y + base + (uint64_t)i * stride, dev_pkv_value(code, s, z, m, c, f));
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+__global__ void __launch_bounds__(256)
+pkv_dequant_generic_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                           const float *__restrict__ scale, const float *__restrict__ zero,
+                           const uint16_t *__restrict__ index, const float *__restrict__ bank,
+                           kvq_dev_state *st, kvq_kivi_shape sh)
+{
+    if (__ldg(&st->key) != NO_KEY) return;
+    const uint64_t n = kvq_kivi_elems(&sh), stride = (uint64_t)gridDim.x * blockDim.x;
+    uint32_t f = 0;
+    for (uint64_t e = dev_tid(); e < n; e += stride) {
+        uint32_t i;
+        const uint64_t g = kvq_kivi_group_of(&sh, e, &i);
+        const uint32_t c = kvq_unpack_code(codes + kvq_kivi_group_code_offset(&sh, g), i, sh.bits);
+        const uint64_t t = e / sh.channels;
+        const uint32_t ix = index[t];
+        const float *m = ix == KVQ_PKV_NO_PATTERN ? NULL
+                                                  : bank + kvq_pkv_pattern_offset(ix, sh.channels);
+        y[e] = dev_pkv_value(c, scale[g], zero[g], m, (uint32_t)(e - t * sh.channels), f);
+    }
+    dev_publish(st, f, 0u);
+}
+
+__global__ void pkv_dequant_finish_kernel(const kvq_dev_state *st, kvq_cuda_result *res)
+{
+    const uint32_t s = st->key == NO_KEY ? (uint32_t)KVQ_OK : (uint32_t)(st->key & 15u);
+    res->status = s;
+    res->flags = s == (uint32_t)KVQ_OK ? st->flags : 0u;
+}
+
+/* The fast path's argument checks, in its order [PKV-ERR-01]. */
+static kvq_status check_args(const void *y, const void *codes, const void *scale,
+                             const void *zero, const void *index, uint32_t kind, uint32_t tokens,
+                             uint32_t dim, const void *bank, uint32_t npat,
+                             const kvq_pkv_params *p, const kvq_policy *pol)
+{
+    if (y == NULL || codes == NULL || scale == NULL || zero == NULL || index == NULL ||
+        bank == NULL || p == NULL || pol == NULL)
+        return KVQ_E_PARAM;
+    if (kind > KVQ_PKV_VALUE || !kvq_pkv_params_ok(p) || kvq_policy_check(pol) != KVQ_OK)
+        return KVQ_E_PARAM;
+    const kvq_kivi_shape ks = kvq_pkv_kivi_shape(p, kind, tokens, dim);
+    if (!pkv_extent_ok(tokens, dim) || !kvq_kivi_shape_ok(&ks)) return KVQ_E_SHAPE;
+    if (npat == 0u || npat > KVQ_PKV_MAX_PATTERNS) return KVQ_E_SHAPE;
+    return KVQ_OK;
+}
+
+extern "C" size_t kvq_cuda_pkv_dequantize_workspace(void)
+{
+    return WS_HEAD;
+}
+
+extern "C" kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result *d_result,
+                                                    const uint8_t *d_codes, const float *d_scale,
+                                                    const float *d_zero, const uint16_t *d_index,
+                                                    uint32_t kind, uint32_t tokens, uint32_t dim,
+                                                    const float *d_bank, uint32_t npat,
+                                                    const kvq_pkv_params *p, const kvq_policy *pol,
+                                                    void *d_workspace, size_t workspace_bytes,
+                                                    cudaStream_t stream)
+{
+    kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, d_index, kind, tokens, dim, d_bank,
+                              npat, p, pol);
+    if (a != KVQ_OK) return a;
+    if (d_result == NULL || d_workspace == NULL || ((uintptr_t)d_workspace % 256u) != 0u ||
+        workspace_bytes < WS_HEAD)
+        return KVQ_E_PARAM;
+    const kvq_kivi_shape sh = kvq_pkv_kivi_shape(p, kind, tokens, dim);
+    kvq_dev_state *st = (kvq_dev_state *)((uint8_t *)d_workspace + WS_STATE);
+    const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
+    const uint64_t nb = (uint64_t)npat * dim;
+    uint64_t span = nb > tokens ? nb : tokens;
+    if (ng > span) span = ng;
+    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
+    if (cudaMemsetAsync(&st->key, 0xFF, sizeof st->key, stream) != cudaSuccess)
+        return KVQ_E_DEVICE;
+    pkv_dequant_check_kernel<<<pkv_grid(span, 256), 256, 0, stream>>>(
+        d_codes, d_scale, d_zero, d_index, d_bank, npat, st, sh, kind, *pol, span);
+    const bool g_pow2 = (sh.group & (sh.group - 1u)) == 0u;
+    if (sh.grouping == KVQ_GROUP_TOKEN && g_pow2 && dim % 4u == 0u &&
+        ((uintptr_t)d_y % 16u) == 0u && ((uintptr_t)d_codes % 2u) == 0u) {
+        uint32_t lg = 0;
+        while ((1u << lg) < sh.group) lg++;
+        int dev = 0, sms = 132;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        const uint64_t want = ((uint64_t)tokens * 32u + 255u) / 256u;
+        const unsigned int nbk = (unsigned int)(want < (uint64_t)sms * 16u ? want
+                                                                           : (uint64_t)sms * 16u);
+        if (sh.bits == 2u)
+            pkv_dequant_token_kernel<2><<<nbk, 256, 0, stream>>>(d_y, d_codes, d_scale, d_zero,
+                                                                 d_index, d_bank, st, sh, lg);
+        else
+            pkv_dequant_token_kernel<4><<<nbk, 256, 0, stream>>>(d_y, d_codes, d_scale, d_zero,
+                                                                 d_index, d_bank, st, sh, lg);
+    } else if (sh.grouping == KVQ_GROUP_CHANNEL && (sh.group == 32u || sh.group == 64u ||
+                                                     sh.group == 128u) &&
+               ((uintptr_t)d_codes % 16u) == 0u) {
+        const unsigned int nbk = (unsigned int)((ng + 127u) / 128u);
+#define PKV_DQ_CH(BITS, G)                                                                     \
+    pkv_dequant_channel_kernel<BITS, G><<<nbk, 128, 0, stream>>>(d_y, d_codes, d_scale, d_zero, \
+                                                                 d_index, d_bank, st, sh, ng)
+        if (sh.bits == 2u) {
+            if (sh.group == 32u) PKV_DQ_CH(2, 32);
+            else if (sh.group == 64u) PKV_DQ_CH(2, 64);
+            else PKV_DQ_CH(2, 128);
+        } else {
+            if (sh.group == 32u) PKV_DQ_CH(4, 32);
+            else if (sh.group == 64u) PKV_DQ_CH(4, 64);
+            else PKV_DQ_CH(4, 128);
+        }
+#undef PKV_DQ_CH
+    } else {
+        pkv_dequant_generic_kernel<<<pkv_grid(n, 256), 256, 0, stream>>>(
+            d_y, d_codes, d_scale, d_zero, d_index, d_bank, st, sh);
+    }
+    pkv_dequant_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+extern "C" kvq_status kvq_cuda_pkv_dequantize(float *d_y, uint32_t *flags, const uint8_t *d_codes,
+                                              const float *d_scale, const float *d_zero,
+                                              const uint16_t *d_index, uint32_t kind,
+                                              uint32_t tokens, uint32_t dim, const float *d_bank,
+                                              uint32_t npat, const kvq_pkv_params *p,
+                                              const kvq_policy *pol, void *d_workspace,
+                                              size_t workspace_bytes, cudaStream_t stream)
+{
+    kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, d_index, kind, tokens, dim, d_bank,
+                              npat, p, pol);
+    if (a != KVQ_OK) return a;
+    void *ws = d_workspace;
+    int own = 0;
+    if (ws == NULL) {
+        if (cudaMallocAsync(&ws, WS_HEAD, stream) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return KVQ_E_NOMEM;
+        }
+        own = 1;
+        workspace_bytes = WS_HEAD;
+    }
+    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT), r = {KVQ_E_DEVICE, 0};
+    kvq_status enq = kvq_cuda_pkv_dequantize_async(d_y, dres, d_codes, d_scale, d_zero, d_index,
+                                                   kind, tokens, dim, d_bank, npat, p, pol, ws,
+                                                   workspace_bytes, stream);
+    cudaError_t e = cudaSuccess;
+    if (enq == KVQ_OK) e = cudaMemcpyAsync(&r, dres, sizeof r, cudaMemcpyDeviceToHost, stream);
+    if (own) (void)cudaFreeAsync(ws, stream);
+    cudaError_t e2 = cudaStreamSynchronize(stream);
+    if (enq != KVQ_OK) return enq;
+    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
+    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
+    return (kvq_status)r.status;
+}
+
+extern "C" kvq_status kvq_cuda_pkv_dequantize_host(float *y, uint32_t *flags, const uint8_t *codes,
+                                                   const float *scale, const float *zero,
+                                                   const uint16_t *index, uint32_t kind,
+                                                   uint32_t tokens, uint32_t dim, const float *bank,
+                                                   uint32_t npat, const kvq_pkv_params *p,
+                                                   const kvq_policy *pol)
+{
+    kvq_status a = check_args(y, codes, scale, zero, index, kind, tokens, dim, bank, npat, p, pol);
+    if (a != KVQ_OK) return a;
+    const kvq_kivi_shape ks = kvq_pkv_kivi_shape(p, kind, tokens, dim);
+    const uint64_t n = (uint64_t)tokens * dim, nb = (uint64_t)npat * dim;
+    const uint64_t cb = kvq_kivi_code_bytes(&ks), ng = kvq_kivi_groups(&ks);
+    const uint64_t ib = kvq_pkv_index_bytes(tokens);
+    float *dy = NULL, *db = NULL, *ds = NULL, *dz = NULL;
+    uint8_t *dc = NULL;
+    uint16_t *di = NULL;
+    uint32_t f = 0;
+    kvq_status st = KVQ_E_NOMEM;
+    if (cudaMalloc(&dy, n * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&db, nb * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&dc, cb) != cudaSuccess) goto out;
+    if (cudaMalloc(&ds, ng * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&dz, ng * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&di, ib) != cudaSuccess) goto out;
+    st = KVQ_E_DEVICE;
+    if (cudaMemcpy(db, bank, nb * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(dc, codes, cb, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(ds, scale, ng * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(dz, zero, ng * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(di, index, ib, cudaMemcpyHostToDevice) != cudaSuccess)
+        goto out;
+    st = kvq_cuda_pkv_dequantize(dy, &f, dc, ds, dz, di, kind, tokens, dim, db, npat, p, pol, NULL,
+                                 0, 0);
+    if (st != KVQ_OK) goto out;
+    if (cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        st = KVQ_E_DEVICE;
+        goto out;
+    }
+    if (flags != NULL) *flags = f;
+out:
+    cudaFree(dy);
+    cudaFree(db);
+    cudaFree(dc);
+    cudaFree(ds);
+    cudaFree(dz);
+    cudaFree(di);
+    (void)cudaGetLastError();
+    return st;
+}

@@ -1,0 +1,473 @@
+/*
+ * pkv_quant.cu -- PKV residual quantization on CUDA, bit-exact to
+ * kvq_pkv_quantize (ref/fast/pkv.c) [PKV-Q-01..04] [PKV-V-01..03] [PKV-A-01..03].
+ *
+ * Kernels, in stream order:
+ *   pkv_quant_bank_check_kernel  every pattern value against the domain [PKV-DOM-01]
+ *   pkv_resid_kernel             per token (a segment of P lanes, pkv_dev.cuh): the
+ *                                input checks, the extremes of the row, the pattern
+ *                                index [PKV-A-02] with the kind's metric [PKV-A-03],
+ *                                for values the V decision [PKV-V-01], then the
+ *                                residual row r = RN32(x - m), or x for a value stored
+ *                                raw (index 0xFFFF) [PKV-Q-02] [PKV-V-03]
+ *   pkv_poison_kernel            when a check failed: a NaN into the residual, so the [PKV-DEV-03]
+ *                                KIVI stage fails and commits nothing of its own
+ *   (KIVI)                       kvq_cuda_kivi_quantize_async on the residual tensor with
+ *                                the shape kvq_pkv_kivi_shape [PKV-Q-03] -- KIVI's own
+ *                                launcher, so codes, metadata and flags are KIVI's
+ *   pkv_quant_commit_kernel      residual and indices from scratch to the outputs iff
+ *                                both stages succeeded [PKV-ERR-01]
+ *   pkv_quant_finish_kernel      the call's status (the PKV checks first, then KIVI's)
+ * and, asked for with KVQ_CUDA_PKV_FUSED | KVQ_CUDA_DIRECT on values with more than
+ * 16 patterns, pkv_resid_quant_token_kernel: the residual and its KIVI stage in one
+ * pass (the residual is not read back), then pkv_fused_finish_kernel.
+ *
+ * The threshold t of the V decision is the fast path's own evaluation
+ * (kvq_pkv_rho_star_eval, include/kvq_pkv.h), taken on the host.
+ */
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdio.h>
+
+#include "kvq_cuda_pkv.h"
+#include "pkv/pkv_dev.cuh"
+
+#define WS_STATE  0u   /* kvq_dev_state of the PKV checks */
+#define WS_KIVI   64u  /* kvq_cuda_result of the KIVI stage */
+#define WS_RESULT 128u /* kvq_cuda_result of the call (the blocking form's) */
+#define WS_HEAD   256u
+
+__global__ void __launch_bounds__(256)
+pkv_quant_bank_check_kernel(const float *__restrict__ bank, uint64_t nb, kvq_dev_state *st)
+{
+    uint32_t err = 0;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t e = dev_tid(); e < nb; e += stride) err |= dev_pkv_check(__ldg(bank + e));
+    dev_pkv_publish_err(st, err);
+}
+
+/* One segment of P = 2^lgP lanes a token, tokens in a grid-stride loop that
+ * every lane of a warp runs the same number of times (the segment reductions
+ * are warp shuffles). */
+__global__ void __launch_bounds__(256)
+pkv_resid_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
+                 const float *__restrict__ x, uint32_t tokens, uint32_t dim,
+                 const float *__restrict__ bank, uint32_t npat, uint32_t dist, int vdecide,
+                 float thr, uint32_t lgP, int vec, kvq_dev_state *st)
+{
+    const uint32_t P = 1u << lgP;
+    const uint32_t lane = threadIdx.x & 31u, sub = lane & (P - 1u);
+    const uint32_t tpw = 32u >> lgP;
+    const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
+    uint32_t err = 0;
+    for (uint64_t base = dev_tid() / 32u * tpw; base < tokens; base += nwarps * tpw) {
+        const uint64_t t = base + (lane >> lgP);
+        const bool act = t < tokens;
+        const float *xt = x + (act ? t : 0u) * dim;
+        if (t + nwarps * tpw < tokens) dev_pkv_prefetch_row(xt + nwarps * tpw * dim, dim, sub, P);
+        float vmin, vmax, bd;
+        err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, vec != 0, sub, lgP, act);
+        const uint32_t j = dev_pkv_nearest(&bd, xt, bank, npat, dim, dist, vec != 0, sub, lgP, act);
+        if (!act) continue;              /* no shuffles below */
+        const bool use = !vdecide || dev_pkv_v_use(vmin, vmax, bd, thr);
+        if (sub == 0u) index[t] = use ? (uint16_t)j : (uint16_t)KVQ_PKV_NO_PATTERN;
+        const float *m = bank + kvq_pkv_pattern_offset(j, dim);
+        float *rt = resid + t * dim;
+        PKV_SLICE_FOR(i, sub, P, dim, vec != 0) {
+            if (vec) {
+                float4 a = *(const float4 *)(xt + i);
+                if (use) {
+                    const float4 b = __ldg((const float4 *)(m + i));
+                    a.x = __fsub_rn(a.x, b.x);
+                    a.y = __fsub_rn(a.y, b.y);
+                    a.z = __fsub_rn(a.z, b.z);
+                    a.w = __fsub_rn(a.w, b.w);
+                }
+                *(float4 *)(rt + i) = a;
+            } else {
+                rt[i] = use ? __fsub_rn(xt[i], __ldg(m + i)) : xt[i]; /* RN32 [PKV-Q-02] */
+            }
+        }
+    }
+    dev_pkv_publish_err(st, err);
+}
+
+/* The fused form for values (KVQ_CUDA_PKV_FUSED with KVQ_CUDA_DIRECT): the
+ * residual kernel above with P = 32, then the KIVI stage on the residual row
+ * as it stands in registers -- the per-token groups of G = 2^LG channels
+ * (8 <= G <= 128) are G/4 consecutive lanes' float4 pieces (lane sub holds
+ * channels 4 (sub + 32 k) .. +3), their extremes meet by shuffles, and each
+ * group's metadata and codes are KIVI's device arithmetic (kivi_dev.cuh, the
+ * functions kivi_quant_token_kernel calls) in KIVI's order: the policy's read
+ * of each residual [POL-SN-01], min and max, dev_group_meta, dev_code.  The
+ * residual is written as read (before the subnormal policy), as the fast path
+ * stores it.  kst collects KIVI's flags and ERR_RANGE.  D = 128 (d = 128, at
+ * most 32 patterns): each lane keeps its pattern in registers
+ * (dev_pkv_nearest_reg), so the assignment loads only the token's row. */
+template <int BITS, int LG, int D>
+__global__ void __launch_bounds__(256)
+pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
+                             uint8_t *__restrict__ codes, float *__restrict__ scale,
+                             float *__restrict__ zero, const float *__restrict__ x,
+                             uint32_t tokens, uint32_t dim, const float *__restrict__ bank,
+                             uint32_t npat, int vdecide, float thr, kvq_kivi_shape sh,
+                             kvq_policy pol, kvq_dev_state *st, kvq_dev_state *kst)
+{
+    constexpr uint32_t G = 1u << LG, L = G / 4u; /* lanes a group */
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
+    const float cmax = (float)kvq_code_max(BITS);
+    const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
+    const bool away = pol.ties == KVQ_TIES_AWAY;
+    const bool nanpol = pol.overflow == KVQ_OVERFLOW_NAN;
+    uint32_t err = 0, f = 0, kerr = 0;
+    constexpr int DR = D > 0 ? D : 4;
+    float4 mreg[DR / 4];                 /* D > 0: this lane's pattern (npat <= 32, dim = D) */
+    if (D > 0) dev_pkv_load_pattern<DR>(mreg, bank, npat, lane);
+    for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
+        const float *xt = x + t * dim;
+        if (t + nwarps < tokens) dev_pkv_prefetch_row(xt + nwarps * dim, dim, lane, 32u);
+        float vmin, vmax, bd;
+        err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
+        const uint32_t j =
+            D > 0 ? dev_pkv_nearest_reg<DR>(&bd, xt, mreg, npat, lane)
+                  : dev_pkv_nearest(&bd, xt, bank, npat, dim, KVQ_PKV_DIST_MINMAX, true, lane, 5u,
+                                    true);
+        const bool use = !vdecide || dev_pkv_v_use(vmin, vmax, bd, thr);
+        if (lane == 0u) index[t] = use ? (uint16_t)j : (uint16_t)KVQ_PKV_NO_PATTERN;
+        const float *m = bank + kvq_pkv_pattern_offset(j, dim);
+        float *rt = resid + t * dim;
+        for (uint32_t c0 = 4u * lane, base = 0; base < dim; base += 128u, c0 += 128u) {
+            /* every lane runs every round (shuffles); lanes past the row hold whole
+             * groups of their own (d is a multiple of G), which they do not store */
+            const bool act = c0 < dim;
+            float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (act) {
+                float4 a = *(const float4 *)(xt + c0);
+                if (use) {
+                    const float4 b = __ldg((const float4 *)(m + c0));
+                    a.x = __fsub_rn(a.x, b.x);
+                    a.y = __fsub_rn(a.y, b.y);
+                    a.z = __fsub_rn(a.z, b.z);
+                    a.w = __fsub_rn(a.w, b.w);
+                }
+                *(float4 *)(rt + c0) = a; /* RN32 [PKV-Q-02] */
+                v[0] = a.x;
+                v[1] = a.y;
+                v[2] = a.z;
+                v[3] = a.w;
+            }
+            uint32_t fh = 0, eh = 0;
+#pragma unroll
+            for (int q = 0; q < 4; q++) v[q] = dev_read_input(v[q], daz, fh);
+            float mn = fminf(fminf(v[0], v[1]), fminf(v[2], v[3]));
+            float mx = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
+#pragma unroll
+            for (uint32_t o = L >> 1; o > 0u; o >>= 1) {
+                mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+            }
+            if (!act) continue;
+            float s, z;
+            dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
+            const uint64_t e = t * dim + c0;  /* per token: group g holds elements gG .. gG+G-1 */
+            const uint64_t g = e >> LG;
+            const uint32_t i0 = (uint32_t)(e & (G - 1u));
+            const uint32_t first = kvq_code_byte(i0, BITS);
+            uint32_t w = 0;
+            if (s != 0.0f) {             /* zero range: every code 0 [POL-ZR-01] */
+                const float rcp = __frcp_rn(s);
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    w |= dev_code(v[q], s, rcp, z, cmax, away, fh)
+                         << kvq_code_word_shift(i0 + (uint32_t)q, BITS, first);
+            }
+            uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, g) + first;
+            if (BITS == 2) *out = (uint8_t)w;
+            else *(uint16_t *)out = (uint16_t)w;
+            if (i0 == 0u) {
+                scale[g] = s;
+                zero[g] = z;
+            }
+            f |= fh;
+            kerr |= eh;
+        }
+    }
+    dev_pkv_publish_err(st, err);
+    dev_publish(kst, f, kerr);
+}
+
+__global__ void pkv_fused_finish_kernel(const kvq_dev_state *st, const kvq_dev_state *kst,
+                                        kvq_cuda_result *res)
+{
+    const uint32_t s = st->err != 0u ? pkv_err_status(st->err)
+                     : (kst->err & ERR_RANGE) ? (uint32_t)KVQ_E_RANGE : (uint32_t)KVQ_OK;
+    res->status = s;
+    res->flags = s == (uint32_t)KVQ_OK ? kst->flags : 0u;
+}
+
+__global__ void pkv_poison_kernel(float *resid, const kvq_dev_state *st)
+{
+    if (st->err != 0u) resid[0] = __int_as_float(0x7fc00000);
+}
+
+__global__ void __launch_bounds__(256)
+pkv_quant_commit_kernel(float *__restrict__ resid, const float *__restrict__ sresid, uint64_t n,
+                        uint16_t *__restrict__ index, const uint16_t *__restrict__ sindex,
+                        uint32_t tokens, const kvq_dev_state *st, const kvq_cuda_result *kres)
+{
+    if (__ldg(&st->err) != 0u || __ldg(&kres->status) != (uint32_t)KVQ_OK) return;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    if (((uintptr_t)resid & 15u) == 0u && n % 4u == 0u) {
+        for (uint64_t v = dev_tid(); v < n / 4u; v += stride)
+            ((float4 *)resid)[v] = __ldcs((const float4 *)sresid + v);
+    } else {
+        for (uint64_t e = dev_tid(); e < n; e += stride) resid[e] = sresid[e];
+    }
+    for (uint64_t t = dev_tid(); t < tokens; t += stride) index[t] = sindex[t];
+}
+
+__global__ void pkv_quant_finish_kernel(const kvq_dev_state *st, const kvq_cuda_result *kres,
+                                        kvq_cuda_result *res)
+{
+    const uint32_t s = st->err != 0u ? pkv_err_status(st->err) : kres->status;
+    res->status = s;
+    res->flags = s == (uint32_t)KVQ_OK ? kres->flags : 0u;
+}
+
+/* The fused form's conditions: asked for (with KVQ_CUDA_DIRECT), values, a
+ * token a warp (npat > 16), float4 rows, G a power of two 8 .. 128, codes
+ * 2-byte aligned; anything else takes the two-stage form (same results). */
+static int fused_shape(const kvq_kivi_shape *ks, uint32_t kind, uint32_t lgP, int vec,
+                       uint32_t opts, const void *codes)
+{
+    return (opts & KVQ_CUDA_PKV_FUSED) != 0u && (opts & KVQ_CUDA_DIRECT) != 0u &&
+           kind == KVQ_PKV_VALUE && lgP == 5u && vec && ks->group >= 8u && ks->group <= 128u &&
+           (ks->group & (ks->group - 1u)) == 0u && ((uintptr_t)codes % 2u) == 0u;
+}
+
+/* The fast path's argument checks, in its order [PKV-ERR-01]. */
+static kvq_status check_args(const void *codes, const void *scale, const void *zero,
+                             const void *index, const void *resid, const void *x,
+                             uint32_t kind, uint32_t tokens, uint32_t dim, const void *bank,
+                             uint32_t npat, const kvq_pkv_params *p, const kvq_policy *pol)
+{
+    if (codes == NULL || scale == NULL || zero == NULL || index == NULL || resid == NULL ||
+        x == NULL || bank == NULL || p == NULL || pol == NULL)
+        return KVQ_E_PARAM;
+    if (kind > KVQ_PKV_VALUE || !kvq_pkv_params_ok(p) || kvq_policy_check(pol) != KVQ_OK)
+        return KVQ_E_PARAM;
+    const kvq_kivi_shape ks = kvq_pkv_kivi_shape(p, kind, tokens, dim);
+    if (!pkv_extent_ok(tokens, dim) || !kvq_kivi_shape_ok(&ks)) return KVQ_E_SHAPE;
+    if (npat == 0u || npat > KVQ_PKV_MAX_PATTERNS) return KVQ_E_SHAPE;
+    return KVQ_OK;
+}
+
+/* Byte offsets of the workspace: resid and index scratch (not with
+ * KVQ_CUDA_DIRECT), then the KIVI stage's workspace. */
+typedef struct ws_layout {
+    uint64_t resid, index, kivi, kivi_bytes, total;
+} ws_layout;
+
+static ws_layout layout(const kvq_kivi_shape *ks, uint32_t opts)
+{
+    ws_layout w;
+    const uint64_t n = kvq_kivi_elems(ks);
+    const bool direct = (opts & KVQ_CUDA_DIRECT) != 0u;
+    w.resid = WS_HEAD;
+    w.index = w.resid + (direct ? 0u : pkv_up256(n * sizeof(float)));
+    w.kivi = w.index + (direct ? 0u : pkv_up256(kvq_pkv_index_bytes(ks->tokens)));
+    w.kivi_bytes = kvq_cuda_kivi_quantize_workspace(ks, opts);
+    w.total = w.kivi + pkv_up256(w.kivi_bytes);
+    return w;
+}
+
+extern "C" size_t kvq_cuda_pkv_quantize_workspace(const kvq_pkv_params *p, uint32_t kind,
+                                                  uint32_t tokens, uint32_t dim, uint32_t opts)
+{
+    static const float one = 0.0f;
+    if (check_args(&one, &one, &one, &one, &one, &one, kind, tokens, dim, &one, 1u, p,
+                   &kvq_policy_default) != KVQ_OK)
+        return 0;
+    const kvq_kivi_shape ks = kvq_pkv_kivi_shape(p, kind, tokens, dim);
+    return (size_t)layout(&ks, opts).total;
+}
+
+extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_scale, float *d_zero,
+                                                  uint16_t *d_index, float *d_resid,
+                                                  kvq_cuda_result *d_result, const float *d_x,
+                                                  uint32_t kind, uint32_t tokens, uint32_t dim,
+                                                  const float *d_bank, uint32_t npat,
+                                                  const kvq_pkv_params *p, const kvq_policy *pol,
+                                                  void *d_workspace, size_t workspace_bytes,
+                                                  uint32_t opts, cudaStream_t stream)
+{
+    kvq_status a = check_args(d_codes, d_scale, d_zero, d_index, d_resid, d_x, kind, tokens, dim,
+                              d_bank, npat, p, pol);
+    if (a != KVQ_OK) return a;
+    const kvq_kivi_shape ks = kvq_pkv_kivi_shape(p, kind, tokens, dim);
+    const ws_layout w = layout(&ks, opts);
+    if (d_result == NULL || d_workspace == NULL || ((uintptr_t)d_workspace % 256u) != 0u ||
+        workspace_bytes < w.total)
+        return KVQ_E_PARAM;
+    const bool direct = (opts & KVQ_CUDA_DIRECT) != 0u;
+    uint8_t *ws = (uint8_t *)d_workspace;
+    kvq_dev_state *st = (kvq_dev_state *)(ws + WS_STATE);
+    kvq_cuda_result *kres = (kvq_cuda_result *)(ws + WS_KIVI);
+    float *resid = direct ? d_resid : (float *)(ws + w.resid);
+    uint16_t *index = direct ? d_index : (uint16_t *)(ws + w.index);
+    const uint64_t n = (uint64_t)tokens * dim, nb = (uint64_t)npat * dim;
+    const uint32_t lgP = pkv_lg_lanes(npat);
+    const int vec = dim % 4u == 0u && ((uintptr_t)d_x % 16u) == 0u &&
+                    ((uintptr_t)d_bank % 16u) == 0u && ((uintptr_t)resid % 16u) == 0u;
+    const int vdecide = kind == KVQ_PKV_VALUE && p->v_threshold != 0u;
+    const float thr = vdecide ? kvq_pkv_rho_star_eval(dim, p->alpha) : 0.0f; /* [PKV-V-02] */
+    const uint32_t dist = kind == KVQ_PKV_KEY_PREFILL ? p->key_dist : KVQ_PKV_DIST_MINMAX;
+    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
+    pkv_quant_bank_check_kernel<<<pkv_grid(nb, 256), 256, 0, stream>>>(d_bank, nb, st);
+    int dev = 0, sms = 132;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (fused_shape(&ks, kind, lgP, vec, opts, d_codes)) {
+        kvq_dev_state *kst = (kvq_dev_state *)(ws + WS_KIVI);
+        if (cudaMemsetAsync(kst, 0, sizeof *kst, stream) != cudaSuccess) return KVQ_E_DEVICE;
+        const uint64_t want = ((uint64_t)tokens * 32u + 255u) / 256u;
+        const unsigned int nbk = (unsigned int)(want < (uint64_t)sms * 16u ? want
+                                                                           : (uint64_t)sms * 16u);
+        uint32_t lg = 3;
+        while ((1u << lg) < ks.group) lg++;
+#define PKV_FUSED_D(BITS, LG, D, NB, BS)                                                        \
+    pkv_resid_quant_token_kernel<BITS, LG, D><<<NB, BS, 0, stream>>>(                           \
+        d_resid, d_index, d_codes, d_scale, d_zero, d_x, tokens, dim, d_bank, npat, vdecide, thr, \
+        ks, *pol, st, kst)
+#define PKV_FUSED(BITS, LG) PKV_FUSED_D(BITS, LG, 0, nbk, 256)
+        /* d = 128, at most 32 patterns, G = 128 (the paper's): patterns in registers
+         * (about 170 a thread), one warp a block so that an SM holds 11 warps, not 8 */
+        const bool reg = dim == 128u && npat <= 32u && lg == 7u;
+        const unsigned int nbw = (unsigned int)(tokens < (uint64_t)sms * 64u ? tokens
+                                                                             : (uint64_t)sms * 64u);
+        if (reg && ks.bits == 2u) PKV_FUSED_D(2, 7, 128, nbw, 32);
+        else if (reg) PKV_FUSED_D(4, 7, 128, nbw, 32);
+        else switch (lg + (ks.bits == 4u ? 8u : 0u)) {
+        case 3: PKV_FUSED(2, 3); break;
+        case 4: PKV_FUSED(2, 4); break;
+        case 5: PKV_FUSED(2, 5); break;
+        case 6: PKV_FUSED(2, 6); break;
+        case 7: PKV_FUSED(2, 7); break;
+        case 11: PKV_FUSED(4, 3); break;
+        case 12: PKV_FUSED(4, 4); break;
+        case 13: PKV_FUSED(4, 5); break;
+        case 14: PKV_FUSED(4, 6); break;
+        default: PKV_FUSED(4, 7); break;
+        }
+#undef PKV_FUSED
+#undef PKV_FUSED_D
+        pkv_fused_finish_kernel<<<1, 1, 0, stream>>>(st, kst, d_result);
+        return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    }
+    const uint64_t want = (((uint64_t)tokens << lgP) + 255u) / 256u;
+    const unsigned int nbk = (unsigned int)(want < (uint64_t)sms * 16u ? (want ? want : 1u)
+                                                                       : (uint64_t)sms * 16u);
+    pkv_resid_kernel<<<nbk, 256, 0, stream>>>(resid, index, d_x, tokens, dim, d_bank, npat, dist,
+                                              vdecide, thr, lgP, vec, st);
+    pkv_poison_kernel<<<1, 1, 0, stream>>>(resid, st);
+    if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
+    kvq_status k = kvq_cuda_kivi_quantize_async(d_codes, d_scale, d_zero, kres, resid, &ks, pol,
+                                                ws + w.kivi, w.kivi_bytes, opts, stream);
+    if (k != KVQ_OK) return k == KVQ_E_DEVICE ? k : KVQ_E_DEVICE; /* arguments were checked */
+    if (!direct)
+        pkv_quant_commit_kernel<<<pkv_grid(n / 4u + tokens, 256), 256, 0, stream>>>(
+            d_resid, resid, n, d_index, index, tokens, st, kres);
+    pkv_quant_finish_kernel<<<1, 1, 0, stream>>>(st, kres, d_result);
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+extern "C" kvq_status kvq_cuda_pkv_quantize(uint8_t *d_codes, float *d_scale, float *d_zero,
+                                            uint16_t *d_index, float *d_resid, uint32_t *flags,
+                                            const float *d_x, uint32_t kind, uint32_t tokens,
+                                            uint32_t dim, const float *d_bank, uint32_t npat,
+                                            const kvq_pkv_params *p, const kvq_policy *pol,
+                                            void *d_workspace, size_t workspace_bytes,
+                                            uint32_t opts, cudaStream_t stream)
+{
+    kvq_status a = check_args(d_codes, d_scale, d_zero, d_index, d_resid, d_x, kind, tokens, dim,
+                              d_bank, npat, p, pol);
+    if (a != KVQ_OK) return a;
+    const size_t need = kvq_cuda_pkv_quantize_workspace(p, kind, tokens, dim, opts);
+    void *ws = d_workspace;
+    int own = 0;
+    if (ws == NULL) {
+        if (cudaMallocAsync(&ws, need, stream) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return KVQ_E_NOMEM;
+        }
+        own = 1;
+        workspace_bytes = need;
+    }
+    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT), r = {KVQ_E_DEVICE, 0};
+    kvq_status enq = kvq_cuda_pkv_quantize_async(d_codes, d_scale, d_zero, d_index, d_resid, dres,
+                                                 d_x, kind, tokens, dim, d_bank, npat, p, pol, ws,
+                                                 workspace_bytes, opts, stream);
+    cudaError_t e = cudaSuccess;
+    if (enq == KVQ_OK) e = cudaMemcpyAsync(&r, dres, sizeof r, cudaMemcpyDeviceToHost, stream);
+    if (own) (void)cudaFreeAsync(ws, stream);
+    cudaError_t e2 = cudaStreamSynchronize(stream);
+    if (enq != KVQ_OK) return enq;
+    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
+    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
+    return (kvq_status)r.status;
+}
+
+extern "C" kvq_status kvq_cuda_pkv_quantize_host(uint8_t *codes, float *scale, float *zero,
+                                                 uint16_t *index, float *resid, uint32_t *flags,
+                                                 const float *x, uint32_t kind, uint32_t tokens,
+                                                 uint32_t dim, const float *bank, uint32_t npat,
+                                                 const kvq_pkv_params *p, const kvq_policy *pol)
+{
+    kvq_status a = check_args(codes, scale, zero, index, resid, x, kind, tokens, dim, bank, npat,
+                              p, pol);
+    if (a != KVQ_OK) return a;
+    const kvq_kivi_shape ks = kvq_pkv_kivi_shape(p, kind, tokens, dim);
+    const uint64_t n = (uint64_t)tokens * dim, nb = (uint64_t)npat * dim;
+    const uint64_t cb = kvq_kivi_code_bytes(&ks), ng = kvq_kivi_groups(&ks);
+    const uint64_t ib = kvq_pkv_index_bytes(tokens);
+    float *dx = NULL, *db = NULL, *dr = NULL, *ds = NULL, *dz = NULL;
+    uint8_t *dc = NULL;
+    uint16_t *di = NULL;
+    uint32_t f = 0;
+    kvq_status st = KVQ_E_NOMEM;
+    if (cudaMalloc(&dx, n * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&db, nb * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&dr, n * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&dc, cb) != cudaSuccess) goto out;
+    if (cudaMalloc(&ds, ng * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&dz, ng * sizeof(float)) != cudaSuccess) goto out;
+    if (cudaMalloc(&di, ib) != cudaSuccess) goto out;
+    st = KVQ_E_DEVICE;
+    if (cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(db, bank, nb * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess)
+        goto out;
+    st = kvq_cuda_pkv_quantize(dc, ds, dz, di, dr, &f, dx, kind, tokens, dim, db, npat, p, pol,
+                               NULL, 0, 0u, 0);
+    if (st != KVQ_OK) goto out;          /* host outputs untouched */
+    if (cudaMemcpy(codes, dc, cb, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(scale, ds, ng * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(zero, dz, ng * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(index, di, ib, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(resid, dr, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        st = KVQ_E_DEVICE;
+        goto out;
+    }
+    if (flags != NULL) *flags = f;
+out:
+    cudaFree(dx);
+    cudaFree(db);
+    cudaFree(dr);
+    cudaFree(dc);
+    cudaFree(ds);
+    cudaFree(dz);
+    cudaFree(di);
+    (void)cudaGetLastError();
+    return st;
+}
