@@ -298,7 +298,7 @@ kvq_status kvq_pkv_rho_star(float *rho, uint32_t dim, uint32_t alpha);
 */
 int kvq_pkv_v_use(float *rho, const float *v, const float *m, uint32_t d, float t);
 
-/* Quantize a block x [T][d] against the bank [PKV-Q-01..05]: index[T] (the
+/* Quantize a block x [T][d] against the bank [PKV-Q-01..04]: index[T] (the
  * assigned pattern, or KVQ_PKV_NO_PATTERN), resid [T][d] (the residuals the
  * KIVI quantizer read), then KIVI codes/scale/zero of resid with the shape
  * kvq_pkv_kivi_shape(p, kind, T, d).  flags as kvq_kivi_quantize. */

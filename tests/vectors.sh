@@ -10,7 +10,7 @@
 # [API-SUBJ-07] [VEC-CERT-08] [CERT-VAR-02] [CERT-VAR-03]; the SAGE family at the end (ref-fast passes,
 # the wrong subjects fail naming the requirement); then the PKV family (ref-fast passes both level sets, every
 # bad-input row is an error case, kvqio reads the files, the wrong subjects fail naming the requirement).
-# SPEC: [VEC-PKV-01] [VEC-PKV-08] [VEC-PKV-09] [PKV-ERR-02] [PKV-A-02] [PKV-A-04] [PKV-V-02] [PKV-U-02] [PKV-Q-02]
+# SPEC: [VEC-PKV-01] [VEC-PKV-04] [VEC-PKV-05] [VEC-PKV-06] [VEC-PKV-07] [VEC-PKV-08] [VEC-PKV-09] [PKV-ERR-02] [PKV-A-02] [PKV-A-04] [PKV-V-02] [PKV-U-02] [PKV-Q-02]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build for the quick checks

@@ -14,7 +14,7 @@
  *   every dequantized value within [PKV-B-01] of its input.
  * pkv-dequant, pkv-key-flush, pkv-value-step: exact level, bit for bit; the
  *   decode operations carry a sequence of flushes or steps in one case.
- * A mismatch names the requirement of spec/pkv.md it violates [VEC-PKV-08].
+ * A mismatch names the requirement of spec/pkv.md it violates [VEC-PKV-05].
  */
 #include <math.h>
 #include <stddef.h>
@@ -374,7 +374,7 @@ static int call_val(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint
     return st;
 }
 
-/* ---- judges [VEC-PKV-08] --------------------------------------------------------------- */
+/* ---- judges [VEC-PKV-05..06] --------------------------------------------------------------- */
 
 static void cite(kvq_verdict *v, const char *text)
 {
@@ -751,7 +751,7 @@ static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
     return NULL;
 }
 
-/* ---- schemas [VEC-PKV-02..07] ------------------------------------------------------ */
+/* ---- schemas [VEC-PKV-02..03] ------------------------------------------------------ */
 
 static const char *const METAS[] = { "f32", "f16" };
 /* the variants [PKV-P-02], on the wire by name, absent for the default */

@@ -651,7 +651,7 @@ static kvq_status q_regular(kvq_case *c, const char *tag, uint64_t seed, uint64_
 }
 
 /* Constructed pkv-quant cases: each separates two readings of a sentence of
- * spec/pkv.md on every seed [VEC-PKV-09]. */
+ * spec/pkv.md on every seed [VEC-PKV-08]. */
 enum {
     QC_DUP_KD, QC_DUP_V, QC_DUP_EUCLID, QC_SHIFT_MM, QC_SHIFT_EUCLID, QC_SHIFT_V, QC_SHIFT_MM_B, QC_PIN_X, QC_PIN_B,
     QC_RHO_T_X, QC_RHO_T_B, QC_RHO_UP_X, QC_RHO_95_X, QC_RHO_95_B, QC_RHO_T_D8, QC_CONST_V, QC_NO_THR, QC_DEG_K,

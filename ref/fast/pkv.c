@@ -335,7 +335,7 @@ int kvq_pkv_v_use(float *rho, const float *v, const float *m, uint32_t d, float 
     return q <= t;
 }
 
-/* ---- quantize and dequantize [PKV-Q-01..05, PKV-D-01..02] ----------- */
+/* ---- quantize and dequantize [PKV-Q-01..04, PKV-D-01..02] ----------- */
 
 kvq_status kvq_pkv_quantize(uint8_t *codes, float *scale, float *zero, uint16_t *index,
                             float *resid, uint32_t *flags, const float *x, uint32_t kind,
