@@ -535,6 +535,13 @@ expect 0 "run ref-fast on pkv standard" -- $KVQR run --subject ref-fast --vector
 awk 'BEGIN{d=0} /^result .*-q-key-decode .* index=[0-9a-f]/ && !d { i=index($0," index=")+10; c=substr($0,i,1); r=(c=="0")?"1":"0"; $0=substr($0,1,i-1) r substr($0,i+1); d=1 } {print}' "$T/pstd.res" > "$T/pbad.res"
 expect 1 "a corrupted pkv index fails" -- $KVQR verify --vectors "$T/pstd.vec" --results "$T/pbad.res"
 grep_out '^[0-9]+ passed, 1 failed$' "exactly one pkv case fails"
+# the k-means judge fails a token moved to another cluster and a centroid moved off its fixed point [PKV-KM-06]
+awk 'BEGIN{d=0} /^result .*-km-m4-spread / && !d { i=index($0," cluster=")+16; c=substr($0,i,1); r=(c=="0")?"1":"0"; $0=substr($0,1,i-1) r substr($0,i+1); d=1 } {print}' "$T/pstd.res" > "$T/pkm1.res"
+expect 1 "a pkv-kmeans token in a worse cluster fails" -- $KVQR verify --vectors "$T/pstd.vec" --results "$T/pkm1.res"
+grep_out 'FAIL [^ ]*-km-m4-spread .*not in a cluster of least exact squared Euclidean distance .*\[PKV-KM-06\]' "kmeans: a non-optimal cluster names [PKV-KM-06]"
+awk 'BEGIN{d=0} /^result .*-km-m4-spread / && !d { i=index($0," patterns=")+13; c=substr($0,i,1); r=(c=="8")?"4":"8"; $0=substr($0,1,i-1) r substr($0,i+1); d=1 } {print}' "$T/pstd.res" > "$T/pkm2.res"
+expect 1 "a pkv-kmeans centroid off its fixed point fails" -- $KVQR verify --vectors "$T/pstd.vec" --results "$T/pkm2.res"
+grep_out 'FAIL [^ ]*-km-m4-spread .*not a Lloyd fixed point \[PKV-KM-06\] \[PKV-KM-05\]' "kmeans: a moved centroid names [PKV-KM-06]"
 # must-fail subjects, each failing with the requirement it violates named
 pkv_fails() { # SUBJECT DESCRIPTION PATTERN-EVERY-FAIL-MATCHES PATTERN-SOME-FAIL-MATCHES
   expect 1 "$2 FAILS (pkv standard)" -- $KVQR verify --vectors "$T/pstd.vec" --subject "$SUBJ/$1.so" --max-show 1000
