@@ -16,7 +16,7 @@
  * `kvq run` / `kvq verify --subject lib.so` loads the subject in a child
  * process, so a crash or a hang is a verdict, not the end of the run.  The
  * entries have the signatures of the fast reference path (include/kvq.h,
- * include/kvq_cert.h, include/kvq_sage.h) and return kvq_status values.
+ * include/kvq_cert.h, include/kvq_sage.h, include/kvq_pkv.h) and return kvq_status values.
  *
  * Versions 1 and 2 (kvq_subject_entry(), below) still load: the runner looks
  * their members up by the same entry names.  A version-1 subject has the KIVI
@@ -32,6 +32,7 @@
 #include "kvq.h"
 #include "kvq_cert.h"
 #include "kvq_sage.h"
+#include "kvq_pkv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,6 +113,35 @@ typedef int (*kvq_sage_pv_v1_fn)(float *d, const uint8_t *a, const uint8_t *b, c
  * SageAttention2 pipeline, binary32 in and out) */
 typedef int (*kvq_sage_attention_v1_fn)(float *o, const float *q, const float *k, const float *v,
                                         const kvq_sage_attn *a, const kvq_policy *pol);
+/* "pkv_kmeans" [PKV-KM-01..07]: as kvq_pkv_kmeans (the pattern set, every
+ * token's cluster, the iterations run, whether the stopping rule ended it) */
+typedef int (*kvq_pkv_kmeans_v1_fn)(float *patterns, uint32_t *cluster, uint32_t *iters,
+                                    uint32_t *converged, const float *x, uint32_t tokens,
+                                    uint32_t dim, const kvq_pkv_params *p);
+/* "pkv_quantize" [PKV-Q-01..04] [PKV-A-01..03] [PKV-V-01..03]: as kvq_pkv_quantize */
+typedef int (*kvq_pkv_quantize_v1_fn)(uint8_t *codes, float *scale, float *zero, uint16_t *index,
+                                      float *resid, uint32_t *flags, const float *x,
+                                      uint32_t kind, uint32_t tokens, uint32_t dim,
+                                      const float *bank, uint32_t npat, const kvq_pkv_params *p,
+                                      const kvq_policy *pol);
+/* "pkv_dequantize" [PKV-D-01..02]: as kvq_pkv_dequantize */
+typedef int (*kvq_pkv_dequantize_v1_fn)(float *y, uint32_t *flags, const uint8_t *codes,
+                                        const float *scale, const float *zero,
+                                        const uint16_t *index, uint32_t kind, uint32_t tokens,
+                                        uint32_t dim, const float *bank, uint32_t npat,
+                                        const kvq_pkv_params *p, const kvq_policy *pol);
+/* "pkv_key_flush" [PKV-U-01..04]: as kvq_pkv_key_flush */
+typedef int (*kvq_pkv_key_flush_v1_fn)(uint8_t *codes, float *scale, float *zero, uint16_t *index,
+                                       float *resid, uint32_t *flags, float *bank, uint32_t *npat,
+                                       uint32_t bank_cap, const float *window, uint32_t dim,
+                                       const kvq_pkv_params *p, const kvq_policy *pol);
+/* "pkv_value_step" [PKV-U-01] [PKV-U-04..05]: as kvq_pkv_value_step */
+typedef int (*kvq_pkv_value_step_v1_fn)(uint8_t *codes, float *scale, float *zero,
+                                        uint16_t *index, float *resid, uint32_t *flags,
+                                        uint32_t *count, float *bank, uint32_t *npat,
+                                        uint32_t bank_cap, const float *window, uint32_t held,
+                                        uint64_t step, uint32_t dim, const kvq_pkv_params *p,
+                                        const kvq_policy *pol);
 
 /* Optional entries that describe the subject for the reports (spec/verify.md
  * [VER-REP-05]), looked up like the others and called once per subject

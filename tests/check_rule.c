@@ -18,6 +18,7 @@
 #include "families/cert.h"
 #include "families/kivi.h"
 #include "families/sage.h"
+#include "families/pkv.h"
 #include "kvq_rng.h"
 #include "rule.h"
 
@@ -369,6 +370,92 @@ START_TEST(sage_rules_match_the_layout)
 }
 END_TEST
 
+START_TEST(pkv_rules_match_the_layout)
+{
+    /* SPEC: [VER-REG-08] -- the PKV rules are kvq_pkv_params_ok, the entry points' shape checks
+     * (ref/fast/pkv.c [PKV-ERR-01]) and the layout's sizes [PKV-L-01..03] [PKV-U-01] [PKV-U-04] */
+    kvq_rng g;
+    kvq_case c;
+    uint64_t nvalid[3] = { 0, 0, 0 }, nempty = 0;
+    g.s = seed + 3;
+    for (uint64_t n = 0; n < ncases; n++) {
+        const kvq_op *op = n % 3u == 0u ? &kvq_op_pkv_quant : n % 3u == 1u ? &kvq_op_pkv_key_flush
+                                                                             : &kvq_op_pkv_value_step;
+        kvq_pkv_in *in;
+        kvq_pkv_params p;
+        kvq_kivi_shape ks;
+        uint64_t lim, fin, nq, held;
+        int ok;
+        ck_assert_int_eq(kvq_case_begin(&c, op), KVQ_OK);
+        in = c.in;
+        c.level = rng32(&g) % 2u;
+        /* mostly valid parameters, so that the shape conditions are what decides */
+        in->p.bits = rng32(&g) % 8u ? 2u + 2u * (rng32(&g) % 2u) : rng32(&g) % 6u;
+        in->p.group = rng32(&g) % 8u ? 8u << (rng32(&g) % 3u) : draw(&g, 4100u);
+        in->p.meta = rng32(&g) % 2u;
+        in->p.residual = rng32(&g) % 8u ? in->p.group * (rng32(&g) % 3u) : draw(&g, 300u);
+        in->p.window = rng32(&g) % 8u == 0u ? 0u : 1u + rng32(&g) % 40u;
+        in->p.cap = rng32(&g) % 2u ? 0u : draw(&g, 70000u);
+        in->p.v_threshold = rng32(&g) % 8u ? rng32(&g) % 2u : 2u;
+        in->p.alpha = rng32(&g) % 8u ? rng32(&g) % 3u : 3u;
+        in->kind = rng32(&g) % 8u ? rng32(&g) % 3u : 3u;
+        in->tokens = rng32(&g) % 2u ? in->p.group * (rng32(&g) % 4u) : draw(&g, 1u << 24);
+        in->dim = rng32(&g) % 2u ? in->p.group * (rng32(&g) % 4u) : draw(&g, 1u << 24);
+        in->npat = rng32(&g) % 2u ? rng32(&g) % 6u : draw(&g, 70000u);
+        in->room = rng32(&g) % 2u ? in->npat + rng32(&g) % 200u : draw(&g, 70000u);
+        in->steps = rng32(&g) % 2u ? rng32(&g) % 100u : draw(&g, 5000u);
+        p = kvq_pkv_case_params(&c);
+        lim = kvq_pkv_bank_limit(&p);
+        if (op == &kvq_op_pkv_quant) {
+            ks = kvq_pkv_kivi_shape(&p, in->kind, in->tokens, in->dim);
+            ok = in->kind <= KVQ_PKV_VALUE && kvq_pkv_params_ok(&p) && in->tokens >= 1u && in->dim >= 1u &&
+                 kvq_kivi_shape_ok(&ks) && in->npat >= 1u && in->npat <= KVQ_PKV_MAX_PATTERNS &&
+                 (c.level == KVQ_LEVEL_EXACT || p.meta == KVQ_META_F32);
+            ck_assert_int_eq(kvq_case_valid(&c), ok);
+            nvalid[0] += ok;
+            ck_assert_uint_eq(kvq_count(&c, field(op, "codes", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? kvq_kivi_code_bytes(&ks) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "scale", KVQ_ROLE_OUTPUT), NULL), ok ? kvq_kivi_groups(&ks) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "index", KVQ_ROLE_OUTPUT), NULL) * 2u,
+                              ok ? kvq_pkv_index_bytes(in->tokens) : 0u);
+        } else if (op == &kvq_op_pkv_key_flush) {
+            ks = kvq_pkv_kivi_shape(&p, KVQ_PKV_KEY_DECODE, p.residual, in->dim);
+            fin = in->npat + (uint64_t)in->steps < lim ? in->npat + (uint64_t)in->steps : lim;
+            if (fin < in->npat) fin = in->npat;
+            ok = kvq_pkv_params_ok(&p) && in->steps >= 1u && in->dim >= 1u && kvq_kivi_shape_ok(&ks) &&
+                 in->npat >= 1u && in->npat <= KVQ_PKV_MAX_PATTERNS && in->npat <= in->room && fin <= in->room;
+            ck_assert_int_eq(kvq_case_valid(&c), ok);
+            nvalid[1] += ok;
+            ck_assert_uint_eq(kvq_count(&c, field(op, "bank_end", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? kvq_pkv_bank_bytes((uint32_t)fin, in->dim) / 4u : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "codes", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? in->steps * kvq_kivi_code_bytes(&ks) : 0u);
+        } else {
+            ks = kvq_pkv_kivi_shape(&p, KVQ_PKV_VALUE, 1u, in->dim);
+            fin = p.window ? kvq_pkv_bank_size(&p, in->npat, in->steps) : 0u;
+            if (fin < in->npat) fin = in->npat;
+            nq = in->steps > p.residual ? in->steps - p.residual : 0u;
+            held = in->steps < (uint64_t)p.residual + 1u ? in->steps : (uint64_t)p.residual + 1u; /* the widest window */
+            ok = kvq_pkv_params_ok(&p) && in->steps >= 1u && in->dim >= 1u && in->dim <= KVQ_MAX_DIM &&
+                 held <= KVQ_MAX_DIM && held * in->dim <= KVQ_MAX_ELEMS && kvq_kivi_shape_ok(&ks) &&
+                 in->npat <= KVQ_PKV_MAX_PATTERNS && in->npat <= in->room && fin <= in->room &&
+                 (in->npat >= 1u || in->steps <= p.residual || p.window <= p.residual + 1u);
+            ck_assert_msg(kvq_case_valid(&c) == ok, "valid %d ok %d bits %u G %u meta %u R %u W %u cap %u vt %u a %u steps %u d %u npat %u room %u fin %llu", kvq_case_valid(&c), ok, in->p.bits, in->p.group, in->p.meta, in->p.residual, in->p.window, in->p.cap, in->p.v_threshold, in->p.alpha, in->steps, in->dim, in->npat, in->room, (unsigned long long)fin);
+            nvalid[2] += ok;
+            nempty += ok && in->npat == 0u;
+            ck_assert_uint_eq(kvq_count(&c, field(op, "bank_end", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? kvq_pkv_bank_bytes((uint32_t)fin, in->dim) / 4u : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "codes", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? nq * kvq_kivi_code_bytes(&ks) : 0u);
+        }
+        kvq_case_free(&c);
+    }
+    /* the draws reach valid cases of every operation (an empty initial bank among them) */
+    ck_assert(ncases < 3000u || (nvalid[0] > ncases / 100u && nvalid[1] > ncases / 100u && nvalid[2] > ncases / 100u &&
+                                 nempty > 0u));
+}
+END_TEST
+
 static Suite *rule_suite(void)
 {
     Suite *s = suite_create("rule");
@@ -383,6 +470,7 @@ static Suite *rule_suite(void)
     tcase_add_test(t, kivi_rules_match_the_layout);
     tcase_add_test(t, cert_rules_match_the_layout);
     tcase_add_test(t, sage_rules_match_the_layout);
+    tcase_add_test(t, pkv_rules_match_the_layout);
     suite_add_tcase(s, t);
     return s;
 }

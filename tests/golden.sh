@@ -6,7 +6,7 @@
 #
 # Covered: gen output of every family the registry lists (kvq ops --families)
 # at each level set it generates, for two seeds, and three shards; the results files of ref-fast; the text, JSON and JUnit reports
-# of ref-fast and of every bundled wrong subject (SAGE's on the sage standard
+# of ref-fast and of every bundled wrong subject (SAGE's on the sage standard set, PKV's on the pkv standard
 # set).  --update rewrites the hash file (only on purpose: a format change is a
 # new format version).
 # --list prints the vector files of the family loop and exits.
@@ -66,6 +66,10 @@ report rep-sage-ref-fast sage-standard.vec ref-fast
 for s in sage_ties_away_int4 sage_per_warp sage_smooth_k_block sage_e5m2_for_e4m3 sage_fp8_nan_at_bound \
          sage_fp8_overflow_swapped sage_pv_f16_accumulate sage_attn_no_rescale; do
   report "rep-sage-$s" sage-standard.vec "$SUBJ/$s.so"
+done
+report rep-pkv-ref-fast pkv-standard.vec ref-fast
+for s in pkv_euclid_for_minmax pkv_ties_highest pkv_centre_mean pkv_threshold_sqrt5_d pkv_resid_wrong_pattern; do
+  report "rep-pkv-$s" pkv-standard.vec "$SUBJ/$s.so"
 done
 KVQ_MISBEHAVE=crash report rep-kivi-misbehave-crash kivi-smoke-sh5of16.vec "$SUBJ/misbehave.so"
 report rep-cert-misbehave cert-smoke.vec "$SUBJ/misbehave.so"

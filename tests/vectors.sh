@@ -8,7 +8,9 @@
 # [VER-RUN-01] [VER-RUN-02] [VER-RUN-04] [VER-CLI-02] [VER-CLI-03] [VER-CLI-04] [VER-ST-01]
 # [VER-CASE-02] [VER-OUT-01] [TEST-NEG-01] [TEST-SKIP-01] [TEST-REF-01] [POL-TIE-01] [LAY-PACK-01] [KIVI-B-02]
 # [API-SUBJ-07] [VEC-CERT-08] [CERT-VAR-02] [CERT-VAR-03]; the SAGE family at the end (ref-fast passes,
-# the wrong subjects fail naming the requirement).
+# the wrong subjects fail naming the requirement); then the PKV family (ref-fast passes both level sets, every
+# bad-input row is an error case, kvqio reads the files, the wrong subjects fail naming the requirement).
+# SPEC: [VEC-PKV-01] [VEC-PKV-04] [VEC-PKV-05] [VEC-PKV-06] [VEC-PKV-07] [VEC-PKV-08] [VEC-PKV-09] [PKV-ERR-02] [PKV-A-02] [PKV-A-04] [PKV-V-02] [PKV-U-02] [PKV-Q-02]
 set -u
 B=${1:-build}
 KVQ=$B/san/kvq          # ASan+UBSan build for the quick checks
@@ -531,5 +533,76 @@ for f in 8 12; do
 done
 # saturating whatever the policy says cannot be observed: no SAGE conversion overflows
 expect 0 "saturate-always subject PASSES sage standard ([SAGE-BAD-01] row 15)" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/sage_fp8_saturate_always.so"
+
+# ---- PKV [VEC-PKV-01..09] ----------------------------------------------------------
+expect 0 "gen pkv standard" -- $KVQR gen --family pkv --level standard -o "$T/pstd.vec"
+expect 0 "ref-fast passes pkv standard" -- $KVQR verify --vectors "$T/pstd.vec" --subject ref-fast --junit "$T/pstd.xml"
+grep_out '^[1-9][0-9]* passed, 0 failed$' "pkv standard: N passed, 0 failed, nothing skipped"
+grep -q 'classname="pkv.bounded"' "$T/pstd.xml" && grep -q 'classname="pkv.exact"' "$T/pstd.xml" \
+  && ok "JUnit names the pkv family at both levels" || bad "pkv JUnit classnames"
+if python3 conformance/python/kvqio.py --check "$T/pstd.vec" >"$T/py.out" 2>&1; then ok "kvqio reads pkv standard byte for byte"
+else bad "kvqio cannot read pkv standard"; head -3 "$T/py.out"; fi
+# both levels, every variant [VEC-PKV-09]
+for want in 'level=bounded op=pkv-kmeans variant=random ' 'level=bounded op=pkv-kmeans patterns=' \
+            'level=exact op=pkv-quant variant=euclid kind=0 ' 'level=bounded op=pkv-quant variant=euclid ' \
+            'level=exact op=pkv-quant kind=2 .* v_threshold=1 alpha=1 ' 'level=bounded op=pkv-quant kind=1 ' \
+            'level=exact op=pkv-quant kind=[0-2] bits=2 group=[0-9]+ meta=f16 ' \
+            'level=exact op=pkv-key-flush variant=before ' 'level=exact op=pkv-key-flush bits=' \
+            'level=exact op=pkv-value-step .* residual=128 window=128 .* steps=385 ' 'level=exact op=pkv-dequant kind=2 '; do
+  grep -Eq "^case [^ ]* $want" "$T/pstd.vec" && ok "pkv standard has: $want" || bad "pkv standard lacks: $want"
+done
+# every bad-input row of [PKV-ERR-02] that a vector can carry, with the status the spec gives
+for e in km-err-patterns0:3 km-err-max-iter0:3 km-err-max-iter1001:3 km-err-l-lt-m:2 km-err-nan:1 km-err-inf:1 \
+         km-err-range:4 q-err-bits3:3 q-err-group12:3 q-err-alpha3:3 q-err-kind3:3 q-err-v-threshold2:3 \
+         q-err-keys-ragged-tokens:2 q-err-values-ragged-dim:2 q-err-npat0:2 q-err-npat65536:2 q-err-nan-bank:1 \
+         q-err-inf-bank:1 q-err-nan-x:1 q-err-inf-x:1 q-err-range-x:4 q-err-range-bank:4 \
+         dq-err-index-past-npat-key:3 dq-err-no-pattern-in-key-block:3 dq-err-index-past-npat-value:3 \
+         dq-err-nan-bank:1 dq-err-range-bank:4 dq-err-npat0:2 dq-err-nan-scale:1 dq-err-negative-scale:3 \
+         kf-err-bank-full:2 kf-err-nan-flush2:1 kf-err-npat-over-room:3 kf-err-npat0:2 kf-err-bits3:3 \
+         vs-err-bank-full:2 vs-err-nan-step5:1 vs-err-empty-bank-leaving:2 vs-err-alpha3:3 vs-err-range-step3:4; do
+  cls=${e%%:*}; st=${e##*:}
+  if grep -Eq "^case id=pkv-std-[0-9]+-$cls .* status=$st( |$)" "$T/pstd.vec"; then ok "pkv error case $cls expects status $st"
+  else bad "pkv error case $cls: not status $st"; fi
+done
+# the constructed cases say what they separate: exact ties go to the lowest index, the pinned distance
+# decides at the exact level where the exact one differs, rho = t keeps the pattern, the next float drops it
+for want in 'q-tie-dup-key-decode .* index=00010002' 'q-shift-tie-minmax .*level=exact .* index=00000000' \
+            'q-shift-tie-euclid .* index=00010001' 'q-pinned-vs-real .*level=exact .* index=0000.* real=0001' \
+            'q-rho-eq-t .*level=exact .* index=00000000' 'q-rho-above-t .* index=ffffffff' 'q-rho-095 .* index=ffffffff'; do
+  grep -Eq "^case id=pkv-std-[0-9]+-$want" "$T/pstd.vec" && ok "pkv constructed: $want" || bad "pkv constructed lacks: $want"
+done
+# results-file mode: one flipped index digit fails exactly that case
+expect 0 "run ref-fast on pkv standard" -- $KVQR run --subject ref-fast --vectors "$T/pstd.vec" -o "$T/pstd.res"
+awk 'BEGIN{d=0} /^result .*-q-key-decode .* index=[0-9a-f]/ && !d { i=index($0," index=")+10; c=substr($0,i,1); r=(c=="0")?"1":"0"; $0=substr($0,1,i-1) r substr($0,i+1); d=1 } {print}' "$T/pstd.res" > "$T/pbad.res"
+expect 1 "a corrupted pkv index fails" -- $KVQR verify --vectors "$T/pstd.vec" --results "$T/pbad.res"
+grep_out '^[0-9]+ passed, 1 failed$' "exactly one pkv case fails"
+# the k-means judge fails a token moved to another cluster and a centroid moved off its fixed point [PKV-KM-06]
+awk 'BEGIN{d=0} /^result .*-km-m4-spread / && !d { i=index($0," cluster=")+16; c=substr($0,i,1); r=(c=="0")?"1":"0"; $0=substr($0,1,i-1) r substr($0,i+1); d=1 } {print}' "$T/pstd.res" > "$T/pkm1.res"
+expect 1 "a pkv-kmeans token in a worse cluster fails" -- $KVQR verify --vectors "$T/pstd.vec" --results "$T/pkm1.res"
+grep_out 'FAIL [^ ]*-km-m4-spread .*not in a cluster of least exact squared Euclidean distance .*\[PKV-KM-06\]' "kmeans: a non-optimal cluster names [PKV-KM-06]"
+awk 'BEGIN{d=0} /^result .*-km-m4-spread / && !d { i=index($0," patterns=")+13; c=substr($0,i,1); r=(c=="8")?"4":"8"; $0=substr($0,1,i-1) r substr($0,i+1); d=1 } {print}' "$T/pstd.res" > "$T/pkm2.res"
+expect 1 "a pkv-kmeans centroid off its fixed point fails" -- $KVQR verify --vectors "$T/pstd.vec" --results "$T/pkm2.res"
+grep_out 'FAIL [^ ]*-km-m4-spread .*not a Lloyd fixed point \[PKV-KM-06\] \[PKV-KM-05\]' "kmeans: a moved centroid names [PKV-KM-06]"
+# must-fail subjects, each failing with the requirement it violates named
+pkv_fails() { # SUBJECT DESCRIPTION PATTERN-EVERY-FAIL-MATCHES PATTERN-SOME-FAIL-MATCHES
+  expect 1 "$2 FAILS (pkv standard)" -- $KVQR verify --vectors "$T/pstd.vec" --subject "$SUBJ/$1.so" --max-show 1000
+  grep_out "$4" "$2: the failure names the requirement"
+  if grep -E '^  FAIL ' "$T/out" | grep -Evq -- "$3"; then bad "$2: a case outside its defect fails"; grep -E '^  FAIL ' "$T/out" | grep -Ev -- "$3" | head -3 | cut -c1-300
+  else ok "$2: only the cases its defect reaches fail"; fi
+}
+pkv_fails pkv_euclid_for_minmax "Euclidean in place of min-max" '-(q|kf|vs)-' \
+  'FAIL [^ ]*-q-[^ ]* \[exact, .*index of token [0-9]+: .*\(least min-max distance .*\[PKV-A-01\]'
+grep_out 'FAIL [^ ]*-q-shift-tie-minmax \[exact, ' "Euclidean in place of min-max: the shift tie fails"
+pkv_fails pkv_ties_highest "ties to the highest index" '-(q-(tie-dup|shift-tie|pinned-vs-real)|kf-|vs-)[^ ]* \[exact, ' \
+  'FAIL [^ ]*-q-tie-dup-key-decode .*\(equal pinned distances: the lowest index\) \[PKV-A-02\]'
+expect 0 "ties to the highest index PASSES the bounded level ([PKV-A-04])" -- $KVQR verify --vectors "$T/pstd.vec" --subject "$SUBJ/pkv_ties_highest.so" --level bounded
+pkv_fails pkv_centre_mean "the mean in place of the Chebyshev centre" '-(kf|vs)-' \
+  'FAIL [^ ]*-kf-[^ ]* .*bank_end: .*\[PKV-U-02\]'
+grep_out 'FAIL [^ ]*-vs-defaults .*bank_end: .*\[PKV-U-02\] \[PKV-U-05\]' "the mean in place of the centre: the value bank fails too"
+pkv_fails pkv_threshold_sqrt5_d "the threshold with sqrt(5) d" '-q-[^ ]* \[(exact|bounded), value |-vs-' \
+  'FAIL [^ ]*-q-rho-095 \[exact, .*\[PKV-V-01\] \[PKV-V-02\]'
+grep_out 'FAIL [^ ]*-q-rho-095 \[bounded, .*\[PKV-V-02\]' "the threshold with sqrt(5) d: the bounded level fails it too"
+pkv_fails pkv_resid_wrong_pattern "the residual against another pattern" '-(q|kf|vs)-' \
+  'FAIL [^ ]*-q-[^ ]* \[exact, .*resid: .*\[PKV-Q-02\]'
 
 finish vectors.sh
