@@ -1,0 +1,242 @@
+/*
+ * groups.cu -- the VIDKV key groups on CUDA, bit-exact to ref/fast/vidkv.c:
+ * the 2-bit abnormal channels [VIDKV-K-03] (KIVI groups, [KIVI-Q-01..06]), the
+ * 1-bit normal channels without the FFT [VIDKV-K-08] (MINMAX: KIVI bits 1;
+ * SIGNMEAN: code x >= 0, scale RN32(S/G) stored as [VIDKV-K-06]), the key
+ * dequantizer's input checks [VIDKV-D-02..03] and its element kernel
+ * [VIDKV-K-11] (the FFT channels are gpu/vidkv/fft/fft.cu's).
+ *
+ * Kernels:
+ *   vk_kivi_group_kernel  one thread a KIVI group (head, block, list index):
+ *                         consecutive threads consecutive channels of the list
+ *   vk_signmean_kernel    one thread a SIGNMEAN group, the same mapping
+ *   vk_mask_check_kernel  set bits of every mask row [VIDKV-D-02]
+ *   vk_meta_check_kernel  the first bad stored metadata value of an array
+ *   vk_keys_deq_kernel    one thread an element of [H][T][d]
+ */
+#include <cuda_runtime.h>
+
+#include "kvq_cuda.h"
+#include "vidkv/kvq_cuda_vidkv.h"
+#include "vidkv/vidkv_dev.cuh"
+
+#define GROUP_BS 128u
+
+/* A KIVI group of G values of channel c, tokens b*G .. b*G+G-1 of head h. */
+__global__ void __launch_bounds__(GROUP_BS)
+vk_kivi_group_kernel(uint8_t *codes, float *scale, float *zero, vk_state *st, const float *k,
+                     const uint32_t *lists, kvq_vidkv_params p, uint32_t nlist, uint32_t lofs,
+                     uint32_t bits, bool daz, bool away, bool nanpol)
+{
+    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t nb = p.tokens / p.group, G = p.group, d = p.dim;
+    const uint64_t ng = (uint64_t)p.heads * nb * nlist;
+    uint32_t f = 0, err = 0;
+    if (gid < ng) {
+        const uint32_t j = (uint32_t)(gid % nlist);
+        const uint64_t hb = gid / nlist;
+        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb % nb);
+        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+        const uint32_t c = lists[(uint64_t)row * d + lofs + j];
+        const float *x = k + ((uint64_t)h * p.tokens + (uint64_t)b * G) * d + c;
+        const uint32_t cmaxu = (1u << bits) - 1u;
+        float mn = vk_reread(x[0], daz, f), mx = mn, s, z;
+        for (uint32_t i = 1; i < G; i++) {
+            const float v = vk_reread(x[(uint64_t)i * d], daz, f);
+            if (v < mn) mn = v;
+            if (v > mx) mx = v;
+        }
+        vk_kivi_meta(s, z, f, err, mn, mx, (float)cmaxu, p.meta, nanpol);
+        uint8_t *grp = codes + gid * (G * bits / 8u);
+        uint32_t acc = 0, cur = 0;
+        for (uint32_t i = 0; i < G; i++) {
+            const float v = vk_reread(x[(uint64_t)i * d], daz, f);
+            const uint32_t code = vk_kivi_code(v, s, z, cmaxu, away, f);
+            const uint32_t by = kvq_code_byte(i, bits);
+            if (by != cur) {
+                grp[cur] = (uint8_t)acc;
+                acc = 0;
+                cur = by;
+            }
+            acc |= code << kvq_code_shift(i, bits);
+        }
+        grp[cur] = (uint8_t)acc;
+        scale[gid] = s;
+        zero[gid] = z;
+    }
+    vk_publish(st, f, err);
+}
+
+/* A SIGNMEAN group [VIDKV-K-08]: code x >= 0, S ascending from +0. */
+__global__ void __launch_bounds__(GROUP_BS)
+vk_signmean_kernel(uint8_t *codes, float *scale, vk_state *st, const float *k,
+                   const uint32_t *lists, kvq_vidkv_params p, uint32_t nlist, uint32_t lofs,
+                   bool daz, bool nanpol)
+{
+    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t nb = p.tokens / p.group, G = p.group, d = p.dim;
+    const uint64_t ng = (uint64_t)p.heads * nb * nlist;
+    uint32_t f = 0, err = 0;
+    if (gid < ng) {
+        const uint32_t j = (uint32_t)(gid % nlist);
+        const uint64_t hb = gid / nlist;
+        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb % nb);
+        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+        const uint32_t c = lists[(uint64_t)row * d + lofs + j];
+        const float *x = k + ((uint64_t)h * p.tokens + (uint64_t)b * G) * d + c;
+        uint8_t *grp = codes + gid * (G / 8u);
+        float S = 0.0f;
+        uint32_t acc = 0;
+        for (uint32_t i = 0; i < G; i++) {
+            const float v = vk_reread(x[(uint64_t)i * d], daz, f);
+            S = __fadd_rn(S, fabsf(v));
+            acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
+            if (i % 8u == 7u) {
+                grp[i / 8u] = (uint8_t)acc;
+                acc = 0;
+            }
+        }
+        scale[gid] = vk_store_scale(__fdiv_rn(S, (float)G), p.meta, nanpol, f, err);
+    }
+    vk_publish(st, f, err);
+}
+
+void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, const uint32_t *lists,
+                       const kvq_vidkv_params *p, const kvq_policy *pol, uint32_t mode,
+                       cudaStream_t s)
+{
+    const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p), nb = kvq_vidkv_blocks(p);
+    const bool daz = pol->subnormal == KVQ_SUBNORMAL_DAZ, away = pol->ties == KVQ_TIES_AWAY,
+               nanpol = pol->overflow == KVQ_OVERFLOW_NAN;
+    if (na > 0u)
+        vk_kivi_group_kernel<<<vk_blocks((uint64_t)p->heads * nb * na, GROUP_BS), GROUP_BS, 0, s>>>(
+            o->abn_codes, o->abn_scale, o->abn_zero, st, k, lists, *p, na, 0u, 2u, daz, away, nanpol);
+    if (nn > 0u && mode == KVQ_VIDKV_NORMAL_MINMAX)
+        vk_kivi_group_kernel<<<vk_blocks((uint64_t)p->heads * nb * nn, GROUP_BS), GROUP_BS, 0, s>>>(
+            o->nrm_codes, o->nrm_scale, o->nrm_zero, st, k, lists, *p, nn, na, 1u, daz, away, nanpol);
+    if (nn > 0u && mode == KVQ_VIDKV_NORMAL_SIGNMEAN)
+        vk_signmean_kernel<<<vk_blocks((uint64_t)p->heads * nb * nn, GROUP_BS), GROUP_BS, 0, s>>>(
+            o->nrm_codes, o->nrm_scale, st, k, lists, *p, nn, na, daz, nanpol);
+}
+
+/* ---- dequantization ---------------------------------------------------------- */
+
+/* Key of the first failure: group * 16 + status (min over the array). */
+__global__ void vk_meta_check_kernel(unsigned long long *key, const float *a, uint64_t n,
+                                     bool is_scale, uint32_t meta)
+{
+    for (uint64_t g = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; g < n;
+         g += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t s = vk_meta_ok(a[g], is_scale, meta);
+        if (s != KVQ_OK) atomicMin(key, (unsigned long long)g * 16u + s);
+    }
+}
+
+/* Mask rows [VIDKV-D-02]: *bad = 1 when a row has a bit beyond d or a count
+ * other than na; a valid mask's channel lists and positions are written. */
+__global__ void vk_mask_check_kernel(uint32_t *bad, uint32_t *lists, uint32_t *pos,
+                                     const uint8_t *mask, uint32_t rows, uint32_t d, uint32_t na,
+                                     uint32_t row_bytes)
+{
+    const uint32_t row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    const uint8_t *m = mask + (uint64_t)row * row_bytes;
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < 8u * row_bytes; c++)
+        if (kvq_vidkv_mask_get(m, c)) {
+            if (c >= d) { *bad = 1u; return; }
+            n++;
+        }
+    if (n != na) { *bad = 1u; return; }
+    uint32_t ia = 0, in = 0;
+    uint32_t *L = lists + (uint64_t)row * d, *P = pos + (uint64_t)row * d;
+    for (uint32_t c = 0; c < d; c++)
+        if (kvq_vidkv_mask_get(m, c)) { L[ia] = c; P[c] = ia | 0x80000000u; ia++; }
+    for (uint32_t c = 0; c < d; c++)
+        if (!kvq_vidkv_mask_get(m, c)) { L[na + in] = c; P[c] = in; in++; }
+}
+
+kvq_status vk_keys_deq_check(const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
+                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
+{
+    kvq_status st = KVQ_OK;
+    const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p);
+    unsigned long long *key = (unsigned long long *)scratch, hk[4];
+    uint32_t *bad = (uint32_t *)(key + 4), hbad = 0;
+    const float *arr[4] = {na ? in->abn_scale : NULL, na ? in->abn_zero : NULL,
+                           nn ? in->nrm_scale : NULL,
+                           nn && mode == KVQ_VIDKV_NORMAL_MINMAX ? in->nrm_zero : NULL};
+    const uint64_t cnt[4] = {kvq_vidkv_abn_groups(p), kvq_vidkv_abn_groups(p),
+                             kvq_vidkv_nrm_groups(p), kvq_vidkv_nrm_groups(p)};
+    VK_CK(cudaMemsetAsync(key, 0xFF, 4 * sizeof *key, s));
+    VK_CK(cudaMemsetAsync(bad, 0, sizeof *bad, s));
+    vk_mask_check_kernel<<<vk_blocks(kvq_vidkv_mask_rows(p), 64u), 64u, 0, s>>>(
+        bad, lists, pos, in->mask, kvq_vidkv_mask_rows(p), p->dim, na, kvq_vidkv_mask_row_bytes(p));
+    for (int a = 0; a < 4; a++)
+        if (arr[a] != NULL)
+            vk_meta_check_kernel<<<vk_blocks(cnt[a], 256u) > 4096u ? 4096u : vk_blocks(cnt[a], 256u),
+                                   256u, 0, s>>>(&key[a], arr[a], cnt[a], a != 1 && a != 3, p->meta);
+    VK_CK(cudaGetLastError());
+    VK_CK(cudaMemcpyAsync(hk, key, sizeof hk, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaStreamSynchronize(s));
+    if (hbad) return KVQ_E_PARAM;
+    for (int a = 0; a < 4; a++)
+        if (hk[a] != 0xFFFFFFFFFFFFFFFFull) return (kvq_status)(hk[a] % 16u);
+out:
+    return st;
+}
+
+kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
+                         const kvq_vidkv_params *p, void *scratch, cudaStream_t s)
+{
+    kvq_status st = KVQ_OK;
+    uint32_t *bad = (uint32_t *)scratch, hbad = 0;
+    VK_CK(cudaMemsetAsync(bad, 0, sizeof *bad, s));
+    vk_mask_check_kernel<<<vk_blocks(kvq_vidkv_mask_rows(p), 64u), 64u, 0, s>>>(
+        bad, lists, pos, mask, kvq_vidkv_mask_rows(p), p->dim, kvq_vidkv_n_abn(p),
+        kvq_vidkv_mask_row_bytes(p));
+    VK_CK(cudaGetLastError());
+    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaStreamSynchronize(s));
+    if (hbad) st = KVQ_E_PARAM;
+out:
+    return st;
+}
+
+/* One element of [H][T][d] [VIDKV-K-11]; FFT normal channels are skipped. */
+__global__ void vk_keys_deq_kernel(float *y, kvq_vidkv_keys in, const uint32_t *pos,
+                                   kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode)
+{
+    const uint64_t n = (uint64_t)p.heads * p.tokens * p.dim;
+    const uint32_t G = p.group, nb = p.tokens / G;
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t c = (uint32_t)(e % p.dim);
+        const uint64_t ht = e / p.dim;
+        const uint32_t t = (uint32_t)(ht % p.tokens), h = (uint32_t)(ht / p.tokens);
+        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+        const uint32_t q = pos[(uint64_t)row * p.dim + c], b = t / G, i = t % G;
+        if (q & 0x80000000u) {
+            const uint64_t g = ((uint64_t)h * nb + b) * na + (q & 0x7FFFFFFFu);
+            const uint32_t code = kvq_unpack_code(in.abn_codes + g * (G / 4u), i, 2u);
+            y[e] = __fmaf_rn((float)code, in.abn_scale[g], in.abn_zero[g]); /* [KIVI-D-01] */
+        } else if (mode != KVQ_VIDKV_NORMAL_FFT) {
+            const uint64_t g = ((uint64_t)h * nb + b) * nn + q;
+            const uint32_t code = kvq_unpack_code(in.nrm_codes + g * (G / 8u), i, 1u);
+            const float s = in.nrm_scale[g];
+            y[e] = mode == KVQ_VIDKV_NORMAL_SIGNMEAN ? (code ? s : 0.0f)
+                                                     : __fmaf_rn((float)code, s, in.nrm_zero[g]);
+        }
+    }
+}
+
+void vk_keys_deq_enqueue(float *y, const kvq_vidkv_keys *in, const uint32_t *pos,
+                         const kvq_vidkv_params *p, uint32_t mode, cudaStream_t s)
+{
+    const uint64_t n = kvq_vidkv_elems(p);
+    unsigned int nbk = vk_blocks(n, 256u);
+    if (nbk > 132u * 32u) nbk = 132u * 32u;
+    vk_keys_deq_kernel<<<nbk, 256u, 0, s>>>(y, *in, pos, *p, kvq_vidkv_n_abn(p), kvq_vidkv_n_nrm(p),
+                                            mode);
+}
