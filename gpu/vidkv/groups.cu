@@ -204,29 +204,42 @@ out:
     return st;
 }
 
-/* One element of [H][T][d] [VIDKV-K-11]; FFT normal channels are skipped. */
+/* The elements of [H][T][d] [VIDKV-K-11]: a block DEQ_ROWS tokens of one head
+ * (grid.y the head), threads over the channels; the group, slot and channel
+ * position come per row and from shared memory, so an element costs a code
+ * load, a metadata load (cached: a group serves G rows) and one FMA.  FFT
+ * normal channels are skipped (fft.cu writes them). */
+#define DEQ_ROWS 16u
 __global__ void vk_keys_deq_kernel(float *y, kvq_vidkv_keys in, const uint32_t *pos,
                                    kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode)
 {
-    const uint64_t n = (uint64_t)p.heads * p.tokens * p.dim;
-    const uint32_t G = p.group, nb = p.tokens / G;
-    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (uint64_t)gridDim.x * blockDim.x) {
-        const uint32_t c = (uint32_t)(e % p.dim);
-        const uint64_t ht = e / p.dim;
-        const uint32_t t = (uint32_t)(ht % p.tokens), h = (uint32_t)(ht / p.tokens);
-        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-        const uint32_t q = pos[(uint64_t)row * p.dim + c], b = t / G, i = t % G;
-        if (q & 0x80000000u) {
-            const uint64_t g = ((uint64_t)h * nb + b) * na + (q & 0x7FFFFFFFu);
-            const uint32_t code = kvq_unpack_code(in.abn_codes + g * (G / 4u), i, 2u);
-            y[e] = __fmaf_rn((float)code, in.abn_scale[g], in.abn_zero[g]); /* [KIVI-D-01] */
-        } else if (mode != KVQ_VIDKV_NORMAL_FFT) {
-            const uint64_t g = ((uint64_t)h * nb + b) * nn + q;
-            const uint32_t code = kvq_unpack_code(in.nrm_codes + g * (G / 8u), i, 1u);
-            const float s = in.nrm_scale[g];
-            y[e] = mode == KVQ_VIDKV_NORMAL_SIGNMEAN ? (code ? s : 0.0f)
-                                                     : __fmaf_rn((float)code, s, in.nrm_zero[g]);
+    __shared__ uint32_t spos[KVQ_VIDKV_MAX_DIM];
+    const uint32_t d = p.dim, G = p.group, nb = p.tokens / G, h = blockIdx.y;
+    const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+    for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) spos[c] = pos[(uint64_t)row * d + c];
+    __syncthreads();
+    const uint32_t t0 = blockIdx.x * DEQ_ROWS, t1 = min(p.tokens, t0 + DEQ_ROWS);
+    uint32_t b = t0 / G, i = t0 % G;
+    for (uint32_t t = t0; t < t1; t++) {
+        const uint64_t hb = (uint64_t)h * nb + b;
+        float *yr = y + ((uint64_t)h * p.tokens + t) * d;
+        for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
+            const uint32_t q = spos[c];
+            if (q & 0x80000000u) {
+                const uint64_t g = hb * na + (q & 0x7FFFFFFFu);
+                const uint32_t code = (in.abn_codes[g * (G / 4u) + i / 4u] >> (2u * (i % 4u))) & 3u;
+                yr[c] = __fmaf_rn((float)code, in.abn_scale[g], in.abn_zero[g]); /* [KIVI-D-01] */
+            } else if (mode != KVQ_VIDKV_NORMAL_FFT) {
+                const uint64_t g = hb * nn + q;
+                const uint32_t code = (in.nrm_codes[g * (G / 8u) + i / 8u] >> (i % 8u)) & 1u;
+                const float s = in.nrm_scale[g];
+                yr[c] = mode == KVQ_VIDKV_NORMAL_SIGNMEAN ? (code ? s : 0.0f)
+                                                          : __fmaf_rn((float)code, s, in.nrm_zero[g]);
+            }
+        }
+        if (++i == G) {
+            i = 0;
+            b++;
         }
     }
 }
@@ -234,9 +247,7 @@ __global__ void vk_keys_deq_kernel(float *y, kvq_vidkv_keys in, const uint32_t *
 void vk_keys_deq_enqueue(float *y, const kvq_vidkv_keys *in, const uint32_t *pos,
                          const kvq_vidkv_params *p, uint32_t mode, cudaStream_t s)
 {
-    const uint64_t n = kvq_vidkv_elems(p);
-    unsigned int nbk = vk_blocks(n, 256u);
-    if (nbk > 132u * 32u) nbk = 132u * 32u;
-    vk_keys_deq_kernel<<<nbk, 256u, 0, s>>>(y, *in, pos, *p, kvq_vidkv_n_abn(p), kvq_vidkv_n_nrm(p),
-                                            mode);
+    const uint32_t bs = p->dim >= 256u ? 256u : (p->dim + 31u) / 32u * 32u;
+    const dim3 grid((p->tokens + DEQ_ROWS - 1u) / DEQ_ROWS, p->heads);
+    vk_keys_deq_kernel<<<grid, bs, 0, s>>>(y, *in, pos, *p, kvq_vidkv_n_abn(p), kvq_vidkv_n_nrm(p), mode);
 }

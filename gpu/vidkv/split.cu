@@ -53,13 +53,23 @@ vk_range_kernel(uint32_t *gmn, uint32_t *gmx, vk_state *st, const float *k, kvq_
     const uint64_t base = ((uint64_t)h * p.tokens + t0) * d;
     const uint32_t n = (t1 - t0) * d;
     uint32_t c = threadIdx.x % d, cstep = blockDim.x % d;
-    for (uint32_t e = threadIdx.x; e < n; e += blockDim.x) {
-        const float v = vk_read(k[base + e], KVQ_VIDKV_DOMAIN, daz, f, err);
-        const uint32_t o = vk_ord(v);
-        atomicMin(&smn[c], o);
-        atomicMax(&smx[c], o);
-        c += cstep;
-        if (c >= d) c -= d;
+    if (cstep == 0u) { /* d divides the block: one channel a thread, extremes in registers */
+        uint32_t lo = 0xFFFFFFFFu, hi = 0u;
+        for (uint32_t e = threadIdx.x; e < n; e += blockDim.x) {
+            const uint32_t o = vk_ord(vk_read(k[base + e], KVQ_VIDKV_DOMAIN, daz, f, err));
+            lo = min(lo, o);
+            hi = max(hi, o);
+        }
+        if (lo != 0xFFFFFFFFu) atomicMin(&smn[c], lo);
+        if (hi != 0u) atomicMax(&smx[c], hi);
+    } else {
+        for (uint32_t e = threadIdx.x; e < n; e += blockDim.x) {
+            const uint32_t o = vk_ord(vk_read(k[base + e], KVQ_VIDKV_DOMAIN, daz, f, err));
+            atomicMin(&smn[c], o);
+            atomicMax(&smx[c], o);
+            c += cstep;
+            if (c >= d) c -= d;
+        }
     }
     vk_publish(st, f, err);
     __syncthreads();

@@ -141,25 +141,43 @@ __global__ void vk_meta_check_kernel_v(unsigned long long *key, const float *a, 
     }
 }
 
-/* One element [VIDKV-V-03] [VIDKV-V-06]. */
+/* The elements [VIDKV-V-03] [VIDKV-V-06]: a block DEQ_ROWS tokens of one head
+ * (grid.y), threads over the channels; a base-3 digit from a shared table of
+ * the 243 x 5 digits, so an element costs a byte load, a table read and a
+ * select. */
+#define DEQ_ROWS 16u
 __global__ void vk_tern_deq_kernel(float *y, const uint8_t *tern, const float *beta,
                                    kvq_vidkv_params p)
 {
-    const uint64_t n = (uint64_t)p.heads * p.tokens * p.dim;
-    const uint32_t G = p.group, gb = kvq_vidkv_tern_group_bytes(&p);
-    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (uint64_t)gridDim.x * blockDim.x) {
-        const uint32_t c = (uint32_t)(e % p.dim);
-        const uint64_t ht = e / p.dim;          /* h*T + t */
-        const uint32_t i = (uint32_t)(ht % G);
-        const uint64_t g = (ht / G) * p.dim + c; /* ((h*nb + b)*d + c) */
-        const int32_t tr = kvq_vidkv_digit_trit(kvq_vidkv_tern_get(tern + g * gb, i, p.vpack));
-        float r;
-        if (p.vdeq == KVQ_VIDKV_VDEQ_SCALED)
-            r = tr == 0 ? 0.0f : tr > 0 ? beta[g] : -beta[g];
-        else
-            r = tr == 0 ? 0.0f : tr > 0 ? 1.0f : -1.0f;
-        y[e] = r;
+    __shared__ uint8_t dig[256u * 5u];
+    const uint32_t d = p.dim, G = p.group, nb = p.tokens / G, h = blockIdx.y;
+    const uint32_t gb = kvq_vidkv_tern_group_bytes(&p);
+    const bool base3 = p.vpack == KVQ_VIDKV_PACK_BASE3, scaled = p.vdeq == KVQ_VIDKV_VDEQ_SCALED;
+    for (uint32_t k = threadIdx.x; k < 256u * 5u; k += blockDim.x)
+        dig[k] = (uint8_t)kvq_vidkv_base3_digit(k / 5u, k % 5u);
+    __syncthreads();
+    const uint32_t t0 = blockIdx.x * DEQ_ROWS, t1 = min(p.tokens, t0 + DEQ_ROWS);
+    uint32_t b = t0 / G, i = t0 % G;
+    for (uint32_t t = t0; t < t1; t++) {
+        const uint64_t g0 = ((uint64_t)h * nb + b) * d;
+        const uint32_t bi = base3 ? i / 5u : i / 4u, sh = base3 ? i % 5u : 2u * (i % 4u);
+        float *yr = y + ((uint64_t)h * p.tokens + t) * d;
+        for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
+            const uint64_t g = g0 + c;
+            const uint32_t by = tern[g * gb + bi];
+            const uint32_t dg = base3 ? dig[by * 5u + sh] : (by >> sh) & 3u;
+            const int32_t tr = kvq_vidkv_digit_trit(dg);
+            float r;
+            if (scaled)
+                r = tr == 0 ? 0.0f : tr > 0 ? beta[g] : -beta[g];
+            else
+                r = tr == 0 ? 0.0f : tr > 0 ? 1.0f : -1.0f;
+            yr[c] = r;
+        }
+        if (++i == G) {
+            i = 0;
+            b++;
+        }
     }
 }
 
@@ -194,9 +212,11 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
         VK_CK(cudaStreamSynchronize(stream));
         if (hk[0] != 0xFFFFFFFFFFFFFFFFull) { st = KVQ_E_PARAM; goto out; }
         if (hk[1] != 0xFFFFFFFFFFFFFFFFull) { st = (kvq_status)(hk[1] % 16u); goto out; }
-        nbk = vk_blocks(kvq_vidkv_elems(p), 256u);
-        if (nbk > 132u * 32u) nbk = 132u * 32u;
-        vk_tern_deq_kernel<<<nbk, 256u, 0, stream>>>(d_y, d_in->tern, d_in->beta, *p);
+        {
+            const uint32_t bs = p->dim >= 256u ? 256u : (p->dim + 31u) / 32u * 32u;
+            const dim3 grid((p->tokens + DEQ_ROWS - 1u) / DEQ_ROWS, p->heads);
+            vk_tern_deq_kernel<<<grid, bs, 0, stream>>>(d_y, d_in->tern, d_in->beta, *p);
+        }
         VK_CK(cudaGetLastError());
         VK_CK(cudaStreamSynchronize(stream));
         if (flags != NULL) *flags = 0u;

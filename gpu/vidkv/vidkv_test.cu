@@ -42,7 +42,7 @@
  * code flipped, a scale moved past its range, a reconstruction moved past its
  * radius), each of which must fail.
  *
- * SPEC: [VIDKV-K-01..11] [VIDKV-V-01..06] [VIDKV-D-01..03] [VIDKV-L-03..06]
+ * SPEC: [VIDKV-K-01..11] [VIDKV-V-01..06] [VIDKV-D-01..03] [VIDKV-L-03..06] [VIDKV-DEV-01..02]
  *       [VIDKV-B-01..05] [KIVI-Q-01..06] [KIVI-D-01] [POL-SN-01] [POL-ZR-01]
  *       [POL-TIE-01] [POL-TIE-02] [API-ERR-01] [TEST-SEED-01]
  *

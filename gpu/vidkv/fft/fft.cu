@@ -14,7 +14,8 @@
  * (N, batch) and kept (vk_plan, a small cache behind a mutex); batches are
  * cut at VK_FFT_ROWS rows.  The result is a bounded-level output [VIDKV-B-05]:
  * decisive codes equal the reference's, ambiguous ones may differ, scales and
- * reconstructions lie within [VIDKV-B-02..03].
+ * reconstructions lie within [VIDKV-B-02..03].  The length rule is
+ * [VIDKV-DEV-01] (spec/bounds/vidkv.md).
  *
  * Kernels:
  *   vk_gather_kernel    normal channels of every token into (x, 0) rows
