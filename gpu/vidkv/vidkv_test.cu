@@ -772,8 +772,35 @@ static int judge_selftest(void)
             printf("judge self-test: reference call failed\n");
             return 1;
         }
+        /* components in binary32 as the reference evaluates them [VIDKV-K-09] */
+        const uint32_t N = kvq_vidkv_n_nrm(&p), m2 = 2u * N;
+        float *comp = (float *)kvq_tb_malloc(n / p.dim * m2 * 4u);
+        {
+            float *tc = (float *)kvq_tb_malloc(N * 4u), *ts = (float *)kvq_tb_malloc(N * 4u);
+            for (uint32_t m = 0; m < N; m++) kvq_vidkv_twiddle(&tc[m], &ts[m], m, N);
+            for (uint32_t h = 0; h < p.heads; h++) {
+                const uint8_t *row = k.mask + kvq_vidkv_mask_row(&p, h);
+                uint32_t nl[KVQ_VIDKV_MAX_DIM], q2 = 0;
+                for (uint32_t c2 = 0; c2 < p.dim; c2++)
+                    if (!kvq_vidkv_mask_get(row, c2)) nl[q2++] = c2;
+                for (uint32_t t = 0; t < p.tokens; t++)
+                    for (uint32_t kk = 0; kk < N; kk++) {
+                        float re = 0.0f, im = 0.0f;
+                        for (uint32_t q = 0; q < N; q++) {
+                            const uint32_t mm = (uint32_t)(((uint64_t)kk * q) % N);
+                            const float xv = rdaz(x[kvq_vidkv_index(&p, h, t, nl[q])], &pol);
+                            re = re + xv * tc[mm];
+                            im = im - xv * ts[mm];
+                        }
+                        comp[((uint64_t)h * p.tokens + t) * m2 + 2u * kk] = re;
+                        comp[((uint64_t)h * p.tokens + t) * m2 + 2u * kk + 1u] = im;
+                    }
+            }
+            free(tc);
+            free(ts);
+        }
         judge_out o;
-        judge_fft(&o, &p, &pol, x, k.mask, k.nrm_codes, k.nrm_scale, y, NULL);
+        judge_fft(&o, &p, &pol, x, k.mask, k.nrm_codes, k.nrm_scale, y, comp);
         runs++;
         if (!judge_ok(&o)) {
             printf("judge self-test: the reference's own output rejected: %s\n", o.first);
@@ -795,6 +822,24 @@ static int judge_selftest(void)
                 pparams(&p, &pol);
                 bad = 1;
             }
+            /* planted: a component moved by 2^-8 of its token's A = sum |x| (rho_f is below
+             * 2^-13 A + 2^-130 for every N <= 1024), plus 2^-20 */
+            {
+                const uint64_t at = kvq_tb_rnd() % (n / p.dim * m2), ht = at / m2;
+                const uint32_t h0 = (uint32_t)(ht / p.tokens), t0 = (uint32_t)(ht % p.tokens);
+                const uint8_t *row0 = k.mask + kvq_vidkv_mask_row(&p, h0);
+                double A = 0.0;
+                for (uint32_t c2 = 0; c2 < p.dim; c2++)
+                    if (!kvq_vidkv_mask_get(row0, c2)) A += fabs((double)x[kvq_vidkv_index(&p, h0, t0, c2)]);
+                const float keep = comp[at];
+                comp[at] = (float)((double)keep + A * 0x1p-8 + 0x1p-20);
+                judge_fft(&o, &p, &pol, x, k.mask, k.nrm_codes, k.nrm_scale, y, comp);
+                comp[at] = keep;
+                if (o.comp_bad == 0u) {
+                    printf("judge self-test: a moved component was accepted\n");
+                    bad = 1;
+                }
+            }
             /* planted: a scale moved to twice its value (when nonzero) */
             for (uint64_t gg = 0; gg < kvq_vidkv_nrm_groups(&p); gg++)
                 if (k.nrm_scale[gg] > 0.0f) {
@@ -808,14 +853,19 @@ static int judge_selftest(void)
                     }
                     break;
                 }
-            /* planted: one reconstruction moved by 2^-12 of its magnitude + 2^-20 */
+            /* planted: one reconstruction (head 0, token 0) moved by 2^-8 Aa / N + 2^-20 */
             {
                 const uint8_t *row = k.mask;
                 uint32_t c0 = 0;
                 while (kvq_vidkv_mask_get(row, c0)) c0++;
                 const uint64_t e = kvq_vidkv_index(&p, 0, 0, c0);
+                double Aa = 0.0; /* rho_i is below 2^-13 Aa / N + 2^-140 */
+                for (uint32_t j = 0; j < 2u * N; j++) {
+                    const uint64_t g2 = kvq_vidkv_nrm_group(&p, 0, 0, j);
+                    if (kvq_unpack_code(k.nrm_codes + g2 * (p.group / 8u), 0u, 1u)) Aa += k.nrm_scale[g2];
+                }
                 const float keep = y[e];
-                y[e] = keep + fabsf(keep) * 0x1p-12f + 0x1p-20f;
+                y[e] = (float)((double)keep + Aa * 0x1p-8 / N + 0x1p-20);
                 judge_fft(&o, &p, &pol, x, k.mask, k.nrm_codes, k.nrm_scale, y, NULL);
                 y[e] = keep;
                 if (o.recon_bad == 0u) {
@@ -825,7 +875,7 @@ static int judge_selftest(void)
             }
         }
         free(k.mask); free(k.abn_codes); free(k.abn_scale); free(k.abn_zero); free(k.nrm_codes);
-        free(k.nrm_scale); free(x); free(y);
+        free(k.nrm_scale); free(x); free(y); free(comp);
     }
     printf("vidkv-gpu-test judge self-test: %lu reference outputs judged, planted errors %s\n", runs,
            bad ? "NOT all rejected or the reference rejected" : "all rejected");

@@ -108,19 +108,25 @@ static void vk_twiddles(float2 *tw, uint32_t N)
 
 /* ---- kernels ------------------------------------------------------------------ */
 
+/* Row-blocked element kernels: a block ROWS tokens of one head (grid.y), threads
+ * over the N normal channels; the channel list of the head's mask row in shared
+ * memory, no 64-bit division per element. */
+#define ROWS 16u
+
 __global__ void vk_gather_kernel(float2 *z, const float *k, const uint32_t *lists,
                                  kvq_vidkv_params p, uint32_t na, uint32_t N, bool daz)
 {
-    const uint64_t n = (uint64_t)p.heads * p.tokens * N;
-    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (uint64_t)gridDim.x * blockDim.x) {
-        const uint32_t j = (uint32_t)(e % N);
-        const uint64_t ht = e / N;
-        const uint32_t h = (uint32_t)(ht / p.tokens);
-        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-        const uint32_t c = lists[(uint64_t)row * p.dim + na + j];
-        uint32_t f = 0;
-        z[e] = make_float2(vk_reread(k[ht * p.dim + c], daz, f), 0.0f);
+    __shared__ uint32_t nl[KVQ_VIDKV_MAX_DIM];
+    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * p.dim + na + j];
+    __syncthreads();
+    const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
+    for (uint32_t t = t0; t < t1; t++) {
+        const uint64_t r = (uint64_t)h * p.tokens + t;
+        for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) {
+            uint32_t f = 0;
+            z[r * N + j] = make_float2(vk_reread(k[r * p.dim + nl[j]], daz, f), 0.0f);
+        }
     }
 }
 
@@ -186,40 +192,42 @@ __global__ void vk_comp_kernel(uint8_t *codes, float *scale, vk_state *st, const
 __global__ void vk_build_kernel(float2 *z, const uint8_t *codes, const float *scale,
                                 kvq_vidkv_params p, uint32_t N)
 {
-    const uint64_t n = (uint64_t)p.heads * p.tokens * N;
-    const uint32_t G = p.group, nb = p.tokens / G;
-    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (uint64_t)gridDim.x * blockDim.x) {
-        const uint32_t k = (uint32_t)(e % N);
-        const uint64_t ht = e / N;
-        const uint32_t t = (uint32_t)(ht % p.tokens), h = (uint32_t)(ht / p.tokens);
-        const uint32_t b = t / G, i = t % G;
-        const uint64_t g0 = ((uint64_t)h * nb + b) * (2u * N) + 2u * k;
-        const uint32_t ca = kvq_unpack_code(codes + g0 * (G / 8u), i, 1u);
-        const uint32_t cb = kvq_unpack_code(codes + (g0 + 1u) * (G / 8u), i, 1u);
-        z[e] = make_float2(ca ? scale[g0] : 0.0f, cb ? scale[g0 + 1u] : 0.0f);
+    const uint32_t h = blockIdx.y, G = p.group, nb = p.tokens / G;
+    const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
+    uint32_t b = t0 / G, i = t0 % G;
+    for (uint32_t t = t0; t < t1; t++) {
+        const uint64_t r = (uint64_t)h * p.tokens + t, gb = ((uint64_t)h * nb + b) * (2u * N);
+        for (uint32_t k = threadIdx.x; k < N; k += blockDim.x) {
+            const uint64_t g0 = gb + 2u * k;
+            const uint32_t ca = (codes[g0 * (G / 8u) + i / 8u] >> (i % 8u)) & 1u;
+            const uint32_t cb = (codes[(g0 + 1u) * (G / 8u) + i / 8u] >> (i % 8u)) & 1u;
+            z[r * N + k] = make_float2(ca ? scale[g0] : 0.0f, cb ? scale[g0 + 1u] : 0.0f);
+        }
+        if (++i == G) {
+            i = 0;
+            b++;
+        }
     }
 }
 
 __global__ void vk_scatter_kernel(float *y, const float2 *z, const uint32_t *lists,
                                   kvq_vidkv_params p, uint32_t na, uint32_t N)
 {
-    const uint64_t n = (uint64_t)p.heads * p.tokens * N;
-    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (uint64_t)gridDim.x * blockDim.x) {
-        const uint32_t j = (uint32_t)(e % N);
-        const uint64_t ht = e / N;
-        const uint32_t h = (uint32_t)(ht / p.tokens);
-        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-        y[ht * p.dim + lists[(uint64_t)row * p.dim + na + j]] = __fdiv_rn(z[e].x, (float)N);
+    __shared__ uint32_t nl[KVQ_VIDKV_MAX_DIM];
+    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * p.dim + na + j];
+    __syncthreads();
+    const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
+    for (uint32_t t = t0; t < t1; t++) {
+        const uint64_t r = (uint64_t)h * p.tokens + t;
+        for (uint32_t j = threadIdx.x; j < N; j += blockDim.x)
+            y[r * p.dim + nl[j]] = __fdiv_rn(z[r * N + j].x, (float)N);
     }
 }
 
-static unsigned int vk_grid(uint64_t n)
-{
-    unsigned int b = vk_blocks(n, 256u);
-    return b > 132u * 64u ? 132u * 64u : b;
-}
+/* The launch shape of the row-blocked kernels. */
+static dim3 vk_rgrid(const kvq_vidkv_params *p) { return dim3((p->tokens + ROWS - 1u) / ROWS, p->heads); }
+static unsigned int vk_rbs(uint32_t N) { return N >= 256u ? 256u : (N + 31u) / 32u * 32u; }
 
 /* The transform of `rows` rows of z in place (tmp: a second buffer of the
  * same size, used by the naive DFT; tw: device twiddles). */
@@ -327,7 +335,7 @@ kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *fla
         VK_CK(cudaGetLastError());
         if (fft) {
             if (naive && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK) goto out;
-            vk_gather_kernel<<<vk_grid(rows * nn), 256u, 0, s>>>(
+            vk_gather_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(
                 z, d_k, lists, *p, na, nn, pol->subnormal == KVQ_SUBNORMAL_DAZ);
             VK_CK(cudaGetLastError());
             if ((st = vk_transform(z, tmp, tw, nn, rows, 0, s)) != KVQ_OK) goto out;
@@ -395,10 +403,10 @@ kvq_status kvq_cuda_vidkv_dequantize_keys(float *d_y, uint32_t *flags, const kvq
         VK_CK(cudaGetLastError());
         if (fft) {
             if (naive && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK) goto out;
-            vk_build_kernel<<<vk_grid(rows * nn), 256u, 0, s>>>(z, in->nrm_codes, in->nrm_scale, *p, nn);
+            vk_build_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(z, in->nrm_codes, in->nrm_scale, *p, nn);
             VK_CK(cudaGetLastError());
             if ((st = vk_transform(z, tmp, tw, nn, rows, 1, s)) != KVQ_OK) goto out;
-            vk_scatter_kernel<<<vk_grid(rows * nn), 256u, 0, s>>>(d_y, z, lists, *p, na, nn);
+            vk_scatter_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(d_y, z, lists, *p, na, nn);
             VK_CK(cudaGetLastError());
         }
         VK_CK(cudaStreamSynchronize(s));
@@ -434,7 +442,7 @@ kvq_status kvq_cuda_vidkv_dft(float *d_y, int *used_cufft, const float *d_k, con
         float2 *tmp = (float2 *)(w + o3), *tw = (float2 *)(w + o4), *z = (float2 *)d_y;
         if ((st = vk_mask_lists(lists, pos, d_mask, p, w, s)) != KVQ_OK) goto out;
         if (naive && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK) goto out;
-        vk_gather_kernel<<<vk_grid(rows * nn), 256u, 0, s>>>(z, d_k, lists, *p, na, nn, false);
+        vk_gather_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(z, d_k, lists, *p, na, nn, false);
         VK_CK(cudaGetLastError());
         if ((st = vk_transform(z, tmp, tw, nn, rows, 0, s)) != KVQ_OK) goto out;
         VK_CK(cudaStreamSynchronize(s));
