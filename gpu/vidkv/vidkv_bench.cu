@@ -17,7 +17,8 @@
  * and the difference between the FFT and the MINMAX key launchers.
  * direct: KVQ_CUDA_DIRECT (outputs written in place); safe: the contract form
  * (scratch, copied out once the call succeeded).  Every launcher here is
- * blocking (it synchronizes its stream and reads its status word).
+ * blocking (it synchronizes its stream and reads its status word); the default memory
+ * pool keeps their stream-ordered scratch between calls (release threshold raised).
  *
  * usage: kvq_vidkv_bench [--reps R] [--json PATH] [--commit TEXT] [--small]
  *        (--small: [4][4096][128], for instruction counts under a profiler)
@@ -122,6 +123,12 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&y, in_b));
     CK(cudaMalloc(&cpy, in_b));
     CK(cudaMalloc(&g_flush, g_flush_n));
+    {   /* keep the launchers' stream-ordered scratch in the pool between calls */
+        cudaMemPool_t pool;
+        uint64_t keep = UINT64_MAX;
+        CK(cudaDeviceGetDefaultMemPool(&pool, 0));
+        CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    }
     fill_kernel<<<4096, 256>>>(x, n, p.dim);
     CK(cudaDeviceSynchronize());
 
