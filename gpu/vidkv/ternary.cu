@@ -4,7 +4,8 @@
  * kvq_vidkv_dequantize_values with p = 0).
  *
  * Kernels:
- *   vk_tern_quant_kernel  one thread a group (head, block, channel):
+ *   vk_tern_quant_kernel  one thread a group (head, block, channel; G = 32 and 64
+ *                         held in registers, any other G read twice):
  *                         consecutive threads consecutive channels, so every
  *                         token's load is coalesced; the inputs are read and
  *                         checked here [VIDKV-L-03..04] (each once); S, mean,
@@ -22,12 +23,15 @@
 
 #define TERN_BS 128u
 
+/* GT = G known at compile time (32, 64: the group's values stay in registers,
+ * each input read once) or 0 (any G: the values read again for the codes). */
+template <uint32_t GT>
 __global__ void __launch_bounds__(TERN_BS)
 vk_tern_quant_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, kvq_vidkv_params p,
                      bool daz, bool nanpol)
 {
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t G = p.group, nb = p.tokens / G, d = p.dim;
+    const uint32_t G = GT ? GT : p.group, nb = p.tokens / G, d = p.dim;
     const uint64_t ng = (uint64_t)p.heads * nb * d;
     uint32_t f = 0, err = 0;
     if (gid < ng) {
@@ -37,15 +41,21 @@ vk_tern_quant_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, k
         const uint32_t gb = kvq_vidkv_tern_group_bytes(&p);
         uint8_t *grp = tern + gid * gb;
         float S = 0.0f, B = 0.0f;
+        float r[GT ? GT : 1u];
         uint32_t nz = 0;
-        for (uint32_t i = 0; i < G; i++)
-            S = __fadd_rn(S, fabsf(vk_read(x[(uint64_t)i * d], KVQ_VIDKV_DOMAIN, daz, f, err)));
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++) {
+            const float xv = vk_read(x[(uint64_t)i * d], KVQ_VIDKV_DOMAIN, daz, f, err);
+            if (GT) r[GT ? i : 0u] = xv;
+            S = __fadd_rn(S, fabsf(xv));
+        }
         const float mean = __fdiv_rn(S, (float)G);
         const float alpha = __fmul_rn(p.gamma, mean);
         uint32_t acc = 0, cnt = 0, pw = 1, by = 0;
+#pragma unroll
         for (uint32_t i = 0; i < G; i++) {
             uint32_t g2 = 0;
-            const float xv = vk_reread(x[(uint64_t)i * d], daz, g2);
+            const float xv = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, g2);
             const int32_t t = kvq_vidkv_trit(xv, alpha);
             const uint32_t dg = kvq_vidkv_trit_digit(t);
             if (t != 0) {
@@ -102,9 +112,16 @@ kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_
         uint8_t *tern = direct ? d_out->tern : (uint8_t *)ws + 256u;
         float *beta = direct ? d_out->beta : (float *)((uint8_t *)ws + 256u + tb);
         VK_CK(cudaMemsetAsync(dst, 0, sizeof *dst, stream));
-        vk_tern_quant_kernel<<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(
-            tern, beta, dst, d_v, *p, pol->subnormal == KVQ_SUBNORMAL_DAZ,
-            pol->overflow == KVQ_OVERFLOW_NAN);
+        const bool daz = pol->subnormal == KVQ_SUBNORMAL_DAZ, nanpol = pol->overflow == KVQ_OVERFLOW_NAN;
+        if (p->group == 32u)
+            vk_tern_quant_kernel<32u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, *p,
+                                                                                   daz, nanpol);
+        else if (p->group == 64u)
+            vk_tern_quant_kernel<64u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, *p,
+                                                                                   daz, nanpol);
+        else
+            vk_tern_quant_kernel<0u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, *p,
+                                                                                  daz, nanpol);
         VK_CK(cudaGetLastError());
         VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, stream));
         VK_CK(cudaStreamSynchronize(stream));

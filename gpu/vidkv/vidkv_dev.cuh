@@ -38,11 +38,13 @@ typedef struct vk_state {
 
 /* Read one input [VIDKV-L-03..04]: finiteness and domain into err, the
  * subnormal policy into the value and flags. */
+/* On the magnitude's bits: |v| >= dom (a power of two) iff a >= bits(dom), an
+ * infinity or NaN iff a >= 0x7F800000, a subnormal iff 1 <= a <= 0x7FFFFF. */
 __device__ __forceinline__ float vk_read(float v, float dom, bool daz, uint32_t &f, uint32_t &err)
 {
-    if (!isfinite(v)) err |= VK_ERR_NONFINITE;
-    else if (fabsf(v) >= dom) err |= VK_ERR_RANGE;
-    if (v != 0.0f && fabsf(v) < VK_F32_MIN_NORMAL) {
+    const uint32_t a = __float_as_uint(v) & 0x7FFFFFFFu;
+    if (a >= __float_as_uint(dom)) err |= a >= 0x7F800000u ? VK_ERR_NONFINITE : VK_ERR_RANGE;
+    if (a - 1u < 0x007FFFFFu) {
         f |= KVQ_FLAG_SUBNORMAL;
         if (daz) return copysignf(0.0f, v);
     }
