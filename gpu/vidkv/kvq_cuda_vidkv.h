@@ -72,7 +72,7 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
 kvq_status kvq_cuda_vidkv_dft(float *d_y, int *used_cufft, const float *d_k, const uint8_t *d_mask,
                               const kvq_vidkv_params *prm, cudaStream_t stream);
 
-/* 1 iff N > 0 has no prime factor above 7: cuFFT computes such lengths by
+/* 1 iff N >= 2 has no prime factor above 7: cuFFT computes such lengths by
  * Cooley-Tukey passes (radix 2, 3, 5, 7), covered by lemma F; other lengths
  * go to the naive-DFT kernel (lemma W), never to cuFFT's Bluestein path. */
 int kvq_cuda_vidkv_fft_length_ok(uint32_t N);

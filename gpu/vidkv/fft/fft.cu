@@ -42,7 +42,7 @@
 
 int kvq_cuda_vidkv_fft_length_ok(uint32_t N)
 {
-    if (N == 0u) return 0;
+    if (N < 2u) return 0; /* N = 1: the identity, on the naive kernel */
     for (uint32_t q = 2u; q <= 7u; q++)
         while (N % q == 0u) N /= q;
     return N == 1u;
