@@ -7,9 +7,9 @@
  * [VIDKV-K-11] (the FFT channels are gpu/vidkv/fft/fft.cu's).
  *
  * Kernels:
- *   vk_kivi_group_kernel  one thread a KIVI group (head, block, list index):
- *                         consecutive threads consecutive channels of the list
- *   vk_signmean_kernel    one thread a SIGNMEAN group, the same mapping
+ *   vk_keygroup_kernel    one thread a (head, block, channel) group, abnormal
+ *                         (KIVI bits 2) or normal (MINMAX: KIVI bits 1; SIGNMEAN):
+ *                         consecutive threads consecutive channels
  *   vk_mask_check_kernel  set bits of every mask row [VIDKV-D-02]
  *   vk_meta_check_kernel  the first bad stored metadata value of an array
  *   vk_keys_deq_kernel    one thread an element of [H][T][d]
@@ -22,101 +22,87 @@
 
 #define GROUP_BS 128u
 
-/* A KIVI group of G values of channel c, tokens b*G .. b*G+G-1 of head h. */
+/* One thread a (head, block, channel) group: consecutive threads consecutive
+ * channels, so every token's loads are one coalesced row segment for the warp,
+ * whichever set each channel is in.  pos says the set and the index in it:
+ * abnormal -> a KIVI group of bits 2 [VIDKV-K-03]; normal -> MINMAX (KIVI bits 1)
+ * or SIGNMEAN [VIDKV-K-08], nothing under FFT (fft.cu). */
 __global__ void __launch_bounds__(GROUP_BS)
-vk_kivi_group_kernel(uint8_t *codes, float *scale, float *zero, vk_state *st, const float *k,
-                     const uint32_t *lists, kvq_vidkv_params p, uint32_t nlist, uint32_t lofs,
-                     uint32_t bits, bool daz, bool away, bool nanpol)
+vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_t *pos,
+                   kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode, bool daz, bool away,
+                   bool nanpol)
 {
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t nb = p.tokens / p.group, G = p.group, d = p.dim;
-    const uint64_t ng = (uint64_t)p.heads * nb * nlist;
+    const uint64_t ng = (uint64_t)p.heads * nb * d;
     uint32_t f = 0, err = 0;
     if (gid < ng) {
-        const uint32_t j = (uint32_t)(gid % nlist);
-        const uint64_t hb = gid / nlist;
-        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb % nb);
+        const uint32_t c = (uint32_t)(gid % d);
+        const uint64_t hb = gid / d; /* h*nb + b */
+        const uint32_t h = (uint32_t)(hb / nb);
         const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-        const uint32_t c = lists[(uint64_t)row * d + lofs + j];
-        const float *x = k + ((uint64_t)h * p.tokens + (uint64_t)b * G) * d + c;
-        const uint32_t cmaxu = (1u << bits) - 1u;
-        float mn = vk_reread(x[0], daz, f), mx = mn, s, z;
-        for (uint32_t i = 1; i < G; i++) {
-            const float v = vk_reread(x[(uint64_t)i * d], daz, f);
-            if (v < mn) mn = v;
-            if (v > mx) mx = v;
-        }
-        vk_kivi_meta(s, z, f, err, mn, mx, (float)cmaxu, p.meta, nanpol);
-        uint8_t *grp = codes + gid * (G * bits / 8u);
-        uint32_t acc = 0, cur = 0;
-        for (uint32_t i = 0; i < G; i++) {
-            const float v = vk_reread(x[(uint64_t)i * d], daz, f);
-            const uint32_t code = vk_kivi_code(v, s, z, cmaxu, away, f);
-            const uint32_t by = kvq_code_byte(i, bits);
-            if (by != cur) {
-                grp[cur] = (uint8_t)acc;
-                acc = 0;
-                cur = by;
+        const uint32_t q = pos[(uint64_t)row * d + c];
+        const bool abn = (q & 0x80000000u) != 0u;
+        const float *x = k + hb * G * d + c; /* (h*T + b*G)*d + c */
+        /* a NaN among the inputs (the call fails) can rank more than n_a channels
+         * first: positions past their set write nothing */
+        const bool inset = abn ? (q & 0x7FFFFFFFu) < na : q < nn;
+        if (!inset) {
+        } else if (abn || mode == KVQ_VIDKV_NORMAL_MINMAX) {
+            const uint32_t bits = abn ? 2u : 1u, cmaxu = abn ? 3u : 1u;
+            const uint64_t g = abn ? hb * na + (q & 0x7FFFFFFFu) : hb * nn + q;
+            uint8_t *grp = (abn ? o.abn_codes : o.nrm_codes) + g * (G * bits / 8u);
+            float mn = vk_reread(x[0], daz, f), mx = mn, sc, z;
+            for (uint32_t i = 1; i < G; i++) {
+                const float v = vk_reread(x[(uint64_t)i * d], daz, f);
+                if (v < mn) mn = v;
+                if (v > mx) mx = v;
             }
-            acc |= code << kvq_code_shift(i, bits);
+            vk_kivi_meta(sc, z, f, err, mn, mx, (float)cmaxu, p.meta, nanpol);
+            uint32_t acc = 0, cur = 0;
+            for (uint32_t i = 0; i < G; i++) {
+                const float v = vk_reread(x[(uint64_t)i * d], daz, f);
+                const uint32_t code = vk_kivi_code(v, sc, z, cmaxu, away, f);
+                const uint32_t by = kvq_code_byte(i, bits);
+                if (by != cur) {
+                    grp[cur] = (uint8_t)acc;
+                    acc = 0;
+                    cur = by;
+                }
+                acc |= code << kvq_code_shift(i, bits);
+            }
+            grp[cur] = (uint8_t)acc;
+            (abn ? o.abn_scale : o.nrm_scale)[g] = sc;
+            (abn ? o.abn_zero : o.nrm_zero)[g] = z;
+        } else if (mode == KVQ_VIDKV_NORMAL_SIGNMEAN) {
+            const uint64_t g = hb * nn + q;
+            uint8_t *grp = o.nrm_codes + g * (G / 8u);
+            float S = 0.0f;
+            uint32_t acc = 0;
+            for (uint32_t i = 0; i < G; i++) {
+                const float v = vk_reread(x[(uint64_t)i * d], daz, f);
+                S = __fadd_rn(S, fabsf(v));
+                acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
+                if (i % 8u == 7u) {
+                    grp[i / 8u] = (uint8_t)acc;
+                    acc = 0;
+                }
+            }
+            o.nrm_scale[g] = vk_store_scale(__fdiv_rn(S, (float)G), p.meta, nanpol, f, err);
         }
-        grp[cur] = (uint8_t)acc;
-        scale[gid] = s;
-        zero[gid] = z;
     }
     vk_publish(st, f, err);
 }
 
-/* A SIGNMEAN group [VIDKV-K-08]: code x >= 0, S ascending from +0. */
-__global__ void __launch_bounds__(GROUP_BS)
-vk_signmean_kernel(uint8_t *codes, float *scale, vk_state *st, const float *k,
-                   const uint32_t *lists, kvq_vidkv_params p, uint32_t nlist, uint32_t lofs,
-                   bool daz, bool nanpol)
-{
-    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t nb = p.tokens / p.group, G = p.group, d = p.dim;
-    const uint64_t ng = (uint64_t)p.heads * nb * nlist;
-    uint32_t f = 0, err = 0;
-    if (gid < ng) {
-        const uint32_t j = (uint32_t)(gid % nlist);
-        const uint64_t hb = gid / nlist;
-        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb % nb);
-        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-        const uint32_t c = lists[(uint64_t)row * d + lofs + j];
-        const float *x = k + ((uint64_t)h * p.tokens + (uint64_t)b * G) * d + c;
-        uint8_t *grp = codes + gid * (G / 8u);
-        float S = 0.0f;
-        uint32_t acc = 0;
-        for (uint32_t i = 0; i < G; i++) {
-            const float v = vk_reread(x[(uint64_t)i * d], daz, f);
-            S = __fadd_rn(S, fabsf(v));
-            acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
-            if (i % 8u == 7u) {
-                grp[i / 8u] = (uint8_t)acc;
-                acc = 0;
-            }
-        }
-        scale[gid] = vk_store_scale(__fdiv_rn(S, (float)G), p.meta, nanpol, f, err);
-    }
-    vk_publish(st, f, err);
-}
-
-void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, const uint32_t *lists,
+void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, const uint32_t *pos,
                        const kvq_vidkv_params *p, const kvq_policy *pol, uint32_t mode,
                        cudaStream_t s)
 {
     const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p), nb = kvq_vidkv_blocks(p);
-    const bool daz = pol->subnormal == KVQ_SUBNORMAL_DAZ, away = pol->ties == KVQ_TIES_AWAY,
-               nanpol = pol->overflow == KVQ_OVERFLOW_NAN;
-    if (na > 0u)
-        vk_kivi_group_kernel<<<vk_blocks((uint64_t)p->heads * nb * na, GROUP_BS), GROUP_BS, 0, s>>>(
-            o->abn_codes, o->abn_scale, o->abn_zero, st, k, lists, *p, na, 0u, 2u, daz, away, nanpol);
-    if (nn > 0u && mode == KVQ_VIDKV_NORMAL_MINMAX)
-        vk_kivi_group_kernel<<<vk_blocks((uint64_t)p->heads * nb * nn, GROUP_BS), GROUP_BS, 0, s>>>(
-            o->nrm_codes, o->nrm_scale, o->nrm_zero, st, k, lists, *p, nn, na, 1u, daz, away, nanpol);
-    if (nn > 0u && mode == KVQ_VIDKV_NORMAL_SIGNMEAN)
-        vk_signmean_kernel<<<vk_blocks((uint64_t)p->heads * nb * nn, GROUP_BS), GROUP_BS, 0, s>>>(
-            o->nrm_codes, o->nrm_scale, st, k, lists, *p, nn, na, daz, nanpol);
+    if (na == 0u && mode == KVQ_VIDKV_NORMAL_FFT) return;
+    vk_keygroup_kernel<<<vk_blocks((uint64_t)p->heads * nb * p->dim, GROUP_BS), GROUP_BS, 0, s>>>(
+        *o, st, k, pos, *p, na, nn, mode, pol->subnormal == KVQ_SUBNORMAL_DAZ,
+        pol->ties == KVQ_TIES_AWAY, pol->overflow == KVQ_OVERFLOW_NAN);
 }
 
 /* ---- dequantization ---------------------------------------------------------- */

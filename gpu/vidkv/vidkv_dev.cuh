@@ -233,8 +233,8 @@ kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_st
 size_t vk_split_scratch(const kvq_vidkv_params *p);
 
 /* The abnormal 2-bit groups [VIDKV-K-03] and, when mode is MINMAX or
- * SIGNMEAN, the normal groups [VIDKV-K-08]. */
-void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, const uint32_t *lists,
+ * SIGNMEAN, the normal groups [VIDKV-K-08]; pos from vk_split_enqueue. */
+void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, const uint32_t *pos,
                        const kvq_vidkv_params *p, const kvq_policy *pol, uint32_t mode,
                        cudaStream_t s);
 

@@ -331,7 +331,7 @@ kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *fla
         VK_CK(cudaMemsetAsync(dst, 0, sizeof *dst, s));
         if ((st = vk_split_enqueue(o.mask, lists, pos, dst, d_k, p, pol, w + off[0], s)) != KVQ_OK)
             goto out;
-        vk_groups_enqueue(&o, dst, d_k, lists, p, pol, mode, s);
+        vk_groups_enqueue(&o, dst, d_k, pos, p, pol, mode, s);
         VK_CK(cudaGetLastError());
         if (fft) {
             if (naive && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK) goto out;
