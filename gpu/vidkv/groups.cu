@@ -27,18 +27,24 @@
  * whichever set each channel is in.  pos says the set and the index in it:
  * abnormal -> a KIVI group of bits 2 [VIDKV-K-03]; normal -> MINMAX (KIVI bits 1)
  * or SIGNMEAN [VIDKV-K-08], nothing under FFT (fft.cu). */
+template <uint32_t GT> /* G at compile time (32, 64: values in registers) or 0 */
 __global__ void __launch_bounds__(GROUP_BS)
 vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_t *pos,
                    kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode, bool daz, bool away,
                    bool nanpol)
 {
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t nb = p.tokens / p.group, G = p.group, d = p.dim;
+    const uint32_t G = GT ? GT : p.group, nb = p.tokens / G, d = p.dim;
     const uint64_t ng = (uint64_t)p.heads * nb * d;
     uint32_t f = 0, err = 0;
     if (gid < ng) {
         const uint32_t c = (uint32_t)(gid % d);
         const uint64_t hb = gid / d; /* h*nb + b */
+        float r[GT ? GT : 1u];
+        if (GT) {
+#pragma unroll
+            for (uint32_t i = 0; i < G; i++) r[GT ? i : 0u] = vk_reread(k[(hb * G + i) * d + c], daz, f);
+        }
         const uint32_t h = (uint32_t)(hb / nb);
         const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
         const uint32_t q = pos[(uint64_t)row * d + c];
@@ -52,16 +58,18 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
             const uint32_t bits = abn ? 2u : 1u, cmaxu = abn ? 3u : 1u;
             const uint64_t g = abn ? hb * na + (q & 0x7FFFFFFFu) : hb * nn + q;
             uint8_t *grp = (abn ? o.abn_codes : o.nrm_codes) + g * (G * bits / 8u);
-            float mn = vk_reread(x[0], daz, f), mx = mn, sc, z;
+            float mn = GT ? r[0] : vk_reread(x[0], daz, f), mx = mn, sc, z;
+#pragma unroll
             for (uint32_t i = 1; i < G; i++) {
-                const float v = vk_reread(x[(uint64_t)i * d], daz, f);
+                const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
                 if (v < mn) mn = v;
                 if (v > mx) mx = v;
             }
             vk_kivi_meta(sc, z, f, err, mn, mx, (float)cmaxu, p.meta, nanpol);
             uint32_t acc = 0, cur = 0;
+#pragma unroll
             for (uint32_t i = 0; i < G; i++) {
-                const float v = vk_reread(x[(uint64_t)i * d], daz, f);
+                const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
                 const uint32_t code = vk_kivi_code(v, sc, z, cmaxu, away, f);
                 const uint32_t by = kvq_code_byte(i, bits);
                 if (by != cur) {
@@ -79,8 +87,9 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
             uint8_t *grp = o.nrm_codes + g * (G / 8u);
             float S = 0.0f;
             uint32_t acc = 0;
+#pragma unroll
             for (uint32_t i = 0; i < G; i++) {
-                const float v = vk_reread(x[(uint64_t)i * d], daz, f);
+                const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
                 S = __fadd_rn(S, fabsf(v));
                 acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
                 if (i % 8u == 7u) {
@@ -100,9 +109,15 @@ void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, co
 {
     const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p), nb = kvq_vidkv_blocks(p);
     if (na == 0u && mode == KVQ_VIDKV_NORMAL_FFT) return;
-    vk_keygroup_kernel<<<vk_blocks((uint64_t)p->heads * nb * p->dim, GROUP_BS), GROUP_BS, 0, s>>>(
-        *o, st, k, pos, *p, na, nn, mode, pol->subnormal == KVQ_SUBNORMAL_DAZ,
-        pol->ties == KVQ_TIES_AWAY, pol->overflow == KVQ_OVERFLOW_NAN);
+    const unsigned int nbk = vk_blocks((uint64_t)p->heads * nb * p->dim, GROUP_BS);
+    const bool daz = pol->subnormal == KVQ_SUBNORMAL_DAZ, away = pol->ties == KVQ_TIES_AWAY,
+               nanpol = pol->overflow == KVQ_OVERFLOW_NAN;
+    if (p->group == 32u)
+        vk_keygroup_kernel<32u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol);
+    else if (p->group == 64u)
+        vk_keygroup_kernel<64u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol);
+    else
+        vk_keygroup_kernel<0u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol);
 }
 
 /* ---- dequantization ---------------------------------------------------------- */
