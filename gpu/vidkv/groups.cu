@@ -66,11 +66,12 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
                 if (v > mx) mx = v;
             }
             vk_kivi_meta(sc, z, f, err, mn, mx, (float)cmaxu, p.meta, nanpol);
+            const float rcp = sc != 0.0f ? __frcp_rn(sc) : 0.0f;
             uint32_t acc = 0, cur = 0;
 #pragma unroll
             for (uint32_t i = 0; i < G; i++) {
                 const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
-                const uint32_t code = vk_kivi_code(v, sc, z, cmaxu, away, f);
+                const uint32_t code = vk_kivi_code_rcp(v, sc, rcp, z, cmaxu, away, f);
                 const uint32_t by = kvq_code_byte(i, bits);
                 if (by != cur) {
                     grp[cur] = (uint8_t)acc;

@@ -166,6 +166,41 @@ __device__ __forceinline__ uint32_t vk_kivi_code(float xv, float s, float z, uin
     return (uint32_t)c;
 }
 
+/* The same code without a division in the common case, as gpu/kivi/kivi.cu's
+ * dev_code (its comment carries the argument): rcp = __frcp_rn(s); the code
+ * comes from qe = RN32(t * rcp), clamped to [-2, cmax + 2] and rounded by the
+ * 1.5 * 2^23 addition, unless qe lies within 2^-12 of a half-integer or rcp is
+ * subnormal, where q = RN32(t / s) is formed and rounded as the reference
+ * rounds it.  |qe - q| < 2^-14 for |qe| <= 258, so a qe farther from every
+ * half-integer rounds to the reference's integer; the reference's early clamps
+ * (q > cmax + 1, q < -1) give the code and flag of rounding first and
+ * clamping after, rounding being monotone. */
+#define VK_MAGIC_RND 0x1.8p23f
+#define VK_MAGIC_RND_BITS 0x4B400000u
+__device__ __forceinline__ uint32_t vk_kivi_code_rcp(float xv, float s, float rcp, float z,
+                                                     uint32_t cmaxu, bool away, uint32_t &f)
+{
+    if (s == 0.0f) return 0u;
+    const float cmax = (float)cmaxu;
+    float t = __fsub_rn(xv, z);
+    if (isinf(t)) {
+        t = copysignf(VK_F32_MAX, t);
+        f |= KVQ_FLAG_SATURATED;
+    }
+    const float qe = fminf(fmaxf(__fmul_rn(t, rcp), -2.0f), __fadd_rn(cmax, 2.0f));
+    const float m = __fadd_rn(qe, VK_MAGIC_RND);
+    const float dd = fabsf(__fsub_rn(qe, __fsub_rn(m, VK_MAGIC_RND)));
+    int32_t c = (int32_t)(__float_as_uint(m) - VK_MAGIC_RND_BITS);
+    if (dd > 0x1.ffcp-2f || rcp < VK_F32_MIN_NORMAL) {
+        const float q = __fdiv_rn(t, s);
+        float cf = away ? vk_round_away(q) : rintf(q);
+        cf = fminf(fmaxf(cf, -2.0f), __fadd_rn(cmax, 2.0f));
+        c = (int32_t)cf;
+    }
+    if ((uint32_t)c > cmaxu) f |= KVQ_FLAG_CLAMPED;
+    return (uint32_t)min(max(c, 0), (int32_t)cmaxu);
+}
+
 /* OR a warp's flags and errors into the call's state (every lane calls). */
 __device__ __forceinline__ void vk_publish(vk_state *st, uint32_t f, uint32_t err)
 {
