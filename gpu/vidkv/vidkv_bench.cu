@@ -12,7 +12,8 @@
  * 0.85).  floor = the ratio its pass structure reaches at copy speed:
  * compulsory bytes / bytes it moves (the key quantizer reads its input twice,
  * once for the split's channel ranges and once for the groups; the FFT path
- * moves its complex rows through memory).  The FFT path's share is reported
+ * moves its complex rows through memory four times and reads the normal
+ * channels once more).  The FFT path's share is reported
  * separately: the transform alone (gather + batched C2C, kvq_cuda_vidkv_dft),
  * and the difference between the FFT and the MINMAX key launchers.
  * direct: KVQ_CUDA_DIRECT (outputs written in place); safe: the contract form
@@ -199,7 +200,11 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&k.nrm_scale, nng * 4u));
         CK(cudaMalloc(&k.nrm_zero, nng * 4u));
         const double out_b = (double)(mk + acb + ncb) + mb * (2.0 * nag + (fft ? 1.0 : 2.0) * nng);
-        const double zrows = fft ? 2.0 * (double)n / 2.0 * 8.0 : 0.0; /* complex rows: written, read, written, read */
+        /* the FFT path's complex rows (rows x N x 8 bytes) cross memory 4 times: written by the
+         * gather (or the code expansion), read and written by cuFFT, read by the component
+         * groups (or the scatter); the gather also reads the normal channels once more */
+        const double zb = (double)p.heads * p.tokens * kvq_vidkv_n_nrm(&q) * 8.0;
+        const double zrows = fft ? 4.0 * zb : 0.0, regather = fft ? zb / 2.0 : 0.0;
         for (int direct = 1; direct >= 0; direct--) {
             kvq_status st = KVQ_OK;
             double ms = time_med(reps, [&] {
@@ -214,7 +219,7 @@ int main(int argc, char **argv)
             rows[nr].ms = ms;
             rows[nr].bytes = bytes;
             /* the split's read, the groups' read (the FFT: gather reads the normal half) */
-            rows[nr].moved = bytes + (double)in_b + zrows + (direct ? 0.0 : 2.0 * out_b);
+            rows[nr].moved = bytes + (double)in_b + regather + zrows + (direct ? 0.0 : 2.0 * out_b);
             nr++;
         }
         {
