@@ -18,6 +18,12 @@ $(B)/gpu/kvq_vidkv_bench: $(GPU_OBJ) $(VIDKV_FFT_OBJ) $(B)/gpu/vidkv/vidkv_bench
     $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lcufft -lm
 GPU_TARGETS += $(B)/gpu/kvq_gpu_vidkv_test $(B)/gpu/kvq_vidkv_bench
+# the subject's VIDKV entries (gpu/vidkv/entries.cu) call the key launchers of fft.cu: the
+# subject links it and cuFFT (-lcufft as a prerequisite, found through vpath, since the
+# subject's rule links $^)
+vpath libcufft.so $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
+$(B)/gpu/vidkv/entries.o: $(VIDKV_HDR)
+$(B)/gpu/libkvq_subject_gpu.so: $(VIDKV_FFT_OBJ) -lcufft
 
 # VIDKV's part of `make gpu-test`: the judge's self-test (host only: the judge must accept
 # the reference's own FFT-path output and reject planted errors), then the device test.
