@@ -1,0 +1,255 @@
+/*
+ * groups.cu -- the VIDKV key groups on CUDA, bit-exact to ref/fast/vidkv.c:
+ * the 2-bit abnormal channels [VIDKV-K-03] (KIVI groups, [KIVI-Q-01..06]), the
+ * 1-bit normal channels without the FFT [VIDKV-K-08] (MINMAX: KIVI bits 1;
+ * SIGNMEAN: code x >= 0, scale RN32(S/G) stored as [VIDKV-K-06]), the key
+ * dequantizer's input checks [VIDKV-D-02..03] and its element kernel
+ * [VIDKV-K-11] (the FFT channels are gpu/vidkv/fft/fft.cu's).
+ *
+ * Kernels:
+ *   vk_keygroup_kernel    one thread a (head, block, channel) group, abnormal
+ *                         (KIVI bits 2) or normal (MINMAX: KIVI bits 1; SIGNMEAN):
+ *                         consecutive threads consecutive channels
+ *   vk_mask_check_kernel  set bits of every mask row [VIDKV-D-02]
+ *   vk_meta_check_kernel  the first bad stored metadata value of an array
+ *   vk_keys_deq_kernel    one thread an element of [H][T][d]
+ */
+#include <cuda_runtime.h>
+
+#include "kvq_cuda.h"
+#include "vidkv/kvq_cuda_vidkv.h"
+#include "vidkv/vidkv_dev.cuh"
+
+#define GROUP_BS 128u
+
+/* One thread a (head, block, channel) group: consecutive threads consecutive
+ * channels, so every token's loads are one coalesced row segment for the warp,
+ * whichever set each channel is in.  pos says the set and the index in it:
+ * abnormal -> a KIVI group of bits 2 [VIDKV-K-03]; normal -> MINMAX (KIVI bits 1)
+ * or SIGNMEAN [VIDKV-K-08], nothing under FFT (fft.cu). */
+template <uint32_t GT> /* G at compile time (32, 64: values in registers) or 0 */
+__global__ void __launch_bounds__(GROUP_BS)
+vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_t *pos,
+                   kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode, bool daz, bool away,
+                   bool nanpol)
+{
+    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t G = GT ? GT : p.group, nb = p.tokens / G, d = p.dim;
+    const uint64_t ng = (uint64_t)p.heads * nb * d;
+    uint32_t f = 0, err = 0;
+    if (gid < ng) {
+        const uint32_t c = (uint32_t)(gid % d);
+        const uint64_t hb = gid / d; /* h*nb + b */
+        float r[GT ? GT : 1u];
+        if (GT) {
+#pragma unroll
+            for (uint32_t i = 0; i < G; i++) r[GT ? i : 0u] = vk_reread(k[(hb * G + i) * d + c], daz, f);
+        }
+        const uint32_t h = (uint32_t)(hb / nb);
+        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+        const uint32_t q = pos[(uint64_t)row * d + c];
+        const bool abn = (q & 0x80000000u) != 0u;
+        const float *x = k + hb * G * d + c; /* (h*T + b*G)*d + c */
+        /* a NaN among the inputs (the call fails) can rank more than n_a channels
+         * first: positions past their set write nothing */
+        const bool inset = abn ? (q & 0x7FFFFFFFu) < na : q < nn;
+        if (!inset) {
+        } else if (abn || mode == KVQ_VIDKV_NORMAL_MINMAX) {
+            const uint32_t bits = abn ? 2u : 1u, cmaxu = abn ? 3u : 1u;
+            const uint64_t g = abn ? hb * na + (q & 0x7FFFFFFFu) : hb * nn + q;
+            uint8_t *grp = (abn ? o.abn_codes : o.nrm_codes) + g * (G * bits / 8u);
+            float mn = GT ? r[0] : vk_reread(x[0], daz, f), mx = mn, sc, z;
+#pragma unroll
+            for (uint32_t i = 1; i < G; i++) {
+                const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
+                if (v < mn) mn = v;
+                if (v > mx) mx = v;
+            }
+            vk_kivi_meta(sc, z, f, err, mn, mx, (float)cmaxu, p.meta, nanpol);
+            const float rcp = sc != 0.0f ? __frcp_rn(sc) : 0.0f;
+            uint32_t acc = 0, cur = 0;
+#pragma unroll
+            for (uint32_t i = 0; i < G; i++) {
+                const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
+                const uint32_t code = vk_kivi_code_rcp(v, sc, rcp, z, cmaxu, away, f);
+                const uint32_t by = kvq_code_byte(i, bits);
+                if (by != cur) {
+                    grp[cur] = (uint8_t)acc;
+                    acc = 0;
+                    cur = by;
+                }
+                acc |= code << kvq_code_shift(i, bits);
+            }
+            grp[cur] = (uint8_t)acc;
+            (abn ? o.abn_scale : o.nrm_scale)[g] = sc;
+            (abn ? o.abn_zero : o.nrm_zero)[g] = z;
+        } else if (mode == KVQ_VIDKV_NORMAL_SIGNMEAN) {
+            const uint64_t g = hb * nn + q;
+            uint8_t *grp = o.nrm_codes + g * (G / 8u);
+            float S = 0.0f;
+            uint32_t acc = 0;
+#pragma unroll
+            for (uint32_t i = 0; i < G; i++) {
+                const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
+                S = __fadd_rn(S, fabsf(v));
+                acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
+                if (i % 8u == 7u) {
+                    grp[i / 8u] = (uint8_t)acc;
+                    acc = 0;
+                }
+            }
+            o.nrm_scale[g] = vk_store_scale(__fdiv_rn(S, (float)G), p.meta, nanpol, f, err);
+        }
+    }
+    vk_publish(st, f, err);
+}
+
+void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, const uint32_t *pos,
+                       const kvq_vidkv_params *p, const kvq_policy *pol, uint32_t mode,
+                       cudaStream_t s)
+{
+    const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p), nb = kvq_vidkv_blocks(p);
+    if (na == 0u && mode == KVQ_VIDKV_NORMAL_FFT) return;
+    const unsigned int nbk = vk_blocks((uint64_t)p->heads * nb * p->dim, GROUP_BS);
+    const bool daz = pol->subnormal == KVQ_SUBNORMAL_DAZ, away = pol->ties == KVQ_TIES_AWAY,
+               nanpol = pol->overflow == KVQ_OVERFLOW_NAN;
+    if (p->group == 32u)
+        vk_keygroup_kernel<32u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol);
+    else if (p->group == 64u)
+        vk_keygroup_kernel<64u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol);
+    else
+        vk_keygroup_kernel<0u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol);
+}
+
+/* ---- dequantization ---------------------------------------------------------- */
+
+/* Key of the first failure: group * 16 + status (min over the array). */
+__global__ void vk_meta_check_kernel(unsigned long long *key, const float *a, uint64_t n,
+                                     bool is_scale, uint32_t meta)
+{
+    for (uint64_t g = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; g < n;
+         g += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t s = vk_meta_ok(a[g], is_scale, meta);
+        if (s != KVQ_OK) atomicMin(key, (unsigned long long)g * 16u + s);
+    }
+}
+
+/* Mask rows [VIDKV-D-02]: *bad = 1 when a row has a bit beyond d or a count
+ * other than na; a valid mask's channel lists and positions are written. */
+__global__ void vk_mask_check_kernel(uint32_t *bad, uint32_t *lists, uint32_t *pos,
+                                     const uint8_t *mask, uint32_t rows, uint32_t d, uint32_t na,
+                                     uint32_t row_bytes)
+{
+    const uint32_t row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    const uint8_t *m = mask + (uint64_t)row * row_bytes;
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < 8u * row_bytes; c++)
+        if (kvq_vidkv_mask_get(m, c)) {
+            if (c >= d) { *bad = 1u; return; }
+            n++;
+        }
+    if (n != na) { *bad = 1u; return; }
+    uint32_t ia = 0, in = 0;
+    uint32_t *L = lists + (uint64_t)row * d, *P = pos + (uint64_t)row * d;
+    for (uint32_t c = 0; c < d; c++)
+        if (kvq_vidkv_mask_get(m, c)) { L[ia] = c; P[c] = ia | 0x80000000u; ia++; }
+    for (uint32_t c = 0; c < d; c++)
+        if (!kvq_vidkv_mask_get(m, c)) { L[na + in] = c; P[c] = in; in++; }
+}
+
+kvq_status vk_keys_deq_check(const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
+                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
+{
+    kvq_status st = KVQ_OK;
+    const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p);
+    unsigned long long *key = (unsigned long long *)scratch, hk[4];
+    uint32_t *bad = (uint32_t *)(key + 4), hbad = 0;
+    const float *arr[4] = {na ? in->abn_scale : NULL, na ? in->abn_zero : NULL,
+                           nn ? in->nrm_scale : NULL,
+                           nn && mode == KVQ_VIDKV_NORMAL_MINMAX ? in->nrm_zero : NULL};
+    const uint64_t cnt[4] = {kvq_vidkv_abn_groups(p), kvq_vidkv_abn_groups(p),
+                             kvq_vidkv_nrm_groups(p), kvq_vidkv_nrm_groups(p)};
+    VK_CK(cudaMemsetAsync(key, 0xFF, 4 * sizeof *key, s));
+    VK_CK(cudaMemsetAsync(bad, 0, sizeof *bad, s));
+    vk_mask_check_kernel<<<vk_blocks(kvq_vidkv_mask_rows(p), 64u), 64u, 0, s>>>(
+        bad, lists, pos, in->mask, kvq_vidkv_mask_rows(p), p->dim, na, kvq_vidkv_mask_row_bytes(p));
+    for (int a = 0; a < 4; a++)
+        if (arr[a] != NULL)
+            vk_meta_check_kernel<<<vk_blocks(cnt[a], 256u) > 4096u ? 4096u : vk_blocks(cnt[a], 256u),
+                                   256u, 0, s>>>(&key[a], arr[a], cnt[a], a != 1 && a != 3, p->meta);
+    VK_CK(cudaGetLastError());
+    VK_CK(cudaMemcpyAsync(hk, key, sizeof hk, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaStreamSynchronize(s));
+    if (hbad) return KVQ_E_PARAM;
+    for (int a = 0; a < 4; a++)
+        if (hk[a] != 0xFFFFFFFFFFFFFFFFull) return (kvq_status)(hk[a] % 16u);
+out:
+    return st;
+}
+
+kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
+                         const kvq_vidkv_params *p, void *scratch, cudaStream_t s)
+{
+    kvq_status st = KVQ_OK;
+    uint32_t *bad = (uint32_t *)scratch, hbad = 0;
+    VK_CK(cudaMemsetAsync(bad, 0, sizeof *bad, s));
+    vk_mask_check_kernel<<<vk_blocks(kvq_vidkv_mask_rows(p), 64u), 64u, 0, s>>>(
+        bad, lists, pos, mask, kvq_vidkv_mask_rows(p), p->dim, kvq_vidkv_n_abn(p),
+        kvq_vidkv_mask_row_bytes(p));
+    VK_CK(cudaGetLastError());
+    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaStreamSynchronize(s));
+    if (hbad) st = KVQ_E_PARAM;
+out:
+    return st;
+}
+
+/* The elements of [H][T][d] [VIDKV-K-11]: a block DEQ_ROWS tokens of one head
+ * (grid.y the head), threads over the channels; the group, slot and channel
+ * position come per row and from shared memory, so an element costs a code
+ * load, a metadata load (cached: a group serves G rows) and one FMA.  FFT
+ * normal channels are skipped (fft.cu writes them). */
+#define DEQ_ROWS 16u
+__global__ void vk_keys_deq_kernel(float *y, kvq_vidkv_keys in, const uint32_t *pos,
+                                   kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode)
+{
+    __shared__ uint32_t spos[KVQ_VIDKV_MAX_DIM];
+    const uint32_t d = p.dim, G = p.group, nb = p.tokens / G, h = blockIdx.y;
+    const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+    for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) spos[c] = pos[(uint64_t)row * d + c];
+    __syncthreads();
+    const uint32_t t0 = blockIdx.x * DEQ_ROWS, t1 = min(p.tokens, t0 + DEQ_ROWS);
+    uint32_t b = t0 / G, i = t0 % G;
+    for (uint32_t t = t0; t < t1; t++) {
+        const uint64_t hb = (uint64_t)h * nb + b;
+        float *yr = y + ((uint64_t)h * p.tokens + t) * d;
+        for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
+            const uint32_t q = spos[c];
+            if (q & 0x80000000u) {
+                const uint64_t g = hb * na + (q & 0x7FFFFFFFu);
+                const uint32_t code = (in.abn_codes[g * (G / 4u) + i / 4u] >> (2u * (i % 4u))) & 3u;
+                yr[c] = __fmaf_rn((float)code, in.abn_scale[g], in.abn_zero[g]); /* [KIVI-D-01] */
+            } else if (mode != KVQ_VIDKV_NORMAL_FFT) {
+                const uint64_t g = hb * nn + q;
+                const uint32_t code = (in.nrm_codes[g * (G / 8u) + i / 8u] >> (i % 8u)) & 1u;
+                const float s = in.nrm_scale[g];
+                yr[c] = mode == KVQ_VIDKV_NORMAL_SIGNMEAN ? (code ? s : 0.0f)
+                                                          : __fmaf_rn((float)code, s, in.nrm_zero[g]);
+            }
+        }
+        if (++i == G) {
+            i = 0;
+            b++;
+        }
+    }
+}
+
+void vk_keys_deq_enqueue(float *y, const kvq_vidkv_keys *in, const uint32_t *pos,
+                         const kvq_vidkv_params *p, uint32_t mode, cudaStream_t s)
+{
+    const uint32_t bs = p->dim >= 256u ? 256u : (p->dim + 31u) / 32u * 32u;
+    const dim3 grid((p->tokens + DEQ_ROWS - 1u) / DEQ_ROWS, p->heads);
+    vk_keys_deq_kernel<<<grid, bs, 0, s>>>(y, *in, pos, *p, kvq_vidkv_n_abn(p), kvq_vidkv_n_nrm(p), mode);
+}

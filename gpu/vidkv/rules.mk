@@ -1,0 +1,34 @@
+# gpu/vidkv/rules.mk -- the VIDKV family's GPU programs (included by the Makefile, which
+# finds this file by rule: gpu/*/rules.mk).
+# Kernel units: gpu/vidkv/split.cu, groups.cu, ternary.cu are found by rule (GPU_OBJ) and
+# need only the CUDA runtime.  The FFT path and the composed key launchers,
+# gpu/vidkv/fft/fft.cu, link cuFFT; they sit one level down so that GPU_OBJ (linked into
+# every GPU program and the subject without -lcufft) does not carry them: the programs
+# below link VIDKV_FFT_OBJ with -lcufft.
+VIDKV_HDR := include/kvq_vidkv.h gpu/vidkv/kvq_cuda_vidkv.h gpu/vidkv/vidkv_dev.cuh
+VIDKV_FFT_OBJ := $(B)/gpu/vidkv/fft/fft.o
+$(filter $(B)/gpu/vidkv/%,$(GPU_OBJ)) $(VIDKV_FFT_OBJ) $(B)/gpu/vidkv/vidkv_test.o \
+    $(B)/gpu/vidkv/vidkv_bench.o: $(VIDKV_HDR)
+$(B)/gpu/vidkv/vidkv_test.o: ref/exact/outward.h
+# the device test links the fast path (ref/fast/vidkv.c, kivi.c), never MPFR
+$(B)/gpu/kvq_gpu_vidkv_test: $(GPU_OBJ) $(VIDKV_FFT_OBJ) $(B)/gpu/vidkv/vidkv_test.o $(GPU_REF_OBJ) \
+    $(B)/gpu/ref/ref/fast/vidkv.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lcufft -lm
+$(B)/gpu/kvq_vidkv_bench: $(GPU_OBJ) $(VIDKV_FFT_OBJ) $(B)/gpu/vidkv/vidkv_bench.o \
+    $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lcufft -lm
+GPU_TARGETS += $(B)/gpu/kvq_gpu_vidkv_test $(B)/gpu/kvq_vidkv_bench
+# the subject's VIDKV entries (gpu/vidkv/entries.cu) call the key launchers of fft.cu: the
+# subject links it and cuFFT (-lcufft as a prerequisite, found through vpath, since the
+# subject's rule links $^)
+vpath libcufft.so $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
+$(B)/gpu/vidkv/entries.o: $(VIDKV_HDR)
+$(B)/gpu/libkvq_subject_gpu.so: $(VIDKV_FFT_OBJ) -lcufft
+
+# VIDKV's part of `make gpu-test`: the judge's self-test (host only: the judge must accept
+# the reference's own FFT-path output and reject planted errors), then the device test.
+GPU_TESTS += gpu-check-vidkv
+.PHONY: gpu-check-vidkv
+gpu-check-vidkv: $(B)/gpu/kvq_gpu_vidkv_test
+	$(B)/gpu/kvq_gpu_vidkv_test --judge-selftest
+	$(B)/gpu/kvq_gpu_vidkv_test
