@@ -32,6 +32,7 @@
 #include "kvq.h"
 #include "kvq_cert.h"
 #include "kvq_sage.h"
+#include "kvq_vidkv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,6 +110,26 @@ typedef int (*kvq_sage_pv_v1_fn)(float *d, const uint8_t *a, const uint8_t *b, c
  * SageAttention2 pipeline, binary32 in and out) */
 typedef int (*kvq_sage_attention_v1_fn)(float *o, const float *q, const float *k, const float *v,
                                         const kvq_sage_attn *a, const kvq_policy *pol);
+
+/* "vidkv_quantize_keys" [VIDKV-K-01..10]: as kvq_vidkv_quantize_keys */
+typedef int (*kvq_vidkv_quantize_keys_v1_fn)(const kvq_vidkv_keys *out, uint32_t *flags, const float *k,
+                                             const kvq_vidkv_params *prm, const kvq_policy *pol);
+/* "vidkv_dequantize_keys" [VIDKV-K-11] [VIDKV-D-01..03]: as kvq_vidkv_dequantize_keys */
+typedef int (*kvq_vidkv_dequantize_keys_v1_fn)(float *y, uint32_t *flags, const kvq_vidkv_keys *in,
+                                               const kvq_vidkv_params *prm, const kvq_policy *pol);
+/* "vidkv_quantize_values" [VIDKV-V-01..05] [VIDKV-STP-01..03]: as kvq_vidkv_quantize_values */
+typedef int (*kvq_vidkv_quantize_values_v1_fn)(const kvq_vidkv_values *out, uint32_t *np, uint32_t *flags,
+                                               const float *v, const kvq_vidkv_params *prm,
+                                               const kvq_vidkv_stp *stp, const kvq_policy *pol);
+/* "vidkv_dequantize_values" [VIDKV-V-06] [VIDKV-D-01..03]: as kvq_vidkv_dequantize_values */
+typedef int (*kvq_vidkv_dequantize_values_v1_fn)(float *y, uint32_t *flags, const kvq_vidkv_values *in,
+                                                 uint32_t np, const kvq_vidkv_params *prm,
+                                                 const kvq_policy *pol);
+/* "vidkv_stream" [VIDKV-W-01..02]: as kvq_vidkv_stream (prefill, decoded
+ * tokens, each flush composed of the four calls above) */
+typedef int (*kvq_vidkv_stream_v1_fn)(float *kdeq, float *vdeq, uint32_t *flags, const float *k,
+                                      const float *v, uint32_t prefill, uint32_t decode,
+                                      const kvq_vidkv_params *prm, const kvq_policy *pol);
 
 /* Optional entries that describe the subject for the reports (spec/verify.md
  * [VER-REP-05]), looked up like the others and called once per subject

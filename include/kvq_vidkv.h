@@ -518,6 +518,22 @@ kvq_status kvq_vidkv_window_prefill(kvq_vidkv_window *w, uint32_t group, uint32_
  * flushed (then quantized += G, pending = 0). */
 kvq_status kvq_vidkv_window_append(kvq_vidkv_window *w, uint32_t *flush);
 
+/* ---- streaming [VIDKV-W-01..02] ------------------------------------------- */
+
+/* A prefill of `prefill` tokens then `decode` decoded tokens, each flush
+ * composed of the calls below as [VIDKV-W-02] says (keys by prm->kflush,
+ * values by prm->vflush, no STP: prm->protect and prm->tokens are not read).
+ * k and v are [H][prefill + decode][d]; kdeq and vdeq receive the dequantized
+ * caches after the last flush, [H][Tq][d] each with Tq = N - N mod G, N =
+ * prefill + decode.  Checks, in order, before writing anything: NULL
+ * (KVQ_E_PARAM), the policy and the parameters as [VIDKV-L-02] (KVQ_E_PARAM),
+ * the extent (H, d as [VIDKV-L-02], G <= N <= 2^24: KVQ_E_SHAPE), every key
+ * and value finite (KVQ_E_NONFINITE) and in the domain (KVQ_E_RANGE), then
+ * the calls' own statuses.  *flags: the OR of the quantizations' flags. */
+kvq_status kvq_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const float *k, const float *v,
+                            uint32_t prefill, uint32_t decode, const kvq_vidkv_params *prm,
+                            const kvq_policy *pol);
+
 /* ---- fast path ------------------------------------------------------------- */
 
 /* The split mask of keys k [H][T][d] [VIDKV-K-01..02] [VIDKV-L-06]. */

@@ -1,0 +1,777 @@
+/*
+ * families/vidkv_gen.c -- deterministic VIDKV conformance vectors and the
+ * operations' exact-path solvers (spec/vectors.md [VEC-VIDKV-04..06],
+ * [VEC-GEN-*]).
+ *
+ * Case k draws everything from its own generator, seeded from (seed, k).
+ * Expected outputs come from the exact path only (ref/exact/vidkv.c); the
+ * stream's composition is built here from the exact path's parts as
+ * [VIDKV-W-01..02] say.  Ordinals: vidkv-keys, vidkv-values, vidkv-stream
+ * regular cases, then one case of each error class, then the constructed
+ * classes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvq_bits.h"
+#include "kvq_exact.h"
+#include "kvq_exact_vidkv.h"
+#include "kvq_rng.h"
+#include "vidkv.h"
+
+/* ---- solvers [VER-REG-11] -------------------------------------------------------------- */
+
+static kvq_status as_error_case(kvq_case *c, kvq_status st)
+{
+    kvq_case_drop_outputs(c);
+    c->status = st;
+    c->flags = 0;
+    return KVQ_OK;
+}
+
+static kvq_status ensure_outputs(kvq_case *c)
+{
+    if (c->exp != NULL) return KVQ_OK;
+    c->status = KVQ_OK;
+    return kvq_case_alloc(c);
+}
+
+static kvq_vidkv_params keys_params(const kvq_vidkv_case_in *in)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(in->prm.heads, in->prm.tokens, in->prm.dim);
+    p.group = in->prm.group;
+    p.meta = in->prm.meta;
+    p.split = in->prm.split;
+    p.normal = in->prm.normal;
+    p.key_frac = in->prm.key_frac;
+    return p;
+}
+
+static kvq_vidkv_params values_params(const kvq_vidkv_case_in *in)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(in->prm.heads, in->prm.tokens, in->prm.dim);
+    p.group = in->prm.group;
+    p.meta = in->prm.meta;
+    p.vdeq = in->prm.vdeq;
+    p.vpack = in->prm.vpack;
+    p.gamma = in->prm.gamma;
+    p.protect = in->prm.protect;
+    return p;
+}
+
+/* The exact path's key quantization of k under p into s (arrays the
+ * caller's), and the dequantization of the result into lo/hi.  comp_amb,
+ * s_lo, s_hi may be NULL outside the FFT. */
+static kvq_status exact_keys(kvq_exact_vidkv_keys_out *o, double *lo, double *hi, const float *k,
+                             const kvq_vidkv_params *p, const kvq_policy *pol)
+{
+    kvq_status st = kvq_exact_vidkv_quantize_keys(o, k, p, pol);
+    if (st != KVQ_OK) return st;
+    return kvq_exact_vidkv_key_deq_bounds(lo, hi, &o->k, p);
+}
+
+kvq_status kvq_vidkv_solve_keys(kvq_case *c)
+{
+    kvq_vidkv_case_in *in = c->in;
+    kvq_vidkv_params p = keys_params(in);
+    kvq_vidkv_keys_out *ex;
+    kvq_vidkv_keys_ref *rf;
+    kvq_exact_vidkv_keys_out o;
+    uint64_t n, namb = 0, nc;
+    uint32_t m, G;
+    double *lo = NULL, *hi = NULL;
+    kvq_status st;
+    if (!kvq_vidkv_params_ok(&p)) return as_error_case(c, KVQ_E_PARAM);
+    if (!kvq_vidkv_shape_ok(&p)) return as_error_case(c, KVQ_E_SHAPE);
+    if (ensure_outputs(c) != KVQ_OK) return KVQ_E_NOMEM;
+    ex = c->exp;
+    rf = c->ref;
+    n = kvq_vidkv_elems(&p);
+    m = kvq_vidkv_nrm_per_block(&p);
+    G = p.group;
+    nc = (uint64_t)p.heads * p.tokens * m;
+    memset(&o, 0, sizeof o);
+    o.k = (kvq_vidkv_keys){ ex->mask, ex->abn_codes, ex->abn_scale, ex->abn_zero, ex->nrm_codes, ex->nrm_scale,
+                            ex->nrm_zero };
+    o.comp_amb = malloc(nc + 1u);
+    o.s_lo = rf->s_lo;
+    o.s_hi = rf->s_hi;
+    lo = malloc((n + 1u) * sizeof *lo);
+    hi = malloc((n + 1u) * sizeof *hi);
+    if (o.comp_amb == NULL || lo == NULL || hi == NULL) { st = KVQ_E_NOMEM; goto out; }
+    st = exact_keys(&o, lo, hi, in->k, &p, &c->pol);
+    if (st == KVQ_E_NOMEM) goto out;
+    if (st != KVQ_OK) { st = as_error_case(c, st); goto out; }
+    c->flags = o.flags;
+    /* the pinned dequantization (FFT: the middle of the accepted interval) */
+    for (uint64_t e = 0; e < n; e++) ex->deq[e] = lo[e] == hi[e] ? (float)lo[e] : (float)(0.5 * lo[e] + 0.5 * hi[e]);
+    if (kvq_vidkv_normal_mode(&p) == KVQ_VIDKV_NORMAL_FFT) {
+        for (uint64_t e = 0; e < nc; e++) namb += o.comp_amb[e] != 0;
+        rf->amb.n = namb;
+        if (namb) {
+            uint64_t j = 0;
+            rf->amb.idx = malloc(namb * sizeof *rf->amb.idx);
+            rf->amb.alt = malloc(namb);
+            if (!rf->amb.idx || !rf->amb.alt) { st = KVQ_E_NOMEM; goto out; }
+            for (uint64_t e = 0; e < nc; e++) {
+                uint32_t t, h, comp, b;
+                if (!o.comp_amb[e]) continue;
+                comp = (uint32_t)(e % m);
+                t = (uint32_t)(e / m % p.tokens);
+                h = (uint32_t)(e / m / p.tokens);
+                b = t / G;
+                rf->amb.idx[j] = e;
+                rf->amb.alt[j++] = (uint8_t)(1u - kvq_unpack_code(ex->nrm_codes + kvq_vidkv_nrm_group(&p, h, b, comp) *
+                                                                                      (G / 8u), t % G, 1u));
+            }
+        }
+    }
+out:
+    free(o.comp_amb);
+    free(lo);
+    free(hi);
+    return st;
+}
+
+kvq_status kvq_vidkv_solve_values(kvq_case *c)
+{
+    kvq_vidkv_case_in *in = c->in;
+    kvq_vidkv_params p = values_params(in);
+    kvq_vidkv_values_out *ex;
+    kvq_exact_vidkv_values_out o;
+    kvq_vidkv_stp s;
+    uint64_t n;
+    kvq_status st;
+    if (!kvq_vidkv_params_ok(&p)) return as_error_case(c, KVQ_E_PARAM);
+    if (!kvq_vidkv_shape_ok(&p)) return as_error_case(c, KVQ_E_SHAPE);
+    s = (kvq_vidkv_stp){ in->xs, in->rows, in->sdim, in->vis_first, in->vis_count, in->txt_first, in->txt_count };
+    memset(&o, 0, sizeof o);
+    n = kvq_vidkv_elems(&p);
+    if (p.protect > 0.0f && (s.ds == 0u || s.ds > KVQ_VIDKV_MAX_SDIM || s.rows < p.tokens ||
+                             s.rows > KVQ_VIDKV_MAX_TOKENS || s.vis_count == 0u || s.txt_count == 0u ||
+                             (uint64_t)s.vis_first + s.vis_count > p.tokens ||
+                             (uint64_t)s.txt_first + s.txt_count > s.rows))
+        return as_error_case(c, KVQ_E_SHAPE);
+    if (ensure_outputs(c) != KVQ_OK) return KVQ_E_NOMEM;
+    ex = c->exp;
+    o.v = (kvq_vidkv_values){ ex->tern, ex->beta, ex->prot, ex->p_codes, ex->p_scale, ex->p_zero };
+    o.deq = ex->deq;
+    o.code_real = malloc(n + 1u);
+    o.amb = malloc(n + 1u);
+    o.score = malloc(((uint64_t)in->vis_count + 1u) * sizeof *o.score);
+    if (!o.code_real || !o.amb || !o.score) { st = KVQ_E_NOMEM; goto out; }
+    st = kvq_exact_vidkv_quantize_values(&o, in->v, &p, p.protect > 0.0f ? &s : NULL, &c->pol);
+    if (st == KVQ_E_NOMEM) goto out;
+    if (st != KVQ_OK) { st = as_error_case(c, st); goto out; }
+    if (o.np != in->protect_n) { st = KVQ_E_PARAM; goto out; } /* the case's n_p is not floor(p lv) */
+    c->flags = o.flags;
+out:
+    free(o.code_real);
+    free(o.amb);
+    free(o.score);
+    return st;
+}
+
+/* dst [H][n][d] = rows [t0, t0 + n) of src [H][T][d]. */
+static void take(float *dst, const float *src, uint32_t H, uint32_t T, uint32_t d, uint32_t t0, uint32_t n)
+{
+    for (uint32_t h = 0; h < H; h++)
+        memcpy(dst + (size_t)h * n * d, src + ((size_t)h * T + t0) * d, (size_t)n * d * sizeof *dst);
+}
+
+/* out [H][q+n][d] = cache [H][q][d] followed by blk [H][n][d]. */
+static void concat(float *out, const float *cache, const float *blk, uint32_t H, uint32_t q, uint32_t n,
+                   uint32_t d)
+{
+    for (uint32_t h = 0; h < H; h++) {
+        memcpy(out + (size_t)h * (q + n) * d, cache + (size_t)h * q * d, (size_t)q * d * sizeof *out);
+        memcpy(out + ((size_t)h * (q + n) + q) * d, blk + (size_t)h * n * d, (size_t)n * d * sizeof *out);
+    }
+}
+
+/* One key or value quantization of x [H][T][d] by the exact path and its
+ * pinned dequantization into y; the events ORed into *flags. */
+static kvq_status exact_round_trip(float *y, uint32_t *flags, const float *x, const kvq_vidkv_params *p,
+                                   const kvq_policy *pol, int keys)
+{
+    uint64_t n = kvq_vidkv_elems(p);
+    kvq_status st = KVQ_E_NOMEM;
+    if (keys) {
+        kvq_exact_vidkv_keys_out o;
+        double *lo = malloc((n + 1u) * sizeof *lo), *hi = malloc((n + 1u) * sizeof *hi);
+        memset(&o, 0, sizeof o);
+        o.k.mask = calloc(kvq_vidkv_mask_bytes(p) + 1u, 1);
+        o.k.abn_codes = calloc(kvq_vidkv_abn_code_bytes(p) + 1u, 1);
+        o.k.abn_scale = calloc(kvq_vidkv_abn_groups(p) + 1u, 4);
+        o.k.abn_zero = calloc(kvq_vidkv_abn_groups(p) + 1u, 4);
+        o.k.nrm_codes = calloc(kvq_vidkv_nrm_code_bytes(p) + 1u, 1);
+        o.k.nrm_scale = calloc(kvq_vidkv_nrm_groups(p) + 1u, 4);
+        o.k.nrm_zero = calloc(kvq_vidkv_nrm_groups(p) + 1u, 4);
+        if (lo && hi && o.k.mask && o.k.abn_codes && o.k.abn_scale && o.k.abn_zero && o.k.nrm_codes &&
+            o.k.nrm_scale && o.k.nrm_zero) {
+            st = exact_keys(&o, lo, hi, x, p, pol);
+            for (uint64_t e = 0; st == KVQ_OK && e < n; e++) {
+                if (lo[e] != hi[e]) st = KVQ_E_PARAM; /* the stream is pinned: no FFT [VEC-VIDKV-06] */
+                y[e] = (float)lo[e];
+            }
+            if (st == KVQ_OK) *flags |= o.flags & ~KVQ_FLAG_AMBIGUOUS;
+        }
+        free(lo);
+        free(hi);
+        free(o.k.mask);
+        free(o.k.abn_codes);
+        free(o.k.abn_scale);
+        free(o.k.abn_zero);
+        free(o.k.nrm_codes);
+        free(o.k.nrm_scale);
+        free(o.k.nrm_zero);
+        return st;
+    }
+    {
+        kvq_exact_vidkv_values_out o;
+        memset(&o, 0, sizeof o);
+        o.v.tern = calloc(kvq_vidkv_tern_code_bytes(p, 0u) + 1u, 1);
+        o.v.beta = calloc(kvq_vidkv_tern_groups(p, 0u) + 1u, 4);
+        o.deq = y;
+        o.code_real = malloc(n + 1u);
+        o.amb = malloc(n + 1u);
+        if (o.v.tern && o.v.beta && o.code_real && o.amb) {
+            st = kvq_exact_vidkv_quantize_values(&o, x, p, NULL, pol);
+            if (st == KVQ_OK) *flags |= o.flags & ~KVQ_FLAG_AMBIGUOUS;
+        }
+        free(o.v.tern);
+        free(o.v.beta);
+        free(o.code_real);
+        free(o.amb);
+        return st;
+    }
+}
+
+/* One cache's flush step [VIDKV-W-02]: requant requantizes the cache (q
+ * tokens) followed by the block (n tokens); otherwise the block is quantized
+ * on its own and appended. */
+static kvq_status flush_step(float *cache, uint32_t *flags, const float *blk, uint32_t q, uint32_t n, int requant,
+                             int keys, kvq_vidkv_params p, const kvq_policy *pol, float *tmp, float *tmp2)
+{
+    kvq_status st;
+    if (requant) {
+        concat(tmp, cache, blk, p.heads, q, n, p.dim);
+        p.tokens = q + n;
+        if ((st = exact_round_trip(tmp2, flags, tmp, &p, pol, keys)) != KVQ_OK) return st;
+        memcpy(cache, tmp2, (size_t)p.heads * (q + n) * p.dim * sizeof *cache);
+        return KVQ_OK;
+    }
+    p.tokens = n;
+    if ((st = exact_round_trip(tmp2, flags, blk, &p, pol, keys)) != KVQ_OK) return st;
+    concat(tmp, cache, tmp2, p.heads, q, n, p.dim);
+    memcpy(cache, tmp, (size_t)p.heads * (q + n) * p.dim * sizeof *cache);
+    return KVQ_OK;
+}
+
+/* vidkv-stream: prefill [VIDKV-W-01], then each decoded token joins the
+ * residual and G of them flush [VIDKV-W-02], every step the exact path's. */
+kvq_status kvq_vidkv_solve_stream(kvq_case *c)
+{
+    kvq_vidkv_case_in *in = c->in;
+    kvq_vidkv_params p = in->prm;
+    kvq_vidkv_stream_out *ex;
+    uint64_t N = (uint64_t)in->prefill + in->decode, n;
+    uint32_t f = 0, q, pend, G, H, d, Tq;
+    float *blk = NULL, *tmp = NULL, *tmp2 = NULL;
+    kvq_status st = KVQ_OK;
+    p.tokens = p.group;
+    p.protect = 0.0f;
+    if (!kvq_vidkv_params_ok(&p)) return as_error_case(c, KVQ_E_PARAM);
+    if (!kvq_vidkv_shape_ok(&p) || N < p.group || N > KVQ_VIDKV_MAX_TOKENS) return as_error_case(c, KVQ_E_SHAPE);
+    H = p.heads;
+    d = p.dim;
+    G = p.group;
+    n = (uint64_t)H * N * d;
+    for (uint64_t e = 0; e < n; e++)
+        if (!isfinite(in->k[e]) || !isfinite(in->v[e])) return as_error_case(c, KVQ_E_NONFINITE);
+    for (uint64_t e = 0; e < n; e++)
+        if (!(fabsf(in->k[e]) < KVQ_VIDKV_DOMAIN) || !(fabsf(in->v[e]) < KVQ_VIDKV_DOMAIN))
+            return as_error_case(c, KVQ_E_RANGE);
+    if (ensure_outputs(c) != KVQ_OK) return KVQ_E_NOMEM;
+    ex = c->exp;
+    Tq = (uint32_t)(N - N % G);
+    blk = malloc(((size_t)H * Tq * d + 1u) * sizeof *blk);
+    tmp = malloc(((size_t)H * Tq * d + 1u) * sizeof *tmp);
+    tmp2 = malloc(((size_t)H * Tq * d + 1u) * sizeof *tmp2);
+    if (!blk || !tmp || !tmp2) { st = KVQ_E_NOMEM; goto out; }
+    q = in->prefill - in->prefill % G;
+    pend = in->prefill % G;
+    if (q > 0u) {
+        take(blk, in->k, H, (uint32_t)N, d, 0u, q);
+        if ((st = flush_step(ex->keys, &f, blk, 0u, q, 0, 1, p, &c->pol, tmp, tmp2)) != KVQ_OK) goto fail;
+        take(blk, in->v, H, (uint32_t)N, d, 0u, q);
+        if ((st = flush_step(ex->values, &f, blk, 0u, q, 0, 0, p, &c->pol, tmp, tmp2)) != KVQ_OK) goto fail;
+    }
+    for (uint32_t i = 0; i < in->decode; i++) {
+        if (++pend < G) continue;
+        pend = 0;
+        take(blk, in->k, H, (uint32_t)N, d, q, G);
+        if ((st = flush_step(ex->keys, &f, blk, q, G, p.kflush == KVQ_VIDKV_KFLUSH_REQUANT, 1, p, &c->pol, tmp,
+                             tmp2)) != KVQ_OK)
+            goto fail;
+        take(blk, in->v, H, (uint32_t)N, d, q, G);
+        if ((st = flush_step(ex->values, &f, blk, q, G, p.vflush == KVQ_VIDKV_VFLUSH_REQUANT, 0, p, &c->pol, tmp,
+                             tmp2)) != KVQ_OK)
+            goto fail;
+        q += G;
+    }
+    c->flags = f;
+    goto out;
+fail:
+    if (st != KVQ_E_NOMEM) st = as_error_case(c, st);
+out:
+    free(blk);
+    free(tmp);
+    free(tmp2);
+    return st;
+}
+
+/* ---- generation [VEC-VIDKV-04..05] ---------------------------------------------------- */
+
+/* A binary16 number as a binary16 KV cache holds (magnitude 2^-6 .. 2^6). */
+static float half_value(kvq_rng *r, float a)
+{
+    int ov;
+    return kvq_exact_round_float(a * kvq_rng_sym(r), &kvq_xfmt_binary16, &ov);
+}
+
+/* Keys [H][T][d]: per channel a scale and an offset, a few outlier channels
+ * (the abnormal ones the split finds), binary16-valued in half the cases. */
+static void fill_keys(float *k, const kvq_vidkv_params *p, kvq_rng *r, int half)
+{
+    for (uint32_t c = 0; c < p->dim; c++) {
+        float a = ldexpf(1.0f, (int)kvq_rng_below(r, 6) - 3) * (kvq_rng_below(r, 4) == 0 ? 16.0f : 1.0f);
+        float off = a * kvq_rng_sym(r);
+        for (uint32_t h = 0; h < p->heads; h++) {
+            float ah = a * (1.0f + (float)kvq_rng_below(r, 3)); /* heads differ: per-head splits differ */
+            for (uint32_t t = 0; t < p->tokens; t++)
+                k[kvq_vidkv_index(p, h, t, c)] = half ? half_value(r, ah) + off : off + ah * kvq_rng_sym(r);
+        }
+    }
+}
+
+static void fill_plain(float *x, uint64_t n, kvq_rng *r, int half)
+{
+    for (uint64_t e = 0; e < n; e++) {
+        float a = ldexpf(1.0f, (int)kvq_rng_below(r, 5) - 2);
+        x[e] = half ? half_value(r, a) : a * kvq_rng_sym(r);
+        if (kvq_rng_below(r, 16) == 0) x[e] = 0.0f;
+    }
+}
+
+static void draw_policy(kvq_case *c, kvq_rng *r)
+{
+    c->pol = kvq_policy_default;
+    if (kvq_rng_below(r, 6) == 0) c->pol.ties = KVQ_TIES_AWAY;
+    if (kvq_rng_below(r, 6) == 0) c->pol.overflow = KVQ_OVERFLOW_NAN;
+    if (kvq_rng_below(r, 6) == 0) c->pol.subnormal = KVQ_SUBNORMAL_DAZ;
+}
+
+static const uint32_t DIMS[] = { 3, 5, 6, 7, 10, 12, 13, 20, 24 };
+
+/* key configurations: f, normal (the levels follow: FFT bounded, else exact) */
+static const struct { float f; uint32_t normal; const char *name; } KCONF[] = {
+    { 0.5f, KVQ_VIDKV_NORMAL_AUTO, "fft50" },      { 0.75f, KVQ_VIDKV_NORMAL_AUTO, "fft75" },
+    { 0.25f, KVQ_VIDKV_NORMAL_AUTO, "minmax25" },  { 0.5f, KVQ_VIDKV_NORMAL_SIGNMEAN, "signmean50" },
+    { 0.5f, KVQ_VIDKV_NORMAL_MINMAX, "minmax50" }, { 0.0f, KVQ_VIDKV_NORMAL_AUTO, "minmax0" },
+    { 1.0f, KVQ_VIDKV_NORMAL_AUTO, "abn100" },     { 0.25f, KVQ_VIDKV_NORMAL_FFT, "fft25" },
+};
+
+static kvq_status begin(kvq_case *c, const kvq_op *op, kvq_rng *r)
+{
+    if (kvq_case_begin(c, op) != KVQ_OK) return KVQ_E_NOMEM;
+    (void)kvq_rng_next(r);
+    return KVQ_OK;
+}
+
+static void keys_shape(kvq_vidkv_case_in *in, kvq_rng *r, int smoke)
+{
+    static const uint32_t GS[3] = { 8, 16, 32 };
+    in->prm = kvq_vidkv_params_default(1u + kvq_rng_below(r, 3), 0u, DIMS[kvq_rng_below(r, KVQ_NELEMS(DIMS))]);
+    in->prm.group = GS[kvq_rng_below(r, smoke ? 2 : 3)];
+    in->prm.tokens = in->prm.group * (1u + kvq_rng_below(r, smoke ? 2 : 3));
+}
+
+static kvq_status make_keys(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint64_t j, int smoke)
+{
+    kvq_rng r = { seed ^ (0x9E3779B97F4A7C15ull * (k + 1u)) };
+    kvq_vidkv_case_in *in;
+    uint32_t conf = (uint32_t)(j % KVQ_NELEMS(KCONF));
+    if (begin(c, &kvq_op_vidkv_keys, &r) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    keys_shape(in, &r, smoke);
+    in->prm.key_frac = KCONF[conf].f;
+    in->prm.normal = KCONF[conf].normal;
+    in->prm.split = (uint32_t)(j / KVQ_NELEMS(KCONF) % 2u);
+    in->prm.meta = (uint32_t)(j / (2u * KVQ_NELEMS(KCONF)) % 2u) ? KVQ_META_F32 : KVQ_META_F16;
+    in->abnormal = kvq_vidkv_n_abn(&in->prm);
+    c->level = kvq_vidkv_normal_mode(&in->prm) == KVQ_VIDKV_NORMAL_FFT ? KVQ_LEVEL_BOUNDED : KVQ_LEVEL_EXACT;
+    draw_policy(c, &r);
+    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-keys-%s", tag, (unsigned long long)k, KCONF[conf].name);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    fill_keys(in->k, &in->prm, &r, (int)kvq_rng_below(&r, 2));
+    return c->op->solve(c);
+}
+
+/* STP ranges: visual rows inside the T tokens, text rows anywhere in rows. */
+static void draw_stp(kvq_vidkv_case_in *in, kvq_rng *r)
+{
+    uint32_t T = in->prm.tokens;
+    in->rows = T + kvq_rng_below(r, 5);
+    in->sdim = 1u + kvq_rng_below(r, 8);
+    in->vis_first = kvq_rng_below(r, T / 4u + 1u);
+    in->vis_count = T - in->vis_first - kvq_rng_below(r, (T - in->vis_first) / 4u + 1u);
+    in->txt_count = 1u + kvq_rng_below(r, 6);
+    if (in->txt_count > in->rows) in->txt_count = in->rows;
+    in->txt_first = kvq_rng_below(r, in->rows - in->txt_count + 1u);
+}
+
+static void set_protected(kvq_vidkv_case_in *in)
+{
+    in->protect_n = in->prm.protect > 0.0f ? kvq_vidkv_prot_count(in->prm.protect, in->vis_count) : 0u;
+}
+
+static kvq_status make_values(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint64_t j, int smoke)
+{
+    static const float GAMMAS[4] = { 0.7f, 0.5f, 1.0f, 0.0f };
+    static const float PROTECT[3] = { 0.0f, 0.2f, 0.5f };
+    kvq_rng r = { seed ^ (0xD1B54A32D192ED03ull * (k + 1u)) };
+    kvq_vidkv_case_in *in;
+    uint32_t stp = (uint32_t)(j / 8u % 3u);
+    if (begin(c, &kvq_op_vidkv_values, &r) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    keys_shape(in, &r, smoke);
+    in->prm.vdeq = (uint32_t)(j % 2u);
+    in->prm.vpack = (uint32_t)(j / 2u % 2u);
+    in->prm.meta = (uint32_t)(j / 4u % 2u) ? KVQ_META_F32 : KVQ_META_F16;
+    in->prm.gamma = kvq_rng_below(&r, 4) ? GAMMAS[kvq_rng_below(&r, 4)] : 2.0f * kvq_rng_unit(&r);
+    in->prm.protect = PROTECT[stp];
+    if (stp) draw_stp(in, &r);
+    set_protected(in);
+    c->level = KVQ_LEVEL_EXACT;
+    draw_policy(c, &r);
+    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-values-%s-%s%s", tag, (unsigned long long)k,
+             in->prm.vdeq ? "scaled" : "raw", in->prm.vpack ? "bits2" : "base3", stp ? "-stp" : "");
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    fill_plain(in->v, kvq_vidkv_elems(&in->prm), &r, (int)kvq_rng_below(&r, 2));
+    if (stp) fill_plain(in->xs, (uint64_t)in->rows * in->sdim, &r, 0);
+    return c->op->solve(c);
+}
+
+static kvq_status make_stream(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint64_t j, int smoke)
+{
+    static const struct { float f; uint32_t normal; } SC[4] = {
+        { 0.25f, KVQ_VIDKV_NORMAL_AUTO }, { 0.5f, KVQ_VIDKV_NORMAL_SIGNMEAN },
+        { 0.5f, KVQ_VIDKV_NORMAL_MINMAX }, { 0.0f, KVQ_VIDKV_NORMAL_AUTO } };
+    kvq_rng r = { seed ^ (0x94D049BB133111EBull * (k + 1u)) };
+    kvq_vidkv_case_in *in;
+    uint32_t G, N, sc;
+    if (begin(c, &kvq_op_vidkv_stream, &r) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    G = smoke || kvq_rng_below(&r, 2) ? 8u : 16u;
+    in->prm = kvq_vidkv_params_default(1u + kvq_rng_below(&r, 2), 0u, DIMS[kvq_rng_below(&r, 6)]);
+    in->prm.tokens = 0u;
+    in->prm.group = G;
+    in->prm.kflush = (uint32_t)(j % 2u);
+    in->prm.vflush = (uint32_t)(j / 2u % 2u);
+    sc = (uint32_t)(j / 4u % 4u);
+    in->prm.key_frac = SC[sc].f;
+    in->prm.normal = SC[sc].normal;
+    in->prm.split = kvq_rng_below(&r, 2);
+    in->prm.meta = kvq_rng_below(&r, 2) ? KVQ_META_F32 : KVQ_META_F16;
+    in->prm.vdeq = kvq_rng_below(&r, 2);
+    in->prm.vpack = kvq_rng_below(&r, 2);
+    in->prm.gamma = kvq_rng_below(&r, 2) ? 0.7f : 0.5f;
+    in->prefill = kvq_rng_below(&r, 3u * G);
+    N = G * (2u + kvq_rng_below(&r, smoke ? 2 : 4)) + kvq_rng_below(&r, G);
+    if (N < in->prefill + 1u) N = in->prefill + 1u;
+    in->decode = N - in->prefill;
+    c->level = KVQ_LEVEL_EXACT;
+    draw_policy(c, &r);
+    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-stream-k%s-v%s", tag, (unsigned long long)k,
+             in->prm.kflush ? "append" : "requant", in->prm.vflush ? "requant" : "append");
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    {
+        kvq_vidkv_params p = in->prm;
+        p.tokens = N;
+        fill_keys(in->k, &p, &r, (int)kvq_rng_below(&r, 2));
+        fill_plain(in->v, kvq_vidkv_elems(&p), &r, (int)kvq_rng_below(&r, 2));
+    }
+    return c->op->solve(c);
+}
+
+/* ---- error cases: one per class, each a row of spec/vidkv.md's bad-input table ---- */
+
+enum { E_OP_KEYS, E_OP_VALUES, E_OP_STREAM };
+static const struct { int op; const char *name; } ERRS[] = {
+    { E_OP_KEYS, "group12" },          /* row 3 */
+    { E_OP_KEYS, "group4104" },        /* row 3 */
+    { E_OP_KEYS, "frac-neg" },         /* row 4 */
+    { E_OP_KEYS, "frac-nan" },         /* row 4 */
+    { E_OP_KEYS, "frac-above-1" },     /* row 4 */
+    { E_OP_KEYS, "split2" },           /* row 7 */
+    { E_OP_KEYS, "normal4" },          /* row 7 */
+    { E_OP_KEYS, "meta2" },            /* row 7 */
+    { E_OP_KEYS, "dim0" },             /* row 8 */
+    { E_OP_KEYS, "dim1025" },          /* row 8 */
+    { E_OP_KEYS, "heads0" },           /* row 8 */
+    { E_OP_KEYS, "tokens0" },          /* row 9 */
+    { E_OP_KEYS, "tokens-ragged" },    /* row 9 */
+    { E_OP_KEYS, "nan" },              /* row 12 */
+    { E_OP_KEYS, "ninf" },             /* row 12 */
+    { E_OP_KEYS, "range-2p100" },      /* row 13 */
+    { E_OP_KEYS, "f16-overflow-nan" }, /* row 14 */
+    { E_OP_VALUES, "protect-neg" },    /* row 5 */
+    { E_OP_VALUES, "protect-nan" },    /* row 5 */
+    { E_OP_VALUES, "gamma-nan" },      /* row 6 */
+    { E_OP_VALUES, "gamma-neg" },      /* row 6 */
+    { E_OP_VALUES, "gamma-17" },       /* row 6 */
+    { E_OP_VALUES, "vdeq2" },          /* row 7 */
+    { E_OP_VALUES, "vpack2" },         /* row 7 */
+    { E_OP_VALUES, "stp-no-visual" },  /* row 10 */
+    { E_OP_VALUES, "stp-visual-past-tokens" }, /* row 10 */
+    { E_OP_VALUES, "stp-no-text" },    /* row 11 */
+    { E_OP_VALUES, "stp-text-past-rows" }, /* row 11 */
+    { E_OP_VALUES, "stp-sdim0" },      /* row 11 */
+    { E_OP_VALUES, "pinf" },           /* row 12 */
+    { E_OP_VALUES, "score-nan" },      /* row 12 */
+    { E_OP_VALUES, "range-2p100" },    /* row 13 */
+    { E_OP_VALUES, "score-2p32" },     /* row 13 */
+    { E_OP_VALUES, "beta-f16-overflow-nan" }, /* row 14 */
+    { E_OP_STREAM, "kflush2" },        /* row 7 */
+    { E_OP_STREAM, "vflush2" },        /* row 7 */
+    { E_OP_STREAM, "short" },          /* fewer than G tokens: [VIDKV-W-01] */
+    { E_OP_STREAM, "decode-nan" },     /* row 12 */
+};
+#define E_COUNT KVQ_NELEMS(ERRS)
+
+static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
+{
+    kvq_rng r = { seed ^ (0xE7037ED1A0B428DBull * (k + 1u)) };
+    kvq_vidkv_case_in *in;
+    const char *nm = ERRS[which].name;
+    int op = ERRS[which].op;
+    uint64_t n;
+    if (begin(c, op == E_OP_KEYS ? &kvq_op_vidkv_keys : op == E_OP_VALUES ? &kvq_op_vidkv_values
+                                                                           : &kvq_op_vidkv_stream, &r) != KVQ_OK)
+        return KVQ_E_NOMEM;
+    in = c->in;
+    c->pol = kvq_policy_default;
+    c->level = KVQ_LEVEL_EXACT;
+    in->prm = kvq_vidkv_params_default(2u, 16u, 6u);
+    in->prm.group = 8u;
+    in->prm.key_frac = 0.25f;
+    if (op == E_OP_VALUES) {
+        in->prm.protect = 0.25f;
+        in->rows = 20u;
+        in->sdim = 4u;
+        in->vis_first = 2u;
+        in->vis_count = 12u;
+        in->txt_first = 16u;
+        in->txt_count = 3u;
+    }
+    if (op == E_OP_STREAM) {
+        in->prm.tokens = 0u;
+        in->prefill = 5u;
+        in->decode = 14u;
+    }
+    if (!strcmp(nm, "group12")) in->prm.group = 12u;
+    if (!strcmp(nm, "group4104")) in->prm.group = 4104u;
+    if (!strcmp(nm, "frac-neg")) in->prm.key_frac = -0.25f;
+    if (!strcmp(nm, "frac-nan")) in->prm.key_frac = NAN;
+    if (!strcmp(nm, "frac-above-1")) in->prm.key_frac = 1.5f;
+    if (!strcmp(nm, "split2")) in->prm.split = 2u;
+    if (!strcmp(nm, "normal4")) in->prm.normal = 4u;
+    if (!strcmp(nm, "meta2")) in->prm.meta = 2u;
+    if (!strcmp(nm, "dim0")) in->prm.dim = 0u;
+    if (!strcmp(nm, "dim1025")) in->prm.dim = 1025u, in->prm.heads = 1u, in->prm.tokens = 8u;
+    if (!strcmp(nm, "heads0")) in->prm.heads = 0u;
+    if (!strcmp(nm, "tokens0")) in->prm.tokens = 0u;
+    if (!strcmp(nm, "tokens-ragged")) in->prm.tokens = 12u;
+    if (!strcmp(nm, "f16-overflow-nan") || !strcmp(nm, "beta-f16-overflow-nan")) {
+        c->pol.overflow = KVQ_OVERFLOW_NAN;
+        in->prm.vdeq = KVQ_VIDKV_VDEQ_SCALED;
+    }
+    if (!strcmp(nm, "protect-neg")) in->prm.protect = -0.25f;
+    if (!strcmp(nm, "protect-nan")) in->prm.protect = NAN;
+    if (!strcmp(nm, "gamma-nan")) in->prm.gamma = NAN;
+    if (!strcmp(nm, "gamma-neg")) in->prm.gamma = -0.5f;
+    if (!strcmp(nm, "gamma-17")) in->prm.gamma = 17.0f;
+    if (!strcmp(nm, "vdeq2")) in->prm.vdeq = 2u;
+    if (!strcmp(nm, "vpack2")) in->prm.vpack = 2u;
+    if (!strcmp(nm, "stp-no-visual")) in->vis_count = 0u;
+    if (!strcmp(nm, "stp-visual-past-tokens")) in->vis_count = 15u;
+    if (!strcmp(nm, "stp-no-text")) in->txt_count = 0u;
+    if (!strcmp(nm, "stp-text-past-rows")) in->txt_count = 5u;
+    if (!strcmp(nm, "stp-sdim0")) in->sdim = 0u;
+    if (!strcmp(nm, "kflush2")) in->prm.kflush = 2u;
+    if (!strcmp(nm, "vflush2")) in->prm.vflush = 2u;
+    if (!strcmp(nm, "short")) in->prefill = 3u, in->decode = 4u;
+    if (op == E_OP_KEYS && kvq_vidkv_params_ok(&in->prm)) in->abnormal = kvq_vidkv_n_abn(&in->prm);
+    if (op == E_OP_VALUES) set_protected(in);
+    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-err-%s", tag, (unsigned long long)k, nm);
+    c->status = KVQ_E_PARAM; /* inputs only for now */
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    if (op == E_OP_STREAM) {
+        n = (uint64_t)in->prm.heads * (in->prefill + in->decode) * in->prm.dim;
+        fill_plain(in->k, n, &r, 0);
+        fill_plain(in->v, n, &r, 0);
+        if (!strcmp(nm, "decode-nan")) in->v[n - 1u] = NAN; /* the last decoded token: never flushed */
+    } else {
+        float *x = op == E_OP_KEYS ? in->k : in->v;
+        n = (uint64_t)in->prm.heads * in->prm.tokens * in->prm.dim;
+        fill_plain(x, n, &r, 0);
+        if (n) {
+            uint64_t at = kvq_rng_next(&r) % n;
+            if (!strcmp(nm, "nan")) x[at] = NAN;
+            if (!strcmp(nm, "ninf")) x[at] = -INFINITY;
+            if (!strcmp(nm, "pinf")) x[at] = INFINITY;
+            if (!strcmp(nm, "range-2p100")) x[at] = -0x1p100f;
+            if (!strcmp(nm, "f16-overflow-nan") || !strcmp(nm, "beta-f16-overflow-nan"))
+                for (uint64_t e = 0; e < n; e++) x[e] = (e % 2u ? 1.0f : -1.0f) * 0x1p20f;
+        }
+        if (op == E_OP_VALUES && in->prm.protect > 0.0f && in->rows * in->sdim > 0u) {
+            fill_plain(in->xs, (uint64_t)in->rows * in->sdim, &r, 0);
+            if (!strcmp(nm, "score-nan")) in->xs[3] = NAN;
+            if (!strcmp(nm, "score-2p32")) in->xs[5] = 0x1p32f;
+        }
+    }
+    return c->op->solve(c);
+}
+
+/* ---- constructed classes [VEC-VIDKV-05]: each separates two readings of a sentence ---- */
+
+enum { X_SPLIT_TIE, X_SPLIT_ROUNDED_TIE, X_HALF_EVEN, X_NEG_ZERO, X_ALPHA_EXACT, X_STP_SHORT, X_COUNT };
+static const char *const X_NAMES[X_COUNT] = { "split-tie", "split-rounded-tie", "half-even", "neg-zero",
+                                              "alpha-exact", "stp-short" };
+static const uint32_t X_CASES[X_COUNT][2] = { { 2, 4 }, { 1, 2 }, { 4, 8 }, { 2, 4 }, { 2, 4 }, { 2, 4 } };
+
+static uint64_t n_constructed(int smoke)
+{
+    uint64_t n = 0;
+    for (int x = 0; x < X_COUNT; x++) n += X_CASES[x][smoke ? 0 : 1];
+    return n;
+}
+
+static kvq_status make_constructed(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
+{
+    /* half-even: (f, d) whose f d is an odd multiple of 1/2 [VIDKV-K-02] */
+    static const struct { float f; uint32_t d; } HE[8] = { { 0.5f, 3 }, { 0.5f, 5 }, { 0.25f, 2 }, { 0.75f, 2 },
+                                                          { 0.25f, 6 }, { 0.25f, 10 }, { 0.5f, 7 }, { 0.75f, 6 } };
+    kvq_rng r = { seed ^ (0xC2B2AE3D27D4EB4Full * (k + 1u)) };
+    kvq_vidkv_case_in *in;
+    uint32_t cls = 0, jj = j, G = 8u;
+    int values;
+    while (cls + 1u < X_COUNT && jj >= X_CASES[cls][smoke ? 0 : 1]) jj -= X_CASES[cls++][smoke ? 0 : 1];
+    values = cls == X_ALPHA_EXACT || cls == X_STP_SHORT;
+    if (begin(c, values ? &kvq_op_vidkv_values : &kvq_op_vidkv_keys, &r) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    c->pol = kvq_policy_default;
+    c->level = KVQ_LEVEL_EXACT;
+    in->prm = kvq_vidkv_params_default(1u + jj % 2u, 2u * G, 6u);
+    in->prm.group = G;
+    in->prm.normal = KVQ_VIDKV_NORMAL_MINMAX;
+    in->prm.split = jj % 2u;
+    in->prm.meta = KVQ_META_F32;
+    switch (cls) {
+    case X_SPLIT_TIE: in->prm.key_frac = 0.5f; break;
+    case X_SPLIT_ROUNDED_TIE: in->prm.dim = 4u; in->prm.key_frac = 0.25f; break;
+    case X_HALF_EVEN:
+        in->prm.key_frac = HE[jj % 8u].f;
+        in->prm.dim = HE[jj % 8u].d;
+        in->prm.normal = jj % 3u ? KVQ_VIDKV_NORMAL_MINMAX : KVQ_VIDKV_NORMAL_SIGNMEAN;
+        break;
+    case X_NEG_ZERO: in->prm.key_frac = 0.5f; in->prm.normal = KVQ_VIDKV_NORMAL_SIGNMEAN; break;
+    case X_ALPHA_EXACT:
+        in->prm.gamma = jj % 2u ? 2.0f : 1.0f;
+        in->prm.vdeq = jj / 2u % 2u;
+        break;
+    default: /* X_STP_SHORT */
+        in->prm.tokens = 3u * G;
+        in->prm.protect = 0.5f;
+        in->prm.vpack = jj % 2u;
+        in->rows = in->prm.tokens + 2u;
+        in->sdim = 3u;
+        in->vis_first = 0u;
+        in->vis_count = in->prm.tokens - 1u; /* n_p = floor(23 / 2) = 11: not a multiple of G */
+        in->txt_first = in->prm.tokens;
+        in->txt_count = 2u;
+        break;
+    }
+    in->abnormal = kvq_vidkv_n_abn(&in->prm);
+    set_protected(in);
+    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-%s", tag, (unsigned long long)k, X_NAMES[cls]);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    {
+        const kvq_vidkv_params *p = &in->prm;
+        float *x = values ? in->v : in->k;
+        fill_keys(x, p, &r, 0);
+        for (uint32_t h = 0; h < p->heads; h++)
+            for (uint32_t t = 0; t < p->tokens; t++)
+                for (uint32_t ch = 0; ch < p->dim; ch++) {
+                    float *e = &x[kvq_vidkv_index(p, h, t, ch)];
+                    switch (cls) {
+                    case X_SPLIT_TIE: /* every channel's range exactly 2 (ties by lower index) */
+                        *e = (float)ch * 0.25f + (t % 2u ? 1.0f : -1.0f) * (t == 0u || t == 1u ? 1.0f : 0.5f);
+                        break;
+                    case X_SPLIT_ROUNDED_TIE: /* 0 .. 2^24 and -0.5 .. 2^24: r rounds to 2^24 in both */
+                        *e = ch == 0u ? (t == 0u ? 0.0f : t == 1u ? 0x1p24f : 0x1p23f)
+                           : ch == 3u ? (t == 0u ? -0.5f : t == 1u ? 0x1p24f : 0x1p23f) : *e;
+                        break;
+                    case X_NEG_ZERO: /* signed zeros: code 1 for -0 [VIDKV-K-06] */
+                        if ((t + ch) % 3u == 0u) *e = -0.0f;
+                        else if ((t + ch) % 3u == 1u) *e = 0.0f;
+                        break;
+                    case X_ALPHA_EXACT: /* gamma 1: all |v| = a; gamma 2: half +-a, half 0: alpha = a exactly */
+                        *e = (p->gamma == 1.0f || t % 2u == 0u) ? ((t / 2u + ch) % 2u ? 0.75f : -0.75f) : 0.0f;
+                        break;
+                    default: break;
+                    }
+                }
+        if (cls == X_STP_SHORT) /* equal score rows: the order is by token index [VIDKV-STP-03] */
+            for (uint32_t i = 0; i < in->rows * in->sdim; i++) in->xs[i] = (i / in->sdim) % 4u == 1u ? 1.0f : 0.5f;
+    }
+    return c->op->solve(c);
+}
+
+/* Level sets [VEC-VIDKV-04]: keys, values, stream regular cases, the error
+ * classes, the constructed classes. */
+static int n_reg(const char *levels, uint64_t *nk, uint64_t *nv, uint64_t *ns)
+{
+    if (strcmp(levels, "smoke") == 0) { *nk = 32; *nv = 24; *ns = 16; return 1; }
+    if (strcmp(levels, "standard") == 0) { *nk = 96; *nv = 72; *ns = 48; return 1; }
+    return 0;
+}
+
+uint64_t kvq_vidkv_gen_count(const char *levels)
+{
+    uint64_t nk, nv, ns;
+    if (!n_reg(levels, &nk, &nv, &ns)) return 0u;
+    return nk + nv + ns + E_COUNT + n_constructed(strcmp(levels, "smoke") == 0);
+}
+
+kvq_status kvq_vidkv_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k)
+{
+    uint64_t nk, nv, ns;
+    int smoke = strcmp(levels, "smoke") == 0;
+    const char *tag = smoke ? "smoke" : "std";
+    kvq_status st;
+    if (!n_reg(levels, &nk, &nv, &ns)) return KVQ_E_PARAM;
+    st = k < nk ? make_keys(c, tag, seed, k, k, smoke)
+       : k < nk + nv ? make_values(c, tag, seed, k, k - nk, smoke)
+       : k < nk + nv + ns ? make_stream(c, tag, seed, k, k - nk - nv, smoke)
+       : k < nk + nv + ns + E_COUNT ? make_error(c, tag, seed, k, (uint32_t)(k - nk - nv - ns))
+                                    : make_constructed(c, tag, seed, k, (uint32_t)(k - nk - nv - ns - E_COUNT), smoke);
+    if (st != KVQ_OK) kvq_case_free(c);
+    return st;
+}
