@@ -491,4 +491,41 @@ done
 # saturating whatever the policy says cannot be observed: no SAGE conversion overflows
 expect 0 "saturate-always subject PASSES sage standard ([SAGE-BAD-01] row 15)" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/sage_fp8_saturate_always.so"
 
+# ---- VIDKV [VEC-VIDKV-01..07]: ref-fast passes the standard set; each wrong
+# subject fails exactly the cases its defect reaches, naming the requirement.
+expect 0 "gen vidkv standard" -- $KVQR gen --family vidkv --level standard -o "$T/vstd.vec"
+expect 0 "ref-fast passes vidkv standard" -- $KVQR verify --vectors "$T/vstd.vec" --subject ref-fast
+grep_out '^[1-9][0-9]* passed, 0 failed$' "vidkv standard: every case passes"
+for want in 'op=vidkv-keys .* normal=3 .*status=0' 'op=vidkv-keys .* normal=0 key_frac=3f000000 .*status=0' \
+            'op=vidkv-values .* vdeq=1 vpack=1 ' 'op=vidkv-values .* protect=3f000000 .*status=0' \
+            'op=vidkv-stream .* kflush=0 vflush=1 ' 'op=vidkv-stream .* kflush=1 vflush=0 '; do
+  grep -Eq "^case [^ ]* level=[a-z]+ $want" "$T/vstd.vec" && ok "vidkv standard has: $want" || bad "vidkv standard lacks: $want"
+done
+vidkv_fails() { # SUBJECT DESCRIPTION PATTERN-EVERY-FAIL-MATCHES PATTERN-SOME-FAIL-MATCHES
+  expect 1 "$2 FAILS (vidkv standard)" -- $KVQR verify --vectors "$T/vstd.vec" --subject "$SUBJ/$1.so" --max-show 1000
+  grep_out "$4" "$2: the failure names the requirement"
+  if grep -E '^  FAIL ' "$T/out" | grep -Evq -- "$3"; then bad "$2: a case outside its defect fails"; grep -E '^  FAIL ' "$T/out" | grep -Ev -- "$3" | head -3 | cut -c1-300
+  else ok "$2: only the cases its defect reaches fail"; fi
+}
+vidkv_fails vidkv_signmean_pm "{-s,+s} 1-bit dequantization under Eq. 5's {0,s}" \
+  '\[(exact, keys f=[0-9.]+ signmean|bounded, keys f=[0-9.]+ fft) ' \
+  'FAIL [^ ]*-keys-signmean50 \[exact, .*deq: .*\[VIDKV-K-08\] \(normal signmean: code x >= 0, dequantized to \{0, s\}\)'
+grep_out 'FAIL [^ ]*-keys-fft[0-9]+ \[bounded, .*\[VIDKV-B-03\]' "{-s,+s}: the FFT failure names [VIDKV-B-03]"
+vidkv_fails vidkv_gamma_half "gamma 0.5 under the declared gamma" \
+  '-(values-|alpha-exact|stp-short)' 'FAIL [^ ]*-values-[^ ]* \[exact, values gamma=0\.7 .*tern: .*\[VIDKV-V-02\] \(gamma 0x1\.666666p-1\)'
+vidkv_fails vidkv_scaled_for_raw "scaled ternary under vdeq raw" \
+  '\[exact, values gamma=[^ ]* raw ' 'FAIL [^ ]* \[exact, values .* raw .*deq: .*\[VIDKV-V-03\] \(vdeq raw: -1, \+0, \+1\)'
+vidkv_fails vidkv_raw_for_scaled "raw ternary under vdeq scaled" \
+  '\[exact, values gamma=[^ ]* scaled ' 'FAIL [^ ]* \[exact, values .* scaled .*deq: .*\[VIDKV-V-03\] \(vdeq scaled: code \* beta\)'
+vidkv_fails vidkv_per_head_for_pooled "a per-head split under the pooled split" \
+  '\[(exact|bounded), keys [^ ]* [a-z]+ pooled H=[2-9] ' 'FAIL [^ ]* \[exact, keys [^ ]* [a-z0-9]+ pooled .*mask: .*\[VIDKV-K-01\] \[VIDKV-K-02\] \(split pooled: ranges over all heads\)'
+vidkv_fails vidkv_kappend_for_requant "append-only keys under requantize-on-flush" \
+  '\[exact, stream [^ ]* decode=[0-9]+ keys requant ' 'FAIL [^ ]*-stream-krequant-.*keys: .*\[VIDKV-W-02\] \(kflush requant: the whole key cache requantized\)'
+vidkv_fails vidkv_krequant_for_append "requantize-on-flush keys under append-only" \
+  '\[exact, stream [^ ]* decode=[0-9]+ keys append ' 'FAIL [^ ]*-stream-kappend-.*keys: .*\[VIDKV-W-02\] \(kflush append: each block quantized on its own\)'
+# the check of the derived counts: abnormal other than round(f d) is a file error
+sed -E '0,/^case ([^ ]*) level=exact op=vidkv-keys (.*) abnormal=([0-9]+) /s//case \1 level=exact op=vidkv-keys \2 abnormal=1\3 /' "$T/vstd.vec" > "$T/vbad.vec"
+expect 2 "a vidkv-keys case whose abnormal is not round(f d) is rejected" -- $KVQR verify --vectors "$T/vbad.vec" --subject ref-fast
+grep_out 'abnormal=.*\[VIDKV-K-02\]' "the rejection names [VIDKV-K-02]"
+
 finish vectors.sh
