@@ -128,7 +128,7 @@ typedef int (*kvq_vidkv_dequantize_values_v1_fn)(float *y, uint32_t *flags, cons
 /* "vidkv_stream" [VIDKV-W-01..02]: as kvq_vidkv_stream (prefill, decoded
  * tokens, each flush composed of the four calls above) */
 typedef int (*kvq_vidkv_stream_v1_fn)(float *kdeq, float *vdeq, uint32_t *flags, const float *k,
-                                      const float *v, uint32_t prefill, uint32_t decode,
+                                      const float *v, const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode,
                                       const kvq_vidkv_params *prm, const kvq_policy *pol);
 
 /* Optional entries that describe the subject for the reports (spec/verify.md

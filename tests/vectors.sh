@@ -498,7 +498,8 @@ expect 0 "ref-fast passes vidkv standard" -- $KVQR verify --vectors "$T/vstd.vec
 grep_out '^[1-9][0-9]* passed, 0 failed$' "vidkv standard: every case passes"
 for want in 'op=vidkv-keys .* normal=3 .*status=0' 'op=vidkv-keys .* normal=0 key_frac=3f000000 .*status=0' \
             'op=vidkv-values .* vdeq=1 vpack=1 ' 'op=vidkv-values .* protect=3f000000 .*status=0' \
-            'op=vidkv-stream .* kflush=0 vflush=1 ' 'op=vidkv-stream .* kflush=1 vflush=0 '; do
+            'op=vidkv-stream .* kflush=0 vflush=1 ' 'op=vidkv-stream .* kflush=1 vflush=0 ' \
+            'op=vidkv-stream .* protect=3f000000 .*status=0'; do
   grep -Eq "^case [^ ]* level=[a-z]+ $want" "$T/vstd.vec" && ok "vidkv standard has: $want" || bad "vidkv standard lacks: $want"
 done
 vidkv_fails() { # SUBJECT DESCRIPTION PATTERN-EVERY-FAIL-MATCHES PATTERN-SOME-FAIL-MATCHES
@@ -523,6 +524,8 @@ vidkv_fails vidkv_kappend_for_requant "append-only keys under requantize-on-flus
   '\[exact, stream [^ ]* decode=[0-9]+ keys requant ' 'FAIL [^ ]*-stream-krequant-.*keys: .*\[VIDKV-W-02\] \(kflush requant: the whole key cache requantized\)'
 vidkv_fails vidkv_krequant_for_append "requantize-on-flush keys under append-only" \
   '\[exact, stream [^ ]* decode=[0-9]+ keys append ' 'FAIL [^ ]*-stream-kappend-.*keys: .*\[VIDKV-W-02\] \(kflush append: each block quantized on its own\)'
+vidkv_fails vidkv_stream_no_stp "a plain ternary prefill where STP is declared" \
+  '\[exact, stream [^ ]* decode=[0-9]+ .* p=0\.[0-9]+ ' 'FAIL [^ ]*-stream-[^ ]*-stp .*values: .*\[VIDKV-W-01\] \(prefill values with STP\)'
 # the check of the derived counts: abnormal other than round(f d) is a file error
 sed -E '0,/^case ([^ ]*) level=exact op=vidkv-keys (.*) abnormal=([0-9]+) /s//case \1 level=exact op=vidkv-keys \2 abnormal=1\3 /' "$T/vstd.vec" > "$T/vbad.vec"
 expect 2 "a vidkv-keys case whose abnormal is not round(f d) is rejected" -- $KVQR verify --vectors "$T/vbad.vec" --subject ref-fast

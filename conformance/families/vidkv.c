@@ -13,8 +13,8 @@
  *               [VIDKV-B-03], decided by the exact path.
  * vidkv-values: ternary codes in both packings, beta, the STP mask and the
  *               protected 2-bit groups, the dequantized values: bit for bit.
- * vidkv-stream: prefill, decode appends and flushes; the dequantized caches
- *               after the last flush bit for bit.
+ * vidkv-stream: prefill (values with STP), decode appends and flushes; the
+ *               dequantized caches after the last flush bit for bit.
  * A mismatch names the field and the requirement it violates.
  */
 #include <math.h>
@@ -73,9 +73,15 @@ KVQ_STATIC_ASSERT(KVQ_MAX_GROUP == R_MAX_GROUP && KVQ_VIDKV_MAX_HEADS == R_MAX_H
 static const char VALID_KEYS[] = P_GROUP " && " P_KEYS " && " X_HD " && " X_T " && abnormal <= dim";
 static const char VALID_VALUES[] =
     P_GROUP " && " P_VALUES " && " X_HD " && " X_T " && protected <= tokens && (protect > 0 ? " STP_OK " : 1)";
-static const char VALID_STREAM[] = P_GROUP " && " P_KEYS " && " P_VDEQ " && " P_FLUSH " && " X_HD
+/* the STP ranges over the prefill's quantized tokens Tp */
+#define TP "(prefill - prefill % group)"
+#define STP_OK_TP                                                                                 \
+    "sdim >= 1 && sdim <= " S(R_MAX_SDIM) " && rows >= " TP " && rows <= " S(R_MAX_TOKENS)        \
+    " && vis_count >= 1 && vis_first + vis_count <= " TP " && txt_count >= 1"                     \
+    " && txt_first + txt_count <= rows"
+static const char VALID_STREAM[] = P_GROUP " && " P_KEYS " && " P_VALUES " && " P_FLUSH " && " X_HD
                                    " && prefill + decode >= group && prefill + decode <= " S(R_MAX_TOKENS)
-                                   " && !" FFT;
+                                   " && !" FFT " && (protect > 0 ? " STP_OK_TP " : 1)";
 
 /* counts [VIDKV-L-07] */
 #define N_KIN "heads * tokens * dim"
@@ -156,10 +162,11 @@ static void describe_stream(const kvq_case *c, char *buf, size_t len)
 {
     const kvq_vidkv_case_in *in = in_of(c);
     const kvq_vidkv_params *p = &in->prm;
-    snprintf(buf, len, "stream L=%u decode=%u keys %s values %s f=%g %s H=%u d=%u G=%u", in->prefill, in->decode,
+    snprintf(buf, len, "stream L=%u decode=%u keys %s values %s f=%g %s p=%g H=%u d=%u G=%u", in->prefill,
+             in->decode,
              p->kflush == KVQ_VIDKV_KFLUSH_APPEND ? "append" : "requant",
              p->vflush == KVQ_VIDKV_VFLUSH_REQUANT ? "requant" : "append", (double)p->key_frac, mode_name(p),
-             p->heads, p->dim, p->group);
+             (double)p->protect, p->heads, p->dim, p->group);
 }
 
 /* ---- calls ------------------------------------------------------------------------------ */
@@ -252,7 +259,9 @@ static int call_stream(const kvq_case *c, const kvq_entry_fn *fns, void *outp, u
 {
     const kvq_vidkv_case_in *in = c->in;
     kvq_vidkv_stream_out *o = outp;
-    return ((kvq_vidkv_stream_v1_fn)fns[0])(o->keys, o->values, flags, in->k, in->v, in->prefill, in->decode,
+    kvq_vidkv_stp stp = stp_of(in);
+    return ((kvq_vidkv_stream_v1_fn)fns[0])(o->keys, o->values, flags, in->k, in->v,
+                                            in->prm.protect > 0.0f ? &stp : NULL, in->prefill, in->decode,
                                             &in->prm, &c->pol);
 }
 
@@ -433,7 +442,7 @@ static void judge_stream(kvq_verdict *v, const kvq_case *c, const void *out, uin
     if (!field_ok(v, c, out, "values", " [VIDKV-W-02] %s [VIDKV-V-06]%s",
                   p->vflush == KVQ_VIDKV_VFLUSH_REQUANT ? "(vflush requant: the whole value cache requantized)"
                                                         : "(vflush append: each block quantized on its own)",
-                  ""))
+                  p->protect > 0.0f ? " [VIDKV-W-01] (prefill values with STP) [VIDKV-STP-03]" : ""))
         return;
     if (!flags_ok(v, c, out, flags, ~0u, "[VIDKV-W-02] [VIDKV-L-05]")) return;
     v->outcome = KVQ_PASS;
@@ -465,10 +474,11 @@ static int ref_dequantize_values(float *y, uint32_t *flags, const kvq_vidkv_valu
     return kvq_vidkv_dequantize_values(y, flags, in, np, prm, pol);
 }
 
-static int ref_stream(float *kdeq, float *vdeq, uint32_t *flags, const float *k, const float *v, uint32_t prefill,
-                      uint32_t decode, const kvq_vidkv_params *prm, const kvq_policy *pol)
+static int ref_stream(float *kdeq, float *vdeq, uint32_t *flags, const float *k, const float *v,
+                      const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode, const kvq_vidkv_params *prm,
+                      const kvq_policy *pol)
 {
-    return kvq_vidkv_stream(kdeq, vdeq, flags, k, v, prefill, decode, prm, pol);
+    return kvq_vidkv_stream(kdeq, vdeq, flags, k, v, stp, prefill, decode, prm, pol);
 }
 
 static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
@@ -560,11 +570,14 @@ static const kvq_field STREAM_FIELDS[] = {
     KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
     U32("heads", prm.heads), U32("dim", prm.dim), U32("group", prm.group), U32("meta", prm.meta),
     U32("split", prm.split), U32("normal", prm.normal), F32("key_frac", prm.key_frac),
-    U32("vdeq", prm.vdeq), U32("vpack", prm.vpack), F32("gamma", prm.gamma),
+    U32("vdeq", prm.vdeq), U32("vpack", prm.vpack), F32("gamma", prm.gamma), F32("protect", prm.protect),
     U32("kflush", prm.kflush), U32("vflush", prm.vflush), U32("prefill", prefill), U32("decode", decode),
+    U32("rows", rows), U32("sdim", sdim), U32("vis_first", vis_first), U32("vis_count", vis_count),
+    U32("txt_first", txt_first), U32("txt_count", txt_count),
     KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
     { .key = "k", .type = KVQ_FT_A_F32, IN(k), .count_rule = N_SIN, .finite = 1 },
     { .key = "v", .type = KVQ_FT_A_F32, IN(v), .count_rule = N_SIN, .finite = 1 },
+    { .key = "xs", .type = KVQ_FT_A_F32, IN(xs), .count_rule = N_XS, .finite = 1 },
     { .key = "keys", .type = KVQ_FT_A_F32, SEXP(keys), .count_rule = N_SOUT },
     { .key = "values", .type = KVQ_FT_A_F32, SEXP(values), .count_rule = N_SOUT },
     KVQ_F_OUT_FLAGS,
@@ -622,7 +635,7 @@ const kvq_op kvq_op_vidkv_values = {
 const kvq_op kvq_op_vidkv_stream = {
     .name = "vidkv-stream",
     .family = &kvq_family_vidkv,
-    .summary = "prefill, then decoded tokens flushed every G: keys requantized or appended, values appended or requantized",
+    .summary = "prefill (values with STP), then decoded tokens flushed every G: keys requantized or appended, values appended or requantized",
     .fields = STREAM_FIELDS,
     .nfields = KVQ_NELEMS(STREAM_FIELDS),
     .in_size = sizeof(kvq_vidkv_case_in),

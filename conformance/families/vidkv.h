@@ -13,8 +13,9 @@
  * vidkv-keys: prm (heads, tokens, dim, group, meta, split, normal, key_frac),
  * abnormal (n_a), k [H][T][d]; vidkv-values: prm (heads, tokens, dim, group,
  * meta, vdeq, vpack, gamma, protect), the STP scalars, protected (n_p),
- * v [H][T][d], xs [rows][sdim]; vidkv-stream: prm (every switch, f, gamma),
- * prefill, decode, k and v [H][prefill + decode][d]. */
+ * v [H][T][d], xs [rows][sdim]; vidkv-stream: prm (every switch, f, gamma,
+ * p), prefill, decode, the STP scalars, k and v [H][prefill + decode][d],
+ * xs. */
 typedef struct kvq_vidkv_case_in {
     kvq_vidkv_params prm;
     uint32_t abnormal, protect_n;

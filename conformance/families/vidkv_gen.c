@@ -193,7 +193,7 @@ static void concat(float *out, const float *cache, const float *blk, uint32_t H,
 /* One key or value quantization of x [H][T][d] by the exact path and its
  * pinned dequantization into y; the events ORed into *flags. */
 static kvq_status exact_round_trip(float *y, uint32_t *flags, const float *x, const kvq_vidkv_params *p,
-                                   const kvq_policy *pol, int keys)
+                                   const kvq_vidkv_stp *stp, const kvq_policy *pol, int keys)
 {
     uint64_t n = kvq_vidkv_elems(p);
     kvq_status st = KVQ_E_NOMEM;
@@ -230,18 +230,33 @@ static kvq_status exact_round_trip(float *y, uint32_t *flags, const float *x, co
     }
     {
         kvq_exact_vidkv_values_out o;
+        kvq_vidkv_params q = *p;
+        uint32_t np = 0;
+        if (stp == NULL) q.protect = 0.0f;
+        else np = kvq_vidkv_prot_count(q.protect, stp->vis_count);
         memset(&o, 0, sizeof o);
-        o.v.tern = calloc(kvq_vidkv_tern_code_bytes(p, 0u) + 1u, 1);
-        o.v.beta = calloc(kvq_vidkv_tern_groups(p, 0u) + 1u, 4);
+        o.v.tern = calloc(kvq_vidkv_tern_code_bytes(&q, np) + 1u, 1);
+        o.v.beta = calloc(kvq_vidkv_tern_groups(&q, np) + 1u, 4);
+        o.v.prot = calloc(kvq_vidkv_prot_mask_bytes(&q) + 1u, 1);
+        o.v.p_codes = calloc(kvq_vidkv_prot_code_bytes(&q, np) + 1u, 1);
+        o.v.p_scale = calloc(kvq_vidkv_prot_groups(&q, np) + 1u, 4);
+        o.v.p_zero = calloc(kvq_vidkv_prot_groups(&q, np) + 1u, 4);
+        o.score = calloc((stp ? stp->vis_count : 0u) + 1u, 4);
         o.deq = y;
         o.code_real = malloc(n + 1u);
         o.amb = malloc(n + 1u);
-        if (o.v.tern && o.v.beta && o.code_real && o.amb) {
-            st = kvq_exact_vidkv_quantize_values(&o, x, p, NULL, pol);
+        if (o.v.tern && o.v.beta && o.v.prot && o.v.p_codes && o.v.p_scale && o.v.p_zero && o.score &&
+            o.code_real && o.amb) {
+            st = kvq_exact_vidkv_quantize_values(&o, x, &q, stp, pol);
             if (st == KVQ_OK) *flags |= o.flags & ~KVQ_FLAG_AMBIGUOUS;
         }
         free(o.v.tern);
         free(o.v.beta);
+        free(o.v.prot);
+        free(o.v.p_codes);
+        free(o.v.p_scale);
+        free(o.v.p_zero);
+        free(o.score);
         free(o.code_real);
         free(o.amb);
         return st;
@@ -252,18 +267,19 @@ static kvq_status exact_round_trip(float *y, uint32_t *flags, const float *x, co
  * tokens) followed by the block (n tokens); otherwise the block is quantized
  * on its own and appended. */
 static kvq_status flush_step(float *cache, uint32_t *flags, const float *blk, uint32_t q, uint32_t n, int requant,
-                             int keys, kvq_vidkv_params p, const kvq_policy *pol, float *tmp, float *tmp2)
+                             int keys, kvq_vidkv_params p, const kvq_vidkv_stp *stp, const kvq_policy *pol,
+                             float *tmp, float *tmp2)
 {
     kvq_status st;
     if (requant) {
         concat(tmp, cache, blk, p.heads, q, n, p.dim);
         p.tokens = q + n;
-        if ((st = exact_round_trip(tmp2, flags, tmp, &p, pol, keys)) != KVQ_OK) return st;
+        if ((st = exact_round_trip(tmp2, flags, tmp, &p, NULL, pol, keys)) != KVQ_OK) return st;
         memcpy(cache, tmp2, (size_t)p.heads * (q + n) * p.dim * sizeof *cache);
         return KVQ_OK;
     }
     p.tokens = n;
-    if ((st = exact_round_trip(tmp2, flags, blk, &p, pol, keys)) != KVQ_OK) return st;
+    if ((st = exact_round_trip(tmp2, flags, blk, &p, stp, pol, keys)) != KVQ_OK) return st;
     concat(tmp, cache, tmp2, p.heads, q, n, p.dim);
     memcpy(cache, tmp, (size_t)p.heads * (q + n) * p.dim * sizeof *cache);
     return KVQ_OK;
@@ -280,19 +296,33 @@ kvq_status kvq_vidkv_solve_stream(kvq_case *c)
     uint32_t f = 0, q, pend, G, H, d, Tq;
     float *blk = NULL, *tmp = NULL, *tmp2 = NULL;
     kvq_status st = KVQ_OK;
+    kvq_vidkv_stp stp = { in->xs, in->rows, in->sdim, in->vis_first, in->vis_count, in->txt_first,
+                          in->txt_count };
+    uint64_t nx;
+    int with_stp;
     p.tokens = p.group;
-    p.protect = 0.0f;
     if (!kvq_vidkv_params_ok(&p)) return as_error_case(c, KVQ_E_PARAM);
     if (!kvq_vidkv_shape_ok(&p) || N < p.group || N > KVQ_VIDKV_MAX_TOKENS) return as_error_case(c, KVQ_E_SHAPE);
     H = p.heads;
     d = p.dim;
     G = p.group;
     n = (uint64_t)H * N * d;
+    q = in->prefill - in->prefill % G;
+    with_stp = p.protect > 0.0f;
+    nx = with_stp ? (uint64_t)stp.rows * stp.ds : 0u;
+    if (with_stp && (stp.ds == 0u || stp.ds > KVQ_VIDKV_MAX_SDIM || stp.rows < q || stp.rows > KVQ_VIDKV_MAX_TOKENS ||
+                     stp.vis_count == 0u || stp.txt_count == 0u || (uint64_t)stp.vis_first + stp.vis_count > q ||
+                     (uint64_t)stp.txt_first + stp.txt_count > stp.rows))
+        return as_error_case(c, KVQ_E_SHAPE);
     for (uint64_t e = 0; e < n; e++)
         if (!isfinite(in->k[e]) || !isfinite(in->v[e])) return as_error_case(c, KVQ_E_NONFINITE);
+    for (uint64_t e = 0; e < nx; e++)
+        if (!isfinite(in->xs[e])) return as_error_case(c, KVQ_E_NONFINITE);
     for (uint64_t e = 0; e < n; e++)
         if (!(fabsf(in->k[e]) < KVQ_VIDKV_DOMAIN) || !(fabsf(in->v[e]) < KVQ_VIDKV_DOMAIN))
             return as_error_case(c, KVQ_E_RANGE);
+    for (uint64_t e = 0; e < nx; e++)
+        if (!(fabsf(in->xs[e]) < KVQ_VIDKV_SDOMAIN)) return as_error_case(c, KVQ_E_RANGE);
     if (ensure_outputs(c) != KVQ_OK) return KVQ_E_NOMEM;
     ex = c->exp;
     Tq = (uint32_t)(N - N % G);
@@ -300,23 +330,22 @@ kvq_status kvq_vidkv_solve_stream(kvq_case *c)
     tmp = malloc(((size_t)H * Tq * d + 1u) * sizeof *tmp);
     tmp2 = malloc(((size_t)H * Tq * d + 1u) * sizeof *tmp2);
     if (!blk || !tmp || !tmp2) { st = KVQ_E_NOMEM; goto out; }
-    q = in->prefill - in->prefill % G;
     pend = in->prefill % G;
     if (q > 0u) {
         take(blk, in->k, H, (uint32_t)N, d, 0u, q);
-        if ((st = flush_step(ex->keys, &f, blk, 0u, q, 0, 1, p, &c->pol, tmp, tmp2)) != KVQ_OK) goto fail;
+        if ((st = flush_step(ex->keys, &f, blk, 0u, q, 0, 1, p, NULL, &c->pol, tmp, tmp2)) != KVQ_OK) goto fail;
         take(blk, in->v, H, (uint32_t)N, d, 0u, q);
-        if ((st = flush_step(ex->values, &f, blk, 0u, q, 0, 0, p, &c->pol, tmp, tmp2)) != KVQ_OK) goto fail;
+        if ((st = flush_step(ex->values, &f, blk, 0u, q, 0, 0, p, with_stp ? &stp : NULL, &c->pol, tmp, tmp2)) != KVQ_OK) goto fail;
     }
     for (uint32_t i = 0; i < in->decode; i++) {
         if (++pend < G) continue;
         pend = 0;
         take(blk, in->k, H, (uint32_t)N, d, q, G);
-        if ((st = flush_step(ex->keys, &f, blk, q, G, p.kflush == KVQ_VIDKV_KFLUSH_REQUANT, 1, p, &c->pol, tmp,
+        if ((st = flush_step(ex->keys, &f, blk, q, G, p.kflush == KVQ_VIDKV_KFLUSH_REQUANT, 1, p, NULL, &c->pol, tmp,
                              tmp2)) != KVQ_OK)
             goto fail;
         take(blk, in->v, H, (uint32_t)N, d, q, G);
-        if ((st = flush_step(ex->values, &f, blk, q, G, p.vflush == KVQ_VIDKV_VFLUSH_REQUANT, 0, p, &c->pol, tmp,
+        if ((st = flush_step(ex->values, &f, blk, q, G, p.vflush == KVQ_VIDKV_VFLUSH_REQUANT, 0, p, NULL, &c->pol, tmp,
                              tmp2)) != KVQ_OK)
             goto fail;
         q += G;
@@ -491,13 +520,21 @@ static kvq_status make_stream(kvq_case *c, const char *tag, uint64_t seed, uint6
     in->prm.vpack = kvq_rng_below(&r, 2);
     in->prm.gamma = kvq_rng_below(&r, 2) ? 0.7f : 0.5f;
     in->prefill = kvq_rng_below(&r, 3u * G);
+    if (j % 3u == 2u) { /* STP at prefill [VIDKV-W-01]: at least one quantized block */
+        in->prefill += G;
+        in->prm.protect = j % 2u ? 0.25f : 0.5f;
+        in->prm.tokens = in->prefill - in->prefill % G;
+        draw_stp(in, &r);
+        in->prm.tokens = 0u;
+    }
     N = G * (2u + kvq_rng_below(&r, smoke ? 2 : 4)) + kvq_rng_below(&r, G);
     if (N < in->prefill + 1u) N = in->prefill + 1u;
     in->decode = N - in->prefill;
     c->level = KVQ_LEVEL_EXACT;
     draw_policy(c, &r);
-    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-stream-k%s-v%s", tag, (unsigned long long)k,
-             in->prm.kflush ? "append" : "requant", in->prm.vflush ? "requant" : "append");
+    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-stream-k%s-v%s%s", tag, (unsigned long long)k,
+             in->prm.kflush ? "append" : "requant", in->prm.vflush ? "requant" : "append",
+             in->prm.protect > 0.0f ? "-stp" : "");
     c->status = KVQ_OK;
     if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
     {
@@ -505,6 +542,7 @@ static kvq_status make_stream(kvq_case *c, const char *tag, uint64_t seed, uint6
         p.tokens = N;
         fill_keys(in->k, &p, &r, (int)kvq_rng_below(&r, 2));
         fill_plain(in->v, kvq_vidkv_elems(&p), &r, (int)kvq_rng_below(&r, 2));
+        if (in->prm.protect > 0.0f) fill_plain(in->xs, (uint64_t)in->rows * in->sdim, &r, 0);
     }
     return c->op->solve(c);
 }
@@ -551,6 +589,7 @@ static const struct { int op; const char *name; } ERRS[] = {
     { E_OP_STREAM, "vflush2" },        /* row 7 */
     { E_OP_STREAM, "short" },          /* fewer than G tokens: [VIDKV-W-01] */
     { E_OP_STREAM, "decode-nan" },     /* row 12 */
+    { E_OP_STREAM, "stp-visual-past-prefill" }, /* row 10 */
 };
 #define E_COUNT KVQ_NELEMS(ERRS)
 
@@ -616,6 +655,17 @@ static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64
     if (!strcmp(nm, "kflush2")) in->prm.kflush = 2u;
     if (!strcmp(nm, "vflush2")) in->prm.vflush = 2u;
     if (!strcmp(nm, "short")) in->prefill = 3u, in->decode = 4u;
+    if (!strcmp(nm, "stp-visual-past-prefill")) { /* the visual rows must be quantized at prefill */
+        in->prm.protect = 0.5f;
+        in->rows = 19u;
+        in->sdim = 2u;
+        in->vis_first = 4u;
+        in->vis_count = 5u; /* past Tp = 8 */
+        in->txt_first = 10u;
+        in->txt_count = 3u;
+        in->prefill = 13u;
+        in->decode = 6u;
+    }
     if (op == E_OP_KEYS && kvq_vidkv_params_ok(&in->prm)) in->abnormal = kvq_vidkv_n_abn(&in->prm);
     if (op == E_OP_VALUES) set_protected(in);
     snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-err-%s", tag, (unsigned long long)k, nm);
@@ -626,6 +676,7 @@ static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64
         fill_plain(in->k, n, &r, 0);
         fill_plain(in->v, n, &r, 0);
         if (!strcmp(nm, "decode-nan")) in->v[n - 1u] = NAN; /* the last decoded token: never flushed */
+        if (in->prm.protect > 0.0f) fill_plain(in->xs, (uint64_t)in->rows * in->sdim, &r, 0);
     } else {
         float *x = op == E_OP_KEYS ? in->k : in->v;
         n = (uint64_t)in->prm.heads * in->prm.tokens * in->prm.dim;

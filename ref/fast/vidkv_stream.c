@@ -1,8 +1,9 @@
 /*
  * vidkv_stream.c -- the VIDKV residual window composed (spec/vidkv.md
- * [VIDKV-W-01..02]): prefill, then decoded tokens, each flush of G tokens
- * made of the fast path's quantizers and dequantizers, keys requantized or
- * appended (kflush), values appended or requantized (vflush).
+ * [VIDKV-W-01..02]): prefill (values with STP when p > 0), then decoded
+ * tokens, each flush of G tokens made of the fast path's quantizers and
+ * dequantizers, keys requantized or appended (kflush), values appended or
+ * requantized (vflush), plain ternary.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,23 +41,35 @@ static kvq_status keys_round_trip(float *y, uint32_t *flags, const float *x, con
     return st;
 }
 
-/* One plain (no STP) value quantization of x [H][T][d], dequantized into y. */
+/* One value quantization of x [H][T][d] (with STP when stp is not NULL),
+ * dequantized into y. */
 static kvq_status values_round_trip(float *y, uint32_t *flags, const float *x, const kvq_vidkv_params *p,
-                                    const kvq_policy *pol)
+                                    const kvq_vidkv_stp *stp, const kvq_policy *pol)
 {
     kvq_vidkv_values s;
     uint32_t f = 0, df = 0, np = 0;
     kvq_status st = KVQ_E_NOMEM;
+    kvq_vidkv_params q = *p;
+    if (stp == NULL) q.protect = 0.0f;
+    else np = kvq_vidkv_prot_count(q.protect, stp->vis_count);
     memset(&s, 0, sizeof s);
-    s.tern = calloc(kvq_vidkv_tern_code_bytes(p, 0u) + 1u, 1);
-    s.beta = calloc(kvq_vidkv_tern_groups(p, 0u) + 1u, 4);
-    if (s.tern && s.beta) {
-        st = kvq_vidkv_quantize_values(&s, &np, &f, x, p, NULL, pol);
-        if (st == KVQ_OK) st = kvq_vidkv_dequantize_values(y, &df, &s, 0u, p, pol);
+    s.tern = calloc(kvq_vidkv_tern_code_bytes(&q, np) + 1u, 1);
+    s.beta = calloc(kvq_vidkv_tern_groups(&q, np) + 1u, 4);
+    s.prot = calloc(kvq_vidkv_prot_mask_bytes(&q) + 1u, 1);
+    s.p_codes = calloc(kvq_vidkv_prot_code_bytes(&q, np) + 1u, 1);
+    s.p_scale = calloc(kvq_vidkv_prot_groups(&q, np) + 1u, 4);
+    s.p_zero = calloc(kvq_vidkv_prot_groups(&q, np) + 1u, 4);
+    if (s.tern && s.beta && s.prot && s.p_codes && s.p_scale && s.p_zero) {
+        st = kvq_vidkv_quantize_values(&s, &np, &f, x, &q, stp, pol);
+        if (st == KVQ_OK) st = kvq_vidkv_dequantize_values(y, &df, &s, np, &q, pol);
         if (st == KVQ_OK) *flags |= f;
     }
     free(s.tern);
     free(s.beta);
+    free(s.prot);
+    free(s.p_codes);
+    free(s.p_scale);
+    free(s.p_zero);
     return st;
 }
 
@@ -81,19 +94,20 @@ static void concat(float *out, const float *cache, const float *blk, uint32_t H,
  * other quantizes the block alone and appends it.  cache holds [H][q][d]
  * and afterwards [H][q + n][d] (n = the block's tokens). */
 static kvq_status step(float *cache, uint32_t *flags, const float *blk, uint32_t q, uint32_t n, int requant,
-                       int keys, kvq_vidkv_params p, const kvq_policy *pol, float *tmp, float *tmp2)
+                       int keys, kvq_vidkv_params p, const kvq_vidkv_stp *stp, const kvq_policy *pol, float *tmp,
+                       float *tmp2)
 {
     kvq_status st;
     uint32_t H = p.heads, d = p.dim;
     if (requant) {
         concat(tmp, cache, blk, H, q, n, d);
         p.tokens = q + n;
-        st = keys ? keys_round_trip(tmp2, flags, tmp, &p, pol) : values_round_trip(tmp2, flags, tmp, &p, pol);
+        st = keys ? keys_round_trip(tmp2, flags, tmp, &p, pol) : values_round_trip(tmp2, flags, tmp, &p, NULL, pol);
         if (st == KVQ_OK) memcpy(cache, tmp2, (size_t)H * (q + n) * d * sizeof *cache);
         return st;
     }
     p.tokens = n;
-    st = keys ? keys_round_trip(tmp2, flags, blk, &p, pol) : values_round_trip(tmp2, flags, blk, &p, pol);
+    st = keys ? keys_round_trip(tmp2, flags, blk, &p, pol) : values_round_trip(tmp2, flags, blk, &p, stp, pol);
     if (st != KVQ_OK) return st;
     concat(tmp, cache, tmp2, H, q, n, d);
     memcpy(cache, tmp, (size_t)H * (q + n) * d * sizeof *cache);
@@ -101,18 +115,18 @@ static kvq_status step(float *cache, uint32_t *flags, const float *blk, uint32_t
 }
 
 kvq_status kvq_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const float *k, const float *v,
-                            uint32_t prefill, uint32_t decode, const kvq_vidkv_params *prm,
-                            const kvq_policy *pol)
+                            const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode,
+                            const kvq_vidkv_params *prm, const kvq_policy *pol)
 {
     kvq_vidkv_params p;
     kvq_vidkv_window w;
     uint64_t N, n;
-    uint32_t f = 0, Tq, H, d, G, flush;
+    uint32_t f = 0, Tq, Tp, H, d, G, flush;
+    int with_stp;
     float *kc = NULL, *vc = NULL, *blk = NULL, *tmp = NULL, *tmp2 = NULL;
     kvq_status st;
     if (kdeq == NULL || vdeq == NULL || k == NULL || v == NULL || prm == NULL) return KVQ_E_PARAM;
     p = *prm;
-    p.protect = 0.0f;
     p.tokens = p.group;                 /* not read: the extent is prefill + decode */
     if (kvq_policy_check(pol) != KVQ_OK || !kvq_vidkv_params_ok(&p)) return KVQ_E_PARAM;
     N = (uint64_t)prefill + decode;
@@ -121,10 +135,22 @@ kvq_status kvq_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const flo
     d = p.dim;
     G = p.group;
     n = (uint64_t)H * N * d;
+    Tp = prefill - prefill % G;
+    with_stp = p.protect > 0.0f;
+    if (with_stp && (stp == NULL || stp->xs == NULL)) return KVQ_E_PARAM;
+    if (with_stp && (stp->ds == 0u || stp->ds > KVQ_VIDKV_MAX_SDIM || stp->rows < Tp ||
+                     stp->rows > KVQ_VIDKV_MAX_TOKENS || stp->vis_count == 0u || stp->txt_count == 0u ||
+                     (uint64_t)stp->vis_first + stp->vis_count > Tp ||
+                     (uint64_t)stp->txt_first + stp->txt_count > stp->rows))
+        return KVQ_E_SHAPE;
     for (uint64_t e = 0; e < n; e++)
         if (!isfinite(k[e]) || !isfinite(v[e])) return KVQ_E_NONFINITE;
+    for (uint64_t e = 0; with_stp && e < (uint64_t)stp->rows * stp->ds; e++)
+        if (!isfinite(stp->xs[e])) return KVQ_E_NONFINITE;
     for (uint64_t e = 0; e < n; e++)
         if (!(fabsf(k[e]) < KVQ_VIDKV_DOMAIN) || !(fabsf(v[e]) < KVQ_VIDKV_DOMAIN)) return KVQ_E_RANGE;
+    for (uint64_t e = 0; with_stp && e < (uint64_t)stp->rows * stp->ds; e++)
+        if (!(fabsf(stp->xs[e]) < KVQ_VIDKV_SDOMAIN)) return KVQ_E_RANGE;
     Tq = (uint32_t)(N - N % G);
     kc = malloc((size_t)H * Tq * d * sizeof *kc);
     vc = malloc((size_t)H * Tq * d * sizeof *vc);
@@ -136,9 +162,9 @@ kvq_status kvq_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const flo
     if ((st = kvq_vidkv_window_prefill(&w, G, prefill)) != KVQ_OK) goto out;
     if (w.quantized > 0u) {
         take(blk, k, H, (uint32_t)N, d, 0u, w.quantized);
-        if ((st = step(kc, &f, blk, 0u, w.quantized, 0, 1, p, pol, tmp, tmp2)) != KVQ_OK) goto out;
+        if ((st = step(kc, &f, blk, 0u, w.quantized, 0, 1, p, NULL, pol, tmp, tmp2)) != KVQ_OK) goto out;
         take(blk, v, H, (uint32_t)N, d, 0u, w.quantized);
-        if ((st = step(vc, &f, blk, 0u, w.quantized, 0, 0, p, pol, tmp, tmp2)) != KVQ_OK) goto out;
+        if ((st = step(vc, &f, blk, 0u, w.quantized, 0, 0, p, with_stp ? stp : NULL, pol, tmp, tmp2)) != KVQ_OK) goto out;
     }
     /* [VIDKV-W-02]: each decoded token joins the residual; G of them flush */
     for (uint32_t i = 0; i < decode; i++) {
@@ -146,10 +172,10 @@ kvq_status kvq_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const flo
         if ((st = kvq_vidkv_window_append(&w, &flush)) != KVQ_OK) goto out;
         if (!flush) continue;
         take(blk, k, H, (uint32_t)N, d, q, G);
-        if ((st = step(kc, &f, blk, q, G, p.kflush == KVQ_VIDKV_KFLUSH_REQUANT, 1, p, pol, tmp, tmp2)) != KVQ_OK)
+        if ((st = step(kc, &f, blk, q, G, p.kflush == KVQ_VIDKV_KFLUSH_REQUANT, 1, p, NULL, pol, tmp, tmp2)) != KVQ_OK)
             goto out;
         take(blk, v, H, (uint32_t)N, d, q, G);
-        if ((st = step(vc, &f, blk, q, G, p.vflush == KVQ_VIDKV_VFLUSH_REQUANT, 0, p, pol, tmp, tmp2)) != KVQ_OK)
+        if ((st = step(vc, &f, blk, q, G, p.vflush == KVQ_VIDKV_VFLUSH_REQUANT, 0, p, NULL, pol, tmp, tmp2)) != KVQ_OK)
             goto out;
     }
     memcpy(kdeq, kc, (size_t)H * Tq * d * sizeof *kc);

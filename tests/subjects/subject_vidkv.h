@@ -104,13 +104,13 @@ static int vidkv_dequantize_values(float *y, uint32_t *flags, const kvq_vidkv_va
 #endif
 
 static int vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const float *k, const float *v,
-                        uint32_t prefill, uint32_t decode, const kvq_vidkv_params *prm, const kvq_policy *pol)
+                        const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode, const kvq_vidkv_params *prm, const kvq_policy *pol)
 {
     kvq_vidkv_params p;
-    if (prm == NULL) return kvq_vidkv_stream(kdeq, vdeq, flags, k, v, prefill, decode, prm, pol);
+    if (prm == NULL) return kvq_vidkv_stream(kdeq, vdeq, flags, k, v, stp, prefill, decode, prm, pol);
     p = *prm;
     VIDKV_STREAM_PRM(p);
-    return kvq_vidkv_stream(kdeq, vdeq, flags, k, v, prefill, decode, &p, pol);
+    return kvq_vidkv_stream(kdeq, vdeq, flags, k, v, stp, prefill, decode, &p, pol);
 }
 
 static kvq_entry_fn vidkv_lookup(const char *entry, uint32_t sigver)
