@@ -509,7 +509,7 @@ vidkv_fails() { # SUBJECT DESCRIPTION PATTERN-EVERY-FAIL-MATCHES PATTERN-SOME-FA
   else ok "$2: only the cases its defect reaches fail"; fi
 }
 vidkv_fails vidkv_signmean_pm "{-s,+s} 1-bit dequantization under Eq. 5's {0,s}" \
-  '\[(exact, keys f=[0-9.]+ signmean|bounded, keys f=[0-9.]+ fft) ' \
+  '\[(exact, (deq )?keys f=[0-9.]+ signmean|bounded, (deq )?keys f=[0-9.]+ fft) ' \
   'FAIL [^ ]*-keys-signmean50 \[exact, .*deq: .*\[VIDKV-K-08\] \(normal signmean: code x >= 0, dequantized to \{0, s\}\)'
 grep_out 'FAIL [^ ]*-keys-fft[0-9]+ \[bounded, .*\[VIDKV-B-03\]' "{-s,+s}: the FFT failure names [VIDKV-B-03]"
 vidkv_fails vidkv_gamma_half "gamma 0.5 under the declared gamma" \
@@ -517,7 +517,7 @@ vidkv_fails vidkv_gamma_half "gamma 0.5 under the declared gamma" \
 vidkv_fails vidkv_scaled_for_raw "scaled ternary under vdeq raw" \
   '\[exact, values gamma=[^ ]* raw ' 'FAIL [^ ]* \[exact, values .* raw .*deq: .*\[VIDKV-V-03\] \(vdeq raw: -1, \+0, \+1\)'
 vidkv_fails vidkv_raw_for_scaled "raw ternary under vdeq scaled" \
-  '\[exact, values gamma=[^ ]* scaled ' 'FAIL [^ ]* \[exact, values .* scaled .*deq: .*\[VIDKV-V-03\] \(vdeq scaled: code \* beta\)'
+  '\[exact, (values gamma=[^ ]*|deq values) scaled ' 'FAIL [^ ]* \[exact, values .* scaled .*deq: .*\[VIDKV-V-03\] \(vdeq scaled: code \* beta\)'
 vidkv_fails vidkv_per_head_for_pooled "a per-head split under the pooled split" \
   '\[(exact|bounded), keys [^ ]* [a-z]+ pooled H=[2-9] ' 'FAIL [^ ]* \[exact, keys [^ ]* [a-z0-9]+ pooled .*mask: .*\[VIDKV-K-01\] \[VIDKV-K-02\] \(split pooled: ranges over all heads\)'
 vidkv_fails vidkv_kappend_for_requant "append-only keys under requantize-on-flush" \

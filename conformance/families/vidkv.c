@@ -73,6 +73,9 @@ KVQ_STATIC_ASSERT(KVQ_MAX_GROUP == R_MAX_GROUP && KVQ_VIDKV_MAX_HEADS == R_MAX_H
 static const char VALID_KEYS[] = P_GROUP " && " P_KEYS " && " X_HD " && " X_T " && abnormal <= dim";
 static const char VALID_VALUES[] =
     P_GROUP " && " P_VALUES " && " X_HD " && " X_T " && protected <= tokens && (protect > 0 ? " STP_OK " : 1)";
+static const char VALID_DEQ_VALUES[] = P_GROUP " && " P_VALUES " && " X_HD " && " X_T
+                                       " && protected <= tokens && (protect > 0 || protected == 0)";
+
 /* the STP ranges over the prefill's quantized tokens Tp */
 #define TP "(prefill - prefill % group)"
 #define STP_OK_TP                                                                                 \
@@ -102,6 +105,7 @@ static const char VALID_STREAM[] = P_GROUP " && " P_KEYS " && " P_VALUES " && " 
 #define N_PG "valid && protect > 0 ? heads * cdiv(protected, group) * dim : 0"
 #define N_PB "valid && protect > 0 ? heads * cdiv(protected, group) * dim * (group / 4) : 0"
 #define N_XS "protect > 0 ? rows * sdim : 0"
+#define N_DEQ_REF "valid && " FFT " ? heads * tokens * dim : 0"
 #define N_SIN "heads * (prefill + decode) * dim"
 #define N_SOUT "valid ? heads * (prefill + decode - (prefill + decode) % group) * dim : 0"
 
@@ -167,6 +171,21 @@ static void describe_stream(const kvq_case *c, char *buf, size_t len)
              p->kflush == KVQ_VIDKV_KFLUSH_APPEND ? "append" : "requant",
              p->vflush == KVQ_VIDKV_VFLUSH_REQUANT ? "requant" : "append", (double)p->key_frac, mode_name(p),
              (double)p->protect, p->heads, p->dim, p->group);
+}
+
+static void describe_deq_keys(const kvq_case *c, char *buf, size_t len)
+{
+    describe_keys(c, buf, len);
+    if (strlen(buf) + 4u < len) memmove(buf + 4, buf, strlen(buf) + 1u), memcpy(buf, "deq ", 4);
+}
+
+static void describe_deq_values(const kvq_case *c, char *buf, size_t len)
+{
+    const kvq_vidkv_params *p = &in_of(c)->prm;
+    snprintf(buf, len, "deq values %s %s p=%g np=%u H=%u T=%u d=%u G=%u %s",
+             p->vdeq == KVQ_VIDKV_VDEQ_SCALED ? "scaled" : "raw", p->vpack == KVQ_VIDKV_PACK_BITS2 ? "bits2" : "base3",
+             (double)p->protect, in_of(c)->protect_n, p->heads, p->tokens, p->dim, p->group,
+             p->meta == KVQ_META_F16 ? "f16" : "f32");
 }
 
 /* ---- calls ------------------------------------------------------------------------------ */
@@ -263,6 +282,26 @@ static int call_stream(const kvq_case *c, const kvq_entry_fn *fns, void *outp, u
     return ((kvq_vidkv_stream_v1_fn)fns[0])(o->keys, o->values, flags, in->k, in->v,
                                             in->prm.protect > 0.0f ? &stp : NULL, in->prefill, in->decode,
                                             &in->prm, &c->pol);
+}
+
+/* The dequantizers alone, on the case's stored data [VIDKV-D-01..03]. */
+static int call_deq_keys(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_vidkv_case_in *in = c->in;
+    kvq_vidkv_deq_out *o = outp;
+    kvq_vidkv_params p = keys_params(in);
+    kvq_vidkv_keys s = { in->mask, in->abn_codes, in->abn_scale, in->abn_zero, in->nrm_codes, in->nrm_scale,
+                         in->nrm_zero };
+    return ((kvq_vidkv_dequantize_keys_v1_fn)fns[0])(o->deq, flags, &s, &p, &c->pol);
+}
+
+static int call_deq_values(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_vidkv_case_in *in = c->in;
+    kvq_vidkv_deq_out *o = outp;
+    kvq_vidkv_params p = values_params(in);
+    kvq_vidkv_values s = { in->tern, in->beta, in->prot, in->p_codes, in->p_scale, in->p_zero };
+    return ((kvq_vidkv_dequantize_values_v1_fn)fns[0])(o->deq, flags, &s, in->protect_n, &p, &c->pol);
 }
 
 /* ---- judges ----------------------------------------------------------------------------- */
@@ -448,6 +487,53 @@ static void judge_stream(kvq_verdict *v, const kvq_case *c, const void *out, uin
     v->outcome = KVQ_PASS;
 }
 
+static void judge_deq_keys(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
+{
+    const kvq_vidkv_params p = keys_params(in_of(c));
+    const kvq_vidkv_deq_out *o = out;
+    const kvq_vidkv_deq_ref *rf = c->ref;
+    if (kvq_vidkv_normal_mode(&p) != KVQ_VIDKV_NORMAL_FFT) {
+        if (!field_ok(v, c, out, "deq", " [VIDKV-K-11] [VIDKV-K-03] [VIDKV-K-08] %s%s", nrm_req(&p), "")) return;
+        if (!flags_ok(v, c, out, flags, ~0u, "[VIDKV-L-05]")) return;
+        v->outcome = KVQ_PASS;
+        return;
+    }
+    if (c->level == KVQ_LEVEL_EXACT) {
+        snprintf(v->detail, sizeof v->detail, "an FFT keys case at the exact level [VIDKV-B-05]");
+        return;
+    }
+    if (!flags_ok(v, c, out, flags, KVQ_FLAG_SUBNORMAL, "[VIDKV-L-04]")) return;
+    for (uint64_t e = 0; e < kvq_vidkv_elems(&p); e++) {
+        double y = o->deq[e], lo = rf->lo[e], hi = rf->hi[e];
+        if (y >= lo && y <= hi) {
+            if (lo < hi) kvq_verdict_margin(v, "inverse DFT distance [VIDKV-B-03]", fabs(y - (0.5 * lo + 0.5 * hi)),
+                                            0.5 * hi - 0.5 * lo);
+            continue;
+        }
+        snprintf(v->detail, sizeof v->detail,
+                 "deq of element %llu (head %llu, token %llu, channel %llu) = %a (0x%08lx) outside [%a, %a]: %s",
+                 (unsigned long long)e, (unsigned long long)(e / ((uint64_t)p.tokens * p.dim)),
+                 (unsigned long long)(e / p.dim % p.tokens), (unsigned long long)(e % p.dim), y,
+                 (unsigned long)kvq_f32_bits(o->deq[e]), lo, hi,
+                 lo == hi ? "the pinned dequantization [VIDKV-K-11] [VIDKV-K-03]"
+                          : "the inverse DFT of the stored codes and scales +- rho_i, {0, s} per component "
+                            "[VIDKV-B-03] [VIDKV-K-07] [VIDKV-K-06]");
+        return;
+    }
+    v->outcome = KVQ_PASS;
+}
+
+static void judge_deq_values(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
+{
+    const kvq_vidkv_params *p = &in_of(c)->prm;
+    const char *deq = p->vdeq == KVQ_VIDKV_VDEQ_SCALED ? "(vdeq scaled: code * beta)" : "(vdeq raw: -1, +0, +1)";
+    if (!field_ok(v, c, out, "deq", " [VIDKV-V-06] [VIDKV-V-03] %s [VIDKV-V-04]%s", deq,
+                  p->protect > 0.0f ? " [KIVI-D-01] (protected tokens)" : ""))
+        return;
+    if (!flags_ok(v, c, out, flags, ~0u, "[VIDKV-L-05]")) return;
+    v->outcome = KVQ_PASS;
+}
+
 /* ---- ref-fast's VIDKV entries (the fast path returns kvq_status, an entry int) ---- */
 
 static int ref_quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags, const float *k,
@@ -585,6 +671,41 @@ static const kvq_field STREAM_FIELDS[] = {
     { .key = "values", .type = KVQ_FT_A_F32, SOUT(values), .count_rule = N_SOUT, .cmp = KVQ_CMP_EXACT },
 };
 
+/* the dequantizers' stored inputs: metadata as binary32 (8 hex digits) even
+ * under F16, so that a value not in binary16, a NaN or 2^102 can be written
+ * [VIDKV-D-03] */
+#define STORED(k, m, rule) { .key = k, .type = KVQ_FT_A_U8, IN(m), .count_rule = rule }
+#define STORED_F(k, m, rule) { .key = k, .type = KVQ_FT_A_F32, IN(m), .count_rule = rule }
+#define DEXP(m) .role = KVQ_ROLE_EXPECTED, .offset = offsetof(kvq_vidkv_deq_out, m)
+#define DREF(m) .role = KVQ_ROLE_REFERENCE, .offset = offsetof(kvq_vidkv_deq_ref, m)
+#define DOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_vidkv_deq_out, m)
+static const kvq_field DEQ_KEYS_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, SHAPE,
+    U32("split", prm.split), U32("normal", prm.normal), F32("key_frac", prm.key_frac), U32("abnormal", abnormal),
+    KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
+    STORED("mask", mask, N_MASK), STORED("abn_codes", abn_codes, N_ABN_B),
+    STORED_F("abn_scale", abn_scale, N_ABN_G), STORED_F("abn_zero", abn_zero, N_ABN_G),
+    STORED("nrm_codes", nrm_codes, N_NRM_B), STORED_F("nrm_scale", nrm_scale, N_NRM_G),
+    STORED_F("nrm_zero", nrm_zero, N_NRM_Z),
+    { .key = "deq", .type = KVQ_FT_A_F32, DEXP(deq), .count_rule = N_OUT },
+    { .key = "lo", .type = KVQ_FT_A_F32, DREF(lo), .count_rule = N_DEQ_REF },
+    { .key = "hi", .type = KVQ_FT_A_F32, DREF(hi), .count_rule = N_DEQ_REF },
+    KVQ_F_OUT_FLAGS,
+    { .key = "deq", .type = KVQ_FT_A_F32, DOUT(deq), .count_rule = N_OUT, .cmp = KVQ_CMP_EXACT },
+};
+
+static const kvq_field DEQ_VALUES_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP, SHAPE,
+    U32("vdeq", prm.vdeq), U32("vpack", prm.vpack), F32("gamma", prm.gamma), F32("protect", prm.protect),
+    U32("protected", protect_n),
+    KVQ_F_POLICY, KVQ_F_STATUS, KVQ_F_FLAGS,
+    STORED("tern", tern, N_TERN_B), STORED_F("beta", beta, N_BETA), STORED("prot", prot, N_PROT),
+    STORED("p_codes", p_codes, N_PB), STORED_F("p_scale", p_scale, N_PG), STORED_F("p_zero", p_zero, N_PG),
+    { .key = "deq", .type = KVQ_FT_A_F32, DEXP(deq), .count_rule = N_OUT },
+    KVQ_F_OUT_FLAGS,
+    { .key = "deq", .type = KVQ_FT_A_F32, DOUT(deq), .count_rule = N_OUT, .cmp = KVQ_CMP_EXACT },
+};
+
 #define BOTH (KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT) | KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED))
 
 const kvq_op kvq_op_vidkv_keys = {
@@ -651,7 +772,47 @@ const kvq_op kvq_op_vidkv_stream = {
     .judge = judge_stream,
 };
 
-static const kvq_op *const OPS[] = { &kvq_op_vidkv_keys, &kvq_op_vidkv_values, &kvq_op_vidkv_stream };
+const kvq_op kvq_op_vidkv_deq_keys = {
+    .name = "vidkv-deq-keys",
+    .family = &kvq_family_vidkv,
+    .summary = "dequantize given stored keys (the input checks of the dequantizer, then the keys)",
+    .fields = DEQ_KEYS_FIELDS,
+    .nfields = KVQ_NELEMS(DEQ_KEYS_FIELDS),
+    .in_size = sizeof(kvq_vidkv_case_in),
+    .out_size = sizeof(kvq_vidkv_deq_out),
+    .ref_size = sizeof(kvq_vidkv_deq_ref),
+    .levels = BOTH,
+    .entries = { { .name = "vidkv_dequantize_keys", .sigver = 1 } },
+    .nentries = 1,
+    .valid = VALID_KEYS,
+    .check = check_keys,
+    .describe = describe_deq_keys,
+    .solve = kvq_vidkv_solve_deq_keys,
+    .call = call_deq_keys,
+    .judge = judge_deq_keys,
+};
+
+const kvq_op kvq_op_vidkv_deq_values = {
+    .name = "vidkv-deq-values",
+    .family = &kvq_family_vidkv,
+    .summary = "dequantize given stored values (the input checks of the dequantizer, then the values)",
+    .fields = DEQ_VALUES_FIELDS,
+    .nfields = KVQ_NELEMS(DEQ_VALUES_FIELDS),
+    .in_size = sizeof(kvq_vidkv_case_in),
+    .out_size = sizeof(kvq_vidkv_deq_out),
+    .ref_size = 0,
+    .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT),
+    .entries = { { .name = "vidkv_dequantize_values", .sigver = 1 } },
+    .nentries = 1,
+    .valid = VALID_DEQ_VALUES,
+    .describe = describe_deq_values,
+    .solve = kvq_vidkv_solve_deq_values,
+    .call = call_deq_values,
+    .judge = judge_deq_values,
+};
+
+static const kvq_op *const OPS[] = { &kvq_op_vidkv_keys,     &kvq_op_vidkv_values,     &kvq_op_vidkv_stream,
+                                     &kvq_op_vidkv_deq_keys, &kvq_op_vidkv_deq_values };
 
 const kvq_family kvq_family_vidkv = {
     .name = "vidkv",

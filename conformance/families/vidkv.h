@@ -22,6 +22,10 @@ typedef struct kvq_vidkv_case_in {
     uint32_t rows, sdim, vis_first, vis_count, txt_first, txt_count;
     uint32_t prefill, decode;
     float *k, *v, *xs;
+    /* vidkv-deq-keys, vidkv-deq-values: the stored data a dequantizer reads
+     * [VIDKV-K-10] [VIDKV-V-05] (protect_n: its n_p argument) */
+    uint8_t *mask, *abn_codes, *nrm_codes, *tern, *prot, *p_codes;
+    float *abn_scale, *abn_zero, *nrm_scale, *nrm_zero, *beta, *p_scale, *p_zero;
 } kvq_vidkv_case_in;
 
 /* vidkv-keys outputs [VIDKV-K-10] [VIDKV-K-11]: the stored keys, then the
@@ -57,8 +61,20 @@ typedef struct kvq_vidkv_stream_out {
     float *keys, *values;
 } kvq_vidkv_stream_out;
 
+/* vidkv-deq-keys, vidkv-deq-values outputs [VIDKV-K-11] [VIDKV-V-06]; the
+ * reference of FFT keys (bounded level): the accepted interval of every
+ * element [VIDKV-B-03], binary32 rounded outward. */
+typedef struct kvq_vidkv_deq_out {
+    float *deq;
+} kvq_vidkv_deq_out;
+
+typedef struct kvq_vidkv_deq_ref {
+    float *lo, *hi;
+} kvq_vidkv_deq_ref;
+
 extern const kvq_family kvq_family_vidkv;
-extern const kvq_op kvq_op_vidkv_keys, kvq_op_vidkv_values, kvq_op_vidkv_stream;
+extern const kvq_op kvq_op_vidkv_keys, kvq_op_vidkv_values, kvq_op_vidkv_stream, kvq_op_vidkv_deq_keys,
+    kvq_op_vidkv_deq_values;
 
 /* Generation and the exact-path solvers (vidkv_gen.c). */
 uint64_t kvq_vidkv_gen_count(const char *levels);
@@ -66,5 +82,7 @@ kvq_status kvq_vidkv_gen_case(kvq_case *c, const char *levels, uint64_t seed, ui
 kvq_status kvq_vidkv_solve_keys(kvq_case *c);
 kvq_status kvq_vidkv_solve_values(kvq_case *c);
 kvq_status kvq_vidkv_solve_stream(kvq_case *c);
+kvq_status kvq_vidkv_solve_deq_keys(kvq_case *c);
+kvq_status kvq_vidkv_solve_deq_values(kvq_case *c);
 
 #endif /* KVQ_FAMILY_VIDKV_H */

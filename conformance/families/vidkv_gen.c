@@ -361,6 +361,149 @@ out:
     return st;
 }
 
+/* ---- the dequantizers on given stored data [VIDKV-D-01..03] ------------------------ */
+
+kvq_status kvq_vidkv_solve_deq_keys(kvq_case *c)
+{
+    kvq_vidkv_case_in *in = c->in;
+    kvq_vidkv_params p = keys_params(in);
+    kvq_vidkv_keys s;
+    kvq_vidkv_deq_out *ex;
+    kvq_vidkv_deq_ref *rf;
+    double *lo, *hi;
+    uint64_t n;
+    int fft;
+    kvq_status st;
+    if (!kvq_vidkv_params_ok(&p)) return as_error_case(c, KVQ_E_PARAM);
+    if (!kvq_vidkv_shape_ok(&p)) return as_error_case(c, KVQ_E_SHAPE);
+    s = (kvq_vidkv_keys){ in->mask, in->abn_codes, in->abn_scale, in->abn_zero, in->nrm_codes, in->nrm_scale,
+                          in->nrm_zero };
+    n = kvq_vidkv_elems(&p);
+    lo = malloc((n + 1u) * sizeof *lo);
+    hi = malloc((n + 1u) * sizeof *hi);
+    if (lo == NULL || hi == NULL) { st = KVQ_E_NOMEM; goto out; }
+    st = kvq_exact_vidkv_key_deq_bounds(lo, hi, &s, &p);
+    if (st == KVQ_E_NOMEM) goto out;
+    if (st != KVQ_OK) { st = as_error_case(c, st); goto out; }
+    if (ensure_outputs(c) != KVQ_OK) { st = KVQ_E_NOMEM; goto out; }
+    ex = c->exp;
+    rf = c->ref;
+    fft = kvq_vidkv_normal_mode(&p) == KVQ_VIDKV_NORMAL_FFT;
+    c->flags = 0u;
+    for (uint64_t e = 0; e < n; e++) {
+        ex->deq[e] = lo[e] == hi[e] ? (float)lo[e] : (float)(0.5 * lo[e] + 0.5 * hi[e]);
+        if (fft) { /* binary32, rounded outward */
+            float l = (float)lo[e], h = (float)hi[e];
+            if ((double)l > lo[e]) l = nextafterf(l, -INFINITY);
+            if ((double)h < hi[e]) h = nextafterf(h, INFINITY);
+            rf->lo[e] = l;
+            rf->hi[e] = h;
+        }
+    }
+out:
+    free(lo);
+    free(hi);
+    return st;
+}
+
+/* One stored metadata value [VIDKV-D-03]: finite, below 2^102, binary16 under
+ * F16, a scale >= 0 and zero or normal in its format. */
+static kvq_status stored_meta(float v, int is_scale, uint32_t meta)
+{
+    int ov = 0;
+    if (!isfinite(v)) return KVQ_E_NONFINITE;
+    if (fabsf(v) >= 0x1p102f) return KVQ_E_RANGE;
+    if (meta == KVQ_META_F16 && (kvq_exact_round_float(v, &kvq_xfmt_binary16, &ov) != v || ov)) return KVQ_E_PARAM;
+    if (is_scale && (v < 0.0f || (v != 0.0f && v < (meta == KVQ_META_F16 ? 0x1p-14f : 0x1p-126f))))
+        return KVQ_E_PARAM;
+    return KVQ_OK;
+}
+
+static kvq_status stored_meta_all(const float *a, uint64_t n, int is_scale, uint32_t meta)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        kvq_status st = stored_meta(a[i], is_scale, meta);
+        if (st != KVQ_OK) return st;
+    }
+    return KVQ_OK;
+}
+
+/* [VIDKV-V-06]: protected tokens by [KIVI-D-01], the others by [VIDKV-V-03],
+ * after the checks of [VIDKV-D-02..03] in their order. */
+kvq_status kvq_vidkv_solve_deq_values(kvq_case *c)
+{
+    kvq_vidkv_case_in *in = c->in;
+    kvq_vidkv_params p = values_params(in);
+    kvq_vidkv_deq_out *ex;
+    uint32_t np = in->protect_n, T, G, d, nt, nbt, nbp, a = 0, b = 0, cnt = 0;
+    uint32_t *pos;
+    int stp;
+    kvq_status st = KVQ_OK;
+    if (!kvq_vidkv_params_ok(&p)) return as_error_case(c, KVQ_E_PARAM);
+    if (!kvq_vidkv_shape_ok(&p)) return as_error_case(c, KVQ_E_SHAPE);
+    T = p.tokens;
+    G = p.group;
+    d = p.dim;
+    stp = p.protect > 0.0f;
+    if ((!stp && np != 0u) || np > T) return as_error_case(c, KVQ_E_PARAM);
+    if (stp) { /* [VIDKV-D-02]: exactly n_p bits among T, none beyond */
+        for (uint32_t t = 0; t < 8u * kvq_vidkv_prot_mask_bytes(&p); t++)
+            if ((in->prot[t / 8u] >> (t % 8u)) & 1u) {
+                if (t >= T) return as_error_case(c, KVQ_E_PARAM);
+                cnt++;
+            }
+        if (cnt != np) return as_error_case(c, KVQ_E_PARAM);
+    }
+    nt = T - np;
+    nbt = kvq_vidkv_list_blocks(nt, G);
+    nbp = kvq_vidkv_list_blocks(np, G);
+    for (uint64_t g = 0; g < kvq_vidkv_tern_groups(&p, np); g++) { /* [VIDKV-V-04]: used slots only */
+        const uint8_t *grp = in->tern + g * kvq_vidkv_tern_group_bytes(&p);
+        uint32_t m = kvq_vidkv_block_members(nt, G, (uint32_t)(g / d % nbt));
+        for (uint32_t i = 0; i < m; i++)
+            if (p.vpack == KVQ_VIDKV_PACK_BASE3 ? grp[i / 5u] > 242u : ((grp[i / 4u] >> (2u * (i % 4u))) & 3u) == 3u)
+                return as_error_case(c, KVQ_E_PARAM);
+    }
+    if (p.vdeq == KVQ_VIDKV_VDEQ_SCALED &&
+        (st = stored_meta_all(in->beta, kvq_vidkv_tern_groups(&p, np), 1, p.meta)) != KVQ_OK)
+        return as_error_case(c, st);
+    if (stp && ((st = stored_meta_all(in->p_scale, kvq_vidkv_prot_groups(&p, np), 1, p.meta)) != KVQ_OK ||
+                (st = stored_meta_all(in->p_zero, kvq_vidkv_prot_groups(&p, np), 0, p.meta)) != KVQ_OK))
+        return as_error_case(c, st);
+    if (ensure_outputs(c) != KVQ_OK) return KVQ_E_NOMEM;
+    ex = c->exp;
+    pos = malloc(((size_t)T + 1u) * sizeof *pos);
+    if (pos == NULL) return KVQ_E_NOMEM;
+    for (uint32_t t = 0; t < T; t++) pos[t] = stp && ((in->prot[t / 8u] >> (t % 8u)) & 1u) ? b++ : a++;
+    for (uint32_t h = 0; h < p.heads; h++)
+        for (uint32_t t = 0; t < T; t++) {
+            int pr = stp && ((in->prot[t / 8u] >> (t % 8u)) & 1u);
+            uint32_t q = pos[t];
+            for (uint32_t ch = 0; ch < d; ch++) {
+                float y;
+                if (pr) {
+                    uint64_t g = ((uint64_t)h * nbp + q / G) * d + ch;
+                    int ov;
+                    uint32_t code = (in->p_codes[g * (G / 4u) + (q % G) / 4u] >> (2u * (q % 4u))) & 3u;
+                    y = kvq_exact_kivi_deq(code, in->p_scale[g], in->p_zero[g], &ov);
+                } else {
+                    uint64_t g = ((uint64_t)h * nbt + q / G) * d + ch;
+                    const uint8_t *grp = in->tern + g * kvq_vidkv_tern_group_bytes(&p);
+                    uint32_t i = q % G, dg = p.vpack == KVQ_VIDKV_PACK_BASE3
+                                                 ? grp[i / 5u] / (i % 5u == 0u ? 1u : i % 5u == 1u ? 3u : i % 5u == 2u ? 9u
+                                                                                     : i % 5u == 3u ? 27u : 81u) % 3u
+                                                 : (grp[i / 4u] >> (2u * (i % 4u))) & 3u;
+                    float tr = dg == 1u ? 1.0f : dg == 2u ? -1.0f : 0.0f; /* digits {0, 1, 2} = {0, +1, -1} */
+                    y = p.vdeq == KVQ_VIDKV_VDEQ_SCALED ? (dg == 0u ? 0.0f : tr * in->beta[g]) : (dg == 0u ? 0.0f : tr);
+                }
+                ex->deq[((uint64_t)h * T + t) * d + ch] = y;
+            }
+        }
+    free(pos);
+    c->flags = 0u;
+    return KVQ_OK;
+}
+
 /* ---- generation [VEC-VIDKV-04..05] ---------------------------------------------------- */
 
 /* A binary16 number as a binary16 KV cache holds (magnitude 2^-6 .. 2^6). */
@@ -547,9 +690,112 @@ static kvq_status make_stream(kvq_case *c, const char *tag, uint64_t seed, uint6
     return c->op->solve(c);
 }
 
+/* Stored keys of the case's parameters: an exact-path quantization of drawn
+ * keys written into the case's stored inputs (the FFT codes the real ones). */
+static kvq_status stored_keys(kvq_vidkv_case_in *in, kvq_rng *r)
+{
+    kvq_vidkv_params p = keys_params(in);
+    kvq_exact_vidkv_keys_out o;
+    uint64_t n = kvq_vidkv_elems(&p);
+    float *k = malloc((n + 1u) * sizeof *k);
+    kvq_status st = KVQ_E_NOMEM;
+    memset(&o, 0, sizeof o);
+    o.k = (kvq_vidkv_keys){ in->mask, in->abn_codes, in->abn_scale, in->abn_zero, in->nrm_codes, in->nrm_scale,
+                            in->nrm_zero };
+    o.comp_amb = malloc((uint64_t)p.heads * p.tokens * kvq_vidkv_nrm_per_block(&p) + 1u);
+    o.s_lo = malloc((kvq_vidkv_nrm_groups(&p) + 1u) * 4u);
+    o.s_hi = malloc((kvq_vidkv_nrm_groups(&p) + 1u) * 4u);
+    if (k && o.comp_amb && o.s_lo && o.s_hi) {
+        fill_keys(k, &p, r, (int)kvq_rng_below(r, 2));
+        st = kvq_exact_vidkv_quantize_keys(&o, k, &p, &kvq_policy_default);
+    }
+    free(k);
+    free(o.comp_amb);
+    free(o.s_lo);
+    free(o.s_hi);
+    return st;
+}
+
+/* Stored values: an exact-path quantization (with STP when p > 0). */
+static kvq_status stored_values(kvq_vidkv_case_in *in, kvq_rng *r)
+{
+    kvq_vidkv_params p = values_params(in);
+    kvq_exact_vidkv_values_out o;
+    kvq_vidkv_stp s = { NULL, in->rows, in->sdim, in->vis_first, in->vis_count, in->txt_first, in->txt_count };
+    uint64_t n = kvq_vidkv_elems(&p), nx = (uint64_t)in->rows * in->sdim;
+    float *v = malloc((n + 1u) * sizeof *v), *xs = malloc((nx + 1u) * sizeof *xs);
+    kvq_status st = KVQ_E_NOMEM;
+    memset(&o, 0, sizeof o);
+    o.v = (kvq_vidkv_values){ in->tern, in->beta, in->prot, in->p_codes, in->p_scale, in->p_zero };
+    o.deq = malloc((n + 1u) * sizeof *o.deq);
+    o.code_real = malloc(n + 1u);
+    o.amb = malloc(n + 1u);
+    o.score = malloc(((uint64_t)in->vis_count + 1u) * sizeof *o.score);
+    if (v && xs && o.deq && o.code_real && o.amb && o.score) {
+        fill_plain(v, n, r, (int)kvq_rng_below(r, 2));
+        fill_plain(xs, nx, r, 0);
+        s.xs = xs;
+        st = kvq_exact_vidkv_quantize_values(&o, v, &p, p.protect > 0.0f ? &s : NULL, &kvq_policy_default);
+        if (st == KVQ_OK && o.np != in->protect_n) st = KVQ_E_PARAM;
+    }
+    free(v);
+    free(xs);
+    free(o.deq);
+    free(o.code_real);
+    free(o.amb);
+    free(o.score);
+    return st;
+}
+
+static kvq_status make_deq_keys(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint64_t j, int smoke)
+{
+    kvq_rng r = { seed ^ (0xBF58476D1CE4E5B9ull * (k + 1u)) };
+    kvq_vidkv_case_in *in;
+    uint32_t conf = (uint32_t)(j % KVQ_NELEMS(KCONF));
+    if (begin(c, &kvq_op_vidkv_deq_keys, &r) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    keys_shape(in, &r, smoke);
+    in->prm.key_frac = KCONF[conf].f;
+    in->prm.normal = KCONF[conf].normal;
+    in->prm.split = (uint32_t)(j / KVQ_NELEMS(KCONF) % 2u);
+    in->prm.meta = kvq_rng_below(&r, 2) ? KVQ_META_F32 : KVQ_META_F16;
+    in->abnormal = kvq_vidkv_n_abn(&in->prm);
+    c->level = kvq_vidkv_normal_mode(&in->prm) == KVQ_VIDKV_NORMAL_FFT ? KVQ_LEVEL_BOUNDED : KVQ_LEVEL_EXACT;
+    draw_policy(c, &r);
+    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-deq-keys-%s", tag, (unsigned long long)k, KCONF[conf].name);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    if (stored_keys(in, &r) != KVQ_OK) return KVQ_E_PARAM; /* a defect of the generator */
+    return c->op->solve(c);
+}
+
+static kvq_status make_deq_values(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint64_t j, int smoke)
+{
+    kvq_rng r = { seed ^ (0x2545F4914F6CDD1Dull * (k + 1u)) };
+    kvq_vidkv_case_in *in;
+    int stp = (int)(j / 4u % 2u);
+    if (begin(c, &kvq_op_vidkv_deq_values, &r) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    keys_shape(in, &r, smoke);
+    in->prm.vdeq = (uint32_t)(j % 2u);
+    in->prm.vpack = (uint32_t)(j / 2u % 2u);
+    in->prm.meta = kvq_rng_below(&r, 2) ? KVQ_META_F32 : KVQ_META_F16;
+    in->prm.protect = stp ? 0.5f : 0.0f;
+    if (stp) draw_stp(in, &r);
+    set_protected(in);
+    c->level = KVQ_LEVEL_EXACT;
+    draw_policy(c, &r);
+    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-deq-values-%s-%s%s", tag, (unsigned long long)k,
+             in->prm.vdeq ? "scaled" : "raw", in->prm.vpack ? "bits2" : "base3", stp ? "-stp" : "");
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    if (stored_values(in, &r) != KVQ_OK) return KVQ_E_PARAM;
+    return c->op->solve(c);
+}
+
 /* ---- error cases: one per class, each a row of spec/vidkv.md's bad-input table ---- */
 
-enum { E_OP_KEYS, E_OP_VALUES, E_OP_STREAM };
+enum { E_OP_KEYS, E_OP_VALUES, E_OP_STREAM, E_OP_DEQ_KEYS, E_OP_DEQ_VALUES };
 static const struct { int op; const char *name; } ERRS[] = {
     { E_OP_KEYS, "group12" },          /* row 3 */
     { E_OP_KEYS, "group4104" },        /* row 3 */
@@ -590,8 +836,83 @@ static const struct { int op; const char *name; } ERRS[] = {
     { E_OP_STREAM, "short" },          /* fewer than G tokens: [VIDKV-W-01] */
     { E_OP_STREAM, "decode-nan" },     /* row 12 */
     { E_OP_STREAM, "stp-visual-past-prefill" }, /* row 10 */
+    { E_OP_DEQ_KEYS, "mask-count" },          /* row 15 */
+    { E_OP_DEQ_KEYS, "mask-beyond-dim" },     /* row 15 */
+    { E_OP_DEQ_KEYS, "abn-scale-nan" },       /* row 17 */
+    { E_OP_DEQ_KEYS, "nrm-scale-inf" },       /* row 17 */
+    { E_OP_DEQ_KEYS, "abn-zero-2p102" },      /* row 18 */
+    { E_OP_DEQ_KEYS, "abn-scale-subnormal" }, /* row 19 */
+    { E_OP_DEQ_KEYS, "nrm-scale-not-f16" },   /* row 19 */
+    { E_OP_DEQ_KEYS, "abn-scale-negative" },  /* [VIDKV-D-03] scales >= 0 */
+    { E_OP_DEQ_VALUES, "prot-count" },        /* row 15 */
+    { E_OP_DEQ_VALUES, "base3-243" },         /* row 16 */
+    { E_OP_DEQ_VALUES, "bits2-field3" },      /* row 16 */
+    { E_OP_DEQ_VALUES, "beta-nan" },          /* row 17 */
+    { E_OP_DEQ_VALUES, "p-zero-2p102" },      /* row 18 */
+    { E_OP_DEQ_VALUES, "beta-subnormal" },    /* row 19 */
+    { E_OP_DEQ_VALUES, "p-scale-not-f16" },   /* row 19 */
+    { E_OP_DEQ_VALUES, "np-without-stp" },    /* [VIDKV-D-01]: n_p with p = 0 */
 };
 #define E_COUNT KVQ_NELEMS(ERRS)
+
+/* A dequantizer error case: valid stored data with one defect planted. */
+static kvq_status make_deq_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
+{
+    kvq_rng r = { seed ^ (0xE7037ED1A0B428DBull * (k + 1u)) };
+    kvq_vidkv_case_in *in;
+    const char *nm = ERRS[which].name;
+    int keys = ERRS[which].op == E_OP_DEQ_KEYS;
+    if (begin(c, keys ? &kvq_op_vidkv_deq_keys : &kvq_op_vidkv_deq_values, &r) != KVQ_OK) return KVQ_E_NOMEM;
+    in = c->in;
+    c->pol = kvq_policy_default;
+    c->level = KVQ_LEVEL_EXACT;
+    in->prm = kvq_vidkv_params_default(2u, 16u, 6u);
+    in->prm.group = 8u;
+    in->prm.key_frac = 0.25f;            /* n_a = 2, minmax */
+    in->prm.vdeq = KVQ_VIDKV_VDEQ_SCALED;
+    in->prm.protect = 0.25f;
+    in->prm.vpack = strcmp(nm, "bits2-field3") == 0 ? KVQ_VIDKV_PACK_BITS2 : KVQ_VIDKV_PACK_BASE3;
+    if (!strcmp(nm, "abn-scale-subnormal") || !strcmp(nm, "beta-subnormal")) in->prm.meta = KVQ_META_F32;
+    in->rows = 20u;
+    in->sdim = 4u;
+    in->vis_first = 2u;
+    in->vis_count = 12u;                 /* n_p = 3 */
+    in->txt_first = 16u;
+    in->txt_count = 3u;
+    in->abnormal = kvq_vidkv_n_abn(&in->prm);
+    set_protected(in);
+    snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-err-%s", tag, (unsigned long long)k, nm);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    if ((keys ? stored_keys(in, &r) : stored_values(in, &r)) != KVQ_OK) return KVQ_E_PARAM;
+    if (!strcmp(nm, "mask-count")) { /* one more abnormal channel */
+        for (uint32_t ch = 0; ch < in->prm.dim; ch++)
+            if (!((in->mask[ch / 8u] >> (ch % 8u)) & 1u)) { in->mask[ch / 8u] |= (uint8_t)(1u << (ch % 8u)); break; }
+    }
+    if (!strcmp(nm, "mask-beyond-dim")) in->mask[0] |= 0x80u; /* bit 7, past d = 6 */
+    if (!strcmp(nm, "abn-scale-nan")) in->abn_scale[1] = NAN;
+    if (!strcmp(nm, "nrm-scale-inf")) in->nrm_scale[2] = INFINITY;
+    if (!strcmp(nm, "abn-zero-2p102")) in->abn_zero[0] = -0x1p102f;
+    if (!strcmp(nm, "abn-scale-subnormal")) in->abn_scale[0] = 0x1p-130f;
+    if (!strcmp(nm, "nrm-scale-not-f16")) in->nrm_scale[0] = 1.0001f;
+    if (!strcmp(nm, "abn-scale-negative")) in->abn_scale[0] = -0.5f;
+    if (!strcmp(nm, "prot-count")) { /* one more protected token */
+        for (uint32_t t = 0; t < in->prm.tokens; t++)
+            if (!((in->prot[t / 8u] >> (t % 8u)) & 1u)) { in->prot[t / 8u] |= (uint8_t)(1u << (t % 8u)); break; }
+    }
+    if (!strcmp(nm, "base3-243")) in->tern[0] = 243u;
+    if (!strcmp(nm, "bits2-field3")) in->tern[0] |= 3u; /* slot 0 */
+    if (!strcmp(nm, "beta-nan")) in->beta[0] = NAN;
+    if (!strcmp(nm, "p-zero-2p102")) in->p_zero[0] = 0x1p102f;
+    if (!strcmp(nm, "beta-subnormal")) in->beta[0] = 0x1p-127f;
+    if (!strcmp(nm, "p-scale-not-f16")) in->p_scale[0] = 0.30000001f;
+    if (!strcmp(nm, "np-without-stp")) { /* n_p given without STP: no stored arrays, KVQ_E_PARAM */
+        kvq_case_drop_outputs(c);
+        in->prm.protect = 0.0f;
+        in->protect_n = 1u;
+    }
+    return c->op->solve(c);
+}
 
 static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
 {
@@ -600,6 +921,7 @@ static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64
     const char *nm = ERRS[which].name;
     int op = ERRS[which].op;
     uint64_t n;
+    if (op == E_OP_DEQ_KEYS || op == E_OP_DEQ_VALUES) return make_deq_error(c, tag, seed, k, which);
     if (begin(c, op == E_OP_KEYS ? &kvq_op_vidkv_keys : op == E_OP_VALUES ? &kvq_op_vidkv_values
                                                                            : &kvq_op_vidkv_stream, &r) != KVQ_OK)
         return KVQ_E_NOMEM;
@@ -797,32 +1119,37 @@ static kvq_status make_constructed(kvq_case *c, const char *tag, uint64_t seed, 
 
 /* Level sets [VEC-VIDKV-04]: keys, values, stream regular cases, the error
  * classes, the constructed classes. */
-static int n_reg(const char *levels, uint64_t *nk, uint64_t *nv, uint64_t *ns)
+/* regular cases per operation: keys, values, stream, deq-keys, deq-values */
+static int n_reg(const char *levels, uint64_t n[5])
 {
-    if (strcmp(levels, "smoke") == 0) { *nk = 32; *nv = 24; *ns = 16; return 1; }
-    if (strcmp(levels, "standard") == 0) { *nk = 96; *nv = 72; *ns = 48; return 1; }
-    return 0;
+    static const uint64_t SMOKE[5] = { 32, 24, 16, 16, 8 }, STD[5] = { 96, 72, 48, 32, 16 };
+    const uint64_t *src = strcmp(levels, "smoke") == 0 ? SMOKE : strcmp(levels, "standard") == 0 ? STD : NULL;
+    if (src == NULL) return 0;
+    memcpy(n, src, sizeof SMOKE);
+    return 1;
 }
 
 uint64_t kvq_vidkv_gen_count(const char *levels)
 {
-    uint64_t nk, nv, ns;
-    if (!n_reg(levels, &nk, &nv, &ns)) return 0u;
-    return nk + nv + ns + E_COUNT + n_constructed(strcmp(levels, "smoke") == 0);
+    uint64_t n[5];
+    if (!n_reg(levels, n)) return 0u;
+    return n[0] + n[1] + n[2] + n[3] + n[4] + E_COUNT + n_constructed(strcmp(levels, "smoke") == 0);
 }
 
 kvq_status kvq_vidkv_gen_case(kvq_case *c, const char *levels, uint64_t seed, uint64_t k)
 {
-    uint64_t nk, nv, ns;
+    uint64_t n[5], j = k;
     int smoke = strcmp(levels, "smoke") == 0;
     const char *tag = smoke ? "smoke" : "std";
     kvq_status st;
-    if (!n_reg(levels, &nk, &nv, &ns)) return KVQ_E_PARAM;
-    st = k < nk ? make_keys(c, tag, seed, k, k, smoke)
-       : k < nk + nv ? make_values(c, tag, seed, k, k - nk, smoke)
-       : k < nk + nv + ns ? make_stream(c, tag, seed, k, k - nk - nv, smoke)
-       : k < nk + nv + ns + E_COUNT ? make_error(c, tag, seed, k, (uint32_t)(k - nk - nv - ns))
-                                    : make_constructed(c, tag, seed, k, (uint32_t)(k - nk - nv - ns - E_COUNT), smoke);
+    if (!n_reg(levels, n)) return KVQ_E_PARAM;
+    if (j < n[0]) st = make_keys(c, tag, seed, k, j, smoke);
+    else if ((j -= n[0]) < n[1]) st = make_values(c, tag, seed, k, j, smoke);
+    else if ((j -= n[1]) < n[2]) st = make_stream(c, tag, seed, k, j, smoke);
+    else if ((j -= n[2]) < n[3]) st = make_deq_keys(c, tag, seed, k, j, smoke);
+    else if ((j -= n[3]) < n[4]) st = make_deq_values(c, tag, seed, k, j, smoke);
+    else if ((j -= n[4]) < E_COUNT) st = make_error(c, tag, seed, k, (uint32_t)j);
+    else st = make_constructed(c, tag, seed, k, (uint32_t)(j - E_COUNT), smoke);
     if (st != KVQ_OK) kvq_case_free(c);
     return st;
 }
