@@ -514,8 +514,9 @@ vidkv_fails vidkv_signmean_pm "{-s,+s} 1-bit dequantization under Eq. 5's {0,s}"
 grep_out 'FAIL [^ ]*-keys-fft[0-9]+ \[bounded, .*\[VIDKV-B-03\]' "{-s,+s}: the FFT failure names [VIDKV-B-03]"
 vidkv_fails vidkv_gamma_half "gamma 0.5 under the declared gamma" \
   '-(values-|alpha-exact|stp-short)' 'FAIL [^ ]*-values-[^ ]* \[exact, values gamma=0\.7 .*tern: .*\[VIDKV-V-02\] \(gamma 0x1\.666666p-1\)'
+grep_out 'FAIL [^ ]*-values-raw-[^ ]* \[bounded, .*tern: .*the threshold is decisive there \[VIDKV-B-04\]' "gamma 0.5: a bounded raw case fails naming [VIDKV-B-04]"
 vidkv_fails vidkv_scaled_for_raw "scaled ternary under vdeq raw" \
-  '\[exact, values gamma=[^ ]* raw ' 'FAIL [^ ]* \[exact, values .* raw .*deq: .*\[VIDKV-V-03\] \(vdeq raw: -1, \+0, \+1\)'
+  '\[(exact|bounded), values gamma=[^ ]* raw ' 'FAIL [^ ]* \[exact, values .* raw .*deq: .*\[VIDKV-V-03\] \(vdeq raw: -1, \+0, \+1\)'
 vidkv_fails vidkv_raw_for_scaled "raw ternary under vdeq scaled" \
   '\[exact, (values gamma=[^ ]*|deq values) scaled ' 'FAIL [^ ]* \[exact, values .* scaled .*deq: .*\[VIDKV-V-03\] \(vdeq scaled: code \* beta\)'
 vidkv_fails vidkv_per_head_for_pooled "a per-head split under the pooled split" \
@@ -526,6 +527,11 @@ vidkv_fails vidkv_krequant_for_append "requantize-on-flush keys under append-onl
   '\[exact, stream [^ ]* decode=[0-9]+ keys append ' 'FAIL [^ ]*-stream-kappend-.*keys: .*\[VIDKV-W-02\] \(kflush append: each block quantized on its own\)'
 vidkv_fails vidkv_stream_no_stp "a plain ternary prefill where STP is declared" \
   '\[exact, stream [^ ]* decode=[0-9]+ .* p=0\.[0-9]+ ' 'FAIL [^ ]*-stream-[^ ]*-stp .*values: .*\[VIDKV-W-01\] \(prefill values with STP\)'
+# the legal freedom of the bounded level: |v| >= alpha fails the exact alpha-exact cases only
+vidkv_fails vidkv_tern_geq "|v| >= alpha at the exact level" \
+  '-alpha-exact \[exact, ' 'FAIL [^ ]*-alpha-exact \[exact, .*tern: .*\[VIDKV-V-02\]'
+expect 0 "|v| >= alpha PASSES the bounded level ([VIDKV-B-04])" -- $KVQR verify --vectors "$T/vstd.vec" --subject "$SUBJ/vidkv_tern_geq.so" --level bounded
+grep_out '^[1-9][0-9]* passed, 0 failed$' "|v| >= alpha: bounded cases pass"
 # the check of the derived counts: abnormal other than round(f d) is a file error
 sed -E '0,/^case ([^ ]*) level=exact op=vidkv-keys (.*) abnormal=([0-9]+) /s//case \1 level=exact op=vidkv-keys \2 abnormal=1\3 /' "$T/vstd.vec" > "$T/vbad.vec"
 expect 2 "a vidkv-keys case whose abnormal is not round(f d) is rejected" -- $KVQR verify --vectors "$T/vbad.vec" --subject ref-fast

@@ -71,8 +71,11 @@ KVQ_STATIC_ASSERT(KVQ_MAX_GROUP == R_MAX_GROUP && KVQ_VIDKV_MAX_HEADS == R_MAX_H
     " && txt_first + txt_count <= rows"
 
 static const char VALID_KEYS[] = P_GROUP " && " P_KEYS " && " X_HD " && " X_T " && abnormal <= dim";
+/* the bounded level exists for raw values only: beta follows the codes and
+ * has no derived bound ([VIDKV-B-04] [VIDKV-B-05]) */
 static const char VALID_VALUES[] =
-    P_GROUP " && " P_VALUES " && " X_HD " && " X_T " && protected <= tokens && (protect > 0 ? " STP_OK " : 1)";
+    P_GROUP " && " P_VALUES " && " X_HD " && " X_T " && protected <= tokens && (protect > 0 ? " STP_OK " : 1)"
+    " && (level == 0 || vdeq == 0)";
 static const char VALID_DEQ_VALUES[] = P_GROUP " && " P_VALUES " && " X_HD " && " X_T
                                        " && protected <= tokens && (protect > 0 || protected == 0)";
 
@@ -105,6 +108,7 @@ static const char VALID_STREAM[] = P_GROUP " && " P_KEYS " && " P_VALUES " && " 
 #define N_PG "valid && protect > 0 ? heads * cdiv(protected, group) * dim : 0"
 #define N_PB "valid && protect > 0 ? heads * cdiv(protected, group) * dim * (group / 4) : 0"
 #define N_XS "protect > 0 ? rows * sdim : 0"
+#define N_VAMB "valid ? heads * tokens * dim : 0"
 #define N_DEQ_REF "valid && " FFT " ? heads * tokens * dim : 0"
 #define N_SIN "heads * (prefill + decode) * dim"
 #define N_SOUT "valid ? heads * (prefill + decode - (prefill + decode) % group) * dim : 0"
@@ -452,6 +456,99 @@ static void judge_keys(kvq_verdict *v, const kvq_case *c, const void *out, uint3
     v->outcome = KVQ_PASS;
 }
 
+/* Raw ternary values at the bounded level [VIDKV-B-04]: every used slot's
+ * code the expected one or, listed ambiguous, its alternative; unused slots
+ * digit 0, BASE3 bytes at most 242; every unprotected element dequantized to
+ * its own code (-1, +0, +1). */
+static int judge_tern_bounded(kvq_verdict *v, const kvq_case *c, const kvq_vidkv_values_out *o)
+{
+    const kvq_vidkv_case_in *in = in_of(c);
+    kvq_vidkv_params p = values_params(in);
+    const kvq_vidkv_values_out *ex = c->exp;
+    const kvq_vidkv_values_ref *rf = c->ref;
+    uint32_t T = p.tokens, G = p.group, d = p.dim, np = in->protect_n, nt = T - np, nbt = kvq_vidkv_list_blocks(nt, G);
+    uint32_t gb = kvq_vidkv_tern_group_bytes(&p), q = 0, *tok;
+    uint64_t bad = 0;
+    int stp = p.protect > 0.0f;
+    for (uint64_t b = 0; b < kvq_vidkv_tern_code_bytes(&p, np); b++)
+        if (p.vpack == KVQ_VIDKV_PACK_BASE3 && o->tern[b] > 242u) {
+            snprintf(v->detail, sizeof v->detail, "tern: byte %llu is 0x%02x, above 242 [VIDKV-V-04] (pack base3)",
+                     (unsigned long long)b, o->tern[b]);
+            return 0;
+        }
+    tok = malloc(((size_t)nt + 1u) * sizeof *tok);
+    if (tok == NULL) {
+        snprintf(v->detail, sizeof v->detail, "out of memory judging the ternary codes");
+        return 0;
+    }
+    for (uint32_t t = 0; t < T; t++)
+        if (!(stp && kvq_vidkv_mask_get(ex->prot, t))) tok[q++] = t; /* the unprotected list */
+    for (uint32_t h = 0; h < p.heads && !bad; h++)
+        for (uint32_t b = 0; b < nbt && !bad; b++)
+            for (uint32_t ch = 0; ch < d && !bad; ch++) {
+                uint64_t g = kvq_vidkv_value_group(&p, nbt, h, b, ch);
+                const uint8_t *eg = ex->tern + g * gb, *og = o->tern + g * gb;
+                uint32_t m = kvq_vidkv_block_members(nt, G, b);
+                for (uint32_t i = 0; i < G; i++) {
+                    uint32_t want = kvq_vidkv_tern_get(eg, i, p.vpack), got = kvq_vidkv_tern_get(og, i, p.vpack), alt;
+                    uint64_t e;
+                    int32_t gt = kvq_vidkv_digit_trit(got == 3u ? 0u : got);
+                    float y;
+                    if (i >= m) {
+                        if (got != 0u) {
+                            snprintf(v->detail, sizeof v->detail,
+                                     "tern: group %llu, unused slot %u holds digit %u, not 0 [VIDKV-V-01] [VIDKV-V-04]",
+                                     (unsigned long long)g, i, got);
+                            bad = 1;
+                            break;
+                        }
+                        continue;
+                    }
+                    e = ((uint64_t)h * T + tok[b * G + i]) * d + ch;
+                    if (got == 3u ||
+                        (got != want && !(kvq_amb_find(&rf->amb, e, &alt) && (int32_t)(int8_t)alt == gt))) {
+                        snprintf(v->detail, sizeof v->detail,
+                                 "tern: element %llu (head %u, token %u, channel %u): code %d, expected %d%s; "
+                                 "the threshold is decisive there [VIDKV-B-04] [VIDKV-V-02] (gamma %a)",
+                                 (unsigned long long)e, h, tok[b * G + i], ch, got == 3u ? 3 : gt,
+                                 kvq_vidkv_digit_trit(want), kvq_amb_find(&rf->amb, e, &alt) ? " or its neighbour" : "",
+                                 (double)p.gamma);
+                        bad = 1;
+                        break;
+                    }
+                    y = gt == 0 ? 0.0f : gt > 0 ? 1.0f : -1.0f;
+                    if (kvq_f32_bits(o->deq[e]) != kvq_f32_bits(y)) {
+                        snprintf(v->detail, sizeof v->detail,
+                                 "deq of element %llu: 0x%08lx (%a), the subject's own code %d dequantizes to %a "
+                                 "[VIDKV-V-03] (vdeq raw: -1, +0, +1)",
+                                 (unsigned long long)e, (unsigned long)kvq_f32_bits(o->deq[e]), (double)o->deq[e], gt,
+                                 (double)y);
+                        bad = 1;
+                        break;
+                    }
+                }
+            }
+    free(tok);
+    if (bad) return 0;
+    /* protected tokens: their pinned dequantization [KIVI-D-01] */
+    for (uint32_t t = 0; stp && t < T; t++) {
+        if (!kvq_vidkv_mask_get(ex->prot, t)) continue;
+        for (uint32_t h = 0; h < p.heads; h++)
+            for (uint32_t ch = 0; ch < d; ch++) {
+                uint64_t e = ((uint64_t)h * T + t) * d + ch;
+                if (kvq_f32_bits(o->deq[e]) != kvq_f32_bits(ex->deq[e])) {
+                    snprintf(v->detail, sizeof v->detail,
+                             "deq of protected element %llu: expected 0x%08lx (%a), got 0x%08lx (%a) [VIDKV-V-06] "
+                             "[KIVI-D-01]",
+                             (unsigned long long)e, (unsigned long)kvq_f32_bits(ex->deq[e]), (double)ex->deq[e],
+                             (unsigned long)kvq_f32_bits(o->deq[e]), (double)o->deq[e]);
+                    return 0;
+                }
+            }
+    }
+    return 1;
+}
+
 static void judge_values(kvq_verdict *v, const kvq_case *c, const void *out, uint32_t flags)
 {
     const kvq_vidkv_params *p = &in_of(c)->prm;
@@ -460,6 +557,15 @@ static void judge_values(kvq_verdict *v, const kvq_case *c, const void *out, uin
     const char *deq = p->vdeq == KVQ_VIDKV_VDEQ_SCALED ? "(vdeq scaled: code * beta)" : "(vdeq raw: -1, +0, +1)";
     snprintf(g, sizeof g, "(gamma %a)", (double)p->gamma);
     if (!field_ok(v, c, out, "prot", " [VIDKV-STP-02] [VIDKV-STP-03]%s%s", "", "")) return;
+    if (c->level == KVQ_LEVEL_BOUNDED) {
+        if (!field_ok(v, c, out, "p_codes", " [VIDKV-STP-03] [KIVI-Q-04]%s%s", "", "")) return;
+        if (!field_ok(v, c, out, "p_scale", " [VIDKV-STP-03] [KIVI-Q-02]%s%s", "", "")) return;
+        if (!field_ok(v, c, out, "p_zero", " [VIDKV-STP-03] [KIVI-Q-03]%s%s", "", "")) return;
+        if (!judge_tern_bounded(v, c, out)) return;
+        if (!flags_ok(v, c, out, flags, ~0u, "[VIDKV-L-05]")) return;
+        v->outcome = KVQ_PASS;
+        return;
+    }
     if (!field_ok(v, c, out, "tern", " [VIDKV-V-02] %s [VIDKV-V-04] %s", g, pack)) return;
     if (!field_ok(v, c, out, "beta", " [VIDKV-V-03] %s%s", deq, "")) return;
     if (!field_ok(v, c, out, "p_codes", " [VIDKV-STP-03] [KIVI-Q-04]%s%s", "", "")) return;
@@ -637,15 +743,17 @@ static const kvq_field VALUES_FIELDS[] = {
     { .key = "p_scale", .type = KVQ_FT_A_META, VEXP(p_scale), .count_rule = N_PG },
     { .key = "p_zero", .type = KVQ_FT_A_META, VEXP(p_zero), .count_rule = N_PG },
     { .key = "deq", .type = KVQ_FT_A_F32, VEXP(deq), .count_rule = N_OUT },
+    { .key = "amb", .type = KVQ_FT_AMB, .role = KVQ_ROLE_REFERENCE, .offset = offsetof(kvq_vidkv_values_ref, amb),
+      .count_rule = N_VAMB },
     KVQ_F_OUT_FLAGS,
-    { .key = "prot", .type = KVQ_FT_A_U8, VOUT(prot), .count_rule = N_PROT, .cmp = KVQ_CMP_EXACT },
+    { .key = "prot", .type = KVQ_FT_A_U8, VOUT(prot), .count_rule = N_PROT, .cmp = KVQ_CMP_ALWAYS },
     { .key = "tern", .type = KVQ_FT_A_U8, VOUT(tern), .count_rule = N_TERN_B, .cmp = KVQ_CMP_EXACT },
     { .key = "beta", .type = KVQ_FT_A_META, VOUT(beta), .count_rule = N_BETA, .cmp = KVQ_CMP_EXACT,
       .unit = "group" },
-    { .key = "p_codes", .type = KVQ_FT_A_U8, VOUT(p_codes), .count_rule = N_PB, .cmp = KVQ_CMP_EXACT },
-    { .key = "p_scale", .type = KVQ_FT_A_META, VOUT(p_scale), .count_rule = N_PG, .cmp = KVQ_CMP_EXACT,
+    { .key = "p_codes", .type = KVQ_FT_A_U8, VOUT(p_codes), .count_rule = N_PB, .cmp = KVQ_CMP_ALWAYS },
+    { .key = "p_scale", .type = KVQ_FT_A_META, VOUT(p_scale), .count_rule = N_PG, .cmp = KVQ_CMP_ALWAYS,
       .unit = "group" },
-    { .key = "p_zero", .type = KVQ_FT_A_META, VOUT(p_zero), .count_rule = N_PG, .cmp = KVQ_CMP_EXACT,
+    { .key = "p_zero", .type = KVQ_FT_A_META, VOUT(p_zero), .count_rule = N_PG, .cmp = KVQ_CMP_ALWAYS,
       .unit = "group" },
     { .key = "deq", .type = KVQ_FT_A_F32, VOUT(deq), .count_rule = N_OUT, .cmp = KVQ_CMP_EXACT },
 };
@@ -739,13 +847,15 @@ const kvq_op kvq_op_vidkv_values = {
     .nfields = KVQ_NELEMS(VALUES_FIELDS),
     .in_size = sizeof(kvq_vidkv_case_in),
     .out_size = sizeof(kvq_vidkv_values_out),
-    .ref_size = 0,
-    .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT),
+    .ref_size = sizeof(kvq_vidkv_values_ref),
+    .levels = BOTH,
     .entries = { { .name = "vidkv_quantize_values", .sigver = 1 },
                  { .name = "vidkv_dequantize_values", .sigver = 1 } },
     .nentries = 2,
     .valid = VALID_VALUES,
     .meta_half = "meta == 1",
+    .amb_lo = "-1",
+    .amb_hi = "1",
     .check = check_values,
     .describe = describe_values,
     .solve = kvq_vidkv_solve_values,

@@ -55,6 +55,14 @@ typedef struct kvq_vidkv_values_out {
     float *deq;
 } kvq_vidkv_values_out;
 
+/* What the bounded level judges raw ternary values with [VIDKV-B-04]: the
+ * ambiguous elements (index (h*T + t)*d + c) with their other accepted code
+ * (0 or sign(v)); every other element's only accepted code is the expected
+ * one.  Listed for raw values only (the only ones with a bounded level). */
+typedef struct kvq_vidkv_values_ref {
+    kvq_amb amb;
+} kvq_vidkv_values_ref;
+
 /* vidkv-stream outputs [VIDKV-W-01..02]: the dequantized key and value
  * caches after the last flush, [H][Tq][d] each. */
 typedef struct kvq_vidkv_stream_out {

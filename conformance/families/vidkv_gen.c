@@ -166,6 +166,25 @@ kvq_status kvq_vidkv_solve_values(kvq_case *c)
     if (st != KVQ_OK) { st = as_error_case(c, st); goto out; }
     if (o.np != in->protect_n) { st = KVQ_E_PARAM; goto out; } /* the case's n_p is not floor(p lv) */
     c->flags = o.flags;
+    if (p.vdeq == KVQ_VIDKV_VDEQ_RAW) { /* [VIDKV-B-04]: the ambiguous elements and their other code */
+        kvq_vidkv_values_ref *rf = c->ref;
+        uint64_t na = 0, j = 0;
+        for (uint64_t e = 0; e < n; e++) na += o.amb[e] != 0;
+        rf->amb.n = na;
+        if (na) {
+            rf->amb.idx = malloc(na * sizeof *rf->amb.idx);
+            rf->amb.alt = malloc(na);
+            if (!rf->amb.idx || !rf->amb.alt) { st = KVQ_E_NOMEM; goto out; }
+            for (uint64_t e = 0; e < n; e++) {
+                int32_t sg, pin;
+                if (!o.amb[e]) continue;
+                sg = in->v[e] > 0.0f ? 1 : -1;                   /* an ambiguous v is not 0 */
+                pin = ex->deq[e] == 0.0f ? 0 : sg;                /* the pinned code: raw deq is the code */
+                rf->amb.idx[j] = e;
+                rf->amb.alt[j++] = (uint8_t)(int8_t)(pin == 0 ? sg : 0);
+            }
+        }
+    }
 out:
     free(o.code_real);
     free(o.amb);
@@ -627,7 +646,8 @@ static kvq_status make_values(kvq_case *c, const char *tag, uint64_t seed, uint6
     in->prm.protect = PROTECT[stp];
     if (stp) draw_stp(in, &r);
     set_protected(in);
-    c->level = KVQ_LEVEL_EXACT;
+    /* raw values at the bounded level in half their cases [VIDKV-B-04] */
+    c->level = in->prm.vdeq == KVQ_VIDKV_VDEQ_RAW && (j / 4u + j / 8u) % 2u ? KVQ_LEVEL_BOUNDED : KVQ_LEVEL_EXACT;
     draw_policy(c, &r);
     snprintf(c->id, sizeof c->id, "vidkv-%s-%05llu-values-%s-%s%s", tag, (unsigned long long)k,
              in->prm.vdeq ? "scaled" : "raw", in->prm.vpack ? "bits2" : "base3", stp ? "-stp" : "");
@@ -1026,7 +1046,7 @@ static kvq_status make_error(kvq_case *c, const char *tag, uint64_t seed, uint64
 enum { X_SPLIT_TIE, X_SPLIT_ROUNDED_TIE, X_HALF_EVEN, X_NEG_ZERO, X_ALPHA_EXACT, X_STP_SHORT, X_COUNT };
 static const char *const X_NAMES[X_COUNT] = { "split-tie", "split-rounded-tie", "half-even", "neg-zero",
                                               "alpha-exact", "stp-short" };
-static const uint32_t X_CASES[X_COUNT][2] = { { 2, 4 }, { 1, 2 }, { 4, 8 }, { 2, 4 }, { 2, 4 }, { 2, 4 } };
+static const uint32_t X_CASES[X_COUNT][2] = { { 2, 4 }, { 1, 2 }, { 4, 8 }, { 2, 4 }, { 3, 6 }, { 2, 4 } };
 
 static uint64_t n_constructed(int smoke)
 {
@@ -1064,9 +1084,10 @@ static kvq_status make_constructed(kvq_case *c, const char *tag, uint64_t seed, 
         in->prm.normal = jj % 3u ? KVQ_VIDKV_NORMAL_MINMAX : KVQ_VIDKV_NORMAL_SIGNMEAN;
         break;
     case X_NEG_ZERO: in->prm.key_frac = 0.5f; in->prm.normal = KVQ_VIDKV_NORMAL_SIGNMEAN; break;
-    case X_ALPHA_EXACT:
+    case X_ALPHA_EXACT: /* every third raw at the bounded level: |v| = alpha* is ambiguous [VIDKV-B-04] */
         in->prm.gamma = jj % 2u ? 2.0f : 1.0f;
-        in->prm.vdeq = jj / 2u % 2u;
+        in->prm.vdeq = jj % 3u == 2u ? KVQ_VIDKV_VDEQ_RAW : jj / 2u % 2u;
+        if (jj % 3u == 2u) c->level = KVQ_LEVEL_BOUNDED;
         break;
     default: /* X_STP_SHORT */
         in->prm.tokens = 3u * G;
