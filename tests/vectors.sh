@@ -532,6 +532,15 @@ vidkv_fails vidkv_tern_geq "|v| >= alpha at the exact level" \
   '-alpha-exact \[exact, ' 'FAIL [^ ]*-alpha-exact \[exact, .*tern: .*\[VIDKV-V-02\]'
 expect 0 "|v| >= alpha PASSES the bounded level ([VIDKV-B-04])" -- $KVQR verify --vectors "$T/vstd.vec" --subject "$SUBJ/vidkv_tern_geq.so" --level bounded
 grep_out '^[1-9][0-9]* passed, 0 failed$' "|v| >= alpha: bounded cases pass"
+# the FFT path's freedom: a binary64 DFT (codes, scales and keys that differ in the last bits,
+# ambiguous components taking the other code) passes every case [VIDKV-B-01..03]
+expect 0 "a binary64 FFT PASSES vidkv standard" -- $KVQR verify --vectors "$T/vstd.vec" --subject "$SUBJ/vidkv_fft_double.so"
+grep_out '^[1-9][0-9]* passed, 0 failed$' "binary64 FFT: every case passes"
+expect 0 "ref-fast results" -- $KVQR run --subject ref-fast --vectors "$T/vstd.vec" -o "$T/vref.res"
+expect 0 "binary64 FFT results" -- $KVQR run --subject "$SUBJ/vidkv_fft_double.so" --vectors "$T/vstd.vec" -o "$T/vdbl.res"
+ndiff=$(diff <(grep -- '-keys-fft' "$T/vref.res") <(grep -- '-keys-fft' "$T/vdbl.res") | grep -c '^<')
+[ "$ndiff" -gt 0 ] && ok "binary64 FFT: $ndiff FFT results differ from ref-fast's (the bounded level is exercised)" \
+  || bad "binary64 FFT: no FFT result differs from ref-fast's"
 # the check of the derived counts: abnormal other than round(f d) is a file error
 sed -E '0,/^case ([^ ]*) level=exact op=vidkv-keys (.*) abnormal=([0-9]+) /s//case \1 level=exact op=vidkv-keys \2 abnormal=1\3 /' "$T/vstd.vec" > "$T/vbad.vec"
 expect 2 "a vidkv-keys case whose abnormal is not round(f d) is rejected" -- $KVQR verify --vectors "$T/vbad.vec" --subject ref-fast
