@@ -415,7 +415,9 @@ START_TEST(vidkv_rules_match_the_layout)
             kvq_vidkv_params q = kvq_vidkv_params_default(p->heads, p->tokens, p->dim);
             q.group = p->group, q.meta = p->meta, q.split = p->split, q.normal = p->normal;
             q.key_frac = p->key_frac;
-            ok = kvq_vidkv_params_ok(&q) && kvq_vidkv_shape_ok(&q);
+            c.level = rng32(&g) % 2u;
+            ok = kvq_vidkv_params_ok(&q) && kvq_vidkv_shape_ok(&q) &&
+                 (c.level == KVQ_LEVEL_BOUNDED || kvq_vidkv_normal_mode(&q) != KVQ_VIDKV_NORMAL_FFT);
             in->abnormal = ok ? kvq_vidkv_n_abn(&q) : 0u;
             ck_assert_int_eq(kvq_case_valid(&c), ok);
             ck_assert_uint_eq(kvq_count(&c, field(op, "mask", KVQ_ROLE_OUTPUT), NULL), ok ? kvq_vidkv_mask_bytes(&q) : 0u);
@@ -438,7 +440,9 @@ START_TEST(vidkv_rules_match_the_layout)
             q.group = p->group, q.meta = p->meta, q.vdeq = p->vdeq, q.vpack = p->vpack;
             q.gamma = p->gamma, q.protect = p->protect;
             stp = q.protect > 0.0f;
+            c.level = rng32(&g) % 2u;
             ok = kvq_vidkv_params_ok(&q) && kvq_vidkv_shape_ok(&q) &&
+                 (c.level == KVQ_LEVEL_EXACT || q.vdeq == KVQ_VIDKV_VDEQ_RAW) &&
                  (!stp || (in->sdim >= 1u && in->sdim <= KVQ_VIDKV_MAX_SDIM && in->rows >= q.tokens &&
                            in->rows <= KVQ_VIDKV_MAX_TOKENS && in->vis_count >= 1u &&
                            (uint64_t)in->vis_first + in->vis_count <= q.tokens && in->txt_count >= 1u &&

@@ -70,7 +70,9 @@ KVQ_STATIC_ASSERT(KVQ_MAX_GROUP == R_MAX_GROUP && KVQ_VIDKV_MAX_HEADS == R_MAX_H
     " && vis_count >= 1 && vis_first + vis_count <= tokens && txt_count >= 1"                     \
     " && txt_first + txt_count <= rows"
 
-static const char VALID_KEYS[] = P_GROUP " && " P_KEYS " && " X_HD " && " X_T " && abnormal <= dim";
+/* the FFT path has the bounded level only [VIDKV-B-05] */
+static const char VALID_KEYS[] =
+    P_GROUP " && " P_KEYS " && " X_HD " && " X_T " && abnormal <= dim && (level == 1 || !" FFT ")";
 /* the bounded level exists for raw values only: beta follows the codes and
  * has no derived bound ([VIDKV-B-04] [VIDKV-B-05]) */
 static const char VALID_VALUES[] =
