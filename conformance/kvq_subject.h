@@ -16,7 +16,7 @@
  * `kvq run` / `kvq verify --subject lib.so` loads the subject in a child
  * process, so a crash or a hang is a verdict, not the end of the run.  The
  * entries have the signatures of the fast reference path (include/kvq.h,
- * include/kvq_cert.h, include/kvq_sage.h) and return kvq_status values.
+ * include/kvq_cert.h, include/kvq_sage.h, include/kvq_vidkv.h) and return kvq_status values.
  *
  * Versions 1 and 2 (kvq_subject_entry(), below) still load: the runner looks
  * their members up by the same entry names.  A version-1 subject has the KIVI
