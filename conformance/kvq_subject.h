@@ -16,7 +16,7 @@
  * `kvq run` / `kvq verify --subject lib.so` loads the subject in a child
  * process, so a crash or a hang is a verdict, not the end of the run.  The
  * entries have the signatures of the fast reference path (include/kvq.h,
- * include/kvq_cert.h, include/kvq_sage.h, include/kvq_pkv.h) and return kvq_status values.
+ * include/kvq_cert.h, include/kvq_sage.h, include/kvq_pkv.h, include/kvq_vidkv.h) and return kvq_status values.
  *
  * Versions 1 and 2 (kvq_subject_entry(), below) still load: the runner looks
  * their members up by the same entry names.  A version-1 subject has the KIVI
@@ -33,6 +33,7 @@
 #include "kvq_cert.h"
 #include "kvq_sage.h"
 #include "kvq_pkv.h"
+#include "kvq_vidkv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,6 +143,26 @@ typedef int (*kvq_pkv_value_step_v1_fn)(uint8_t *codes, float *scale, float *zer
                                         uint32_t bank_cap, const float *window, uint32_t held,
                                         uint64_t step, uint32_t dim, const kvq_pkv_params *p,
                                         const kvq_policy *pol);
+
+/* "vidkv_quantize_keys" [VIDKV-K-01..10]: as kvq_vidkv_quantize_keys */
+typedef int (*kvq_vidkv_quantize_keys_v1_fn)(const kvq_vidkv_keys *out, uint32_t *flags, const float *k,
+                                             const kvq_vidkv_params *prm, const kvq_policy *pol);
+/* "vidkv_dequantize_keys" [VIDKV-K-11] [VIDKV-D-01..03]: as kvq_vidkv_dequantize_keys */
+typedef int (*kvq_vidkv_dequantize_keys_v1_fn)(float *y, uint32_t *flags, const kvq_vidkv_keys *in,
+                                               const kvq_vidkv_params *prm, const kvq_policy *pol);
+/* "vidkv_quantize_values" [VIDKV-V-01..05] [VIDKV-STP-01..03]: as kvq_vidkv_quantize_values */
+typedef int (*kvq_vidkv_quantize_values_v1_fn)(const kvq_vidkv_values *out, uint32_t *np, uint32_t *flags,
+                                               const float *v, const kvq_vidkv_params *prm,
+                                               const kvq_vidkv_stp *stp, const kvq_policy *pol);
+/* "vidkv_dequantize_values" [VIDKV-V-06] [VIDKV-D-01..03]: as kvq_vidkv_dequantize_values */
+typedef int (*kvq_vidkv_dequantize_values_v1_fn)(float *y, uint32_t *flags, const kvq_vidkv_values *in,
+                                                 uint32_t np, const kvq_vidkv_params *prm,
+                                                 const kvq_policy *pol);
+/* "vidkv_stream" [VIDKV-W-01..02]: as kvq_vidkv_stream (prefill, decoded
+ * tokens, each flush composed of the four calls above) */
+typedef int (*kvq_vidkv_stream_v1_fn)(float *kdeq, float *vdeq, uint32_t *flags, const float *k,
+                                      const float *v, const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode,
+                                      const kvq_vidkv_params *prm, const kvq_policy *pol);
 
 /* Optional entries that describe the subject for the reports (spec/verify.md
  * [VER-REP-05]), looked up like the others and called once per subject

@@ -16,6 +16,7 @@ extern const kvq_family kvq_family_kivi;
 extern const kvq_family kvq_family_cert;
 extern const kvq_family kvq_family_sage;
 extern const kvq_family kvq_family_pkv;
+extern const kvq_family kvq_family_vidkv;
 
 /* The registry. */
 static const kvq_family *const FAMILIES[] = {
@@ -23,6 +24,7 @@ static const kvq_family *const FAMILIES[] = {
     &kvq_family_cert,
     &kvq_family_sage,
     &kvq_family_pkv,
+    &kvq_family_vidkv,
 };
 
 /* The table in use: FAMILIES, or one a test or an embedding program set. */

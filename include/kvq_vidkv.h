@@ -518,6 +518,27 @@ kvq_status kvq_vidkv_window_prefill(kvq_vidkv_window *w, uint32_t group, uint32_
  * flushed (then quantized += G, pending = 0). */
 kvq_status kvq_vidkv_window_append(kvq_vidkv_window *w, uint32_t *flush);
 
+/* ---- streaming [VIDKV-W-01..02] ------------------------------------------- */
+
+/* A prefill of `prefill` tokens then `decode` decoded tokens, each flush
+ * composed of the calls below as [VIDKV-W-01..02] say: the prefill's first
+ * Tp = prefill - prefill mod G tokens quantized (values with STP when
+ * prm->protect > 0, stp then required and its visual rows within Tp), then
+ * every G decoded tokens flushed (keys by prm->kflush, values by prm->vflush,
+ * plain ternary values, no STP); prm->tokens is not read.  k and v are
+ * [H][N][d], N = prefill + decode; kdeq and vdeq receive the dequantized caches
+ * after the last flush, [H][Tq][d] each with Tq = N - N mod G.  Checks, in
+ * order, before writing anything: NULL (KVQ_E_PARAM), the policy and the
+ * parameters as [VIDKV-L-02] (KVQ_E_PARAM), the extent (H, d as [VIDKV-L-02],
+ * G <= N <= 2^24: KVQ_E_SHAPE), a NULL stp or xs when protect > 0
+ * (KVQ_E_PARAM), the STP ranges [VIDKV-STP-01] over Tp (KVQ_E_SHAPE), every
+ * key, value and score input finite (KVQ_E_NONFINITE) and in the domain
+ * [VIDKV-L-03] (KVQ_E_RANGE), then the calls' own statuses.  *flags: the OR
+ * of the quantizations' flags. */
+kvq_status kvq_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const float *k, const float *v,
+                            const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode,
+                            const kvq_vidkv_params *prm, const kvq_policy *pol);
+
 /* ---- fast path ------------------------------------------------------------- */
 
 /* The split mask of keys k [H][T][d] [VIDKV-K-01..02] [VIDKV-L-06]. */

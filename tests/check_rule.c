@@ -19,6 +19,7 @@
 #include "families/kivi.h"
 #include "families/sage.h"
 #include "families/pkv.h"
+#include "families/vidkv.h"
 #include "kvq_rng.h"
 #include "rule.h"
 
@@ -456,6 +457,114 @@ START_TEST(pkv_rules_match_the_layout)
 }
 END_TEST
 
+START_TEST(vidkv_rules_match_the_layout)
+{
+    /* SPEC: [VER-REG-08] [VEC-VIDKV-02] -- the VIDKV rules are kvq_vidkv_params_ok,
+     * _shape_ok, the STP ranges and the layout's sizes */
+    static const float FR[] = { 0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 0.3f, -0.25f, 1.5f };
+    kvq_rng g;
+    kvq_case c;
+    g.s = seed + 3;
+    for (uint64_t n = 0; n < ncases; n++) {
+        const kvq_op *op = n % 3u == 0u ? &kvq_op_vidkv_keys : n % 3u == 1u ? &kvq_op_vidkv_values
+                                                                              : &kvq_op_vidkv_stream;
+        kvq_vidkv_case_in *in;
+        kvq_vidkv_params *p;
+        int ok;
+        ck_assert_int_eq(kvq_case_begin(&c, op), KVQ_OK);
+        in = c.in;
+        p = &in->prm;
+        p->heads = rng32(&g) % 4u ? 1u + rng32(&g) % 8u : draw(&g, 1100u);
+        p->dim = rng32(&g) % 4u ? 1u + rng32(&g) % 40u : draw(&g, 1100u);
+        p->group = rng32(&g) % 4u ? 8u << (rng32(&g) % 4u) : draw(&g, 4200u);
+        p->tokens = rng32(&g) % 4u ? p->group * (rng32(&g) % 5u) : draw(&g, 1u << 24);
+        p->meta = rng32(&g) % 7u;
+        p->meta = p->meta > 2u ? p->meta % 2u : p->meta;
+        p->split = rng32(&g) % 5u % 3u;
+        p->normal = rng32(&g) % 6u;
+        p->vdeq = rng32(&g) % 5u % 3u;
+        p->vpack = rng32(&g) % 5u % 3u;
+        p->kflush = rng32(&g) % 5u % 3u;
+        p->vflush = rng32(&g) % 5u % 3u;
+        p->key_frac = FR[rng32(&g) % 8u];
+        p->gamma = rng32(&g) % 8u ? 0.7f : rng32(&g) % 2u ? NAN : 17.0f;
+        p->protect = rng32(&g) % 2u ? 0.0f : FR[rng32(&g) % 8u];
+        in->rows = p->tokens + rng32(&g) % 4u;
+        in->sdim = rng32(&g) % 8u;
+        in->vis_first = rng32(&g) % (p->tokens / 2u + 1u);
+        in->vis_count = rng32(&g) % (p->tokens / 2u + 2u);
+        in->txt_first = rng32(&g) % (in->rows + 1u);
+        in->txt_count = rng32(&g) % 4u;
+        in->prefill = rng32(&g) % 100u;
+        in->decode = rng32(&g) % 100u;
+        ok = kvq_vidkv_params_ok(p) && kvq_vidkv_shape_ok(p);
+        if (op == &kvq_op_vidkv_keys) {
+            kvq_vidkv_params q = kvq_vidkv_params_default(p->heads, p->tokens, p->dim);
+            q.group = p->group, q.meta = p->meta, q.split = p->split, q.normal = p->normal;
+            q.key_frac = p->key_frac;
+            c.level = rng32(&g) % 2u;
+            ok = kvq_vidkv_params_ok(&q) && kvq_vidkv_shape_ok(&q) &&
+                 (c.level == KVQ_LEVEL_BOUNDED || kvq_vidkv_normal_mode(&q) != KVQ_VIDKV_NORMAL_FFT);
+            in->abnormal = ok ? kvq_vidkv_n_abn(&q) : 0u;
+            ck_assert_int_eq(kvq_case_valid(&c), ok);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "mask", KVQ_ROLE_OUTPUT), NULL), ok ? kvq_vidkv_mask_bytes(&q) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "abn_codes", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? kvq_vidkv_abn_code_bytes(&q) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "abn_scale", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? kvq_vidkv_abn_groups(&q) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "nrm_codes", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? kvq_vidkv_nrm_code_bytes(&q) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "nrm_scale", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? kvq_vidkv_nrm_groups(&q) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "nrm_zero", KVQ_ROLE_OUTPUT), NULL),
+                              ok && kvq_vidkv_nrm_meta_per_group(&q) == 2u ? kvq_vidkv_nrm_groups(&q) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "amb", KVQ_ROLE_REFERENCE), NULL),
+                              ok && kvq_vidkv_normal_mode(&q) == KVQ_VIDKV_NORMAL_FFT
+                                  ? (uint64_t)q.heads * q.tokens * kvq_vidkv_nrm_per_block(&q) : 0u);
+        } else if (op == &kvq_op_vidkv_values) {
+            kvq_vidkv_params q = kvq_vidkv_params_default(p->heads, p->tokens, p->dim);
+            int stp;
+            q.group = p->group, q.meta = p->meta, q.vdeq = p->vdeq, q.vpack = p->vpack;
+            q.gamma = p->gamma, q.protect = p->protect;
+            stp = q.protect > 0.0f;
+            c.level = rng32(&g) % 2u;
+            ok = kvq_vidkv_params_ok(&q) && kvq_vidkv_shape_ok(&q) &&
+                 (c.level == KVQ_LEVEL_EXACT || q.vdeq == KVQ_VIDKV_VDEQ_RAW) &&
+                 (!stp || (in->sdim >= 1u && in->sdim <= KVQ_VIDKV_MAX_SDIM && in->rows >= q.tokens &&
+                           in->rows <= KVQ_VIDKV_MAX_TOKENS && in->vis_count >= 1u &&
+                           (uint64_t)in->vis_first + in->vis_count <= q.tokens && in->txt_count >= 1u &&
+                           (uint64_t)in->txt_first + in->txt_count <= in->rows));
+            in->protect_n = ok && stp ? kvq_vidkv_prot_count(q.protect, in->vis_count) : 0u;
+            ck_assert_int_eq(kvq_case_valid(&c), ok);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "tern", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? kvq_vidkv_tern_code_bytes(&q, in->protect_n) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "beta", KVQ_ROLE_OUTPUT), NULL),
+                              ok && q.vdeq == KVQ_VIDKV_VDEQ_SCALED ? kvq_vidkv_tern_groups(&q, in->protect_n) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "prot", KVQ_ROLE_OUTPUT), NULL),
+                              ok && stp ? kvq_vidkv_prot_mask_bytes(&q) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "p_codes", KVQ_ROLE_OUTPUT), NULL),
+                              ok && stp ? kvq_vidkv_prot_code_bytes(&q, in->protect_n) : 0u);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "p_scale", KVQ_ROLE_OUTPUT), NULL),
+                              ok && stp ? kvq_vidkv_prot_groups(&q, in->protect_n) : 0u);
+        } else {
+            kvq_vidkv_params q = *p;
+            uint64_t N = (uint64_t)in->prefill + in->decode, tp = in->prefill - in->prefill % (q.group ? q.group : 1u);
+            q.tokens = q.group;
+            ok = kvq_vidkv_params_ok(&q) && kvq_vidkv_shape_ok(&q) && N >= q.group && N <= KVQ_VIDKV_MAX_TOKENS &&
+                 kvq_vidkv_normal_mode(&q) != KVQ_VIDKV_NORMAL_FFT &&
+                 (!(q.protect > 0.0f) ||
+                  (in->sdim >= 1u && in->sdim <= KVQ_VIDKV_MAX_SDIM && in->rows >= tp && in->vis_count >= 1u &&
+                   in->vis_first + (uint64_t)in->vis_count <= tp && in->txt_count >= 1u &&
+                   (uint64_t)in->txt_first + in->txt_count <= in->rows));
+            ck_assert_int_eq(kvq_case_valid(&c), ok);
+            ck_assert_uint_eq(kvq_count(&c, field(op, "keys", KVQ_ROLE_OUTPUT), NULL),
+                              ok ? (uint64_t)q.heads * (N - N % q.group) * q.dim : 0u);
+        }
+        kvq_case_free(&c);
+    }
+}
+END_TEST
+
 static Suite *rule_suite(void)
 {
     Suite *s = suite_create("rule");
@@ -471,6 +580,7 @@ static Suite *rule_suite(void)
     tcase_add_test(t, cert_rules_match_the_layout);
     tcase_add_test(t, sage_rules_match_the_layout);
     tcase_add_test(t, pkv_rules_match_the_layout);
+    tcase_add_test(t, vidkv_rules_match_the_layout);
     suite_add_tcase(s, t);
     return s;
 }

@@ -605,4 +605,59 @@ grep_out 'FAIL [^ ]*-q-rho-095 \[bounded, .*\[PKV-V-02\]' "the threshold with sq
 pkv_fails pkv_resid_wrong_pattern "the residual against another pattern" '-(q|kf|vs)-' \
   'FAIL [^ ]*-q-[^ ]* \[exact, .*resid: .*\[PKV-Q-02\]'
 
+# ---- VIDKV [VEC-VIDKV-01..07]: ref-fast passes the standard set; each wrong
+# subject fails exactly the cases its defect reaches, naming the requirement.
+expect 0 "gen vidkv standard" -- $KVQR gen --family vidkv --level standard -o "$T/vstd.vec"
+expect 0 "ref-fast passes vidkv standard" -- $KVQR verify --vectors "$T/vstd.vec" --subject ref-fast
+grep_out '^[1-9][0-9]* passed, 0 failed$' "vidkv standard: every case passes"
+for want in 'op=vidkv-keys .* normal=3 .*status=0' 'op=vidkv-keys .* normal=0 key_frac=3f000000 .*status=0' \
+            'op=vidkv-values .* vdeq=1 vpack=1 ' 'op=vidkv-values .* protect=3f000000 .*status=0' \
+            'op=vidkv-stream .* kflush=0 vflush=1 ' 'op=vidkv-stream .* kflush=1 vflush=0 ' \
+            'op=vidkv-stream .* protect=3f000000 .*status=0'; do
+  grep -Eq "^case [^ ]* level=[a-z]+ $want" "$T/vstd.vec" && ok "vidkv standard has: $want" || bad "vidkv standard lacks: $want"
+done
+vidkv_fails() { # SUBJECT DESCRIPTION PATTERN-EVERY-FAIL-MATCHES PATTERN-SOME-FAIL-MATCHES
+  expect 1 "$2 FAILS (vidkv standard)" -- $KVQR verify --vectors "$T/vstd.vec" --subject "$SUBJ/$1.so" --max-show 1000
+  grep_out "$4" "$2: the failure names the requirement"
+  if grep -E '^  FAIL ' "$T/out" | grep -Evq -- "$3"; then bad "$2: a case outside its defect fails"; grep -E '^  FAIL ' "$T/out" | grep -Ev -- "$3" | head -3 | cut -c1-300
+  else ok "$2: only the cases its defect reaches fail"; fi
+}
+vidkv_fails vidkv_signmean_pm "{-s,+s} 1-bit dequantization under Eq. 5's {0,s}" \
+  '\[(exact, (deq )?keys f=[0-9.]+ signmean|bounded, (deq )?keys f=[0-9.]+ fft) ' \
+  'FAIL [^ ]*-keys-signmean50 \[exact, .*deq: .*\[VIDKV-K-08\] \(normal signmean: code x >= 0, dequantized to \{0, s\}\)'
+grep_out 'FAIL [^ ]*-keys-fft[0-9]+ \[bounded, .*\[VIDKV-B-03\]' "{-s,+s}: the FFT failure names [VIDKV-B-03]"
+vidkv_fails vidkv_gamma_half "gamma 0.5 under the declared gamma" \
+  '-(values-|alpha-exact|stp-short)' 'FAIL [^ ]*-values-[^ ]* \[exact, values gamma=0\.7 .*tern: .*\[VIDKV-V-02\] \(gamma 0x1\.666666p-1\)'
+grep_out 'FAIL [^ ]*-values-raw-[^ ]* \[bounded, .*tern: .*the threshold is decisive there \[VIDKV-B-04\]' "gamma 0.5: a bounded raw case fails naming [VIDKV-B-04]"
+vidkv_fails vidkv_scaled_for_raw "scaled ternary under vdeq raw" \
+  '\[(exact|bounded), values gamma=[^ ]* raw ' 'FAIL [^ ]* \[exact, values .* raw .*deq: .*\[VIDKV-V-03\] \(vdeq raw: -1, \+0, \+1\)'
+vidkv_fails vidkv_raw_for_scaled "raw ternary under vdeq scaled" \
+  '\[exact, (values gamma=[^ ]*|deq values) scaled ' 'FAIL [^ ]* \[exact, values .* scaled .*deq: .*\[VIDKV-V-03\] \(vdeq scaled: code \* beta\)'
+vidkv_fails vidkv_per_head_for_pooled "a per-head split under the pooled split" \
+  '\[(exact|bounded), keys [^ ]* [a-z]+ pooled H=[2-9] ' 'FAIL [^ ]* \[exact, keys [^ ]* [a-z0-9]+ pooled .*mask: .*\[VIDKV-K-01\] \[VIDKV-K-02\] \(split pooled: ranges over all heads\)'
+vidkv_fails vidkv_kappend_for_requant "append-only keys under requantize-on-flush" \
+  '\[exact, stream [^ ]* decode=[0-9]+ keys requant ' 'FAIL [^ ]*-stream-krequant-.*keys: .*\[VIDKV-W-02\] \(kflush requant: the whole key cache requantized\)'
+vidkv_fails vidkv_krequant_for_append "requantize-on-flush keys under append-only" \
+  '\[exact, stream [^ ]* decode=[0-9]+ keys append ' 'FAIL [^ ]*-stream-kappend-.*keys: .*\[VIDKV-W-02\] \(kflush append: each block quantized on its own\)'
+vidkv_fails vidkv_stream_no_stp "a plain ternary prefill where STP is declared" \
+  '\[exact, stream [^ ]* decode=[0-9]+ .* p=0\.[0-9]+ ' 'FAIL [^ ]*-stream-[^ ]*-stp .*values: .*\[VIDKV-W-01\] \(prefill values with STP\)'
+# the legal freedom of the bounded level: |v| >= alpha fails the exact alpha-exact cases only
+vidkv_fails vidkv_tern_geq "|v| >= alpha at the exact level" \
+  '-alpha-exact \[exact, ' 'FAIL [^ ]*-alpha-exact \[exact, .*tern: .*\[VIDKV-V-02\]'
+expect 0 "|v| >= alpha PASSES the bounded level ([VIDKV-B-04])" -- $KVQR verify --vectors "$T/vstd.vec" --subject "$SUBJ/vidkv_tern_geq.so" --level bounded
+grep_out '^[1-9][0-9]* passed, 0 failed$' "|v| >= alpha: bounded cases pass"
+# the FFT path's freedom: a binary64 DFT (codes, scales and keys that differ in the last bits,
+# ambiguous components taking the other code) passes every case [VIDKV-B-01..03]
+expect 0 "a binary64 FFT PASSES vidkv standard" -- $KVQR verify --vectors "$T/vstd.vec" --subject "$SUBJ/vidkv_fft_double.so"
+grep_out '^[1-9][0-9]* passed, 0 failed$' "binary64 FFT: every case passes"
+expect 0 "ref-fast results" -- $KVQR run --subject ref-fast --vectors "$T/vstd.vec" -o "$T/vref.res"
+expect 0 "binary64 FFT results" -- $KVQR run --subject "$SUBJ/vidkv_fft_double.so" --vectors "$T/vstd.vec" -o "$T/vdbl.res"
+ndiff=$(diff <(grep -- '-keys-fft' "$T/vref.res") <(grep -- '-keys-fft' "$T/vdbl.res") | grep -c '^<')
+[ "$ndiff" -gt 0 ] && ok "binary64 FFT: $ndiff FFT results differ from ref-fast's (the bounded level is exercised)" \
+  || bad "binary64 FFT: no FFT result differs from ref-fast's"
+# the check of the derived counts: abnormal other than round(f d) is a file error
+sed -E '0,/^case ([^ ]*) level=exact op=vidkv-keys (.*) abnormal=([0-9]+) /s//case \1 level=exact op=vidkv-keys \2 abnormal=1\3 /' "$T/vstd.vec" > "$T/vbad.vec"
+expect 2 "a vidkv-keys case whose abnormal is not round(f d) is rejected" -- $KVQR verify --vectors "$T/vbad.vec" --subject ref-fast
+grep_out 'abnormal=.*\[VIDKV-K-02\]' "the rejection names [VIDKV-K-02]"
+
 finish vectors.sh

@@ -40,7 +40,8 @@ rm -rf "$S/build/rel/tests"
 cp "$HERE/toy.c" "$S/conformance/families/toy.c"
 cp "$HERE/kvq_toy.h" "$S/include/kvq_toy.h"
 sed -i -e 's/^extern const kvq_family kvq_family_sage;$/&\nextern const kvq_family kvq_family_toy;/' \
-       -e 's/^    &kvq_family_sage,$/&\n    \&kvq_family_toy,/' "$S/conformance/registry.c"
+       -e '/^static const kvq_family \*const FAMILIES\[\] = {$/,/^};$/s/^};$/    \&kvq_family_toy,\n};/' \
+       "$S/conformance/registry.c"
 n=$(cd "$S" && diff -r -q "$ROOT/conformance" conformance 2>/dev/null | wc -l)
 if [ "$(cd "$S" && diff "$ROOT/conformance/registry.c" conformance/registry.c | grep -c '^>')" = 2 ]; then
   ok "the registry gains two lines"; else bad "the registry edit is not two lines"; fi
