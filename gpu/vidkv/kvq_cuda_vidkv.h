@@ -66,11 +66,14 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
 
 /* The transform behind the FFT path [VIDKV-K-05]: the 2N interleaved
  * components of every (head, token) of d_k's normal channels under the mask
- * d_mask, into d_y [H][T][2N]; d_x [H][T][N] the gathered normal channels.
- * Uses cuFFT when N is 7-smooth, else the naive-DFT kernel; *used_cufft (may
- * be NULL) says which.  For the test: lemma F / W is checked on these. */
+ * d_mask, into d_y [H][T][2N], the channels read under pol's subnormal rule
+ * [VIDKV-L-04] -- the very sequence kvq_cuda_vidkv_quantize_keys runs before
+ * its 1-bit groups.  Uses cuFFT when N is 7-smooth, else the naive-DFT kernel;
+ * *used_cufft (may be NULL) says which.  For the test: lemma F / W is checked
+ * on these. */
 kvq_status kvq_cuda_vidkv_dft(float *d_y, int *used_cufft, const float *d_k, const uint8_t *d_mask,
-                              const kvq_vidkv_params *prm, cudaStream_t stream);
+                              const kvq_vidkv_params *prm, const kvq_policy *pol,
+                              cudaStream_t stream);
 
 /* 1 iff N >= 2 has no prime factor above 7: cuFFT computes such lengths by
  * Cooley-Tukey passes (radix 2, 3, 5, 7), covered by lemma F; other lengths

@@ -244,7 +244,7 @@ int main(int argc, char **argv)
             kvq_status st = KVQ_OK;
             int used = 0;
             double ms = time_med(reps, [&] {
-                kvq_status s = kvq_cuda_vidkv_dft(comp, &used, x, k.mask, &q, 0);
+                kvq_status s = kvq_cuda_vidkv_dft(comp, &used, x, k.mask, &q, &pol, 0);
                 if (s != KVQ_OK) st = s;
             });
             if (st != KVQ_OK) die("dft", st);

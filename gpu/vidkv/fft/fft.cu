@@ -271,6 +271,26 @@ static kvq_status vk_put_twiddles(float2 *buf, uint32_t N, cudaStream_t s)
 
 static size_t up256(size_t n) { return (n + 255u) / 256u * 256u; }
 
+/* The forward transform of the FFT path, as the quantizer runs it and as
+ * kvq_cuda_vidkv_dft hands it to the test: every normal channel read under the
+ * policy's subnormal rule [VIDKV-L-04] (daz: a zero of its sign, as the
+ * reference's read_all), gathered as (x, 0), then transformed.  The one
+ * sequence for both callers, so the component check of vidkv_test.cu checks
+ * the transform the codes come from. */
+static kvq_status vk_forward(float2 *z, float2 *tmp, float2 *tw, const float *d_k,
+                             const uint32_t *lists, const kvq_vidkv_params *p, const kvq_policy *pol,
+                             uint32_t na, uint32_t nn, cudaStream_t s)
+{
+    const uint64_t rows = (uint64_t)p->heads * p->tokens;
+    kvq_status st;
+    if (!kvq_cuda_vidkv_fft_length_ok(nn) && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK)
+        return st;
+    vk_gather_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(z, d_k, lists, *p, na, nn,
+                                                         pol->subnormal == KVQ_SUBNORMAL_DAZ);
+    if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
+    return vk_transform(z, tmp, tw, nn, rows, 0, s);
+}
+
 /* ---- keys --------------------------------------------------------------------- */
 
 kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags,
@@ -334,11 +354,7 @@ kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *fla
         vk_groups_enqueue(&o, dst, d_k, pos, p, pol, mode, s);
         VK_CK(cudaGetLastError());
         if (fft) {
-            if (naive && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK) goto out;
-            vk_gather_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(
-                z, d_k, lists, *p, na, nn, pol->subnormal == KVQ_SUBNORMAL_DAZ);
-            VK_CK(cudaGetLastError());
-            if ((st = vk_transform(z, tmp, tw, nn, rows, 0, s)) != KVQ_OK) goto out;
+            if ((st = vk_forward(z, tmp, tw, d_k, lists, p, pol, na, nn, s)) != KVQ_OK) goto out;
             vk_comp_kernel<<<vk_blocks(kvq_vidkv_nrm_groups(p), 128u), 128u, 0, s>>>(
                 o.nrm_codes, o.nrm_scale, dst, (const float *)z, *p, nn,
                 pol->overflow == KVQ_OVERFLOW_NAN);
@@ -419,13 +435,12 @@ out:
 }
 
 kvq_status kvq_cuda_vidkv_dft(float *d_y, int *used_cufft, const float *d_k, const uint8_t *d_mask,
-                              const kvq_vidkv_params *p, cudaStream_t s)
+                              const kvq_vidkv_params *p, const kvq_policy *pol, cudaStream_t s)
 {
     kvq_status st;
     void *ws = NULL;
-    const kvq_policy pol = kvq_policy_default;
     if (d_y == NULL || d_k == NULL || d_mask == NULL || p == NULL) return KVQ_E_PARAM;
-    if ((st = vk_check_call(p, &pol)) != KVQ_OK) return st;
+    if ((st = vk_check_call(p, pol)) != KVQ_OK) return st;
     const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p);
     if (nn == 0u) return KVQ_E_PARAM;
     if (kvq_cuda_device_check(NULL, 0) != KVQ_OK) return KVQ_E_NODEVICE;
@@ -441,10 +456,7 @@ kvq_status kvq_cuda_vidkv_dft(float *d_y, int *used_cufft, const float *d_k, con
         uint32_t *lists = (uint32_t *)(w + o1), *pos = (uint32_t *)(w + o2);
         float2 *tmp = (float2 *)(w + o3), *tw = (float2 *)(w + o4), *z = (float2 *)d_y;
         if ((st = vk_mask_lists(lists, pos, d_mask, p, w, s)) != KVQ_OK) goto out;
-        if (naive && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK) goto out;
-        vk_gather_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(z, d_k, lists, *p, na, nn, false);
-        VK_CK(cudaGetLastError());
-        if ((st = vk_transform(z, tmp, tw, nn, rows, 0, s)) != KVQ_OK) goto out;
+        if ((st = vk_forward(z, tmp, tw, d_k, lists, p, pol, na, nn, s)) != KVQ_OK) goto out;
         VK_CK(cudaStreamSynchronize(s));
         if (used_cufft != NULL) *used_cufft = !naive;
     }
