@@ -33,6 +33,9 @@
  *   round     KVQ_MMA_ROUND_RZ or KVQ_MMA_ROUND_RNE: how a step's exact sum
  *             becomes its result
  *
+ * A step whose kept sum is exactly zero returns +0, whatever the signs of its
+ * terms (measured on an H200, wgmma and mma.sync E4M3 [SAGE-ACC-01]).
+ *
  * The sums are exact integers (the terms of one step, scaled by 2^(frac - E),
  * stay below 2^(frac + 2) each, frac <= 48, at most 33 terms), so the model is
  * the same computation on the host and on the device (KVQ_HD).  NaN and
@@ -287,17 +290,17 @@ KVQ_HD static inline int64_t kvq_mma_cut(kvq_mma_term t, int32_t q, uint32_t cut
 }
 
 /* n 2^q rounded to `bits` significand bits and to binary32 (subnormals,
- * overflow to infinity under RNE, to the largest finite under RZ); zero_neg:
- * the sign of an exact zero. */
+ * overflow to infinity under RNE, to the largest finite under RZ); an exact
+ * zero is +0, whatever the signs of the terms that summed to it (the
+ * hardware's sum is an integer; measured on an H200 [SAGE-ACC-01]). */
 /*@ requires q_range: -0x1000000 <= q <= 0x1000000;
     requires bits: 1 <= bits <= 24;
     assigns \nothing;
-    ensures zero: n == 0 ==> \result == (zero_neg != 0 ? 0x80000000 : 0);
+    ensures zero: n == 0 ==> \result == 0;
 */
-KVQ_HD static inline uint32_t kvq_mma_to_f32(int64_t n, int32_t q, uint32_t bits, uint32_t round,
-                                             uint32_t zero_neg)
+KVQ_HD static inline uint32_t kvq_mma_to_f32(int64_t n, int32_t q, uint32_t bits, uint32_t round)
 {
-    if (n == 0) return zero_neg ? 0x80000000u : 0u;
+    if (n == 0) return 0u;
     const uint32_t neg = n < 0;
     uint64_t m = neg ? (uint64_t)(-(n + 1)) + 1u : (uint64_t)n;
     int32_t top = q + kvq_mma_bitlen(m) - 1;                 /* floor(log2 |v|) */
@@ -352,7 +355,7 @@ KVQ_HD static inline uint32_t kvq_mma_add_f32(uint32_t u, uint32_t v, uint32_t r
     int64_t sum = 2 * (kvq_mma_cut(x, q, KVQ_MMA_CUT_RZ) + kvq_mma_cut(y, q, KVQ_MMA_CUT_RZ));
     if (kvq_mma_below(x, q)) sum += x.neg ? -1 : 1;             /* x has bits below 2^q */
     if (kvq_mma_below(y, q)) sum += y.neg ? -1 : 1;
-    return kvq_mma_to_f32(sum, q - 1, 24u, round, 0u);
+    return kvq_mma_to_f32(sum, q - 1, 24u, round);
 }
 
 /* One output under model m: c (binary32 bits) plus the K products a[k] b[k]
@@ -371,14 +374,13 @@ KVQ_HD static inline uint32_t kvq_mma_dot(const uint8_t *a, const uint8_t *b, ui
     for (uint32_t st = 0; st < nsteps; st++) {
         kvq_mma_term t[KVQ_MMA_MAX_K + 1];
         int32_t ae[KVQ_MMA_MAX_K + 1];                        /* alignment exponents; -100000: none */
-        uint32_t nt = 0, allneg = 1;
+        uint32_t nt = 0;
         const int op = m->align == KVQ_MMA_ALIGN_OPERAND;
         if (m->c_mode != KVQ_MMA_C_AFTER) {
             t[nt] = kvq_mma_f32_term(acc);
             ae[nt] = t[nt].mag ? kvq_mma_top(t[nt]) : (op ? -126 : -100000);
             if (op && ae[nt] < -126) ae[nt] = -126;
             nt++;
-            allneg = acc >> 31;
         }
         for (uint32_t k = 0; k < K; k++) {
             if (m->pairs ? (k / 2u) % nsteps != st : k / m->group != st) continue;
@@ -387,7 +389,6 @@ KVQ_HD static inline uint32_t kvq_mma_dot(const uint8_t *a, const uint8_t *b, ui
             p.neg = x.neg ^ y.neg;
             p.mag = x.mag * y.mag;
             p.e = x.e + y.e;
-            if (!p.neg) allneg = 0;
             if (!op) {
                 ae[nt] = p.mag ? kvq_mma_top(p) : -100000;
             } else if (p.mag == 0u && m->zero == KVQ_MMA_ZERO_SKIP) {
@@ -403,14 +404,12 @@ KVQ_HD static inline uint32_t kvq_mma_dot(const uint8_t *a, const uint8_t *b, ui
         int32_t emax = -100000;
         for (uint32_t i = 0; i < nt; i++)
             if (ae[i] > emax) emax = ae[i];
-        uint32_t r;
-        if (emax == -100000) {
-            r = allneg ? 0x80000000u : 0u;                    /* every term a zero */
-        } else {
+        uint32_t r = 0u;                                      /* every term a zero: +0 */
+        if (emax != -100000) {
             const int32_t q = emax - (int32_t)m->frac;
             int64_t s = 0;
             for (uint32_t i = 0; i < nt; i++) s += kvq_mma_cut(t[i], q, m->cut);
-            r = kvq_mma_to_f32(s, q, m->bits, m->round, allneg);
+            r = kvq_mma_to_f32(s, q, m->bits, m->round);     /* a zero kept sum: +0 */
         }
         acc = m->c_mode == KVQ_MMA_C_AFTER ? kvq_mma_add_f32(acc, r, m->round) : r;
     }

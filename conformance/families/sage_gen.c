@@ -747,8 +747,9 @@ static void fill_pv_subnormal(kvq_sage_in *in, kvq_rng *r)
                    (kvq_rng_below(r, 2) ? -1.0f : 1.0f);
 }
 
-/* sage-pv rows whose result is -0 or +0: C = -0, +0 or a negative C below
- * the step's cut, with every product a zero of one sign or of both */
+/* sage-pv rows of zero steps, each +0 [SAGE-ACC-01]: C = -0, +0 or a negative
+ * C below the step's cut, with every product a zero of one sign or of both
+ * (rows 0 and 1 mod 4: every term negative or -0) */
 static void fill_pv_negzero(kvq_sage_in *in, kvq_rng *r)
 {
     for (uint32_t i = 0; i < in->rows; i++) {

@@ -51,11 +51,12 @@ static long flog2(const mpfr_t x)
 
 /* The binary32 encoding of v rounded onto the grid of `bits` significant bits
  * (quantum 2^max(floor(log2|v|) - bits + 1, -149)), toward zero or to nearest
- * even; a zero result takes the sign zneg; overflow: RNE to infinity, RZ to
- * the largest finite value [SAGE-ACC-01].  Uses w->u. */
-static uint32_t to_grid(const mpfr_t v, uint32_t bits, uint32_t round, int zneg, xmma *w)
+ * even; an exact zero is +0, whatever the signs of the terms that summed to
+ * it; overflow: RNE to infinity, RZ to the largest finite value
+ * [SAGE-ACC-01].  Uses w->u. */
+static uint32_t to_grid(const mpfr_t v, uint32_t bits, uint32_t round, xmma *w)
 {
-    if (mpfr_zero_p(v)) return zneg ? 0x80000000u : 0u;
+    if (mpfr_zero_p(v)) return 0u;
     const int neg = mpfr_sgn(v) < 0;
     long lsb = flog2(v) - (long)bits + 1;
     if (lsb < -149) lsb = -149;
@@ -82,7 +83,7 @@ static uint32_t add32(uint32_t x, uint32_t y, uint32_t round, xmma *w)
     mpfr_set_flt(w->s, fy, MPFR_RNDN);
     if (mpfr_zero_p(w->v) && mpfr_zero_p(w->s)) return x & y & 0x80000000u;
     mpfr_add(w->v, w->v, w->s, MPFR_RNDN);              /* exact */
-    return to_grid(w->v, 24u, round, 0, w);
+    return to_grid(w->v, 24u, round, w);
 }
 
 uint32_t kvq_exact_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint32_t c, uint32_t fmt,
@@ -99,7 +100,6 @@ uint32_t kvq_exact_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint3
         long ae[KVQ_MMA_MAX_K + 1];
         int has[KVQ_MMA_MAX_K + 1];
         uint32_t nt = 0;
-        int allneg = 1;
         if (m->c_mode != KVQ_MMA_C_AFTER) {
             float fa;
             memcpy(&fa, &acc, 4);
@@ -112,7 +112,6 @@ uint32_t kvq_exact_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint3
                 ae[nt] = -126;
                 has[nt] = op;
             }
-            allneg = (int)(acc >> 31);
             nt++;
         }
         for (uint32_t k = 0; k < K; k++) {
@@ -120,8 +119,6 @@ uint32_t kvq_exact_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint3
             fp8_value(xa, a[k], fmt);
             fp8_value(xb, b[k], fmt);
             mpfr_mul(w.t[nt], xa, xb, MPFR_RNDN);       /* exact */
-            const int pneg = ((a[k] ^ b[k]) & 0x80u) != 0;
-            if (!pneg) allneg = 0;
             if (!op) {
                 has[nt] = !mpfr_zero_p(w.t[nt]);
                 ae[nt] = has[nt] ? flog2(w.t[nt]) : 0;
@@ -144,10 +141,8 @@ uint32_t kvq_exact_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint3
                 emax = ae[i];
                 any = 1;
             }
-        uint32_t r;
-        if (!any) {
-            r = allneg ? 0x80000000u : 0u;
-        } else {
+        uint32_t r = 0u;                                   /* every term a zero: +0 */
+        if (any) {
             const long q = emax - (long)m->frac;
             mpfr_set_zero(w.s, 1);
             for (uint32_t i = 0; i < nt; i++) {
@@ -158,7 +153,7 @@ uint32_t kvq_exact_mma_dot(const uint8_t *a, const uint8_t *b, uint32_t K, uint3
             }
             mpfr_mul_2si(w.s, w.s, q, MPFR_RNDN);
             mpfr_set(w.v, w.s, MPFR_RNDN);
-            r = to_grid(w.v, m->bits, m->round, allneg, &w);
+            r = to_grid(w.v, m->bits, m->round, &w);      /* a zero kept sum: +0 */
         }
         acc = m->c_mode == KVQ_MMA_C_AFTER ? add32(acc, r, m->round, &w) : r;
     }

@@ -15,6 +15,8 @@
  *    interval [SAGE-ACC-06];
  *  - accumulators in K(13, 14) that are not the model (more fraction bits,
  *    rounding to nearest) stay in the interval; one keeping 6 bits leaves it;
+ *  - a step whose kept sum is exactly zero is +0 in both, every term -0
+ *    included, and the rows measured on an H200 give the measured results;
  *  - bad arguments: the documented statuses, nothing written.
  */
 #include <check.h>
@@ -136,6 +138,57 @@ START_TEST(coarse_accumulator_leaves_interval)
 }
 END_TEST
 
+/* A step whose kept sum is exactly zero returns +0, whatever the signs of its
+ * terms, in both evaluations: every product -0 (a -0 code times a positive
+ * one, or 0x00 times a negative one) with C = -0 under every model and both
+ * formats; and the rows of case pv-negzero measured on an H200
+ * (gpu/reports/sage-pv-zero-sign.txt): C = -2^-140 with every product -0 gives
+ * +0 under wgmma (C is cut to zero inside the step) and C itself under
+ * mma-sm90 (the steps give +0, then +0 + C).
+ * SPEC: [SAGE-ACC-01] [SAGE-ACC-02] */
+START_TEST(zero_step_positive)
+{
+    for (uint32_t fmt = 0; fmt < 2u; fmt++) {
+        const uint8_t one = fmt ? 0x3Cu : 0x38u;             /* 1.0 */
+        for (uint32_t mi = 0; mi < 13u; mi++) {
+            const kvq_mma_model m = model_at(mi, fmt);
+            for (uint32_t v = 0; v < 2u; v++) {
+                uint8_t a[32], b[32];
+                for (uint32_t k = 0; k < 32u; k++) {
+                    a[k] = v == 0u || k % 2u ? 0x80u : 0x00u;
+                    b[k] = a[k] == 0x80u ? one : (uint8_t)(one | 0x80u);
+                }
+                const uint32_t got = kvq_mma_dot(a, b, 32u, 0x80000000u, fmt, &m);
+                const uint32_t want = kvq_exact_mma_dot(a, b, 32u, 0x80000000u, fmt, &m);
+                REQ_MSG(got == 0u && want == 0u, "fmt %u model %u, C = -0 and every product -0 (%s): emulator "
+                        "0x%08x, exact 0x%08x, not +0", fmt, mi, v ? "-0 x 1 and +0 x -1" : "-0 x 1", got, want);
+            }
+        }
+    }
+    /* the measured rows (E4M3, 64 products, no buffer) */
+    static const struct { uint32_t model, c, d; } row[] = {
+        {KVQ_SAGE_PV_WGMMA, 0x80000000u, 0x00000000u}, {KVQ_SAGE_PV_WGMMA, 0x80000200u, 0x00000000u},
+        {KVQ_SAGE_PV_MMA_SM90, 0x80000000u, 0x00000000u}, {KVQ_SAGE_PV_MMA_SM90, 0x80000200u, 0x80000200u},
+    };
+    uint8_t a[64], b[64];
+    for (uint32_t k = 0; k < 64u; k++) {
+        a[k] = k % 3u ? 0x80u : 0x00u;
+        b[k] = a[k] ? 0x41u : 0xC1u;
+    }
+    for (uint32_t i = 0; i < sizeof row / sizeof row[0]; i++) {
+        float c, d, e, lo, hi;
+        memcpy(&c, &row[i].c, 4);
+        REQ_EQ(kvq_sage_pv(&d, a, b, &c, 1u, 64u, KVQ_SAGE_FP8_E4M3, row[i].model, 0u), KVQ_OK);
+        REQ_EQ(kvq_exact_sage_pv(&e, &lo, &hi, a, b, &c, 1u, 64u, KVQ_SAGE_FP8_E4M3, row[i].model, 0u), KVQ_OK);
+        uint32_t ud, ue;
+        memcpy(&ud, &d, 4);
+        memcpy(&ue, &e, 4);
+        REQ_MSG(ud == row[i].d && ue == row[i].d, "model %u, C 0x%08x, every product -0: fast 0x%08x, exact 0x%08x, "
+                "measured 0x%08x", row[i].model, row[i].c, ud, ue, row[i].d);
+    }
+}
+END_TEST
+
 START_TEST(pv_bad_input)
 {
     uint8_t a[64], b[64];
@@ -169,6 +222,7 @@ static Suite *pv_suite(void)
     tcase_add_test(tc, exact_model_vs_emulator);
     tcase_add_test(tc, pv_fast_exact_and_bounded);
     tcase_add_test(tc, coarse_accumulator_leaves_interval);
+    tcase_add_test(tc, zero_step_positive);
     tcase_add_test(tc, pv_bad_input);
     suite_add_tcase(s, tc);
     return s;
