@@ -6,6 +6,7 @@
 
 #include "subject_gpu.h"
 #include "kvq_sage.h"
+#include "devbuf.cuh"
 
 /* ---- SAGE (spec/sage.md) on the device: each entry copies its input in,
  * runs the kvq_cuda_sage_* launcher, and copies the outputs back only after
@@ -13,25 +14,6 @@
  * arguments only when they are valid (else one element: the launcher checks
  * them, in the reference's order, before it touches a buffer). ---- */
 
-static kvq_status dev_alloc(void **d, uint64_t bytes)
-{
-    *d = NULL;
-    return cudaMalloc(d, bytes ? bytes : 1u) == cudaSuccess ? KVQ_OK : KVQ_E_NOMEM;
-}
-
-static kvq_status dev_in(void **d, const void *h, uint64_t bytes)
-{
-    kvq_status st = dev_alloc(d, bytes);
-    if (st == KVQ_OK && bytes && cudaMemcpy(*d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-        st = KVQ_E_DEVICE;
-    return st;
-}
-
-static kvq_status dev_out(void *h, const void *d, uint64_t bytes)
-{
-    return !bytes || cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? KVQ_OK
-                                                                                    : KVQ_E_DEVICE;
-}
 
 /* sage_smooth [SAGE-SM-01..06] */
 static int gpu_sage_smooth(float *xs, float *mean, const float *x, const kvq_sage_shape *shape,

@@ -10,26 +10,8 @@
 #include "kvq_cuda.h"
 #include "kvq_sage.h"
 #include "sage/mma_dev.cuh"   /* the FP8 MMA instructions and their layouts */
+#include "devbuf.cuh"
 
-static kvq_status dev_alloc(void **d, uint64_t bytes)
-{
-    *d = NULL;
-    return cudaMalloc(d, bytes ? bytes : 1u) == cudaSuccess ? KVQ_OK : KVQ_E_NOMEM;
-}
-
-static kvq_status dev_in(void **d, const void *h, uint64_t bytes)
-{
-    kvq_status st = dev_alloc(d, bytes);
-    if (st == KVQ_OK && bytes && cudaMemcpy(*d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-        st = KVQ_E_DEVICE;
-    return st;
-}
-
-static kvq_status dev_out(void *h, const void *d, uint64_t bytes)
-{
-    return !bytes || cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? KVQ_OK
-                                                                                    : KVQ_E_DEVICE;
-}
 
 /* sage_pv [SAGE-ACC-07]: one channel of P~V, every product through the
  * device's FP8 tensor-core instruction of the model (KVQ_SAGE_PV_WGMMA:

@@ -22,26 +22,8 @@
 
 #include "subject_gpu.h"
 #include "vidkv/kvq_cuda_vidkv.h"
+#include "devbuf.cuh"
 
-static kvq_status dev_alloc(void **d, uint64_t bytes)
-{
-    *d = NULL;
-    return cudaMalloc(d, bytes ? bytes : 1u) == cudaSuccess ? KVQ_OK : KVQ_E_NOMEM;
-}
-
-static kvq_status dev_in(void **d, const void *h, uint64_t bytes)
-{
-    kvq_status st = dev_alloc(d, bytes);
-    if (st == KVQ_OK && bytes && cudaMemcpy(*d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-        st = KVQ_E_DEVICE;
-    return st;
-}
-
-static kvq_status dev_out(void *h, const void *d, uint64_t bytes)
-{
-    return !bytes || cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? KVQ_OK
-                                                                                    : KVQ_E_DEVICE;
-}
 
 static kvq_status pre_check(const kvq_vidkv_params *p, const kvq_policy *pol)
 {
