@@ -246,8 +246,13 @@ KVQ_HD static inline uint32_t kvq_vidkv_mask_get(const uint8_t *row, uint32_t c)
 */
 KVQ_HD static inline void kvq_vidkv_mask_set(uint8_t *row, uint32_t c)
 {
-    if (kvq_vidkv_mask_get(row, c) == 0u)
-        row[c / 8u] = (uint8_t)(row[c / 8u] + kvq_pow2_small(c % 8u));
+    if (kvq_vidkv_mask_get(row, c) == 0u) {
+        uint32_t y = row[c / 8u], p = kvq_pow2_small(c % 8u);
+        /* bit c % 8 of y is 0: adding 2^(c%8) sets it and stays a byte */
+        //@ assert up: (y + p) / p == y / p + 1;
+        //@ assert byte: y + p < 256;
+        row[c / 8u] = (uint8_t)(y + p);
+    }
 }
 
 KVQ_HD static inline uint64_t kvq_vidkv_abn_groups(const kvq_vidkv_params *p)
@@ -356,7 +361,11 @@ KVQ_HD static inline uint32_t kvq_vidkv_prot_mask_bytes(const kvq_vidkv_params *
 
 /* The ternary code of v against the threshold alpha [VIDKV-V-02]. */
 /*@ assigns \nothing;
-    ensures trit: \result == (v > alpha ? 1 : v < -alpha ? -1 : 0);   // [VIDKV-V-02]
+    ensures trit: \is_finite(v) && \is_finite(alpha) ==>
+        \result == (v > alpha ? 1 : v < -alpha ? -1 : 0);              // [VIDKV-V-02]
+    ensures plus: \result == 1 <==> \gt_float(v, alpha);
+    ensures nan: \is_NaN(v) || \is_NaN(alpha) ==> \result == 0;
+    ensures trit_range: -1 <= \result <= 1;
 */
 KVQ_HD static inline int32_t kvq_vidkv_trit(float v, float alpha)
 {
@@ -447,8 +456,17 @@ KVQ_HD static inline void kvq_vidkv_tern_put(uint8_t *grp, uint32_t i, uint32_t 
 {
     if (pack == KVQ_VIDKV_PACK_BASE3) {
         uint32_t y = grp[i / 5u], j = i % 5u;
-        uint32_t old = kvq_vidkv_base3_digit(y, j);
-        grp[i / 5u] = (uint8_t)(y - old * kvq_vidkv_pow3(j) + dg * kvq_vidkv_pow3(j));
+        uint32_t old = kvq_vidkv_base3_digit(y, j), p = kvq_vidkv_pow3(j);
+        uint32_t nb = y - old * p + dg * p;   /* y with its digit j replaced by dg */
+        /* y = (y / 3^(j+1)) 3^(j+1) + old 3^j + y % 3^j: one case per j, each linear */
+        //@ assert d0: j == 0 ==> kvq_base3_digit_l(nb, 0) == dg && nb <= 242;
+        //@ assert d1: j == 1 ==> kvq_base3_digit_l(nb, 1) == dg && nb <= 242;
+        //@ assert d2: j == 2 ==> kvq_base3_digit_l(nb, 2) == dg && nb <= 242;
+        //@ assert d3: j == 3 ==> kvq_base3_digit_l(nb, 3) == dg && nb <= 242;
+        //@ assert d4: j == 4 ==> kvq_base3_digit_l(nb, 4) == dg && nb <= 242;
+        //@ assert dj: kvq_base3_digit_l(nb, i % 5) == dg && nb <= 242;
+        grp[i / 5u] = (uint8_t)nb;
+        //@ assert written: grp[i / 5] == nb;
     } else {
         kvq_pack_code(grp, i, 2u, dg);
     }
@@ -471,9 +489,13 @@ KVQ_HD static inline int kvq_vidkv_tern_group_ok(const uint8_t *grp, uint32_t m,
 /* ---- the channel split's order [VIDKV-K-02] -------------------------------- */
 
 /* 1 iff channel a (rank key ra) comes before channel b (rb): greater range
- * first, equal range by lower index.  NaN never occurs (finite inputs). */
+ * first, equal range by lower index.  NaN never occurs (finite inputs); the
+ * order is stated on the values for finite keys and on IEEE comparison for
+ * every key. */
 /*@ assigns \nothing;
-    ensures order: \result == 1 <==> (ra > rb || (ra == rb && a < b));  // [VIDKV-K-02]
+    ensures order: \is_finite(ra) && \is_finite(rb) ==>
+        (\result == 1 <==> (ra > rb || (ra == rb && a < b)));            // [VIDKV-K-02]
+    ensures order_ieee: \result == 1 <==> (\gt_float(ra, rb) || (\eq_float(ra, rb) && a < b));
     ensures bool: \result == 0 || \result == 1;
 */
 KVQ_HD static inline int kvq_vidkv_before(float ra, uint32_t a, float rb, uint32_t b)

@@ -23,6 +23,20 @@
 
 /* ---- window [VIDKV-W-01..02] ---------------------------------------------- */
 
+/*@ requires valid: w == \null || \valid(w);
+    behavior bad:                                                    // [VIDKV-W-01]
+      assumes w == \null || group == 0;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior ok:
+      assumes w != \null && group != 0;
+      assigns *w;
+      ensures ok: \result == KVQ_OK;
+      ensures window: w->group == group && w->pending == L % group &&
+                      w->quantized == L - L % group;                 // [VIDKV-W-01]
+    complete behaviors;
+    disjoint behaviors;
+*/
 kvq_status kvq_vidkv_window_prefill(kvq_vidkv_window *w, uint32_t group, uint32_t L)
 {
     if (w == NULL || group == 0u) return KVQ_E_PARAM;
@@ -32,6 +46,34 @@ kvq_status kvq_vidkv_window_prefill(kvq_vidkv_window *w, uint32_t group, uint32_
     return KVQ_OK;
 }
 
+/*@ requires valid: w == \null || \valid(w);
+    requires valid_flush: flush == \null || \valid(flush);
+    requires separated: w != \null && flush != \null ==> \separated(w, flush);
+    // a window from prefill and append holds quantized + pending tokens < 2^32
+    requires count: w != \null ==> w->quantized + w->pending <= UINT32_MAX;
+    behavior bad:
+      assumes w == \null || flush == \null || w->group == 0 || w->pending >= w->group;
+      assigns \nothing;
+      ensures param: \result == KVQ_E_PARAM;
+    behavior full:
+      assumes w != \null && flush != \null && w->group != 0 && w->pending < w->group;
+      assumes w->quantized + w->pending == UINT32_MAX;
+      assigns \nothing;
+      ensures shape: \result == KVQ_E_SHAPE;
+    behavior step:                                                   // [VIDKV-W-02]
+      assumes w != \null && flush != \null && w->group != 0 && w->pending < w->group;
+      assumes w->quantized + w->pending < UINT32_MAX;
+      assigns w->pending, w->quantized, *flush;
+      ensures ok: \result == KVQ_OK;
+      ensures flush: *flush == (\old(w->pending) + 1 == w->group ? 1 : 0);
+      ensures pending: w->pending ==
+          (\old(w->pending) + 1 == w->group ? 0 : \old(w->pending) + 1);
+      ensures quantized: w->quantized == \old(w->quantized) +
+          (\old(w->pending) + 1 == w->group ? w->group : 0);
+      ensures count: w->quantized + w->pending == \old(w->quantized) + \old(w->pending) + 1;
+    complete behaviors;
+    disjoint behaviors;
+*/
 kvq_status kvq_vidkv_window_append(kvq_vidkv_window *w, uint32_t *flush)
 {
     if (w == NULL || flush == NULL || w->group == 0u || w->pending >= w->group)
