@@ -109,6 +109,9 @@ KVQ_HD static inline kvq_kivi_shape kvq_pkv_kivi_shape(const kvq_pkv_params *p, 
 }
 
 /* Bytes of the pattern indices of a block: one uint16 per token [PKV-L-02]. */
+/*@ assigns \nothing;
+    ensures value: \result == 2 * tokens;                               // [PKV-L-02]
+*/
 KVQ_HD static inline uint64_t kvq_pkv_index_bytes(uint32_t tokens)
 {
     return 2u * (uint64_t)tokens;
@@ -124,18 +127,29 @@ KVQ_HD static inline uint64_t kvq_pkv_block_bytes(const kvq_pkv_params *p, uint3
 }
 
 /* Offset (in floats) of pattern j in a bank of `dim`-vectors [PKV-L-03]. */
+/*@ assigns \nothing;
+    ensures value: \result == j * dim;                                  // [PKV-L-03]
+*/
 KVQ_HD static inline uint64_t kvq_pkv_pattern_offset(uint32_t j, uint32_t dim)
 {
     return (uint64_t)j * dim;
 }
 
 /* Bytes of a bank of npat binary32 patterns [PKV-L-03]. */
+/*@ requires bank: npat <= KVQ_PKV_MAX_PATTERNS && dim <= KVQ_MAX_DIM;
+    assigns \nothing;
+    ensures value: \result == 4 * npat * dim;                           // [PKV-L-03]
+*/
 KVQ_HD static inline uint64_t kvq_pkv_bank_bytes(uint32_t npat, uint32_t dim)
 {
     return 4u * (uint64_t)npat * dim;
 }
 
 /* The largest bank the parameters allow: the cap, or the format limit. */
+/*@ requires \valid_read(p);
+    assigns \nothing;
+    ensures value: \result == (p->cap == 0 ? KVQ_PKV_MAX_PATTERNS : p->cap); // [PKV-U-04]
+*/
 KVQ_HD static inline uint32_t kvq_pkv_bank_limit(const kvq_pkv_params *p)
 {
     return p->cap == 0u ? KVQ_PKV_MAX_PATTERNS : p->cap;
@@ -190,6 +204,7 @@ KVQ_HD static inline uint64_t kvq_pkv_block_bits(const kvq_pkv_params *p, uint32
         -0x1p48 <= x[i] <= 0x1p48 && -0x1p48 <= m[i] <= 0x1p48;
     assigns \nothing;
     ensures value: \result == kvq_pkv_dmm_l(x, m, d);                 // [PKV-A-01]
+    ensures finite: \is_finite(\result);
     ensures nonneg: \result >= 0;
 */
 float kvq_pkv_dist_minmax(const float *x, const float *m, uint32_t d);
@@ -212,6 +227,7 @@ float kvq_pkv_dist_minmax(const float *x, const float *m, uint32_t d);
         -0x1p48 <= x[i] <= 0x1p48 && -0x1p48 <= m[i] <= 0x1p48;
     assigns \nothing;
     ensures value: \result == kvq_pkv_euc_l(x, m, d);                 // [PKV-KM-02]
+    ensures finite: \is_finite(\result);
     ensures nonneg: \result >= 0;
 */
 float kvq_pkv_dist_euclid(const float *x, const float *m, uint32_t d);
@@ -221,6 +237,10 @@ float kvq_pkv_dist_euclid(const float *x, const float *m, uint32_t d);
 /*@ requires shape: 1 <= d <= KVQ_MAX_DIM && 1 <= npat <= KVQ_PKV_MAX_PATTERNS;
     requires metric: dist == KVQ_PKV_DIST_MINMAX || dist == KVQ_PKV_DIST_EUCLID;
     requires input: \valid_read(x + (0 .. d - 1)) && \valid_read(bank + (0 .. npat * d - 1));
+    requires patterns: \forall integer j; 0 <= j < npat ==> \valid_read(bank + j * d + (0 .. d - 1));
+    requires domain: (\forall integer i; 0 <= i < d ==> -0x1p48 <= x[i] <= 0x1p48) &&
+        \forall integer j, i; 0 <= j < npat && 0 <= i < d ==>
+            -0x1p48 <= bank[j * d + i] <= 0x1p48;
     assigns \nothing;
     ensures index_range: 0 <= \result < npat;
     ensures least: dist == KVQ_PKV_DIST_MINMAX ==> \forall integer j; 0 <= j < npat ==>

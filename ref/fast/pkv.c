@@ -73,19 +73,45 @@ float kvq_pkv_dist_euclid(const float *x, const float *m, uint32_t d)
     return acc;
 }
 
+/*@ // C's < on two finite binary32 values is < on their real values (IEEE 754
+    // 5.11; Why3's ieee_float lt_lt_finite).  Run pkv_lemmas.
+    lemma kvq_pkv_lt_finite: \forall float a, b; \is_finite(a) && \is_finite(b) ==>
+        (\lt_float(a, b) <==> (real)a < (real)b);
+*/
 uint32_t kvq_pkv_nearest(const float *x, const float *bank, uint32_t npat, uint32_t d,
                          uint32_t dist)
 {
     uint32_t best = 0;
     float bd = dist == KVQ_PKV_DIST_EUCLID ? kvq_pkv_dist_euclid(x, bank, d)
                                            : kvq_pkv_dist_minmax(x, bank, d);
+    /*@ loop invariant j_range: 1 <= j <= npat;
+        loop invariant best_range: 0 <= best < j;
+        loop invariant bd_mm: dist == KVQ_PKV_DIST_MINMAX ==>
+            bd == kvq_pkv_dmm_l(x, bank + best * d, d);
+        loop invariant least_mm: dist == KVQ_PKV_DIST_MINMAX ==> \forall integer k; 0 <= k < j ==>
+            bd <= kvq_pkv_dmm_l(x, bank + k * d, d);
+        loop invariant lowest_mm: dist == KVQ_PKV_DIST_MINMAX ==> \forall integer k; 0 <= k < best ==>
+            kvq_pkv_dmm_l(x, bank + k * d, d) > bd;
+        loop invariant bd_euc: dist == KVQ_PKV_DIST_EUCLID ==>
+            bd == kvq_pkv_euc_l(x, bank + best * d, d);
+        loop invariant least_euc: dist == KVQ_PKV_DIST_EUCLID ==> \forall integer k; 0 <= k < j ==>
+            bd <= kvq_pkv_euc_l(x, bank + k * d, d);
+        loop invariant lowest_euc: dist == KVQ_PKV_DIST_EUCLID ==> \forall integer k; 0 <= k < best ==>
+            kvq_pkv_euc_l(x, bank + k * d, d) > bd;
+        loop invariant bd_finite: \is_finite(bd) && bd >= 0;
+        loop assigns j, best, bd;
+        loop variant npat - j;
+    */
     for (uint32_t j = 1; j < npat; j++) {
         const float *m = bank + kvq_pkv_pattern_offset(j, d);
         float dj = dist == KVQ_PKV_DIST_EUCLID ? kvq_pkv_dist_euclid(x, m, d)
                                                : kvq_pkv_dist_minmax(x, m, d);
         if (dj < bd) {                   /* strict: ties keep the lowest index [PKV-A-02] */
+            /*@ assert lt_real: (real)dj < (real)bd; */
             bd = dj;
             best = j;
+        } else {
+            /*@ assert ge_real: (real)bd <= (real)dj; */
         }
     }
     return best;
