@@ -41,3 +41,6 @@ endef
 $(foreach k,1 2,$(eval $(call pkv_plant,$(k))))
 .PHONY: gpu-pkv-plant
 gpu-pkv-plant: $(B)/gpu/kvq_gpu_pkv_test_plant1 $(B)/gpu/kvq_gpu_pkv_test_plant2
+
+# the benchmarks' timing (CK, time_med over cold-L2 reps)
+$(B)/gpu/pkv/pkv_bench.o: gpu/bench_time.cuh

@@ -63,3 +63,6 @@ gpu-check-sage: $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_gpu_sage_attn_test $(B)/
 	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 	$(B)/gpu/kvq_sage_mma_probe --confirm --tiles 20000
 
+
+# the benchmarks' timing (CK, time_med over cold-L2 reps)
+$(B)/gpu/sage/sage_bench.o: gpu/bench_time.cuh

@@ -28,47 +28,8 @@
 #include "kvq_sage.h"
 #include "kvq_cuda.h"
 
-#define CK(x)                                                                        \
-    do {                                                                             \
-        cudaError_t e_ = (x);                                                        \
-        if (e_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "sage-bench: %s: %s\n", #x, cudaGetErrorString(e_));    \
-            exit(2);                                                                 \
-        }                                                                            \
-    } while (0)
-
-static void *g_flush;
-static size_t g_flush_n = (size_t)256 << 20;
-
-static double median(std::vector<float> v)
-{
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-template <class F> static double time_med(int reps, F f)
-{
-    cudaEvent_t a, b;
-    std::vector<float> t;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    f(); /* warm-up */
-    CK(cudaDeviceSynchronize());
-    for (int r = 0; r < reps; r++) {
-        CK(cudaMemsetAsync(g_flush, r & 0xFF, g_flush_n, 0)); /* cold L2 */
-        CK(cudaEventRecord(a, 0));
-        f();
-        CK(cudaEventRecord(b, 0));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return median(t);
-}
+#define KVQ_BENCH_NAME "sage-bench"
+#include "bench_time.cuh"
 
 __global__ void fill_kernel(float *x, uint64_t n)
 {
@@ -105,7 +66,7 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&cpy, in_b));
     CK(cudaMalloc(&codes, n));
     CK(cudaMalloc(&scale, (size_t)64 << 20));
-    CK(cudaMalloc(&g_flush, g_flush_n));
+    bench_flush_alloc();
     fill_kernel<<<4096, 256>>>(x, n);
     CK(cudaDeviceSynchronize());
     const kvq_policy pol = kvq_policy_default;

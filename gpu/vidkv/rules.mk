@@ -32,3 +32,6 @@ GPU_TESTS += gpu-check-vidkv
 gpu-check-vidkv: $(B)/gpu/kvq_gpu_vidkv_test
 	$(B)/gpu/kvq_gpu_vidkv_test --judge-selftest
 	$(B)/gpu/kvq_gpu_vidkv_test
+
+# the benchmarks' timing (CK, time_med over cold-L2 reps)
+$(B)/gpu/vidkv/vidkv_bench.o: gpu/bench_time.cuh
