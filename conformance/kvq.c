@@ -250,6 +250,55 @@ static void keep_shard(kvq_vfile *vf, uint64_t i, uint64_t n)
     vf->ncases = kept;
 }
 
+/* A results file answers the whole vector file; a shard's verification judges
+ * the results of its own cases and sets aside those of the other shards' cases
+ * (ordinals not i mod n of the full file) [VER-MERGE-01].  A result for a case
+ * the full file does not hold stays, and kvq_verify refuses it. */
+typedef struct {
+    char **ids; /* sorted, owned */
+    size_t n;
+} id_set;
+
+static int cmp_str_ptr(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void id_set_free(id_set *s)
+{
+    for (size_t k = 0; k < s->n; k++) free(s->ids[k]);
+    free(s->ids);
+    s->ids = NULL;
+    s->n = 0;
+}
+
+static int other_shards(id_set *s, const kvq_vfile *full, uint64_t i, uint64_t n)
+{
+    s->n = 0;
+    if ((s->ids = malloc((full->ncases ? full->ncases : 1) * sizeof *s->ids)) == NULL) return 0;
+    for (size_t k = 0; k < full->ncases; k++) {
+        if (k % n == i) continue;
+        if ((s->ids[s->n] = strdup(full->cases[k].id)) == NULL) {
+            id_set_free(s);
+            return 0;
+        }
+        s->n++;
+    }
+    qsort(s->ids, s->n, sizeof *s->ids, cmp_str_ptr);
+    return 1;
+}
+
+static void drop_results_of(kvq_rfile *rf, const id_set *s)
+{
+    size_t kept = 0;
+    for (size_t r = 0; r < rf->ncases; r++) {
+        const char *id = rf->cases[r].id;
+        if (bsearch(&id, s->ids, s->n, sizeof *s->ids, cmp_str_ptr) != NULL) kvq_rcase_free(&rf->cases[r]);
+        else rf->cases[kept++] = rf->cases[r];
+    }
+    rf->ncases = kept;
+}
+
 /* The operations a run claims [VER-CLAIM-01]: "all" (NULL), "answered" (every
  * operation the results answer with a result that is not skipped), or a list
  * of registered operation names. */
@@ -300,11 +349,17 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
     const char *rpath = o->results;
     kvq_provenance prov; /* what the reports record [VER-REP-05] */
     kvq_subject_info info;
+    id_set others = {NULL, 0}; /* results mode, sharded: the other shards' case ids */
     int rc;
     memset(&prov, 0, sizeof prov);
     if (!read_vectors(&vf, o->vectors, "kvq verify")) return EXIT_INPUT;
     if (kvq_provenance_vectors(&prov, o->vectors, &vf, err, sizeof err) != KVQ_OK) {
         fprintf(stderr, "kvq verify: %s\n", err);
+        kvq_vfile_free(&vf);
+        return EXIT_INPUT;
+    }
+    if (o->shard_n > 1 && o->subject == NULL && !other_shards(&others, &vf, o->shard_i, o->shard_n)) {
+        fprintf(stderr, "kvq verify: out of memory\n");
         kvq_vfile_free(&vf);
         return EXIT_INPUT;
     }
@@ -342,10 +397,13 @@ static int do_verify(const verify_opts *o, kvq_verify_report *keep)
         (o->subject == NULL && kvq_provenance_results(&prov, rpath, err, sizeof err) != KVQ_OK)) {
         fprintf(stderr, "kvq verify: %s\n", err);
         if (tmpres[0]) remove(tmpres);
+        id_set_free(&others);
         kvq_vfile_free(&vf);
         return EXIT_INPUT;
     }
     if (tmpres[0]) remove(tmpres);
+    drop_results_of(&rf, &others);
+    id_set_free(&others);
     if (!claimed_ops(o->ops, &vf, &rf, ops, &nops)) {
         if (o->ops != NULL) fprintf(stderr, "kvq verify: bad --ops '%s' (all, answered, or operation names)\n", o->ops);
         kvq_rfile_free(&rf);

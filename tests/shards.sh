@@ -31,6 +31,22 @@ for fam in c k; do
   expect 0 "the merged report is one of the vectors and the subject ($fam, kvq report-check)" -- \
     "$KVQ" report-check $fam-merged.json --vectors $fam.vec --subject ref-fast
 done
+# results mode: one results file answers the whole vector file; each shard
+# judges its own cases' results and sets the others' aside [VER-MERGE-01]
+"$KVQ" run --subject ref-fast --vectors k.vec -o k.res --quiet 2>/dev/null
+"$KVQ" verify --vectors k.vec --results k.res --json k-rsingle.json >/dev/null 2>&1
+for i in 0 1 2; do
+  expect 0 "results file verified as shard $i/3" -- "$KVQ" verify --vectors k.vec --results k.res --shard $i/3 --json k-rpart$i.json
+done
+expect 0 "merge of the results-mode shards" -- "$KVQ" merge k-rpart0.json k-rpart1.json k-rpart2.json --json k-rmerged.json
+cmp -s k-rsingle.json k-rmerged.json && ok "results-mode shards merge to the single run, byte for byte" \
+  || { bad "results-mode merge differs"; diff k-rsingle.json k-rmerged.json | head -5; }
+{ cat k.res; printf 'result id=kivi-smoke-99999-nosuch status=0\n'; } | grep -v '^end' > k-extra.res
+grep '^end' k.res >> k-extra.res
+expect 2 "a result for a case the vectors do not hold is refused in a shard too" -- \
+  "$KVQ" verify --vectors k.vec --results k-extra.res --shard 1/3
+grep_out "result for unknown case 'kivi-smoke-99999-nosuch'" "the refusal names the case"
+
 grep -q '"shard": "1/3"' c-part1.json && ok "a shard's report names its shard" || bad "shard missing from the shard's report"
 
 # a failing subject: the merged verdict is the single run's, exit status too
