@@ -376,6 +376,8 @@ int kvq_cert_main(int argc, char **argv)
         kvq_status st = kvq_cert_dump_read(&dp, dumps[i], err, sizeof err);
         if (st == KVQ_OK) {
             st = kvq_cert_judge(&cases[ncases], &dp, dumps[i], err, sizeof err);
+            if (st == KVQ_OK) /* what was judged [VER-REP-05] */
+                st = kvq_sha256_file(dumps[i], cases[ncases].sha256, err, sizeof err);
             if (st == KVQ_OK) print_case(stdout, &cases[ncases++], &dp);
             kvq_cert_dump_free(&dp);
         }

@@ -23,6 +23,7 @@ typedef struct kvq_cert_case {
     kvq_cert_record rec;          /* the recomputed record [CERT-REC-01] */
     float claim_ekey, claim_eval, claim_earith;
     int has_earith;
+    char sha256[65];              /* the dump's SHA-256 (kvq cert), or "" */
 } kvq_cert_case;
 
 /* Judge one step.  dp holds the inputs, the parameters, the kernel's rung,

@@ -29,15 +29,18 @@ kvq_status kvq_report_cert_json(const char *path, const kvq_cert_case *cs, size_
     if (st != KVQ_OK) return st;
     f = o.f;
     for (size_t i = 0; i < n; i++) passed += cs[i].outcome == KVQ_PASS;
-    fprintf(f, "{\n  \"kvq_report\": 1,\n  \"kvq_version\": \"%s\",\n  \"subject\": \"cert\",\n"
+    fprintf(f, "{\n  \"kvq_report\": %d,\n  \"kvq_version\": \"%s\",\n  \"kvq_commit\": \"%s\",\n"
+               "  \"subject\": \"cert\",\n"
                "  \"passed\": %zu,\n  \"failed\": %zu,\n  \"skipped\": 0,\n  \"cases\": [",
-            KVQ_VERSION_STRING, passed, n - passed);
+            KVQ_REPORT_FORMAT, KVQ_VERSION_STRING, kvq_commit(), passed, n - passed);
     for (size_t i = 0; i < n; i++) {
         const kvq_cert_case *c = &cs[i];
         const kvq_cert_record *r = &c->rec;
         fputs(i ? ",\n    {\"id\": \"" : "\n    {\"id\": \"", f);
         kvq_report_escape(f, c->id, 0);
-        fprintf(f, "\", \"classname\": \"cert\", \"outcome\": \"%s\", ", kvq_outcome_name(c->outcome));
+        fputc('"', f);
+        if (c->sha256[0]) fprintf(f, ", \"dump_sha256\": \"%s\"", c->sha256);
+        fprintf(f, ", \"classname\": \"cert\", \"outcome\": \"%s\", ", kvq_outcome_name(c->outcome));
         if (c->check != NULL) fprintf(f, "\"check\": \"%s\", ", c->check);
         if (c->detail[0]) {
             fputs("\"detail\": \"", f);
@@ -83,8 +86,10 @@ kvq_status kvq_report_cert_junit(const char *path, const kvq_cert_case *cs, size
     for (size_t i = 0; i < n; i++) failed += cs[i].outcome != KVQ_PASS;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<testsuites tests=\"%zu\" failures=\"%zu\" skipped=\"0\">\n"
-               "  <testsuite name=\"kvq.cert\" tests=\"%zu\" failures=\"%zu\" skipped=\"0\">\n",
-            n, failed, n, failed);
+               "  <testsuite name=\"kvq.cert\" tests=\"%zu\" failures=\"%zu\" skipped=\"0\">\n"
+               "    <properties>\n      <property name=\"kvq.version\" value=\"%s\"/>\n"
+               "      <property name=\"kvq.commit\" value=\"%s\"/>\n    </properties>\n",
+            n, failed, n, failed, KVQ_VERSION_STRING, kvq_commit());
     for (size_t i = 0; i < n; i++) {
         fputs("    <testcase classname=\"cert\" name=\"", f);
         kvq_report_escape(f, cs[i].id, 1);

@@ -34,6 +34,12 @@ grep_out 'E_key +claimed 0x[0-9a-f]{8} .* sound 0x[0-9a-f]{8}' "report shows cla
 grep_out 'margin +sound bound - error >= ' "report shows the margin"
 if grep -q '"passed": 12' "$T/r.json" && grep -q '"etotal": ' "$T/r.json" && grep -q '"error": ' "$T/r.json" &&
    grep -q '<testsuites tests="12" failures="0"' "$T/r.xml"; then ok "JSON and JUnit reports"; else bad "reports"; fi
+# what was judged [VER-REP-05]: format 2, the commit, each dump's SHA-256
+h=$(sha256sum "$T/big.dump" | cut -d' ' -f1)
+if grep -q '"kvq_report": 2,' "$T/r.json" && grep -q '"kvq_commit": "[^"]' "$T/r.json" &&
+   grep -q "\"id\": \"$T/big.dump\", \"dump_sha256\": \"$h\", \"classname\": \"cert\", \"outcome\": \"pass\"" "$T/r.json" &&
+   grep -q '<property name="kvq.commit" value="[^"]' "$T/r.xml"; then ok "reports name the commit and each dump's SHA-256"
+else bad "report provenance: $(grep -o '"dump_sha256": "[0-9a-f]*"' "$T/r.json" | head -1) want $h"; fi
 expect 0 "--dump FILE form" -- $KVQ cert --dump "$T/sinks-1.dump"
 expect 0 "make is deterministic" -- $KVQ cert --make-dump "$T/again.dump" --seed 1 --kind sinks
 if cmp -s "$T/again.dump" "$T/sinks-1.dump"; then ok "same seed, same dump"; else bad "dumps differ for one seed"; fi
