@@ -17,7 +17,8 @@
  * KVQ_PKV_PLANT (a build of the device test only, gpu/pkv/rules.mk) plants a
  * bug the test must catch: 1, ties across a segment's lanes take the higher
  * index; 2, Chebyshev extremes scanned in descending token order (the sign of
- * a zero extreme).
+ * a zero extreme); 3, the pruned argmin prunes a pattern whose bound equals
+ * the best distance (a tie to a lower index lost).
  */
 #ifndef KVQ_PKV_DEV_CUH
 #define KVQ_PKV_DEV_CUH
@@ -190,6 +191,168 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest_reg(float *bd_out, const flo
     }
     *bd_out = bd;
     return bj < npat ? bj : 0u;
+}
+
+/* ---- the pruned argmin [PKV-DEV-05] (bounds/pkv.md §5) -------------------
+ *
+ * The same index as dev_pkv_nearest_reg (the lowest index of least pinned
+ * min-max distance), scanning most patterns never.  Each lane holds pattern
+ * `lane` in registers (dev_pkv_load_pattern) and its extremes (computed once,
+ * dev_pkv_pattern_extremes).  For a token:
+ *   1. lane j's lower bound b_j on the pinned distance D_j:
+ *      the probe bound, the pinned min-max distance over the PKV_PROBE channels
+ *      i = k D / PKV_PROBE (a partial scan: its largest difference is at most
+ *      the row's, its least at least the row's, and rounding is monotone), and
+ *      the range bound |RN32(RN32(xmax - mmax) - RN32(xmin - mmin))| (the range
+ *      of a difference is at least the difference of the ranges, rounded
+ *      soundly); b_j is the larger;
+ *   2. the warp takes the pattern of least (b_j, j) and computes its D exactly,
+ *      cooperatively (dev_pkv_dmm_coop: one float4 a lane, the extremes meet by
+ *      shuffles): the best (D, j) so far;
+ *   3. a pattern survives while b_j <= best D (never pruned on equality: a
+ *      tie at the best distance must reach the lowest-index comparison);
+ *      survivors are visited in ascending index, each visit updating the best
+ *      lexicographically, (D, j) < (D', j'), and pruning the rest again;
+ *      when more than PKV_PRUNE_FULL survive the first visit, every lane
+ *      computes its own pattern's D in registers instead (the unpruned form's
+ *      cost, plus the bound: the worst case, e.g. all patterns tied).
+ * Every pattern not visited has D_j >= b_j > best D at its pruning, and best D
+ * only falls, so its (D_j, j) is strictly above the result: the result is the
+ * lexicographic least over the whole bank whatever the visiting order.
+ *
+ * KVQ_PKV_PLANT 3 prunes on equality (b_j >= best D): the device test's tie
+ * inputs must catch it. */
+#define PKV_PROBE      8   /* probe channels a token (D / PKV_PROBE apart) */
+#define PKV_PRUNE_FULL 8   /* more survivors than this: the full register scan */
+
+#if defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 3
+#define PKV_KEEP(b, best) ((b) < (best)) /* planted bug: pruned on equality */
+#else
+#define PKV_KEEP(b, best) (!((b) > (best))) /* [PKV-DEV-05]: pruned only when strictly above */
+#endif
+
+template <int D>
+__device__ __forceinline__ void dev_pkv_pattern_extremes(float &mmax, float &mmin,
+                                                         const float4 (&mreg)[D / 4])
+{
+    mmax = fmaxf(fmaxf(mreg[0].x, mreg[0].y), fmaxf(mreg[0].z, mreg[0].w));
+    mmin = fminf(fminf(mreg[0].x, mreg[0].y), fminf(mreg[0].z, mreg[0].w));
+#pragma unroll
+    for (int k = 1; k < D / 4; k++) {
+        mmax = fmaxf(mmax, fmaxf(fmaxf(mreg[k].x, mreg[k].y), fmaxf(mreg[k].z, mreg[k].w)));
+        mmin = fminf(mmin, fminf(fminf(mreg[k].x, mreg[k].y), fminf(mreg[k].z, mreg[k].w)));
+    }
+}
+
+/* The pinned min-max distance of row xt to pattern m (D values), the whole warp
+ * at once: lane l the float4 pieces l, l + 32, ..., the extremes by shuffles
+ * (exact in any order), one rounding of their difference [PKV-A-01]. */
+template <int D>
+__device__ __forceinline__ float dev_pkv_dmm_coop(const float *xt, const float *m, uint32_t lane)
+{
+    float hi = __int_as_float(0xff800000), lo = __int_as_float(0x7f800000);
+#pragma unroll
+    for (uint32_t k = lane; k < (uint32_t)D / 4u; k += 32u) {
+        const float4 a = *(const float4 *)(xt + 4u * k), b = __ldg((const float4 *)m + k);
+        const float t0 = __fsub_rn(a.x, b.x), t1 = __fsub_rn(a.y, b.y);
+        const float t2 = __fsub_rn(a.z, b.z), t3 = __fsub_rn(a.w, b.w);
+        hi = fmaxf(hi, fmaxf(fmaxf(t0, t1), fmaxf(t2, t3)));
+        lo = fminf(lo, fminf(fminf(t0, t1), fminf(t2, t3)));
+    }
+#pragma unroll
+    for (uint32_t o = 16u; o > 0u; o >>= 1) {
+        hi = fmaxf(hi, __shfl_xor_sync(0xFFFFFFFFu, hi, (int)o));
+        lo = fminf(lo, __shfl_xor_sync(0xFFFFFFFFu, lo, (int)o));
+    }
+    return __fsub_rn(hi, lo);
+}
+
+/* The least (value, index) pair over the warp, the lower index on equal values. */
+__device__ __forceinline__ void dev_pkv_warp_argmin(float &v, uint32_t &j)
+{
+#pragma unroll
+    for (uint32_t o = 16u; o > 0u; o >>= 1) {
+        const float ov = __shfl_xor_sync(0xFFFFFFFFu, v, (int)o);
+        const uint32_t oj = __shfl_xor_sync(0xFFFFFFFFu, j, (int)o);
+        if (ov < v || (ov == v && oj < j)) {
+            v = ov;
+            j = oj;
+        }
+    }
+}
+
+/* The pruned argmin of token xt (every lane calls it, warp-uniform): xmin,
+ * xmax the row's extremes (dev_pkv_row_scan); mreg, mmax, mmin lane's pattern;
+ * bank the same patterns in device memory (the cooperative visits read them
+ * there, from L1).  Returns the index; *bd_out its distance; *visits (may be
+ * NULL) the distances computed (1 + npat after a full scan). */
+template <int D>
+__device__ __forceinline__ uint32_t dev_pkv_nearest_pruned(float *bd_out, uint32_t *visits,
+                                                           const float *xt, float xmin, float xmax,
+                                                           const float4 (&mreg)[D / 4], float mmax,
+                                                           float mmin, const float *bank,
+                                                           uint32_t npat, uint32_t lane)
+{
+    static_assert(D % (4 * PKV_PROBE) == 0, "the probe channels are float4 heads");
+    constexpr int S = D / (4 * PKV_PROBE); /* float4 pieces between probe channels */
+    /* 1. the bound: the probe (x's probe values are broadcast loads) ... */
+    float phi = __fsub_rn(xt[0], mreg[0].x), plo = phi;
+#pragma unroll
+    for (int k = 1; k < PKV_PROBE; k++) {
+        const float t = __fsub_rn(xt[4 * S * k], mreg[S * k].x);
+        phi = fmaxf(phi, t);
+        plo = fminf(plo, t);
+    }
+    /* ... and the range bound */
+    const float rb = __fsub_rn(__fsub_rn(xmax, mmax), __fsub_rn(xmin, mmin));
+    float b = fmaxf(__fsub_rn(phi, plo), fabsf(rb));
+    if (b != b) b = 0.0f;                /* a NaN (an input outside the domain: the call fails) */
+    const bool has = lane < npat;
+    /* 2. the least bound first */
+    float bv = has ? b : __int_as_float(0x7f800000);
+    uint32_t j0 = has ? lane : 0xFFFFFFFFu;
+    dev_pkv_warp_argmin(bv, j0);
+    j0 = j0 < npat ? j0 : 0u;
+    float bd = dev_pkv_dmm_coop<D>(xt, bank + kvq_pkv_pattern_offset(j0, D), lane);
+    uint32_t bj = j0;
+    /* 3. the survivors */
+    uint32_t cand = __ballot_sync(0xFFFFFFFFu, has && lane != j0 && PKV_KEEP(b, bd));
+    uint32_t n = 1;
+    if (__popc(cand) > PKV_PRUNE_FULL) { /* the full scan: each lane its own pattern */
+        float hi = -__int_as_float(0x7f800000), lo = __int_as_float(0x7f800000);
+        const float4 *xv = (const float4 *)xt;
+#pragma unroll
+        for (int k = 0; k < D / 4; k++) {
+            const float4 a = xv[k];
+            const float t0 = __fsub_rn(a.x, mreg[k].x), t1 = __fsub_rn(a.y, mreg[k].y);
+            const float t2 = __fsub_rn(a.z, mreg[k].z), t3 = __fsub_rn(a.w, mreg[k].w);
+            hi = fmaxf(hi, fmaxf(fmaxf(t0, t1), fmaxf(t2, t3)));
+            lo = fminf(lo, fminf(fminf(t0, t1), fminf(t2, t3)));
+        }
+        float dj = has ? __fsub_rn(hi, lo) : __int_as_float(0x7f800000);
+        uint32_t jj = has ? lane : 0xFFFFFFFFu;
+        dev_pkv_warp_argmin(dj, jj);
+        if (jj < npat) {
+            bd = dj;
+            bj = jj;
+        }
+        n += npat;
+    } else {
+        while (cand != 0u) {             /* warp-uniform: cand is a ballot */
+            const uint32_t j = (uint32_t)__ffs(cand) - 1u;
+            cand &= cand - 1u;
+            const float dj = dev_pkv_dmm_coop<D>(xt, bank + kvq_pkv_pattern_offset(j, D), lane);
+            n++;
+            if (dj < bd || (dj == bd && j < bj)) { /* (D, j) lexicographic [PKV-A-02] */
+                bd = dj;
+                bj = j;
+            }
+            cand &= __ballot_sync(0xFFFFFFFFu, PKV_KEEP(b, bd));
+        }
+    }
+    if (visits != NULL) *visits = n;
+    *bd_out = bd;
+    return bj;
 }
 
 /* Ask L2 for the 128-byte lines of a row of d floats, spread over a segment of
