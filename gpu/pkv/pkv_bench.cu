@@ -120,11 +120,12 @@ __global__ void bank_kernel(float *b, uint32_t npat, uint32_t d, int data)
 }
 
 /* The pruned assignment's work on a sample of tokens, counted on the host by the
- * rule of [PKV-DEV-05] (pkv_dev.cuh: probe of PKV_PROBE channels, range bound,
- * least bound first, survivors in index order, the full scan past
- * PKV_PRUNE_FULL survivors): the mean number of cooperative visits a token and
- * the share of tokens that take the full scan.  A model of the kernel's
- * decisions (the device test checks its results), for the ops/elem column. */
+ * rule of [PKV-DEV-05] (pkv_dev.cuh: the bound over the 8 probe channels and the
+ * row's and the pattern's extreme channels, least bound first, survivors in
+ * index order, the full scan past PKV_PRUNE_FULL survivors): the mean number of
+ * cooperative visits a token and the share of tokens that take the full scan.
+ * A model of the kernel's decisions (the device test checks its results), for
+ * the ops/elem column. */
 struct prune_model { double visits, full; };
 
 static float h_dmm(const float *x, const float *m, uint32_t d)
@@ -138,31 +139,36 @@ static float h_dmm(const float *x, const float *m, uint32_t d)
     return hi - lo;
 }
 
+/* The lowest channel of v (d values) holding its largest (sign > 0) or least value. */
+static uint32_t h_argext(const float *v, uint32_t d, int sign)
+{
+    uint32_t c = 0;
+    for (uint32_t i = 1; i < d; i++)
+        if (sign > 0 ? v[i] > v[c] : v[i] < v[c]) c = i;
+    return c;
+}
+
 static prune_model model_prune(const float *x, uint32_t T, const float *bank, uint32_t npat,
                                uint32_t d)
 {
     prune_model r = {0.0, 0.0};
     for (uint32_t t = 0; t < T; t++) {
         const float *xt = x + (uint64_t)t * d;
-        float xmin = xt[0], xmax = xt[0], b[32];
-        for (uint32_t i = 1; i < d; i++) {
-            xmin = std::min(xmin, xt[i]);
-            xmax = std::max(xmax, xt[i]);
-        }
+        const uint32_t px = h_argext(xt, d, 1), qx = h_argext(xt, d, -1);
+        float b[32];
         uint32_t j0 = 0;
         for (uint32_t j = 0; j < npat; j++) {
             const float *m = bank + (uint64_t)j * d;
-            float mmin = m[0], mmax = m[0], phi = xt[0] - m[0], plo = phi;
-            for (uint32_t i = 1; i < d; i++) {
-                mmin = std::min(mmin, m[i]);
-                mmax = std::max(mmax, m[i]);
+            const uint32_t ch[12] = {0u, d / 8u, 2u * d / 8u, 3u * d / 8u, 4u * d / 8u, 5u * d / 8u,
+                                     6u * d / 8u, 7u * d / 8u, px, qx, h_argext(m, d, 1),
+                                     h_argext(m, d, -1)};
+            float hi = xt[0] - m[0], lo = hi;
+            for (int k = 1; k < 12; k++) {
+                const float v = xt[ch[k]] - m[ch[k]];
+                hi = std::max(hi, v);
+                lo = std::min(lo, v);
             }
-            for (uint32_t k = 1; k < 8u; k++) {
-                const float v = xt[k * (d / 8u)] - m[k * (d / 8u)];
-                phi = std::max(phi, v);
-                plo = std::min(plo, v);
-            }
-            b[j] = std::max(phi - plo, fabsf((xmax - mmax) - (xmin - mmin)));
+            b[j] = hi - lo;
             if (b[j] < b[j0]) j0 = j;
         }
         float bd = h_dmm(xt, bank + (uint64_t)j0 * d, d);
@@ -190,14 +196,16 @@ static prune_model model_prune(const float *x, uint32_t T, const float *bank, ui
 }
 
 /* ops/elem of the pruned assignment (d = 128: a lane 4 values of the token; per
- * lane and token: the probe and range bounds ~28, the warp argmin of the bounds ~25,
- * a cooperative visit ~36 (4 differences, 6 min/max, 5 shuffle rounds of 2 + 2),
- * the full scan 3 x 128 + 25), divided by 4; plus the row's extremes 2, the
- * residual 1 and the KIVI stage 7, as the unpruned rows count them.  The full
- * scan follows the first visit. */
+ * lane and token: the bound ~58 -- 12 differences and 22 min/max over its
+ * channels, 8 compares, 2 reductions and 4 selects for the row's extreme
+ * channels, 4 loads --, the warp argmin of the bounds ~25, a cooperative visit
+ * ~36 (4 differences, 6 min/max, 5 shuffle rounds of 2 + 2), the full scan
+ * 3 x 128 + 25), divided by 4; plus the row's extremes 2, the residual 1 and
+ * the KIVI stage 7, as the unpruned rows count them.  The full scan follows the
+ * first visit. */
 static double prune_ops(const prune_model &m)
 {
-    return 2.0 + 1.0 + 7.0 + (28.0 + 25.0) / 4.0 + 36.0 / 4.0 * (m.visits) +
+    return 2.0 + 1.0 + 7.0 + (58.0 + 25.0) / 4.0 + 36.0 / 4.0 * (m.visits) +
            m.full * (3.0 * 128.0 + 25.0) / 4.0;
 }
 

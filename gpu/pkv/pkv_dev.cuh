@@ -197,15 +197,16 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest_reg(float *bd_out, const flo
  *
  * The same index as dev_pkv_nearest_reg (the lowest index of least pinned
  * min-max distance), scanning most patterns never.  Each lane holds pattern
- * `lane` in registers (dev_pkv_load_pattern) and its extremes (computed once,
- * dev_pkv_pattern_extremes).  For a token:
- *   1. lane j's lower bound b_j on the pinned distance D_j:
- *      the probe bound, the pinned min-max distance over the PKV_PROBE channels
- *      i = k D / PKV_PROBE (a partial scan: its largest difference is at most
- *      the row's, its least at least the row's, and rounding is monotone), and
- *      the range bound |RN32(RN32(xmax - mmax) - RN32(xmin - mmin))| (the range
- *      of a difference is at least the difference of the ranges, rounded
- *      soundly); b_j is the larger;
+ * `lane` in registers (dev_pkv_load_pattern) and its summary (its extremes and
+ * the lowest channels holding them, dev_pkv_pattern_summary, once a kernel).
+ * For a token:
+ *   1. lane j's lower bound b_j on the pinned distance D_j: the pinned min-max
+ *      distance over a subset S_j of the channels -- a partial scan: its largest
+ *      difference is at most the row's, its least at least the row's, and
+ *      rounding is monotone.  S_j: the PKV_PROBE channels k D / PKV_PROBE, the
+ *      channels of the row's largest and least values (dev_pkv_row_argext), and
+ *      those of pattern j's; with the last four, b_j is at least the range
+ *      bound |RN32(RN32(xmax - mmax) - RN32(xmin - mmin))|;
  *   2. the warp takes the pattern of least (b_j, j) and computes its D exactly,
  *      cooperatively (dev_pkv_dmm_coop: one float4 a lane, the extremes meet by
  *      shuffles): the best (D, j) so far;
@@ -218,11 +219,12 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest_reg(float *bd_out, const flo
  *      cost, plus the bound: the worst case, e.g. all patterns tied).
  * Every pattern not visited has D_j >= b_j > best D at its pruning, and best D
  * only falls, so its (D_j, j) is strictly above the result: the result is the
- * lexicographic least over the whole bank whatever the visiting order.
+ * lexicographic least over the whole bank whatever the visiting order.  Which
+ * channels S_j holds changes how much is pruned, never the result.
  *
  * KVQ_PKV_PLANT 3 prunes on equality (b_j >= best D): the device test's tie
  * inputs must catch it. */
-#define PKV_PROBE      8   /* probe channels a token (D / PKV_PROBE apart) */
+#define PKV_PROBE      8   /* fixed probe channels a token (D / PKV_PROBE apart) */
 #define PKV_PRUNE_FULL 8   /* more survivors than this: the full register scan */
 
 #if defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 3
@@ -231,17 +233,57 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest_reg(float *bd_out, const flo
 #define PKV_KEEP(b, best) (!((b) > (best))) /* [PKV-DEV-05]: pruned only when strictly above */
 #endif
 
+/* A lane's pattern: its largest and least values and the lowest channels
+ * holding them. */
+typedef struct pkv_pat_sum {
+    float mmax, mmin;
+    uint32_t cmax, cmin;
+} pkv_pat_sum;
+
 template <int D>
-__device__ __forceinline__ void dev_pkv_pattern_extremes(float &mmax, float &mmin,
-                                                         const float4 (&mreg)[D / 4])
+__device__ __forceinline__ pkv_pat_sum dev_pkv_pattern_summary(const float4 (&mreg)[D / 4])
 {
-    mmax = fmaxf(fmaxf(mreg[0].x, mreg[0].y), fmaxf(mreg[0].z, mreg[0].w));
-    mmin = fminf(fminf(mreg[0].x, mreg[0].y), fminf(mreg[0].z, mreg[0].w));
+    pkv_pat_sum ps = {mreg[0].x, mreg[0].x, 0u, 0u};
 #pragma unroll
-    for (int k = 1; k < D / 4; k++) {
-        mmax = fmaxf(mmax, fmaxf(fmaxf(mreg[k].x, mreg[k].y), fmaxf(mreg[k].z, mreg[k].w)));
-        mmin = fminf(mmin, fminf(fminf(mreg[k].x, mreg[k].y), fminf(mreg[k].z, mreg[k].w)));
+    for (int k = 0; k < D / 4; k++) {
+        const float v[4] = {mreg[k].x, mreg[k].y, mreg[k].z, mreg[k].w};
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            if (v[q] > ps.mmax) {
+                ps.mmax = v[q];
+                ps.cmax = (uint32_t)(4 * k + q);
+            }
+            if (v[q] < ps.mmin) {
+                ps.mmin = v[q];
+                ps.cmin = (uint32_t)(4 * k + q);
+            }
+        }
     }
+    return ps;
+}
+
+/* The lowest channels of row xt (D values) holding vmax and vmin, the whole
+ * warp at once (0 when none does: a NaN row, whose call fails).  Any channel
+ * would keep the bound sound; these make it strong. */
+template <int D>
+__device__ __forceinline__ void dev_pkv_row_argext(uint32_t &px, uint32_t &qx, const float *xt,
+                                                   float vmax, float vmin, uint32_t lane)
+{
+    uint32_t p = 0xFFFFFFFFu, q = 0xFFFFFFFFu;
+#pragma unroll
+    for (uint32_t k = lane; k < (uint32_t)D / 4u; k += 32u) {
+        const float4 a = *(const float4 *)(xt + 4u * k);
+        const float v[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+        for (int c = 3; c >= 0; c--) {
+            if (v[c] == vmax) p = min(p, 4u * k + (uint32_t)c);
+            if (v[c] == vmin) q = min(q, 4u * k + (uint32_t)c);
+        }
+    }
+    p = __reduce_min_sync(0xFFFFFFFFu, p);
+    q = __reduce_min_sync(0xFFFFFFFFu, q);
+    px = p < (uint32_t)D ? p : 0u;
+    qx = q < (uint32_t)D ? q : 0u;
 }
 
 /* The pinned min-max distance of row xt to pattern m (D values), the whole warp
@@ -282,20 +324,22 @@ __device__ __forceinline__ void dev_pkv_warp_argmin(float &v, uint32_t &j)
 }
 
 /* The pruned argmin of token xt (every lane calls it, warp-uniform): xmin,
- * xmax the row's extremes (dev_pkv_row_scan); mreg, mmax, mmin lane's pattern;
- * bank the same patterns in device memory (the cooperative visits read them
- * there, from L1).  Returns the index; *bd_out its distance; *visits (may be
- * NULL) the distances computed (1 + npat after a full scan). */
+ * xmax the row's extremes (dev_pkv_row_scan); mreg and ps lane's pattern and
+ * its summary; bank the same patterns in device memory (the cooperative visits
+ * and two loads of the bound read them there, from L1).  Returns the index;
+ * *bd_out its distance; *visits (may be NULL) the distances computed (1 + npat
+ * after a full scan). */
 template <int D>
 __device__ __forceinline__ uint32_t dev_pkv_nearest_pruned(float *bd_out, uint32_t *visits,
                                                            const float *xt, float xmin, float xmax,
-                                                           const float4 (&mreg)[D / 4], float mmax,
-                                                           float mmin, const float *bank,
-                                                           uint32_t npat, uint32_t lane)
+                                                           const float4 (&mreg)[D / 4],
+                                                           const pkv_pat_sum &ps,
+                                                           const float *bank, uint32_t npat,
+                                                           uint32_t lane)
 {
     static_assert(D % (4 * PKV_PROBE) == 0, "the probe channels are float4 heads");
     constexpr int S = D / (4 * PKV_PROBE); /* float4 pieces between probe channels */
-    /* 1. the bound: the probe (x's probe values are broadcast loads) ... */
+    /* 1. the bound over S_j: the probe channels (x's values are broadcast loads) ... */
     float phi = __fsub_rn(xt[0], mreg[0].x), plo = phi;
 #pragma unroll
     for (int k = 1; k < PKV_PROBE; k++) {
@@ -303,9 +347,16 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest_pruned(float *bd_out, uint32
         phi = fmaxf(phi, t);
         plo = fminf(plo, t);
     }
-    /* ... and the range bound */
-    const float rb = __fsub_rn(__fsub_rn(xmax, mmax), __fsub_rn(xmin, mmin));
-    float b = fmaxf(__fsub_rn(phi, plo), fabsf(rb));
+    /* ... the row's extreme channels (the pattern's values there from L1) and the
+     * pattern's (its values known) */
+    uint32_t px, qx;
+    dev_pkv_row_argext<D>(px, qx, xt, xmax, xmin, lane);
+    const float *mj = bank + kvq_pkv_pattern_offset(lane < npat ? lane : 0u, D);
+    const float t1 = __fsub_rn(xt[px], __ldg(mj + px)), t2 = __fsub_rn(xt[qx], __ldg(mj + qx));
+    const float t3 = __fsub_rn(xt[ps.cmax], ps.mmax), t4 = __fsub_rn(xt[ps.cmin], ps.mmin);
+    phi = fmaxf(phi, fmaxf(fmaxf(t1, t2), fmaxf(t3, t4)));
+    plo = fminf(plo, fminf(fminf(t1, t2), fminf(t3, t4)));
+    float b = __fsub_rn(phi, plo);
     if (b != b) b = 0.0f;                /* a NaN (an input outside the domain: the call fails) */
     const bool has = lane < npat;
     /* 2. the least bound first */

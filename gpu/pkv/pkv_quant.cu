@@ -96,6 +96,15 @@ pkv_resid_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
     dev_pkv_publish_err(st, err);
 }
 
+/* The pruned forms are meant to be memory-bound: each warp keeps the rows
+ * PKV_AHEAD steps ahead on their way to L2 (a few MiB in flight over the
+ * device), and the fused one is held to 168 registers for PKV_PRUNE_BLOCKS
+ * one-warp blocks an SM (three warps a scheduler; ptxas spills ~100 bytes to
+ * L1 there; 8 blocks would allow 255 registers and no spill).  Both are
+ * tunables of speed only. */
+#define PKV_AHEAD        4
+#define PKV_PRUNE_BLOCKS 12
+
 /* The pruned form of pkv_resid_kernel (KVQ_CUDA_PKV_PRUNE; d = D = 128, at most 32
  * patterns, the min-max metric): a warp a token, lane l holding pattern l in
  * registers, the index by dev_pkv_nearest_pruned [PKV-DEV-05]; the residual as
@@ -110,17 +119,17 @@ pkv_resid_pruned_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
     float4 mreg[D / 4];
-    float mmax, mmin;
     dev_pkv_load_pattern<D>(mreg, bank, npat, lane);
-    dev_pkv_pattern_extremes<D>(mmax, mmin, mreg);
+    const pkv_pat_sum ps = dev_pkv_pattern_summary<D>(mreg);
     uint32_t err = 0;
     for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
         const float *xt = x + t * D;
-        if (t + nwarps < tokens) dev_pkv_prefetch_row(xt + nwarps * D, D, lane, 32u);
+        if (t + PKV_AHEAD * nwarps < tokens)  /* rows PKV_AHEAD steps ahead in L2 */
+            dev_pkv_prefetch_row(xt + PKV_AHEAD * nwarps * D, D, lane, 32u);
         float vmin, vmax, bd;
         err |= dev_pkv_row_scan(&vmin, &vmax, xt, D, true, lane, 5u, true);
-        const uint32_t j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, mreg, mmax, mmin,
-                                                     bank, npat, lane);
+        const uint32_t j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, mreg, ps, bank,
+                                                     npat, lane);
         const bool use = !vdecide || dev_pkv_v_use(vmin, vmax, bd, thr);
         if (lane == 0u) index[t] = use ? (uint16_t)j : (uint16_t)KVQ_PKV_NO_PATTERN;
         const float *m = bank + kvq_pkv_pattern_offset(j, D);
@@ -154,7 +163,7 @@ pkv_resid_pruned_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
  * most 32 patterns): each lane keeps its pattern in registers
  * (dev_pkv_nearest_reg), so the assignment loads only the token's row. */
 template <int BITS, int LG, int D, bool PRUNE>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(PRUNE ? 32 : 256, PRUNE ? PKV_PRUNE_BLOCKS : 1)
 pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
                              uint8_t *__restrict__ codes, float *__restrict__ scale,
                              float *__restrict__ zero, const float *__restrict__ x,
@@ -172,18 +181,20 @@ pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ i
     uint32_t err = 0, f = 0, kerr = 0;
     constexpr int DR = D > 0 ? D : 4;
     float4 mreg[DR / 4];                 /* D > 0: this lane's pattern (npat <= 32, dim = D) */
-    float mmax = 0.0f, mmin = 0.0f;      /* PRUNE: its extremes [PKV-DEV-05] */
+    pkv_pat_sum ps = {0.0f, 0.0f, 0u, 0u}; /* PRUNE: its summary [PKV-DEV-05] */
     if (D > 0) dev_pkv_load_pattern<DR>(mreg, bank, npat, lane);
-    if constexpr (D > 0 && PRUNE) dev_pkv_pattern_extremes<DR>(mmax, mmin, mreg);
+    if constexpr (D > 0 && PRUNE) ps = dev_pkv_pattern_summary<DR>(mreg);
     for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
         const float *xt = x + t * dim;
-        if (t + nwarps < tokens) dev_pkv_prefetch_row(xt + nwarps * dim, dim, lane, 32u);
+        if (PRUNE && t + PKV_AHEAD * nwarps < tokens) /* the pruned form: memory-bound */
+            dev_pkv_prefetch_row(xt + PKV_AHEAD * nwarps * dim, dim, lane, 32u);
+        else if (!PRUNE && t + nwarps < tokens)
+            dev_pkv_prefetch_row(xt + nwarps * dim, dim, lane, 32u);
         float vmin, vmax, bd;
         err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
         uint32_t j;
         if constexpr (D > 0 && PRUNE)
-            j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, mreg, mmax, mmin, bank, npat,
-                                          lane);
+            j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, mreg, ps, bank, npat, lane);
         else
             j = D > 0 ? dev_pkv_nearest_reg<DR>(&bd, xt, mreg, npat, lane)
                   : dev_pkv_nearest(&bd, xt, bank, npat, dim, KVQ_PKV_DIST_MINMAX, true, lane, 5u,

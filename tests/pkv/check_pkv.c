@@ -262,14 +262,27 @@ END_TEST
 /* pruning: the device argmin's lower bounds and its rule [PKV-DEV-05]       */
 /* ========================================================================= */
 
-/* The two lower bounds of bounds/pkv.md §5 on the pinned min-max distance, as
- * [PKV-DEV-05] states them (binary32, -ffp-contract=off): the probe bound over
- * channels k d / 8, k < 8 (d a multiple of 8), and the range bound. */
-static float prune_probe(const float *x, const float *m, uint32_t d)
+/* The lower bounds of bounds/pkv.md §5 on the pinned min-max distance, as
+ * [PKV-DEV-05] states them (binary32, -ffp-contract=off): the pinned distance
+ * over the channel subset S (the probe channels k d / 8, k < 8, d a multiple of
+ * 8, and the lowest channels of x's and m's largest and least values), and the
+ * range bound, which the subset bound dominates. */
+static uint32_t prune_argext(const float *v, uint32_t d, int sign)
 {
+    uint32_t c = 0;
+    for (uint32_t i = 1; i < d; i++)
+        if (sign > 0 ? v[i] > v[c] : v[i] < v[c]) c = i;
+    return c;
+}
+
+static float prune_subset(const float *x, const float *m, uint32_t d)
+{
+    const uint32_t ch[4] = { prune_argext(x, d, 1), prune_argext(x, d, -1), prune_argext(m, d, 1),
+                             prune_argext(m, d, -1) };
     float hi = x[0] - m[0], lo = hi;
-    for (uint32_t k = 1; k < 8u; k++) {
-        const float t = x[k * (d / 8u)] - m[k * (d / 8u)];
+    for (uint32_t k = 1; k < 12u; k++) {
+        const uint32_t i = k < 8u ? k * (d / 8u) : ch[k - 8u];
+        const float t = x[i] - m[i];
         hi = fmaxf(hi, t);
         lo = fminf(lo, t);
     }
@@ -299,7 +312,7 @@ static uint32_t prune_argmin(const float *x, const float *bank, uint32_t npat, u
     uint32_t j0 = 0;
     for (uint32_t j = 0; j < npat; j++) {
         const float *m = bank + (uint64_t)j * d;
-        b[j] = fmaxf(prune_probe(x, m, d), prune_range(x, m, d));
+        b[j] = prune_subset(x, m, d);
         if (b[j] < b[j0]) j0 = j;
     }
     float bd = kvq_pkv_dist_minmax(x, bank + (uint64_t)j0 * d, d);
@@ -324,7 +337,8 @@ static uint32_t prune_argmin(const float *x, const float *bank, uint32_t npat, u
 }
 
 /* SPEC: [PKV-DEV-05] [PKV-A-01] both lower bounds are at most the pinned distance
- * (bounds/pkv.md §5: monotone rounding), on random values of every scale and on
+ * (bounds/pkv.md §5: monotone rounding) and the subset bound is at least the
+ * range bound, on random values of every scale and on
  * special values (signed zeros, subnormals, 2^48, values one ulp apart); the
  * pinned distance is the fast path's (special_minmax_vs_exact holds it to the
  * exact path). */
@@ -348,10 +362,12 @@ START_TEST(pruning_bounds_sound)
                              : x[i] + rnd_val(&r, sc * 0x1p-20f); /* near: ulp-scale */
         }
         const float dist = kvq_pkv_dist_minmax(x, m, d);
-        const float bp = prune_probe(x, m, d), br = prune_range(x, m, d);
-        REQ_MSG(bp <= dist && br <= dist, "case %u d %u mode %d: probe %a range %a > distance %a",
+        const float bp = prune_subset(x, m, d), br = prune_range(x, m, d);
+        REQ_MSG(bp <= dist && br <= dist, "case %u d %u mode %d: subset %a range %a > distance %a",
                 k, d, mode, (double)bp, (double)br, (double)dist);
-        tight += fmaxf(bp, br) == dist;
+        REQ_MSG(br <= bp, "case %u d %u mode %d: range %a above subset %a", k, d, mode, (double)br,
+                (double)bp);
+        tight += bp == dist;
     }
     /* the bounds are attained often (so a test of the equality rule has cases) */
     REQ_MSG(tight > 1000u, "only %u of 40000 bounds equal the distance", tight);
