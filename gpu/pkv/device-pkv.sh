@@ -7,8 +7,8 @@
 # usage: gpu/pkv/device-pkv.sh   (run in the repository root; outputs under $OUT)
 #   pkv-build.log    the build
 #   pkv-gpu-test.txt gpu/pkv/pkv_test.cu: every device output against ref/fast/pkv.c, bit
-#                    for bit, at the default seed and at EXTRA_SEEDS (0x1 0x2 0x3, EXTRA_CASES
-#                    200 cases each); every run must end "N passed, 0 failed" with exit 0
+#                    for bit, at the default seed and at EXTRA_SEEDS (0x1 0x2, EXTRA_CASES
+#                    150 cases each); every run must end "N passed, 0 failed" with exit 0
 #   kivi-gpu-test.txt gpu/gpu_test.cu, the KIVI kernels (their device arithmetic is shared
 #                    with PKV through gpu/kivi/kivi_dev.cuh): "N passed, 0 failed", exit 0
 #   pkv-plant.txt    the same test over kernels with one planted bug each
@@ -46,9 +46,9 @@ fi
     echo "kvq_gpu_pkv_test exit $?"
     # more seeds, shorter runs (no large blocks): the pruned assignment's inputs
     # [PKV-DEV-05] (random, clustered, ties, near ties) drawn anew each time
-    for seed in ${EXTRA_SEEDS:-0x1 0x2 0x3}; do
-        echo "# KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-200} KVQ_PKV_LARGE=0"
-        KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-200} KVQ_PKV_LARGE=0 stdbuf -oL timeout 120 \
+    for seed in ${EXTRA_SEEDS:-0x1 0x2}; do
+        echo "# KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-150} KVQ_PKV_LARGE=0"
+        KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-150} KVQ_PKV_LARGE=0 stdbuf -oL timeout 90 \
             build/gpu/kvq_gpu_pkv_test
         echo "kvq_gpu_pkv_test exit $?"
     done
