@@ -36,6 +36,15 @@
  *   many L1 cycles as the min/max instructions take).
  *   dequantize: ~8 (unpack shift/mask, 2^23 trick FADD, FFMA, the saturation
  *   test, the pattern FADD).
+ *   pruned rows (KVQ_CUDA_PKV_PRUNE, [PKV-DEV-05]): the work depends on the
+ *   data, so each data set (clustered, random, ties: see DATA_*) gets a host
+ *   count of the pruning's visits on a sample of its tokens (model_prune, the
+ *   rule of pkv_dev.cuh), and prune_ops turns it into ops/elem: ~40 when one
+ *   distance a token is computed, ~142 when the full scan runs.  The unpruned
+ *   fused row runs on all three sets too, as the baseline of each.
+ *   The dequantizer rows run the one-kernel form on a device with cooperative
+ *   launches [PKV-DEV-06]; their floor still counts the check's second read of
+ *   the metadata and indices (in the one kernel it mostly hits L2).
  *
  * usage: kvq_pkv_bench [--reps R] [--json PATH] [--commit TEXT]
  */
