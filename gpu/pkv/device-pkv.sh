@@ -12,8 +12,9 @@
 #   kivi-gpu-test.txt gpu/gpu_test.cu, the KIVI kernels (their device arithmetic is shared
 #                    with PKV through gpu/kivi/kivi_dev.cuh): "N passed, 0 failed", exit 0
 #   pkv-plant.txt    the same test over kernels with one planted bug each
-#                    (KVQ_PKV_PLANT = 1, 2, 3; gpu/pkv/pkv_dev.cuh; 3 prunes a pattern whose
-#                    bound equals the best distance [PKV-DEV-05]): each must FAIL (exit 1)
+#                    (KVQ_PKV_PLANT = 1 .. 4; gpu/pkv/pkv_dev.cuh; 3 prunes a pattern whose
+#                    bound equals the best distance [PKV-DEV-05], 4 lets the one-kernel
+#                    dequantizer write after a failed check [PKV-DEV-06]): each must FAIL
 #   pkv-bench.txt, pkv-bench.json   gpu/pkv/pkv_bench.cu at 256 MiB against a device copy
 #                    (the pruned rows on clustered, random and tied data; ops/elem of those
 #                    from the host model of the pruning's visits)
@@ -65,7 +66,7 @@ runs=$(grep -c "^kvq_gpu_pkv_test exit " "$OUT/pkv-gpu-test.txt")
 grep -q "^kvq_gpu_test exit 0$" "$OUT/kivi-gpu-test.txt" && grep -q " passed, 0 failed$" "$OUT/kivi-gpu-test.txt" || rc=1
 {
     echo "# gpu/pkv/pkv_test.cu over kernels with a planted bug (KVQ_PKV_PLANT); each must FAIL"
-    for k in 1 2 3; do
+    for k in 1 2 3 4; do
         KVQ_PKV_CASES=${PLANT_CASES:-200} KVQ_PKV_LARGE=0 stdbuf -oL timeout 120 \
             "build/gpu/kvq_gpu_pkv_test_plant$k" > "$OUT/plant$k.log" 2>&1
         t=$?

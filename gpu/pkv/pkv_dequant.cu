@@ -157,7 +157,9 @@ pkv_dequant_token_coop_kernel(float *__restrict__ y, const uint8_t *__restrict__
 {
     dev_pkv_dq_check(codes, scale, zero, index, bank, npat, st, sh, kind, pol, span);
     cg::this_grid().sync();
+#if !(defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 4) /* planted bug: writes whatever the checks found */
     if (*(volatile unsigned long long *)&st->key != NO_KEY) return; /* grid-uniform */
+#endif
     const uint32_t lane = threadIdx.x & 31u, d = sh.channels, G = 1u << lg_g;
     const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
     uint32_t f = 0;
@@ -288,7 +290,9 @@ pkv_dequant_channel_coop_kernel(float *__restrict__ y, const uint8_t *__restrict
 {
     dev_pkv_dq_check(codes, scale, zero, index, bank, npat, st, sh, kind, pol, span);
     cg::this_grid().sync();
+#if !(defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 4) /* planted bug: writes whatever the checks found */
     if (*(volatile unsigned long long *)&st->key != NO_KEY) return; /* grid-uniform */
+#endif
     uint32_t f = 0;
     for (uint64_t g = dev_tid(); g < ng; g += (uint64_t)gridDim.x * blockDim.x)
         dev_pkv_dq_channel_group<BITS, G>(y, codes, scale, zero, index, bank, sh, g, f);

@@ -18,7 +18,8 @@
  * bug the test must catch: 1, ties across a segment's lanes take the higher
  * index; 2, Chebyshev extremes scanned in descending token order (the sign of
  * a zero extreme); 3, the pruned argmin prunes a pattern whose bound equals
- * the best distance (a tie to a lower index lost).
+ * the best distance (a tie to a lower index lost); 4, the one-kernel
+ * dequantizer (pkv_dequant.cu) writes after its checks failed.
  */
 #ifndef KVQ_PKV_DEV_CUH
 #define KVQ_PKV_DEV_CUH
