@@ -7,15 +7,20 @@
 # usage: gpu/pkv/device-pkv.sh   (run in the repository root; outputs under $OUT)
 #   pkv-build.log    the build
 #   pkv-gpu-test.txt gpu/pkv/pkv_test.cu: every device output against ref/fast/pkv.c, bit
-#                    for bit; must end "N passed, 0 failed" with exit 0
+#                    for bit, at the default seed and at EXTRA_SEEDS (0x1 0x2, EXTRA_CASES
+#                    150 cases each); every run must end "N passed, 0 failed" with exit 0
 #   kivi-gpu-test.txt gpu/gpu_test.cu, the KIVI kernels (their device arithmetic is shared
 #                    with PKV through gpu/kivi/kivi_dev.cuh): "N passed, 0 failed", exit 0
 #   pkv-plant.txt    the same test over kernels with one planted bug each
-#                    (KVQ_PKV_PLANT = 1, 2; gpu/pkv/pkv_dev.cuh): each must FAIL (exit 1)
+#                    (KVQ_PKV_PLANT = 1 .. 4; gpu/pkv/pkv_dev.cuh; 3 prunes a pattern whose
+#                    bound equals the best distance [PKV-DEV-05], 4 lets the one-kernel
+#                    dequantizer write after a failed check [PKV-DEV-06]): each must FAIL
 #   pkv-bench.txt, pkv-bench.json   gpu/pkv/pkv_bench.cu at 256 MiB against a device copy
+#                    (the pruned rows on clustered, random and tied data; ops/elem of those
+#                    from the host model of the pruning's visits)
 # env: KVQ_COMMIT (recorded in the reports), REPS (30), JOBS (16), KVQ_SEED, KVQ_PKV_CASES,
-#      KVQ_PKV_LARGE (passed to the test), PLANT_CASES (200: the planted runs' random cases,
-#      no large blocks)
+#      KVQ_PKV_LARGE (passed to the first test run), EXTRA_SEEDS, EXTRA_CASES, PLANT_CASES
+#      (200: the planted runs' random cases, no large blocks)
 # Exit status 0 when the build, the test, both planted runs (caught) and the benchmark
 # went as required; 1 otherwise.
 set -u
@@ -40,8 +45,19 @@ fi
     echo "# gpu/reports/pkv-gpu-test.txt -- gpu/pkv/pkv_test.cu on $dev; commit $COMMIT"
     stdbuf -oL timeout 240 build/gpu/kvq_gpu_pkv_test
     echo "kvq_gpu_pkv_test exit $?"
+    # more seeds, shorter runs (no large blocks): the pruned assignment's inputs
+    # [PKV-DEV-05] (random, clustered, ties, near ties) drawn anew each time
+    for seed in ${EXTRA_SEEDS:-0x1 0x2}; do
+        echo "# KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-150} KVQ_PKV_LARGE=0"
+        KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-150} KVQ_PKV_LARGE=0 stdbuf -oL timeout 90 \
+            build/gpu/kvq_gpu_pkv_test
+        echo "kvq_gpu_pkv_test exit $?"
+    done
 } > "$OUT/pkv-gpu-test.txt" 2>&1
-grep -q "^kvq_gpu_pkv_test exit 0$" "$OUT/pkv-gpu-test.txt" && grep -q " passed, 0 failed$" "$OUT/pkv-gpu-test.txt" || rc=1
+# every run: exit 0 and "N passed, 0 failed"
+runs=$(grep -c "^kvq_gpu_pkv_test exit " "$OUT/pkv-gpu-test.txt")
+[ "$(grep -c "^kvq_gpu_pkv_test exit 0$" "$OUT/pkv-gpu-test.txt")" -eq "$runs" ] &&
+    [ "$(grep -c " passed, 0 failed$" "$OUT/pkv-gpu-test.txt")" -eq "$runs" ] || rc=1
 {
     echo "# gpu/gpu_test.cu (KIVI, whose device arithmetic gpu/kivi/kivi_dev.cuh now shares with PKV) on $dev; commit $COMMIT"
     stdbuf -oL timeout 120 build/gpu/kvq_gpu_test
@@ -50,7 +66,7 @@ grep -q "^kvq_gpu_pkv_test exit 0$" "$OUT/pkv-gpu-test.txt" && grep -q " passed,
 grep -q "^kvq_gpu_test exit 0$" "$OUT/kivi-gpu-test.txt" && grep -q " passed, 0 failed$" "$OUT/kivi-gpu-test.txt" || rc=1
 {
     echo "# gpu/pkv/pkv_test.cu over kernels with a planted bug (KVQ_PKV_PLANT); each must FAIL"
-    for k in 1 2; do
+    for k in 1 2 3 4; do
         KVQ_PKV_CASES=${PLANT_CASES:-200} KVQ_PKV_LARGE=0 stdbuf -oL timeout 120 \
             "build/gpu/kvq_gpu_pkv_test_plant$k" > "$OUT/plant$k.log" 2>&1
         t=$?
@@ -67,7 +83,7 @@ grep -q "^kvq_gpu_test exit 0$" "$OUT/kivi-gpu-test.txt" && grep -q " passed, 0 
 } > "$OUT/pkv-plant.txt" 2>&1
 timeout 150 build/gpu/kvq_pkv_bench --reps "${REPS:-30}" --json "$OUT/pkv-bench.json" \
     --commit "$COMMIT" > "$OUT/pkv-bench.txt" 2>&1 || rc=1
-tail -3 "$OUT/pkv-gpu-test.txt"
+grep "passed, .* failed$\|^kvq_gpu_pkv_test exit\|^FAIL" "$OUT/pkv-gpu-test.txt" | head -20
 tail -2 "$OUT/kivi-gpu-test.txt"
 grep "^plant" "$OUT/pkv-plant.txt"
 cat "$OUT/pkv-bench.txt"

@@ -56,6 +56,13 @@ kvq_status kvq_cuda_pkv_assign_host(uint16_t *index, const float *x, uint32_t to
  * on the residual in registers; the same results bit for bit); otherwise it is
  * ignored. */
 #define KVQ_CUDA_PKV_FUSED 0x100u
+/* Option bit of the quantize launchers: with d = 128, at most 32 patterns and the
+ * min-max metric (keys at decode, values, keys at prefill by KVQ_PKV_DIST_MINMAX),
+ * the assignment prunes every pattern whose sound lower bound on the pinned
+ * distance is strictly above the best distance found (spec/pkv.md [PKV-DEV-05],
+ * spec/bounds/pkv.md §5): the same indices bit for bit, most patterns never
+ * scanned on clustered data; otherwise it is ignored. */
+#define KVQ_CUDA_PKV_PRUNE 0x200u
 
 /* Workspace bytes of a quantize call (0 for arguments kvq_pkv_quantize
  * refuses with KVQ_E_PARAM or KVQ_E_SHAPE); 256-byte aligned device memory. */
@@ -99,7 +106,10 @@ size_t kvq_cuda_pkv_dequantize_workspace(void);
 /* kvq_pkv_dequantize on the device: a check pass (bank, indices, KIVI
  * metadata and, under the NaN policy, overflow, in the fast path's order),
  * then y = RN32(fmaf(c, s, z) + m[index]) in one pass that returns at once when
- * the check failed.  Stream-ordered like the quantizer. */
+ * the check failed.  Where the device launches cooperatively (per-token groups
+ * with G a power of two, per-channel groups with G 32, 64, 128) both run as one
+ * kernel around a grid barrier [PKV-DEV-06]: nothing is written on error either
+ * way.  Stream-ordered like the quantizer. */
 kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result *d_result,
                                          const uint8_t *d_codes, const float *d_scale,
                                          const float *d_zero, const uint16_t *d_index,

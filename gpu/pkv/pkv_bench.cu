@@ -36,6 +36,15 @@
  *   many L1 cycles as the min/max instructions take).
  *   dequantize: ~8 (unpack shift/mask, 2^23 trick FADD, FFMA, the saturation
  *   test, the pattern FADD).
+ *   pruned rows (KVQ_CUDA_PKV_PRUNE, [PKV-DEV-05]): the work depends on the
+ *   data, so each data set (clustered, random, ties: see DATA_*) gets a host
+ *   count of the pruning's visits on a sample of its tokens (model_prune, the
+ *   rule of pkv_dev.cuh), and prune_ops turns it into ops/elem: ~40 when one
+ *   distance a token is computed, ~142 when the full scan runs.  The unpruned
+ *   fused row runs on all three sets too, as the baseline of each.
+ *   The dequantizer rows run the one-kernel form on a device with cooperative
+ *   launches [PKV-DEV-06]; their floor still counts the check's second read of
+ *   the metadata and indices (in the one kernel it mostly hits L2).
  *
  * usage: kvq_pkv_bench [--reps R] [--json PATH] [--commit TEXT]
  */
@@ -54,14 +63,46 @@
 #define KVQ_BENCH_NAME "pkv-bench"
 #include "bench_time.cuh"
 
-/* Values near one of the 32 grid patterns (the V threshold keeps most). */
-__global__ void fill_kernel(float *x, uint64_t n, uint32_t d, uint32_t npat)
+/* The data sets of the rows:
+ *   DATA_CLUSTER  values near one of the 32 grid patterns (the V threshold keeps
+ *                 most): the assignment's usual case, the pruning's best;
+ *   DATA_RANDOM   tokens and patterns independent, uniform on [-1, 1): every
+ *                 distance alike, the bound prunes little;
+ *   DATA_TIES     every token the base row b, pattern j = b with +h and -h on two
+ *                 channels: all 32 distances equal (2h), nothing can be pruned --
+ *                 the adversarial worst case of [PKV-DEV-05]. */
+enum { DATA_CLUSTER, DATA_RANDOM, DATA_TIES };
+static const char *data_name[3] = {"clustered", "random", "ties"};
+
+__device__ __host__ inline uint64_t mix64(uint64_t k)
+{
+    k *= 0xD1B54A32D192ED03ull;
+    k ^= k >> 31;
+    k *= 0x9E3779B97F4A7C15ull;
+    return k ^ (k >> 29);
+}
+
+__device__ __host__ inline float base_val(uint32_t i) /* the ties' base row, on a grid */
+{
+    return (float)((int)(mix64(i + 77u) % 33u) - 16) * 0.125f;
+}
+
+__global__ void fill_kernel(float *x, uint64_t n, uint32_t d, uint32_t npat, int data)
 {
     for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t i = (uint32_t)(e % d);
+        if (data == DATA_RANDOM) {
+            x[e] = ((float)(mix64(e) & 0xFFFFFF) - 8388608.0f) * 0x1p-23f;
+            continue;
+        }
+        if (data == DATA_TIES) {
+            x[e] = base_val(i);
+            continue;
+        }
         uint64_t t = e / d, h = t * 0x9E3779B97F4A7C15ull;
         h ^= h >> 29;
-        const uint32_t j = (uint32_t)(h % npat), i = (uint32_t)(e % d);
+        const uint32_t j = (uint32_t)(h % npat);
         uint64_t k = e * 0xD1B54A32D192ED03ull;
         k ^= k >> 31;
         x[e] = (float)((int)((j * 7u + i * 13u) % 33u) - 16) * 0.125f +
@@ -69,12 +110,112 @@ __global__ void fill_kernel(float *x, uint64_t n, uint32_t d, uint32_t npat)
     }
 }
 
-__global__ void bank_kernel(float *b, uint32_t npat, uint32_t d)
+__device__ __host__ inline float bank_val(uint32_t j, uint32_t i, uint32_t d, int data)
 {
-    for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < npat * d; e += gridDim.x * blockDim.x) {
-        const uint32_t j = e / d, i = e % d;
-        b[e] = (float)((int)((j * 7u + i * 13u) % 33u) - 16) * 0.125f;
+    if (data == DATA_RANDOM)
+        return ((float)(mix64(0x5EEDull * 1000003u + (uint64_t)j * d + i) & 0xFFFFFF) - 8388608.0f) *
+               0x1p-23f;
+    if (data == DATA_TIES) {             /* +h on channel p_j, -h on q_j (distinct) */
+        const uint32_t p = (uint32_t)(mix64(j * 2u + 1u) % d), q = (p + 1u + j) % d;
+        return base_val(i) + (i == p ? 0.25f : i == q ? -0.25f : 0.0f);
     }
+    return (float)((int)((j * 7u + i * 13u) % 33u) - 16) * 0.125f;
+}
+
+__global__ void bank_kernel(float *b, uint32_t npat, uint32_t d, int data)
+{
+    for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < npat * d; e += gridDim.x * blockDim.x)
+        b[e] = bank_val(e / d, e % d, d, data);
+}
+
+/* The pruned assignment's work on a sample of tokens, counted on the host by the
+ * rule of [PKV-DEV-05] (pkv_dev.cuh: the bound over the 8 probe channels and the
+ * row's and the pattern's extreme channels, least bound first, survivors in
+ * index order, the full scan past PKV_PRUNE_FULL survivors): the mean number of
+ * cooperative visits a token and the share of tokens that take the full scan.
+ * A model of the kernel's decisions (the device test checks its results), for
+ * the ops/elem column. */
+struct prune_model { double visits, full; };
+
+static float h_dmm(const float *x, const float *m, uint32_t d)
+{
+    float hi = x[0] - m[0], lo = hi;
+    for (uint32_t i = 1; i < d; i++) {
+        const float t = x[i] - m[i];
+        hi = t > hi ? t : hi;
+        lo = t < lo ? t : lo;
+    }
+    return hi - lo;
+}
+
+/* The lowest channel of v (d values) holding its largest (sign > 0) or least value. */
+static uint32_t h_argext(const float *v, uint32_t d, int sign)
+{
+    uint32_t c = 0;
+    for (uint32_t i = 1; i < d; i++)
+        if (sign > 0 ? v[i] > v[c] : v[i] < v[c]) c = i;
+    return c;
+}
+
+static prune_model model_prune(const float *x, uint32_t T, const float *bank, uint32_t npat,
+                               uint32_t d)
+{
+    prune_model r = {0.0, 0.0};
+    for (uint32_t t = 0; t < T; t++) {
+        const float *xt = x + (uint64_t)t * d;
+        const uint32_t px = h_argext(xt, d, 1), qx = h_argext(xt, d, -1);
+        float b[32];
+        uint32_t j0 = 0;
+        for (uint32_t j = 0; j < npat; j++) {
+            const float *m = bank + (uint64_t)j * d;
+            const uint32_t ch[12] = {0u, d / 8u, 2u * d / 8u, 3u * d / 8u, 4u * d / 8u, 5u * d / 8u,
+                                     6u * d / 8u, 7u * d / 8u, px, qx, h_argext(m, d, 1),
+                                     h_argext(m, d, -1)};
+            float hi = xt[0] - m[0], lo = hi;
+            for (int k = 1; k < 12; k++) {
+                const float v = xt[ch[k]] - m[ch[k]];
+                hi = std::max(hi, v);
+                lo = std::min(lo, v);
+            }
+            b[j] = hi - lo;
+            if (b[j] < b[j0]) j0 = j;
+        }
+        float bd = h_dmm(xt, bank + (uint64_t)j0 * d, d);
+        uint32_t cand = 0, n = 0;
+        for (uint32_t j = 0; j < npat; j++)
+            if (j != j0 && !(b[j] > bd)) cand |= 1u << j;
+        if (__builtin_popcount(cand) > 8) { /* the first visit, then the full scan */
+            r.full += 1.0;
+            r.visits += 1.0;
+            continue;
+        }
+        while (cand) {
+            const uint32_t j = (uint32_t)__builtin_ctz(cand);
+            cand &= cand - 1u;
+            bd = std::min(bd, h_dmm(xt, bank + (uint64_t)j * d, d));
+            n++;
+            for (uint32_t k = 0; k < npat; k++)
+                if (b[k] > bd) cand &= ~(1u << k);
+        }
+        r.visits += 1.0 + n;
+    }
+    r.visits /= T;
+    r.full /= T;
+    return r;
+}
+
+/* ops/elem of the pruned assignment (d = 128: a lane 4 values of the token; per
+ * lane and token: the bound ~58 -- 12 differences and 22 min/max over its
+ * channels, 8 compares, 2 reductions and 4 selects for the row's extreme
+ * channels, 4 loads --, the warp argmin of the bounds ~25, a cooperative visit
+ * ~36 (4 differences, 6 min/max, 5 shuffle rounds of 2 + 2), the full scan
+ * 3 x 128 + 25), divided by 4; plus the row's extremes 2, the residual 1 and
+ * the KIVI stage 7, as the unpruned rows count them.  The full scan follows the
+ * first visit. */
+static double prune_ops(const prune_model &m)
+{
+    return 2.0 + 1.0 + 7.0 + (58.0 + 25.0) / 4.0 + 36.0 / 4.0 * (m.visits) +
+           m.full * (3.0 * 128.0 + 25.0) / 4.0;
 }
 
 int main(int argc, char **argv)
@@ -119,27 +260,54 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&index, (size_t)T * 2u));
     CK(cudaMalloc(&bank, (size_t)NP * d * 4u));
     bench_flush_alloc();
-    fill_kernel<<<4096, 256>>>(x, n, d, NP);
-    bank_kernel<<<16, 256>>>(bank, NP, d);
-    CK(cudaDeviceSynchronize());
+    int data = -1;                       /* the data set x and bank now hold */
+    const uint32_t TS = 4096u;           /* tokens of the host model's sample */
+    std::vector<float> hx((size_t)TS * d), hb((size_t)NP * d);
+    prune_model pm[3] = {};
+    auto load = [&](int want) {
+        if (data == want) return;
+        fill_kernel<<<4096, 256>>>(x, n, d, NP, want);
+        bank_kernel<<<16, 256>>>(bank, NP, d, want);
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(hx.data(), x, hx.size() * 4u, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(hb.data(), bank, hb.size() * 4u, cudaMemcpyDeviceToHost));
+        pm[want] = model_prune(hx.data(), TS, hb.data(), NP, d);
+        data = want;
+    };
+    load(DATA_CLUSTER);
 
     const double t_copy = time_med(reps, [&] { CK(cudaMemcpyAsync(cpy, x, in_b, cudaMemcpyDeviceToDevice, 0)); });
     const double bw_copy = 2.0 * (double)in_b / (t_copy * 1e-3) / 1e9;
 
     kvq_cuda_result *res;
     CK(cudaMalloc((void **)&res, sizeof *res));
-    struct row { char name[96]; double ms, bytes, moved, ops; } rows[16];
+    struct row { char name[112]; double ms, bytes, moved, ops; } rows[24];
     int nr = 0;
-    struct qcfg { const char *name; uint32_t kind, npat, opts; } qc[] = {
-        {"Q values, |M| = 32, fused, direct (one pass)", KVQ_PKV_VALUE, 32u,
-         KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED},
-        {"Q values, |M| = 32, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT},
-        {"Q keys (decode, min-max), |M| = 32, direct", KVQ_PKV_KEY_DECODE, 32u, KVQ_CUDA_DIRECT},
-        {"Q values, |M| = 32, scratch (nothing written on error)", KVQ_PKV_VALUE, 32u, 0u},
-        {"Q values, |M| = 1, direct (memory structure)", KVQ_PKV_VALUE, 1u, KVQ_CUDA_DIRECT},
-        {"Q keys, |M| = 1, direct (memory structure)", KVQ_PKV_KEY_DECODE, 1u, KVQ_CUDA_DIRECT},
+    const uint32_t PR = KVQ_CUDA_PKV_PRUNE, FD = KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED;
+    struct qcfg { const char *name; uint32_t kind, npat, opts; int data; } qc[] = {
+        {"Q values, |M| = 32, fused, direct (one pass)", KVQ_PKV_VALUE, 32u, FD, DATA_CLUSTER},
+        {"Q values, |M| = 32, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT, DATA_CLUSTER},
+        {"Q keys (decode, min-max), |M| = 32, direct", KVQ_PKV_KEY_DECODE, 32u, KVQ_CUDA_DIRECT,
+         DATA_CLUSTER},
+        {"Q values, |M| = 32, scratch (nothing written on error)", KVQ_PKV_VALUE, 32u, 0u,
+         DATA_CLUSTER},
+        {"Q values, |M| = 1, direct (memory structure)", KVQ_PKV_VALUE, 1u, KVQ_CUDA_DIRECT,
+         DATA_CLUSTER},
+        {"Q keys, |M| = 1, direct (memory structure)", KVQ_PKV_KEY_DECODE, 1u, KVQ_CUDA_DIRECT,
+         DATA_CLUSTER},
+        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD | PR, DATA_CLUSTER},
+        {"Q values, |M| = 32, pruned, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT | PR,
+         DATA_CLUSTER},
+        {"Q keys (decode), |M| = 32, pruned, direct", KVQ_PKV_KEY_DECODE, 32u,
+         KVQ_CUDA_DIRECT | PR, DATA_CLUSTER},
+        {"Q values, |M| = 32, pruned, scratch", KVQ_PKV_VALUE, 32u, PR, DATA_CLUSTER},
+        {"Q values, |M| = 32, fused, direct", KVQ_PKV_VALUE, 32u, FD, DATA_RANDOM},
+        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD | PR, DATA_RANDOM},
+        {"Q values, |M| = 32, fused, direct", KVQ_PKV_VALUE, 32u, FD, DATA_TIES},
+        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD | PR, DATA_TIES},
     };
     for (auto &q : qc) {
+        load(q.data);
         const size_t wb = kvq_cuda_pkv_quantize_workspace(&p, q.kind, T, d, q.opts);
         void *ws;
         CK(cudaMalloc(&ws, wb));
@@ -162,12 +330,13 @@ int main(int argc, char **argv)
         double moved = bytes + (fused ? 0.0 : (double)in_b);            /* the KIVI stage reads r */
         if (!(q.opts & KVQ_CUDA_DIRECT)) moved += 2.0 * ((double)in_b + idx + cb + meta); /* copy-outs */
         row &r = rows[nr++];
-        snprintf(r.name, sizeof r.name, "%s", q.name);
+        snprintf(r.name, sizeof r.name, "%s [%s]", q.name, data_name[q.data]);
         r.ms = ms;
         r.bytes = bytes;
         r.moved = moved;
-        r.ops = 3.0 * q.npat + 3.0 + 7.0;
+        r.ops = (q.opts & PR) && q.npat == NP ? prune_ops(pm[q.data]) : 3.0 * q.npat + 3.0 + 7.0;
     }
+    load(DATA_CLUSTER);
     /* dequantize the block the last value/key quantize of |M| = 32 left (run them again) */
     for (uint32_t kind : {KVQ_PKV_VALUE, KVQ_PKV_KEY_DECODE}) {
         const size_t wb = kvq_cuda_pkv_quantize_workspace(&p, kind, T, d, KVQ_CUDA_DIRECT);
@@ -193,11 +362,11 @@ int main(int argc, char **argv)
         const double meta = 8.0 * (double)kvq_kivi_groups(&ks), cb = (double)kvq_kivi_code_bytes(&ks);
         const double idx = (double)kvq_pkv_index_bytes(T);
         row &r = rows[nr++];
-        snprintf(r.name, sizeof r.name, "DQ %s, |M| = 32 (check pass + one write pass)",
+        snprintf(r.name, sizeof r.name, "DQ %s, |M| = 32 (check and write, one kernel)",
                  kind == KVQ_PKV_VALUE ? "values" : "keys");
         r.ms = ms;
         r.bytes = (double)in_b + cb + meta + idx;
-        r.moved = r.bytes + meta + idx;
+        r.moved = r.bytes + meta + idx; /* the check's reads; the write pass rereads from L2 */
         r.ops = 8.0;
     }
     printf("# gpu/reports/pkv-bench.txt -- PKV quantizer and dequantizer vs a device-to-device copy\n");
@@ -208,7 +377,11 @@ int main(int argc, char **argv)
     printf("#   dequantize: codes + metadata + indices + y); ratio = bandwidth / copy bandwidth (goal >= 0.85)\n");
     printf("# floor = the ratio the pass structure reaches at copy speed: compulsory / bytes it moves\n");
     printf("#   (the KIVI stage reads the residual again; the scratch form copies its outputs out);\n");
-    printf("#   of floor = ratio / floor; ops/elem: the kernels' per-value arithmetic (pkv_bench.cu says how counted)\n");
+    printf("#   of floor = ratio / floor; ops/elem: the kernels' per-value arithmetic (pkv_bench.cu says how counted;\n");
+    printf("#   pruned rows [PKV-DEV-05]: from a host count of the visits on %u tokens of the row's data)\n", TS);
+    for (int k = 0; k < 3; k++)
+        printf("# pruning model, %s data: %.2f exact distances a token by cooperative visits, full scan %.1f%% of tokens\n",
+               data_name[k], pm[k].visits, 100.0 * pm[k].full);
     printf("copy D2D %llu MiB: %.4f ms, %.1f GB/s (2 x bytes / time)\n", (unsigned long long)(in_b >> 20),
            t_copy, bw_copy);
     FILE *jf = json ? fopen(json, "w") : NULL;

@@ -21,7 +21,13 @@
  *   pkv_dequant_finish_kernel the call's status and flags
  * The writing kernels return at once when the check failed, so nothing is
  * written on error [PKV-ERR-01].
+ *
+ * Where the device launches cooperatively, the token and channel shapes run as
+ * one kernel instead [PKV-DEV-06]: pkv_dequant_token_coop_kernel and
+ * pkv_dequant_channel_coop_kernel do the check pass, meet at a grid barrier, and
+ * write only when no check failed (then pkv_dequant_finish_kernel).
  */
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <stdio.h>
@@ -35,11 +41,17 @@
 
 #define STAGE(s) ((unsigned long long)(s) << 56)
 
-__global__ void __launch_bounds__(256)
-pkv_dequant_check_kernel(const uint8_t *__restrict__ codes, const float *__restrict__ scale,
-                         const float *__restrict__ zero, const uint16_t *__restrict__ index,
-                         const float *__restrict__ bank, uint32_t npat, kvq_dev_state *st,
-                         kvq_kivi_shape sh, uint32_t kind, kvq_policy pol, uint64_t span)
+namespace cg = cooperative_groups;
+
+/* The checks of elements dev_tid(), + stride, ... < span, published by one
+ * atomicMin a thread that found a failure. */
+__device__ __forceinline__ void dev_pkv_dq_check(const uint8_t *__restrict__ codes,
+                                                 const float *__restrict__ scale,
+                                                 const float *__restrict__ zero,
+                                                 const uint16_t *__restrict__ index,
+                                                 const float *__restrict__ bank, uint32_t npat,
+                                                 kvq_dev_state *st, const kvq_kivi_shape &sh,
+                                                 uint32_t kind, const kvq_policy &pol, uint64_t span)
 {
     const uint64_t nb = (uint64_t)npat * sh.channels, ng = kvq_kivi_groups(&sh);
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
@@ -72,6 +84,15 @@ pkv_dequant_check_kernel(const uint8_t *__restrict__ codes, const float *__restr
         }
     }
     if (key != NO_KEY) atomicMin(&st->key, key);
+}
+
+__global__ void __launch_bounds__(256)
+pkv_dequant_check_kernel(const uint8_t *__restrict__ codes, const float *__restrict__ scale,
+                         const float *__restrict__ zero, const uint16_t *__restrict__ index,
+                         const float *__restrict__ bank, uint32_t npat, kvq_dev_state *st,
+                         kvq_kivi_shape sh, uint32_t kind, kvq_policy pol, uint64_t span)
+{
+    dev_pkv_dq_check(codes, scale, zero, index, bank, npat, st, sh, kind, pol, span);
 }
 
 /* One value: r^ = fmaf(c, s, z) [KIVI-D-01], then RN32(r^ + m) unless the token is
@@ -118,24 +139,90 @@ pkv_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ code
     dev_publish(st, f, 0u);
 }
 
-/* Per-channel groups (keys), G in {32, 64, 128}: one thread a group (tokens
- * tb*G .. tb*G+G-1 of channel c, g = tb*D + c), its code words in registers;
- * consecutive threads take consecutive channels, so a warp's stores of one
- * token row and its reads of the token's pattern row are coalesced, and the
- * token's index is one broadcast load.  Key blocks store no raw token: every
- * index names a pattern (the check pass). */
-template <int BITS, int G>
-__global__ void __launch_bounds__(128, 3) /* at most 168 registers: 12 warps an SM */
-pkv_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
-                           const float *__restrict__ scale, const float *__restrict__ zero,
-                           const uint16_t *__restrict__ index, const float *__restrict__ bank,
-                           kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+/* The one-kernel form of the check pass and pkv_dequant_token_kernel [PKV-DEV-06]:
+ * launched cooperatively (every block resident), the grid runs the check pass,
+ * meets at a grid barrier (which orders every block's atomicMin before any read
+ * of the key), and writes only when no check failed -- nothing is written on
+ * error, as with two kernels, without the second launch and the drain between
+ * them.  The write pass takes PKV_DQ_U tokens a warp a step, their loads issued
+ * together (the index, then the pattern, a dependent pair a token). */
+#define PKV_DQ_U 4
+template <int BITS>
+__global__ void __launch_bounds__(256)
+pkv_dequant_token_coop_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                              const float *__restrict__ scale, const float *__restrict__ zero,
+                              const uint16_t *__restrict__ index, const float *__restrict__ bank,
+                              uint32_t npat, kvq_dev_state *st, kvq_kivi_shape sh, uint32_t kind,
+                              kvq_policy pol, uint64_t span, uint32_t lg_g)
 {
-    if (__ldg(&st->key) != NO_KEY) return;
-    constexpr int NW = G * BITS / 32;    /* code words of a group */
-    const uint64_t g = dev_tid();
+    dev_pkv_dq_check(codes, scale, zero, index, bank, npat, st, sh, kind, pol, span);
+    cg::this_grid().sync();
+#if !(defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 4) /* planted bug: writes whatever the checks found */
+    if (*(volatile unsigned long long *)&st->key != NO_KEY) return; /* grid-uniform */
+#endif
+    const uint32_t lane = threadIdx.x & 31u, d = sh.channels, G = 1u << lg_g;
+    const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
     uint32_t f = 0;
-    if (g < ng) {
+    for (uint64_t t0 = dev_tid() / 32u * PKV_DQ_U; t0 < sh.tokens; t0 += nwarps * PKV_DQ_U) {
+        uint32_t ix[PKV_DQ_U];
+#pragma unroll
+        for (int u = 0; u < PKV_DQ_U; u++)
+            ix[u] = t0 + (uint64_t)u < sh.tokens ? __ldg(index + t0 + u) : KVQ_PKV_NO_PATTERN;
+        for (uint32_t i = 4u * lane; i < d; i += 128u) {
+            uint32_t w[PKV_DQ_U];
+            float s[PKV_DQ_U], z[PKV_DQ_U];
+            float4 mv[PKV_DQ_U];
+#pragma unroll
+            for (int u = 0; u < PKV_DQ_U; u++) {  /* every load of the step first */
+                w[u] = 0u;
+                s[u] = z[u] = 0.0f;
+                mv[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (t0 + (uint64_t)u >= sh.tokens) continue;
+                const uint64_t e = (t0 + u) * d + i, g = e >> lg_g;
+                const uint32_t i0 = (uint32_t)(e & (G - 1u));
+                const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g) +
+                                    kvq_code_byte(i0, BITS);
+                w[u] = BITS <= 2 ? (uint32_t)__ldcs(in) : (uint32_t)__ldcs((const unsigned short *)in);
+                s[u] = __ldg(scale + g);
+                z[u] = __ldg(zero + g);
+                if (ix[u] != KVQ_PKV_NO_PATTERN)
+                    mv[u] = __ldg((const float4 *)(bank + kvq_pkv_pattern_offset(ix[u], d) + i));
+            }
+#pragma unroll
+            for (int u = 0; u < PKV_DQ_U; u++) {
+                if (t0 + (uint64_t)u >= sh.tokens) continue;
+                const uint64_t e = (t0 + u) * d + i;
+                const uint32_t i0 = (uint32_t)(e & (G - 1u));
+                const uint32_t first = kvq_code_byte(i0, BITS);
+                const float m[4] = {mv[u].x, mv[u].y, mv[u].z, mv[u].w};
+                float r[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    const uint32_t c = (w[u] >> kvq_code_word_shift(i0 + (uint32_t)k, BITS, first)) &
+                                       kvq_code_max(BITS);
+                    const float v = dev_dequant(c, s[u], z[u], f); /* [KIVI-D-01] */
+                    r[k] = ix[u] != KVQ_PKV_NO_PATTERN ? __fadd_rn(v, m[k]) : v; /* [PKV-D-01] */
+                }
+                __stcs((float4 *)(y + e), make_float4(r[0], r[1], r[2], r[3]));
+            }
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* The group g of a per-channel block (keys): see pkv_dequant_channel_kernel. */
+template <int BITS, int G>
+__device__ __forceinline__ void dev_pkv_dq_channel_group(float *__restrict__ y,
+                                                         const uint8_t *__restrict__ codes,
+                                                         const float *__restrict__ scale,
+                                                         const float *__restrict__ zero,
+                                                         const uint16_t *__restrict__ index,
+                                                         const float *__restrict__ bank,
+                                                         const kvq_kivi_shape &sh, uint64_t g,
+                                                         uint32_t &f)
+{
+    constexpr int NW = G * BITS / 32;    /* code words of a group */
+    {
         const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g);
         uint32_t w[NW];
         if (NW % 4 == 0) {               /* the group's bytes, 16 a load (kivi.cu's split) */
@@ -168,6 +255,47 @@ pkv_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ co
             __stcs(y + base + (uint64_t)i * stride, dev_pkv_value(code, s, z, m, c, f));
         }
     }
+}
+
+/* Per-channel groups (keys), G in {32, 64, 128}: one thread a group (tokens
+ * tb*G .. tb*G+G-1 of channel c, g = tb*D + c), its code words in registers;
+ * consecutive threads take consecutive channels, so a warp's stores of one
+ * token row and its reads of the token's pattern row are coalesced, and the
+ * token's index is one broadcast load.  Key blocks store no raw token: every
+ * index names a pattern (the check pass). */
+template <int BITS, int G>
+__global__ void __launch_bounds__(128, 3) /* at most 168 registers: 12 warps an SM */
+pkv_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                           const float *__restrict__ scale, const float *__restrict__ zero,
+                           const uint16_t *__restrict__ index, const float *__restrict__ bank,
+                           kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+{
+    if (__ldg(&st->key) != NO_KEY) return;
+    const uint64_t g = dev_tid();
+    uint32_t f = 0;
+    if (g < ng) dev_pkv_dq_channel_group<BITS, G>(y, codes, scale, zero, index, bank, sh, g, f);
+    dev_publish(st, f, 0u);
+}
+
+/* The one-kernel form of the check pass and pkv_dequant_channel_kernel
+ * [PKV-DEV-06]: as pkv_dequant_token_coop_kernel, the groups in a grid-stride
+ * loop after the grid barrier. */
+template <int BITS, int G>
+__global__ void __launch_bounds__(128, 3)
+pkv_dequant_channel_coop_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                                const float *__restrict__ scale, const float *__restrict__ zero,
+                                const uint16_t *__restrict__ index, const float *__restrict__ bank,
+                                uint32_t npat, kvq_dev_state *st, kvq_kivi_shape sh, uint32_t kind,
+                                kvq_policy pol, uint64_t span, uint64_t ng)
+{
+    dev_pkv_dq_check(codes, scale, zero, index, bank, npat, st, sh, kind, pol, span);
+    cg::this_grid().sync();
+#if !(defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 4) /* planted bug: writes whatever the checks found */
+    if (*(volatile unsigned long long *)&st->key != NO_KEY) return; /* grid-uniform */
+#endif
+    uint32_t f = 0;
+    for (uint64_t g = dev_tid(); g < ng; g += (uint64_t)gridDim.x * blockDim.x)
+        dev_pkv_dq_channel_group<BITS, G>(y, codes, scale, zero, index, bank, sh, g, f);
     dev_publish(st, f, 0u);
 }
 
@@ -198,6 +326,71 @@ __global__ void pkv_dequant_finish_kernel(const kvq_dev_state *st, kvq_cuda_resu
     const uint32_t s = st->key == NO_KEY ? (uint32_t)KVQ_OK : (uint32_t)(st->key & 15u);
     res->status = s;
     res->flags = s == (uint32_t)KVQ_OK ? st->flags : 0u;
+}
+
+/* The one-kernel form [PKV-DEV-06] on `stream`, when the shape has one (per-token
+ * groups: G a power of two, d a multiple of 4, y and the bank 16-byte and codes
+ * 2-byte aligned;
+ * per-channel groups: G in {32, 64, 128}, codes 16-byte aligned) and the device
+ * launches cooperatively: every block resident, as many as fit (at most the
+ * work).  Returns 0 when it launched nothing (the caller takes the two-kernel
+ * form; the state is untouched then). */
+static int dequant_coop(float *d_y, const uint8_t *d_codes, const float *d_scale,
+                        const float *d_zero, const uint16_t *d_index, const float *d_bank,
+                        uint32_t npat, kvq_dev_state *st, kvq_kivi_shape sh, uint32_t kind,
+                        kvq_policy pol, uint64_t span, cudaStream_t stream)
+{
+    int dev = 0, coop = 0, sms = 0, per = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const uint32_t d = sh.channels;
+    const bool g_pow2 = (sh.group & (sh.group - 1u)) == 0u;
+    uint64_t ng = kvq_kivi_groups(&sh);
+    uint32_t lg = 0;
+    while ((1u << lg) < sh.group) lg++;
+    const void *k = NULL;
+    int bs = 256;
+    uint64_t want = 0;                   /* threads of work (the grid needs no more) */
+    if (sh.grouping == KVQ_GROUP_TOKEN && g_pow2 && d % 4u == 0u && ((uintptr_t)d_y % 16u) == 0u &&
+        ((uintptr_t)d_codes % 2u) == 0u && ((uintptr_t)d_bank % 16u) == 0u) {
+        k = sh.bits == 2u ? (const void *)pkv_dequant_token_coop_kernel<2>
+                          : (const void *)pkv_dequant_token_coop_kernel<4>;
+        want = ((uint64_t)sh.tokens + PKV_DQ_U - 1u) / PKV_DQ_U * 32u;
+    } else if (sh.grouping == KVQ_GROUP_CHANNEL &&
+               (sh.group == 32u || sh.group == 64u || sh.group == 128u) &&
+               ((uintptr_t)d_codes % 16u) == 0u) {
+        bs = 128;
+        want = ng;
+        k = sh.bits == 2u ? (sh.group == 32u   ? (const void *)pkv_dequant_channel_coop_kernel<2, 32>
+                             : sh.group == 64u ? (const void *)pkv_dequant_channel_coop_kernel<2, 64>
+                                               : (const void *)pkv_dequant_channel_coop_kernel<2, 128>)
+                          : (sh.group == 32u   ? (const void *)pkv_dequant_channel_coop_kernel<4, 32>
+                             : sh.group == 64u ? (const void *)pkv_dequant_channel_coop_kernel<4, 64>
+                                               : (const void *)pkv_dequant_channel_coop_kernel<4, 128>);
+    }
+    if (k == NULL) return 0;
+    if (span > want) want = span;        /* the check pass's elements too */
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, bs, 0) != cudaSuccess || per < 1) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const uint64_t most = (uint64_t)per * (uint64_t)sms, need = (want + bs - 1u) / bs;
+    const unsigned int nb = (unsigned int)(need < most ? (need ? need : 1u) : most);
+    void *a_tok[] = {&d_y, &d_codes, &d_scale, &d_zero, &d_index, &d_bank, &npat, &st, &sh,
+                     &kind, &pol, &span, &lg};
+    void *a_ch[] = {&d_y, &d_codes, &d_scale, &d_zero, &d_index, &d_bank, &npat, &st, &sh,
+                    &kind, &pol, &span, &ng};
+    if (cudaLaunchCooperativeKernel(k, dim3(nb), dim3((unsigned int)bs),
+                                    sh.grouping == KVQ_GROUP_TOKEN ? a_tok : a_ch, 0,
+                                    stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return 1;
 }
 
 /* The fast path's argument checks, in its order [PKV-ERR-01]. */
@@ -246,6 +439,11 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result 
     if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
     if (cudaMemsetAsync(&st->key, 0xFF, sizeof st->key, stream) != cudaSuccess)
         return KVQ_E_DEVICE;
+    if (dequant_coop(d_y, d_codes, d_scale, d_zero, d_index, d_bank, npat, st, sh, kind, *pol,
+                     span, stream)) {  /* one kernel [PKV-DEV-06] */
+        pkv_dequant_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
+        return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    }
     pkv_dequant_check_kernel<<<pkv_grid(span, 256), 256, 0, stream>>>(
         d_codes, d_scale, d_zero, d_index, d_bank, npat, st, sh, kind, *pol, span);
     const bool g_pow2 = (sh.group & (sh.group - 1u)) == 0u;

@@ -17,7 +17,9 @@
  * KVQ_PKV_PLANT (a build of the device test only, gpu/pkv/rules.mk) plants a
  * bug the test must catch: 1, ties across a segment's lanes take the higher
  * index; 2, Chebyshev extremes scanned in descending token order (the sign of
- * a zero extreme).
+ * a zero extreme); 3, the pruned argmin prunes a pattern whose bound equals
+ * the best distance (a tie to a lower index lost); 4, the one-kernel
+ * dequantizer (pkv_dequant.cu) writes after its checks failed.
  */
 #ifndef KVQ_PKV_DEV_CUH
 #define KVQ_PKV_DEV_CUH
@@ -190,6 +192,238 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest_reg(float *bd_out, const flo
     }
     *bd_out = bd;
     return bj < npat ? bj : 0u;
+}
+
+/* ---- the pruned argmin [PKV-DEV-05] (bounds/pkv.md §5) -------------------
+ *
+ * The same index as dev_pkv_nearest_reg (the lowest index of least pinned
+ * min-max distance), scanning most patterns never.  The block holds the bank in
+ * shared memory (dev_pkv_stage_bank: rows PKV_SROW floats apart, so that the
+ * lanes' float4 reads of 32 different rows meet no bank conflict); lane j keeps
+ * pattern j's probe values and its summary (its extremes and the lowest channels
+ * holding them, dev_pkv_pattern_summary) in registers, once a kernel -- about 60
+ * registers a thread, so an SM holds several times the warps of the register
+ * form.  For a token:
+ *   1. lane j's lower bound b_j on the pinned distance D_j: the pinned min-max
+ *      distance over a subset S_j of the channels -- a partial scan: its largest
+ *      difference is at most the row's, its least at least the row's, and
+ *      rounding is monotone.  S_j: the PKV_PROBE channels k D / PKV_PROBE, the
+ *      channels of the row's largest and least values (dev_pkv_row_argext), and
+ *      those of pattern j's; with the last four, b_j is at least the range
+ *      bound |RN32(RN32(xmax - mmax) - RN32(xmin - mmin))|;
+ *   2. the warp takes the pattern of least (b_j, j) and computes its D exactly,
+ *      cooperatively (dev_pkv_dmm_coop: one float4 a lane, the extremes meet by
+ *      shuffles): the best (D, j) so far;
+ *   3. a pattern survives while b_j <= best D (never pruned on equality: a
+ *      tie at the best distance must reach the lowest-index comparison);
+ *      survivors are visited in ascending index, each visit updating the best
+ *      lexicographically, (D, j) < (D', j'), and pruning the rest again;
+ *      when more than PKV_PRUNE_FULL survive the first visit, every lane
+ *      computes its own pattern's D from shared memory instead (the unpruned
+ *      form's arithmetic, plus the bound: the worst case, e.g. all patterns tied).
+ * Every pattern not visited has D_j >= b_j > best D at its pruning, and best D
+ * only falls, so its (D_j, j) is strictly above the result: the result is the
+ * lexicographic least over the whole bank whatever the visiting order.  Which
+ * channels S_j holds changes how much is pruned, never the result.
+ *
+ * KVQ_PKV_PLANT 3 prunes on equality (b_j >= best D): the device test's tie
+ * inputs must catch it. */
+#define PKV_PROBE      8   /* fixed probe channels a token (D / PKV_PROBE apart) */
+#define PKV_PRUNE_FULL 8   /* more survivors than this: the full scan */
+#define PKV_SROW       132 /* floats between the bank's rows in shared memory */
+
+#if defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 3
+#define PKV_KEEP(b, best) ((b) < (best)) /* planted bug: pruned on equality */
+#else
+#define PKV_KEEP(b, best) (!((b) > (best))) /* [PKV-DEV-05]: pruned only when strictly above */
+#endif
+
+/* A lane's pattern: its largest and least values and the lowest channels
+ * holding them. */
+typedef struct pkv_pat_sum {
+    float mmax, mmin;
+    uint32_t cmax, cmin;
+} pkv_pat_sum;
+
+/* The bank (npat <= 32 patterns of D values) into shared memory sb [32][PKV_SROW]
+ * (rows past npat zero), by the whole block, then a barrier. */
+template <int D>
+__device__ __forceinline__ void dev_pkv_stage_bank(float *sb, const float *bank, uint32_t npat)
+{
+    for (uint32_t e = threadIdx.x; e < 32u * (uint32_t)D; e += blockDim.x) {
+        const uint32_t j = e / (uint32_t)D, i = e % (uint32_t)D;
+        sb[j * PKV_SROW + i] = j < npat ? __ldg(bank + (uint64_t)j * D + i) : 0.0f;
+    }
+    __syncthreads();
+}
+
+/* The summary of a pattern row m (D values, any memory). */
+template <int D>
+__device__ __forceinline__ pkv_pat_sum dev_pkv_pattern_summary(const float *m)
+{
+    pkv_pat_sum ps = {m[0], m[0], 0u, 0u};
+    for (uint32_t i = 1; i < (uint32_t)D; i++) {
+        const float v = m[i];
+        if (v > ps.mmax) {
+            ps.mmax = v;
+            ps.cmax = i;
+        }
+        if (v < ps.mmin) {
+            ps.mmin = v;
+            ps.cmin = i;
+        }
+    }
+    return ps;
+}
+
+/* Lane's probe values: its pattern row m at the PKV_PROBE channels k D / PKV_PROBE. */
+template <int D>
+__device__ __forceinline__ void dev_pkv_probe_values(float (&pv)[PKV_PROBE], const float *m)
+{
+#pragma unroll
+    for (int k = 0; k < PKV_PROBE; k++) pv[k] = m[k * (D / PKV_PROBE)];
+}
+
+/* The lowest channels of row xt (D values) holding vmax and vmin, the whole
+ * warp at once (0 when none does: a NaN row, whose call fails).  Any channel
+ * would keep the bound sound; these make it strong. */
+template <int D>
+__device__ __forceinline__ void dev_pkv_row_argext(uint32_t &px, uint32_t &qx, const float *xt,
+                                                   float vmax, float vmin, uint32_t lane)
+{
+    uint32_t p = 0xFFFFFFFFu, q = 0xFFFFFFFFu;
+#pragma unroll
+    for (uint32_t k = lane; k < (uint32_t)D / 4u; k += 32u) {
+        const float4 a = *(const float4 *)(xt + 4u * k);
+        const float v[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+        for (int c = 3; c >= 0; c--) {
+            if (v[c] == vmax) p = min(p, 4u * k + (uint32_t)c);
+            if (v[c] == vmin) q = min(q, 4u * k + (uint32_t)c);
+        }
+    }
+    p = __reduce_min_sync(0xFFFFFFFFu, p);
+    q = __reduce_min_sync(0xFFFFFFFFu, q);
+    px = p < (uint32_t)D ? p : 0u;
+    qx = q < (uint32_t)D ? q : 0u;
+}
+
+/* The pinned min-max distance of row xt to pattern m (D values, 16-byte aligned,
+ * any memory), the whole warp at once: lane l the float4 pieces l, l + 32, ...,
+ * the extremes by shuffles (exact in any order), one rounding of their
+ * difference [PKV-A-01]. */
+template <int D>
+__device__ __forceinline__ float dev_pkv_dmm_coop(const float *xt, const float *m, uint32_t lane)
+{
+    float hi = __int_as_float(0xff800000), lo = __int_as_float(0x7f800000);
+#pragma unroll
+    for (uint32_t k = lane; k < (uint32_t)D / 4u; k += 32u) {
+        const float4 a = *(const float4 *)(xt + 4u * k), b = *((const float4 *)m + k);
+        const float t0 = __fsub_rn(a.x, b.x), t1 = __fsub_rn(a.y, b.y);
+        const float t2 = __fsub_rn(a.z, b.z), t3 = __fsub_rn(a.w, b.w);
+        hi = fmaxf(hi, fmaxf(fmaxf(t0, t1), fmaxf(t2, t3)));
+        lo = fminf(lo, fminf(fminf(t0, t1), fminf(t2, t3)));
+    }
+#pragma unroll
+    for (uint32_t o = 16u; o > 0u; o >>= 1) {
+        hi = fmaxf(hi, __shfl_xor_sync(0xFFFFFFFFu, hi, (int)o));
+        lo = fminf(lo, __shfl_xor_sync(0xFFFFFFFFu, lo, (int)o));
+    }
+    return __fsub_rn(hi, lo);
+}
+
+/* The least (value, index) pair over the warp, the lower index on equal values. */
+__device__ __forceinline__ void dev_pkv_warp_argmin(float &v, uint32_t &j)
+{
+#pragma unroll
+    for (uint32_t o = 16u; o > 0u; o >>= 1) {
+        const float ov = __shfl_xor_sync(0xFFFFFFFFu, v, (int)o);
+        const uint32_t oj = __shfl_xor_sync(0xFFFFFFFFu, j, (int)o);
+        if (ov < v || (ov == v && oj < j)) {
+            v = ov;
+            j = oj;
+        }
+    }
+}
+
+/* The pruned argmin of token xt (every lane calls it, warp-uniform): xmin,
+ * xmax the row's extremes (dev_pkv_row_scan); sb the bank in shared memory
+ * (dev_pkv_stage_bank); pv and ps lane's probe values and summary.  Returns the
+ * index; *bd_out its distance; *visits (may be NULL) the distances computed
+ * (1 + npat after a full scan). */
+template <int D>
+__device__ __forceinline__ uint32_t dev_pkv_nearest_pruned(float *bd_out, uint32_t *visits,
+                                                           const float *xt, float xmin, float xmax,
+                                                           const float *sb,
+                                                           const float (&pv)[PKV_PROBE],
+                                                           const pkv_pat_sum &ps, uint32_t npat,
+                                                           uint32_t lane)
+{
+    static_assert(D % (4 * PKV_PROBE) == 0 && D <= PKV_SROW, "probe channels, shared rows");
+    const float *ms = sb + lane * PKV_SROW; /* lane's pattern (zeros past npat) */
+    /* 1. the bound over S_j: the probe channels (x's values are broadcast loads) ... */
+    float phi = __fsub_rn(xt[0], pv[0]), plo = phi;
+#pragma unroll
+    for (int k = 1; k < PKV_PROBE; k++) {
+        const float t = __fsub_rn(xt[k * (D / PKV_PROBE)], pv[k]);
+        phi = fmaxf(phi, t);
+        plo = fminf(plo, t);
+    }
+    /* ... the row's extreme channels and the pattern's (its values known) */
+    uint32_t px, qx;
+    dev_pkv_row_argext<D>(px, qx, xt, xmax, xmin, lane);
+    const float t1 = __fsub_rn(xt[px], ms[px]), t2 = __fsub_rn(xt[qx], ms[qx]);
+    const float t3 = __fsub_rn(xt[ps.cmax], ps.mmax), t4 = __fsub_rn(xt[ps.cmin], ps.mmin);
+    phi = fmaxf(phi, fmaxf(fmaxf(t1, t2), fmaxf(t3, t4)));
+    plo = fminf(plo, fminf(fminf(t1, t2), fminf(t3, t4)));
+    float b = __fsub_rn(phi, plo);
+    if (b != b) b = 0.0f;                /* a NaN (an input outside the domain: the call fails) */
+    const bool has = lane < npat;
+    /* 2. the least bound first */
+    float bv = has ? b : __int_as_float(0x7f800000);
+    uint32_t j0 = has ? lane : 0xFFFFFFFFu;
+    dev_pkv_warp_argmin(bv, j0);
+    j0 = j0 < npat ? j0 : 0u;
+    float bd = dev_pkv_dmm_coop<D>(xt, sb + j0 * PKV_SROW, lane);
+    uint32_t bj = j0;
+    /* 3. the survivors */
+    uint32_t cand = __ballot_sync(0xFFFFFFFFu, has && lane != j0 && PKV_KEEP(b, bd));
+    uint32_t n = 1;
+    if (__popc(cand) > PKV_PRUNE_FULL) { /* the full scan: each lane its own pattern */
+        float hi = -__int_as_float(0x7f800000), lo = __int_as_float(0x7f800000);
+        const float4 *xv = (const float4 *)xt, *mv = (const float4 *)ms;
+#pragma unroll 8
+        for (int k = 0; k < D / 4; k++) {
+            const float4 a = xv[k], m = mv[k]; /* x broadcast; 32 rows, no bank conflict */
+            const float t0 = __fsub_rn(a.x, m.x), t1 = __fsub_rn(a.y, m.y);
+            const float t2 = __fsub_rn(a.z, m.z), t3 = __fsub_rn(a.w, m.w);
+            hi = fmaxf(hi, fmaxf(fmaxf(t0, t1), fmaxf(t2, t3)));
+            lo = fminf(lo, fminf(fminf(t0, t1), fminf(t2, t3)));
+        }
+        float dj = has ? __fsub_rn(hi, lo) : __int_as_float(0x7f800000);
+        uint32_t jj = has ? lane : 0xFFFFFFFFu;
+        dev_pkv_warp_argmin(dj, jj);
+        if (jj < npat) {
+            bd = dj;
+            bj = jj;
+        }
+        n += npat;
+    } else {
+        while (cand != 0u) {             /* warp-uniform: cand is a ballot */
+            const uint32_t j = (uint32_t)__ffs(cand) - 1u;
+            cand &= cand - 1u;
+            const float dj = dev_pkv_dmm_coop<D>(xt, sb + j * PKV_SROW, lane);
+            n++;
+            if (dj < bd || (dj == bd && j < bj)) { /* (D, j) lexicographic [PKV-A-02] */
+                bd = dj;
+                bj = j;
+            }
+            cand &= __ballot_sync(0xFFFFFFFFu, PKV_KEEP(b, bd));
+        }
+    }
+    if (visits != NULL) *visits = n;
+    *bd_out = bd;
+    return bj;
 }
 
 /* Ask L2 for the 128-byte lines of a row of d floats, spread over a segment of

@@ -20,7 +20,10 @@
  *   pkv_quant_finish_kernel      the call's status (the PKV checks first, then KIVI's)
  * and, asked for with KVQ_CUDA_PKV_FUSED | KVQ_CUDA_DIRECT on values with more than
  * 16 patterns, pkv_resid_quant_token_kernel: the residual and its KIVI stage in one
- * pass (the residual is not read back), then pkv_fused_finish_kernel.
+ * pass (the residual is not read back), then pkv_fused_finish_kernel.  With
+ * KVQ_CUDA_PKV_PRUNE (d = 128, at most 32 patterns, min-max) the assignment of
+ * either form is the pruned argmin [PKV-DEV-05] (pkv_resid_pruned_kernel, or the
+ * fused kernel's PRUNE instance): the same indices, most patterns never scanned.
  *
  * The threshold t of the V decision is the fast path's own evaluation
  * (kvq_pkv_rho_star_eval, include/kvq_pkv.h), taken on the host.
@@ -93,6 +96,61 @@ pkv_resid_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
     dev_pkv_publish_err(st, err);
 }
 
+/* The pruned forms are meant to be memory-bound: each warp keeps the rows
+ * PKV_AHEAD steps ahead on their way to L2 (a few MiB in flight over the
+ * device); blocks of PKV_PRUNE_BS threads share the bank in shared memory
+ * (17 KiB), and PKV_PRUNE_BLOCKS of them fit an SM.  Tunables of speed only. */
+#define PKV_AHEAD        4
+#define PKV_PRUNE_BS     128
+#define PKV_PRUNE_BLOCKS 8
+
+/* The pruned form of pkv_resid_kernel (KVQ_CUDA_PKV_PRUNE; d = D = 128, at most 32
+ * patterns, the min-max metric): a warp a token, the bank in shared memory, the
+ * index by dev_pkv_nearest_pruned [PKV-DEV-05]; the residual as pkv_resid_kernel
+ * writes it. */
+template <int D>
+__global__ void __launch_bounds__(PKV_PRUNE_BS, PKV_PRUNE_BLOCKS)
+pkv_resid_pruned_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
+                        const float *__restrict__ x, uint32_t tokens,
+                        const float *__restrict__ bank, uint32_t npat, int vdecide, float thr,
+                        kvq_dev_state *st)
+{
+    __shared__ __align__(16) float sb[32 * PKV_SROW];
+    dev_pkv_stage_bank<D>(sb, bank, npat);
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
+    float pv[PKV_PROBE];
+    dev_pkv_probe_values<D>(pv, sb + lane * PKV_SROW);
+    const pkv_pat_sum ps = dev_pkv_pattern_summary<D>(sb + lane * PKV_SROW);
+    uint32_t err = 0;
+    for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
+        const float *xt = x + t * D;
+        if (t + PKV_AHEAD * nwarps < tokens)  /* rows PKV_AHEAD steps ahead in L2 */
+            dev_pkv_prefetch_row(xt + PKV_AHEAD * nwarps * D, D, lane, 32u);
+        float vmin, vmax, bd;
+        err |= dev_pkv_row_scan(&vmin, &vmax, xt, D, true, lane, 5u, true);
+        const uint32_t j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, sb, pv, ps, npat,
+                                                     lane);
+        const bool use = !vdecide || dev_pkv_v_use(vmin, vmax, bd, thr);
+        if (lane == 0u) index[t] = use ? (uint16_t)j : (uint16_t)KVQ_PKV_NO_PATTERN;
+        const float *m = sb + j * PKV_SROW;
+        float *rt = resid + t * D;
+#pragma unroll
+        for (uint32_t i = 4u * lane; i < (uint32_t)D; i += 128u) {
+            float4 a = *(const float4 *)(xt + i);
+            if (use) {
+                const float4 b = *(const float4 *)(m + i);
+                a.x = __fsub_rn(a.x, b.x);
+                a.y = __fsub_rn(a.y, b.y);
+                a.z = __fsub_rn(a.z, b.z);
+                a.w = __fsub_rn(a.w, b.w);
+            }
+            *(float4 *)(rt + i) = a;     /* RN32 [PKV-Q-02] */
+        }
+    }
+    dev_pkv_publish_err(st, err);
+}
+
 /* The fused form for values (KVQ_CUDA_PKV_FUSED with KVQ_CUDA_DIRECT): the
  * residual kernel above with P = 32, then the KIVI stage on the residual row
  * as it stands in registers -- the per-token groups of G = 2^LG channels
@@ -105,8 +163,8 @@ pkv_resid_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
  * stores it.  kst collects KIVI's flags and ERR_RANGE.  D = 128 (d = 128, at
  * most 32 patterns): each lane keeps its pattern in registers
  * (dev_pkv_nearest_reg), so the assignment loads only the token's row. */
-template <int BITS, int LG, int D>
-__global__ void __launch_bounds__(256)
+template <int BITS, int LG, int D, bool PRUNE>
+__global__ void __launch_bounds__(PRUNE ? PKV_PRUNE_BS : 256, PRUNE ? PKV_PRUNE_BLOCKS : 1)
 pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
                              uint8_t *__restrict__ codes, float *__restrict__ scale,
                              float *__restrict__ zero, const float *__restrict__ x,
@@ -124,14 +182,31 @@ pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ i
     uint32_t err = 0, f = 0, kerr = 0;
     constexpr int DR = D > 0 ? D : 4;
     float4 mreg[DR / 4];                 /* D > 0: this lane's pattern (npat <= 32, dim = D) */
-    if (D > 0) dev_pkv_load_pattern<DR>(mreg, bank, npat, lane);
+    /* PRUNE (D = 128): the bank in shared memory, lane's probe values and summary
+     * in registers instead [PKV-DEV-05] */
+    __shared__ __align__(16) float sb[PRUNE ? 32 * PKV_SROW : 4];
+    float pv[PKV_PROBE];
+    pkv_pat_sum ps = {0.0f, 0.0f, 0u, 0u};
+    if constexpr (D > 0 && PRUNE) {
+        dev_pkv_stage_bank<DR>(sb, bank, npat);
+        dev_pkv_probe_values<DR>(pv, sb + lane * PKV_SROW);
+        ps = dev_pkv_pattern_summary<DR>(sb + lane * PKV_SROW);
+    } else if (D > 0) {
+        dev_pkv_load_pattern<DR>(mreg, bank, npat, lane);
+    }
     for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
         const float *xt = x + t * dim;
-        if (t + nwarps < tokens) dev_pkv_prefetch_row(xt + nwarps * dim, dim, lane, 32u);
+        if (PRUNE && t + PKV_AHEAD * nwarps < tokens) /* the pruned form: memory-bound */
+            dev_pkv_prefetch_row(xt + PKV_AHEAD * nwarps * dim, dim, lane, 32u);
+        else if (!PRUNE && t + nwarps < tokens)
+            dev_pkv_prefetch_row(xt + nwarps * dim, dim, lane, 32u);
         float vmin, vmax, bd;
         err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
-        const uint32_t j =
-            D > 0 ? dev_pkv_nearest_reg<DR>(&bd, xt, mreg, npat, lane)
+        uint32_t j;
+        if constexpr (D > 0 && PRUNE)
+            j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, sb, pv, ps, npat, lane);
+        else
+            j = D > 0 ? dev_pkv_nearest_reg<DR>(&bd, xt, mreg, npat, lane)
                   : dev_pkv_nearest(&bd, xt, bank, npat, dim, KVQ_PKV_DIST_MINMAX, true, lane, 5u,
                                     true);
         const bool use = !vdecide || dev_pkv_v_use(vmin, vmax, bd, thr);
@@ -247,6 +322,15 @@ static int fused_shape(const kvq_kivi_shape *ks, uint32_t kind, uint32_t lgP, in
            (ks->group & (ks->group - 1u)) == 0u && ((uintptr_t)codes % 2u) == 0u;
 }
 
+/* The pruned assignment's conditions (KVQ_CUDA_PKV_PRUNE): d = 128, at most 32
+ * patterns (each lane one, in registers), the min-max metric, float4 rows;
+ * anything else takes the unpruned scan (same results). */
+static int prune_shape(uint32_t dim, uint32_t npat, uint32_t dist, int vec, uint32_t opts)
+{
+    return (opts & KVQ_CUDA_PKV_PRUNE) != 0u && dim == 128u && npat <= 32u &&
+           dist == KVQ_PKV_DIST_MINMAX && vec;
+}
+
 /* The fast path's argument checks, in its order [PKV-ERR-01]. */
 static kvq_status check_args(const void *codes, const void *scale, const void *zero,
                              const void *index, const void *resid, const void *x,
@@ -338,16 +422,27 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
         uint32_t lg = 3;
         while ((1u << lg) < ks.group) lg++;
 #define PKV_FUSED_D(BITS, LG, D, NB, BS)                                                        \
-    pkv_resid_quant_token_kernel<BITS, LG, D><<<NB, BS, 0, stream>>>(                           \
+    pkv_resid_quant_token_kernel<BITS, LG, D, false><<<NB, BS, 0, stream>>>(                    \
         d_resid, d_index, d_codes, d_scale, d_zero, d_x, tokens, dim, d_bank, npat, vdecide, thr, \
         ks, *pol, st, kst)
 #define PKV_FUSED(BITS, LG) PKV_FUSED_D(BITS, LG, 0, nbk, 256)
+#define PKV_FUSED_P(BITS)                                                                       \
+    pkv_resid_quant_token_kernel<BITS, 7, 128, true><<<nbp, PKV_PRUNE_BS, 0, stream>>>(         \
+        d_resid, d_index, d_codes, d_scale, d_zero, d_x, tokens, dim, d_bank, npat, vdecide, thr, \
+        ks, *pol, st, kst)
         /* d = 128, at most 32 patterns, G = 128 (the paper's): patterns in registers
          * (about 170 a thread), one warp a block so that an SM holds 11 warps, not 8 */
         const bool reg = dim == 128u && npat <= 32u && lg == 7u;
+        const bool prune = (opts & KVQ_CUDA_PKV_PRUNE) != 0u; /* [PKV-DEV-05] */
+        const uint64_t wantp = ((uint64_t)tokens * 32u + PKV_PRUNE_BS - 1u) / PKV_PRUNE_BS;
+        const unsigned int nbp =
+            (unsigned int)(wantp < (uint64_t)sms * PKV_PRUNE_BLOCKS ? wantp
+                                                                    : (uint64_t)sms * PKV_PRUNE_BLOCKS);
         const unsigned int nbw = (unsigned int)(tokens < (uint64_t)sms * 64u ? tokens
                                                                              : (uint64_t)sms * 64u);
-        if (reg && ks.bits == 2u) PKV_FUSED_D(2, 7, 128, nbw, 32);
+        if (reg && prune && ks.bits == 2u) PKV_FUSED_P(2);
+        else if (reg && prune) PKV_FUSED_P(4);
+        else if (reg && ks.bits == 2u) PKV_FUSED_D(2, 7, 128, nbw, 32);
         else if (reg) PKV_FUSED_D(4, 7, 128, nbw, 32);
         else switch (lg + (ks.bits == 4u ? 8u : 0u)) {
         case 3: PKV_FUSED(2, 3); break;
@@ -362,6 +457,7 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
         default: PKV_FUSED(4, 7); break;
         }
 #undef PKV_FUSED
+#undef PKV_FUSED_P
 #undef PKV_FUSED_D
         pkv_fused_finish_kernel<<<1, 1, 0, stream>>>(st, kst, d_result);
         return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
@@ -369,8 +465,18 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
     const uint64_t want = (((uint64_t)tokens << lgP) + 255u) / 256u;
     const unsigned int nbk = (unsigned int)(want < (uint64_t)sms * 16u ? (want ? want : 1u)
                                                                        : (uint64_t)sms * 16u);
-    pkv_resid_kernel<<<nbk, 256, 0, stream>>>(resid, index, d_x, tokens, dim, d_bank, npat, dist,
-                                              vdecide, thr, lgP, vec, st);
+    if (prune_shape(dim, npat, dist, vec, opts)) {
+        const uint64_t wantp = ((uint64_t)tokens * 32u + PKV_PRUNE_BS - 1u) / PKV_PRUNE_BS;
+        const unsigned int nbp =
+            (unsigned int)(wantp < (uint64_t)sms * PKV_PRUNE_BLOCKS ? wantp
+                                                                    : (uint64_t)sms * PKV_PRUNE_BLOCKS);
+        pkv_resid_pruned_kernel<128><<<nbp, PKV_PRUNE_BS, 0, stream>>>(resid, index, d_x, tokens,
+                                                                       d_bank, npat, vdecide, thr,
+                                                                       st);
+    } else {
+        pkv_resid_kernel<<<nbk, 256, 0, stream>>>(resid, index, d_x, tokens, dim, d_bank, npat,
+                                                  dist, vdecide, thr, lgP, vec, st);
+    }
     pkv_poison_kernel<<<1, 1, 0, stream>>>(resid, st);
     if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
     kvq_status k = kvq_cuda_kivi_quantize_async(d_codes, d_scale, d_zero, kres, resid, &ks, pol,

@@ -28,7 +28,9 @@
  * stream-ordered, host-pointer, KVQ_CUDA_DIRECT and KVQ_CUDA_PKV_FUSED launchers
  * (the last two held to their guards only after an error, their outputs being
  * unspecified then; KVQ_PKV_CASES / 8 more cases for the fused form with its
- * patterns in registers: d = G = 128, 17 to 32 patterns), corrupted
+ * patterns in registers: d = G = 128, 17 to 32 patterns; KVQ_PKV_CASES / 4 more
+ * for the pruned assignment, KVQ_CUDA_PKV_PRUNE, on random, clustered, tied and
+ * near-tied inputs, see prune_inputs), corrupted
  * stored blocks for dequantization (indices past the bank or 0xFFFF in a key
  * block, NaN or out-of-domain patterns, bad metadata, overflowing scales), the
  * decode steps (a key flush after or before its centre joins, a value step with
@@ -39,7 +41,7 @@
  * SPEC: [PKV-A-01] [PKV-A-02] [PKV-A-03] [PKV-KM-02] [PKV-Q-01] [PKV-Q-02] [PKV-Q-03]
  *       [PKV-Q-04] [PKV-V-01] [PKV-V-02] [PKV-V-03] [PKV-D-01] [PKV-D-02] [PKV-U-02]
  *       [PKV-U-01] [PKV-U-03] [PKV-U-04] [PKV-U-05] [PKV-ERR-01] [PKV-DOM-01] [PKV-L-01] [PKV-L-02] [PKV-L-03]
- *       [PKV-DEV-01] [PKV-DEV-02] [PKV-DEV-03]
+ *       [PKV-DEV-01] [PKV-DEV-02] [PKV-DEV-03] [PKV-DEV-05] [PKV-DEV-06]
  *
  * Without a device: "gpu-pkv-test: SKIPPED (no CUDA device: <reason>)", exit 0
  * (CI reads SKIPPED, never a pass).  Seed: KVQ_SEED (default below); cases:
@@ -289,8 +291,10 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
     }
     uint32_t rf = KVQ_TB_FLAGS_SENTINEL, gf = KVQ_TB_FLAGS_SENTINEL;
     c->op = "quantize";
-    c->api = api == 0 ? "device" : api == 1 ? "async" : api == 2 ? "host" : api == 3 ? "direct"
-                                                                             : "fused direct";
+    static const char *api_name[8] = {"device", "async", "host", "direct", "fused direct",
+                                      "pruned", "pruned direct", "fused pruned direct"};
+    c->api = api_name[api];
+    const int direct = api == 3 || api == 4 || api == 6 || api == 7;
     kvq_tb_case();
     int rs = kvq_pkv_quantize(r[0].h, (float *)r[1].h, (float *)r[2].h, (uint16_t *)r[3].h,
                               (float *)r[4].h, &rf, x, c->kind, c->tokens, c->dim, bank, c->npat,
@@ -307,10 +311,10 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
                                        (uint16_t *)g[3].d, (float *)g[4].d, &gf, dx, c->kind,
                                        c->tokens, c->dim, db, c->npat, &c->p, &c->pol, NULL, 0,
                                        0u, 0);
-        } else {                         /* stream-ordered, caller's workspace (api 3: direct) */
-            const uint32_t opts = api == 3   ? KVQ_CUDA_DIRECT
-                                : api == 4 ? KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED
-                                           : 0u;
+        } else {                         /* stream-ordered, caller's workspace (options by api) */
+            const uint32_t opts = (direct ? KVQ_CUDA_DIRECT : 0u) |
+                                  (api == 4 || api == 7 ? KVQ_CUDA_PKV_FUSED : 0u) |
+                                  (api >= 5 ? KVQ_CUDA_PKV_PRUNE : 0u);
             const size_t wb = kvq_cuda_pkv_quantize_workspace(&c->p, c->kind, c->tokens, c->dim, opts);
             void *ws = NULL;
             kvq_cuda_result *dr = NULL, hr = {0xFFFFFFFFu, 0xFFFFFFFFu};
@@ -335,7 +339,7 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
         cudaFree(dx);
         cudaFree(db);
     }
-    if (api >= 3 && rs != KVQ_OK) {      /* direct: outputs unspecified on an error */
+    if (direct && rs != KVQ_OK) {        /* direct: outputs unspecified on an error */
         for (int i = 0; i < 5; i++) memcpy(g[i].h, r[i].h, r[i].n); /* the guards still count */
     }
     verdict(c, rs, gs, rf, gf, r, g, 5);
@@ -630,6 +634,107 @@ static void fused_case(void)
     free(bank);
 }
 
+/* ---- the pruned assignment [PKV-DEV-05] -------------------------------------
+ *
+ * d = 128, 1 to 32 patterns (mostly 17 to 32), the min-max metric, every kind,
+ * through the pruned launchers (scratch, direct, fused direct), against the fast
+ * path bit for bit, on inputs that stress the pruning:
+ *   random     tokens and patterns independent and uniform: every distance alike,
+ *              the bound prunes little (the full-scan fallback);
+ *   clustered  tokens near one pattern (noise 2^-4 or 2^-8): most patterns pruned;
+ *   ties       x = b and m_j = b + s_j, s_j one +h and one -h entry (h of two sizes),
+ *              exact duplicates too: many patterns at exactly the least distance 2h,
+ *              the answer their lowest index.  The entries sit on channels that are
+ *              multiples of 16 half the time -- the probe channels of the bound
+ *              (d / PKV_PROBE apart) -- so the bound equals the distance there: a
+ *              pattern tied with the best and bounded exactly at it must still be
+ *              visited (KVQ_PKV_PLANT 3 prunes it and loses the lower index);
+ *   near ties  as ties, with h and h (1 + 2^-19): distances a few ulps apart.
+ * Each mode also runs as keys (decode, and prefill by min-max). */
+enum { PR_RANDOM, PR_CLUSTER, PR_TIES, PR_NEAR, PR_N };
+static const char *pr_name[PR_N] = {"prune random", "prune clustered", "prune ties",
+                                    "prune near ties"};
+
+static uint32_t pr_channel(void)
+{
+    return kvq_tb_chance(50) ? 16u * kvq_tb_rndu(8) : kvq_tb_rndu(128);
+}
+
+static void prune_inputs(float *x, uint32_t T, float *bank, uint32_t npat, int mode)
+{
+    const uint32_t d = 128u;
+    float b[128];
+    const float scl = mode == PR_NEAR ? 0x1p-10f : 1.0f; /* near ties: exact sums */
+    for (uint32_t i = 0; i < d; i++) b[i] = grid_val() * scl;
+    const float h0 = mode == PR_NEAR ? 0x1p-4f : 0.25f;
+    for (uint32_t j = 0; j < npat; j++) {
+        float *m = bank + kvq_pkv_pattern_offset(j, d);
+        if (mode == PR_RANDOM || mode == PR_CLUSTER) {
+            for (uint32_t i = 0; i < d; i++)
+                m[i] = mode == PR_RANDOM ? rnd_val(IN_NEAR) : grid_val();
+            continue;
+        }
+        if (j > 0 && kvq_tb_chance(15)) { /* an exact duplicate */
+            memcpy(m, bank + kvq_pkv_pattern_offset(kvq_tb_rndu(j), d), d * sizeof *m);
+            continue;
+        }
+        float h = kvq_tb_chance(70) ? h0 : 2.0f * h0;
+        if (mode == PR_NEAR && kvq_tb_chance(50)) h *= 1.0f + 0x1p-19f;
+        memcpy(m, b, d * sizeof *m);
+        const uint32_t pc = pr_channel();
+        uint32_t qc = pr_channel();
+        if (qc == pc) qc = (pc + 16u) % d;
+        m[pc] = b[pc] + h;               /* exact: b on a grid of 2^-3 scl, h of 2^-23 */
+        m[qc] = b[qc] - h;
+    }
+    for (uint32_t t = 0; t < T; t++) {
+        float *xt = x + (uint64_t)t * d;
+        if (mode == PR_RANDOM) {
+            for (uint32_t i = 0; i < d; i++) xt[i] = rnd_val(IN_NEAR);
+        } else if (mode == PR_CLUSTER) {
+            const float *m = bank + kvq_pkv_pattern_offset(kvq_tb_rndu(npat), d);
+            const float amp = kvq_tb_chance(50) ? 0x1p-4f : 0x1p-8f;
+            for (uint32_t i = 0; i < d; i++) xt[i] = m[i] + (float)(kvq_tb_rndf() * 2.0 - 1.0) * amp;
+        } else if (kvq_tb_chance(85)) {  /* the base row: every s_j pattern at distance 2h */
+            memcpy(xt, b, d * sizeof *xt);
+        } else {                         /* the base row plus a grid shift or one spike */
+            memcpy(xt, b, d * sizeof *xt);
+            xt[pr_channel()] += (float)((int)kvq_tb_rndu(5) - 2) * 0.125f * scl;
+        }
+    }
+}
+
+static void prune_case(int mode)
+{
+    tcase c;
+    memset(&c, 0, sizeof c);
+    rnd_shape(&c);
+    c.dim = 128u;
+    c.npat = kvq_tb_chance(70) ? 17u + kvq_tb_rndu(16) : 1u + kvq_tb_rndu(32);
+    c.p.key_dist = KVQ_PKV_DIST_MINMAX;
+    if (c.kind == KVQ_PKV_VALUE) {
+        if (kvq_tb_chance(60)) c.p.group = 128u;
+        c.tokens = 1u + kvq_tb_rndu(kvq_tb_chance(20) ? 8 : 600);
+    } else {
+        c.tokens = c.p.group * (1u + kvq_tb_rndu(c.p.group <= 32u ? 8u : 3u));
+    }
+    c.p.residual = c.p.group;
+    if (c.kind == KVQ_PKV_VALUE && 128u % c.p.group != 0u) c.p.group = c.p.residual = 128u;
+    c.input = pr_name[mode];
+    const uint64_t n = (uint64_t)c.tokens * c.dim, nb = (uint64_t)c.npat * c.dim;
+    float *x = (float *)kvq_tb_malloc(n * 4u), *bank = (float *)kvq_tb_malloc(nb * 4u);
+    prune_inputs(x, c.tokens, bank, c.npat, mode);
+    if (kvq_tb_chance(5)) {              /* a bad value: the pruned forms keep the error contract */
+        const int in = IN_NAN + (int)kvq_tb_rndu(3);
+        if (kvq_tb_chance(50)) plant_bad(x, n, in);
+        else plant_bad(bank, nb, in);
+    }
+    const int fusable = c.kind == KVQ_PKV_VALUE && c.npat > 16u && c.p.group <= 128u;
+    case_quant(&c, x, bank, fusable && kvq_tb_chance(50) ? 7 : 5 + (int)kvq_tb_rndu(2));
+    free(x);
+    free(bank);
+}
+
 /* A large block: T tokens of d = 128, 32 patterns, values and keys. */
 static void large_case(uint32_t T, uint32_t kind)
 {
@@ -647,7 +752,9 @@ static void large_case(uint32_t T, uint32_t kind)
     make_bank(bank, c.npat, c.dim, IN_NEAR);
     make_tokens(x, T, c.dim, bank, c.npat, IN_NEAR);
     case_quant(&c, x, bank, 1);
+    case_quant(&c, x, bank, 5);          /* the pruned assignment [PKV-DEV-05] */
     if (kind == KVQ_PKV_VALUE) case_quant(&c, x, bank, 4);
+    if (kind == KVQ_PKV_VALUE) case_quant(&c, x, bank, 7);
     case_assign(&c, x, bank, KVQ_PKV_DIST_MINMAX, 0);
     case_update(&c, x, 128u, 0);
     free(x);
@@ -664,6 +771,7 @@ int main(void)
         return 0;
     for (uint64_t k = 0; k < cases; k++) one_case();
     for (uint64_t k = 0; k < cases / 8u + 1u; k++) fused_case();
+    for (uint64_t k = 0; k < cases / 4u + 4u; k++) prune_case((int)(k % PR_N));
     if (large >= 128u && large <= KVQ_MAX_DIM) {
         const uint32_t T = (uint32_t)(large / 128u * 128u);
         large_case(T, KVQ_PKV_VALUE);

@@ -25,7 +25,7 @@ GPU_TESTS += gpu-check-pkv
 gpu-check-pkv: $(B)/gpu/kvq_gpu_pkv_test
 	$(B)/gpu/kvq_gpu_pkv_test
 
-# The device test against planted bugs (gpu/pkv/pkv_dev.cuh, KVQ_PKV_PLANT = 1, 2): the
+# The device test against planted bugs (gpu/pkv/pkv_dev.cuh, KVQ_PKV_PLANT = 1 .. 4): the
 # same test program over kernel units built with one bug each; gpu/pkv/device-pkv.sh
 # requires each to FAIL (a test that cannot fail proves nothing).  Not part of `make gpu`.
 PKV_PLANT_SRC := $(filter gpu/pkv/%,$(CU_SRC))
@@ -38,9 +38,10 @@ $(B)/gpu/kvq_gpu_pkv_test_plant$(1): $(filter-out $(PKV_GPU_OBJ),$(GPU_OBJ)) \
     $(B)/gpu/ref/ref/fast/pkv.o
 	$$(NVCC) $$(NVFLAGS) $$^ -o $$@ -lm
 endef
-$(foreach k,1 2,$(eval $(call pkv_plant,$(k))))
+$(foreach k,1 2 3 4,$(eval $(call pkv_plant,$(k))))
 .PHONY: gpu-pkv-plant
-gpu-pkv-plant: $(B)/gpu/kvq_gpu_pkv_test_plant1 $(B)/gpu/kvq_gpu_pkv_test_plant2
+gpu-pkv-plant: $(B)/gpu/kvq_gpu_pkv_test_plant1 $(B)/gpu/kvq_gpu_pkv_test_plant2 \
+    $(B)/gpu/kvq_gpu_pkv_test_plant3 $(B)/gpu/kvq_gpu_pkv_test_plant4
 
 # the benchmarks' timing (CK, time_med over cold-L2 reps)
 $(B)/gpu/pkv/pkv_bench.o: gpu/bench_time.cuh

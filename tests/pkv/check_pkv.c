@@ -10,8 +10,8 @@
  *  - random cases come from a fixed seed, KVQ_SEED overrides it,
  *    KVQ_RANDOM_CASES scales the random groups; a failure prints the seed.
  *
- * Groups: special_values, ties, degenerate, packing, updates, random_vs_exact,
- * threshold, bad_input.  Each test names its requirements in a SPEC: comment.
+ * Groups: special_values, ties, pruning, degenerate, packing, updates,
+ * random_vs_exact, threshold, bad_input.  Each test names its requirements in a SPEC: comment.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -255,6 +255,191 @@ START_TEST(ties_euclid_lowest_index)
     REQ_EQ(kvq_pkv_nearest(x, bank, 3, 4, KVQ_PKV_DIST_EUCLID), 1);
     bank[0] = 0.0f; bank[1] = 0.0f; bank[2] = 0.0f; bank[3] = 1.0f; /* now all three tie */
     REQ_EQ(kvq_pkv_nearest(x, bank, 3, 4, KVQ_PKV_DIST_EUCLID), 0);
+}
+END_TEST
+
+/* ========================================================================= */
+/* pruning: the device argmin's lower bounds and its rule [PKV-DEV-05]       */
+/* ========================================================================= */
+
+/* The lower bounds of bounds/pkv.md §5 on the pinned min-max distance, as
+ * [PKV-DEV-05] states them (binary32, -ffp-contract=off): the pinned distance
+ * over the channel subset S (the probe channels k d / 8, k < 8, d a multiple of
+ * 8, and the lowest channels of x's and m's largest and least values), and the
+ * range bound, which the subset bound dominates. */
+static uint32_t prune_argext(const float *v, uint32_t d, int sign)
+{
+    uint32_t c = 0;
+    for (uint32_t i = 1; i < d; i++)
+        if (sign > 0 ? v[i] > v[c] : v[i] < v[c]) c = i;
+    return c;
+}
+
+static float prune_subset(const float *x, const float *m, uint32_t d)
+{
+    const uint32_t ch[4] = { prune_argext(x, d, 1), prune_argext(x, d, -1), prune_argext(m, d, 1),
+                             prune_argext(m, d, -1) };
+    float hi = x[0] - m[0], lo = hi;
+    for (uint32_t k = 1; k < 12u; k++) {
+        const uint32_t i = k < 8u ? k * (d / 8u) : ch[k - 8u];
+        const float t = x[i] - m[i];
+        hi = fmaxf(hi, t);
+        lo = fminf(lo, t);
+    }
+    return hi - lo;
+}
+
+static float prune_range(const float *x, const float *m, uint32_t d)
+{
+    float xmax = x[0], xmin = x[0], mmax = m[0], mmin = m[0];
+    for (uint32_t i = 1; i < d; i++) {
+        xmax = fmaxf(xmax, x[i]);
+        xmin = fminf(xmin, x[i]);
+        mmax = fmaxf(mmax, m[i]);
+        mmin = fminf(mmin, m[i]);
+    }
+    return fabsf((xmax - mmax) - (xmin - mmin));
+}
+
+/* The pruned argmin of [PKV-DEV-05] over npat <= 32 patterns: the least (bound,
+ * index) first, then the survivors (bound <= best, or < best when `eq_prunes`:
+ * the wrong rule) in ascending index, the lexicographic least (distance, index)
+ * kept.  *visits: the distances computed. */
+static uint32_t prune_argmin(const float *x, const float *bank, uint32_t npat, uint32_t d,
+                             int eq_prunes, uint32_t *visits)
+{
+    float b[32];
+    uint32_t j0 = 0;
+    for (uint32_t j = 0; j < npat; j++) {
+        const float *m = bank + (uint64_t)j * d;
+        b[j] = prune_subset(x, m, d);
+        if (b[j] < b[j0]) j0 = j;
+    }
+    float bd = kvq_pkv_dist_minmax(x, bank + (uint64_t)j0 * d, d);
+    uint32_t bj = j0, n = 1, cand = 0;
+    for (uint32_t j = 0; j < npat; j++)
+        if (j != j0 && (eq_prunes ? b[j] < bd : !(b[j] > bd))) cand |= 1u << j;
+    while (cand != 0u) {
+        uint32_t j = 0;
+        while (!(cand >> j & 1u)) j++;
+        cand &= ~(1u << j);
+        const float dj = kvq_pkv_dist_minmax(x, bank + (uint64_t)j * d, d);
+        n++;
+        if (dj < bd || (dj == bd && j < bj)) {
+            bd = dj;
+            bj = j;
+        }
+        for (uint32_t k = 0; k < npat; k++)
+            if (eq_prunes ? !(b[k] < bd) : b[k] > bd) cand &= ~(1u << k);
+    }
+    *visits = n;
+    return bj;
+}
+
+/* SPEC: [PKV-DEV-05] [PKV-A-01] both lower bounds are at most the pinned distance
+ * (bounds/pkv.md §5: monotone rounding) and the subset bound is at least the
+ * range bound, on random values of every scale and on
+ * special values (signed zeros, subnormals, 2^48, values one ulp apart); the
+ * pinned distance is the fast path's (special_minmax_vs_exact holds it to the
+ * exact path). */
+START_TEST(pruning_bounds_sound)
+{
+    static const float sp[] = { 0.0f, -0.0f, 0x1p-149f, -0x1p-149f, 0x1p48f, -0x1p48f,
+                                0x1p-126f, 1.0f, -1.0f, 0x1.000002p0f, 0x1p24f, 0x1.fffffep23f,
+                                0x1.fffffep47f, -0x1.000002p-126f };
+    const uint32_t ns = sizeof sp / sizeof sp[0];
+    kvq_rng r = { g_seed ^ 0x9a11u };
+    float x[128], m[128];
+    uint32_t tight = 0;
+    for (uint32_t k = 0; k < 40000u; k++) {
+        const uint32_t d = 8u << kvq_rng_below(&r, 5u); /* 8 .. 128 */
+        const int mode = (int)kvq_rng_below(&r, 3u);
+        const float sc = ldexpf(1.0f, (int)kvq_rng_below(&r, 80u) - 60);
+        for (uint32_t i = 0; i < d; i++) {
+            x[i] = mode == 0 ? sp[kvq_rng_below(&r, ns)] : rnd_val(&r, sc);
+            m[i] = mode == 0 ? sp[kvq_rng_below(&r, ns)]
+                 : mode == 1 ? rnd_val(&r, sc)
+                             : x[i] + rnd_val(&r, sc * 0x1p-20f); /* near: ulp-scale */
+        }
+        const float dist = kvq_pkv_dist_minmax(x, m, d);
+        const float bp = prune_subset(x, m, d), br = prune_range(x, m, d);
+        REQ_MSG(bp <= dist && br <= dist, "case %u d %u mode %d: subset %a range %a > distance %a",
+                k, d, mode, (double)bp, (double)br, (double)dist);
+        REQ_MSG(br <= bp, "case %u d %u mode %d: range %a above subset %a", k, d, mode, (double)br,
+                (double)bp);
+        tight += bp == dist;
+    }
+    /* the bounds are attained often (so a test of the equality rule has cases) */
+    REQ_MSG(tight > 1000u, "only %u of 40000 bounds equal the distance", tight);
+}
+END_TEST
+
+/* Inputs of pruning_argmin_exact: mode 0 random, 1 clustered, 2 ties (x = b,
+ * m_j = b with +h and -h on two channels, half the time on probe channels, and
+ * duplicates), 3 near ties (h and h (1 + 2^-19)). */
+static void prune_fill(float *x, float *bank, uint32_t npat, uint32_t d, int mode, kvq_rng *r)
+{
+    float b[128];
+    const float scl = mode == 3 ? 0x1p-10f : 1.0f, h0 = mode == 3 ? 0x1p-4f : 0.25f;
+    for (uint32_t i = 0; i < d; i++) b[i] = (float)((int)kvq_rng_below(r, 33u) - 16) * 0.125f * scl;
+    for (uint32_t j = 0; j < npat; j++) {
+        float *m = bank + (uint64_t)j * d;
+        if (mode < 2) {
+            for (uint32_t i = 0; i < d; i++)
+                m[i] = mode == 0 ? rnd_val(r, 1.0f) : (float)((int)kvq_rng_below(r, 33u) - 16) * 0.125f;
+            continue;
+        }
+        if (j > 0 && kvq_rng_below(r, 100u) < 15u) {
+            memcpy(m, bank + (uint64_t)kvq_rng_below(r, j) * d, d * sizeof *m);
+            continue;
+        }
+        float h = kvq_rng_below(r, 100u) < 70u ? h0 : 2.0f * h0;
+        if (mode == 3 && kvq_rng_below(r, 2u)) h *= 1.0f + 0x1p-19f;
+        const uint32_t pc = kvq_rng_below(r, 2u) ? (d / 8u) * kvq_rng_below(r, 8u) : kvq_rng_below(r, d);
+        uint32_t qc = kvq_rng_below(r, 2u) ? (d / 8u) * kvq_rng_below(r, 8u) : kvq_rng_below(r, d);
+        if (qc == pc) qc = (pc + d / 8u) % d;
+        memcpy(m, b, d * sizeof *m);
+        m[pc] = b[pc] + h;
+        m[qc] = b[qc] - h;
+    }
+    if (mode == 0) {
+        for (uint32_t i = 0; i < d; i++) x[i] = rnd_val(r, 1.0f);
+    } else if (mode == 1) {
+        const float *m = bank + (uint64_t)kvq_rng_below(r, npat) * d;
+        for (uint32_t i = 0; i < d; i++) x[i] = m[i] + rnd_val(r, 0x1p-4f);
+    } else {
+        memcpy(x, b, d * sizeof *x);
+    }
+}
+
+/* SPEC: [PKV-DEV-05] [PKV-A-02] the pruned rule gives kvq_pkv_nearest's index on
+ * random, clustered, tied and near-tied inputs (d = 128, 1 to 32 patterns), visiting
+ * one pattern on clustered tokens; pruning on equality instead loses lower-index
+ * ties on the tie inputs (the inputs the device test uses can tell the two rules
+ * apart). */
+START_TEST(pruning_argmin_exact)
+{
+    kvq_rng r = { g_seed ^ 0x9a12u };
+    const uint32_t d = 128u;
+    float *bank = xmalloc((size_t)32 * d * sizeof *bank), x[128];
+    uint64_t visits[4] = {0, 0, 0, 0}, toks[4] = {0, 0, 0, 0}, lost = 0;
+    for (uint32_t k = 0; k < 8000u; k++) {
+        const int mode = (int)(k % 4u);
+        const uint32_t npat = 1u + kvq_rng_below(&r, 32u);
+        prune_fill(x, bank, npat, d, mode, &r);
+        const uint32_t want = kvq_pkv_nearest(x, bank, npat, d, KVQ_PKV_DIST_MINMAX);
+        uint32_t v, vw;
+        const uint32_t got = prune_argmin(x, bank, npat, d, 0, &v);
+        REQ_MSG(got == want, "case %u mode %d npat %u: pruned %u, nearest %u", k, mode, npat, got,
+                want);
+        visits[mode] += v;
+        toks[mode]++;
+        lost += prune_argmin(x, bank, npat, d, 1, &vw) != want;
+    }
+    REQ_MSG(visits[1] == toks[1], "clustered: %" PRIu64 " visits for %" PRIu64 " tokens", visits[1],
+            toks[1]);
+    REQ_MSG(lost > 0u, "pruning on equality never lost a tie: the inputs cannot tell the rules apart");
+    free(bank);
 }
 END_TEST
 
@@ -1144,6 +1329,12 @@ static Suite *pkv_suite(void)
     tc = tcase_create("ties");
     tcase_add_test(tc, ties_shifted_patterns_lowest_index);
     tcase_add_test(tc, ties_euclid_lowest_index);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("pruning");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, pruning_bounds_sound);
+    tcase_add_test(tc, pruning_argmin_exact);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("degenerate");
