@@ -38,11 +38,14 @@ The harness computes the op's function and nothing else:
   pipeline's accumulator and Q/K code width; these kernels have neither, so
   they only take part in the checks.)
 
-Kernels (--kernel): sdpa-f32, sdpa-f16, sdpa-bf16 (torch.nn.functional.
-scaled_dot_product_attention, Q, K, V cast to that dtype, O cast back to
-binary32; --backend pins flash, efficient, math or cudnn), and sageattn
-(SageAttention 1.0.6, `from sageattention import sageattn`, a Triton kernel:
-binary16 Q, K, V in, binary16 O out).  A kernel that cannot run here (no CUDA
+Kernels (--kernel): sdpa-f32, sdpa-f16, sdpa-bf16, sdpa-f64 (torch.nn.
+functional.scaled_dot_product_attention, Q, K, V cast to that dtype, O cast
+back to binary32; --backend pins flash, efficient, math or cudnn; binary64 is
+the control that must pass), sageattn (SageAttention 1.0.6, `from
+sageattention import sageattn`, Triton kernels: binary16 Q, K, V in, binary16 O
+out) and sageattn-f32 (the same given binary32 Q, K, V).  --plant makes a
+deliberate mistake (the scale 1/d, torch's top-left causal mask) that kvq must
+reject.  A kernel that cannot run here (no CUDA
 device, sageattention not importable) gives a results file that says
 `unavailable`: kvq counts every case SKIPPED, never passed.  A pinned backend
 that has no kernel for a case (flash in binary32, say) gives that case
