@@ -1326,6 +1326,28 @@ class TorchSageCases(_NoTorch, _Generated):
                 ((("causal", None, 2),), E_P), ((("dim", None, 64),), E_P)):
             self.assertEqual(self.status(planted(*changes)), want, changes)
 
+    def test_causal_alignment(self):
+        # what each kernel is given sees exactly the op's keys: j + nq <= i + nk (bottom-right);
+        # a top-left-only kernel (sageattn, SDPA's is_causal) gets nq == nk rows under `pad`
+        mk = self.ex.Attn
+        for nq, nk in ((200, 77), (77, 200), (130, 130), (1, 130), (130, 1), (1, 1), (5, 3), (3, 5)):
+            for causal in (False, True):
+                a = mk(nq=nq, nk=nk, causal=causal)
+                want = [[not causal or j + nq <= i + nk for j in range(nk)] for i in range(nq)]
+                for align in ("pad", "mask"):
+                    p = self.ex.plan(a, align)
+                    got = [[p.kernel_sees(i, j) for j in range(nk)] for i in range(nq)]
+                    diff = [(i, j) for i in range(nq) for j in range(nk) if got[i][j] != want[i][j]]
+                    self.assertEqual(diff[:3], [], "nq=%d nk=%d causal=%d %s: query, key seen wrongly"
+                                     % (nq, nk, causal, align))
+                    if causal and p.diag is None:
+                        self.assertEqual(nq - p.r0 + p.pad, nk, (nq, nk, align))
+                    self.assertEqual(p.diag is not None, causal and align == "mask" and nq < nk)
+                # the planted mistake is torch's top-left mask: it differs exactly when nq != nk
+                p = self.ex.plan(a, "pad", "causal-top-left")
+                got = [[p.kernel_sees(i, j) for j in range(nk)] for i in range(nq)]
+                self.assertEqual(got != want, causal and nq != nk, (nq, nk, causal))
+
     def test_rows_without_keys(self):
         # causal: query i sees key j when j + nq <= i + nk; rows i < nq - nk see none
         mk = self.ex.Attn

@@ -199,31 +199,62 @@ def _sageattn_kernel(dtype_name):
     return run
 
 
+class Plan:
+    """How a problem reaches a kernel whose causal mask is top-left: the kernel
+    runs on query rows r0 .. nq-1 after `pad` zero rows, causal (top-left) or
+    with the boolean mask `j <= r + diag` (`diag` not None), or not causal."""
+
+    __slots__ = ("r0", "pad", "causal", "diag")
+
+    def __init__(self, r0, pad, causal, diag):
+        self.r0, self.pad, self.causal, self.diag = r0, pad, causal, diag
+
+    def kernel_sees(self, i, j):
+        """Whether the kernel, so called, lets query i of the problem see key j."""
+        if i < self.r0:
+            return False                            # row written as +0 by the harness
+        r = i - self.r0                             # its row among the rows passed
+        if self.diag is not None:
+            return j <= r + self.diag
+        return not self.causal or j <= r + self.pad
+
+
+def plan(a, align, plant=""):
+    """The Plan of problem a for a kernel whose causal alignment is `align` ('pad'
+    or 'mask'), matching [SAGE-ATT-01]: j visible to i when j + nq <= i + nk."""
+    if not a.causal:
+        return Plan(0, 0, False, None)
+    if plant == "causal-top-left":                  # the mistake: torch's is_causal as it is
+        return Plan(0, 0, True, None)
+    r0 = a.first_visible_row()                      # nq > nk: rows before r0 see no key
+    nq = a.nq - r0
+    if nq == a.nk:
+        return Plan(r0, 0, True, None)
+    if align == "pad":                              # nq < nk: row r + nk - nq of nk rows
+        return Plan(r0, a.nk - nq, True, None)
+    return Plan(r0, 0, True, a.nk - nq)             # keys 0 .. r + nk - nq
+
+
 def run_attn(torch, kernel, a, device, plant=""):
     """O (hq*nq*dim binary32, array('f')) of one problem by one kernel; plant: a
     deliberate mistake (PLANTS), to see kvq reject it."""
-    r0 = a.first_visible_row()
     tau = 1.0 / a.dim if plant == "scale-1-over-d" else a.tau
-    if plant == "causal-top-left":
-        r0 = 0
-    nq = a.nq - r0                                              # rows that see a key
-    def t(x, h, n):                     # array('f') -> [1][h][n][dim], bit for bit
+    p = plan(a, kernel.align, plant)
+
+    def t(x, h, n):                                 # array('f') -> [1][h][n][dim], bit for bit
         return torch.frombuffer(bytearray(x.tobytes()), dtype=torch.float32).view(1, h, n, a.dim)
-    q = t(a.q, a.hq, a.nq)[:, :, r0:, :]
+    q = t(a.q, a.hq, a.nq)[:, :, p.r0:, :]
     k = t(a.k, a.hkv, a.nk)
     v = t(a.v, a.hkv, a.nk)
-    pad = 0
-    causal = a.causal
-    if a.causal and nq < a.nk and plant != "causal-top-left":   # bottom-right, nq < nk
-        if kernel.align == "pad":
-            pad = a.nk - nq
-            q = torch.cat([torch.zeros(1, a.hq, pad, a.dim), q], dim=2)
-        else:                                                   # keys 0 .. i + nk - nq
-            causal = torch.ones(nq, a.nk, dtype=torch.bool).tril(diagonal=a.nk - nq).to(device)
+    if p.pad:
+        q = torch.cat([torch.zeros(1, a.hq, p.pad, a.dim), q], dim=2)
+    causal = p.causal
+    if p.diag is not None:
+        causal = torch.ones(a.nq - p.r0, a.nk, dtype=torch.bool).tril(diagonal=p.diag).to(device)
     o = kernel(torch, q.to(device), k.to(device), v.to(device), causal, tau)
-    o = o[:, :, pad:, :].cpu()
-    if r0:
-        o = torch.cat([torch.zeros(1, a.hq, r0, a.dim), o], dim=2)
+    o = o[:, :, p.pad:, :].cpu()
+    if p.r0:
+        o = torch.cat([torch.zeros(1, a.hq, p.r0, a.dim), o], dim=2)
     return array("f", o.contiguous().view(-1).tolist())
 
 
