@@ -331,8 +331,8 @@ def main(argv=None):
     if device.type == "cuda" and not torch.cuda.is_available():
         why = "no CUDA device visible to PyTorch"
     elif args.kernel.startswith("sageattn"):
-        if device.type != "cuda":
-            why = "sageattn runs on CUDA devices only"
+        if device.type != "cuda" and os.environ.get("TRITON_INTERPRET") != "1":
+            why = "sageattn runs on CUDA devices only (or under TRITON_INTERPRET=1)"
         else:
             try:
                 from sageattention import sageattn
