@@ -47,7 +47,9 @@ out) and sageattn-f32 (the same given binary32 Q, K, V).  --plant makes a
 deliberate mistake (the scale 1/d, torch's top-left causal mask) that kvq must
 reject.  A kernel that cannot run here (no CUDA
 device, sageattention not importable) gives a results file that says
-`unavailable`: kvq counts every case SKIPPED, never passed.  A pinned backend
+`unavailable`: kvq counts every case SKIPPED, never passed.  (With
+TRITON_INTERPRET=1, sageattn runs on --device cpu through Triton's interpreter,
+given a sageattention whose `assert q.is_cuda` is removed.)  A pinned backend
 that has no kernel for a case (flash in binary32, say) gives that case
 `skipped=`; a kernel that raises gives `KVQ_E_SUBJECT` (a FAIL) and a comment.
 
@@ -284,7 +286,8 @@ def main(argv=None):
     ap.add_argument("--causal-align", choices=("pad", "mask"), default="pad",
                     help="causal with nq < nk (bottom-right): prepend nk - nq zero queries and run "
                          "top-left causal (pad, default), or give SDPA an explicit boolean mask (mask)")
-    ap.add_argument("--device", default="cuda", help="torch device (default cuda; 'cpu' for sdpa-*)")
+    ap.add_argument("--device", default="cuda",
+                    help="torch device (default cuda; 'cpu' for sdpa-*, and for sageattn under TRITON_INTERPRET=1)")
     ap.add_argument("--plant", choices=PLANTS, default="",
                     help="a deliberate mistake, to see kvq reject it: the scale 1/d instead of tau, or "
                          "torch's top-left causal mask where the op's is bottom-right")
