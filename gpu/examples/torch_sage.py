@@ -108,7 +108,7 @@ class Attn:
     tau: the softmax scale (natural base); causal: bottom-right [SAGE-ATT-01];
     q: hq*nq*dim binary32 values, k and v hkv*nk*dim, head-major ([h][n][d]);
     in_fmt: None (binary32 values) or the format the case says the inputs are
-    representable in (kept for the report; a kernel casts to its own dtype)."""
+    representable in (nothing reads it yet: a kernel casts to its own dtype)."""
 
     __slots__ = ("hq", "hkv", "nq", "nk", "dim", "tau", "causal", "q", "k", "v", "in_fmt")
 
