@@ -295,7 +295,8 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a $(B)/registry.json
 	install -m 644 conformance/kvq.1 $(DESTDIR)$(PREFIX)/share/man/man1/kvq.1
 	install -m 644 conformance/python/kvqio.py conformance/python/README.md $(DESTDIR)$(PREFIX)/share/kvq/python/
 	install -m 644 $(B)/registry.json $(DESTDIR)$(PREFIX)/share/kvq/python/registry.json
-	install -m 644 gpu/examples/torch_kivi.py gpu/examples/README.md $(DESTDIR)$(PREFIX)/share/kvq/examples/
+	install -m 644 gpu/examples/torch_kivi.py gpu/examples/torch_sage.py gpu/examples/README.md \
+	  $(DESTDIR)$(PREFIX)/share/kvq/examples/
 	@v=$$($(B)/rel/kvq version | awk '{print $$2}') && \
 	  printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \
 	    'includedir=$${prefix}/include' '' 'Name: kvq' \

@@ -125,6 +125,9 @@ expect 0 "installed kvqio reads them" -- env PYTHONPATH="$P/share/kvq/python" py
 expect 0 "installed PyTorch example answers --help (finds the installed kvqio, imports no torch)" -- \
   env -u PYTHONPATH python3 -B "$P/share/kvq/examples/torch_kivi.py" --help
 grep_out "--vectors" "its usage names --vectors"
+expect 0 "installed attention example answers --help (finds the installed kvqio, imports no torch)" -- \
+  env -u PYTHONPATH python3 -B "$P/share/kvq/examples/torch_sage.py" --help
+grep_out "sageattn" "its usage names the sageattn kernel"
 
 # the man page: rendered by whichever of man and groff exist, without a warning
 page=$P/share/man/man1/kvq.1

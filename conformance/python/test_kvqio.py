@@ -1217,33 +1217,144 @@ class Writer(unittest.TestCase):
                 kvqio.ResultsWriter(d, "s")
 
 
-class TorchExample(unittest.TestCase):
-    """gpu/examples/torch_kivi.py loads and answers --help without torch."""
+def _load_example(name):
+    """gpu/examples/<name>.py as a module, with `import torch` failing."""
+    spec = importlib.util.spec_from_file_location(name + "_example",
+                                                  os.path.join(ROOT, "gpu", "examples", name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
-    PATH = os.path.join(ROOT, "gpu", "examples", "torch_kivi.py")
 
-    def test_help_without_torch(self):
-        saved = sys.modules.get("torch", 0)
+class _NoTorch(unittest.TestCase):
+    def setUp(self):
+        self._saved = sys.modules.get("torch", 0)
         sys.modules["torch"] = None                 # `import torch` now fails
+
+    def tearDown(self):
+        if self._saved == 0:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = self._saved
+
+
+class TorchExample(_NoTorch):
+    """gpu/examples/torch_kivi.py and torch_sage.py load and answer --help without torch."""
+
+    def check_help(self, name):
+        mod = _load_example(name)
+        out = io.StringIO()
+        with redirect_stdout(out), self.assertRaises(SystemExit) as cm:
+            mod.main(["--help"])
+        self.assertEqual(cm.exception.code, 0)
+        self.assertIn("--vectors", out.getvalue())
+        err = io.StringIO()
+        with redirect_stderr(err):
+            rc = mod.main(["--vectors", "none.vec", "-o", "none.results"])
+        self.assertEqual(rc, 2)
+        self.assertIn("PyTorch", err.getvalue())
+        self.assertFalse(os.path.exists("none.results"))
+        return out.getvalue()
+
+    def test_kivi_help_without_torch(self):
+        self.check_help("torch_kivi")
+
+    def test_sage_help_without_torch(self):
+        usage = self.check_help("torch_sage")
+        for word in ("--kernel", "sdpa-bf16", "sageattn", "--backend", "--causal-align", "--plant"):
+            self.assertIn(word, usage)
+
+
+class TorchSageCases(_NoTorch, _Generated):
+    """torch_sage.py's reading of the sage-attn cases, which needs no torch: the
+    statuses of [SAGE-ATT-01] in its order, and the rows that see no key.
+    SPEC: [SAGE-ATT-01] [VEC-SAGE-09]"""
+
+    def setUp(self):
+        _NoTorch.setUp(self)
+        self.ex = _load_example("torch_sage")
+        self.cases = [c for c in kvqio.read_vectors(self.vec["sage"]) if c.op == "sage-attn"]
+
+    def status(self, case):
         try:
-            spec = importlib.util.spec_from_file_location("torch_kivi_example", self.PATH)
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            out = io.StringIO()
-            with redirect_stdout(out), self.assertRaises(SystemExit) as cm:
-                mod.main(["--help"])
-            self.assertEqual(cm.exception.code, 0)
-            self.assertIn("--vectors", out.getvalue())
-            err = io.StringIO()
-            with redirect_stderr(err):
-                rc = mod.main(["--vectors", "none.vec", "-o", "none.results"])
-            self.assertEqual(rc, 2)
-            self.assertIn("PyTorch", err.getvalue())
-        finally:
-            if saved == 0:
-                del sys.modules["torch"]
-            else:
-                sys.modules["torch"] = saved
+            a = self.ex.read_sage_attn(case)
+        except self.ex.CaseError as e:
+            return e.status
+        self.assertEqual((a.nq, a.nk, a.dim), (case["nq"], case["nk"], 128))
+        self.assertEqual(a.tau, case["tau"])
+        return 0
+
+    def test_expected_statuses(self):
+        # every case, error or not, gets the exact path's status from the harness's checks
+        self.assertGreaterEqual(len(self.cases), 10)
+        self.assertTrue(any(c.status != 0 for c in self.cases))
+        for c in self.cases:
+            self.assertEqual(self.status(c), c.status, c.id)
+
+    def test_check_order(self):
+        # K before Q before V, each whole (non-finite, then |x| > 2^48); parameters first
+        good = next(c for c in self.cases if c.status == 0)
+
+        def planted(*changes):                  # (key, element or None, value) ...
+            vals = dict(good.values)
+            for key, i, x in changes:
+                if i is None:
+                    vals[key] = x
+                else:
+                    vals[key] = array("f", vals[key])
+                    vals[key][i] = x
+            return kvqio.Case(good.op, vals, good.line, good.spec)
+
+        nan, inf, big, lim = float("nan"), float("inf"), 2.0 ** 49, 2.0 ** 48
+        up = 1 + 2.0 ** -23                     # the next binary32 above 1
+        last = len(good["q"]) - 1
+        E_NF, E_P = kvqio.KVQ_E_NONFINITE, kvqio.KVQ_E_PARAM
+        for changes, want in (
+                ((("k", 0, nan), ("q", 0, big)), E_NF),     # the spec's two examples
+                ((("q", 0, big), ("v", 0, nan)), E_P),
+                ((("k", 3, big), ("q", 0, nan)), E_P),      # K whole before Q
+                ((("q", last, -inf), ("v", 0, inf)), E_NF),
+                ((("k", 0, big), ("k", 1, nan)), E_NF),     # within K: non-finite first
+                ((("v", 5, -big),), 0),                     # V has no magnitude check
+                ((("q", 7, lim),), 0), ((("k", 7, -lim),), 0),    # |x| > 2^48, not >=
+                ((("q", 7, -lim * up),), E_P), ((("k", 9, lim * up),), E_P),
+                ((("tau", None, nan), ("k", 0, nan)), E_P),  # parameters before any input
+                ((("tau", None, 2.0 ** -127),), E_P), ((("tau", None, 2.0 ** -126),), 0),
+                ((("tau", None, 2.0 ** 16 * up),), E_P), ((("tau", None, 2.0 ** 16),), 0),
+                ((("buffer", None, 32), ("v", 0, nan)), E_P), ((("buffer", None, 0),), 0),
+                ((("bits", None, 2),), E_P), ((("bits", None, 4),), 0),
+                ((("causal", None, 2),), E_P), ((("dim", None, 64),), E_P)):
+            self.assertEqual(self.status(planted(*changes)), want, changes)
+
+    def test_causal_alignment(self):
+        # what each kernel is given sees exactly the op's keys: j + nq <= i + nk (bottom-right);
+        # a top-left-only kernel (sageattn, SDPA's is_causal) gets nq == nk rows under `pad`
+        mk = self.ex.Attn
+        for nq, nk in ((200, 77), (77, 200), (130, 130), (1, 130), (130, 1), (1, 1), (5, 3), (3, 5)):
+            for causal in (False, True):
+                a = mk(nq=nq, nk=nk, causal=causal)
+                want = [[not causal or j + nq <= i + nk for j in range(nk)] for i in range(nq)]
+                for align in ("pad", "mask"):
+                    p = self.ex.plan(a, align)
+                    got = [[p.kernel_sees(i, j) for j in range(nk)] for i in range(nq)]
+                    diff = [(i, j) for i in range(nq) for j in range(nk) if got[i][j] != want[i][j]]
+                    self.assertEqual(diff[:3], [], "nq=%d nk=%d causal=%d %s: query, key seen wrongly"
+                                     % (nq, nk, causal, align))
+                    if causal and p.diag is None:
+                        self.assertEqual(nq - p.r0 + p.pad, nk, (nq, nk, align))
+                    self.assertEqual(p.diag is not None, causal and align == "mask" and nq < nk)
+                # the planted mistake is torch's top-left mask: it differs exactly when nq != nk
+                p = self.ex.plan(a, "pad", "causal-top-left")
+                got = [[p.kernel_sees(i, j) for j in range(nk)] for i in range(nq)]
+                self.assertEqual(got != want, causal and nq != nk, (nq, nk, causal))
+
+    def test_rows_without_keys(self):
+        # causal: query i sees key j when j + nq <= i + nk; rows i < nq - nk see none
+        mk = self.ex.Attn
+        self.assertEqual(mk(nq=200, nk=77, causal=True).first_visible_row(), 123)
+        self.assertEqual(mk(nq=77, nk=200, causal=True).first_visible_row(), 0)
+        self.assertEqual(mk(nq=200, nk=77, causal=False).first_visible_row(), 0)
+        self.assertEqual(mk(nq=5, nk=5, causal=True).first_visible_row(), 0)
 
 
 if __name__ == "__main__":
