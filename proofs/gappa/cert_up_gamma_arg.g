@@ -11,8 +11,9 @@
 # z = FLT_MAX, RN32(|u| + |l| + FLT_MAX) = FLT_MAX and nextafterf(FLT_MAX, +inf) = +inf,
 # so ldexpf gets +inf.  C11 F.10.3.6 defines ldexpf(+inf, n) = +inf, the gamma and Delta
 # that follow are +inf (an upward bound, sound), and the call is defined; the
-# precondition `finite_arg` of proofs/libm_spec.h is what fails.  Below |z| <= 2^127 (every
-# offset of binary16 keys: |z| <= 65504 + 128 sigma < 2^17) the argument is finite.
+# precondition `finite_arg` of proofs/libm_spec.h is what fails.  For |z| <= 2^127 the
+# argument is finite; every offset stored from binary16 keys is: z = RN32(l + 128 sigma)
+# lies between l and u up to rounding, |z| < 2^17.
 @rnd = float<ieee_32, ne>;
 ua = float<11, -24, ne>(ua_);
 la = float<11, -24, ne>(la_);
