@@ -6,9 +6,9 @@
 #   for r in [-1, 1] and a, b in [-2^-24, 2^-24]: r (1 + a)/(1 + b) in +-(1 + 2^-22)
 # q / cmax = (x/m)(1 + eq)/(1 + es) (s = (m/cmax)(1 + es), q = (x/s)(1 + eq)), so |q| <=
 # cmax (1 + 2^-22) < cmax + 1/2 (cmax 2^-22 < 1/2): RNE(q) is in [-cmax, cmax] and the
-# clamp never acts.  (bounds: spec/sage.md writes cmax (1 + 2^-23); the exact factor is
-# (1 + 2^-24)/(1 - 2^-24) = 1 + 2^-23 + 2^-47 + ..., still far below the margin.)  A
-# quotient below 2^-126 rounds to a code 0.
+# clamp never acts.  (spec/sage.md states the sharper |q| <= cmax (1 + 2^-23), which uses
+# that q lies on the binary32 grid; the real factor (1 + 2^-24)/(1 - 2^-24) proved here
+# is enough for the lemma's conclusion.)  A quotient below 2^-126 rounds to a code 0.
 @rnd = float<ieee_32, ne>;
 cm = int<ne>(cm_);
 m = rnd(m_);
