@@ -1,5 +1,5 @@
 # [TR-GOAL-CERT-FLOAT] [CERT-ANN-01] ru_norm24: the first candidate is in [1, 2^64] (N < 2^64).
-# Models: ref/fast/cert.c:473-476 `if (n.hi == 0 && n.lo == 0) return 0.0f;
+# Models: ref/fast/cert.c:471-473 `if (n.hi == 0 && n.lo == 0) return 0.0f;
 #   y = (float)sqrt((double)n.hi * 0x1p64 + (double)n.lo);`, case n.hi == 0
 # Goals: typed_ru_norm24_loop_invariant_y_ok_established
 # Statement: hi == 0, lo integer in [1, 2^64) |- RN64(RN64(hi) 2^64 + RN64(lo)) in [1, 2^101];

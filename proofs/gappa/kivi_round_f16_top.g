@@ -1,5 +1,5 @@
 # [TR-GOAL-FLOAT] [POL-F16-02] kvq_round_f16, normal branch, top binade e = 16 (2^15 <= a < 65520).
-# Models: ref/fast/kivi.c:79 `if (a >= KVQ_F16_OVF)` (not taken) and 87-89 as in
+# Models: ref/fast/kivi.c:80 `if (a >= KVQ_F16_OVF)` (not taken) and 87-89 as in
 #   kivi_round_f16_normal.g with e = 16: y = ldexpf(a, -5), r = ldexpf((float)n, 5)
 # Goals: typed_kvq_round_f16_call_round_nonneg_2_requires_finite
 #   typed_kvq_round_f16_call_round_nonneg_2_requires_range typed_kvq_round_f16_ensures_finite_result

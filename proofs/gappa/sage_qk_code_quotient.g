@@ -1,5 +1,5 @@
 # [TR-GOAL-SAGE-FLOAT] [SAGE-Q-03] [SAGE-LEM-03..04] qk_code: |RN32(x/s)| <= 128, |RN32(q +- 1/2)| <= 129.
-# Models: ref/fast/sage.c:168-173 `q = x / s; ... float t = q >= 0.0f ? q + 0.5f : q - 0.5f;`
+# Models: ref/fast/sage.c:168, 173 `q = x / s; ... float t = q >= 0.0f ? q + 0.5f : q - 0.5f;`
 #   under the precondition `quotient`: s > 0 ==> |x| <= (cmax + 1) s, cmax in {7, 127}
 # Goals: typed_qk_code_assert_q_range typed_qk_code_assert_t_range
 # Statement: x, s binary32, s > 0, x / s in [-128, 128] |- q = RN32(x / s) in [-128, 128];
