@@ -18,7 +18,7 @@
 # Exit status: 0 everything proved and every check passed; 1 a script unproved,
 # a mutant proved, or a check failed; 2 Gappa missing or a script malformed.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 DIR=proofs/gappa
 OUT=$DIR/results.txt
 GAPPA=${GAPPA:-gappa}
@@ -54,7 +54,8 @@ trap 'rm -rf "$W"' EXIT
 # run_one FILE: prints PROVED, FAILED (Gappa ran and left a property unproved), ERROR
 # (Gappa did not run the script: syntax, ...) or TIMEOUT; Gappa's messages in $W/<name>.err
 run_one() {
-  local f=$1 rc err=$W/$(basename "$f").err
+  local f=$1 rc err
+  err=$W/$(basename "$f").err
   timeout "$LIMIT" "$GAPPA" "$f" > "$W/$(basename "$f").out" 2> "$err"
   rc=$?
   case $rc in
