@@ -13,6 +13,8 @@ set -euo pipefail
 #   check                          unit tests (libcheck, pulls libsubunit-dev)
 #   lcov                           make coverage (lcov, genhtml)
 #   frama-c-base why3 z3 cvc4      make proofs (Frama-C WP and its provers)
+#   gappa                          make proofs-gappa (part of make proofs): the
+#                                  float facts of proofs/gappa/*.g
 #   clang llvm libclang-rt-14-dev  make fuzz-smoke: clang -fsanitize=fuzzer; on
 #                                  bookworm libFuzzer and the clang sanitizer
 #                                  runtimes ship in libclang-rt-14-dev
@@ -25,7 +27,7 @@ set -euo pipefail
 #                                  cluster and stops it; the packages' services
 #                                  are neither configured nor used
 PKGS=(build-essential pkg-config libmpfr-dev libgmp-dev check lcov
-      frama-c-base why3 z3 cvc4 clang llvm libclang-rt-14-dev parallel
+      frama-c-base why3 z3 cvc4 gappa clang llvm libclang-rt-14-dev parallel
       slurm-wlm munge)
 
 say() { printf 'ci/setup.sh: %s\n' "$*"; }
@@ -65,7 +67,7 @@ fi
 
 # Report the tools the build uses (a missing one is an error).
 status=0
-for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4 parallel slurmctld slurmd sbatch munged; do
+for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4 gappa parallel slurmctld slurmd sbatch munged; do
     if ! command -v "$t" >/dev/null 2>&1; then
         say "error: $t not on PATH after install" >&2
         status=1
@@ -82,6 +84,7 @@ if [ "$status" -eq 0 ]; then
     say "gcc $(gcc -dumpfullversion), $(clang --version | head -n1), check $(pkg-config --modversion check), lcov $(lcov --version | awk '{print $NF}'), mpfr $(dpkg-query -W -f='${Version}' libmpfr-dev)"
     say "$(slurmctld -V), $(munged --version 2>&1 | awk '{print $1; exit}'), $(parallel --version | head -n1)"
     say "libFuzzer: $fuzzer_rt"
+    say "$(gappa --version 2>&1 | head -n1)"
     if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
         say "nvcc present (not managed here)"
     else
