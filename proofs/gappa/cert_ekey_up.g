@@ -1,7 +1,6 @@
 # [CERT-EK-01] [CERT-EK-04] spec/bounds/cert.md 5, 6a: E_key evaluated upward in binary64 is >= 2 Vmax (t + A (1 - t)) (sparse) and >= each term of the paper variant's min.
 # Models: ref/fast/cert_step.c rung_bounds, E_key: sparse `up(up(2.0 * vmax) * up(t_up +
-#   up(tail_up(au, delta) * dn(1.0 - t_dn))))` -- with up(1.0 - t_dn) in place of the code's
-#   dn(1.0 - t_dn), see below; paper `g = up(up(up2(expm1(up(2 delta))) + up2(expm1(delta))) / 2);
+#   up(tail_up(au, delta) * up(1.0 - t_dn))))` (it read dn(1.0 - t_dn) before, see below); paper `g = up(up(up2(expm1(up(2 delta))) + up2(expm1(delta))) / 2);
 #   a = up(tail_up(au, delta) * g); up(up(2.0 * vmax) * (a < t_up ? a : t_up))`; up -> RU64,
 #   dn -> RD64 as in cert_tail_up.g
 # Statement: V <= vm, t_dn <= T <= t_up, T in [0, 1], A <= au, A in [0, 1] |- RU(t_up + RU(au
@@ -12,11 +11,11 @@
 # t_up >= t >= t_dn: tanh within 2 ulps, moved two steps ([TR-CERT-LIBM]); au >= alpha^_T
 # and tail_up >= A: cert_eval_up.g, cert_tail_up.g; A is increasing in alpha.  The paper
 # variant's min is monotone, so the code's min(a, t_up) bounds min(A G, T) from above.
-# The code's dn(1.0 - t_dn): t_dn <= t gives 1 - t_dn >= 1 - t, an upper bound of 1 - t,
+# The former dn(1.0 - t_dn): t_dn <= t gives 1 - t_dn >= 1 - t, an upper bound of 1 - t,
 # which dn then rounds DOWN, possibly below 1 - t.  The mutant of this script with RD(1 -
-# t_dn) fails; the code's own sum up(t + up(A dn(1.0 - t))) fell below t + A (1 - t) on 9190
+# t_dn) fails; that code's sum up(t + up(A dn(1.0 - t))) fell below t + A (1 - t) on 9190
 # of 300000 random binary64 t in [0, 1/2), A in [1/2, 1] (t_dn = t_up = t, as the libm steps
-# allow when tanh is a binary64 number).  The full E_key of the code stayed >= the exact value
+# allow when tanh is a binary64 number).  The full E_key of that code stayed >= the exact value
 # on 300000 random (t, A, Vmax) with t_dn = t_up = t (the steps up(2.0 * vmax) and the final
 # up each add at least half an ulp), but that compensation is not what this script proves.
 @ru = float<ieee_64, up>;

@@ -43,7 +43,7 @@ MUTANTS=(
   'cert_key_bound.g|s/\[0x1p-126, 256\]/[0x1p-130, 256]/|a subnormal quotient taken as relative-error only'
   'sage_qk_no_clamp.g|s/m \/ cm in \[0x1p-126, /m \/ cm in [0x1p-130, /|a subnormal scale kept (the zero-range rule dropped)'
   'cert_earith_up.g|s/rs = ru(srange + ru(4 \* epss));/rs = ru(srange + ru(2 * epss));/|R_s from the computed scores with 2 eps_s, not 4'
-  'cert_ekey_up.g|s/^om = ru(1 - td);/om = rd(1 - td);/|the code as written: dn(1.0 - t_dn), an upper bound of 1 - t rounded down'
+  'cert_ekey_up.g|s/^om = ru(1 - td);/om = rd(1 - td);/|1 - t_dn rounded down (dn in place of up): an upper bound of 1 - t rounded the wrong way'
   'cert_eval_up.g|s/rhp = ru(e2d \* ru(eu \/ rd(sl + tl)));/rhp = ru(e2d * ru(eu \/ ru(sl + tl)));/|the paper rho with its denominator rounded up'
   'cert_tail_up.g|s/^q = rd(rd(1 - a)/q = rd(ru(1 - a)/|tail_up with 1 - a rounded up'
 )

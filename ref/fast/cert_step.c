@@ -410,7 +410,7 @@ static void rung_bounds(rung_eval *re, const uint8_t *sel, const uint8_t *prom,
             re->ekey = up(up(2.0 * vmax) * (a < t_up ? a : t_up));
         } else {
             re->ekey = up(up(2.0 * vmax) * up(t_up + up(tail_up(re->au, p1->delta) *
-                                                        dn(1.0 - t_dn))));
+                                                        up(1.0 - t_dn))));
         }
     }
     /* E_val [CERT-EV-01] over the attended full blocks, eta' = 0 for promoted
