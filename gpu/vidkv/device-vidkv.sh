@@ -12,7 +12,7 @@
 #   vidkv-bench.txt/json  gpu/vidkv/vidkv_bench.cu against a device copy
 #   vidkv-verify-gpu.txt/json  kvq verify, the CUDA subject: "N passed, 0 failed", no case skipped
 #   vidkv-plant.txt       the device test over kernels with one planted bug each
-#                         (KVQ_VIDKV_PLANT = 1..4, gpu/vidkv/rules.mk): each must FAIL (exit 1)
+#                         (KVQ_VIDKV_PLANT = 1..5, gpu/vidkv/rules.mk): each must FAIL (exit 1)
 #   vidkv-inst.txt        thread instructions per element of every vk_ kernel (ncu; absent without it)
 # env: KVQ_COMMIT, KVQ_SEED, KVQ_VIDKV_CASES, REPS, JOBS, PLANT_CASES (60: the planted runs'
 #      random cases a kind); programs already in build/gpu/ (carried
@@ -30,7 +30,7 @@ T=build/gpu/kvq_gpu_vidkv_test
 B=build/gpu/kvq_vidkv_bench
 S=build/gpu/libkvq_subject_gpu.so
 P=build/gpu/kvq_gpu_vidkv_test_plant
-if [ -x "$T" ] && [ -x "$B" ] && [ -f "$S" ] && [ -x "${P}4" ] && [ -z "${VIDKV_BUILD:-}" ]; then
+if [ -x "$T" ] && [ -x "$B" ] && [ -f "$S" ] && [ -x "${P}5" ] && [ -z "${VIDKV_BUILD:-}" ]; then
   # carried from a `make gpu` elsewhere (they need the device's libcufft.so.12)
   { echo "# carried programs on $dev; commit $COMMIT"; ldd "$T" | grep -i cufft; echo "make exit 0"; } \
       > "$OUT/vidkv-build.txt" 2>&1
@@ -51,7 +51,7 @@ grep -Eq "^[1-9][0-9]* passed, 0 failed$" "$OUT/vidkv-gpu-test.txt" || rc=1
 # on the device machine a skip is a failure: the test found no usable device
 grep -q "SKIPPED" "$OUT/vidkv-gpu-test.txt" && { echo "device-vidkv: the device test SKIPPED (no usable device)"; rc=1; }
 { echo "# gpu/vidkv/vidkv_test.cu over kernels with a planted bug (KVQ_VIDKV_PLANT); each must FAIL"
-  for k in 1 2 3 4; do
+  for k in 1 2 3 4 5; do
     KVQ_VIDKV_CASES=${PLANT_CASES:-60} stdbuf -oL timeout 200 "$P$k" > "$OUT/plant$k.log" 2>&1
     t=$?
     if [ $t -eq 1 ] && grep -q "^FAIL" "$OUT/plant$k.log"; then
@@ -63,7 +63,7 @@ grep -q "SKIPPED" "$OUT/vidkv-gpu-test.txt" && { echo "device-vidkv: the device 
     rm -f "$OUT/plant$k.log"
   done; } > "$OUT/vidkv-plant.txt" 2>&1
 grep -q "NOT caught" "$OUT/vidkv-plant.txt" && rc=1
-[ "$(grep -c "^plant [0-9]: caught" "$OUT/vidkv-plant.txt")" -eq 4 ] || rc=1
+[ "$(grep -c "^plant [0-9]: caught" "$OUT/vidkv-plant.txt")" -eq 5 ] || rc=1
 { timeout 240 "$B" --reps "${REPS:-30}" --json "$OUT/vidkv-bench.json" --commit "$COMMIT"
   echo "kvq_vidkv_bench exit $?"; } > "$OUT/vidkv-bench.txt" 2>&1
 grep -q "kvq_vidkv_bench exit 0$" "$OUT/vidkv-bench.txt" || rc=1

@@ -29,7 +29,8 @@
  *
  * KVQ_VIDKV_PLANT (a build of the device test only, gpu/vidkv/rules.mk) plants
  * one bug: 1 equal scores by higher index, 2 the scores summed in descending
- * channel order within each chunk of 32; 3 and 4 are ternary.cu's.
+ * channel order within each chunk of 32; 3 and 4 are ternary.cu's, 5 groups.cu's (the key
+ * dequantizer writes whatever the checks found).
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>

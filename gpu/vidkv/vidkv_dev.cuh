@@ -292,6 +292,11 @@ kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
                          const kvq_vidkv_params *p, void *scratch, cudaStream_t s);
 void vk_keys_deq_enqueue(float *y, const kvq_vidkv_keys *in, const uint32_t *pos,
                          const kvq_vidkv_params *p, uint32_t mode, cudaStream_t s);
+/* Without the FFT: the checks and the element kernel in one stream pass, the
+ * elements written only when every check passed [VIDKV-DEV-04]; synchronous,
+ * the first failure's status (scratch as vk_keys_deq_check's). */
+kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
+                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s);
 
 /* STP (stp.cu) [VIDKV-STP-01..03]: vk_stp_check the ranges (KVQ_E_PARAM,
  * KVQ_E_SHAPE, as the reference); vk_stp_enqueue reads and checks every score
