@@ -10,7 +10,8 @@
  *   vk_xs_check_kernel  every score input read [VIDKV-L-03..04] (SDOMAIN):
  *                       errors and the SUBNORMAL flag
  *   vk_tsum_kernel      t_c: one thread a channel, the text rows in ascending
- *                       j from +0, one binary32 addition each
+ *                       j from +0, one binary32 addition each (16 rows' loads
+ *                       issued before their additions)
  *   vk_score_kernel     score_i: one warp a visual row; the lanes form the
  *                       products RN32(xs[i][c] * t_c) of 32 channels, then every
  *                       lane adds them in ascending c from +0 (shuffles), so the
@@ -56,8 +57,18 @@ __global__ void vk_tsum_kernel(float *tsum, const float *xs, uint32_t ds, uint32
 {
     const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= ds) return;
+    const float *x = xs + (uint64_t)tf * ds + c;
     float a = 0.0f;
-    for (uint32_t j = 0; j < lt; j++) a = __fadd_rn(a, vk_daz(xs[(uint64_t)(tf + j) * ds + c], daz));
+    uint32_t j = 0;
+    /* 16 rows' loads in flight, then their additions in ascending j */
+    for (; j + 16u <= lt; j += 16u) {
+        float r[16];
+#pragma unroll
+        for (uint32_t k = 0; k < 16u; k++) r[k] = x[(uint64_t)(j + k) * ds];
+#pragma unroll
+        for (uint32_t k = 0; k < 16u; k++) a = __fadd_rn(a, vk_daz(r[k], daz));
+    }
+    for (; j < lt; j++) a = __fadd_rn(a, vk_daz(x[(uint64_t)j * ds], daz));
     tsum[c] = a;
 }
 
