@@ -1231,6 +1231,21 @@ static int judge_selftest(void)
     return bad;
 }
 
+/* Pass and fail counts per kind, printed before the closing line. */
+enum { K_KEYS, K_VALUES, K_FFT, K_STP, K_KINDS };
+static const char *const KIND_NAME[K_KINDS] = {"keys (split, groups, dequantizer)",
+                                               "values without STP (quantize, dequantize)",
+                                               "FFT path (bounded level)",
+                                               "values with STP (scores, selection, groups, dequantize)"};
+static unsigned long g_kp[K_KINDS], g_kf[K_KINDS];
+#define KIND(k, call)                                                                   \
+    do {                                                                                \
+        const unsigned long p0_ = kvq_tb_passed(), f0_ = kvq_tb_failed();               \
+        call;                                                                           \
+        g_kp[k] += kvq_tb_passed() - p0_;                                               \
+        g_kf[k] += kvq_tb_failed() - f0_;                                               \
+    } while (0)
+
 int main(int argc, char **argv)
 {
     kvq_tb_init("vidkv-gpu-test", DEFAULT_SEED);
@@ -1241,11 +1256,11 @@ int main(int argc, char **argv)
         return 0;
     for (uint64_t c = 0; c < cases; c++) {
         const int special = kvq_tb_chance(10) ? 1 + (int)kvq_tb_rndu(3) : 0;
-        keys_case(rand_params(0), rand_policy(), special);
-        values_case(rand_params(0), rand_policy(), special, NULL);
+        KIND(K_KEYS, keys_case(rand_params(0), rand_policy(), special));
+        KIND(K_VALUES, values_case(rand_params(0), rand_policy(), special, NULL));
         kvq_policy pol = rand_policy();
         pol.overflow = KVQ_OVERFLOW_SATURATE; /* FFT scales near 65520 are bounded-level */
-        fft_case(rand_params(1), pol, special == 3 ? 0 : special, 0, NULL, 0);
+        KIND(K_FFT, fft_case(rand_params(1), pol, special == 3 ? 0 : special, 0, NULL, 0));
     }
     /* large shapes, non-power-of-two and non-7-smooth normal lengths */
     {
@@ -1264,20 +1279,20 @@ int main(int argc, char **argv)
             p.group = L[i].G;
             p.key_frac = L[i].f;
             p.normal = KVQ_VIDKV_NORMAL_FFT;
-            fft_case(p, kvq_policy_default, 0, 1, NULL, 0);
+            KIND(K_FFT, fft_case(p, kvq_policy_default, 0, 1, NULL, 0));
             p.normal = KVQ_VIDKV_NORMAL_MINMAX;
-            keys_case(p, kvq_policy_default, 0);
+            KIND(K_KEYS, keys_case(p, kvq_policy_default, 0));
             p.vpack = (uint32_t)(i % 2u);
             p.vdeq = (uint32_t)((i / 2u) % 2u);
-            values_case(p, kvq_policy_default, 0, NULL);
+            KIND(K_VALUES, values_case(p, kvq_policy_default, 0, NULL));
         }
     }
     /* subnormal inputs under both policies, N = 1, 13 (naive) and 2, 8 (cuFFT) */
-    subnormal_fft_cases();
+    KIND(K_FFT, subnormal_fft_cases());
     /* STP: random shapes and score vectors with ties, then every score equal */
     for (uint64_t c = 0; c < cases; c++) {
         const int special = kvq_tb_chance(10) ? 1 + (int)kvq_tb_rndu(3) : 0;
-        stp_case(rand_params(0), rand_policy(), special);
+        KIND(K_STP, stp_case(rand_params(0), rand_policy(), special));
     }
     {
         /* a long list: the protected and unprotected lists over many blocks */
@@ -1285,10 +1300,10 @@ int main(int argc, char **argv)
         for (uint32_t k = 0; k < 4u; k++) {
             p.vpack = k % 2u;
             p.vdeq = k / 2u;
-            stp_case(p, kvq_policy_default, 0);
+            KIND(K_STP, stp_case(p, kvq_policy_default, 0));
         }
     }
-    stp_all_ties_case();
+    KIND(K_STP, stp_all_ties_case());
     /* SPEC: [VIDKV-V-02] every value on its group's threshold: |v| constant per channel
      * (a power of two times 3/4), gamma = 1, so alpha = |v| exactly and every code is 0 */
     for (uint32_t k = 0; k < 8u; k++) {
@@ -1302,12 +1317,14 @@ int main(int argc, char **argv)
             const uint32_t c = (uint32_t)(e % p.dim), t = (uint32_t)(e / p.dim % p.tokens);
             x[e] = ((c + t) % 3u == 0u ? -0.75f : 0.75f) * ldexpf(1.0f, (int)(c % 5u) - 2);
         }
-        values_case(p, kvq_policy_default, 0, x);
+        KIND(K_VALUES, values_case(p, kvq_policy_default, 0, x));
         free(x);
     }
     printf("vidkv-gpu-test: STP: %lu cases (%lu with a short group, %lu with equal scores across the cut)\n",
            g_stp_cases, g_stp_short, g_stp_ties);
     printf("vidkv-gpu-test: FFT path: %lu cases on cuFFT, %lu on the naive-DFT kernel; %lu decisive and "
            "%lu ambiguous components judged\n", g_cufft_cases, g_naive_cases, g_dec, g_amb);
+    for (int k = 0; k < K_KINDS; k++)
+        printf("vidkv-gpu-test: %-56s %6lu passed, %lu failed\n", KIND_NAME[k], g_kp[k], g_kf[k]);
     return kvq_tb_finish();
 }
