@@ -259,6 +259,7 @@ kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_
     void *ws = NULL;
     vk_state h = {0u, 0u};
     uint32_t np = 0u;
+    bool drained = false; /* the stream synchronized with nothing enqueued after but the free */
     const bool direct = (opts & KVQ_CUDA_DIRECT) != 0u;
     if (d_out == NULL || np_out == NULL || d_v == NULL || p == NULL || d_out->tern == NULL)
         return KVQ_E_PARAM;
@@ -311,8 +312,10 @@ kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_
         VK_CK(cudaGetLastError());
         VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, stream));
         VK_CK(cudaStreamSynchronize(stream));
+        drained = true;
         if ((st = vk_state_status(&h)) != KVQ_OK) goto out;
         if (!direct) {
+            drained = false;
             VK_CK(cudaMemcpyAsync(d_out->tern, tern, tcb, cudaMemcpyDeviceToDevice, stream));
             if (scaled) VK_CK(cudaMemcpyAsync(d_out->beta, beta, ntg * 4u, cudaMemcpyDeviceToDevice, stream));
             if (stp) {
@@ -326,8 +329,10 @@ kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_
         if (flags != NULL) *flags = h.flags;
     }
 out:
+    /* the scratch is freed in stream order; a second wait only when work was enqueued after
+     * the status was read (the copy-out) or the call left before reading it */
     cudaFreeAsync(ws, stream);
-    if (cudaStreamSynchronize(stream) != cudaSuccess && st == KVQ_OK) st = KVQ_E_DEVICE;
+    if (!drained && cudaStreamSynchronize(stream) != cudaSuccess && st == KVQ_OK) st = KVQ_E_DEVICE;
     return st;
 }
 
@@ -525,6 +530,7 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
     kvq_status st;
     void *ws = NULL;
     vk_vcheck hk;
+    bool drained = false;
     if (d_y == NULL || d_in == NULL || p == NULL || d_in->tern == NULL) return KVQ_E_PARAM;
     if ((st = vk_check_call(p, pol)) != KVQ_OK) return st;
     const bool stp = p->protect > 0.0f, scaled = p->vdeq == KVQ_VIDKV_VDEQ_SCALED;
@@ -585,6 +591,7 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
         VK_CK(cudaGetLastError());
         VK_CK(cudaMemcpyAsync(&hk, ck, sizeof hk, cudaMemcpyDeviceToHost, stream));
         VK_CK(cudaStreamSynchronize(stream));
+        drained = true;
         /* the reference's order: mask, ternary groups, beta, p_scale, p_zero */
         if (stp && (hk.count != np || hk.beyond != 0u)) st = KVQ_E_PARAM;
         else if (hk.key[0] != ~0ull) st = KVQ_E_PARAM;
@@ -595,6 +602,6 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
     }
 out:
     cudaFreeAsync(ws, stream);
-    if (cudaStreamSynchronize(stream) != cudaSuccess && st == KVQ_OK) st = KVQ_E_DEVICE;
+    if (!drained && cudaStreamSynchronize(stream) != cudaSuccess && st == KVQ_OK) st = KVQ_E_DEVICE;
     return st;
 }
