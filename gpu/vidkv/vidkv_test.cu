@@ -1252,7 +1252,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--judge-selftest")) return judge_selftest();
     const uint64_t cases = kvq_tb_env_count("KVQ_VIDKV_CASES", 400u);
-    if (!kvq_tb_device("%llu random cases a kind (keys, values, FFT path)", (unsigned long long)cases))
+    if (!kvq_tb_device("%llu random cases a kind (keys, values, FFT path, values with STP)", (unsigned long long)cases))
         return 0;
     for (uint64_t c = 0; c < cases; c++) {
         const int special = kvq_tb_chance(10) ? 1 + (int)kvq_tb_rndu(3) : 0;
