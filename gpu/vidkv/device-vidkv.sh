@@ -10,8 +10,9 @@
 # usage: gpu/vidkv/device-vidkv.sh [STAGE...]   (from the repository root; outputs under $OUT)
 #   stages, in this order whatever the order given (default: build test plant bench verify):
 #   build   vidkv-build.txt       the build (or the carried programs' cuFFT)
-#   test    vidkv-gpu-test.txt    judge self-test, then the device test: per-kind counts and
-#                                 "N passed, 0 failed", exit 0
+#   test    vidkv-gpu-test.txt    judge self-test, then the device test (the default seed, then
+#                                 EXTRA_SEEDS with EXTRA_CASES a kind): per-kind counts and
+#                                 "N passed, 0 failed", exit 0, each run
 #   plant   vidkv-plant.txt       the device test over kernels with one planted bug each
 #                                 (KVQ_VIDKV_PLANT = 1..5, gpu/vidkv/rules.mk): each must FAIL
 #   bench   vidkv-bench.txt/json  gpu/vidkv/vidkv_bench.cu against a device copy
@@ -60,11 +61,17 @@ fi
 if want test; then
   { echo "# gpu/reports/vidkv-gpu-test.txt -- gpu/vidkv/vidkv_test.cu on $dev; commit $COMMIT"
     timeout 60 "$T" --judge-selftest; echo "judge self-test exit $?"
-    stdbuf -oL timeout 420 "$T"; echo "kvq_gpu_vidkv_test exit $?"; } > "$OUT/vidkv-gpu-test.txt" 2>&1
+    stdbuf -oL timeout 420 "$T"; echo "kvq_gpu_vidkv_test exit $?"
+    # two more seeds, fewer cases a kind
+    for sd in ${EXTRA_SEEDS:-0x5eed0001 0x5eed0002}; do
+      echo "# KVQ_SEED=$sd KVQ_VIDKV_CASES=${EXTRA_CASES:-100}"
+      KVQ_SEED=$sd KVQ_VIDKV_CASES=${EXTRA_CASES:-100} stdbuf -oL timeout 200 "$T"; echo "kvq_gpu_vidkv_test exit $?"
+    done; } > "$OUT/vidkv-gpu-test.txt" 2>&1
   grep -q "judge self-test exit 0$" "$OUT/vidkv-gpu-test.txt" || rc=1
-  grep -q "kvq_gpu_vidkv_test exit 0$" "$OUT/vidkv-gpu-test.txt" || rc=1
-  # the device test's closing count (the file's last count line): passes and no failure
-  grep -E "^[0-9]+ passed, [0-9]+ failed$" "$OUT/vidkv-gpu-test.txt" | tail -1 | grep -Eq "^[1-9][0-9]* passed, 0 failed$" || rc=1
+  # every run exits 0 and closes with passes and no failure
+  [ "$(grep -c "^kvq_gpu_vidkv_test exit" "$OUT/vidkv-gpu-test.txt")" -eq \
+    "$(grep -c "^kvq_gpu_vidkv_test exit 0$" "$OUT/vidkv-gpu-test.txt")" ] || rc=1
+  grep -Eq "^[0-9]+ passed, [1-9][0-9]* failed$|^0 passed" "$OUT/vidkv-gpu-test.txt" && rc=1
   # on the device machine a skip is a failure: the test found no usable device
   grep -q "SKIPPED" "$OUT/vidkv-gpu-test.txt" && { echo "device-vidkv: the device test SKIPPED (no usable device)"; rc=1; }
   grep "^vidkv-gpu-test: \|passed, " "$OUT/vidkv-gpu-test.txt" | tail -8
