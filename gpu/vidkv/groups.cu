@@ -12,7 +12,11 @@
  *                         consecutive threads consecutive channels
  *   vk_mask_check_kernel  set bits of every mask row [VIDKV-D-02]
  *   vk_meta_check_kernel  the first bad stored metadata value of an array
- *   vk_keys_deq_kernel    one thread an element of [H][T][d]
+ *   vk_keys_deq_kernel    one thread an element of [H][T][d] (after a checked mask:
+ *                         the FFT path's abnormal channels)
+ *   vk_keys_deq_group_kernel  one thread a group, gated on the checks' words on the
+ *                         device (no host round trip between checking and writing;
+ *                         MINMAX, SIGNMEAN, and keys without normal channels)
  */
 #include <cuda_runtime.h>
 
@@ -158,13 +162,14 @@ __global__ void vk_mask_check_kernel(uint32_t *bad, uint32_t *lists, uint32_t *p
         if (!kvq_vidkv_mask_get(m, c)) { L[na + in] = c; P[c] = in; in++; }
 }
 
-kvq_status vk_keys_deq_check(const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
-                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
+/* The checks [VIDKV-D-02..03] enqueued: key[0..3] the first bad value of abn_scale,
+ * abn_zero, nrm_scale, nrm_zero (group * 16 + status), *bad the mask's verdict. */
+static kvq_status keys_check_enqueue(unsigned long long *key, uint32_t *bad, const kvq_vidkv_keys *in,
+                                     const kvq_vidkv_params *p, uint32_t mode, uint32_t *lists, uint32_t *pos,
+                                     cudaStream_t s)
 {
     kvq_status st = KVQ_OK;
     const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p);
-    unsigned long long *key = (unsigned long long *)scratch, hk[4];
-    uint32_t *bad = (uint32_t *)(key + 4), hbad = 0;
     const float *arr[4] = {na ? in->abn_scale : NULL, na ? in->abn_zero : NULL,
                            nn ? in->nrm_scale : NULL,
                            nn && mode == KVQ_VIDKV_NORMAL_MINMAX ? in->nrm_zero : NULL};
@@ -179,14 +184,72 @@ kvq_status vk_keys_deq_check(const kvq_vidkv_keys *in, const kvq_vidkv_params *p
             vk_meta_check_kernel<<<vk_blocks(cnt[a], 256u) > 4096u ? 4096u : vk_blocks(cnt[a], 256u),
                                    256u, 0, s>>>(&key[a], arr[a], cnt[a], a != 1 && a != 3, p->meta);
     VK_CK(cudaGetLastError());
-    VK_CK(cudaMemcpyAsync(hk, key, sizeof hk, cudaMemcpyDeviceToHost, s));
-    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
-    VK_CK(cudaStreamSynchronize(s));
+out:
+    return st;
+}
+
+/* The status of the checks' words, in the reference's order [VIDKV-D-03]. */
+static kvq_status keys_check_status(const unsigned long long *hk, uint32_t hbad)
+{
     if (hbad) return KVQ_E_PARAM;
     for (int a = 0; a < 4; a++)
         if (hk[a] != 0xFFFFFFFFFFFFFFFFull) return (kvq_status)(hk[a] % 16u);
+    return KVQ_OK;
+}
+
+kvq_status vk_keys_deq_check(const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
+                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
+{
+    kvq_status st;
+    unsigned long long *key = (unsigned long long *)scratch, hk[4];
+    uint32_t *bad = (uint32_t *)(key + 4), hbad = 0;
+    if ((st = keys_check_enqueue(key, bad, in, p, mode, lists, pos, s)) != KVQ_OK) return st;
+    VK_CK(cudaMemcpyAsync(hk, key, sizeof hk, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaStreamSynchronize(s));
+    st = keys_check_status(hk, hbad);
 out:
     return st;
+}
+
+/* One thread a (head, block, channel) group, consecutive threads consecutive
+ * channels (every row's store one coalesced segment of the warp): the group's
+ * metadata read once, its codes from its own bytes, G elements down the
+ * column: RN32(code * s + z) [KIVI-D-01] (abnormal; MINMAX), code ? s : 0
+ * (SIGNMEAN); FFT normal channels skipped.  Written only when every check
+ * passed (the words of keys_check_enqueue, read first) [VIDKV-DEV-04]. */
+template <uint32_t GT>
+__global__ void __launch_bounds__(128)
+vk_keys_deq_group_kernel(float *y, kvq_vidkv_keys in, const uint32_t *pos, const unsigned long long *key,
+                         const uint32_t *bad, kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode)
+{
+#if !(defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 5) /* planted: written whatever the checks found */
+    if (*bad || (key[0] & key[1] & key[2] & key[3]) != ~0ull) return;
+#endif
+    const uint32_t G = GT ? GT : p.group, d = p.dim, nb = p.tokens / G;
+    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x, ng = (uint64_t)p.heads * nb * d;
+    if (gid >= ng) return;
+    const uint32_t c = (uint32_t)(gid % d);
+    const uint64_t hb = gid / d;
+    const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? (uint32_t)(hb / nb) : 0u;
+    const uint32_t q = pos[(uint64_t)row * d + c];
+    const bool abn = (q & 0x80000000u) != 0u;
+    if (!abn && mode == KVQ_VIDKV_NORMAL_FFT) return;
+    const uint32_t bits = abn ? 2u : 1u, mask = abn ? 3u : 1u;
+    const uint64_t g = abn ? hb * na + (q & 0x7FFFFFFFu) : hb * nn + q;
+    const uint8_t *grp = abn ? in.abn_codes + g * (G / 4u) : in.nrm_codes + g * (G / 8u);
+    const float s = abn ? in.abn_scale[g] : in.nrm_scale[g];
+    const float z = abn ? in.abn_zero[g] : mode == KVQ_VIDKV_NORMAL_MINMAX ? in.nrm_zero[g] : 0.0f;
+    /* SIGNMEAN's code ? s : +0 as the bits of s masked by the code, selected by bits too:
+     * no branch per element */
+    const uint32_t smask = !abn && mode == KVQ_VIDKV_NORMAL_SIGNMEAN ? 0xFFFFFFFFu : 0u, sb = __float_as_uint(s);
+    float *out = y + hb * G * d + c;
+#pragma unroll
+    for (uint32_t i = 0; i < G; i++) {
+        const uint32_t code = (grp[(i * bits) >> 3] >> ((i * bits) & 7u)) & mask;
+        const uint32_t a = __float_as_uint(__fmaf_rn((float)code, s, z)), b = sb & (0u - code);
+        out[(uint64_t)i * d] = __uint_as_float((a & ~smask) | (b & smask));
+    }
 }
 
 kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
@@ -244,6 +307,30 @@ __global__ void vk_keys_deq_kernel(float *y, kvq_vidkv_keys in, const uint32_t *
             b++;
         }
     }
+}
+
+kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
+                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
+{
+    kvq_status st;
+    unsigned long long *key = (unsigned long long *)scratch, hk[4];
+    uint32_t *bad = (uint32_t *)(key + 4), hbad = 0;
+    const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p);
+    const uint64_t ng = (uint64_t)p->heads * kvq_vidkv_blocks(p) * p->dim;
+    if ((st = keys_check_enqueue(key, bad, in, p, mode, lists, pos, s)) != KVQ_OK) return st;
+    if (p->group == 32u)
+        vk_keys_deq_group_kernel<32u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode);
+    else if (p->group == 64u)
+        vk_keys_deq_group_kernel<64u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode);
+    else
+        vk_keys_deq_group_kernel<0u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode);
+    VK_CK(cudaGetLastError());
+    VK_CK(cudaMemcpyAsync(hk, key, sizeof hk, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
+    VK_CK(cudaStreamSynchronize(s));
+    st = keys_check_status(hk, hbad);
+out:
+    return st;
 }
 
 void vk_keys_deq_enqueue(float *y, const kvq_vidkv_keys *in, const uint32_t *pos,

@@ -4,8 +4,9 @@
  * The exact-level parts (spec/vidkv.md [VIDKV-B-05]) are bit-exact to the fast
  * reference path ref/fast/vidkv.c on status, mask, codes, stored metadata,
  * dequantized values and flags: the split [VIDKV-K-01..02], the 2-bit abnormal
- * channels [VIDKV-K-03], MINMAX and SIGNMEAN [VIDKV-K-08], the ternary values
- * [VIDKV-V-01..06] without STP.  The FFT path [VIDKV-K-05..07] runs on cuFFT
+ * channels [VIDKV-K-03], MINMAX and SIGNMEAN [VIDKV-K-08], the values
+ * [VIDKV-V-01..06] with semantic token protection [VIDKV-STP-01..03] (the
+ * scores, the selection, the 2-bit protected groups).  The FFT path [VIDKV-K-05..07] runs on cuFFT
  * (lengths 2^a 3^b 5^c 7^d, Cooley-Tukey, lemma F of spec/bounds/vidkv.md) or
  * on the naive-DFT kernel (every other length, lemma W) and is a bounded-level
  * output [VIDKV-B-01..03].
@@ -17,9 +18,12 @@
  * order are the reference's [VIDKV-L-05]; outputs are computed in device
  * scratch and copied out only when the whole call succeeded, so an error
  * writes nothing [API-ERR-01] (KVQ_CUDA_DIRECT in opts: straight into the
- * outputs, unspecified on an error; a benchmark knob).  Errors beyond the
- * reference's: KVQ_E_DEVICE (a CUDA or cuFFT call failed), KVQ_E_NOMEM (device
- * scratch), and KVQ_E_PARAM for p > 0 (STP is not on the device).
+ * outputs, unspecified on an error; a benchmark knob).  The dequantizers check
+ * their stored input on the device before any element kernel writes: the
+ * element kernels run in the same stream after the checks and write nothing
+ * when one failed, so a failed dequantization too leaves d_y as it was
+ * [VIDKV-DEV-04].  Errors beyond the reference's: KVQ_E_DEVICE (a CUDA or
+ * cuFFT call failed), KVQ_E_NOMEM (device scratch).
  */
 #ifndef KVQ_CUDA_VIDKV_H
 #define KVQ_CUDA_VIDKV_H
@@ -52,17 +56,29 @@ kvq_status kvq_cuda_vidkv_dequantize_keys(float *d_y, uint32_t *flags, const kvq
                                           const kvq_vidkv_params *prm, const kvq_policy *pol,
                                           cudaStream_t stream);
 
-/* Ternary values without STP [VIDKV-V-01..05]: prm->protect must be 0. */
-kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_t *flags,
-                                          const float *d_v, const kvq_vidkv_params *prm,
+/* Values [VIDKV-V-01..05], as kvq_vidkv_quantize_values: with STP
+ * [VIDKV-STP-01..03] when prm->protect > 0 (stp then required: a host record
+ * whose xs is a device pointer; ignored otherwise).  *np (host) receives n_p
+ * on KVQ_OK. */
+kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_t *np,
+                                          uint32_t *flags, const float *d_v,
+                                          const kvq_vidkv_params *prm, const kvq_vidkv_stp *stp,
                                           const kvq_policy *pol, uint32_t opts,
                                           cudaStream_t stream);
 
-/* Dequantize ternary values (RAW or SCALED) into d_y [VIDKV-V-03] [VIDKV-V-06]. */
+/* Dequantize values (RAW or SCALED, protected tokens by [KIVI-D-01]) into d_y
+ * [VIDKV-V-03] [VIDKV-V-06] [VIDKV-D-01..03], as kvq_vidkv_dequantize_values. */
 kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
-                                            const kvq_vidkv_values *d_in,
+                                            const kvq_vidkv_values *d_in, uint32_t np,
                                             const kvq_vidkv_params *prm, const kvq_policy *pol,
                                             cudaStream_t stream);
+
+/* The STP scores of the visual rows (d_score [vis_count]) and the protection
+ * mask (d_prot, kvq_vidkv_prot_mask_bytes) [VIDKV-STP-01..03], as
+ * kvq_vidkv_stp_select (stp: host record, xs a device pointer). */
+kvq_status kvq_cuda_vidkv_stp_select(float *d_score, uint8_t *d_prot, uint32_t *flags,
+                                     const kvq_vidkv_params *prm, const kvq_vidkv_stp *stp,
+                                     const kvq_policy *pol, cudaStream_t stream);
 
 /* The transform behind the FFT path [VIDKV-K-05]: the 2N interleaved
  * components of every (head, token) of d_k's normal channels under the mask

@@ -1,7 +1,7 @@
 # gpu/vidkv/rules.mk -- the VIDKV family's GPU programs (included by the Makefile, which
 # finds this file by rule: gpu/*/rules.mk).
-# Kernel units: gpu/vidkv/split.cu, groups.cu, ternary.cu are found by rule (GPU_OBJ) and
-# need only the CUDA runtime.  The FFT path and the composed key launchers,
+# Kernel units: gpu/vidkv/split.cu, groups.cu, ternary.cu, stp.cu are found by rule (GPU_OBJ)
+# and need only the CUDA runtime (stp.cu: CUB, header-only).  The FFT path and the composed key launchers,
 # gpu/vidkv/fft/fft.cu, link cuFFT; they sit one level down so that GPU_OBJ (linked into
 # every GPU program and the subject without -lcufft) does not carry them: the programs
 # below link VIDKV_FFT_OBJ with -lcufft.
@@ -32,6 +32,23 @@ GPU_TESTS += gpu-check-vidkv
 gpu-check-vidkv: $(B)/gpu/kvq_gpu_vidkv_test
 	$(B)/gpu/kvq_gpu_vidkv_test --judge-selftest
 	$(B)/gpu/kvq_gpu_vidkv_test
+
+# The device test against planted bugs (KVQ_VIDKV_PLANT = 1..5: gpu/vidkv/stp.cu, ternary.cu, groups.cu):
+# the same test program over those units built with one bug each; gpu/vidkv/device-vidkv.sh
+# requires each to FAIL (a test that cannot fail proves nothing).  Not part of `make gpu`.
+VIDKV_PLANT_SRC := gpu/vidkv/stp.cu gpu/vidkv/ternary.cu gpu/vidkv/groups.cu
+define vidkv_plant
+$(B)/gpu-plant$(1)/vidkv/%.o: gpu/vidkv/%.cu $(GPU_HDR) $(VIDKV_HDR)
+	@mkdir -p $$(@D)
+	$$(NVCC) $$(NVFLAGS) -DKVQ_VIDKV_PLANT=$(1) -c $$< -o $$@
+$(B)/gpu/kvq_gpu_vidkv_test_plant$(1): $(filter-out $(VIDKV_PLANT_SRC:gpu/%.cu=$(B)/gpu/%.o),$(GPU_OBJ)) \
+    $(VIDKV_PLANT_SRC:gpu/%.cu=$(B)/gpu-plant$(1)/%.o) $(VIDKV_FFT_OBJ) $(B)/gpu/vidkv/vidkv_test.o \
+    $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/vidkv.o
+	$$(NVCC) $$(NVFLAGS) $$^ -o $$@ -lcufft -lm
+endef
+$(foreach k,1 2 3 4 5,$(eval $(call vidkv_plant,$(k))))
+.PHONY: gpu-vidkv-plant
+gpu-vidkv-plant: $(foreach k,1 2 3 4 5,$(B)/gpu/kvq_gpu_vidkv_test_plant$(k))
 
 # the benchmarks' timing (CK, time_med over cold-L2 reps)
 $(B)/gpu/vidkv/vidkv_bench.o: gpu/bench_time.cuh

@@ -61,6 +61,14 @@ __device__ __forceinline__ float vk_reread(float v, bool daz, uint32_t &f)
     return v;
 }
 
+/* An input already read and checked, read again for its value only: the
+ * subnormal policy without the flag (the first read raised it). */
+__device__ __forceinline__ float vk_daz(float v, bool daz)
+{
+    if (daz && v != 0.0f && fabsf(v) < VK_F32_MIN_NORMAL) return copysignf(0.0f, v);
+    return v;
+}
+
 /* kvq_round_f16 */
 __device__ __forceinline__ float vk_round_f16(float v, bool &ov)
 {
@@ -284,5 +292,26 @@ kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
                          const kvq_vidkv_params *p, void *scratch, cudaStream_t s);
 void vk_keys_deq_enqueue(float *y, const kvq_vidkv_keys *in, const uint32_t *pos,
                          const kvq_vidkv_params *p, uint32_t mode, cudaStream_t s);
+/* Without the FFT: the checks and the element kernel in one stream pass, the
+ * elements written only when every check passed [VIDKV-DEV-04]; synchronous,
+ * the first failure's status (scratch as vk_keys_deq_check's). */
+kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
+                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s);
+
+/* STP (stp.cu) [VIDKV-STP-01..03]: vk_stp_check the ranges (KVQ_E_PARAM,
+ * KVQ_E_SHAPE, as the reference); vk_stp_enqueue reads and checks every score
+ * input into *st, and writes the protection mask prot, the scores (score, may
+ * be NULL) and, when lt or lp is not NULL, the unprotected and protected token
+ * lists (ascending); scratch of vk_stp_scratch bytes. */
+kvq_status vk_stp_check(const kvq_vidkv_params *p, const kvq_vidkv_stp *s);
+size_t vk_stp_scratch(const kvq_vidkv_params *p, const kvq_vidkv_stp *s);
+kvq_status vk_stp_enqueue(uint8_t *prot, float *score, uint32_t *lt, uint32_t *lp, vk_state *st,
+                          const kvq_vidkv_params *p, const kvq_vidkv_stp *s, bool daz,
+                          void *scratch, cudaStream_t cs);
+/* The two token lists of a stored protection mask of T tokens (the
+ * dequantizer); scratch of vk_mask_lists_scratch(T) bytes. */
+size_t vk_mask_lists_scratch(uint32_t T);
+kvq_status vk_prot_lists_enqueue(uint32_t *lt, uint32_t *lp, const uint8_t *prot, uint32_t T,
+                                 void *scratch, cudaStream_t cs);
 
 #endif /* KVQ_VIDKV_DEV_CUH */

@@ -3,7 +3,9 @@
  * against ref/fast/vidkv.c.
  *
  * Exact level [VIDKV-B-05]: the split, the abnormal 2-bit groups, MINMAX,
- * SIGNMEAN and the ternary values (BASE3 and BITS2, RAW and SCALED) -- every
+ * SIGNMEAN, the ternary values (BASE3 and BITS2, RAW and SCALED) and semantic
+ * token protection (the scores, the selection with its ties, the protected
+ * 2-bit groups, short groups; [VIDKV-DEV-03]) -- every
  * case runs the reference and the launcher on the same input and compares,
  * bit for bit, the status, the flags word and every output byte, 64 guard
  * bytes past each buffer included; outputs start as the sentinel 0xA5 on both
@@ -48,9 +50,20 @@
  * code flipped, a scale moved past its range, a reconstruction moved past its
  * radius), each of which must fail.
  *
- * SPEC: [VIDKV-K-01..11] [VIDKV-V-01..06] [VIDKV-D-01..03] [VIDKV-L-03..06] [VIDKV-DEV-01..02]
+ * SPEC: [VIDKV-K-01..11] [VIDKV-V-01..06] [VIDKV-D-01..03] [VIDKV-L-03..06] [VIDKV-DEV-01..04]
+ *       [VIDKV-STP-01..03]
  *       [VIDKV-B-01..05] [KIVI-Q-01..06] [KIVI-D-01] [POL-SN-01] [POL-ZR-01]
  *       [POL-TIE-01] [POL-TIE-02] [API-ERR-01] [TEST-SEED-01]
+ *
+ * STP: KVQ_VIDKV_CASES random cases (shapes, p, score vectors with copied and
+ * zero rows and small integers, so that equal scores fall across the cut;
+ * NaN, infinities and magnitudes >= 2^32 among them), four on a 4096-token
+ * list, then equal scores everywhere, where the mask must be the n_p lowest
+ * visual indices (checked without the reference); the dequantizers on the
+ * reference's stored data, clean and with one corruption each (a mask bit, a
+ * bit past T, a protected scale or offset, a code byte, a beta).  Values on
+ * their threshold (gamma = 1, |v| constant): every code 0.
+ * KVQ_VIDKV_PLANT builds (gpu/vidkv/rules.mk) must fail this program.
  *
  * Without a device: "vidkv-gpu-test: SKIPPED (no CUDA device: <reason>)",
  * exit 0.  Seed: KVQ_SEED; cases: KVQ_VIDKV_CASES (default 400); --large adds
@@ -424,11 +437,12 @@ static void keys_case(kvq_vidkv_params p, kvq_policy pol, int special)
 
 /* ---- exact level: values ------------------------------------------------------------- */
 
-static void values_case(kvq_vidkv_params p, kvq_policy pol, int special)
+static void values_case(kvq_vidkv_params p, kvq_policy pol, int special, const float *given)
 {
     const uint64_t n = kvq_vidkv_elems(&p);
     float *x = (float *)kvq_tb_malloc(n * 4u);
-    gen_input(x, &p, special, 1.0f);
+    if (given != NULL) memcpy(x, given, n * 4u);
+    else gen_input(x, &p, special, 1.0f);
     float *dx = dput(x, n);
     bset q;
     memset(&q, 0, sizeof q);
@@ -441,14 +455,14 @@ static void values_case(kvq_vidkv_params p, kvq_policy pol, int special)
     hv.beta = (float *)q.h[1];
     dv.tern = q.d[0];
     dv.beta = (float *)q.d[1];
-    uint32_t fr = KVQ_TB_FLAGS_SENTINEL, fg = KVQ_TB_FLAGS_SENTINEL, np = 77u;
+    uint32_t fr = KVQ_TB_FLAGS_SENTINEL, fg = KVQ_TB_FLAGS_SENTINEL, np = 77u, npg = 77u;
     kvq_tb_case();
     kvq_status sr = kvq_vidkv_quantize_values(&hv, &np, &fr, x, &p, NULL, &pol);
-    kvq_status sg = kvq_cuda_vidkv_quantize_values(&dv, &fg, dx, &p, &pol, 0u, 0);
+    kvq_status sg = kvq_cuda_vidkv_quantize_values(&dv, &npg, &fg, dx, &p, NULL, &pol, 0u, 0);
     bs_fetch(&q);
-    if (sr != sg || fr != fg) {
-        fail_msg("quantize values", "status ref %s gpu %s, flags ref %08x gpu %08x",
-                 kvq_status_str(sr), kvq_status_str(sg), fr, fg);
+    if (sr != sg || fr != fg || np != npg) {
+        fail_msg("quantize values", "status ref %s gpu %s, flags ref %08x gpu %08x, n_p ref %u gpu %u",
+                 kvq_status_str(sr), kvq_status_str(sg), fr, fg, np, npg);
         pparams(&p, &pol);
     } else if (!bs_same(&q, 3u, "quantize values")) {
         pparams(&p, &pol);
@@ -489,7 +503,7 @@ static void values_case(kvq_vidkv_params p, kvq_policy pol, int special)
             bs_add(&y, "y", n * 4u);
             uint32_t a = KVQ_TB_FLAGS_SENTINEL, b = KVQ_TB_FLAGS_SENTINEL;
             kvq_status s1 = kvq_vidkv_dequantize_values((float *)y.h[0], &a, &hi, 0u, &p, &pol);
-            kvq_status s2 = kvq_cuda_vidkv_dequantize_values((float *)y.d[0], &b, &di, &p, &pol, 0);
+            kvq_status s2 = kvq_cuda_vidkv_dequantize_values((float *)y.d[0], &b, &di, 0u, &p, &pol, 0);
             bs_fetch(&y);
             const char *what = corrupt ? "dequantize values, corrupted input" : "dequantize values";
             if (s1 != s2 || a != b) {
@@ -509,6 +523,271 @@ static void values_case(kvq_vidkv_params p, kvq_policy pol, int special)
     bs_free(&q);
     cudaFree(dx);
     free(x);
+}
+
+/* ---- exact level: values with STP [VIDKV-STP-01..03] ----------------------------- */
+
+static unsigned long g_stp_cases, g_stp_ties, g_stp_short;
+
+/* Score vectors [rows][ds]: small integers (exact sums: many equal scores) or
+ * spread values, signed zeros, subnormals, copies of visual rows (equal scores,
+ * ordered by index) and zero rows; special 1: a NaN or an infinity, 2: a
+ * magnitude >= 2^32 [VIDKV-L-03]. */
+static void gen_xs(float *xs, const kvq_vidkv_stp *s, int special)
+{
+    const uint64_t n = (uint64_t)s->rows * s->ds;
+    const int ints = kvq_tb_chance(50), subn = kvq_tb_chance(15);
+    for (uint64_t e = 0; e < n; e++) {
+        float v = ints ? (float)((int)kvq_tb_rndu(5) - 2)
+                       : (float)(2.0 * kvq_tb_rndf() - 1.0) * ldexpf(1.0f, (int)kvq_tb_rndu(8) - 4);
+        if (kvq_tb_chance(5)) v = kvq_tb_chance(50) ? 0.0f : -0.0f;
+        if (subn && kvq_tb_chance(5)) v = (kvq_tb_chance(50) ? 1.0f : -1.0f) * ldexpf(1.0f, -127 - (int)kvq_tb_rndu(20));
+        xs[e] = v;
+    }
+    for (int k = 0; k < 4; k++)
+        if (s->vis_count >= 2u && kvq_tb_chance(60)) {
+            const uint32_t a = s->vis_first + kvq_tb_rndu(s->vis_count), b = s->vis_first + kvq_tb_rndu(s->vis_count);
+            memcpy(xs + (uint64_t)a * s->ds, xs + (uint64_t)b * s->ds, s->ds * sizeof *xs);
+        }
+    if (kvq_tb_chance(30)) {
+        const uint32_t a = s->vis_first + kvq_tb_rndu(s->vis_count);
+        for (uint32_t c = 0; c < s->ds; c++) xs[(uint64_t)a * s->ds + c] = kvq_tb_chance(50) ? 0.0f : -0.0f;
+    }
+    if (special == 1) xs[kvq_tb_rnd() % n] = kvq_tb_chance(50) ? NAN : -INFINITY;
+    else if (special == 2) xs[kvq_tb_rnd() % n] = kvq_tb_chance(50) ? 0x1p32f : -0x1.8p40f;
+}
+
+static kvq_vidkv_stp rand_stp(const kvq_vidkv_params *p)
+{
+    static const uint32_t dss[] = {1u, 3u, 16u, 31u, 32u, 33u, 64u, 100u, 257u};
+    kvq_vidkv_stp s;
+    s.xs = NULL;
+    s.ds = dss[kvq_tb_rndu(9)];
+    s.rows = p->tokens + (kvq_tb_chance(50) ? 0u : 1u + kvq_tb_rndu(40));
+    s.vis_first = kvq_tb_chance(40) ? 0u : kvq_tb_rndu(p->tokens);
+    s.vis_count = 1u + kvq_tb_rndu(p->tokens - s.vis_first);
+    s.txt_first = kvq_tb_rndu(s.rows);
+    s.txt_count = 1u + kvq_tb_rndu(s.rows - s.txt_first < 48u ? s.rows - s.txt_first : 48u);
+    return s;
+}
+
+/* The six value arrays for n_p protected tokens: tern, beta, prot, p_codes,
+ * p_scale, p_zero. */
+static void values_bset(bset *b, const kvq_vidkv_params *p, uint32_t np)
+{
+    memset(b, 0, sizeof *b);
+    bs_add(b, "tern", kvq_vidkv_tern_code_bytes(p, np));
+    bs_add(b, "beta", kvq_vidkv_tern_groups(p, np) * 4u);
+    bs_add(b, "prot", kvq_vidkv_prot_mask_bytes(p));
+    bs_add(b, "p_codes", kvq_vidkv_prot_code_bytes(p, np));
+    bs_add(b, "p_scale", kvq_vidkv_prot_groups(p, np) * 4u);
+    bs_add(b, "p_zero", kvq_vidkv_prot_groups(p, np) * 4u);
+}
+static kvq_vidkv_values values_of(uint8_t *const *a)
+{
+    kvq_vidkv_values v;
+    v.tern = a[0];
+    v.beta = (float *)a[1];
+    v.prot = a[2];
+    v.p_codes = a[3];
+    v.p_scale = (float *)a[4];
+    v.p_zero = (float *)a[5];
+    return v;
+}
+
+/* Both dequantizers on the same stored values (host arrays in[], np), compared. */
+static void deq_values_compare(const kvq_vidkv_params *p, const kvq_policy *pol, const bset *q, uint8_t *const *in,
+                               uint32_t np, const char *what)
+{
+    uint8_t *din[MAXB];
+    for (int i = 0; i < q->n; i++) {
+        kvq_tb_cuda(cudaMalloc((void **)&din[i], q->bytes[i] + 4u), "cudaMalloc");
+        kvq_tb_cuda(cudaMemcpy(din[i], in[i], q->bytes[i], cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+    kvq_vidkv_values hi = values_of(in), di = values_of(din);
+    bset y;
+    memset(&y, 0, sizeof y);
+    bs_add(&y, "y", kvq_vidkv_elems(p) * 4u);
+    uint32_t a = KVQ_TB_FLAGS_SENTINEL, b = KVQ_TB_FLAGS_SENTINEL;
+    kvq_status s1 = kvq_vidkv_dequantize_values((float *)y.h[0], &a, &hi, np, p, pol);
+    kvq_status s2 = kvq_cuda_vidkv_dequantize_values((float *)y.d[0], &b, &di, np, p, pol, 0);
+    bs_fetch(&y);
+    if (s1 != s2 || a != b) {
+        fail_msg(what, "status ref %s gpu %s, flags ref %08x gpu %08x", kvq_status_str(s1), kvq_status_str(s2), a, b);
+        pparams(p, pol);
+    } else if (!bs_same(&y, 1u, what)) {
+        pparams(p, pol);
+    } else {
+        kvq_tb_pass();
+    }
+    bs_free(&y);
+    for (int i = 0; i < q->n; i++) cudaFree(din[i]);
+}
+
+/* One corruption of stored STP values [VIDKV-D-02..03]: a mask bit flipped or
+ * set past T, a bad protected scale or offset, a bad ternary byte, a bad beta. */
+static void corrupt_values(uint8_t **in, const bset *q, const kvq_vidkv_params *p)
+{
+    static const float bad[] = {NAN, INFINITY, 0x1p102f, -0x1p103f, 0x1p-20f, -1.0f, 1.0009765625f + 0x1p-20f};
+    for (int tries = 0; tries < 8; tries++) {
+        const uint32_t which = kvq_tb_rndu(5);
+        if (which == 0u && q->bytes[2]) {
+            const uint32_t t = kvq_tb_chance(70) || p->tokens % 8u == 0u ? kvq_tb_rndu(p->tokens)
+                                                                         : p->tokens + kvq_tb_rndu(8u - p->tokens % 8u);
+            in[2][t / 8u] ^= (uint8_t)(1u << (t % 8u));
+            return;
+        }
+        if ((which == 1u || which == 2u) && q->bytes[3 + which] >= 4u) {
+            ((float *)in[3 + which])[kvq_tb_rndu((uint32_t)(q->bytes[3 + which] / 4u))] = bad[kvq_tb_rndu(7)];
+            return;
+        }
+        if (which == 3u && q->bytes[0]) {
+            const uint32_t at = kvq_tb_rndu((uint32_t)q->bytes[0]);
+            if (p->vpack == KVQ_VIDKV_PACK_BASE3) in[0][at] = (uint8_t)(243u + kvq_tb_rndu(13));
+            else in[0][at] |= (uint8_t)(3u << (2u * kvq_tb_rndu(4)));
+            return;
+        }
+        if (which == 4u && p->vdeq == KVQ_VIDKV_VDEQ_SCALED && q->bytes[1] >= 4u) {
+            ((float *)in[1])[kvq_tb_rndu((uint32_t)(q->bytes[1] / 4u))] = bad[kvq_tb_rndu(7)];
+            return;
+        }
+    }
+}
+
+/* SPEC: [VIDKV-STP-01..03] [VIDKV-V-01..06] [VIDKV-D-02..03] [VIDKV-DEV-03] [VIDKV-DEV-04]
+ * Values with STP on random shapes, score vectors drawn with ties: the device
+ * against ref/fast/vidkv.c bit for bit (status, flags, n_p, every array and
+ * its guard), the selection alone (scores and mask), then both dequantizers
+ * on the reference's stored data, clean and corrupted. */
+static void stp_case(kvq_vidkv_params p, kvq_policy pol, int special)
+{
+    static const float ps[] = {0.2f, 0.5f, 1.0f, 0.1f, 0.7f, 0.05f, 0.999f};
+    p.protect = kvq_tb_chance(85) ? ps[kvq_tb_rndu(7)] : (float)kvq_tb_rndf() + 0x1p-20f;
+    if (p.protect > 1.0f) p.protect = 1.0f;
+    const uint64_t n = kvq_vidkv_elems(&p);
+    kvq_vidkv_stp s = rand_stp(&p);
+    float *x = (float *)kvq_tb_malloc(n * 4u), *xs = (float *)kvq_tb_malloc((uint64_t)s.rows * s.ds * 4u);
+    gen_input(x, &p, special == 1 || special == 2 ? (kvq_tb_chance(50) ? special : 0) : special, 1.0f);
+    gen_xs(xs, &s, special == 1 || special == 2 ? (kvq_tb_chance(50) ? special : 0) : 0);
+    s.xs = xs;
+    float *dx = dput(x, n), *dxs = dput(xs, (uint64_t)s.rows * s.ds);
+    kvq_vidkv_stp ds = s;
+    ds.xs = dxs;
+    const uint32_t np = kvq_vidkv_prot_count(p.protect, s.vis_count);
+    bset q;
+    values_bset(&q, &p, np);
+    kvq_vidkv_values hv = values_of(q.h), dv = values_of(q.d);
+    uint32_t fr = KVQ_TB_FLAGS_SENTINEL, fg = KVQ_TB_FLAGS_SENTINEL, npr = 77u, npg = 77u;
+    kvq_tb_case();
+    g_stp_cases++;
+    kvq_status sr = kvq_vidkv_quantize_values(&hv, &npr, &fr, x, &p, &s, &pol);
+    kvq_status sg = kvq_cuda_vidkv_quantize_values(&dv, &npg, &fg, dx, &p, &ds, &pol, 0u, 0);
+    bs_fetch(&q);
+    if (sr != sg || fr != fg || npr != npg) {
+        fail_msg("quantize values, STP", "status ref %s gpu %s, flags ref %08x gpu %08x, n_p ref %u gpu %u",
+                 kvq_status_str(sr), kvq_status_str(sg), fr, fg, npr, npg);
+        pparams(&p, &pol);
+    } else if (!bs_same(&q, 0x3Fu, "quantize values, STP")) {
+        pparams(&p, &pol);
+        printf("  p=%a n_p=%u ds=%u rows=%u visual [%u, +%u) text [%u, +%u)\n", (double)p.protect, np, s.ds, s.rows,
+               s.vis_first, s.vis_count, s.txt_first, s.txt_count);
+    } else {
+        kvq_tb_pass();
+    }
+    if (np % p.group || (p.tokens - np) % p.group) g_stp_short++;
+    /* the selection alone: scores and mask bit for bit */
+    {
+        bset m;
+        memset(&m, 0, sizeof m);
+        bs_add(&m, "score", (size_t)s.vis_count * 4u);
+        bs_add(&m, "prot", kvq_vidkv_prot_mask_bytes(&p));
+        uint32_t a = KVQ_TB_FLAGS_SENTINEL, b = KVQ_TB_FLAGS_SENTINEL;
+        kvq_status s1 = kvq_vidkv_stp_select((float *)m.h[0], m.h[1], &a, &p, &s, &pol);
+        kvq_status s2 = kvq_cuda_vidkv_stp_select((float *)m.d[0], m.d[1], &b, &p, &ds, &pol, 0);
+        bs_fetch(&m);
+        if (s1 != s2 || a != b) {
+            fail_msg("stp select", "status ref %s gpu %s, flags ref %08x gpu %08x", kvq_status_str(s1),
+                     kvq_status_str(s2), a, b);
+        } else if (bs_same(&m, 3u, "stp select")) {
+            kvq_tb_pass();
+        }
+        if (s1 == KVQ_OK && np > 0u && np < s.vis_count) {
+            /* a tie across the cut: the last selected score equals an unselected one */
+            const float *sc = (const float *)m.h[0];
+            float cut = INFINITY;
+            for (uint32_t i = 0; i < s.vis_count; i++)
+                if (kvq_vidkv_mask_get(m.h[1], s.vis_first + i) && sc[i] < cut) cut = sc[i];
+            for (uint32_t i = 0; i < s.vis_count; i++)
+                if (!kvq_vidkv_mask_get(m.h[1], s.vis_first + i) && sc[i] == cut) {
+                    g_stp_ties++;
+                    break;
+                }
+        }
+        bs_free(&m);
+    }
+    if (sr == KVQ_OK && sr == sg) {
+        uint8_t *in[MAXB];
+        for (int corrupt = 0; corrupt < 2; corrupt++) {
+            for (int i = 0; i < q.n; i++) {
+                in[i] = (uint8_t *)kvq_tb_malloc(q.bytes[i] + 4u);
+                memcpy(in[i], q.h[i], q.bytes[i]);
+            }
+            if (corrupt) corrupt_values(in, &q, &p);
+            kvq_tb_case();
+            deq_values_compare(&p, &pol, &q, in, np,
+                               corrupt ? "dequantize values, STP, corrupted input" : "dequantize values, STP");
+            for (int i = 0; i < q.n; i++) free(in[i]);
+        }
+    }
+    bs_free(&q);
+    cudaFree(dx);
+    cudaFree(dxs);
+    free(x);
+    free(xs);
+}
+
+/* SPEC: [VIDKV-STP-03] [VIDKV-DEV-03]
+ * Equal scores everywhere (every score row the same): the protected tokens must
+ * be the n_p lowest visual indices, checked on the device's own mask without
+ * the reference; then against the reference as stp_case does. */
+static void stp_all_ties_case(void)
+{
+    kvq_vidkv_params p = kvq_vidkv_params_default(2u, 96u, 24u);
+    p.protect = 0.5f;
+    kvq_policy pol = kvq_policy_default;
+    kvq_vidkv_stp s;
+    s.ds = 40u;
+    s.rows = 100u;
+    s.vis_first = 5u;
+    s.vis_count = 77u;
+    s.txt_first = 90u;
+    s.txt_count = 10u;
+    float *xs = (float *)kvq_tb_malloc((uint64_t)s.rows * s.ds * 4u);
+    for (uint64_t e = 0; e < (uint64_t)s.rows * s.ds; e++) xs[e] = (e % s.ds) % 3u == 0u ? -0.0f : 0.5f;
+    float *dxs = dput(xs, (uint64_t)s.rows * s.ds);
+    kvq_vidkv_stp ds = s;
+    ds.xs = dxs;
+    bset m;
+    memset(&m, 0, sizeof m);
+    bs_add(&m, "score", (size_t)s.vis_count * 4u);
+    bs_add(&m, "prot", kvq_vidkv_prot_mask_bytes(&p));
+    uint32_t b = 0;
+    kvq_tb_case();
+    kvq_status sg = kvq_cuda_vidkv_stp_select((float *)m.d[0], m.d[1], &b, &p, &ds, &pol, 0);
+    bs_fetch(&m);
+    const uint32_t np = kvq_vidkv_prot_count(p.protect, s.vis_count);
+    int ok = sg == KVQ_OK;
+    for (uint32_t t = 0; ok && t < p.tokens; t++)
+        if (kvq_vidkv_mask_get(m.dh[1], t) != (t >= s.vis_first && t < s.vis_first + np)) {
+            fail_msg("stp select, all scores equal", "token %u %s (the %u lowest visual indices from %u expected)", t,
+                     kvq_vidkv_mask_get(m.dh[1], t) ? "protected" : "not protected", np, s.vis_first);
+            ok = 0;
+        }
+    if (!ok && sg != KVQ_OK) fail_msg("stp select, all scores equal", "status %s", kvq_status_str(sg));
+    if (ok) kvq_tb_pass();
+    bs_free(&m);
+    cudaFree(dxs);
+    free(xs);
 }
 
 /* ---- bounded level: the FFT path ----------------------------------------------------- */
@@ -952,21 +1231,36 @@ static int judge_selftest(void)
     return bad;
 }
 
+/* Pass and fail counts per kind, printed before the closing line. */
+enum { K_KEYS, K_VALUES, K_FFT, K_STP, K_KINDS };
+static const char *const KIND_NAME[K_KINDS] = {"keys (split, groups, dequantizer)",
+                                               "values without STP (quantize, dequantize)",
+                                               "FFT path (bounded level)",
+                                               "values with STP (scores, selection, groups, dequantize)"};
+static unsigned long g_kp[K_KINDS], g_kf[K_KINDS];
+#define KIND(k, call)                                                                   \
+    do {                                                                                \
+        const unsigned long p0_ = kvq_tb_passed(), f0_ = kvq_tb_failed();               \
+        call;                                                                           \
+        g_kp[k] += kvq_tb_passed() - p0_;                                               \
+        g_kf[k] += kvq_tb_failed() - f0_;                                               \
+    } while (0)
+
 int main(int argc, char **argv)
 {
     kvq_tb_init("vidkv-gpu-test", DEFAULT_SEED);
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--judge-selftest")) return judge_selftest();
     const uint64_t cases = kvq_tb_env_count("KVQ_VIDKV_CASES", 400u);
-    if (!kvq_tb_device("%llu random cases a kind (keys, values, FFT path)", (unsigned long long)cases))
+    if (!kvq_tb_device("%llu random cases a kind (keys, values, FFT path, values with STP)", (unsigned long long)cases))
         return 0;
     for (uint64_t c = 0; c < cases; c++) {
         const int special = kvq_tb_chance(10) ? 1 + (int)kvq_tb_rndu(3) : 0;
-        keys_case(rand_params(0), rand_policy(), special);
-        values_case(rand_params(0), rand_policy(), special);
+        KIND(K_KEYS, keys_case(rand_params(0), rand_policy(), special));
+        KIND(K_VALUES, values_case(rand_params(0), rand_policy(), special, NULL));
         kvq_policy pol = rand_policy();
         pol.overflow = KVQ_OVERFLOW_SATURATE; /* FFT scales near 65520 are bounded-level */
-        fft_case(rand_params(1), pol, special == 3 ? 0 : special, 0, NULL, 0);
+        KIND(K_FFT, fft_case(rand_params(1), pol, special == 3 ? 0 : special, 0, NULL, 0));
     }
     /* large shapes, non-power-of-two and non-7-smooth normal lengths */
     {
@@ -985,17 +1279,52 @@ int main(int argc, char **argv)
             p.group = L[i].G;
             p.key_frac = L[i].f;
             p.normal = KVQ_VIDKV_NORMAL_FFT;
-            fft_case(p, kvq_policy_default, 0, 1, NULL, 0);
+            KIND(K_FFT, fft_case(p, kvq_policy_default, 0, 1, NULL, 0));
             p.normal = KVQ_VIDKV_NORMAL_MINMAX;
-            keys_case(p, kvq_policy_default, 0);
+            KIND(K_KEYS, keys_case(p, kvq_policy_default, 0));
             p.vpack = (uint32_t)(i % 2u);
             p.vdeq = (uint32_t)((i / 2u) % 2u);
-            values_case(p, kvq_policy_default, 0);
+            KIND(K_VALUES, values_case(p, kvq_policy_default, 0, NULL));
         }
     }
     /* subnormal inputs under both policies, N = 1, 13 (naive) and 2, 8 (cuFFT) */
-    subnormal_fft_cases();
+    KIND(K_FFT, subnormal_fft_cases());
+    /* STP: random shapes and score vectors with ties, then every score equal */
+    for (uint64_t c = 0; c < cases; c++) {
+        const int special = kvq_tb_chance(10) ? 1 + (int)kvq_tb_rndu(3) : 0;
+        KIND(K_STP, stp_case(rand_params(0), rand_policy(), special));
+    }
+    {
+        /* a long list: the protected and unprotected lists over many blocks */
+        kvq_vidkv_params p = kvq_vidkv_params_default(4u, 4096u, 128u);
+        for (uint32_t k = 0; k < 4u; k++) {
+            p.vpack = k % 2u;
+            p.vdeq = k / 2u;
+            KIND(K_STP, stp_case(p, kvq_policy_default, 0));
+        }
+    }
+    KIND(K_STP, stp_all_ties_case());
+    /* SPEC: [VIDKV-V-02] every value on its group's threshold: |v| constant per channel
+     * (a power of two times 3/4), gamma = 1, so alpha = |v| exactly and every code is 0 */
+    for (uint32_t k = 0; k < 8u; k++) {
+        kvq_vidkv_params p = kvq_vidkv_params_default(2u, 128u, 40u);
+        p.group = k % 2u ? 64u : 32u;
+        p.vpack = (k / 2u) % 2u;
+        p.vdeq = k / 4u;
+        p.gamma = 1.0f;
+        float *x = (float *)kvq_tb_malloc(kvq_vidkv_elems(&p) * 4u);
+        for (uint64_t e = 0; e < kvq_vidkv_elems(&p); e++) {
+            const uint32_t c = (uint32_t)(e % p.dim), t = (uint32_t)(e / p.dim % p.tokens);
+            x[e] = ((c + t) % 3u == 0u ? -0.75f : 0.75f) * ldexpf(1.0f, (int)(c % 5u) - 2);
+        }
+        KIND(K_VALUES, values_case(p, kvq_policy_default, 0, x));
+        free(x);
+    }
+    printf("vidkv-gpu-test: STP: %lu cases (%lu with a short group, %lu with equal scores across the cut)\n",
+           g_stp_cases, g_stp_short, g_stp_ties);
     printf("vidkv-gpu-test: FFT path: %lu cases on cuFFT, %lu on the naive-DFT kernel; %lu decisive and "
            "%lu ambiguous components judged\n", g_cufft_cases, g_naive_cases, g_dec, g_amb);
+    for (int k = 0; k < K_KINDS; k++)
+        printf("vidkv-gpu-test: %-56s %6lu passed, %lu failed\n", KIND_NAME[k], g_kp[k], g_kf[k]);
     return kvq_tb_finish();
 }

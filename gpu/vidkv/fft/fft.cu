@@ -414,6 +414,12 @@ kvq_status kvq_cuda_vidkv_dequantize_keys(float *d_y, uint32_t *flags, const kvq
         uint8_t *w = (uint8_t *)ws;
         uint32_t *lists = (uint32_t *)(w + o1), *pos = (uint32_t *)(w + o2);
         float2 *z = (float2 *)(w + o3), *tmp = (float2 *)(w + o4), *tw = (float2 *)(w + o5);
+        if (!fft) {
+            /* checks and elements in one stream pass, gated on the device [VIDKV-DEV-04] */
+            if ((st = vk_keys_deq_gated(d_y, in, p, mode, lists, pos, w, s)) != KVQ_OK) goto out;
+            if (flags != NULL) *flags = 0u;
+            goto out;
+        }
         if ((st = vk_keys_deq_check(in, p, mode, lists, pos, w, s)) != KVQ_OK) goto out;
         vk_keys_deq_enqueue(d_y, in, pos, p, mode, s);
         VK_CK(cudaGetLastError());
