@@ -108,7 +108,8 @@ class Attn:
     tau: the softmax scale (natural base); causal: bottom-right [SAGE-ATT-01];
     q: hq*nq*dim binary32 values, k and v hkv*nk*dim, head-major ([h][n][d]);
     in_fmt: None (binary32 values) or the format the case says the inputs are
-    representable in (nothing reads it yet: a kernel casts to its own dtype)."""
+    values of ([SAGE-MHA-02]); a kernel casts to its own dtype, exactly when
+    that is in_fmt."""
 
     __slots__ = ("hq", "hkv", "nq", "nk", "dim", "tau", "causal", "q", "k", "v", "in_fmt")
 
@@ -152,8 +153,50 @@ def outputs_sage_attn(case, attn, o):
     return case.encode_outputs({"o": o})
 
 
+def _in_format(x, fmt):
+    """Whether the finite binary32 value x is a value of fmt [SAGE-MHA-02]:
+    binary16 (11 significant bits, exponents -14..15, subnormals to 2^-24) or
+    bfloat16 (8 significant bits, binary32's range, subnormals to 2^-133)."""
+    if fmt == "binary32" or x == 0.0 or not math.isfinite(x):
+        return True
+    prec, emin, emax = (11, -14, 15) if fmt == "binary16" else (8, -126, 127)
+    m, e = math.frexp(abs(x))                     # |x| = m 2^e, 1/2 <= m < 1
+    if e - 1 > emax:
+        return False
+    quantum = max(e - 1, emin) - (prec - 1)       # the exponent of the format's ulp at |x|
+    return math.ldexp(abs(x), -quantum) == math.floor(math.ldexp(abs(x), -quantum))
+
+
+def read_sage_mha(case):
+    """A `sage-mha` case -> Attn, or CaseError, in the order of [SAGE-MHA-04]:
+    parameters (those of sage-attn, then hq, hkv), then a finite input that is
+    not a value of in_fmt, then the heads h = 0 .. hq-1 in order, each with the
+    checks of sage-attn on (Q_h, K_g, V_g), g = h / (hq / hkv)."""
+    v = case.values
+    nq, nk, dim, tau, hq, hkv = v["nq"], v["nk"], v["dim"], v["tau"], v["hq"], v["hkv"]
+    if not (1 <= nq <= 1 << 24 and 1 <= nk <= 1 << 24 and dim == 128
+            and v["causal"] in (0, 1) and v["buffer"] in (64, 128, 0) and v["bits"] in (8, 4)
+            and 2.0 ** -126 <= tau <= 2.0 ** 16
+            and 1 <= hkv <= hq <= 1024 and hq % hkv == 0):
+        raise CaseError(KVQ_E_PARAM)
+    fmt = v["in_fmt"]
+    fmt = fmt if isinstance(fmt, str) else ("binary32", "binary16", "bfloat16")[fmt]
+    for x in (v["q"], v["k"], v["v"]):
+        if not all(_in_format(e, fmt) for e in x):
+            raise CaseError(KVQ_E_PARAM)
+    qn, kn = nq * dim, nk * dim
+    for h in range(hq):
+        g = h // (hq // hkv)
+        _check_finite_then_magnitude(v["k"][g * kn:(g + 1) * kn], TWO48)
+        _check_finite_then_magnitude(v["q"][h * qn:(h + 1) * qn], TWO48)
+        _check_finite_then_magnitude(v["v"][g * kn:(g + 1) * kn], None)
+    return Attn(hq=hq, hkv=hkv, nq=nq, nk=nk, dim=dim, tau=tau, causal=bool(v["causal"]),
+                q=v["q"], k=v["k"], v=v["v"], in_fmt=fmt)
+
+
 # operation -> (reader, output writer); a new operation is one more entry
-OPS = {"sage-attn": (read_sage_attn, outputs_sage_attn)}
+OPS = {"sage-attn": (read_sage_attn, outputs_sage_attn),
+       "sage-mha": (read_sage_mha, outputs_sage_attn)}
 
 
 # ---- the kernels: (torch, q, k, v, causal, tau) -> O, tensors [1][H][N][D];
@@ -194,6 +237,9 @@ def _sageattn_kernel(dtype_name):
     def run(torch, q, k, v, causal, tau):
         # sageattn smooths K in place (k -= mean(k)): the tensors here are the harness's own
         dt = getattr(torch, dtype_name)
+        if q.shape[1] != k.shape[1]:                   # GQA: query head h reads KV head h / group
+            group = q.shape[1] // k.shape[1]
+            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         o = _SAGEATTN(q.to(dt).contiguous(), k.to(dt).contiguous(), v.to(dt).contiguous(),
                       tensor_layout="HND", is_causal=causal is True, sm_scale=tau)
         return o.float()
