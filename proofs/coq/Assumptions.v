@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm.
+From KvqCoq Require Import Sums Softmax KeyTerm Value.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -19,3 +19,9 @@ Print Assumptions paper_eq15_ge_CERT_EK_04.
 Print Assumptions CERT_VAR_03.
 Print Assumptions kvq_thm_K3_TV.
 Print Assumptions CERT_EK_01.
+Print Assumptions paper_thm41.
+Print Assumptions CERT_EV_01.
+Print Assumptions CERT_EV_03.
+Print Assumptions kvq_thm_K5.
+Print Assumptions CERT_CON_01_paper.
+Print Assumptions CERT_CON_01_sparse.
