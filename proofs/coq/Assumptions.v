@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -25,3 +25,9 @@ Print Assumptions CERT_EV_03.
 Print Assumptions kvq_thm_K5.
 Print Assumptions CERT_CON_01_paper.
 Print Assumptions CERT_CON_01_sparse.
+Print Assumptions spec_RN32_model.
+Print Assumptions spec_RN32_normal.
+Print Assumptions spec_RN64_model.
+Print Assumptions spec_gamma_n.
+Print Assumptions CERT_AR_01_accumulation.
+Print Assumptions CERT_AR_01_division.
