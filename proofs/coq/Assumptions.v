@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Scores Tail.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -31,3 +31,9 @@ Print Assumptions spec_RN64_model.
 Print Assumptions spec_gamma_n.
 Print Assumptions CERT_AR_01_accumulation.
 Print Assumptions CERT_AR_01_division.
+Print Assumptions CERT_DLT_03.
+Print Assumptions CERT_DLT_03_logmass.
+Print Assumptions CERT_DLT_05.
+Print Assumptions tail_mass_blocks.
+Print Assumptions CERT_SEL_02_slack.
+Print Assumptions CERT_EK_05.
