@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Scores Tail.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Scores Tail Sage.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -37,3 +37,8 @@ Print Assumptions CERT_DLT_05.
 Print Assumptions tail_mass_blocks.
 Print Assumptions CERT_SEL_02_slack.
 Print Assumptions CERT_EK_05.
+Print Assumptions SAGE_ATT_07_a_weight.
+Print Assumptions SAGE_ATT_07_a_output.
+Print Assumptions SAGE_ATT_07_a_B1.
+Print Assumptions SAGE_ATT_07_f.
+Print Assumptions SAGE_ATT_07.
