@@ -43,3 +43,4 @@ Print Assumptions SAGE_ATT_07_a_B1.
 Print Assumptions SAGE_ATT_07_f.
 Print Assumptions SAGE_ATT_07.
 Print Assumptions CERT_K8_04_real.
+Print Assumptions CERT_K8_04.

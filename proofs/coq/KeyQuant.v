@@ -105,3 +105,125 @@ Proof.
   pose proof (Rabs_pos u). pose proof (Rabs_pos l). pose proof (Rabs_pos z).
   rewrite E149. lra.
 Qed.
+
+(* ---- the step errors from Flocq's binary32 rounding ------------------------- *)
+
+Definition format32 (x : R) : Prop := generic_format radix2 (FLT_exp (-149) 24) x.
+
+Lemma bpow_m24 : bpow radix2 (-24) = u24.
+Proof. unfold u24. simpl. unfold Z.pow_pos. simpl. reflexivity. Qed.
+
+Lemma format32_RN32 : forall x, format32 (RN32 x).
+Proof. intros. unfold format32, RN32. apply generic_format_round; [apply FLT_exp_valid; reflexivity | apply valid_rnd_N]. Qed.
+
+(* scaling by 2^7 = 128 is exact: m = RN32(128 sigma) = 128 sigma *)
+Lemma format32_mul128 : forall x, format32 x -> format32 (128 * x).
+Proof.
+  intros x Hx. unfold format32 in *. apply FLT_format_generic in Hx; [|reflexivity].
+  destruct Hx as [[m e] H1 H2 H3]. simpl in H2, H3.
+  apply generic_format_FLT. apply FLT_spec with (Float radix2 m (e + 7)); simpl; [|exact H2|lia].
+  rewrite H1. unfold F2R. simpl. rewrite bpow_plus. simpl. unfold Z.pow_pos. simpl. ring.
+Qed.
+
+Lemma m_exact : forall sigma, format32 sigma -> RN32 (128 * sigma) = 128 * sigma.
+Proof.
+  intros sigma H. unfold RN32. apply round_generic; auto with typeclass_instances.
+  apply format32_mul128, H.
+Qed.
+
+
+(* (H): a sum of two binary32 values is rounded with relative error <= 2^-24,
+   relative to the exact sum and to the result (a subnormal sum is exact) *)
+Lemma RN32_plus_rel : forall x y, format32 x -> format32 y ->
+  Rabs (RN32 (x + y) - (x + y)) <= u24 * Rabs (x + y) /\
+  Rabs (RN32 (x + y) - (x + y)) <= u24 * Rabs (RN32 (x + y)).
+Proof.
+  intros x y Hx Hy. rewrite <- bpow_m24.
+  destruct (Rle_lt_dec (bpow radix2 (-126)) (Rabs (x + y))) as [Hn|Hs].
+  - split.
+    + apply spec_RN32_normal, Hn.
+    + unfold RN32. replace (bpow radix2 (-24)) with (/ 2 * bpow radix2 (- 24 + 1)) by apply bpow_half.
+      apply relative_error_N_FLT_round; [reflexivity | exact Hn].
+  - assert (E : RN32 (x + y) = x + y).
+    { unfold RN32. apply round_generic; auto with typeclass_instances.
+      apply FLT_format_plus_small; [reflexivity | exact Hx | exact Hy |].
+      left. eapply Rlt_le_trans; [exact Hs|]. apply bpow_le. lia. }
+    rewrite E, Rminus_eq_0, Rabs_R0.
+    split; apply Rmult_le_pos; try apply Rabs_pos; apply bpow_ge_0.
+Qed.
+
+Lemma RN32_normal_rel : forall x, bpow radix2 (-126) <= Rabs x ->
+  Rabs (RN32 x - x) <= u24 * Rabs x.
+Proof. intros. rewrite <- bpow_m24. apply spec_RN32_normal. assumption. Qed.
+
+Lemma bpow_m150 : bpow radix2 (-150) = / 2 ^ 150.
+Proof. rewrite pow_IZR. unfold bpow. f_equal. Qed.
+
+Lemma RN32_abs_err : forall x, Rabs (RN32 x - x) <= u24 * Rabs x + a150.
+Proof.
+  intros. rewrite <- bpow_m24. unfold a150.
+  rewrite <- bpow_m150. apply spec_RN32_abs.
+Qed.
+
+(* [CERT-K8-04] for the pinned binary32 sequence of [CERT-K8-01..03]: the
+   extremes l < u and the key k in [l, u] are binary32 numbers (binary16 ones are),
+   u - l and dd / 255 are normal (u - l >= 2^-24 for binary16 extremes), and the
+   code c is round(qv) or its clamp (|c| <= 128). *)
+Theorem CERT_K8_04 : forall l u k c,
+  format32 l -> format32 u -> format32 k -> l <= k <= u ->
+  bpow radix2 (-126) <= u - l ->
+  bpow radix2 (-126) <= RN32 (u - l) / 255 ->
+  Rabs c <= 128 ->
+  let dd := RN32 (u - l) in
+  let sigma := RN32 (dd / 255) in
+  let z := RN32 (l + RN32 (128 * sigma)) in
+  let qv := RN32 (RN32 (k - z) / sigma) in
+  let kh := RN32 (c * sigma + z) in
+  (Rabs (qv - c) <= / 2 \/ (c = 127 /\ 127.5 <= qv) \/ (c = -128 /\ qv <= -128.5)) ->
+  Rabs (k - kh) <= sigma / 2 + gamma_key u l z sigma.
+Proof.
+  intros l u k c Fl Fu Fk Hk Hul Hdd Hc dd sigma z qv kh Hcase.
+  assert (Fs : format32 sigma) by apply format32_RN32.
+  assert (Fz : format32 z) by apply format32_RN32.
+  assert (Hm : RN32 (128 * sigma) = 128 * sigma) by (apply m_exact, Fs).
+  assert (Hpos : 0 < bpow radix2 (-126)) by apply bpow_gt_0.
+  assert (Hu24 : u24 = / 16777216) by reflexivity.
+  (* step 1: dd *)
+  assert (H1 : Rabs (dd - (u - l)) <= u24 * (u - l)).
+  { pose proof (RN32_normal_rel (u - l)) as T. rewrite (Rabs_right (u - l)) in T by lra.
+    apply T. lra. }
+  (* step 2: sigma *)
+  assert (H2 : Rabs (sigma - dd / 255) <= u24 * (dd / 255)).
+  { fold dd in Hdd. pose proof (RN32_normal_rel (dd / 255)) as T.
+    rewrite (Rabs_right (dd / 255)) in T by lra. apply T. lra. }
+  assert (Hs : 0 < sigma).
+  { fold dd in Hdd. pose proof (RRle_abs (- (sigma - dd / 255))) as T. rewrite Rabs_Ropp in T.
+    rewrite Hu24 in H2. lra. }
+  (* step 3-4: z *)
+  assert (H3 : Rabs (z - (l + 128 * sigma)) <= u24 * Rabs z).
+  { unfold z. rewrite Hm. apply (RN32_plus_rel l (128 * sigma) Fl (format32_mul128 _ Fs)). }
+  (* step 5: t and qv *)
+  assert (H5 : Rabs (qv - (k - z) / sigma) <= Rabs ((k - z) / sigma) * eta_q + a150).
+  { set (t := RN32 (k - z)).
+    assert (Ht : Rabs (t - (k - z)) <= u24 * Rabs (k - z)).
+    { unfold t. replace (k - z) with (k + - z) by ring.
+      apply (RN32_plus_rel k (- z) Fk (generic_format_opp _ _ _ Fz)). }
+    assert (Hq : Rabs (qv - t / sigma) <= u24 * Rabs (t / sigma) + a150) by apply RN32_abs_err.
+    set (w := (k - z) / sigma).
+    assert (Htw : Rabs (t / sigma - w) <= u24 * Rabs w).
+    { unfold w. replace (t / sigma - (k - z) / sigma) with ((t - (k - z)) / sigma) by (field; lra).
+      unfold Rdiv. rewrite !Rabs_mult, (Rabs_right (/ sigma)) by (apply Rle_ge; left; apply Rinv_0_lt_compat; lra).
+      assert (0 < / sigma) by (apply Rinv_0_lt_compat; lra). nra. }
+    assert (Hts : Rabs (t / sigma) <= (1 + u24) * Rabs w).
+    { replace (t / sigma) with (w + (t / sigma - w)) by ring.
+      eapply Rle_trans; [apply Rabs_triang | lra]. }
+    replace (qv - w) with ((qv - t / sigma) + (t / sigma - w)) by ring.
+    eapply Rle_trans; [apply Rabs_triang|].
+    unfold eta_q. rewrite Hu24 in *. pose proof (Rabs_pos w).
+    assert (/ 16777216 * Rabs (t / sigma) <= / 16777216 * ((1 + / 16777216) * Rabs w))
+      by (apply Rmult_le_compat_l; lra).
+    lra. }
+  (* step 6: the fmaf *)
+  assert (H6 : Rabs (kh - (c * sigma + z)) <= u24 * Rabs (c * sigma + z) + a150) by apply RN32_abs_err.
+  apply (CERT_K8_04_real l u k dd sigma z qv c kh Hk Hs Hc H1 H2 H3 H5 H6 Hcase).
+Qed.
