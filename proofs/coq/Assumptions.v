@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith KeyQuant Scores Tail Sage.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -44,3 +44,5 @@ Print Assumptions SAGE_ATT_07_f.
 Print Assumptions SAGE_ATT_07.
 Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
+Print Assumptions CERT_AR_01_weights.
+Print Assumptions CERT_AR_01_sum.
