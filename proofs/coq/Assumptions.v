@@ -47,3 +47,4 @@ Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.
 Print Assumptions CERT_AR_01_sum.
 Print Assumptions PKV_B_01_real.
+Print Assumptions paper_thm44_eq13.

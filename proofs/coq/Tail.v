@@ -109,3 +109,28 @@ Proof.
 Qed.
 
 End Blocks.
+
+(* The paper's Theorem 4.4, Eq. 13: the true unnormalised mass of a block b
+   (a mask over the tokens), M_b = sum_{t in b} e^{s_t - m_global}, is at most
+   S_b e^{m'_b - m'_global + 2 Delta}, S_b = sum_{t in b} e^{s'_t - m'_b}, where s'
+   are the estimated scores, |s_t - s'_t| <= Delta on every token, m_global bounds
+   every s_t (the true maximum does) and m'_global is attained by some s'_j. *)
+Theorem paper_thm44_eq13 : forall n (b : nat -> bool) s s' D mg mg' mb',
+  (forall t, (t < n)%nat -> Rabs (s t - s' t) <= D) ->
+  (forall t, (t < n)%nat -> s t <= mg) ->
+  (exists j, (j < n)%nat /\ s' j = mg') ->
+  sum n (mask b (fun t => exp (s t - mg)))
+  <= sum n (mask b (fun t => exp (s' t - mb'))) * exp (mb' - mg' + 2 * D).
+Proof.
+  intros n b s s' D mg mg' mb' Hs Hmg [j [Hj Hj']].
+  (* factor 2: m_global >= m'_global - Delta *)
+  assert (Hm : mg' - D <= mg).
+  { specialize (Hs j Hj). specialize (Hmg j Hj).
+    assert (s' j - s j <= D) by (pose proof (RRle_abs (- (s j - s' j))) as T; rewrite Rabs_Ropp in T; lra).
+    lra. }
+  rewrite <- sum_scal_r. apply sum_le. intros t Ht. unfold mask. destruct (b t); [|lra].
+  rewrite <- exp_plus. apply exp_le.
+  (* factor 1: s_t <= s'_t + Delta *)
+  assert (s t - s' t <= D) by (pose proof (RRle_abs (s t - s' t)); specialize (Hs t Ht); lra).
+  lra.
+Qed.
