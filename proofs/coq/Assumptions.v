@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -48,3 +48,5 @@ Print Assumptions CERT_AR_01_weights.
 Print Assumptions CERT_AR_01_sum.
 Print Assumptions PKV_B_01_real.
 Print Assumptions paper_thm44_eq13.
+Print Assumptions sum_tree_error.
+Print Assumptions VIDKV_lemma_W.
