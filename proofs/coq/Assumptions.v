@@ -50,3 +50,4 @@ Print Assumptions PKV_B_01_real.
 Print Assumptions paper_thm44_eq13.
 Print Assumptions sum_tree_error.
 Print Assumptions VIDKV_lemma_W.
+Print Assumptions CERT_AR_01_scores.

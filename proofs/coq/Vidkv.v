@@ -75,6 +75,12 @@ Qed.
 Lemma abs_sgn : forall s x, Rabs (sgn s x) = Rabs x.
 Proof. intros. unfold sgn. destruct s; [apply Rabs_Ropp | reflexivity]. Qed.
 
+Lemma ex_le_asum : forall p t, Rabs (ex p t) <= asum p t.
+Proof.
+  intros p t. induction t; simpl; [rewrite abs_sgn; lra|].
+  eapply Rle_trans; [apply Rabs_triang | lra].
+Qed.
+
 (* Higham (4.4) for any order: |fl - ex| <= gamma_{M-1} sum |p_i| *)
 Theorem sum_tree_error : forall p t,
   (forall i, format32 (p i)) -> INR (size t - 1) * u24 < 1 ->
