@@ -65,6 +65,17 @@ done
 [ "$status" -eq 0 ] || exit "$status"
 
 # 3. assumptions
+[ -f "$out/Assumptions.v" ] || { say "error: _CoqProject does not name Assumptions.v"; exit 2; }
+for f in "${files[@]}"; do
+    [ "$f" != Assumptions.v ] || continue
+    for t in $(grep -oE '^Theorem [A-Za-z0-9_]+' "$out/$f" | awk '{print $2}'); do
+        grep -qE "^Print Assumptions $t\.\$" "$out/Assumptions.v" \
+            || { say "error: $f: Theorem $t is not named in Assumptions.v"; status=1; }
+        grep -qF "| \`$t\` ($f)" "$here/README.md" \
+            || { say "error: $f: Theorem $t is not in README.md's table"; status=1; }
+    done
+done
+[ "$status" -eq 0 ] || exit "$status"
 if [ -f "$out/Assumptions.v" ]; then
     log="$out/assumptions.txt"
     (cd "$out" && coqc -q -Q . KvqCoq Assumptions.v) > "$log" 2>&1 || { say "error: Assumptions.v failed"; cat "$log" >&2; exit 1; }
