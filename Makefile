@@ -6,8 +6,9 @@
 #   make demo       generate the standard vectors and verify the bundled subjects
 #   make bench      exact-path generation and fast-path throughput
 #   make proofs     Frama-C WP on the fast path; results under proofs/results/
-#                   (runs make proofs-gappa first)
+#                   (runs make coq and make proofs-gappa first)
 #   make proofs-gappa  the float facts of proofs/gappa/*.g proved by Gappa
+#   make coq        the CERT certificate theorems checked by coqc (proofs/coq/)
 #   make coverage   lcov line coverage of ref/ (gate: 90%)
 #   make fuzz-smoke short libFuzzer runs of every harness
 #   make gpu        CUDA kernels, the GPU subject, the GPU test and benchmark
@@ -17,7 +18,7 @@
 
 .SUFFIXES:
 .DELETE_ON_ERROR:
-.PHONY: all test demo bench proofs proofs-gappa coverage fuzz-smoke gpu gpu-test install clean \
+.PHONY: all test demo bench proofs proofs-gappa coq coverage fuzz-smoke gpu gpu-test install clean \
         test-unit test-san test-vectors test-robustness test-shards test-reports test-cert test-golden test-layout trace \
         print-tests test-slurm
 
@@ -208,11 +209,15 @@ bench: $(B)/rel/kvq
 	$(B)/rel/kvq bench
 
 # ---- proofs, coverage, fuzzing -------------------------------------------
-proofs: proofs-gappa
+proofs: coq proofs-gappa
 	bash proofs/run.sh
 
 proofs-gappa:
 	bash proofs/gappa/run.sh
+# `make coq`: coqc on every file of proofs/coq/, no open proof outside
+# proofs/coq/ADMITTED.md (proofs/coq/README.md)
+coq:
+	B=$(B) bash proofs/coq/check.sh
 
 coverage: $(TESTS:%=$(B)/cov/tests/%) $(B)/cov/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	bash ci/coverage.sh $(B)

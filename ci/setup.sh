@@ -15,6 +15,10 @@ set -euo pipefail
 #   frama-c-base why3 z3 cvc4      make proofs (Frama-C WP and its provers)
 #   gappa                          make proofs-gappa (part of make proofs): the
 #                                  float facts of proofs/gappa/*.g
+#   coq libcoq-flocq libcoq-interval
+#                                  make coq (run by make proofs): the CERT
+#                                  certificate theorems (proofs/coq/); coqc,
+#                                  Flocq for the floating-point model
 #   clang llvm libclang-rt-14-dev  make fuzz-smoke: clang -fsanitize=fuzzer; on
 #                                  bookworm libFuzzer and the clang sanitizer
 #                                  runtimes ship in libclang-rt-14-dev
@@ -27,7 +31,8 @@ set -euo pipefail
 #                                  cluster and stops it; the packages' services
 #                                  are neither configured nor used
 PKGS=(build-essential pkg-config libmpfr-dev libgmp-dev check lcov
-      frama-c-base why3 z3 cvc4 gappa clang llvm libclang-rt-14-dev parallel
+      frama-c-base why3 z3 cvc4 gappa coq libcoq-flocq libcoq-interval
+      clang llvm libclang-rt-14-dev parallel
       slurm-wlm munge)
 
 say() { printf 'ci/setup.sh: %s\n' "$*"; }
@@ -67,13 +72,18 @@ fi
 
 # Report the tools the build uses (a missing one is an error).
 status=0
-for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4 gappa parallel slurmctld slurmd sbatch munged; do
+for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4 gappa coqc parallel slurmctld slurmd sbatch munged; do
     if ! command -v "$t" >/dev/null 2>&1; then
         say "error: $t not on PATH after install" >&2
         status=1
     fi
 done
 if ! pkg-config --exists check; then say "error: pkg-config does not find check" >&2; status=1; fi
+if command -v coqc >/dev/null 2>&1; then
+    for lib in Flocq Interval Coquelicot; do
+        [ -d "$(coqc -where)/user-contrib/$lib" ] || { say "error: coqc does not find the Coq library $lib" >&2; status=1; }
+    done
+fi
 fuzzer_rt=$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)
 case "$fuzzer_rt" in
 /*) [ -f "$fuzzer_rt" ] || { say "error: libFuzzer runtime missing ($fuzzer_rt)" >&2; status=1; } ;;
@@ -82,6 +92,7 @@ case "$fuzzer_rt" in
 esac
 if [ "$status" -eq 0 ]; then
     say "gcc $(gcc -dumpfullversion), $(clang --version | head -n1), check $(pkg-config --modversion check), lcov $(lcov --version | awk '{print $NF}'), mpfr $(dpkg-query -W -f='${Version}' libmpfr-dev)"
+    say "$(coqc --version | head -n1), Flocq $(dpkg-query -W -f='${Version}' libcoq-flocq), Interval $(dpkg-query -W -f='${Version}' libcoq-interval)"
     say "$(slurmctld -V), $(munged --version 2>&1 | awk '{print $1; exit}'), $(parallel --version | head -n1)"
     say "libFuzzer: $fuzzer_rt"
     say "$(gappa --version 2>&1 | head -n1)"
