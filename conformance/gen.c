@@ -27,7 +27,11 @@ kvq_status kvq_gen_progress(kvq_vfile *vf, const kvq_family *fam, const char *le
     }
     total = fam->gen_count(levels);
     if (total == 0) {
-        snprintf(err, errlen, "unknown level set '%s' (smoke|standard)", levels);
+        size_t len = (size_t)snprintf(err, errlen, "unknown level set '%s' of family %s (", levels, fam->name);
+        for (size_t l = 0, n = 0; l < KVQ_LEVEL_SETS; l++)
+            if (fam->gen_count(kvq_level_set_names[l]) > 0 && len < errlen)
+                len += (size_t)snprintf(err + len, errlen - len, "%s%s", n++ ? "|" : "", kvq_level_set_names[l]);
+        if (len < errlen) snprintf(err + len, errlen - len, ")");
         return KVQ_E_PARAM;
     }
     vf->version = KVQ_VEC_VERSION;

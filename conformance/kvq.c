@@ -24,7 +24,7 @@
 #define DEFAULT_SEED 0x00000000006b7671ull
 #define EXIT_INPUT 2
 
-#define USAGE_GEN "  kvq gen --family FAMILY --level smoke|standard [--seed S] [--shard I/N] -o FILE\n" \
+#define USAGE_GEN "  kvq gen --family FAMILY --level smoke|standard|large [--seed S] [--shard I/N] -o FILE\n" \
                   "          [--progress|--quiet]\n"
 #define USAGE_RUN "  kvq run --subject NAME|PATH.so --vectors FILE -o RESULTS [--timeout SEC] [--progress|--quiet]\n"
 #define USAGE_VERIFY                                                                             \
@@ -714,14 +714,15 @@ static int ops_json(const char *out)
     return 0;
 }
 
-/* `kvq ops --families`: one line a family, its name then the level sets it
- * generates, for scripts [VER-REG-12]. */
+/* `kvq ops --families`: one line a family, its name then the routine level
+ * sets it generates, for scripts [VER-REG-12] (the on-demand ones, `large`,
+ * are in `kvq ops --json` [VEC-GEN-04]). */
 static int ops_families(void)
 {
     for (size_t f = 0; f < kvq_family_count(); f++) {
         const kvq_family *fam = kvq_family_at(f);
         fputs(fam->name, stdout);
-        for (size_t l = 0; l < KVQ_LEVEL_SETS; l++)
+        for (size_t l = 0; l < KVQ_LEVEL_SETS_ROUTINE; l++)
             if (fam->gen_count(kvq_level_set_names[l]) > 0) printf(" %s", kvq_level_set_names[l]);
         putchar('\n');
     }

@@ -114,6 +114,11 @@ typedef int (*kvq_sage_pv_v1_fn)(float *d, const uint8_t *a, const uint8_t *b, c
  * SageAttention2 pipeline, binary32 in and out) */
 typedef int (*kvq_sage_attention_v1_fn)(float *o, const float *q, const float *k, const float *v,
                                         const kvq_sage_attn *a, const kvq_policy *pol);
+/* "sage_attention_mha" [SAGE-MHA-01..04]: as kvq_sage_attention_mha (hq query
+ * heads on hkv KV heads, inputs values of in_fmt, binary32 in and out) */
+typedef int (*kvq_sage_attention_mha_v1_fn)(float *o, const float *q, const float *k, const float *v,
+                                            const kvq_sage_attn *a, uint32_t hq, uint32_t hkv,
+                                            uint32_t in_fmt, const kvq_policy *pol);
 /* "pkv_kmeans" [PKV-KM-01..07]: as kvq_pkv_kmeans (the pattern set, every
  * token's cluster, the iterations run, whether the stopping rule ended it) */
 typedef int (*kvq_pkv_kmeans_v1_fn)(float *patterns, uint32_t *cluster, uint32_t *iters,

@@ -296,8 +296,12 @@ void kvq_registry_use(const kvq_family *const *families, size_t n);
 
 const char *kvq_level_name(uint32_t level);
 /* The level sets `kvq gen` knows, the flags word's bit names, the wire names
- * of field types and roles (regjson.c). */
-#define KVQ_LEVEL_SETS 2
+ * of field types and roles (regjson.c).  The first KVQ_LEVEL_SETS_ROUTINE
+ * sets are routine: `kvq ops --families` lists them and the test scripts
+ * generate them; the others (`large`) are generated on demand
+ * [VEC-GEN-02] [VEC-GEN-04]. */
+#define KVQ_LEVEL_SETS 3
+#define KVQ_LEVEL_SETS_ROUTINE 2
 extern const char *const kvq_level_set_names[KVQ_LEVEL_SETS];
 #define KVQ_FLAG_BITS 5
 extern const char *const kvq_flag_names[KVQ_FLAG_BITS];

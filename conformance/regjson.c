@@ -10,7 +10,7 @@
 #include "conf.h"
 #include "rule.h"
 
-const char *const kvq_level_set_names[KVQ_LEVEL_SETS] = { "smoke", "standard" };
+const char *const kvq_level_set_names[KVQ_LEVEL_SETS] = { "smoke", "standard", "large" };
 const char *const kvq_flag_names[KVQ_FLAG_BITS] = { "ZERO_SCALE", "CLAMPED", "SATURATED", "SUBNORMAL",
                                                     "AMBIGUOUS" };
 

@@ -23,6 +23,13 @@ uint16_t kvq_f16_bits(float v, int *ok);
 /* The binary32 value of a binary16 encoding; NaN encodings give a NaN. */
 float kvq_f16_from_bits(uint16_t b);
 
+/* v rounded to nearest, ties to even, onto bfloat16 (as binary32): an
+ * overflow gives an infinity, NaN and infinities stay (binary16: kvq_round_f16,
+ * kvq.h). */
+float kvq_round_bf16(float v);
+/* v is a value of bfloat16 (the upper 16 bits of its binary32 encoding). */
+int kvq_bf16_exact(float v);
+
 /* Same value predicate: identical encodings (so +0 != -0, and a NaN equals only
  * the same NaN encoding) [TEST-CMP-01]. */
 int kvq_f32_same(float a, float b);

@@ -111,6 +111,22 @@ kvq_status kvq_exact_sage_attn_bound(kvq_sage_attn_bound *out, const float *q, c
                                      const float *v, const kvq_sage_attn *a, const uint32_t *rows,
                                      uint32_t nrows, const kvq_sage_attn_class *cls);
 
+/* Several heads [SAGE-MHA-01..04]: out[(h * nq + i) * dim + c] for every row
+ * of every query head h of q[hq][nq][dim], head h on KV head h / (hq / hkv)
+ * of k, v [hkv][nk][dim].  KVQ_E_PARAM for NULL pointers, kvq_sage_attn_ok(a)
+ * or kvq_sage_mha_ok(hq, hkv, in_fmt) false, or a finite input that is not a
+ * value of in_fmt (kvq_exact_sage_in_exact); then each head's errors of
+ * kvq_exact_sage_attn_bound, heads in order; KVQ_E_NOMEM.  Nothing is
+ * written on error. */
+kvq_status kvq_exact_sage_mha_bound(kvq_sage_attn_bound *out, const float *q, const float *k,
+                                    const float *v, const kvq_sage_attn *a, uint32_t hq, uint32_t hkv,
+                                    uint32_t in_fmt, const kvq_sage_attn_class *cls);
+/* x is a value of the input format fmt (KVQ_SAGE_IN_*), by MPFR: its
+ * significand fits the format's precision and its exponent the format's
+ * range (a subnormal value an integer multiple of the least one); a NaN or
+ * an infinity counts as one (the stages reject it). */
+int kvq_exact_sage_in_exact(float x, uint32_t fmt);
+
 /* The judgement of n outputs o against their bounds: the number of elements
  * whose distance from [ref_lo, ref_hi] (rounded down) exceeds `bound`, a NaN
  * or an infinity counting as one; *worst (may be NULL) receives the largest

@@ -414,6 +414,24 @@ kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const fl
                               const kvq_sage_attn *a, const kvq_policy *pol);
 
 /* ---------------------------------------------------------------------------
+ * Several heads with grouped KV heads, inputs of a named format [SAGE-MHA-01..04]
+ * (ref/fast/sage_attn.c): o[hq][nq][dim] from q[hq][nq][dim], k and
+ * v[hkv][nk][dim]; query head h is the one-head pipeline of
+ * kvq_sage_attention on q's head h and KV head kvq_sage_mha_kv_head(h, hq, hkv)
+ * of k and v.  Errors, before anything is written: NULL pointers, an invalid
+ * policy, kvq_sage_attn_ok(a) or kvq_sage_mha_ok(hq, hkv, in_fmt) false, or a
+ * finite element of q, k or v that is not a value of in_fmt
+ * (kvq_sage_in_exact) -> KVQ_E_PARAM; then each head's errors, heads in order
+ * (the first error is returned); KVQ_E_NOMEM.  Nothing written on error.
+ * ------------------------------------------------------------------------- */
+kvq_status kvq_sage_attention_mha(float *o, const float *q, const float *k, const float *v,
+                                  const kvq_sage_attn *a, uint32_t hq, uint32_t hkv, uint32_t in_fmt,
+                                  const kvq_policy *pol);
+/* x is a value of the input format fmt (KVQ_SAGE_IN_*) or not finite: 1;
+ * else 0 [SAGE-MHA-02]. */
+int kvq_sage_in_exact(float x, uint32_t fmt);
+
+/* ---------------------------------------------------------------------------
  * One channel of P~V through an accumulator model and the FP32 buffer
  * [SAGE-ACC-07] (ref/fast/sage_attn.c): for each of `rows` rows, the n
  * products a[r][k] b[r][k] of FP8 codes (format fmt) in instructions of 32

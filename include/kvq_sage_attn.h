@@ -74,6 +74,31 @@ KVQ_HD static inline int kvq_sage_attn_ok(const kvq_sage_attn *a)
            (a->qk_bits == 4u || a->qk_bits == 8u) && a->tau >= 0x1p-126f && a->tau <= 0x1p16f;
 }
 
+/* ---- several heads and the input formats [SAGE-MHA-01..03] ------------------
+ * hq query heads and hkv KV heads (hkv divides hq): Q is [hq][nq][dim], K and
+ * V are [hkv][nk][dim], O is [hq][nq][dim], each row-major, heads following
+ * each other.  Query head h reads KV head h / (hq / hkv): the group of hq /
+ * hkv consecutive query heads shares one KV head.  The inputs are values of
+ * the format in_fmt. */
+#define KVQ_SAGE_IN_BINARY32 0u
+#define KVQ_SAGE_IN_BINARY16 1u
+#define KVQ_SAGE_IN_BFLOAT16 2u
+#define KVQ_SAGE_IN_FORMATS  3u
+#define KVQ_SAGE_MHA_MAX_HEADS 1024u
+
+/* The KV head of query head h [SAGE-MHA-01] (valid heads). */
+KVQ_HD static inline uint32_t kvq_sage_mha_kv_head(uint32_t h, uint32_t hq, uint32_t hkv)
+{
+    return h / (hq / hkv);
+}
+
+/* Valid head counts and input format [SAGE-MHA-01]: 0 when not. */
+KVQ_HD static inline int kvq_sage_mha_ok(uint32_t hq, uint32_t hkv, uint32_t in_fmt)
+{
+    return hq >= 1u && hq <= KVQ_SAGE_MHA_MAX_HEADS && hkv >= 1u && hkv <= hq && hq % hkv == 0u &&
+           in_fmt < KVQ_SAGE_IN_FORMATS;
+}
+
 #ifdef __cplusplus
 }
 #endif

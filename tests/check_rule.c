@@ -329,14 +329,16 @@ END_TEST
 
 START_TEST(sage_rules_match_the_layout)
 {
-    /* SPEC: [VER-REG-08] -- the SAGE rules are kvq_sage_shape_ok, _qk_ok, _attn_ok and the layout's sizes */
+    /* SPEC: [VER-REG-08] [SAGE-MHA-01] -- the SAGE rules are kvq_sage_shape_ok, _qk_ok, _attn_ok, _mha_ok
+     * and the layout's sizes */
     kvq_rng g;
     kvq_case c;
     g.s = seed + 2;
     for (uint64_t n = 0; n < ncases; n++) {
         kvq_sage_in *in;
         int ok;
-        ck_assert_int_eq(kvq_case_begin(&c, n % 2u ? &kvq_op_sage_qk : &kvq_op_sage_attn), KVQ_OK);
+        ck_assert_int_eq(kvq_case_begin(&c, n % 3u == 0u ? &kvq_op_sage_qk
+                                             : n % 3u == 1u ? &kvq_op_sage_attn : &kvq_op_sage_mha), KVQ_OK);
         in = c.in;
         if (c.op == &kvq_op_sage_qk) {
             in->shape.tokens = draw(&g, 1u << 24);
@@ -364,6 +366,18 @@ START_TEST(sage_rules_match_the_layout)
             in->attn.qk_bits = rng32(&g) % 2u ? 4u : 8u - rng32(&g) % 2u;
             in->attn.tau = ldexpf(1.0f, (int)(rng32(&g) % 300u) - 150);
             ok = kvq_sage_attn_ok(&in->attn);
+            if (c.op == &kvq_op_sage_mha) {
+                in->hq = rng32(&g) % 5u ? 1u + rng32(&g) % 12u : draw(&g, 1100u);
+                in->hkv = rng32(&g) % 4u ? 1u + rng32(&g) % (in->hq ? in->hq : 1u) : draw(&g, 20u);
+                in->in_fmt = rng32(&g) % 3u;
+                ok = ok && kvq_sage_mha_ok(in->hq, in->hkv, in->in_fmt);
+                ck_assert_uint_eq(kvq_count(&c, field(c.op, "q", KVQ_ROLE_INPUT), NULL),
+                                  (uint64_t)in->hq * in->attn.nq * 128u);
+                ck_assert_uint_eq(kvq_count(&c, field(c.op, "k", KVQ_ROLE_INPUT), NULL),
+                                  (uint64_t)in->hkv * in->attn.nk * 128u);
+                ck_assert_uint_eq(kvq_count(&c, field(c.op, "o", KVQ_ROLE_OUTPUT), NULL),
+                                  ok ? (uint64_t)in->hq * in->attn.nq * 128u : 0u);
+            }
             ck_assert_int_eq(kvq_case_valid(&c), ok);
         }
         kvq_case_free(&c);

@@ -22,7 +22,7 @@ trap 'rm -rf "$T"' EXIT
 
 echo "== tests/vectors.sh"
 # ---- every family the registry lists (kvq ops --families; its operations from
-# kvq ops), with no list of its own.  SPEC: [VER-REG-12] [VEC-GEN-01]
+# kvq ops), with no list of its own.  SPEC: [VER-REG-12] [VEC-GEN-01] [VEC-GEN-02] [VEC-GEN-04]
 # Smoke vectors generate deterministically, two shards partition them, every
 # operation has a status-0 case and an error case, and ref-fast passes them.
 FAMS=$($KVQR ops --families)
@@ -44,6 +44,15 @@ while read -r fam sets; do
   expect 0 "ref-fast passes $fam smoke" -- $KVQR verify --vectors "$T/reg-$fam.vec" --subject ref-fast
   grep_out '^[1-9][0-9]* passed, 0 failed$' "$fam smoke: N passed, 0 failed, nothing skipped"
 done <<< "$FAMS"
+# the on-demand set `large` [VEC-GEN-04]: in the description, not in --families (so not generated
+# here: minutes of generation), and a family without it refuses it naming its sets
+if grep -q ' large' <<< "$FAMS"; then bad "kvq ops --families lists an on-demand set"; else ok "kvq ops --families lists routine sets only"; fi
+$KVQR ops --json | python3 -c 'import json,sys; d=json.load(sys.stdin); f={x["name"]: x["level_sets"] for x in d["families"]}
+sys.exit(0 if "large" in d["level_sets"] and f["sage"] == ["smoke", "standard", "large"] and "large" not in f["kivi"] else 1)' \
+  && ok "kvq ops --json: sage generates large, kivi does not" || bad "kvq ops --json: level sets of sage and kivi"
+expect 2 "gen kivi large: no such set" -- $KVQR gen --family kivi --level large -o "$T/x.vec"
+grep_out "unknown level set 'large' of family kivi \(smoke\|standard\)" "the refusal names the family's sets"
+[ ! -e "$T/x.vec" ] && ok "nothing written" || bad "gen kivi large wrote a file"
 
 # gen: deterministic, sharding partitions the cases
 expect 0 "gen smoke" -- $KVQ gen --family kivi --level smoke -o "$T/s.vec"
@@ -368,7 +377,8 @@ grep_out 'FAIL [^ ]*-deq-midpoint .*deq: .*expected 0x[0-9a-f]{8}.*got 0x[0-9a-f
 # ---- SAGE family.  SPEC: [VEC-SAGE-01] [VEC-SAGE-02] [VEC-SAGE-03] [VEC-SAGE-04] [VEC-SAGE-05]
 # [VEC-SAGE-06] [SAGE-BAD-01] [SAGE-SM-03] [SAGE-MAP-03] [SAGE-Q-03] [SAGE-Q-04] [SAGE-P-03]
 # [SAGE-V-03] [SAGE-LEM-05] [SAGE-LEM-06] [SAGE-FLAG-01] [VEC-SAGE-07] [VEC-SAGE-08] [SAGE-ACC-05]
-# [SAGE-ACC-06] [SAGE-ACC-07] [VEC-SAGE-09] [VEC-SAGE-10] [SAGE-ATT-07]
+# [SAGE-ACC-06] [SAGE-ACC-07] [VEC-SAGE-09] [VEC-SAGE-10] [SAGE-ATT-07] [VEC-SAGE-13] [VEC-SAGE-14]
+# [SAGE-MHA-01] [SAGE-MHA-02] [SAGE-MHA-03]
 expect 0 "gen sage smoke" -- $KVQ gen --family sage --level smoke -o "$T/g.vec"
 expect 0 "gen sage smoke again" -- $KVQ gen --family sage --level smoke -o "$T/g2.vec"
 if cmp -s "$T/g.vec" "$T/g2.vec"; then ok "sage gen is deterministic"; else bad "sage gen is not deterministic"; fi
@@ -376,7 +386,7 @@ expect 0 "gen sage shard 0/2" -- $KVQ gen --family sage --level smoke --shard 0/
 expect 0 "gen sage shard 1/2" -- $KVQ gen --family sage --level smoke --shard 1/2 -o "$T/gsh1.vec"
 if diff <(grep '^case' "$T/g.vec" | sort) <(cat "$T"/gsh?.vec | grep '^case' | sort) >/dev/null; then
   ok "sage shards partition the full set"; else bad "sage shards differ from the full set"; fi
-if grep '^case' "$T/g.vec" | grep -Ev ' op=sage-(pv|attn) ' | grep -vq ' level=exact '; then bad "a sage quantizer case is not exact"
+if grep '^case' "$T/g.vec" | grep -Ev ' op=sage-(pv|attn|mha) ' | grep -vq ' level=exact '; then bad "a sage quantizer case is not exact"
 else ok "every sage quantizer case is exact [VEC-SAGE-01]"; fi
 if grep -q ' level=bounded op=sage-pv ' "$T/g.vec" && grep -q ' level=exact op=sage-pv ' "$T/g.vec"; then
   ok "sage-pv has cases of both levels [VEC-SAGE-07]"; else bad "sage-pv lacks a level"; fi
@@ -438,6 +448,10 @@ dq-scale-subnormal 3
 dq-range 4
 dq-bits3 3
 dq-dim96 2
+mha-heads3of2 3
+mha-not-binary16 3
+mha-not-bfloat16 3
+mha-nan 1
 TAB
 # coverage the wrong subjects below rely on
 for want in 'op=sage-qk role=q bits=4 gran=thread .* rounding=paper .* ties=even .*status=0 flags=0x00000001' \
@@ -445,6 +459,12 @@ for want in 'op=sage-qk role=q bits=4 gran=thread .* rounding=paper .* ties=even
             'op=sage-p fmt=e5m2 .* overflow=nan ' 'op=sage-v fmt=e4m3 .* overflow=nan .* flags=0x00000001' \
             'op=sage-ds rows=[2-9] '; do
   grep -Eq "^case [^ ]* level=exact $want" "$T/gstd.vec" && ok "sage standard has: $want" || bad "sage standard lacks: $want"
+done
+# several heads [VEC-SAGE-13]: every input format, MQA, GQA groups and one head a KV head
+for want in 'hq=4 hkv=1 in_fmt=bfloat16 ' 'hq=4 hkv=2 in_fmt=binary16 ' 'hq=6 hkv=3 in_fmt=bfloat16 .* causal=1 ' \
+            'hq=2 hkv=2 in_fmt=binary32 ' 'hq=3 hkv=1 in_fmt=bfloat16 .* bits=4 ' 'hq=4 hkv=2 in_fmt=binary16 nq=1 '; do
+  grep -Eq "^case [^ ]* level=bounded op=sage-mha ($want).* status=0 " "$T/gstd.vec" && ok "sage standard has sage-mha: $want" \
+    || bad "sage standard lacks sage-mha: $want"
 done
 # results-file mode: a flipped code digit of a sage-qk result fails exactly that case
 expect 0 "run ref-fast on sage smoke" -- $KVQ run --subject ref-fast --vectors "$T/g.vec" -o "$T/g.res"
@@ -493,10 +513,19 @@ sage_fails sage_pv_wide_accumulator "a wider accumulator at the exact level" \
 expect 0 "a wider accumulator PASSES the bounded level ([SAGE-ACC-06])" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/sage_pv_wide_accumulator.so" --level bounded
 grep_out '^[1-9][0-9]* passed, 0 failed$' "wider accumulator: bounded cases pass"
 # the attention pipeline's wrong subjects [VEC-SAGE-10]
+# (every head of a sage-mha case is the pipeline: they fail those too [VEC-SAGE-14])
 for w in no_rescale:'no online-softmax rescale' no_ds:'no dS' p_unscaled:'P~ without 448' v_unscaled:'no V scale'; do
-  sage_fails "sage_attn_${w%%:*}" "attention: ${w#*:}" '-attn-[a-z]+ \[bounded, ' \
+  sage_fails "sage_attn_${w%%:*}" "attention: ${w#*:}" '-(attn-[a-z]+|mha-[a-z]+-[a-z0-9]+) \[bounded, ' \
     'FAIL [^ ]*-attn-[a-z]+ \[bounded, .*o\[row [0-9]+, channel [0-9]+\] = .*above the bound .* \[SAGE-ATT-07\]'
+  grep_out 'FAIL [^ ]*-mha-[a-z]+-[a-z0-9]+ \[bounded, .*o\[head [0-9]+, row [0-9]+, channel [0-9]+\] = .*above the bound .* \[SAGE-ATT-07\]' \
+    "attention: ${w#*:}: a sage-mha failure names the head and [SAGE-ATT-07]"
 done
+# several heads' wrong readings [VEC-SAGE-14]: the grouping read as interleaved fails the cases with
+# groups of several query heads on several KV heads only; bfloat16 read as binary16 the case beyond its range
+sage_fails sage_mha_head_mod "GQA heads read h % hkv" '-mha-[a-z]+-[a-z0-9]+ \[bounded, hq=([4-9]|[1-9][0-9]+) hkv=([2-9]|[1-9][0-9]+) ' \
+  'FAIL [^ ]*-mha-[a-z]+-[a-z0-9]+ \[bounded, .*o\[head [0-9]+, row .*\[SAGE-ATT-07\] \(head [0-9]+ on KV head [0-9]+ of [0-9]+ \[SAGE-MHA-01\]'
+sage_fails sage_mha_as_binary16 "bfloat16 inputs read as binary16" '-mha-huge-bfloat16 \[bounded, ' \
+  'FAIL [^ ]*-mha-huge-bfloat16 \[bounded, .*\[SAGE-ATT-07\] .*inputs exactly bfloat16 \[SAGE-MHA-02\]'
 # the separating cases [VEC-SAGE-11]: each wrong reading fails only the case built for it
 sage_gap() { # SUBJECT DESCRIPTION CASE-NAME PATTERN-SOME-FAIL-MATCHES [LEVEL]
   expect 1 "$2 FAILS (standard${5:+, $5})" -- $KVQR verify --vectors "$T/gstd.vec" --subject "$SUBJ/$1.so" --max-show 1000 ${5:+--level $5}

@@ -69,6 +69,12 @@ KVQ_STATIC_ASSERT(KVQ_SAGE_MAX_TOKENS == R_MAX_TOKENS && KVQ_SAGE_MAX_BLOCK == R
     "nq >= 1 && nq <= " S(R_MAX_TOKENS) " && nk >= 1 && nk <= " S(R_MAX_TOKENS) " && dim == 128"   \
     " && (causal == 0 || causal == 1) && (buffer == 0 || buffer == 64 || buffer == 128)"          \
     " && (bits == 4 || bits == 8) && tau >= 0x1p-126 && tau <= 0x1p16"
+/* kvq_sage_attn_ok and kvq_sage_mha_ok [SAGE-MHA-01] */
+#define R_MHA_MAX_HEADS 1024
+KVQ_STATIC_ASSERT(KVQ_SAGE_MHA_MAX_HEADS == R_MHA_MAX_HEADS && KVQ_SAGE_IN_FORMATS == 3u,
+                  "the rules' head limit is the layout's");
+#define VALID_MHA                                                                                  \
+    VALID_ATTN " && hq >= 1 && hq <= " S(R_MHA_MAX_HEADS) " && hkv >= 1 && hkv <= hq && hq % hkv == 0"
 
 /* ---- counts -------------------------------------------------------------------- */
 
@@ -96,12 +102,16 @@ KVQ_STATIC_ASSERT(KVQ_SAGE_MAX_TOKENS == R_MAX_TOKENS && KVQ_SAGE_MAX_BLOCK == R
 #define N_ATTN_Q "nq * 128"
 #define N_ATTN_K "nk * 128"
 #define N_ATTN_OUT "valid ? nq * 128 : 0"
+#define N_MHA_Q "hq * nq * 128"
+#define N_MHA_K "hkv * nk * 128"
+#define N_MHA_OUT "valid ? hq * nq * 128 : 0"
 
 static const char *const ROLES[] = { "q", "k" };
 static const char *const GRANS[] = { "thread", "warp", "block" };
 static const char *const ROUNDINGS[] = { "paper", "public" };
 static const char *const FMTS[] = { "e4m3", "e5m2" };
 static const char *const MODELS[] = { "wgmma", "mma-sm90" };
+static const char *const IN_FMTS[] = { "binary32", "binary16", "bfloat16" };
 
 static const char *name_of(const char *const *names, uint32_t n, uint32_t v)
 {
@@ -152,6 +162,14 @@ static void describe_attn(const kvq_case *c, char *buf, size_t len)
     const kvq_sage_attn *a = &in_of(c)->attn;
     snprintf(buf, len, "nq=%u nk=%u %s buffer=%u INT%u", a->nq, a->nk, a->causal ? "causal" : "full", a->buffer,
              a->qk_bits);
+}
+
+static void describe_mha(const kvq_case *c, char *buf, size_t len)
+{
+    const kvq_sage_in *in = in_of(c);
+    const kvq_sage_attn *a = &in->attn;
+    snprintf(buf, len, "hq=%u hkv=%u nq=%u nk=%u %s %s buffer=%u INT%u", in->hq, in->hkv, a->nq, a->nk,
+             name_of(IN_FMTS, 3, in->in_fmt), a->causal ? "causal" : "full", a->buffer, a->qk_bits);
 }
 
 /* ---- calls ------------------------------------------------------------------------ */
@@ -224,6 +242,15 @@ static int call_attn(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uin
     kvq_sage_attn_out *o = outp;
     (void)flags;
     return ((kvq_sage_attention_v1_fn)fns[0])(o->o, in->x, in->qm, in->v, &in->attn, &c->pol);
+}
+
+static int call_mha(const kvq_case *c, const kvq_entry_fn *fns, void *outp, uint32_t *flags)
+{
+    const kvq_sage_in *in = c->in;
+    kvq_sage_attn_out *o = outp;
+    (void)flags;
+    return ((kvq_sage_attention_mha_v1_fn)fns[0])(o->o, in->x, in->qm, in->v, &in->attn, in->hq, in->hkv,
+                                                  in->in_fmt, &c->pol);
 }
 
 /* ---- judges [VEC-SAGE-05] -------------------------------------------------------------- */
@@ -387,6 +414,39 @@ static void judge_attn(kvq_verdict *v, const kvq_case *c, const void *outp, uint
     v->outcome = KVQ_PASS;
 }
 
+/* sage-mha [VEC-SAGE-14]: every output of every head within its bound
+ * [SAGE-ATT-07]; a miss names the head, the KV head the case's grouping
+ * gives it [SAGE-MHA-01] and the input format the bound was derived for
+ * [SAGE-MHA-02]. */
+static void judge_mha(kvq_verdict *v, const kvq_case *c, const void *outp, uint32_t flags)
+{
+    const kvq_sage_in *in = in_of(c);
+    const kvq_sage_attn_out *o = outp;
+    const kvq_sage_attn_ref *rf = c->ref;
+    const uint64_t n = kvq_count(c, kvq_op_output(c->op, "o"), outp), per = (uint64_t)in->attn.nq * 128u;
+    (void)flags;
+    for (uint64_t e = 0; e < n; e++) {
+        const double x = o->o[e], lo = rf->lo[e], hi = rf->hi[e], b = rf->bound[e];
+        double dist = 0.0;
+        if (x > hi) dist = nextafter(x - hi, 0.0);
+        else if (x < lo) dist = nextafter(lo - x, 0.0);
+        if (!(dist <= b) || x != x) {
+            uint32_t bits;
+            const uint32_t h = (uint32_t)(e / per);
+            memcpy(&bits, &o->o[e], 4);
+            snprintf(v->detail, sizeof v->detail,
+                     "o[head %u, row %llu, channel %llu] = %a (0x%08x): %.6g from exact attention [%a, %a], above "
+                     "the bound %.6g of the pipeline [SAGE-ATT-07] (head %u on KV head %u of %u [SAGE-MHA-01]; "
+                     "inputs exactly %s [SAGE-MHA-02])",
+                     h, (unsigned long long)(e % per / 128u), (unsigned long long)(e % 128u), x, bits, dist, lo, hi,
+                     b, h, kvq_sage_mha_kv_head(h, in->hq, in->hkv), in->hkv, name_of(IN_FMTS, 3, in->in_fmt));
+            return;
+        }
+        kvq_verdict_margin(v, "distance from exact attention [SAGE-ATT-07]", dist, b);
+    }
+    v->outcome = KVQ_PASS;
+}
+
 /* ---- ref-fast's SAGE entries (the fast path returns kvq_status, an entry int) ---- */
 
 static int ref_smooth(float *xs, float *mean, const float *x, const kvq_sage_shape *shape, uint32_t seg)
@@ -436,6 +496,12 @@ static int ref_attention(float *o, const float *q, const float *k, const float *
     return kvq_sage_attention(o, q, k, v, a, pol);
 }
 
+static int ref_attention_mha(float *o, const float *q, const float *k, const float *v, const kvq_sage_attn *a,
+                             uint32_t hq, uint32_t hkv, uint32_t in_fmt, const kvq_policy *pol)
+{
+    return kvq_sage_attention_mha(o, q, k, v, a, hq, hkv, in_fmt, pol);
+}
+
 static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
 {
     if (sigver != 1u) return NULL;
@@ -447,6 +513,7 @@ static kvq_entry_fn ref_entry(const char *entry, uint32_t sigver)
     if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)ref_delta_s;
     if (strcmp(entry, "sage_pv") == 0) return (kvq_entry_fn)ref_pv;
     if (strcmp(entry, "sage_attention") == 0) return (kvq_entry_fn)ref_attention;
+    if (strcmp(entry, "sage_attention_mha") == 0) return (kvq_entry_fn)ref_attention_mha;
     return NULL;
 }
 
@@ -579,6 +646,31 @@ static const kvq_field ATTN_FIELDS[] = {
     { .key = "hi", .type = KVQ_FT_A_F32, AREF(hi), .count_rule = N_ATTN_OUT },
     { .key = "bound", .type = KVQ_FT_A_F32, AREF(bound), .count_rule = N_ATTN_OUT },
     { .key = "o", .type = KVQ_FT_A_F32, AOUT(o), .count_rule = N_ATTN_OUT },
+};
+
+/* sage-mha [VEC-SAGE-13]: heads and the input format before the pipeline's
+ * parameters; q [hq][nq][128], k and v [hkv][nk][128], the reference and the
+ * output [hq][nq][128]. */
+static const kvq_field MHA_FIELDS[] = {
+    KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
+    { .key = "hq", .type = KVQ_FT_U32, IN(hq) },
+    { .key = "hkv", .type = KVQ_FT_U32, IN(hkv) },
+    { .key = "in_fmt", .type = KVQ_FT_ENUM, IN(in_fmt), .names = IN_FMTS, .nnames = 3 },
+    { .key = "nq", .type = KVQ_FT_U32, IN(attn.nq) },
+    { .key = "nk", .type = KVQ_FT_U32, IN(attn.nk) },
+    { .key = "dim", .type = KVQ_FT_U32, IN(attn.dim) },
+    { .key = "causal", .type = KVQ_FT_U32, IN(attn.causal) },
+    { .key = "buffer", .type = KVQ_FT_U32, IN(attn.buffer) },
+    { .key = "bits", .type = KVQ_FT_U32, IN(attn.qk_bits) },
+    { .key = "tau", .type = KVQ_FT_F32, IN(attn.tau) },
+    KVQ_F_STATUS,
+    { .key = "q", .type = KVQ_FT_A_F32, .finite = 1, IN(x), .count_rule = N_MHA_Q },
+    { .key = "k", .type = KVQ_FT_A_F32, .finite = 1, IN(qm), .count_rule = N_MHA_K },
+    { .key = "v", .type = KVQ_FT_A_F32, .finite = 1, IN(v), .count_rule = N_MHA_K },
+    { .key = "lo", .type = KVQ_FT_A_F32, AREF(lo), .count_rule = N_MHA_OUT },
+    { .key = "hi", .type = KVQ_FT_A_F32, AREF(hi), .count_rule = N_MHA_OUT },
+    { .key = "bound", .type = KVQ_FT_A_F32, AREF(bound), .count_rule = N_MHA_OUT },
+    { .key = "o", .type = KVQ_FT_A_F32, AOUT(o), .count_rule = N_MHA_OUT },
 };
 
 #define EXACT_ONLY KVQ_LEVEL_BIT(KVQ_LEVEL_EXACT)
@@ -716,8 +808,28 @@ const kvq_op kvq_op_sage_dq = {
     .judge = judge_dq,
 };
 
+const kvq_op kvq_op_sage_mha = {
+    .name = "sage-mha",
+    .family = &kvq_family_sage,
+    .summary = "hq query heads on hkv KV heads (GQA), inputs exactly binary32, binary16 or bfloat16, every head "
+               "judged within the exact path's bound",
+    .fields = MHA_FIELDS,
+    .nfields = KVQ_NELEMS(MHA_FIELDS),
+    .in_size = sizeof(kvq_sage_in),
+    .out_size = sizeof(kvq_sage_attn_out),
+    .ref_size = sizeof(kvq_sage_attn_ref),
+    .levels = KVQ_LEVEL_BIT(KVQ_LEVEL_BOUNDED),
+    .entries = { { .name = "sage_attention_mha", .sigver = 1 } },
+    .nentries = 1,
+    .valid = VALID_MHA,
+    .describe = describe_mha,
+    .solve = kvq_sage_solve_mha,
+    .call = call_mha,
+    .judge = judge_mha,
+};
+
 static const kvq_op *const OPS[] = { &kvq_op_sage_qk, &kvq_op_sage_p, &kvq_op_sage_v, &kvq_op_sage_ds,
-                                     &kvq_op_sage_pv, &kvq_op_sage_attn, &kvq_op_sage_dq };
+                                     &kvq_op_sage_pv, &kvq_op_sage_attn, &kvq_op_sage_dq, &kvq_op_sage_mha };
 
 const kvq_family kvq_family_sage = {
     .name = "sage",

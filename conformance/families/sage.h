@@ -14,7 +14,8 @@
  * [rows][cols]; sage-v: shape, fmt, x = v [N][d]; sage-ds: shape (of the
  * keys), rows, tau, qm [rows][d], x = ks [N][d]; sage-pv: rows, n, fmt, model,
  * buffer, a and b [rows][n] (FP8 codes), c [rows]; sage-attn: the record
- * attn, x = q [nq][128], qm = k, v [nk][128]. */
+ * attn, x = q [nq][128], qm = k, v [nk][128]; sage-mha: attn, hq, hkv,
+ * in_fmt, x = q [hq][nq][128], qm = k, v [hkv][nk][128]. */
 typedef struct kvq_sage_in {
     kvq_sage_shape shape;
     kvq_sage_qk qk;
@@ -29,6 +30,7 @@ typedef struct kvq_sage_in {
     float *c;
     kvq_sage_attn attn;
     float *v;
+    uint32_t hq, hkv, in_fmt;
 } kvq_sage_in;
 
 /* sage-qk outputs [SAGE-SM-01..02] [SAGE-Q-01..07]: the smoothing means
@@ -73,7 +75,8 @@ typedef struct kvq_sage_pv_ref {
 
 /* sage-attn [SAGE-ATT-01..07]: the output [nq][128]; its reference (the
  * bounded level, the only one): exact attention enclosed in [lo, hi] and the
- * bound, binary32 rounded outward. */
+ * bound, binary32 rounded outward.  sage-mha [SAGE-MHA-01..04]: the same
+ * structs, [hq][nq][128]. */
 typedef struct kvq_sage_attn_out {
     float *o;
 } kvq_sage_attn_out;
@@ -84,7 +87,7 @@ typedef struct kvq_sage_attn_ref {
 
 extern const kvq_family kvq_family_sage;
 extern const kvq_op kvq_op_sage_qk, kvq_op_sage_p, kvq_op_sage_v, kvq_op_sage_ds, kvq_op_sage_pv,
-    kvq_op_sage_attn, kvq_op_sage_dq;
+    kvq_op_sage_attn, kvq_op_sage_dq, kvq_op_sage_mha;
 
 /* Generation (sage_gen.c). */
 uint64_t kvq_sage_gen_count(const char *levels);
@@ -97,6 +100,7 @@ kvq_status kvq_sage_solve_ds(kvq_case *c);
 kvq_status kvq_sage_solve_pv(kvq_case *c);
 kvq_status kvq_sage_solve_attn(kvq_case *c);
 kvq_status kvq_sage_solve_dq(kvq_case *c);
+kvq_status kvq_sage_solve_mha(kvq_case *c);
 /* `kvq probe` (sage_probe.c): runs the accumulator probe program. */
 int kvq_sage_probe_main(int argc, char **argv);
 #define KVQ_SAGE_PROBE_USAGE                                                                     \

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvq_bits.h"
 #include "kvq_exact_sage.h"
 #include "kvq_rng.h"
 #include "sage.h"
@@ -32,11 +33,22 @@ static kvq_status lemma_failed(const kvq_case *c, uint32_t lem)
     return KVQ_E_FORMAT;
 }
 
+/* Bounds rounded outward to binary32: lo down, hi and the bound up. */
+static void store_bounds(kvq_sage_attn_ref *rf, const kvq_sage_attn_bound *b, uint64_t n)
+{
+    for (uint64_t e = 0; e < n; e++) {
+        float lo = (float)b[e].ref_lo, hi = (float)b[e].ref_hi, bd = (float)b[e].bound;
+        if ((double)lo > b[e].ref_lo) lo = nextafterf(lo, -INFINITY);
+        if ((double)hi < b[e].ref_hi) hi = nextafterf(hi, INFINITY);
+        if ((double)bd < b[e].bound) bd = nextafterf(bd, INFINITY);
+        rf->lo[e] = lo, rf->hi[e] = hi, rf->bound[e] = bd;
+    }
+}
+
 /* sage-attn: the bound of every row [SAGE-ATT-07], rounded outward to binary32. */
 static kvq_status solve_attn(kvq_case *c)
 {
     const kvq_sage_in *in = c->in;
-    kvq_sage_attn_ref *rf = c->ref;
     const kvq_sage_attn *a = &in->attn;
     const kvq_sage_attn_class cls = KVQ_SAGE_ATTN_CLASS_HOPPER;
     if (!kvq_sage_attn_ok(a)) return KVQ_E_PARAM;
@@ -48,14 +60,25 @@ static kvq_status solve_attn(kvq_case *c)
         for (uint32_t i = 0; i < a->nq; i++) rows[i] = i;
         st = kvq_exact_sage_attn_bound(b, in->x, in->qm, in->v, a, rows, a->nq, &cls);
     }
-    for (uint64_t e = 0; st == KVQ_OK && e < n; e++) {
-        float lo = (float)b[e].ref_lo, hi = (float)b[e].ref_hi, bd = (float)b[e].bound;
-        if ((double)lo > b[e].ref_lo) lo = nextafterf(lo, -INFINITY);
-        if ((double)hi < b[e].ref_hi) hi = nextafterf(hi, INFINITY);
-        if ((double)bd < b[e].bound) bd = nextafterf(bd, INFINITY);
-        rf->lo[e] = lo, rf->hi[e] = hi, rf->bound[e] = bd;
-    }
+    if (st == KVQ_OK) store_bounds(c->ref, b, n);
     free(rows);
+    free(b);
+    return st;
+}
+
+/* sage-mha: the bound of every row of every head [SAGE-MHA-03], rounded
+ * outward to binary32. */
+static kvq_status solve_mha(kvq_case *c)
+{
+    const kvq_sage_in *in = c->in;
+    const kvq_sage_attn *a = &in->attn;
+    const kvq_sage_attn_class cls = KVQ_SAGE_ATTN_CLASS_HOPPER;
+    if (!kvq_sage_attn_ok(a) || !kvq_sage_mha_ok(in->hq, in->hkv, in->in_fmt)) return KVQ_E_PARAM;
+    const uint64_t n = (uint64_t)in->hq * a->nq * a->dim;
+    kvq_sage_attn_bound *b = malloc((size_t)n * sizeof *b);
+    kvq_status st = b ? KVQ_OK : KVQ_E_NOMEM;
+    if (st == KVQ_OK) st = kvq_exact_sage_mha_bound(b, in->x, in->qm, in->v, a, in->hq, in->hkv, in->in_fmt, &cls);
+    if (st == KVQ_OK) store_bounds(c->ref, b, n);
     free(b);
     return st;
 }
@@ -136,6 +159,11 @@ kvq_status kvq_sage_solve_pv(kvq_case *c)
 kvq_status kvq_sage_solve_attn(kvq_case *c)
 {
     return finish(c, solve_attn(c), 0, 0);
+}
+
+kvq_status kvq_sage_solve_mha(kvq_case *c)
+{
+    return finish(c, solve_mha(c), 0, 0);
 }
 
 kvq_status kvq_sage_solve_dq(kvq_case *c)
@@ -577,10 +605,9 @@ static float sum3(kvq_rng *r)
     return kvq_rng_sym(r) + kvq_rng_sym(r) + kvq_rng_sym(r);
 }
 
-static void fill_attn(kvq_sage_in *in, uint32_t dist, kvq_rng *r)
+static void fill_qkv(float *q, float *k, float *v, uint32_t nq, uint32_t nk, uint32_t dist, kvq_rng *r)
 {
-    const uint32_t d = 128u, nq = in->attn.nq, nk = in->attn.nk;
-    float *q = in->x, *k = in->qm, *v = in->v;
+    const uint32_t d = 128u;
     const float sc = dist == AT_SMALL ? 0x1p-20f : dist == AT_HUGE ? 40.0f : 1.0f;
     for (uint64_t e = 0; e < (uint64_t)nq * d; e++) q[e] = sc * sum3(r);
     for (uint64_t e = 0; e < (uint64_t)nk * d; e++) {
@@ -604,6 +631,11 @@ static void fill_attn(kvq_sage_in *in, uint32_t dist, kvq_rng *r)
         for (uint32_t c = 0; c < d; c += 41u)
             for (uint32_t n = 0; n < nk; n++) v[(uint64_t)n * d + c] *= 1000.0f;
     }
+}
+
+static void fill_attn(kvq_sage_in *in, uint32_t dist, kvq_rng *r)
+{
+    fill_qkv(in->x, in->qm, in->v, in->attn.nq, in->attn.nk, dist, r);
 }
 
 static kvq_status make_attn(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t j, int smoke)
@@ -962,20 +994,128 @@ static kvq_status make_dq(kvq_case *c, const char *tag, uint64_t seed, uint64_t 
     return c->op->solve(c);
 }
 
+/* ---- sage-mha [SAGE-MHA-01..04] [VEC-SAGE-13] ----------------------------------------------- */
+
+enum { F32 = KVQ_SAGE_IN_BINARY32, F16 = KVQ_SAGE_IN_BINARY16, BF16 = KVQ_SAGE_IN_BFLOAT16 };
+static const char *const IN_FMT_NAMES[KVQ_SAGE_IN_FORMATS] = { "binary32", "binary16", "bfloat16" };
+
+typedef struct mha_shape {
+    uint32_t hq, hkv, nq, nk, causal, buffer, bits, dist, fmt;
+} mha_shape;
+
+/* One KV head (MHA, hkv = hq), one for all (MQA) and groups of 2 to 4; every
+ * input format; decode (nq = 1) and prefill, causal or not, partial blocks,
+ * the three buffers and INT4; V channels near 1e5 in bfloat16 (beyond
+ * binary16's range); values near 2^-20 in binary16 (its subnormals). */
+static const mha_shape MH_STD[] = {
+    { 4, 1, 64, 200, 0, 128, 8, AT_GAUSS, BF16 }, { 4, 2, 1, 300, 0, 64, 8, AT_SINK, F16 },
+    { 6, 3, 130, 130, 1, 128, 8, AT_TREND, BF16 }, { 2, 2, 77, 100, 0, 0, 8, AT_QMEAN, F32 },
+    { 8, 2, 16, 257, 0, 128, 8, AT_HUGE, BF16 },  { 4, 4, 40, 129, 1, 64, 8, AT_SMALL, F16 },
+    { 3, 1, 100, 100, 1, 128, 4, AT_GAUSS, BF16 }, { 8, 4, 33, 65, 0, 128, 8, AT_SINK, F16 },
+};
+/* smoke: the same kinds, fewer heads and keys (seconds under the sanitizers) */
+static const mha_shape MH_SMOKE[] = {
+    { 2, 1, 64, 130, 0, 128, 8, AT_GAUSS, BF16 }, { 4, 2, 1, 300, 0, 64, 8, AT_SINK, F16 },
+    { 4, 2, 16, 130, 0, 128, 8, AT_HUGE, BF16 },
+};
+/* The `large` set [VEC-GEN-04]: thousands of keys, generated on demand. */
+static const mha_shape MH_LARGE[] = {
+    { 4, 1, 16, 4096, 1, 128, 8, AT_GAUSS, BF16 }, { 8, 2, 16, 8192, 0, 128, 8, AT_SINK, F16 },
+    { 4, 2, 1, 16384, 0, 64, 8, AT_HUGE, BF16 },  { 2, 1, 128, 16384, 1, 128, 4, AT_GAUSS, F32 },
+};
+#define MH_NSTD ((uint32_t)(sizeof MH_STD / sizeof MH_STD[0]))
+#define MH_NSMOKE ((uint32_t)(sizeof MH_SMOKE / sizeof MH_SMOKE[0]))
+#define MH_NLARGE ((uint32_t)(sizeof MH_LARGE / sizeof MH_LARGE[0]))
+
+/* Every input rounded to the case's format (to nearest, ties to even):
+ * exactly representable, as the case says [SAGE-MHA-02]. */
+static void round_inputs(float *x, uint64_t n, uint32_t fmt)
+{
+    int ov;
+    for (uint64_t e = 0; e < n; e++)
+        x[e] = fmt == BF16 ? kvq_round_bf16(x[e]) : fmt == F16 ? kvq_round_f16(x[e], &ov) : x[e];
+}
+
+/* Query head h drawn with its KV head when it is the first of its group
+ * (an attention sink aligns key 0 with that head's query 0), else with a
+ * scratch K and V: every query head has the distribution's Q. */
+static kvq_status fill_mha(kvq_sage_in *in, uint32_t dist, kvq_rng *r)
+{
+    const uint64_t qe = (uint64_t)in->attn.nq * 128u, ke = (uint64_t)in->attn.nk * 128u;
+    const uint32_t grp = in->hq / in->hkv;
+    float *scratch = malloc((size_t)(2u * ke) * sizeof *scratch);
+    if (scratch == NULL) return KVQ_E_NOMEM;
+    for (uint32_t h = 0; h < in->hq; h++) {
+        const int first = h % grp == 0u;
+        fill_qkv(in->x + h * qe, first ? in->qm + h / grp * ke : scratch, first ? in->v + h / grp * ke : scratch + ke,
+                 in->attn.nq, in->attn.nk, dist, r);
+    }
+    free(scratch);
+    round_inputs(in->x, in->hq * qe, in->in_fmt);
+    round_inputs(in->qm, in->hkv * ke, in->in_fmt);
+    round_inputs(in->v, in->hkv * ke, in->in_fmt);
+    return KVQ_OK;
+}
+
+static kvq_status make_mha(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, const mha_shape *sh)
+{
+    kvq_rng r;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_mha, &r, seed, k, 0x2545F4914F6CDD1Dull, KVQ_LEVEL_BOUNDED);
+    if (in == NULL) return KVQ_E_NOMEM;
+    in->attn = (kvq_sage_attn){ sh->nq, sh->nk, 128u, 0x1.6a09e6p-4f, sh->causal, sh->buffer, sh->bits };
+    in->hq = sh->hq, in->hkv = sh->hkv, in->in_fmt = sh->fmt;
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-mha-%s-%s", tag, (unsigned long long)k, AT_NAMES[sh->dist],
+             IN_FMT_NAMES[sh->fmt]);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    if (fill_mha(in, sh->dist, &r) != KVQ_OK) return KVQ_E_NOMEM;
+    return c->op->solve(c);
+}
+
+enum { ME_HEADS, ME_F16, ME_BF16, ME_NAN, ME_COUNT };
+static const char *const ME_NAMES[ME_COUNT] = { "mha-heads3of2", "mha-not-binary16", "mha-not-bfloat16", "mha-nan" };
+
+/* One case of each error class: hq not a multiple of hkv; a value outside
+ * the named format (a K element of KV head 1 in binary16, a Q element of
+ * query head 2 in bfloat16); a NaN in V of KV head 1, found by head 2. */
+static kvq_status make_mha_error(kvq_case *c, const char *tag, uint64_t seed, uint64_t k, uint32_t which)
+{
+    kvq_rng r;
+    kvq_sage_in *in = begin(c, &kvq_op_sage_mha, &r, seed, k, 0x9E6C63D0676A9A99ull, KVQ_LEVEL_BOUNDED);
+    if (in == NULL) return KVQ_E_NOMEM;
+    in->attn = (kvq_sage_attn){ 40u, 72u, 128u, 0x1.6a09e6p-4f, 0u, 128u, 8u };
+    in->hq = which == ME_HEADS ? 3u : 4u, in->hkv = 2u, in->in_fmt = which == ME_F16 ? F16 : BF16;
+    snprintf(c->id, sizeof c->id, "sage-%s-%05llu-err-%s", tag, (unsigned long long)k, ME_NAMES[which]);
+    c->status = KVQ_OK;
+    if (kvq_case_alloc(c) != KVQ_OK) return KVQ_E_NOMEM;
+    const uint64_t qe = 40u * 128u, ke = 72u * 128u;
+    if (which == ME_HEADS) { /* hq / hkv is not an integer: fill head by head */
+        for (uint32_t h = 0; h < 3u; h++) fill_qkv(in->x + h * qe, in->qm + h % 2u * ke, in->v + h % 2u * ke, 40u, 72u,
+                                                   AT_GAUSS, &r);
+        round_inputs(in->x, 3u * qe, BF16), round_inputs(in->qm, 2u * ke, BF16), round_inputs(in->v, 2u * ke, BF16);
+    } else if (fill_mha(in, AT_GAUSS, &r) != KVQ_OK) {
+        return KVQ_E_NOMEM;
+    }
+    if (which == ME_F16) in->qm[ke + kvq_rng_next(&r) % ke] = 1.0f + 0x1p-11f;
+    if (which == ME_BF16) in->x[2u * qe + kvq_rng_next(&r) % qe] = 1.0f + 0x1p-8f;
+    if (which == ME_NAN) in->v[ke + kvq_rng_next(&r) % ke] = NAN;
+    return c->op->solve(c);
+}
+
 /* ---- level sets [VEC-GEN-02] -------------------------------------------------------------- */
 
 typedef struct counts {
-    uint32_t qk, p, v, ds, pv, attn;
+    uint32_t qk, p, v, ds, pv, attn, mha;
 } counts;
 
 static int counts_of(const char *levels, counts *n)
 {
     if (strcmp(levels, "smoke") == 0) {
-        *n = (counts){ 24u, 8u, 8u, 4u, 12u, (uint32_t)(sizeof AT_SMOKE / sizeof AT_SMOKE[0]) };
+        *n = (counts){ 24u, 8u, 8u, 4u, 12u, (uint32_t)(sizeof AT_SMOKE / sizeof AT_SMOKE[0]), MH_NSMOKE };
         return 1;
     }
     if (strcmp(levels, "standard") == 0) {
-        *n = (counts){ 144u, 32u, 32u, 12u, 48u, (uint32_t)(sizeof AT_STD / sizeof AT_STD[0]) };
+        *n = (counts){ 144u, 32u, 32u, 12u, 48u, (uint32_t)(sizeof AT_STD / sizeof AT_STD[0]), MH_NSTD };
         return 1;
     }
     return 0;
@@ -984,8 +1124,9 @@ static int counts_of(const char *levels, counts *n)
 uint64_t kvq_sage_gen_count(const char *levels)
 {
     counts n;
+    if (strcmp(levels, "large") == 0) return MH_NLARGE;
     return counts_of(levels, &n) ? (uint64_t)n.qk + n.p + n.v + n.ds + E_COUNT + n.pv + PE_COUNT + n.attn + AE_COUNT +
-                                       G_COUNT + DQ_STD + DQ_E_COUNT
+                                       G_COUNT + DQ_STD + DQ_E_COUNT + n.mha + ME_COUNT
                                  : 0u;
 }
 
@@ -996,6 +1137,11 @@ kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     const char *tag = smoke ? "smoke" : "std";
     uint64_t j = k;
     kvq_status st;
+    if (strcmp(levels, "large") == 0) { /* sage-mha only [VEC-GEN-04] */
+        st = k < MH_NLARGE ? make_mha(c, "large", seed, k, &MH_LARGE[k]) : KVQ_E_PARAM;
+        if (st != KVQ_OK) kvq_case_free(c);
+        return st;
+    }
     if (!counts_of(levels, &n)) return KVQ_E_PARAM;
     if (j < n.qk) st = make_qk(c, tag, seed, k, (uint32_t)j, smoke);
     else if ((j -= n.qk) < n.p) st = make_p(c, tag, seed, k, (uint32_t)j, smoke);
@@ -1008,6 +1154,8 @@ kvq_status kvq_sage_gen_case(kvq_case *c, const char *levels, uint64_t seed, uin
     else if ((j -= n.attn) < AE_COUNT) st = make_attn_error(c, tag, seed, k, (uint32_t)j);
     else if ((j -= AE_COUNT) < G_COUNT) st = make_gap(c, tag, seed, k, (uint32_t)j);
     else if ((j -= G_COUNT) < DQ_STD + DQ_E_COUNT) st = make_dq(c, tag, seed, k, (uint32_t)j);
+    else if ((j -= DQ_STD + DQ_E_COUNT) < n.mha) st = make_mha(c, tag, seed, k, smoke ? &MH_SMOKE[j] : &MH_STD[j]);
+    else if ((j -= n.mha) < ME_COUNT) st = make_mha_error(c, tag, seed, k, (uint32_t)j);
     else st = KVQ_E_PARAM;
     if (st != KVQ_OK) kvq_case_free(c);
     return st;

@@ -451,9 +451,9 @@ class RoundTrip(_Generated):
         # [VEC-SAGE-02] [VEC-SAGE-03]: every SAGE operation, exact only, arrays sized by the layout
         vf = self.check_file(self.vec["sage"], "sage")
         self.assertEqual({c.op for c in vf}, {"sage-qk", "sage-p", "sage-v", "sage-ds", "sage-pv",
-                                                  "sage-attn", "sage-dq"})
-        self.assertEqual({c.level for c in vf if c.op not in ("sage-pv", "sage-attn")}, {"exact"})
-        self.assertEqual({c.level for c in vf if c.op == "sage-attn"}, {"bounded"})
+                                                  "sage-attn", "sage-dq", "sage-mha"})
+        self.assertEqual({c.level for c in vf if c.op not in ("sage-pv", "sage-attn", "sage-mha")}, {"exact"})
+        self.assertEqual({c.level for c in vf if c.op in ("sage-attn", "sage-mha")}, {"bounded"})
         self.assertEqual({c.level for c in vf if c.op == "sage-pv"}, {"exact", "bounded"})
         qk = [c for c in vf if c.op == "sage-qk" and c.status == 0]
         self.assertEqual({c["role"] for c in qk}, {"q", "k"})
@@ -468,6 +468,22 @@ class RoundTrip(_Generated):
         for c in (c for c in vf if c.op == "sage-dq" and c.status == 0):
             self.assertEqual(len(c["codes"]), c["tokens"] * c["dim"] * c["bits"] // 8)
             self.assertEqual(len(c["y"]), c["tokens"] * c["dim"])
+        # [VEC-SAGE-13] [SAGE-MHA-01] [SAGE-MHA-02]: [hq][nq][128] Q and bounds, [hkv][nk][128] K and V,
+        # every input a value of in_fmt (checked here by Python's own binary16 and the bfloat16 bits)
+        mha = [c for c in vf if c.op == "sage-mha" and c.status == 0]
+        self.assertEqual({c["in_fmt"] for c in mha} >= {"bfloat16", "binary16"}, True)
+        for c in mha:
+            self.assertEqual(c["hq"] % c["hkv"], 0)
+            self.assertEqual(len(c["q"]), c["hq"] * c["nq"] * 128)
+            self.assertEqual(len(c["bound"]), c["hq"] * c["nq"] * 128)
+            for key in ("k", "v"):
+                self.assertEqual(len(c[key]), c["hkv"] * c["nk"] * 128)
+            for key in ("q", "k", "v"):
+                for x in c[key]:
+                    if c["in_fmt"] == "binary16":
+                        self.assertEqual(struct.unpack("<e", struct.pack("<e", x))[0], x, (c.id, key))
+                    elif c["in_fmt"] == "bfloat16":
+                        self.assertEqual(struct.unpack("<I", struct.pack("<f", x))[0] & 0xFFFF, 0, (c.id, key))
         with open(self.vec["sage"]) as fh:
             lines = fh.readlines()
         line = next(l for l in lines if " op=sage-p " in l)

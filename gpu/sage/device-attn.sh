@@ -4,7 +4,7 @@
 # kvq_gpu_sage_attn_test, kvq_sage_ex2_sweep, kvq, libkvq_subject_gpu.so and the
 # vectors sage-standard.vec from `kvq gen --family sage --level standard`;
 # MPFR/GMP in .devcarry/lib): the attention test, its --long cases, the exp2
-# sweep, `kvq verify` of the CUDA subject (sage-pv included) and an ncu profile
+# sweep, `kvq verify` of the CUDA subject (sage-pv and sage-mha included) and an ncu profile
 # of the core.  The benchmark is gpu/sage/device-attn-bench.sh.
 # usage: gpu/sage/device-attn.sh   (outputs under $OUT; env KVQ_COMMIT)
 set -u
@@ -28,7 +28,7 @@ grep -q "exit 0$" "$OUT/sage-ex2-sweep.txt" || rc=1
   # the operations the device has kernels for (sage-dq, the reference reading of stored codes,
   # has none: a kernel never dequantizes codes [SAGE-Q-08]); a skip among these still fails
   timeout 60 "$C/kvq" verify --vectors "$C/sage-standard.vec" --subject "$C/libkvq_subject_gpu.so" \
-    --ops sage-qk,sage-p,sage-v,sage-ds,sage-pv,sage-attn \
+    --ops sage-qk,sage-p,sage-v,sage-ds,sage-pv,sage-attn,sage-mha \
     --json "$OUT/sage-verify-gpu.json"; echo "kvq verify exit $?"; } > "$OUT/sage-verify-gpu.txt" 2>&1
 grep -q "exit 0$" "$OUT/sage-verify-gpu.txt" || rc=1
 { echo "# ncu, sage_attn_kernel at nq = nk = 4096, 32 heads, INT8, buffer 128 on $dev; commit $COMMIT"

@@ -2,6 +2,7 @@
  * sage/entries.cu -- the SAGE entries of the CUDA subject (gpu/subject_gpu.h,
  * spec/sage.md): the launchers of gpu/sage/ through host pointers.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "subject_gpu.h"
@@ -171,6 +172,55 @@ static int gpu_sage_attention(float *o, const float *q, const float *k, const fl
     return st;
 }
 
+/* sage_attention_mha [SAGE-MHA-01..04]: the fast path's checks first (the
+ * head counts, the format of every input: KVQ_E_PARAM before any device
+ * work), then kvq_cuda_sage_attn on hq heads, K and V of KV head
+ * h / (hq / hkv) copied for query head h (each head's pipeline reads its own
+ * K and V only, so the copy is the grouped pipeline).  The inputs go to the
+ * device as binary32: every value of the case's format is one. */
+static int gpu_sage_attention_mha(float *o, const float *q, const float *k, const float *v, const kvq_sage_attn *a,
+                                  uint32_t hq, uint32_t hkv, uint32_t in_fmt, const kvq_policy *pol)
+{
+    if (o == NULL || q == NULL || k == NULL || v == NULL || a == NULL || pol == NULL ||
+        kvq_policy_check(pol) != KVQ_OK || !kvq_sage_attn_ok(a) || !kvq_sage_mha_ok(hq, hkv, in_fmt))
+        return KVQ_E_PARAM;
+    const uint64_t qe = (uint64_t)a->nq * a->dim, ke = (uint64_t)a->nk * a->dim;
+    for (uint64_t e = 0; e < hq * qe; e++)
+        if (!kvq_sage_in_exact(q[e], in_fmt)) return KVQ_E_PARAM;
+    for (uint64_t e = 0; e < hkv * ke; e++)
+        if (!kvq_sage_in_exact(k[e], in_fmt) || !kvq_sage_in_exact(v[e], in_fmt)) return KVQ_E_PARAM;
+    if (memcmp(pol, &kvq_policy_default, sizeof *pol) != 0) return KVQ_E_PARAM;
+    float *kx = (float *)malloc((size_t)(hq * ke) * sizeof(float));
+    float *vx = (float *)malloc((size_t)(hq * ke) * sizeof(float));
+    void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL, *dres = NULL, *ws = NULL;
+    const size_t wsb = kvq_cuda_sage_attn_workspace(a, hq);
+    kvq_status st = kx && vx ? KVQ_OK : KVQ_E_NOMEM;
+    for (uint32_t h = 0; st == KVQ_OK && h < hq; h++) {
+        const uint32_t g = kvq_sage_mha_kv_head(h, hq, hkv);
+        memcpy(kx + h * ke, k + g * ke, (size_t)ke * sizeof(float));
+        memcpy(vx + h * ke, v + g * ke, (size_t)ke * sizeof(float));
+    }
+    if (st == KVQ_OK) st = dev_in(&dq, q, hq * qe * sizeof(float));
+    if (st == KVQ_OK) st = dev_in(&dk, kx, hq * ke * sizeof(float));
+    if (st == KVQ_OK) st = dev_in(&dv, vx, hq * ke * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dout, hq * qe * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dres, sizeof(kvq_cuda_result));
+    if (st == KVQ_OK) st = dev_alloc(&ws, wsb);
+    if (st == KVQ_OK)
+        st = kvq_cuda_sage_attn((float *)dout, (kvq_cuda_result *)dres, (const float *)dq, (const float *)dk,
+                                (const float *)dv, a, hq, ws, wsb, 0);
+    kvq_cuda_result res;
+    if (st == KVQ_OK)
+        st = cudaDeviceSynchronize() == cudaSuccess &&
+                     cudaMemcpy(&res, dres, sizeof res, cudaMemcpyDeviceToHost) == cudaSuccess
+                 ? (kvq_status)res.status
+                 : KVQ_E_DEVICE;
+    if (st == KVQ_OK) st = dev_out(o, dout, hq * qe * sizeof(float));
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dres), cudaFree(ws);
+    free(kx), free(vx);
+    return st;
+}
+
 /* sage_pv [SAGE-ACC-07]: the reference's checks, in its order, before any
  * device work (kvq_sage_pv_check), then kvq_cuda_sage_pv_host
  * (gpu/sage/sage_pv.cu). */
@@ -189,5 +239,6 @@ static const kvq_gpu_entry SAGE_ENTRIES[] = {
     { "sage_delta_s", 1, (kvq_entry_fn)gpu_sage_ds },
     { "sage_pv", 1, (kvq_entry_fn)gpu_sage_pv },
     { "sage_attention", 1, (kvq_entry_fn)gpu_sage_attention },
+    { "sage_attention_mha", 1, (kvq_entry_fn)gpu_sage_attention_mha },
 };
 KVQ_GPU_ENTRIES(sage, SAGE_ENTRIES)

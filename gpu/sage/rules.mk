@@ -13,6 +13,10 @@ SAGE_REF_OBJ := $(B)/gpu/ref/ref/fast/sage.o $(B)/gpu/ref/ref/common/fp8.o
 $(B)/gpu/sage/sage_pv.o: gpu/sage/mma_dev.cuh include/kvq_mma.h $(SAGE_HDR)
 $(B)/gpu/sage/entries.o: $(SAGE_HDR) include/kvq_sage_attn.h
 $(B)/gpu/libkvq_subject_gpu.so: $(B)/gpu/ref/ref/fast/sage_attn.o $(SAGE_REF_OBJ)
+# sage_attention_mha checks the input format by ref/fast/sage_attn.c's kvq_sage_in_exact
+# (ref/common/fbits.c), whose file also holds the binary16 reading of a wrong subject
+# (kvq_round_f16, ref/fast/kivi.c)
+$(B)/gpu/libkvq_subject_gpu.so: $(B)/gpu/ref/ref/common/fbits.o $(B)/gpu/ref/ref/fast/kivi.o
 $(B)/gpu/ref/ref/fast/sage_attn.o: ref/fast/sage_attn_internal.h include/kvq_mma.h $(SAGE_HDR)
 $(B)/gpu/kvq_gpu_sage_test: $(GPU_OBJ) $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm

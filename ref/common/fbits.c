@@ -57,3 +57,28 @@ float kvq_f16_from_bits(uint16_t b)
     else v = ldexpf((float)(f + 1024u), (int)e - 25);
     return (b & 0x8000u) ? -v : v;
 }
+
+/* RN(v) onto a binary format of p significant bits, least exponent emin and
+ * largest finite value fmax: the quantum of |v| is 2^(max(E, emin) - p + 1)
+ * for its leading exponent E; the scaled value rounds by nearbyint (to
+ * nearest, ties to even, in the default rounding mode), exactly in binary64. */
+static float round_to(float v, int p, int emin, double fmax)
+{
+    int e;
+    if (!isfinite(v) || v == 0.0f) return v;
+    (void)frexp(fabs((double)v), &e);         /* |v| = m 2^e, 1/2 <= m < 1: E = e - 1 */
+    const int q = (e - 1 < emin ? emin : e - 1) - p + 1;
+    double r = ldexp(nearbyint(ldexp(fabs((double)v), -q)), q);
+    if (r > fmax) r = INFINITY;
+    return (float)copysign(r, (double)v);
+}
+
+float kvq_round_bf16(float v)
+{
+    return round_to(v, 8, -126, 0x1.fep+127);
+}
+
+int kvq_bf16_exact(float v)
+{
+    return (kvq_f32_bits(v) & 0xFFFFu) == 0u;
+}

@@ -371,3 +371,49 @@ uint64_t kvq_exact_sage_attn_judge(double *worst, const float *o, const kvq_sage
     if (worst) *worst = wr;
     return bad;
 }
+
+/* ---- several heads, inputs of a named format [SAGE-MHA-01..04] ---------------- */
+
+int kvq_exact_sage_in_exact(float x, uint32_t fmt)
+{
+    /* precision p, least normal exponent emin, largest exponent emax */
+    static const int P[KVQ_SAGE_IN_FORMATS] = { 24, 11, 8 }, EMIN[KVQ_SAGE_IN_FORMATS] = { -126, -14, -126 },
+                     EMAX[KVQ_SAGE_IN_FORMATS] = { 127, 15, 127 };
+    if (fmt >= KVQ_SAGE_IN_FORMATS) return 0;
+    if (!isfinite(x) || x == 0.0f) return 1;
+    mpfr_t t;
+    mpfr_init2(t, 64);
+    mpfr_set_flt(t, x, MPFR_RNDN);                 /* exact */
+    const long E = (long)mpfr_get_exp(t) - 1;      /* |x| = 1.f 2^E */
+    /* the bits a value of the format may carry: down to 2^(max(E, emin) - p + 1) */
+    const long q = (E < EMIN[fmt] ? EMIN[fmt] : E) - P[fmt] + 1;
+    mpfr_mul_2si(t, t, -q, MPFR_RNDN);             /* exact: a power of two */
+    const int ok = E <= EMAX[fmt] && mpfr_integer_p(t);
+    mpfr_clear(t);
+    return ok;
+}
+
+kvq_status kvq_exact_sage_mha_bound(kvq_sage_attn_bound *out, const float *q, const float *k,
+                                    const float *v, const kvq_sage_attn *a, uint32_t hq, uint32_t hkv,
+                                    uint32_t in_fmt, const kvq_sage_attn_class *cls)
+{
+    if (!out || !q || !k || !v || !a || !cls || !kvq_sage_attn_ok(a) || !kvq_sage_mha_ok(hq, hkv, in_fmt))
+        return KVQ_E_PARAM;
+    const uint64_t qe = (uint64_t)a->nq * a->dim, ke = (uint64_t)a->nk * a->dim;
+    for (uint64_t e = 0; e < hq * qe; e++)
+        if (!kvq_exact_sage_in_exact(q[e], in_fmt)) return KVQ_E_PARAM;
+    for (uint64_t e = 0; e < hkv * ke; e++)
+        if (!kvq_exact_sage_in_exact(k[e], in_fmt) || !kvq_exact_sage_in_exact(v[e], in_fmt)) return KVQ_E_PARAM;
+    uint32_t *rows = malloc((size_t)a->nq * sizeof *rows);
+    kvq_sage_attn_bound *res = malloc((size_t)(hq * qe) * sizeof *res);
+    kvq_status st = rows && res ? KVQ_OK : KVQ_E_NOMEM;
+    for (uint32_t i = 0; st == KVQ_OK && i < a->nq; i++) rows[i] = i;
+    for (uint32_t h = 0; st == KVQ_OK && h < hq; h++) {
+        const uint32_t g = h / (hq / hkv);         /* [SAGE-MHA-01] */
+        st = kvq_exact_sage_attn_bound(res + h * qe, q + h * qe, k + g * ke, v + g * ke, a, rows, a->nq, cls);
+    }
+    if (st == KVQ_OK) memcpy(out, res, (size_t)(hq * qe) * sizeof *res);
+    free(rows);
+    free(res);
+    return st;
+}

@@ -20,6 +20,7 @@
 
 #include "kvq_mma.h"
 #include "kvq_sage.h"
+#include "kvq_bits.h"
 #include "sage_attn_internal.h"
 
 /* The intermediates of one head. */
@@ -167,6 +168,68 @@ kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const fl
                               const kvq_sage_attn *a, const kvq_policy *pol)
 {
     return kvq_sage_attention_variant(o, q, k, v, a, pol, KVQ_SAGE_ATTN_VAR_NONE);
+}
+
+/* ---- several heads, inputs of a named format [SAGE-MHA-01..04] ---------------------- */
+
+int kvq_sage_in_exact(float x, uint32_t fmt)
+{
+    int ok = 1;
+    if (!isfinite(x) || fmt == KVQ_SAGE_IN_BINARY32) return 1;
+    if (fmt == KVQ_SAGE_IN_BFLOAT16) return kvq_bf16_exact(x);
+    if (fmt == KVQ_SAGE_IN_BINARY16) (void)kvq_f16_bits(x, &ok);
+    else ok = 0;
+    return ok;
+}
+
+static int all_exact(const float *x, uint64_t n, uint32_t fmt)
+{
+    for (uint64_t e = 0; e < n; e++)
+        if (!kvq_sage_in_exact(x[e], fmt)) return 0;
+    return 1;
+}
+
+/* A copy of x converted to binary16, saturating (KVQ_SAGE_MHA_VAR_AS_BINARY16). */
+static float *as_binary16(const float *x, uint64_t n)
+{
+    float *y = malloc((size_t)(n ? n : 1) * sizeof *y);
+    int ov;
+    for (uint64_t e = 0; y && e < n; e++) y[e] = isfinite(x[e]) ? kvq_round_f16(x[e], &ov) : x[e];
+    return y;
+}
+
+kvq_status kvq_sage_attention_mha_variant(float *o, const float *q, const float *k, const float *v,
+                                          const kvq_sage_attn *a, uint32_t hq, uint32_t hkv, uint32_t in_fmt,
+                                          const kvq_policy *pol, uint32_t variant, uint32_t mha_variant)
+{
+    if (!o || !q || !k || !v || !a || !pol || kvq_policy_check(pol) != KVQ_OK || !kvq_sage_attn_ok(a) ||
+        !kvq_sage_mha_ok(hq, hkv, in_fmt))
+        return KVQ_E_PARAM;
+    const uint64_t qe = (uint64_t)a->nq * a->dim, ke = (uint64_t)a->nk * a->dim;
+    if (!all_exact(q, hq * qe, in_fmt) || !all_exact(k, hkv * ke, in_fmt) || !all_exact(v, hkv * ke, in_fmt))
+        return KVQ_E_PARAM;
+    float *qc = NULL, *kc = NULL, *vc = NULL;
+    float *out = malloc((size_t)(hq * qe) * sizeof *out);
+    kvq_status st = out ? KVQ_OK : KVQ_E_NOMEM;
+    if (st == KVQ_OK && (mha_variant & KVQ_SAGE_MHA_VAR_AS_BINARY16)) {
+        qc = as_binary16(q, hq * qe), kc = as_binary16(k, hkv * ke), vc = as_binary16(v, hkv * ke);
+        if (!qc || !kc || !vc) st = KVQ_E_NOMEM;
+        q = qc, k = kc, v = vc;
+    }
+    for (uint32_t h = 0; st == KVQ_OK && h < hq; h++) {
+        const uint32_t g = mha_variant & KVQ_SAGE_MHA_VAR_HEAD_MOD ? h % hkv : kvq_sage_mha_kv_head(h, hq, hkv);
+        st = kvq_sage_attention_variant(out + h * qe, q + h * qe, k + g * ke, v + g * ke, a, pol, variant);
+    }
+    if (st == KVQ_OK) memcpy(o, out, (size_t)(hq * qe) * sizeof *out);
+    free(out), free(qc), free(kc), free(vc);
+    return st;
+}
+
+kvq_status kvq_sage_attention_mha(float *o, const float *q, const float *k, const float *v,
+                                  const kvq_sage_attn *a, uint32_t hq, uint32_t hkv, uint32_t in_fmt,
+                                  const kvq_policy *pol)
+{
+    return kvq_sage_attention_mha_variant(o, q, k, v, a, hq, hkv, in_fmt, pol, KVQ_SAGE_ATTN_VAR_NONE, 0u);
 }
 
 /* ---- one channel of P~V through the accumulator and the buffer [SAGE-ACC-07] ---- */

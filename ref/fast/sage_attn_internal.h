@@ -18,6 +18,15 @@
 kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, const float *v,
                                       const kvq_sage_attn *a, const kvq_policy *pol, uint32_t variant);
 
+/* Several heads [SAGE-MHA-01..04] with the one-head change `variant` in
+ * every head and changes of the heads' reading (bits): */
+#define KVQ_SAGE_MHA_VAR_HEAD_MOD   1u /* query head h reads KV head h % hkv, not h / (hq / hkv) [SAGE-MHA-01] */
+#define KVQ_SAGE_MHA_VAR_AS_BINARY16 2u /* every input converted to binary16 (to nearest, saturating at
+                                           65504) whatever in_fmt says [SAGE-MHA-02] */
+kvq_status kvq_sage_attention_mha_variant(float *o, const float *q, const float *k, const float *v,
+                                          const kvq_sage_attn *a, uint32_t hq, uint32_t hkv, uint32_t in_fmt,
+                                          const kvq_policy *pol, uint32_t variant, uint32_t mha_variant);
+
 /* kvq_sage_pv's run under any model with any flush interval (the wrong
  * subjects' changed accumulators); its argument checks: kvq_sage_pv_check
  * (kvq_sage.h). */

@@ -14,7 +14,11 @@
  *  - every output of every case lies within its bound;
  *  - four wrong pipelines (no online-softmax rescale, no dS, P~ without its
  *    static scale, the output without V's scale) each leave it somewhere;
- *  - bad arguments and NaN inputs are errors with nothing written.
+ *  - bad arguments and NaN inputs are errors with nothing written;
+ *  - several heads [SAGE-MHA-01..04]: the input-format test of the fast path
+ *    (binary32 bits) against the exact path's (MPFR), every head of a GQA
+ *    case within its bound, the heads read as interleaved and the inputs
+ *    read as binary16 leaving it, the statuses of both paths.
  * Cases come from KVQ_SEED (a fixed default); shapes cover partial blocks,
  * causal rows with no key, q_len = 1, and the three buffer policies.
  */
@@ -24,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kvq_bits.h"
 #include "kvq_exact_sage.h"
 #include "kvq_rng.h"
 #include "kvq_sage.h"
@@ -183,6 +188,134 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* The input formats [SAGE-MHA-02]: the fast path's test (binary32 bits and
+ * frexp, ref/common/fbits.c) and the exact path's (MPFR's exponent and an
+ * integer test) agree on the edges of binary16 and bfloat16 and on random
+ * encodings; the generator's roundings give values of the format.
+ * SPEC: [SAGE-MHA-02] */
+START_TEST(input_formats)
+{
+    static const struct { float x; int f16, bf16; } edge[] = {
+        {65504.0f, 1, 0}, {65520.0f, 0, 0}, {65536.0f, 0, 1}, {0x1p-24f, 1, 1}, {0x1p-25f, 0, 1},
+        {0x3p-25f, 0, 1}, {1.0f + 0x1p-10f, 1, 0}, {1.0f + 0x1p-11f, 0, 0}, {1.0f + 0x1p-7f, 1, 1},
+        {1.0f + 0x1p-8f, 1, 0}, {0x1.004p-14f, 1, 0}, {0x1.002p-15f, 0, 0}, {0x1.ff8p-15f, 1, 0}, {0x1.ffcp-15f, 0, 0},
+        {0x1.fep127f, 0, 1}, {0x1.fffffep127f, 0, 0}, {0x1p-133f, 0, 1}, {0x1p-134f, 0, 0}, {0x1p-149f, 0, 0},
+        {-0.0f, 1, 1}, {-3.0f, 1, 1}, {0x1.8p-20f, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        const float x = edge[i].x;
+        REQ_MSG(kvq_sage_in_exact(x, KVQ_SAGE_IN_BINARY16) == edge[i].f16 &&
+                    kvq_exact_sage_in_exact(x, KVQ_SAGE_IN_BINARY16) == edge[i].f16,
+                "%a in binary16: fast %d, exact %d, want %d", (double)x, kvq_sage_in_exact(x, KVQ_SAGE_IN_BINARY16),
+                kvq_exact_sage_in_exact(x, KVQ_SAGE_IN_BINARY16), edge[i].f16);
+        REQ_MSG(kvq_sage_in_exact(x, KVQ_SAGE_IN_BFLOAT16) == edge[i].bf16 &&
+                    kvq_exact_sage_in_exact(x, KVQ_SAGE_IN_BFLOAT16) == edge[i].bf16,
+                "%a in bfloat16: fast %d, exact %d, want %d", (double)x, kvq_sage_in_exact(x, KVQ_SAGE_IN_BFLOAT16),
+                kvq_exact_sage_in_exact(x, KVQ_SAGE_IN_BFLOAT16), edge[i].bf16);
+    }
+    REQ(kvq_sage_in_exact(NAN, KVQ_SAGE_IN_BINARY16) && kvq_exact_sage_in_exact(INFINITY, KVQ_SAGE_IN_BFLOAT16));
+    REQ(!kvq_sage_in_exact(1.0f, KVQ_SAGE_IN_FORMATS) && !kvq_exact_sage_in_exact(1.0f, KVQ_SAGE_IN_FORMATS));
+    kvq_rng r = {g_seed ^ 0x666d74ull};
+    uint64_t n16 = 0, nbf = 0;
+    for (uint32_t t = 0; t < 200000u; t++) {
+        /* encodings of every exponent, with few significant bits half the time */
+        uint32_t b = (uint32_t)kvq_rng_next(&r);
+        if (t % 2u) b &= ~((1u << (uint32_t)kvq_rng_below(&r, 24)) - 1u);
+        const float x = kvq_f32_from_bits(b);
+        for (uint32_t f = 0; f < KVQ_SAGE_IN_FORMATS; f++)
+            REQ_MSG(kvq_sage_in_exact(x, f) == kvq_exact_sage_in_exact(x, f), "0x%08x in format %u: fast %d, exact %d",
+                    b, f, kvq_sage_in_exact(x, f), kvq_exact_sage_in_exact(x, f));
+        n16 += (uint64_t)kvq_sage_in_exact(x, KVQ_SAGE_IN_BINARY16), nbf += (uint64_t)kvq_sage_in_exact(x, KVQ_SAGE_IN_BFLOAT16);
+        int ov;
+        if (isfinite(x)) {
+            const float h = kvq_round_f16(x, &ov), g = kvq_round_bf16(x);
+            REQ_MSG(kvq_exact_sage_in_exact(h, KVQ_SAGE_IN_BINARY16), "RN16(%a) = %a", (double)x, (double)h);
+            REQ_MSG(kvq_exact_sage_in_exact(g, KVQ_SAGE_IN_BFLOAT16), "RNbf16(%a) = %a", (double)x, (double)g);
+        }
+    }
+    printf("check_attn: formats: %" PRIu64 " binary16 and %" PRIu64 " bfloat16 values of 200000 encodings\n", n16, nbf);
+    REQ(n16 > 1000u && nbf > 1000u); /* both answers occur */
+}
+END_TEST
+
+/* A GQA case (4 query heads on 2 KV heads, inputs bfloat16, V channels up to
+ * 1e5): every head within its bound; the heads read as interleaved, or the
+ * inputs as binary16, leave it.  SPEC: [SAGE-MHA-01] [SAGE-MHA-02] [SAGE-MHA-03] */
+static uint64_t judge_mha(uint32_t mha_variant, int huge)
+{
+    const kvq_sage_attn a = {24u, 70u, 128u, 0x1.6a09e6p-4f, 0u, 128u, 8u};
+    const uint32_t hq = 4u, hkv = 2u;
+    const uint64_t qe = 24u * 128u, ke = 70u * 128u;
+    kvq_rng r = {g_seed ^ 0x6d6861ull};
+    float *q = xmalloc(hq * qe * sizeof(float)), *k = xmalloc(hkv * ke * sizeof(float));
+    float *v = xmalloc(hkv * ke * sizeof(float)), *o = xmalloc(hq * qe * sizeof(float));
+    kvq_sage_attn_bound *b = xmalloc(hq * qe * sizeof *b);
+    for (uint64_t e = 0; e < hq * qe; e++) q[e] = kvq_round_bf16(gauss(&r));
+    for (uint64_t e = 0; e < hkv * ke; e++) {
+        k[e] = kvq_round_bf16(gauss(&r) + (float)(e / ke)); /* KV heads apart */
+        v[e] = kvq_round_bf16(gauss(&r) * (huge && e % 128u == 5u ? 4e4f : 1.0f) + 2.0f * (float)(e / ke));
+    }
+    const kvq_sage_attn_class cls = KVQ_SAGE_ATTN_CLASS_HOPPER;
+    REQ_EQ(kvq_sage_attention_mha_variant(o, q, k, v, &a, hq, hkv, KVQ_SAGE_IN_BFLOAT16, &kvq_policy_default,
+                                          KVQ_SAGE_ATTN_VAR_NONE, mha_variant), KVQ_OK);
+    REQ_EQ(kvq_exact_sage_mha_bound(b, q, k, v, &a, hq, hkv, KVQ_SAGE_IN_BFLOAT16, &cls), KVQ_OK);
+    const uint64_t bad = kvq_exact_sage_attn_judge(NULL, o, b, hq * qe);
+    free(q); free(k); free(v); free(o); free(b);
+    return bad;
+}
+
+START_TEST(mha_heads)
+{
+    REQ_EQ(judge_mha(0u, 0), 0u);
+    REQ_EQ(judge_mha(0u, 1), 0u);
+    const uint64_t mod = judge_mha(KVQ_SAGE_MHA_VAR_HEAD_MOD, 0), f16 = judge_mha(KVQ_SAGE_MHA_VAR_AS_BINARY16, 1);
+    printf("check_attn: GQA heads read as interleaved: %" PRIu64 " outside; inputs read as binary16: %" PRIu64
+           " outside\n", mod, f16);
+    REQ_MSG(mod > 0u, "heads read h %% hkv stayed within the bound");
+    REQ_MSG(f16 > 0u, "bfloat16 inputs read as binary16 stayed within the bound");
+}
+END_TEST
+
+/* The statuses of several heads, the same from both paths, nothing written
+ * on error.  SPEC: [SAGE-MHA-01] [SAGE-MHA-02] [SAGE-MHA-04] */
+START_TEST(mha_bad_input)
+{
+    const kvq_sage_attn a = {8u, 8u, 128u, 0.125f, 0u, 128u, 8u};
+    static float q[4 * 8 * 128], k[2 * 8 * 128], v[2 * 8 * 128], o[4 * 8 * 128];
+    static kvq_sage_attn_bound bd[4 * 8 * 128];
+    const kvq_sage_attn_class cls = KVQ_SAGE_ATTN_CLASS_HOPPER;
+    for (int e = 0; e < 4 * 8 * 128; e++) q[e] = (float)(e % 5) - 2.0f;
+    for (int e = 0; e < 2 * 8 * 128; e++) k[e] = v[e] = (float)(e % 7) - 3.0f;
+    memset(o, 0xA5, sizeof o);
+    memset(bd, 0xA5, sizeof bd);
+#define BOTH(hq, hkv, fmt, want)                                                                         \
+    do {                                                                                                 \
+        REQ_EQ(kvq_sage_attention_mha(o, q, k, v, &a, hq, hkv, fmt, &kvq_policy_default), want);          \
+        REQ_EQ(kvq_exact_sage_mha_bound(bd, q, k, v, &a, hq, hkv, fmt, &cls), want);                      \
+    } while (0)
+    BOTH(3u, 2u, KVQ_SAGE_IN_BINARY16, KVQ_E_PARAM);  /* hkv does not divide hq */
+    BOTH(2u, 4u, KVQ_SAGE_IN_BINARY16, KVQ_E_PARAM);  /* more KV heads than query heads */
+    BOTH(0u, 1u, KVQ_SAGE_IN_BINARY16, KVQ_E_PARAM);
+    BOTH(4u, 2u, KVQ_SAGE_IN_FORMATS, KVQ_E_PARAM);
+    k[8 * 128 + 5] = 1.0f + 0x1p-11f;                  /* KV head 1: binary32, not binary16 */
+    BOTH(4u, 2u, KVQ_SAGE_IN_BINARY16, KVQ_E_PARAM);
+    BOTH(4u, 2u, KVQ_SAGE_IN_BINARY32, KVQ_OK);
+    memset(o, 0xA5, sizeof o);
+    memset(bd, 0xA5, sizeof bd);
+    k[8 * 128 + 5] = 1.0f;
+    v[8 * 128 + 9] = NAN;                              /* KV head 1, read by query heads 2 and 3 */
+    BOTH(4u, 2u, KVQ_SAGE_IN_BFLOAT16, KVQ_E_NONFINITE);
+    q[3 * 8 * 128] = 0x1p49f;                          /* head 3 after head 2's NaN: the first wins */
+    BOTH(4u, 2u, KVQ_SAGE_IN_BFLOAT16, KVQ_E_NONFINITE);
+    v[8 * 128 + 9] = 1.0f;
+    BOTH(4u, 2u, KVQ_SAGE_IN_BFLOAT16, KVQ_E_PARAM);   /* now the 2^49 of head 3 [SAGE-ATT-01] */
+#undef BOTH
+    REQ(all_bytes(o, sizeof o, 0xA5));
+    REQ(all_bytes(bd, sizeof bd, 0xA5));
+    REQ_EQ(kvq_sage_attention_mha(NULL, q, k, v, &a, 4u, 2u, 0u, &kvq_policy_default), KVQ_E_PARAM);
+}
+END_TEST
+
 static Suite *attn_suite(void)
 {
     Suite *s = suite_create("attn");
@@ -191,6 +324,9 @@ static Suite *attn_suite(void)
     tcase_add_loop_test(tc, pipeline_within_bound, 0, (int)NCASES);
     tcase_add_loop_test(tc, wrong_pipelines_fail, 0, (int)(sizeof g_wrong / sizeof g_wrong[0]));
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, input_formats);
+    tcase_add_test(tc, mha_heads);
+    tcase_add_test(tc, mha_bad_input);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -25,7 +25,11 @@
  *                                     accumulation, with kvq_sage_pv_run's
  *                                     arguments (the model is then unused)
  *   SAGE_ATTN_VARIANT                 the attention pipeline's deliberate change
- *                                     (KVQ_SAGE_ATTN_VAR_*, ref/fast/sage_attn_internal.h)
+ *                                     (KVQ_SAGE_ATTN_VAR_*, ref/fast/sage_attn_internal.h),
+ *                                     in sage_attention and every head of
+ *                                     sage_attention_mha
+ *   SAGE_MHA_VARIANT                  sage_attention_mha's change of the heads'
+ *                                     reading (KVQ_SAGE_MHA_VAR_* bits)
  * before including this file; the others default to the fast path's
  * behaviour.
  */
@@ -79,6 +83,9 @@
 #endif
 #ifndef SAGE_ATTN_VARIANT
 #define SAGE_ATTN_VARIANT KVQ_SAGE_ATTN_VAR_NONE
+#endif
+#ifndef SAGE_MHA_VARIANT
+#define SAGE_MHA_VARIANT 0u
 #endif
 
 /* Smoothing with the subject's segment; the caller's mean array holds the
@@ -188,6 +195,12 @@ static int sage_attention(float *o, const float *q, const float *k, const float 
     return kvq_sage_attention_variant(o, q, k, v, a, pol, SAGE_ATTN_VARIANT);
 }
 
+static int sage_attention_mha(float *o, const float *q, const float *k, const float *v, const kvq_sage_attn *a,
+                              uint32_t hq, uint32_t hkv, uint32_t in_fmt, const kvq_policy *pol)
+{
+    return kvq_sage_attention_mha_variant(o, q, k, v, a, hq, hkv, in_fmt, pol, SAGE_ATTN_VARIANT, SAGE_MHA_VARIANT);
+}
+
 static kvq_entry_fn sage_lookup(const char *entry, uint32_t sigver)
 {
     if (sigver != 1u) return NULL;
@@ -199,6 +212,7 @@ static kvq_entry_fn sage_lookup(const char *entry, uint32_t sigver)
     if (strcmp(entry, "sage_delta_s") == 0) return (kvq_entry_fn)sage_delta_s;
     if (strcmp(entry, "sage_pv") == 0) return (kvq_entry_fn)sage_pv;
     if (strcmp(entry, "sage_attention") == 0) return (kvq_entry_fn)sage_attention;
+    if (strcmp(entry, "sage_attention_mha") == 0) return (kvq_entry_fn)sage_attention_mha;
     return NULL;
 }
 
