@@ -16,7 +16,9 @@
  *   sage_ds_kernel<D>      one thread a key token j: its row ks[j] in D
  *                          registers, the block's qm rows staged in shared
  *                          memory one at a time; for every row r of the
- *                          block's row set, ds[r][j] (stores coalesced along j)
+ *                          block's row set, ds[r][j] (stores coalesced along j);
+ *                          grid z the head (sage_enqueue_ds: every head of the
+ *                          attention pipeline in one launch, no host wait)
  *
  * Errors, in the reference's order [SAGE-DS-02]: the host checks the pointers,
  * rows (1 .. 2^24), rows * N <= 2^32 (KVQ_E_PARAM), the shape (KVQ_E_SHAPE)
@@ -30,7 +32,7 @@
  * The call state, the status kernel and the scratch helpers are those of
  * gpu/sage/sage_common.cuh.
  *
- * SPEC: [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [POL-NF-01] [POL-ARITH-02]
+ * SPEC: [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [POL-NF-01] [POL-ARITH-02] [SAGE-DEV-07] [SAGE-DEV-09]
  */
 #include <cuda_runtime.h>
 
@@ -65,8 +67,11 @@ sage_ds_check_kernel(const float *__restrict__ qm, uint64_t nq, const float *__r
 
 /* ---- dS [SAGE-DS-01] ----------------------------------------------------------- */
 
-/* Thread t of block (bx, by) owns key token j = bx * DS_THREADS + t and the
- * rows r = by, by + gridDim.y, ...  D (64 or 128) is a template constant so
+/* Thread t of block (bx, by, bz) owns key token j = bx * DS_THREADS + t of
+ * head bz and the rows r = by, by + gridDim.y, ... of that head (heads follow
+ * each other: rows x N of dS, rows x D of qm, N x D of ks a head; the outputs
+ * are independent, so the grid's shape does not move a bit of them).  D (64
+ * or 128) is a template constant so
  * that the row stays in registers (fully unrolled loops, constant indices).
  * vec: ks 16-byte aligned (rows are D * 4 bytes, multiples of 16), float4 loads. */
 template <uint32_t D>
@@ -79,6 +84,8 @@ sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float
     if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
     __syncthreads();
     if (sfailed) return;                                        /* block-uniform [API-ERR-01] */
+    ds += (uint64_t)blockIdx.z * rows * N, qm += (uint64_t)blockIdx.z * rows * D;   /* the head */
+    ks += (uint64_t)blockIdx.z * N * D;
     const uint32_t j = blockIdx.x * DS_THREADS + threadIdx.x;
     const bool live = j < N;                                    /* partial tile [SAGE-L-03] */
     float k[D];
@@ -118,29 +125,37 @@ extern "C" kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, cons
     if ((uint64_t)rows * kshape->tokens > ((uint64_t)1 << 32)) return KVQ_E_PARAM;
     if (!kvq_sage_shape_ok(kshape)) return KVQ_E_SHAPE;
     if (!isfinite(tau)) return KVQ_E_NONFINITE;                 /* the first non-finite test */
-    const kvq_sage_shape sh = *kshape;
     const uint32_t pre = (tau >= KVQ_SAGE_TAU_MIN && tau <= KVQ_SAGE_TAU_MAX) ? 0u : ERR_RANGE;
-    const uint64_t nq = (uint64_t)rows * sh.dim, nk = kvq_sage_elems(&sh);
-    const int vec = aligned(d_ks, 16);
-
     sage_scratch *s = NULL;
     const kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    kvq_status enq = KVQ_OK;
-    sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(
-        d_qm, nq, d_ks, nk, &s->st, pre);
+    const kvq_status enq = sage_enqueue_ds(d_ds, d_qm, d_ks, 1u, rows, kshape, tau, pre, &s->st, stream);
+    return finish(enq, s, NULL, stream);                        /* dS has no flags word */
+}
+
+kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, uint32_t heads, uint32_t rows,
+                           const kvq_sage_shape *kshape, float tau, uint32_t pre, sage_dev_state *st,
+                           cudaStream_t stream)
+{
+    const kvq_sage_shape sh = *kshape;
+    const uint64_t nq = (uint64_t)heads * rows * sh.dim, nk = (uint64_t)heads * kvq_sage_elems(&sh);
+    const int vec = aligned(d_ks, 16);                          /* per-head steps keep it */
+    sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(d_qm, nq, d_ks, nk, st, pre);
     const uint32_t gx = (sh.tokens + DS_THREADS - 1u) / DS_THREADS; /* <= 2^17 */
-    uint32_t gy = DS_TARGET_BLOCKS / gx;
-    gy = gy < 1u ? 1u : gy;
+    const uint64_t per = (uint64_t)gx * heads;                  /* blocks a row step */
+    uint32_t gy = per >= DS_TARGET_BLOCKS ? 1u : (uint32_t)(DS_TARGET_BLOCKS / per);
     gy = gy > rows ? rows : gy;
     gy = gy > 65535u ? 65535u : gy;
-    const dim3 grid(gx, gy);
-    if (sh.dim == 64u)
-        sage_ds_kernel<64u><<<grid, DS_THREADS, 0, stream>>>(d_ds, d_qm, d_ks, &s->st, rows, sh.tokens,
-                                                            tau, vec);
-    else
-        sage_ds_kernel<128u><<<grid, DS_THREADS, 0, stream>>>(d_ds, d_qm, d_ks, &s->st, rows, sh.tokens,
-                                                             tau, vec);
-    if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
-    return finish(enq, s, NULL, stream);                        /* dS has no flags word */
+    for (uint32_t h0 = 0; h0 < heads; h0 += SAGE_HEADS_MAX) {
+        const uint32_t hn = heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX;
+        const dim3 grid(gx, gy, hn);
+        float *ds = d_ds + (uint64_t)h0 * rows * sh.tokens;
+        const float *qm = d_qm + (uint64_t)h0 * rows * sh.dim, *ks = d_ks + (uint64_t)h0 * kvq_sage_elems(&sh);
+        if (sh.dim == 64u)
+            sage_ds_kernel<64u><<<grid, DS_THREADS, 0, stream>>>(ds, qm, ks, st, rows, sh.tokens, tau, vec);
+        else
+            sage_ds_kernel<128u><<<grid, DS_THREADS, 0, stream>>>(ds, qm, ks, st, rows, sh.tokens, tau, vec);
+        if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
+    }
+    return KVQ_OK;
 }
