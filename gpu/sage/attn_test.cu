@@ -38,10 +38,10 @@
  *            of cudaEvent times) and the stages of one pipeline call
  *            (kvq_cuda_sage_attn_stages), instead of the checks
  * Every standard case also runs captured in a CUDA graph (global capture
- * mode) and replayed twice: intermediates bitwise against the reference,
- * output and result word equal to the direct call's; two bad inputs in two
- * stages give the earlier stage's status, directly and from a graph
- * [SAGE-DEV-09].
+ * mode) and replayed twice (workspace and output overwritten before each):
+ * intermediates bitwise against the reference, output and result word equal
+ * to the direct call's; two bad inputs in two stages give the earlier
+ * stage's status, directly and from a graph [SAGE-DEV-09].
  * Seed: KVQ_SEED.  Without a usable sm_90 device: "SKIPPED", exit 77.
  * The closing line is "N passed, N failed"; exit 1 when anything failed.
  *
@@ -427,10 +427,10 @@ static void run_case(const acase *c, uint32_t idx)
     CK(cudaMemcpy(o.data(), dout, obytes, cudaMemcpyDeviceToHost));
 
     /* the pipeline captured in a CUDA graph (global capture mode: a blocking
-     * call inside it breaks the capture) and replayed twice on a fresh
-     * workspace, the output reset in between: every intermediate against the
-     * reference again, the output and the result word equal to the direct
-     * call's [SAGE-DEV-09] */
+     * call inside it breaks the capture) and replayed twice on a second
+     * workspace, it and the output overwritten before each replay: every
+     * intermediate against the reference again, the output and the result
+     * word equal to the direct call's [SAGE-DEV-09] */
     if (!g_long) {
         uint8_t *ws2 = dalloc<uint8_t>(L.total);
         kvq_cuda_result *dres2 = dalloc<kvq_cuda_result>(sizeof(kvq_cuda_result));
@@ -447,7 +447,8 @@ static void run_case(const acase *c, uint32_t idx)
         if (stc == KVQ_OK && ec == cudaSuccess) {
             CK(cudaGraphInstantiate(&gexec, graph, 0));
             for (int rep = 0; rep < 2; rep++) {
-                CK(cudaMemset(dob2, KVQ_TB_SENTINEL, obytes));
+                CK(cudaMemset(dob2, KVQ_TB_SENTINEL, obytes));    /* nothing of a previous run left */
+                CK(cudaMemset(ws2, 0xA5, L.total));
                 CK(cudaMemset(dres2, 0xA5, sizeof(kvq_cuda_result)));
                 CK(cudaGraphLaunch(gexec, gs));
                 CK(cudaStreamSynchronize(gs));
