@@ -114,7 +114,7 @@ sage_mean_kernel(float *__restrict__ mean, const float *__restrict__ x, const sa
     const uint32_t t0 = r * seg, k = N - t0 < seg ? N - t0 : seg;
     const float *xh = x + h * N * d;
     float a = __ldg(xh + (uint64_t)t0 * d + c);                 /* from the first value */
-#pragma unroll 16
+#pragma unroll 32
     for (uint32_t j = 1; j < k; j++)                            /* loads ahead of the sum; its order kept */
         a = __fadd_rn(a, __ldg(xh + (uint64_t)(t0 + j) * d + c)); /* RN32 [SAGE-SM-01] */
     mean[tid] = __fdiv_rn(a, (float)k);                         /* RN32; k exact */
@@ -634,7 +634,10 @@ kvq_status sage_enqueue_smooth(float *d_xs, float *d_mean, const float *d_x, uin
     const uint64_t nm = (uint64_t)heads * R * d;
     const kvq_status enq = enqueue_check(st, d_x, ne, CHECK_SMOOTH, stream);
     if (enq != KVQ_OK) return enq;
-    sage_mean_kernel<<<nblocks(nm, 128), 128, 0, stream>>>(d_mean, d_x, st, n, d, seg, R, nm);
+    /* few long sums (K: one segment a head): one warp a block spreads them over
+     * every multiprocessor, whose loads in flight bound the pass */
+    const uint32_t mb = nm <= 65536u ? 32u : 128u;
+    sage_mean_kernel<<<nblocks(nm, mb), mb, 0, stream>>>(d_mean, d_x, st, n, d, seg, R, nm);
     sage_sub_kernel<<<grid_cap(ne, 256), 256, 0, stream>>>(d_xs, d_x, d_mean, st, ne, d, seg, n, R);
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }

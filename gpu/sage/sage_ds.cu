@@ -15,8 +15,9 @@
  *                          |v| > 2^51 (KVQ_E_PARAM) [SAGE-L-04]
  *   sage_ds_kernel<D>      one thread a key token j: its row ks[j] in D
  *                          registers, the block's qm rows staged in shared
- *                          memory one at a time; for every row r of the
- *                          block's row set, ds[r][j] (stores coalesced along j);
+ *                          memory DS_ROWS at a time; for every row r of the
+ *                          block's row set, ds[r][j] (stores coalesced along j;
+ *                          the DS_ROWS sums interleaved, each in its order);
  *                          grid z the head (sage_enqueue_ds: every head of the
  *                          attention pipeline in one launch, no host wait)
  *
@@ -46,6 +47,7 @@
 
 #define DS_THREADS 128u         /* key tokens a block */
 #define DS_TARGET_BLOCKS 4096u  /* blocks a launch aims at (rows split over grid.y) */
+#define DS_ROWS 4u              /* rows a thread computes at once (independent chains) */
 
 /* ---- input check [SAGE-DS-02] ---------------------------------------------- */
 
@@ -79,7 +81,7 @@ __global__ void __launch_bounds__(DS_THREADS)
 sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float *__restrict__ ks,
                const sage_dev_state *st, uint32_t rows, uint32_t N, float tau, int vec)
 {
-    __shared__ float sq[D];
+    __shared__ float sq[DS_ROWS][D];
     __shared__ uint32_t sfailed;
     if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
     __syncthreads();
@@ -100,16 +102,31 @@ sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float
 #pragma unroll
         for (uint32_t c = 0; c < D; c++) k[c] = live ? __ldg(ks + (uint64_t)j * D + c) : 0.0f;
     }
-    for (uint32_t r = blockIdx.y; r < rows; r += gridDim.y) {
-        __syncthreads();                                        /* sq of the previous row read */
-        for (uint32_t c = threadIdx.x; c < D; c += DS_THREADS) sq[c] = __ldg(qm + (uint64_t)r * D + c);
+    /* DS_ROWS rows of the block's row set at a time (r, r + gridDim.y, ...):
+     * their sums are independent chains, interleaved for the pipelines; each
+     * is its own output's sequence.  Rows past `rows` read zeros, store nothing. */
+    const uint32_t gy = gridDim.y;
+    for (uint32_t r = blockIdx.y; r < rows; r += DS_ROWS * gy) {
+        __syncthreads();                                        /* sq of the previous rows read */
+        for (uint32_t e = threadIdx.x; e < DS_ROWS * D; e += DS_THREADS) {
+            const uint32_t i = e / D, c = e % D, ri = r + i * gy;
+            sq[i][c] = ri < rows ? __ldg(qm + (uint64_t)ri * D + c) : 0.0f;
+        }
         __syncthreads();
         /* a_0 = RN32(q_0 k_0); a_c = RN32(a_{c-1} + RN32(q_c k_c)), c ascending.
          * |a_c| < 2^110 [SAGE-LEM-02]. */
-        float a = __fmul_rn(sq[0], k[0]);
+        float a[DS_ROWS];
 #pragma unroll
-        for (uint32_t c = 1; c < D; c++) a = __fadd_rn(a, __fmul_rn(sq[c], k[c]));
-        if (live) ds[(uint64_t)r * N + j] = __fmul_rn(a, tau);  /* RN32; |ds| < 2^126 */
+        for (uint32_t i = 0; i < DS_ROWS; i++) a[i] = __fmul_rn(sq[i][0], k[0]);
+#pragma unroll
+        for (uint32_t c = 1; c < D; c++)
+#pragma unroll
+            for (uint32_t i = 0; i < DS_ROWS; i++) a[i] = __fadd_rn(a[i], __fmul_rn(sq[i][c], k[c]));
+#pragma unroll
+        for (uint32_t i = 0; i < DS_ROWS; i++) {
+            const uint32_t ri = r + i * gy;
+            if (live && ri < rows) ds[(uint64_t)ri * N + j] = __fmul_rn(a[i], tau);  /* RN32; |ds| < 2^126 */
+        }
     }
 }
 
@@ -144,7 +161,8 @@ kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, ui
     const uint32_t gx = (sh.tokens + DS_THREADS - 1u) / DS_THREADS; /* <= 2^17 */
     const uint64_t per = (uint64_t)gx * heads;                  /* blocks a row step */
     uint32_t gy = per >= DS_TARGET_BLOCKS ? 1u : (uint32_t)(DS_TARGET_BLOCKS / per);
-    gy = gy > rows ? rows : gy;
+    const uint32_t groups = (rows + DS_ROWS - 1u) / DS_ROWS;   /* a block's row set fills DS_ROWS */
+    gy = gy > groups ? groups : gy;
     gy = gy > 65535u ? 65535u : gy;
     for (uint32_t h0 = 0; h0 < heads; h0 += SAGE_HEADS_MAX) {
         const uint32_t hn = heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX;
