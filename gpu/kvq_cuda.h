@@ -318,21 +318,33 @@ kvq_status kvq_cuda_sage_attn_core(float *d_o, const kvq_sage_attn *a, uint32_t 
                                    const float *d_ks, const float *d_ds, const uint8_t *d_vc,
                                    const float *d_vs, cudaStream_t stream);
 /* The whole pipeline from binary32 Q, K, V ([heads][n][dim] each): smoothing,
- * dS, the three quantizers and the core.  The workspace holds the
- * intermediates: at least kvq_cuda_sage_attn_workspace(a, heads) bytes,
- * 256-byte aligned.  Stream-ordered; the quantizers' statuses land in
- * *d_result (KVQ_E_NONFINITE for a NaN/Inf input). */
+ * dS, the three quantizers and the core, every stage one launch a kernel for
+ * all heads.  The workspace holds the intermediates: at least
+ * kvq_cuda_sage_attn_workspace(a, heads) bytes, 256-byte aligned.
+ * Stream-ordered and CUDA-graph capturable: no host wait, no allocation, no
+ * host thread, nothing but `stream` [SAGE-DEV-09]; the status of the first
+ * failing stage lands in *d_result (KVQ_E_NONFINITE for a NaN/Inf input). */
 size_t kvq_cuda_sage_attn_workspace(const kvq_sage_attn *a, uint32_t heads);
 kvq_status kvq_cuda_sage_attn(float *d_o, kvq_cuda_result *d_result, const float *d_q, const float *d_k,
                               const float *d_v, const kvq_sage_attn *a, uint32_t heads,
                               void *d_workspace, size_t workspace_bytes, cudaStream_t stream);
+/* Diagnostics: kvq_cuda_sage_attn once with events between its stages, then a
+ * wait; ms[0..5] receive the times (milliseconds) of smoothing K, smoothing Q,
+ * dS, the Q and K quantizers, the V quantizer and the core (the gate kernels
+ * and the result word count with the stage after them).  Blocking; not for
+ * capture. */
+kvq_status kvq_cuda_sage_attn_stages(float *ms, float *d_o, kvq_cuda_result *d_result, const float *d_q,
+                                     const float *d_k, const float *d_v, const kvq_sage_attn *a,
+                                     uint32_t heads, void *d_workspace, size_t workspace_bytes,
+                                     cudaStream_t stream);
 
 /* Where the pipeline's intermediates lie in its workspace: byte offsets, each
  * a multiple of 256, of the arrays of all heads (heads follow each other at the
  * per-head sizes of include/kvq_sage_layout.h): ks/km the smoothed K and its
  * means (1 row a head), qs/qm the smoothed Q and its means (ceil(nq / 128)
  * rows a head), ds the dS rows, qc/qsc, kc/ksc, vc/vsc the quantizers' codes
- * and scales; scratch and results are the launchers' own; total is
+ * and scales; scratch (the stages' states, V's maxima) and results (the
+ * core's gate) are the pipeline's own; total is
  * kvq_cuda_sage_attn_workspace().  KVQ_E_PARAM for invalid parameters. */
 typedef struct kvq_cuda_sage_attn_ws {
     size_t ks, km, qs, qm, ds, qc, qsc, kc, ksc, vc, vsc, scratch, results, total;

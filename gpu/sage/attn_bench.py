@@ -18,7 +18,10 @@ MiB buffer is written (cold L2) and the stream is kept busy a further
 ~0.3 ms (torch.cuda._sleep) so that host launch latency is not timed.  Each
 call is the whole method: kvq smoothing, dS, quantizers and attention;
 SageAttention 1's K smoothing, quantization and attention; SDPA's kernel.
-TFLOPS = 4 N^2 d heads / time, halved for causal.  speedup_vs_sdpa =
+TFLOPS = 4 N^2 d heads / time, halved for causal.  Each kvq row also
+carries the stage split of one more call (kvq_cuda_sage_attn_stages: events
+between smoothing K, smoothing Q, dS, the Q+K quantizers, V and the core, cold
+L2), printed under the row and in the report.  speedup_vs_sdpa =
 time of the fastest SDPA backend at that (N, causal) / the row's time.
 
 Accuracy [SAGE-MET-01..02] (spec/sage.md "Accuracy metrics"): CosSim, L1,
@@ -68,6 +71,9 @@ LABELS = {"kvq-b128": "kvq SageAttn2 (INT8 QK, FP8 PV, buffer 128)",
           "sdpa-cudnn": "torch SDPA CUDNN_ATTENTION (fp16)",
           "sdpa-efficient": "torch SDPA EFFICIENT_ATTENTION (fp16)",
           "sage1": "SageAttention 1.0.6 sageattn (fp16, Triton)"}
+
+# kvq_cuda_sage_attn_stages: one pipeline call split at its stage boundaries (ms)
+STAGES = ["smooth_k", "smooth_q", "ds", "quant_qk", "quant_v", "core"]
 
 STATUS_NAMES = ["KVQ_OK", "KVQ_E_NONFINITE", "KVQ_E_SHAPE", "KVQ_E_PARAM", "KVQ_E_RANGE",
                 "KVQ_E_NOMEM", "KVQ_E_IO", "KVQ_E_FORMAT", "KVQ_E_NODEVICE", "KVQ_E_DEVICE",
@@ -121,7 +127,20 @@ def load_lib(path):
                                            ctypes.c_void_p]
     except (OSError, AttributeError) as e:
         return None, f"library {path}: {e}"
+    try:                                   # the stage split (a library without it: no split)
+        lib.kvq_cuda_sage_attn_stages.restype = ctypes.c_int
+        lib.kvq_cuda_sage_attn_stages.argtypes = [ctypes.POINTER(ctypes.c_float)] + \
+            lib.kvq_cuda_sage_attn.argtypes
+    except AttributeError:
+        pass
     return lib, None
+
+
+def stages_text(st):
+    """One line of a row's stage split, or ''."""
+    if not st:
+        return ""
+    return " ".join(f"{k} {st[k]:.3f}" for k in STAGES)
 
 
 # ---------------------------------------------------------------- child: one N
@@ -162,6 +181,8 @@ def run_child(args):
             msg += (f"{row['ms']:9.3f} ms {row['tflops']:7.1f} TFLOPS  reps {row['reps']}  "
                     f"cos {fmt(m.get('cossim'), '.7f')} l1 {fmt(m.get('l1'), '.3e')} "
                     f"rmse {fmt(m.get('rmse'), '.3e')}")
+            if row.get("stages_ms"):
+                msg += "\n    stages (ms): " + stages_text(row["stages_ms"])
         else:
             msg += f"{row['state']}: {row['reason']}"
         print(msg, flush=True)
@@ -306,6 +327,19 @@ def run_child(args):
                 o.fill_(float("nan"))       # an output left unwritten shows as non-finite
                 measure(row, call, causal, lambda: check_result("on the first call"))
                 check_result("after the timed calls")
+                # where one call's time goes: events between the stages, cold L2
+                if hasattr(lib, "kvq_cuda_sage_attn_stages"):
+                    ms6 = (ctypes.c_float * 6)()
+                    flush.zero_()
+                    torch.cuda.synchronize()
+                    st = lib.kvq_cuda_sage_attn_stages(ms6, o.data_ptr(), res.data_ptr(), q.data_ptr(),
+                                                       k.data_ptr(), v.data_ptr(), ctypes.byref(a), HEADS, wsp,
+                                                       wsz, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+                    if st == 0:
+                        row["stages_ms"] = {name: float(ms6[i]) for i, name in enumerate(STAGES)}
+                    else:
+                        row["stages_ms_error"] = status_name(st)
+                    check_result("after the stage split")
                 del ws
             guarded(method, causal, body)
     return 0
@@ -559,6 +593,14 @@ def summary(doc):
                    f"{hi['ratio']:.2f}x (N={hi['N']}, causal={hi['causal']})")
         out.append("    " + ", ".join(f"N={x['N']}{' causal' if x['causal'] else ''}: {x['ratio']:.2f}x"
                                       for x in vals))
+    split = [r for r in rows if r.get("stages_ms")]
+    if split:
+        out += ["", "Stage split of one kvq call (ms; kvq_cuda_sage_attn_stages, events between the stages, cold L2;",
+                "smoothing K, smoothing Q, dS, Q+K quantizers, V quantizer, core):"]
+        for r in sorted(split, key=lambda r: (r["N"], r["causal"], methods_order(r["method"]))):
+            tot = sum(r["stages_ms"].values())
+            out.append(f"{r['N']:>6} {r['causal']:>6} {r['method']:15} " + stages_text(r["stages_ms"]) +
+                       f"  (sum {tot:.3f})")
     b0 = [r for r in rows if r["method"] == "kvq-b0" and r["state"] == "ok"]
     if b0:
         out.append("- buffer 0 (informative): " + ", ".join(

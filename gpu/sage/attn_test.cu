@@ -35,13 +35,19 @@
  *            keys, judged on 8 rows a head
  *   --bench  times nq = nk = 4096 and 8192, 32 heads, d = 128, not causal,
  *            buffer 128, INT8: the whole pipeline and the core alone (medians
- *            of cudaEvent times), instead of the checks
+ *            of cudaEvent times) and the stages of one pipeline call
+ *            (kvq_cuda_sage_attn_stages), instead of the checks
+ * Every standard case also runs captured in a CUDA graph (global capture
+ * mode) and replayed twice (workspace and output overwritten before each):
+ * intermediates bitwise against the reference, output and result word equal
+ * to the direct call's; two bad inputs in two stages give the earlier
+ * stage's status, directly and from a graph [SAGE-DEV-09].
  * Seed: KVQ_SEED.  Without a usable sm_90 device: "SKIPPED", exit 77.
  * The closing line is "N passed, N failed"; exit 1 when anything failed.
  *
  * SPEC: [SAGE-ATT-01] [SAGE-ATT-02] [SAGE-ATT-03] [SAGE-ATT-04] [SAGE-ATT-05] [SAGE-ATT-06]
  * [SAGE-ATT-07] [SAGE-ATT-08] [SAGE-ATT-10] [SAGE-ATT-11] [SAGE-ACC-05] [SAGE-DEV-06] [SAGE-ACC-02]
- * [API-ERR-01] [POL-NF-01]
+ * [API-ERR-01] [POL-NF-01] [SAGE-DEV-09]
  */
 #include <math.h>
 #include <stdio.h>
@@ -247,6 +253,25 @@ static int same_bytes(const char *what, const void *dev, const void *host, size_
     return 0;
 }
 
+/* Every intermediate in workspace ws against the host reference r, bit for bit. */
+static void same_inter(const char *pre, const uint8_t *ws, const kvq_cuda_sage_attn_ws *L, const inter *r,
+                       const acase *c)
+{
+    const struct { const char *what; size_t off; const void *ref; size_t n; } it[] = {
+        {"smoothed K", L->ks, r->ks.data(), r->ks.size() * 4u}, {"K means", L->km, r->km.data(), r->km.size() * 4u},
+        {"smoothed Q", L->qs, r->qs.data(), r->qs.size() * 4u}, {"Q means", L->qm, r->qm.data(), r->qm.size() * 4u},
+        {"dS", L->ds, r->ds.data(), r->ds.size() * 4u},          {"Q codes", L->qc, r->qc.data(), r->qc.size()},
+        {"Q scales", L->qsc, r->qsc.data(), r->qsc.size() * 4u}, {"K codes", L->kc, r->kc.data(), r->kc.size()},
+        {"K scales", L->ksc, r->ksc.data(), r->ksc.size() * 4u}, {"V codes", L->vc, r->vc.data(), r->vc.size()},
+        {"V scales", L->vsc, r->vsc.data(), r->vsc.size() * 4u},
+    };
+    for (const auto &x : it) {
+        char what[96];
+        snprintf(what, sizeof what, "%s%s", pre, x.what);
+        same_bytes(what, ws + x.off, x.ref, x.n, c);
+    }
+}
+
 static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void check(int ok, const char *fmt, ...)
 {
@@ -394,24 +419,54 @@ static void run_case(const acase *c, uint32_t idx)
     inter r;
     const int hok = host_inter(&r, q.data(), k.data(), v.data(), &a, H);
     check(hok, "case %u: the host reference failed", idx);
-    if (hok) {
-        same_bytes("smoothed K", ws + L.ks, r.ks.data(), r.ks.size() * 4u, c);
-        same_bytes("K means", ws + L.km, r.km.data(), r.km.size() * 4u, c);
-        same_bytes("smoothed Q", ws + L.qs, r.qs.data(), r.qs.size() * 4u, c);
-        same_bytes("Q means", ws + L.qm, r.qm.data(), r.qm.size() * 4u, c);
-        same_bytes("dS", ws + L.ds, r.ds.data(), r.ds.size() * 4u, c);
-        same_bytes("Q codes", ws + L.qc, r.qc.data(), r.qc.size(), c);
-        same_bytes("Q scales", ws + L.qsc, r.qsc.data(), r.qsc.size() * 4u, c);
-        same_bytes("K codes", ws + L.kc, r.kc.data(), r.kc.size(), c);
-        same_bytes("K scales", ws + L.ksc, r.ksc.data(), r.ksc.size() * 4u, c);
-        same_bytes("V codes", ws + L.vc, r.vc.data(), r.vc.size(), c);
-        same_bytes("V scales", ws + L.vsc, r.vsc.data(), r.vsc.size() * 4u, c);
-    }
+    if (hok) same_inter("", ws, &L, &r, c);
     std::vector<uint8_t> guard(KVQ_TB_GUARD), sent(KVQ_TB_GUARD, KVQ_TB_SENTINEL);
     CK(cudaMemcpy(guard.data(), dob + obytes, KVQ_TB_GUARD, cudaMemcpyDeviceToHost));
     check(memcmp(guard.data(), sent.data(), KVQ_TB_GUARD) == 0, "case %u: bytes past the output written", idx);
     std::vector<float> o(nqe);
     CK(cudaMemcpy(o.data(), dout, obytes, cudaMemcpyDeviceToHost));
+
+    /* the pipeline captured in a CUDA graph (global capture mode: a blocking
+     * call inside it breaks the capture) and replayed twice on a second
+     * workspace, it and the output overwritten before each replay: every
+     * intermediate against the reference again, the output and the result
+     * word equal to the direct call's [SAGE-DEV-09] */
+    if (!g_long) {
+        uint8_t *ws2 = dalloc<uint8_t>(L.total);
+        kvq_cuda_result *dres2 = dalloc<kvq_cuda_result>(sizeof(kvq_cuda_result));
+        cudaStream_t gs;
+        cudaGraph_t graph = NULL;
+        cudaGraphExec_t gexec = NULL;
+        CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+        CK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeGlobal));
+        const kvq_status stc = kvq_cuda_sage_attn(dout2, dres2, dq, dk, dv, &a, H, ws2, L.total, gs);
+        const cudaError_t ec = cudaStreamEndCapture(gs, &graph);
+        check(stc == KVQ_OK && ec == cudaSuccess, "case %u: graph capture: launch %s, %s", idx, kvq_status_str(stc),
+              cudaGetErrorString(ec));
+        (void)cudaGetLastError();
+        if (stc == KVQ_OK && ec == cudaSuccess) {
+            CK(cudaGraphInstantiate(&gexec, graph, 0));
+            for (int rep = 0; rep < 2; rep++) {
+                CK(cudaMemset(dob2, KVQ_TB_SENTINEL, obytes));    /* nothing of a previous run left */
+                CK(cudaMemset(ws2, 0xA5, L.total));
+                CK(cudaMemset(dres2, 0xA5, sizeof(kvq_cuda_result)));
+                CK(cudaGraphLaunch(gexec, gs));
+                CK(cudaStreamSynchronize(gs));
+                kvq_cuda_result res2;
+                CK(cudaMemcpy(&res2, dres2, sizeof res2, cudaMemcpyDeviceToHost));
+                check(res2.status == res.status && res2.flags == res.flags,
+                      "case %u: graph replay %d: result word %u/0x%x, direct %u/0x%x", idx, rep, res2.status,
+                      res2.flags, res.status, res.flags);
+                same_bytes(rep ? "graph replay 2: output vs the direct call's" : "graph replay 1: output vs the direct call's",
+                           dout2, o.data(), obytes, c);
+                if (hok) same_inter(rep ? "graph replay 2: " : "graph replay 1: ", ws2, &L, &r, c);
+            }
+            CK(cudaGraphExecDestroy(gexec));
+        }
+        if (graph != NULL) CK(cudaGraphDestroy(graph));
+        CK(cudaStreamDestroy(gs));
+        cudaFree(ws2), cudaFree(dres2);
+    }
 
     /* the traced core */
     const uint32_t qblocks = kvq_sage_blocks(nq, 64u);
@@ -628,6 +683,62 @@ static void bad_values(void)
             check(memcmp(ho.data(), sent.data(), nqe * 4u) == 0, "non-finite input in %s: the output was written",
                   which == 0 ? "Q" : which == 1 ? "K" : "V");
         }
+    /* Two bad inputs in two stages: the earlier stage's status wins (smoothing
+     * K, smoothing Q, dS, the Q, K, V quantizers) [SAGE-DEV-09]; a value past
+     * 2^48 fails smoothing with KVQ_E_PARAM, a NaN fails it (or the V
+     * quantizer) with KVQ_E_NONFINITE; directly and replayed from a captured
+     * graph. */
+    const struct { const char *name; uint32_t x1; float v1; uint32_t x2; float v2; uint32_t want; } two[] = {
+        {"K 2^49 (smoothing K), NaN in Q", 1u, 0x1p49f, 0u, NAN, KVQ_E_PARAM},
+        {"NaN in K (smoothing K), Q 2^49", 1u, NAN, 0u, 0x1p49f, KVQ_E_NONFINITE},
+        {"Q -2^49 (smoothing Q), NaN in V", 0u, -0x1p49f, 2u, NAN, KVQ_E_PARAM},
+        {"K 2^49 (smoothing K), V -Inf", 1u, 0x1p49f, 2u, -INFINITY, KVQ_E_PARAM},
+    };
+    for (const auto &t : two)
+        for (int graph = 0; graph < 2; graph++) {
+            kvq_tb_case();
+            gen(q.data(), k.data(), v.data(), &c);
+            std::vector<float> *xs[3] = {&q, &k, &v};
+            (*xs[t.x1])[kvq_tb_rnd() % xs[t.x1]->size()] = t.v1;
+            (*xs[t.x2])[kvq_tb_rnd() % xs[t.x2]->size()] = t.v2;
+            CK(cudaMemcpy(dq, q.data(), nqe * 4u, cudaMemcpyHostToDevice));
+            CK(cudaMemcpy(dk, k.data(), nke * 4u, cudaMemcpyHostToDevice));
+            CK(cudaMemcpy(dv, v.data(), nke * 4u, cudaMemcpyHostToDevice));
+            CK(cudaMemset(dout, KVQ_TB_SENTINEL, nqe * 4u));
+            CK(cudaMemset(dres, KVQ_TB_SENTINEL, sizeof(kvq_cuda_result)));
+            CK(cudaDeviceSynchronize());
+            kvq_status st = KVQ_OK;
+            if (!graph) {
+                st = kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &a, c.heads, ws, wsb, 0);
+            } else {
+                cudaStream_t gs;
+                cudaGraph_t gr = NULL;
+                cudaGraphExec_t ge = NULL;
+                CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+                CK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeGlobal));
+                st = kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &a, c.heads, ws, wsb, gs);
+                const cudaError_t ec = cudaStreamEndCapture(gs, &gr);
+                (void)cudaGetLastError();
+                if (st == KVQ_OK && ec != cudaSuccess) st = KVQ_E_DEVICE;
+                if (st == KVQ_OK) {
+                    CK(cudaGraphInstantiate(&ge, gr, 0));
+                    CK(cudaGraphLaunch(ge, gs));
+                    CK(cudaStreamSynchronize(gs));
+                    CK(cudaGraphExecDestroy(ge));
+                }
+                if (gr != NULL) CK(cudaGraphDestroy(gr));
+                CK(cudaStreamDestroy(gs));
+            }
+            CK(cudaDeviceSynchronize());
+            kvq_cuda_result r;
+            CK(cudaMemcpy(&r, dres, sizeof r, cudaMemcpyDeviceToHost));
+            check(st == KVQ_OK && r.status == t.want, "%s%s: launch %s, result status %u, want %u", t.name,
+                  graph ? " (graph)" : "", kvq_status_str(st), r.status, t.want);
+            std::vector<uint8_t> ho(nqe * 4u), sent(nqe * 4u, KVQ_TB_SENTINEL);
+            CK(cudaMemcpy(ho.data(), dout, nqe * 4u, cudaMemcpyDeviceToHost));
+            check(memcmp(ho.data(), sent.data(), nqe * 4u) == 0, "%s%s: the output was written", t.name,
+                  graph ? " (graph)" : "");
+        }
     cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dres), cudaFree(ws);
 }
 
@@ -672,44 +783,13 @@ static void bench(void)
             CK(cudaEventElapsedTime(&ms, e0, e1));
             if (rep) tc.push_back(ms);
         }
-        {                                                 /* where the pipeline's time goes (last run) */
-            const uint32_t rows = n / KVQ_SAGE_ATTN_BQ;
-            const kvq_sage_shape all = {H * n, D}, one = {n, D};
-            const kvq_sage_qk qq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_K);
-            const size_t sb = kvq_cuda_sage_workspace();
-            kvq_cuda_result *rr = (kvq_cuda_result *)(ws + L.results);
+        {                                                 /* where the pipeline's time goes */
             float t[6];
-            cudaEvent_t ev[7];
-            for (int i = 0; i < 7; i++) CK(cudaEventCreate(&ev[i]));
-            CK(cudaEventRecord(ev[0], 0));
-            kvq_cuda_sage_smooth((float *)(ws + L.ks), (float *)(ws + L.km), dk, &all, n, 0);
-            CK(cudaEventRecord(ev[1], 0));
-            kvq_cuda_sage_smooth((float *)(ws + L.qs), (float *)(ws + L.qm), dq, &all, KVQ_SAGE_ATTN_BQ, 0);
-            CK(cudaEventRecord(ev[2], 0));
-            for (uint32_t h = 0; h < H; h++)
-                kvq_cuda_sage_delta_s((float *)(ws + L.ds) + (size_t)h * rows * n, (float *)(ws + L.qm) + (size_t)h * rows * D,
-                                      (float *)(ws + L.ks) + (size_t)h * n * D, rows, &one, kvq_sage_attn_tau2(a.tau), 0);
-            CK(cudaEventRecord(ev[3], 0));
-            kvq_cuda_sage_quantize_qk_async(ws + L.qc, (float *)(ws + L.qsc), rr, (float *)(ws + L.qs), &all, &qq,
-                                            &kvq_policy_default, ws + L.scratch, sb, 0u, 0);
-            kvq_cuda_sage_quantize_qk_async(ws + L.kc, (float *)(ws + L.ksc), rr, (float *)(ws + L.ks), &all, &kq,
-                                            &kvq_policy_default, ws + L.scratch, sb, 0u, 0);
-            CK(cudaEventRecord(ev[4], 0));
-            for (uint32_t h = 0; h < H; h++)
-                kvq_cuda_sage_quantize_v_async(ws + L.vc + (size_t)h * n * D, (float *)(ws + L.vsc) + h * D, rr,
-                                               dv + (size_t)h * n * D, &one, KVQ_SAGE_FP8_E4M3, &kvq_policy_default,
-                                               ws + L.scratch, sb, 0);
-            CK(cudaEventRecord(ev[5], 0));
-            kvq_cuda_sage_attn_core(dout, &a, H, ws + L.qc, (const float *)(ws + L.qsc), ws + L.kc,
-                                    (const float *)(ws + L.ksc), (const float *)(ws + L.ds), ws + L.vc,
-                                    (const float *)(ws + L.vsc), 0);
-            CK(cudaEventRecord(ev[6], 0));
-            CK(cudaEventSynchronize(ev[6]));
-            for (int i = 0; i < 6; i++) CK(cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]));
-            printf("bench nq=nk=%u stages (ms): smooth K %.3f, smooth Q %.3f, dS (%u blocking calls, one thread) %.3f, "
-                   "Q+K quantizers %.3f, V quantizer (%u calls) %.3f, core %.3f\n", n, t[0], t[1], H, t[2], t[3], H,
-                   t[4], t[5]);
-            for (int i = 0; i < 7; i++) cudaEventDestroy(ev[i]);
+            if (kvq_cuda_sage_attn_stages(t, dout, dres, dq, dk, dv, &a, H, ws, L.total, 0) != KVQ_OK)
+                printf("stages failed\n");
+            else
+                printf("bench nq=nk=%u stages (ms): smooth K %.3f, smooth Q %.3f, dS %.3f, Q+K quantizers %.3f, "
+                       "V quantizer %.3f, core %.3f\n", n, t[0], t[1], t[2], t[3], t[4], t[5]);
         }
         std::sort(tp.begin(), tp.end());
         std::sort(tc.begin(), tc.end());

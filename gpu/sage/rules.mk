@@ -37,7 +37,7 @@ $(B)/gpu/kvq_sage_mma_probe: $(B)/gpu/sage/mma_probe.o
 # the attention core and pipeline (gpu/sage/sage_attn.cu, a kernel unit of GPU_OBJ), its
 # device test (bitwise against ref/fast/sage.c and the wgmma model; OpenMP host checks) and
 # the shared library a benchmark loads (kvq_cuda_sage_attn, _workspace, _core, ...)
-$(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h
+$(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h gpu/sage/sage_common.cuh
 $(B)/gpu/sage/attn_test.o: $(SAGE_HDR) include/kvq_sage_attn.h include/kvq_mma.h
 $(B)/gpu/sage/attn_test.o: NVFLAGS += -Xcompiler -fopenmp
 $(B)/gpu/kvq_gpu_sage_attn_test: $(GPU_OBJ) $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ) \

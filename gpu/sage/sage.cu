@@ -16,8 +16,8 @@
  * Kernels:
  *   sage_check_kernel      NaN/Inf, and the range a call admits (|x| <= 2^48 for
  *                          smoothing [SAGE-L-04], 0 <= p <= 1 for P~)
- *   sage_mean_kernel       one thread a (segment, channel): the column sum in token
- *                          order, then the division [SAGE-SM-01]
+ *   sage_mean_kernel       one thread a (head, segment, channel): the column sum in
+ *                          token order, then the division [SAGE-SM-01]
  *   sage_sub_kernel        xs = x - mean, elementwise [SAGE-SM-02]
  *   sage_qk_fast_kernel    Q/K at the public code's blocks (b_q = 128 with 4 warps,
  *                          b_k = 64), any granularity: the block's slots fold into
@@ -37,7 +37,11 @@
  *   sage_pcode_kernel      FP8 codes of P~ F [SAGE-P-01]
  *   sage_prow_kernel       one thread a row: the row sum in column order [SAGE-P-02]
  * (The call state, its status kernel and the scratch helpers are in
- * gpu/sage/sage_common.cuh, shared with gpu/sage/sage_ds.cu.)
+ * gpu/sage/sage_common.cuh, shared with gpu/sage/sage_ds.cu.)  Smoothing, Q/K
+ * and V take `heads` heads that follow each other (head = grid y, or the
+ * token's head in the grid-stride kernels): the sage_enqueue_* launchers, one
+ * launch a kernel for all heads, are what the attention pipeline enqueues
+ * [SAGE-DEV-09]; the one-call launchers are their one-head case.
  *
  * Errors: the host checks pointers, policy, parameters and shape in the
  * reference's order; NaN/Inf (KVQ_E_NONFINITE) and range (KVQ_E_PARAM) are found
@@ -48,7 +52,7 @@
  * its maxima pass reads every input before anything is written.
  *
  * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [POL-NF-01]
- *       [SAGE-DEV-01..06]
+ *       [SAGE-DEV-01..06] [SAGE-DEV-09]
  */
 #include <cuda_runtime.h>
 
@@ -72,6 +76,12 @@
 #define QK_MAX_SLOTS (KVQ_SAGE_Q_SLOTS_PER_WARP * KVQ_SAGE_MAX_WARPS) /* 128 */
 #define QK_CACHE 16u   /* float4 a thread kept in registers: blocks of b d <= 16384 */
 
+/* Per-head strides of a batched Q/K launch (head = blockIdx.y): elements of
+ * x, bytes of codes, scales; all 0 for one head. */
+typedef struct sage_hstride {
+    uint64_t x, codes, scale;
+} sage_hstride;
+
 /* ---- input checks -------------------------------------------------------- */
 
 __global__ void __launch_bounds__(256)
@@ -90,32 +100,38 @@ sage_check_kernel(const float *__restrict__ x, sage_dev_state *st, uint64_t n, u
 
 /* ---- smoothing [SAGE-SM-01..02] -------------------------------------------- */
 
-/* One thread a (segment r, channel c); consecutive threads consecutive channels. */
+/* One thread a (head h, segment r, channel c) of heads x R x d; consecutive
+ * threads consecutive channels.  Head h's N tokens start at h N d. */
 __global__ void __launch_bounds__(128)
 sage_mean_kernel(float *__restrict__ mean, const float *__restrict__ x, const sage_dev_state *st,
-                 uint32_t N, uint32_t d, uint32_t seg, uint32_t R)
+                 uint32_t N, uint32_t d, uint32_t seg, uint32_t R, uint64_t total)
 {
     if (dev_failed(st)) return;
     const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (tid >= (uint64_t)R * d) return;
-    const uint32_t r = (uint32_t)(tid / d), c = (uint32_t)(tid % d);
+    if (tid >= total) return;
+    const uint64_t hr = tid / d, h = hr / R;
+    const uint32_t r = (uint32_t)(hr % R), c = (uint32_t)(tid % d);
     const uint32_t t0 = r * seg, k = N - t0 < seg ? N - t0 : seg;
-    float a = __ldg(x + (uint64_t)t0 * d + c);                  /* from the first value */
-    for (uint32_t j = 1; j < k; j++)
-        a = __fadd_rn(a, __ldg(x + (uint64_t)(t0 + j) * d + c)); /* RN32 [SAGE-SM-01] */
+    const float *xh = x + h * N * d;
+    float a = __ldg(xh + (uint64_t)t0 * d + c);                 /* from the first value */
+#pragma unroll 32
+    for (uint32_t j = 1; j < k; j++)                            /* loads ahead of the sum; its order kept */
+        a = __fadd_rn(a, __ldg(xh + (uint64_t)(t0 + j) * d + c)); /* RN32 [SAGE-SM-01] */
     mean[tid] = __fdiv_rn(a, (float)k);                         /* RN32; k exact */
 }
 
+/* xs = x - mean over heads x N tokens: token t of the whole tensor is token
+ * t % N of head t / N, whose mean row is (t / N) R + (t % N) / seg. */
 __global__ void __launch_bounds__(256)
 sage_sub_kernel(float *__restrict__ xs, const float *__restrict__ x, const float *__restrict__ mean,
-                const sage_dev_state *st, uint64_t n, uint32_t d, uint32_t seg)
+                const sage_dev_state *st, uint64_t n, uint32_t d, uint32_t seg, uint32_t N, uint32_t R)
 {
     if (dev_failed(st)) return;
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride) {
-        const uint64_t t = e / d;
-        const uint32_t c = (uint32_t)(e % d);
-        xs[e] = __fsub_rn(__ldg(x + e), __ldg(mean + (t / seg) * d + c)); /* RN32 [SAGE-SM-02] */
+        const uint64_t t = e / d, h = t / N;
+        const uint32_t c = (uint32_t)(e % d), tt = (uint32_t)(t % N);
+        xs[e] = __fsub_rn(__ldg(x + e), __ldg(mean + (h * R + tt / seg) * d + c)); /* RN32 [SAGE-SM-02] */
     }
 }
 
@@ -234,8 +250,9 @@ __device__ __forceinline__ void dev_qk_store(uint8_t *__restrict__ codes, const 
 template <uint32_t BITS, uint32_t D, uint32_t C>
 __global__ void __launch_bounds__(QK_THREADS)
 sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const float *__restrict__ x,
-               sage_dev_state *st, kvq_sage_shape sh, kvq_sage_qk qk, uint32_t ties, int vec)
+               sage_dev_state *st, kvq_sage_shape sh, kvq_sage_qk qk, uint32_t ties, int vec, sage_hstride hs)
 {
+    x += blockIdx.y * hs.x, codes += blockIdx.y * hs.codes, scale += blockIdx.y * hs.scale;  /* the head */
     __shared__ uint32_t smax[QK_MAX_SLOTS];
     __shared__ float ssc[QK_MAX_SLOTS];
     __shared__ uint32_t sfailed;
@@ -343,8 +360,9 @@ __device__ __forceinline__ uint32_t dev_fast_slot(uint32_t n)  /* n within the b
 template <uint32_t ROLE, uint32_t GRAN, uint32_t BITS, uint32_t D>
 __global__ void __launch_bounds__((ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u) * D / 32u, ROLE == KVQ_SAGE_ROLE_K && D == 128u ? FAST_K_MIN_BLOCKS : 1)
 sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const float *__restrict__ x,
-                    sage_dev_state *st, uint32_t tokens, uint32_t rounding, uint32_t ties, int vec)
+                    sage_dev_state *st, uint32_t tokens, uint32_t rounding, uint32_t ties, int vec, sage_hstride hs)
 {
+    x += blockIdx.y * hs.x, codes += blockIdx.y * hs.codes, scale += blockIdx.y * hs.scale;  /* the head */
     constexpr uint32_t B = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
     constexpr uint32_t FT = B * D / 32u;                         /* threads: 8 float4 each */
     constexpr uint32_t TG = D / 4u;                              /* lanes of one token */
@@ -444,6 +462,7 @@ __global__ void __launch_bounds__(256)
 sage_vmax_kernel(uint32_t *__restrict__ cmaxw, const float *__restrict__ v, sage_dev_state *st,
                  uint32_t N, uint32_t tokens_per_block, int vec)
 {
+    cmaxw += blockIdx.y * D, v += (uint64_t)blockIdx.y * N * D;   /* the head */
     constexpr uint32_t TG = D / 4u, R = 256u / TG, U = 8u;
     __shared__ uint32_t sm[256 * 4];
     const uint32_t c4 = (threadIdx.x % TG) * 4u, r = threadIdx.x / TG;
@@ -486,6 +505,7 @@ __global__ void sage_vscale_kernel(float *__restrict__ scale, float *__restrict_
                                    uint32_t d, float F)
 {
     if (dev_failed(st)) return;
+    scale += blockIdx.y * d, sc_dev += blockIdx.y * d, cmaxw += blockIdx.y * d;   /* the head */
     uint32_t f = 0;
     const uint32_t c = threadIdx.x;
     if (c < d) {
@@ -522,6 +542,7 @@ sage_vcode_kernel(uint8_t *__restrict__ codes, const float *__restrict__ v,
 {
     constexpr uint32_t TG = D / 4u, R = 256u / TG, U = 4u;
     if (dev_failed(st)) return;
+    codes += (uint64_t)blockIdx.y * N * D, v += (uint64_t)blockIdx.y * N * D, sc += blockIdx.y * D;  /* the head */
     const uint32_t c4 = (threadIdx.x % TG) * 4u;
     const float s[4] = {__ldg(sc + c4), __ldg(sc + c4 + 1u), __ldg(sc + c4 + 2u), __ldg(sc + c4 + 3u)};
     const uint32_t stride = gridDim.x * R;
@@ -597,32 +618,39 @@ extern "C" kvq_status kvq_cuda_sage_smooth(float *d_xs, float *d_mean, const flo
     if (d_xs == NULL || d_mean == NULL || d_x == NULL || shape == NULL) return KVQ_E_PARAM;
     if (seg < 1u || seg > KVQ_SAGE_MAX_TOKENS) return KVQ_E_PARAM;
     if (!kvq_sage_shape_ok(shape)) return KVQ_E_SHAPE;
-    const kvq_sage_shape sh = *shape;
-    const uint64_t n = kvq_sage_elems(&sh);
-    const uint32_t R = kvq_sage_mean_rows(sh.tokens, seg);
     sage_scratch *s = NULL;
     kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    kvq_status enq = enqueue_check(&s->st, d_x, n, CHECK_SMOOTH, stream);
-    if (enq == KVQ_OK) {
-        sage_mean_kernel<<<nblocks((uint64_t)R * sh.dim, 128), 128, 0, stream>>>(
-            d_mean, d_x, &s->st, sh.tokens, sh.dim, seg, R);
-        sage_sub_kernel<<<grid_cap(n, 256), 256, 0, stream>>>(d_xs, d_x, d_mean, &s->st, n,
-                                                             sh.dim, seg);
-        if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
-    }
+    const kvq_status enq = sage_enqueue_smooth(d_xs, d_mean, d_x, 1u, shape->tokens, shape->dim, seg, &s->st,
+                                               stream);
     return finish(enq, s, NULL, stream);
+}
+
+kvq_status sage_enqueue_smooth(float *d_xs, float *d_mean, const float *d_x, uint32_t heads, uint32_t n,
+                               uint32_t d, uint32_t seg, sage_dev_state *st, cudaStream_t stream)
+{
+    const uint64_t ne = (uint64_t)heads * n * d;
+    const uint32_t R = kvq_sage_mean_rows(n, seg);
+    const uint64_t nm = (uint64_t)heads * R * d;
+    const kvq_status enq = enqueue_check(st, d_x, ne, CHECK_SMOOTH, stream);
+    if (enq != KVQ_OK) return enq;
+    /* few long sums (K: one segment a head): one warp a block spreads them over
+     * every multiprocessor, whose loads in flight bound the pass */
+    const uint32_t mb = nm <= 65536u ? 32u : 128u;
+    sage_mean_kernel<<<nblocks(nm, mb), mb, 0, stream>>>(d_mean, d_x, st, n, d, seg, R, nm);
+    sage_sub_kernel<<<grid_cap(ne, 256), 256, 0, stream>>>(d_xs, d_x, d_mean, st, ne, d, seg, n, R);
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
 /* The fast kernel for the public code's block sizes, or NULL-equivalent false. */
 template <uint32_t ROLE, uint32_t GRAN>
-static void launch_fast(uint32_t bits, uint32_t d, unsigned int g, cudaStream_t stream, uint8_t *codes,
+static void launch_fast(uint32_t bits, uint32_t d, dim3 g, cudaStream_t stream, uint8_t *codes,
                         float *scale, const float *x, sage_dev_state *st, uint32_t tokens,
-                        uint32_t rounding, uint32_t ties, int vec)
+                        uint32_t rounding, uint32_t ties, int vec, sage_hstride hs)
 {
     constexpr uint32_t B = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
 #define FAST_LAUNCH(BB, DD) \
-    sage_qk_fast_kernel<ROLE, GRAN, BB, DD><<<g, B * DD / 32u, 0, stream>>>(codes, scale, x, st, tokens, rounding, ties, vec)
+    sage_qk_fast_kernel<ROLE, GRAN, BB, DD><<<g, B * DD / 32u, 0, stream>>>(codes, scale, x, st, tokens, rounding, ties, vec, hs)
     if (bits == 4u && d == 64u) FAST_LAUNCH(4u, 64u);
     else if (bits == 4u) FAST_LAUNCH(4u, 128u);
     else if (d == 64u) FAST_LAUNCH(8u, 64u);
@@ -630,48 +658,58 @@ static void launch_fast(uint32_t bits, uint32_t d, unsigned int g, cudaStream_t 
 #undef FAST_LAUNCH
 }
 
-/* Enqueue the Q/K kernels of one call on the zeroed state st. */
-static kvq_status enqueue_qk(uint8_t *d_codes, float *d_scale, const float *d_x, const kvq_sage_shape *sh,
-                             const kvq_sage_qk *qk, const kvq_policy *pol, uint32_t opts,
-                             sage_dev_state *st, cudaStream_t stream)
+/* Enqueue the Q/K kernels of `heads` heads of *sh each on the zeroed state st
+ * (one launch a kernel for up to SAGE_HEADS_MAX heads, head = blockIdx.y). */
+kvq_status sage_enqueue_qk(uint8_t *d_codes, float *d_scale, const float *d_x, uint32_t heads,
+                           const kvq_sage_shape *sh, const kvq_sage_qk *qk, const kvq_policy *pol,
+                           uint32_t opts, sage_dev_state *st, cudaStream_t stream)
 {
     const kvq_sage_qk q = *qk;
-    const int vec = aligned(d_x, 16) && aligned(d_codes, 8);
+    const int vec = aligned(d_x, 16) && aligned(d_codes, 8);  /* per-head steps keep both */
     if (!(opts & KVQ_CUDA_DIRECT)) {
-        const kvq_status e = enqueue_check(st, d_x, kvq_sage_elems(sh), CHECK_NONE, stream);
+        const kvq_status e = enqueue_check(st, d_x, (uint64_t)heads * kvq_sage_elems(sh), CHECK_NONE, stream);
         if (e != KVQ_OK) return e;
     }
-    const unsigned int g = kvq_sage_blocks(sh->tokens, q.block);
+    sage_hstride hs;
+    hs.x = kvq_sage_elems(sh), hs.codes = kvq_sage_code_bytes(sh, q.bits), hs.scale = kvq_sage_scale_count(sh, &q);
+    const unsigned int gx = kvq_sage_blocks(sh->tokens, q.block);
     const bool fast_q = q.role == KVQ_SAGE_ROLE_Q && q.block == 128u && q.warps == 4u;
     const bool fast_k = q.role == KVQ_SAGE_ROLE_K && q.block == 64u;
-    if (fast_q || fast_k) {                                     /* [SAGE-DEV-04] */
-        const bool thr = q.gran == KVQ_SAGE_GRAN_THREAD;
-        if (fast_q && thr)
-            launch_fast<KVQ_SAGE_ROLE_Q, KVQ_SAGE_GRAN_THREAD>(q.bits, sh->dim, g, stream, d_codes, d_scale,
-                                                               d_x, st, sh->tokens, q.rounding, pol->ties, vec);
-        else if (fast_q && q.gran == KVQ_SAGE_GRAN_WARP)
-            launch_fast<KVQ_SAGE_ROLE_Q, KVQ_SAGE_GRAN_WARP>(q.bits, sh->dim, g, stream, d_codes, d_scale,
-                                                             d_x, st, sh->tokens, q.rounding, pol->ties, vec);
-        else if (fast_q)
-            launch_fast<KVQ_SAGE_ROLE_Q, KVQ_SAGE_GRAN_BLOCK>(q.bits, sh->dim, g, stream, d_codes, d_scale,
-                                                              d_x, st, sh->tokens, q.rounding, pol->ties, vec);
-        else if (thr)
-            launch_fast<KVQ_SAGE_ROLE_K, KVQ_SAGE_GRAN_THREAD>(q.bits, sh->dim, g, stream, d_codes, d_scale,
-                                                               d_x, st, sh->tokens, q.rounding, pol->ties, vec);
-        else                                                    /* K: warp and block are one slot */
-            launch_fast<KVQ_SAGE_ROLE_K, KVQ_SAGE_GRAN_BLOCK>(q.bits, sh->dim, g, stream, d_codes, d_scale,
-                                                              d_x, st, sh->tokens, q.rounding, pol->ties, vec);
-    } else {
-        const bool cached = (uint64_t)q.block * sh->dim <= (uint64_t)QK_CACHE * QK_THREADS * 4u;
+    const bool thr = q.gran == KVQ_SAGE_GRAN_THREAD;
+    const bool cached = (uint64_t)q.block * sh->dim <= (uint64_t)QK_CACHE * QK_THREADS * 4u;
+    for (uint32_t h0 = 0; h0 < heads; h0 += SAGE_HEADS_MAX) {
+        const dim3 g(gx, heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX);
+        uint8_t *codes = d_codes + h0 * hs.codes;
+        float *scale = d_scale + h0 * hs.scale;
+        const float *x = d_x + h0 * hs.x;
+        if (fast_q || fast_k) {                                 /* [SAGE-DEV-04] */
+            if (fast_q && thr)
+                launch_fast<KVQ_SAGE_ROLE_Q, KVQ_SAGE_GRAN_THREAD>(q.bits, sh->dim, g, stream, codes, scale, x, st,
+                                                                   sh->tokens, q.rounding, pol->ties, vec, hs);
+            else if (fast_q && q.gran == KVQ_SAGE_GRAN_WARP)
+                launch_fast<KVQ_SAGE_ROLE_Q, KVQ_SAGE_GRAN_WARP>(q.bits, sh->dim, g, stream, codes, scale, x, st,
+                                                                 sh->tokens, q.rounding, pol->ties, vec, hs);
+            else if (fast_q)
+                launch_fast<KVQ_SAGE_ROLE_Q, KVQ_SAGE_GRAN_BLOCK>(q.bits, sh->dim, g, stream, codes, scale, x, st,
+                                                                  sh->tokens, q.rounding, pol->ties, vec, hs);
+            else if (thr)
+                launch_fast<KVQ_SAGE_ROLE_K, KVQ_SAGE_GRAN_THREAD>(q.bits, sh->dim, g, stream, codes, scale, x, st,
+                                                                   sh->tokens, q.rounding, pol->ties, vec, hs);
+            else                                                /* K: warp and block are one slot */
+                launch_fast<KVQ_SAGE_ROLE_K, KVQ_SAGE_GRAN_BLOCK>(q.bits, sh->dim, g, stream, codes, scale, x, st,
+                                                                  sh->tokens, q.rounding, pol->ties, vec, hs);
+        } else {
 #define QK_LAUNCH(BB, DD, CC) \
-        sage_qk_kernel<BB, DD, CC><<<g, QK_THREADS, 0, stream>>>(d_codes, d_scale, d_x, st, *sh, q, pol->ties, vec)
-        if (q.bits == 4u && sh->dim == 64u) { if (cached) QK_LAUNCH(4u, 64u, QK_CACHE); else QK_LAUNCH(4u, 64u, 0u); }
-        else if (q.bits == 4u) { if (cached) QK_LAUNCH(4u, 128u, QK_CACHE); else QK_LAUNCH(4u, 128u, 0u); }
-        else if (sh->dim == 64u) { if (cached) QK_LAUNCH(8u, 64u, QK_CACHE); else QK_LAUNCH(8u, 64u, 0u); }
-        else { if (cached) QK_LAUNCH(8u, 128u, QK_CACHE); else QK_LAUNCH(8u, 128u, 0u); }
+            sage_qk_kernel<BB, DD, CC><<<g, QK_THREADS, 0, stream>>>(codes, scale, x, st, *sh, q, pol->ties, vec, hs)
+            if (q.bits == 4u && sh->dim == 64u) { if (cached) QK_LAUNCH(4u, 64u, QK_CACHE); else QK_LAUNCH(4u, 64u, 0u); }
+            else if (q.bits == 4u) { if (cached) QK_LAUNCH(4u, 128u, QK_CACHE); else QK_LAUNCH(4u, 128u, 0u); }
+            else if (sh->dim == 64u) { if (cached) QK_LAUNCH(8u, 64u, QK_CACHE); else QK_LAUNCH(8u, 64u, 0u); }
+            else { if (cached) QK_LAUNCH(8u, 128u, QK_CACHE); else QK_LAUNCH(8u, 128u, 0u); }
 #undef QK_LAUNCH
+        }
+        if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
     }
-    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    return KVQ_OK;
 }
 
 static kvq_status qk_args(const uint8_t *d_codes, const float *d_scale, const float *d_x,
@@ -694,7 +732,7 @@ extern "C" kvq_status kvq_cuda_sage_quantize_qk(uint8_t *d_codes, float *d_scale
     sage_scratch *s = NULL;
     kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    const kvq_status enq = enqueue_qk(d_codes, d_scale, d_x, shape, qk, pol, opts, &s->st, stream);
+    const kvq_status enq = sage_enqueue_qk(d_codes, d_scale, d_x, 1u, shape, qk, pol, opts, &s->st, stream);
     return finish(enq, s, flags, stream);
 }
 
@@ -733,7 +771,7 @@ extern "C" kvq_status kvq_cuda_sage_quantize_qk_async(uint8_t *d_codes, float *d
     sage_scratch *s = NULL;
     const kvq_status a = async_ws(&s, d_result, d_workspace, workspace_bytes, stream);
     if (a != KVQ_OK) return a;
-    return async_done(enqueue_qk(d_codes, d_scale, d_x, shape, qk, pol, opts, &s->st, stream), d_result, s,
+    return async_done(sage_enqueue_qk(d_codes, d_scale, d_x, 1u, shape, qk, pol, opts, &s->st, stream), d_result, s,
                       stream);
 }
 
@@ -747,28 +785,40 @@ static kvq_status v_args(const uint8_t *d_codes, const float *d_scale, const flo
     return KVQ_OK;
 }
 
-/* Enqueue the V kernels of one call on the zeroed scratch s. */
-static kvq_status enqueue_v(uint8_t *d_codes, float *d_scale, const float *d_v, const kvq_sage_shape *sh,
-                            uint32_t fmt, const kvq_policy *pol, sage_scratch *s, cudaStream_t stream)
+/* Enqueue the V kernels of `heads` heads on the zeroed state st (head =
+ * blockIdx.y): cmax (zeroed) and sc hold heads x dim words. */
+kvq_status sage_enqueue_v(uint8_t *d_codes, float *d_scale, const float *d_v, uint32_t heads,
+                          const kvq_sage_shape *sh, uint32_t fmt, uint32_t *cmax, float *sc,
+                          sage_dev_state *st, cudaStream_t stream)
 {
-    const int vec = aligned(d_v, 16) && aligned(d_codes, 4);
+    const int vec = aligned(d_v, 16) && aligned(d_codes, 4);  /* per-head steps keep both */
     const uint32_t tpb = 512u;                                  /* tokens a maxima block */
     const unsigned int gm = kvq_sage_blocks(sh->tokens, tpb);
-    if (sh->dim == 64u)
-        sage_vmax_kernel<64u><<<gm, 256, 0, stream>>>(s->cmax, d_v, &s->st, sh->tokens, tpb, vec);
-    else
-        sage_vmax_kernel<128u><<<gm, 256, 0, stream>>>(s->cmax, d_v, &s->st, sh->tokens, tpb, vec);
-    sage_vscale_kernel<<<1, 128, 0, stream>>>(d_scale, s->sc, s->cmax, &s->st, sh->dim,
-                                              kvq_sage_fp8_bound(fmt));
+    const uint64_t he = kvq_sage_elems(sh);
+    const uint32_t d = sh->dim;
     /* the overflow policy does not reach the codes: no V value overflows [SAGE-LEM-05] */
     const bool e5 = fmt == KVQ_SAGE_FP8_E5M2;
-    if (sh->dim == 64u)
-        sage_vcode_kernel<64u><<<grid_cap((uint64_t)sh->tokens * 16u, 256), 256, 0, stream>>>(
-            d_codes, d_v, s->sc, &s->st, sh->tokens, e5, vec);
-    else
-        sage_vcode_kernel<128u><<<grid_cap((uint64_t)sh->tokens * 32u, 256), 256, 0, stream>>>(
-            d_codes, d_v, s->sc, &s->st, sh->tokens, e5, vec);
-    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    const float F = kvq_sage_fp8_bound(fmt);
+    for (uint32_t h0 = 0; h0 < heads; h0 += SAGE_HEADS_MAX) {
+        const uint32_t hn = heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX;
+        const float *v = d_v + h0 * he;
+        uint8_t *codes = d_codes + h0 * he;
+        uint32_t *cm = cmax + (uint64_t)h0 * d;
+        float *scale = d_scale + (uint64_t)h0 * d, *s = sc + (uint64_t)h0 * d;
+        if (d == 64u)
+            sage_vmax_kernel<64u><<<dim3(gm, hn), 256, 0, stream>>>(cm, v, st, sh->tokens, tpb, vec);
+        else
+            sage_vmax_kernel<128u><<<dim3(gm, hn), 256, 0, stream>>>(cm, v, st, sh->tokens, tpb, vec);
+        sage_vscale_kernel<<<dim3(1, hn), 128, 0, stream>>>(scale, s, cm, st, d, F);
+        if (d == 64u)
+            sage_vcode_kernel<64u><<<dim3(grid_cap((uint64_t)sh->tokens * 16u, 256), hn), 256, 0, stream>>>(
+                codes, v, s, st, sh->tokens, e5, vec);
+        else
+            sage_vcode_kernel<128u><<<dim3(grid_cap((uint64_t)sh->tokens * 32u, 256), hn), 256, 0, stream>>>(
+                codes, v, s, st, sh->tokens, e5, vec);
+        if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
+    }
+    return KVQ_OK;
 }
 
 extern "C" kvq_status kvq_cuda_sage_quantize_v(uint8_t *d_codes, float *d_scale, uint32_t *flags,
@@ -781,7 +831,8 @@ extern "C" kvq_status kvq_cuda_sage_quantize_v(uint8_t *d_codes, float *d_scale,
     sage_scratch *s = NULL;
     kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    return finish(enqueue_v(d_codes, d_scale, d_v, shape, fmt, pol, s, stream), s, flags, stream);
+    return finish(sage_enqueue_v(d_codes, d_scale, d_v, 1u, shape, fmt, s->cmax, s->sc, &s->st, stream), s, flags,
+                  stream);
 }
 
 extern "C" kvq_status kvq_cuda_sage_quantize_v_async(uint8_t *d_codes, float *d_scale,
@@ -795,7 +846,8 @@ extern "C" kvq_status kvq_cuda_sage_quantize_v_async(uint8_t *d_codes, float *d_
     sage_scratch *s = NULL;
     const kvq_status a = async_ws(&s, d_result, d_workspace, workspace_bytes, stream);
     if (a != KVQ_OK) return a;
-    return async_done(enqueue_v(d_codes, d_scale, d_v, shape, fmt, pol, s, stream), d_result, s, stream);
+    return async_done(sage_enqueue_v(d_codes, d_scale, d_v, 1u, shape, fmt, s->cmax, s->sc, &s->st, stream),
+                      d_result, s, stream);
 }
 
 extern "C" kvq_status kvq_cuda_sage_quantize_p(uint8_t *d_codes, float *d_rowsum, uint32_t *flags,

@@ -45,16 +45,19 @@
  * and each PV instruction's accumulator before and after it and its P~ codes
  * (gpu/kvq_cuda.h kvq_cuda_sage_attn_trace).
  *
- * The pipeline (kvq_cuda_sage_attn): K smoothed per head, Q per 128 tokens
- * (kvq_cuda_sage_smooth), dS with tau2 (kvq_cuda_sage_delta_s), the Q, K and V
- * quantizers (the stream-ordered launchers of gpu/sage/sage.cu, default
- * policy), then the core, gated on the quantizers' combined status.  Heads are
- * batched into one quantizer or smoothing call where their blocks line up; the
- * blocking dS calls of the heads run from up to 8 host threads at once.  The
- * status of the first failing stage (smoothing K, smoothing Q, dS, then the
- * quantizers Q, K, V in that order) lands in the result word.
+ * The pipeline (kvq_cuda_sage_attn) [SAGE-DEV-09]: K smoothed per head, Q per
+ * 128 tokens, dS with tau2, the Q, K and V quantizers (default policy), then
+ * the core, gated on the stages' combined status.  Every stage is the batched
+ * launcher of gpu/sage/sage.cu or sage_ds.cu (sage_common.cuh): one launch a
+ * kernel for all heads, whatever the shapes, on the caller's stream only --
+ * no host wait, no allocation, no host thread -- so the call can be captured
+ * in a CUDA graph.  Each stage has its own call state in the workspace; a
+ * one-thread gate kernel before a stage marks it failed when an earlier one
+ * failed (its writing kernels then return at once), and a last kernel puts
+ * the status of the first failing stage (smoothing K, smoothing Q, dS, then
+ * the quantizers Q, K, V) into the result word and the core's gate.
  *
- * SPEC: [SAGE-ATT-01..09] [SAGE-DEV-06]
+ * SPEC: [SAGE-ATT-01..09] [SAGE-DEV-06] [SAGE-DEV-09]
  */
 #include <cuda_runtime.h>
 
@@ -62,14 +65,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <atomic>
-#include <thread>
-#include <vector>
-
 #include "kvq.h"
 #include "kvq_sage.h"
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
+#include "sage/sage_common.cuh"
 
 #define ATT_BQ   64u                     /* query rows a CTA */
 #define ATT_BKV  KVQ_SAGE_ATTN_BKV       /* keys a block */
@@ -573,6 +573,21 @@ extern "C" kvq_status kvq_cuda_sage_attn_core_trace(float *d_o, const kvq_sage_a
 
 static size_t up256(uint64_t n) { return (size_t)((n + 255u) / 256u * 256u); }
 
+/* The pipeline's stages, in the order their statuses rank [SAGE-DEV-09]. */
+enum { ST_SMOOTH_K, ST_SMOOTH_Q, ST_DS, ST_QUANT_Q, ST_QUANT_K, ST_QUANT_V, ST_N };
+#define ERR_SKIP 0x80000000u             /* an earlier stage failed: the stage writes nothing */
+
+/* The scratch segment: one call state a stage, then V's per-head channel
+ * maxima and scales (the kernels' copy); zeroed by one memset a call. */
+typedef struct attn_scratch {
+    sage_dev_state st[ST_N];
+} attn_scratch;
+
+static uint64_t attn_scratch_bytes(uint64_t heads)
+{
+    return sizeof(attn_scratch) + heads * ATT_D * 8u;
+}
+
 extern "C" kvq_status kvq_cuda_sage_attn_ws_layout(kvq_cuda_sage_attn_ws *w, const kvq_sage_attn *a,
                                                    uint32_t heads)
 {
@@ -594,8 +609,8 @@ extern "C" kvq_status kvq_cuda_sage_attn_ws_layout(kvq_cuda_sage_attn_ws *w, con
     SEG(ksc, H * kvq_sage_scale_count(&ksh, &kq) * 4u);
     SEG(vc, H * nk * d);
     SEG(vsc, H * d * 4u);
-    SEG(scratch, kvq_cuda_sage_workspace());
-    SEG(results, (3u * H + 1u) * sizeof(kvq_cuda_result));   /* per-call words, then the gate */
+    SEG(scratch, attn_scratch_bytes(H));                      /* the stages' states, V's maxima */
+    SEG(results, sizeof(kvq_cuda_result));                    /* the core's gate */
 #undef SEG
     w->total = at;
     return KVQ_OK;
@@ -607,124 +622,39 @@ extern "C" size_t kvq_cuda_sage_attn_workspace(const kvq_sage_attn *a, uint32_t 
     return kvq_cuda_sage_attn_ws_layout(&w, a, heads) == KVQ_OK ? w.total : 0u;
 }
 
-/* A status into *r (stream order). */
-static __global__ void attn_post_kernel(kvq_cuda_result *r, kvq_cuda_result *gate, uint32_t status)
+/* Before stage s: when an earlier stage's state holds an error, mark stage
+ * s's so that its writing kernels return at once [SAGE-DEV-09]. */
+static __global__ void attn_stage_gate_kernel(attn_scratch *sc, uint32_t s)
 {
-    r->status = status, r->flags = 0u;
-    gate->status = status, gate->flags = 0u;
+    uint32_t e = 0u;
+    for (uint32_t i = 0; i < s; i++) e |= sc->st[i].err;
+    if (e != 0u) sc->st[s].err |= ERR_SKIP;
 }
 
-/* The quantizers' words, in call order: the first error, else KVQ_OK and their
- * flags OR-ed; into *r and the core's gate. */
-static __global__ void attn_combine_kernel(kvq_cuda_result *r, kvq_cuda_result *gate, const kvq_cuda_result *w,
-                                           uint32_t n)
+/* The status of the first failing stage in stage order (NaN/Inf before range
+ * within a stage, as sage_result_kernel), else KVQ_OK and the stages' flags
+ * OR-ed; into *r and the core's gate. */
+static __global__ void attn_combine_kernel(kvq_cuda_result *r, kvq_cuda_result *gate, const attn_scratch *sc)
 {
     uint32_t st = KVQ_OK, fl = 0u;
-    for (uint32_t i = 0; i < n; i++) {
-        if (w[i].status != (uint32_t)KVQ_OK) {
-            st = w[i].status;
+    for (uint32_t i = 0; i < ST_N; i++) {
+        const uint32_t e = sc->st[i].err;
+        if (e != 0u) {
+            st = (e & ERR_NONFINITE) ? (uint32_t)KVQ_E_NONFINITE : (uint32_t)KVQ_E_PARAM;
             break;
         }
-        fl |= w[i].flags;
+        fl |= sc->st[i].flags;
     }
     r->status = st, r->flags = st == KVQ_OK ? fl : 0u;
     *gate = *r;
 }
 
-/* dS of every head [SAGE-ATT-02].  kvq_cuda_sage_delta_s is blocking and one
- * head's grid fills a small part of the device, so up to 8 host threads run
- * the heads at once, each on its own stream (each head's rows are computed
- * alone: the result does not depend on the schedule).  The inputs are
- * complete (the smoothing calls before are blocking) and so is every output
- * when this returns.  Returns the first error of the lowest-numbered failing
- * thread. */
-static kvq_status ds_heads(float *ds, const float *qm, const float *ks, uint32_t heads, uint32_t rows,
-                           const kvq_sage_shape *ksh, float tau2, cudaStream_t stream)
-{
-    const uint64_t nk = ksh->tokens;
-    const uint32_t nt = heads < 8u ? heads : 8u;
-    int dev = 0;
-    if (nt > 1u && cudaGetDevice(&dev) == cudaSuccess) {
-        std::atomic<uint32_t> next(0);
-        std::vector<kvq_status> st(nt, KVQ_OK);
-        std::vector<std::thread> th;
-        auto work = [&](uint32_t k) {
-            cudaStream_t s;
-            if (cudaSetDevice(dev) != cudaSuccess || cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
-                (void)cudaGetLastError();
-                st[k] = KVQ_E_DEVICE;
-                return;
-            }
-            for (uint32_t h; st[k] == KVQ_OK && (h = next++) < heads;)
-                st[k] = kvq_cuda_sage_delta_s(ds + (uint64_t)h * rows * nk, qm + (uint64_t)h * rows * ATT_D,
-                                              ks + (uint64_t)h * nk * ATT_D, rows, ksh, tau2, s);
-            (void)cudaStreamDestroy(s);
-        };
-        try {
-            for (uint32_t k = 0; k < nt; k++) th.emplace_back(work, k);
-        } catch (...) {                                       /* no threads: the heads left run below */
-        }
-        for (auto &x : th) x.join();
-        for (uint32_t k = 0; k < nt; k++)
-            if (st[k] != KVQ_OK) return st[k];
-        if (th.size() == nt) return KVQ_OK;
-    }
-    for (uint32_t h = 0; h < heads; h++) {                    /* one thread (recomputes any head) */
-        const kvq_status r = kvq_cuda_sage_delta_s(ds + (uint64_t)h * rows * nk, qm + (uint64_t)h * rows * ATT_D,
-                                                   ks + (uint64_t)h * nk * ATT_D, rows, ksh, tau2, stream);
-        if (r != KVQ_OK) return r;
-    }
-    return KVQ_OK;
-}
-
-/* Smoothing of every head's n tokens with segment seg (mean_rows means a
- * head): one call over all heads when their segments line up in one tensor,
- * else one a head. */
-static kvq_status smooth_heads(float *xs, float *mean, const float *x, uint32_t heads, uint32_t n, uint32_t seg,
-                               uint32_t mean_rows, cudaStream_t stream)
-{
-    const uint64_t d = ATT_D;
-    if (n % seg == 0u && (uint64_t)heads * n <= KVQ_SAGE_MAX_TOKENS) {
-        const kvq_sage_shape all = {heads * n, ATT_D};
-        return kvq_cuda_sage_smooth(xs, mean, x, &all, seg, stream);
-    }
-    const kvq_sage_shape one = {n, ATT_D};
-    kvq_status s = KVQ_OK;
-    for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)
-        s = kvq_cuda_sage_smooth(xs + (uint64_t)h * n * d, mean + (uint64_t)h * mean_rows * d, x + (uint64_t)h * n * d,
-                                 &one, seg, stream);
-    return s;
-}
-
-/* The Q or K quantizer on every head's n smoothed tokens, stream-ordered, one
- * result word a call (res[*nres], ...): one call over all heads when no
- * block straddles two of them, else one a head. */
-static kvq_status quantize_qk_heads(uint8_t *codes, float *scales, kvq_cuda_result *res, uint32_t *nres,
-                                    const float *x, uint32_t heads, uint32_t n, const kvq_sage_qk *qk,
-                                    const kvq_policy *pol, void *scr, size_t scr_bytes, cudaStream_t stream)
-{
-    if (n % qk->block == 0u && (uint64_t)heads * n <= KVQ_SAGE_MAX_TOKENS) {
-        const kvq_sage_shape all = {heads * n, ATT_D};
-        return kvq_cuda_sage_quantize_qk_async(codes, scales, res + (*nres)++, x, &all, qk, pol, scr, scr_bytes, 0u,
-                                               stream);
-    }
-    const kvq_sage_shape one = {n, ATT_D};
-    const uint64_t cb = kvq_sage_code_bytes(&one, qk->bits), sn = kvq_sage_scale_count(&one, qk);
-    kvq_status s = KVQ_OK;
-    for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)
-        s = kvq_cuda_sage_quantize_qk_async(codes + h * cb, scales + h * sn, res + (*nres)++,
-                                            x + (uint64_t)h * n * ATT_D, &one, qk, pol, scr, scr_bytes, 0u, stream);
-    return s;
-}
-
-/* Data statuses of the blocking stages (NaN/Inf, range) go to the result
- * word; the others (KVQ_E_DEVICE, KVQ_E_NOMEM) are returned. */
-static int data_status(kvq_status s) { return s == KVQ_E_NONFINITE || s == KVQ_E_PARAM || s == KVQ_E_RANGE; }
-
-extern "C" kvq_status kvq_cuda_sage_attn(float *d_o, kvq_cuda_result *d_result, const float *d_q,
-                                         const float *d_k, const float *d_v, const kvq_sage_attn *a,
-                                         uint32_t heads, void *d_workspace, size_t workspace_bytes,
-                                         cudaStream_t stream)
+/* The pipeline, every stage one launch a kernel for all heads, on `stream`
+ * only: no host wait, no allocation, no host thread [SAGE-DEV-09].  ev (NULL,
+ * or 7 events) records the stage boundaries for kvq_cuda_sage_attn_stages. */
+static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const float *d_q, const float *d_k,
+                                const float *d_v, const kvq_sage_attn *a, uint32_t heads, void *d_workspace,
+                                size_t workspace_bytes, cudaStream_t stream, cudaEvent_t *ev)
 {
     kvq_cuda_sage_attn_ws L;
     if (kvq_cuda_sage_attn_ws_layout(&L, a, heads) != KVQ_OK) return KVQ_E_PARAM;
@@ -738,38 +668,91 @@ extern "C" kvq_status kvq_cuda_sage_attn(float *d_o, kvq_cuda_result *d_result, 
     float *qm = (float *)(ws + L.qm), *ds = (float *)(ws + L.ds);
     uint8_t *qc = ws + L.qc, *kc = ws + L.kc, *vc = ws + L.vc;
     float *qsc = (float *)(ws + L.qsc), *ksc = (float *)(ws + L.ksc), *vsc = (float *)(ws + L.vsc);
-    void *scr = ws + L.scratch;
-    const size_t scr_bytes = kvq_cuda_sage_workspace();
-    kvq_cuda_result *res = (kvq_cuda_result *)(ws + L.results), *gate = res + 3u * (size_t)heads;
-    const uint64_t d = ATT_D;
+    attn_scratch *sc = (attn_scratch *)(ws + L.scratch);
+    uint32_t *vmax = (uint32_t *)(sc + 1);
+    float *vs2 = (float *)(vmax + (uint64_t)heads * ATT_D);
+    kvq_cuda_result *gate = (kvq_cuda_result *)(ws + L.results);
     const float tau2 = kvq_sage_attn_tau2(a->tau);
     const kvq_sage_qk qq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_K);
-    const kvq_sage_shape ksh = {nk, ATT_D};
+    const kvq_sage_shape qsh = {nq, ATT_D}, ksh = {nk, ATT_D};
     const kvq_policy *pol = &kvq_policy_default;
-    kvq_status s = KVQ_OK;
-
-    /* 1. K smoothed over each head's nk tokens, 2. Q per block of 128 tokens [SAGE-ATT-02] */
-    s = smooth_heads(ks, km, d_k, heads, nk, nk, 1u, stream);
-    if (s == KVQ_OK) s = smooth_heads(qs, qm, d_q, heads, nq, KVQ_SAGE_ATTN_BQ, rows, stream);
-    /* 3. dS = q_m K_s^T tau2, per head */
-    if (s == KVQ_OK) s = ds_heads(ds, qm, ks, heads, rows, &ksh, tau2, stream);
-    if (s != KVQ_OK) {
-        if (!data_status(s)) return s;
-        attn_post_kernel<<<1, 1, 0, stream>>>(d_result, gate, (uint32_t)s);
-        return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    /* tau2 as kvq_cuda_sage_delta_s judges tau: non-finite first, then the range */
+    const uint32_t pre = !isfinite(tau2) ? ERR_NONFINITE
+                       : (tau2 >= KVQ_SAGE_TAU_MIN && tau2 <= KVQ_SAGE_TAU_MAX) ? 0u : ERR_RANGE;
+    auto mark = [&](int i) { return ev == NULL || cudaEventRecord(ev[i], stream) == cudaSuccess; };
+    auto gated = [&](uint32_t s) {
+        attn_stage_gate_kernel<<<1, 1, 0, stream>>>(sc, s);
+        return cudaGetLastError() == cudaSuccess;
+    };
+    if (cudaMemsetAsync(sc, 0, attn_scratch_bytes(heads), stream) != cudaSuccess || !mark(0)) {
+        (void)cudaGetLastError();
+        return KVQ_E_DEVICE;
     }
-
-    /* 4. the quantizers, stream-ordered, one result word a call */
-    uint32_t nres = 0;
-    s = quantize_qk_heads(qc, qsc, res, &nres, qs, heads, nq, &qq, pol, scr, scr_bytes, stream);
-    if (s == KVQ_OK) s = quantize_qk_heads(kc, ksc, res, &nres, ks, heads, nk, &kq, pol, scr, scr_bytes, stream);
-    for (uint32_t h = 0; h < heads && s == KVQ_OK; h++)        /* V: per channel over a head's tokens */
-        s = kvq_cuda_sage_quantize_v_async(vc + (uint64_t)h * nk * d, vsc + h * d, res + nres++, d_v + (uint64_t)h * nk * d, &ksh,
-                                           KVQ_SAGE_FP8_E4M3, pol, scr, scr_bytes, stream);
-    if (s != KVQ_OK) return s;
-    attn_combine_kernel<<<1, 1, 0, stream>>>(d_result, gate, res, nres);
+    kvq_status s = KVQ_OK;
+    /* 1. K smoothed over each head's nk tokens, 2. Q per block of 128 tokens [SAGE-ATT-02] */
+    s = sage_enqueue_smooth(ks, km, d_k, heads, nk, ATT_D, nk, &sc->st[ST_SMOOTH_K], stream);
+    if (s == KVQ_OK && !mark(1)) s = KVQ_E_DEVICE;
+    if (s == KVQ_OK && !gated(ST_SMOOTH_Q)) s = KVQ_E_DEVICE;
+    if (s == KVQ_OK)
+        s = sage_enqueue_smooth(qs, qm, d_q, heads, nq, ATT_D, KVQ_SAGE_ATTN_BQ, &sc->st[ST_SMOOTH_Q], stream);
+    if (s == KVQ_OK && !mark(2)) s = KVQ_E_DEVICE;
+    /* 3. dS = q_m K_s^T tau2, every head */
+    if (s == KVQ_OK && !gated(ST_DS)) s = KVQ_E_DEVICE;
+    if (s == KVQ_OK) s = sage_enqueue_ds(ds, qm, ks, heads, rows, &ksh, tau2, pre, &sc->st[ST_DS], stream);
+    if (s == KVQ_OK && !mark(3)) s = KVQ_E_DEVICE;
+    /* 4. the quantizers Q, K, then V (per channel over a head's tokens) */
+    if (s == KVQ_OK && !gated(ST_QUANT_Q)) s = KVQ_E_DEVICE;
+    if (s == KVQ_OK) s = sage_enqueue_qk(qc, qsc, qs, heads, &qsh, &qq, pol, 0u, &sc->st[ST_QUANT_Q], stream);
+    if (s == KVQ_OK && !gated(ST_QUANT_K)) s = KVQ_E_DEVICE;
+    if (s == KVQ_OK) s = sage_enqueue_qk(kc, ksc, ks, heads, &ksh, &kq, pol, 0u, &sc->st[ST_QUANT_K], stream);
+    if (s == KVQ_OK && !mark(4)) s = KVQ_E_DEVICE;
+    if (s == KVQ_OK && !gated(ST_QUANT_V)) s = KVQ_E_DEVICE;
+    if (s == KVQ_OK)
+        s = sage_enqueue_v(vc, vsc, d_v, heads, &ksh, KVQ_SAGE_FP8_E4M3, vmax, vs2, &sc->st[ST_QUANT_V], stream);
+    if (s == KVQ_OK && !mark(5)) s = KVQ_E_DEVICE;
+    if (s != KVQ_OK) {
+        (void)cudaGetLastError();
+        return s;
+    }
+    attn_combine_kernel<<<1, 1, 0, stream>>>(d_result, gate, sc);
     if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
 
     /* 5. the core, skipped on an error status */
-    return launch_core(d_o, a, heads, qc, qsc, kc, ksc, ds, vc, vsc, gate, NULL, stream);
+    s = launch_core(d_o, a, heads, qc, qsc, kc, ksc, ds, vc, vsc, gate, NULL, stream);
+    if (s == KVQ_OK && !mark(6)) s = KVQ_E_DEVICE;
+    return s;
+}
+
+extern "C" kvq_status kvq_cuda_sage_attn(float *d_o, kvq_cuda_result *d_result, const float *d_q,
+                                         const float *d_k, const float *d_v, const kvq_sage_attn *a,
+                                         uint32_t heads, void *d_workspace, size_t workspace_bytes,
+                                         cudaStream_t stream)
+{
+    return attn_pipeline(d_o, d_result, d_q, d_k, d_v, a, heads, d_workspace, workspace_bytes, stream, NULL);
+}
+
+extern "C" kvq_status kvq_cuda_sage_attn_stages(float *ms, float *d_o, kvq_cuda_result *d_result,
+                                                const float *d_q, const float *d_k, const float *d_v,
+                                                const kvq_sage_attn *a, uint32_t heads, void *d_workspace,
+                                                size_t workspace_bytes, cudaStream_t stream)
+{
+    if (ms == NULL) return KVQ_E_PARAM;
+    cudaEvent_t ev[7];
+    int made = 0;
+    kvq_status s = KVQ_OK;
+    for (; made < 7; made++)
+        if (cudaEventCreate(&ev[made]) != cudaSuccess) {
+            s = KVQ_E_DEVICE;
+            break;
+        }
+    if (s == KVQ_OK)
+        s = attn_pipeline(d_o, d_result, d_q, d_k, d_v, a, heads, d_workspace, workspace_bytes, stream, ev);
+    if (s == KVQ_OK && cudaEventSynchronize(ev[6]) != cudaSuccess) s = KVQ_E_DEVICE;
+    float t[6];
+    for (int i = 0; i < 6 && s == KVQ_OK; i++)
+        if (cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]) != cudaSuccess) s = KVQ_E_DEVICE;
+    while (made > 0) (void)cudaEventDestroy(ev[--made]);
+    (void)cudaGetLastError();
+    if (s == KVQ_OK) memcpy(ms, t, sizeof t);
+    return s;
 }

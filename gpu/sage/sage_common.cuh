@@ -10,7 +10,14 @@
  * [SAGE-DEV-02].  sage_result_kernel maps the bits to the reference's status
  * (NaN/Inf first, then range) [SAGE-DEV-03].
  *
- * Included by .cu units only; everything here has internal linkage.
+ * The batched launchers at the end (one launch a kernel for `heads` heads
+ * that follow each other at the per-head sizes of include/kvq_sage_layout.h,
+ * stream-ordered, no host wait, no allocation) are what the attention
+ * pipeline (gpu/sage/sage_attn.cu) enqueues; the public one-call forms are
+ * their heads = 1 case.  They are defined in sage.cu and sage_ds.cu; the rest
+ * here has internal linkage.
+ *
+ * Included by .cu units only.
  */
 #ifndef KVQ_SAGE_COMMON_CUH
 #define KVQ_SAGE_COMMON_CUH
@@ -111,5 +118,34 @@ static inline kvq_status finish(kvq_status enq, sage_scratch *s, uint32_t *flags
     if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
     return (kvq_status)r.status;
 }
+
+/* ---- batched launchers (heads that follow each other) --------------------------
+ * Every one enqueues its kernels on `stream` against the zeroed state *st
+ * (errors and flags land there; the writing kernels return at once when an
+ * error bit is set), returns KVQ_E_DEVICE for a failed launch, and never
+ * waits.  Arguments are the caller's to check (the one-call forms do). */
+
+/* Smoothing [SAGE-SM-01..02] of heads x n tokens of dim d, segment seg within
+ * each head: means heads x mean_rows(n, seg) x d. */
+kvq_status sage_enqueue_smooth(float *d_xs, float *d_mean, const float *d_x, uint32_t heads, uint32_t n,
+                               uint32_t d, uint32_t seg, sage_dev_state *st, cudaStream_t stream);
+/* Q/K [SAGE-Q-01..07] of heads x sh->tokens tokens (codes and scales of the
+ * heads at the per-head sizes of *sh). */
+kvq_status sage_enqueue_qk(uint8_t *d_codes, float *d_scale, const float *d_x, uint32_t heads,
+                           const kvq_sage_shape *sh, const kvq_sage_qk *qk, const kvq_policy *pol,
+                           uint32_t opts, sage_dev_state *st, cudaStream_t stream);
+/* V [SAGE-V-01..04] of heads x sh->tokens tokens; cmax: heads x sh->dim
+ * zeroed words, sc: heads x sh->dim floats (the kernels' copy of the scales). */
+kvq_status sage_enqueue_v(uint8_t *d_codes, float *d_scale, const float *d_v, uint32_t heads,
+                          const kvq_sage_shape *sh, uint32_t fmt, uint32_t *cmax, float *sc,
+                          sage_dev_state *st, cudaStream_t stream);
+/* dS [SAGE-DS-01..02] of every head: rows x sh->tokens a head; pre: ERR_*
+ * bits the host found (tau), ORed in by the check pass. */
+kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, uint32_t heads, uint32_t rows,
+                           const kvq_sage_shape *sh, float tau, uint32_t pre, sage_dev_state *st,
+                           cudaStream_t stream);
+
+/* Grid y (or z) holds at most this many heads a launch. */
+#define SAGE_HEADS_MAX 65535u
 
 #endif /* KVQ_SAGE_COMMON_CUH */

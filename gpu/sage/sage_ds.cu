@@ -15,8 +15,11 @@
  *                          |v| > 2^51 (KVQ_E_PARAM) [SAGE-L-04]
  *   sage_ds_kernel<D>      one thread a key token j: its row ks[j] in D
  *                          registers, the block's qm rows staged in shared
- *                          memory one at a time; for every row r of the
- *                          block's row set, ds[r][j] (stores coalesced along j)
+ *                          memory DS_ROWS at a time; for every row r of the
+ *                          block's row set, ds[r][j] (stores coalesced along j;
+ *                          the DS_ROWS sums interleaved, each in its order);
+ *                          grid z the head (sage_enqueue_ds: every head of the
+ *                          attention pipeline in one launch, no host wait)
  *
  * Errors, in the reference's order [SAGE-DS-02]: the host checks the pointers,
  * rows (1 .. 2^24), rows * N <= 2^32 (KVQ_E_PARAM), the shape (KVQ_E_SHAPE)
@@ -30,7 +33,7 @@
  * The call state, the status kernel and the scratch helpers are those of
  * gpu/sage/sage_common.cuh.
  *
- * SPEC: [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [POL-NF-01] [POL-ARITH-02]
+ * SPEC: [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [POL-NF-01] [POL-ARITH-02] [SAGE-DEV-07] [SAGE-DEV-09]
  */
 #include <cuda_runtime.h>
 
@@ -44,6 +47,7 @@
 
 #define DS_THREADS 128u         /* key tokens a block */
 #define DS_TARGET_BLOCKS 4096u  /* blocks a launch aims at (rows split over grid.y) */
+#define DS_ROWS 4u              /* rows a thread computes at once (independent chains) */
 
 /* ---- input check [SAGE-DS-02] ---------------------------------------------- */
 
@@ -65,8 +69,11 @@ sage_ds_check_kernel(const float *__restrict__ qm, uint64_t nq, const float *__r
 
 /* ---- dS [SAGE-DS-01] ----------------------------------------------------------- */
 
-/* Thread t of block (bx, by) owns key token j = bx * DS_THREADS + t and the
- * rows r = by, by + gridDim.y, ...  D (64 or 128) is a template constant so
+/* Thread t of block (bx, by, bz) owns key token j = bx * DS_THREADS + t of
+ * head bz and the rows r = by, by + gridDim.y, ... of that head (heads follow
+ * each other: rows x N of dS, rows x D of qm, N x D of ks a head; the outputs
+ * are independent, so the grid's shape does not move a bit of them).  D (64
+ * or 128) is a template constant so
  * that the row stays in registers (fully unrolled loops, constant indices).
  * vec: ks 16-byte aligned (rows are D * 4 bytes, multiples of 16), float4 loads. */
 template <uint32_t D>
@@ -74,11 +81,13 @@ __global__ void __launch_bounds__(DS_THREADS)
 sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float *__restrict__ ks,
                const sage_dev_state *st, uint32_t rows, uint32_t N, float tau, int vec)
 {
-    __shared__ float sq[D];
+    __shared__ float sq[DS_ROWS][D];
     __shared__ uint32_t sfailed;
     if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
     __syncthreads();
     if (sfailed) return;                                        /* block-uniform [API-ERR-01] */
+    ds += (uint64_t)blockIdx.z * rows * N, qm += (uint64_t)blockIdx.z * rows * D;   /* the head */
+    ks += (uint64_t)blockIdx.z * N * D;
     const uint32_t j = blockIdx.x * DS_THREADS + threadIdx.x;
     const bool live = j < N;                                    /* partial tile [SAGE-L-03] */
     float k[D];
@@ -93,16 +102,31 @@ sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float
 #pragma unroll
         for (uint32_t c = 0; c < D; c++) k[c] = live ? __ldg(ks + (uint64_t)j * D + c) : 0.0f;
     }
-    for (uint32_t r = blockIdx.y; r < rows; r += gridDim.y) {
-        __syncthreads();                                        /* sq of the previous row read */
-        for (uint32_t c = threadIdx.x; c < D; c += DS_THREADS) sq[c] = __ldg(qm + (uint64_t)r * D + c);
+    /* DS_ROWS rows of the block's row set at a time (r, r + gridDim.y, ...):
+     * their sums are independent chains, interleaved for the pipelines; each
+     * is its own output's sequence.  Rows past `rows` read zeros, store nothing. */
+    const uint32_t gy = gridDim.y;
+    for (uint32_t r = blockIdx.y; r < rows; r += DS_ROWS * gy) {
+        __syncthreads();                                        /* sq of the previous rows read */
+        for (uint32_t e = threadIdx.x; e < DS_ROWS * D; e += DS_THREADS) {
+            const uint32_t i = e / D, c = e % D, ri = r + i * gy;
+            sq[i][c] = ri < rows ? __ldg(qm + (uint64_t)ri * D + c) : 0.0f;
+        }
         __syncthreads();
         /* a_0 = RN32(q_0 k_0); a_c = RN32(a_{c-1} + RN32(q_c k_c)), c ascending.
          * |a_c| < 2^110 [SAGE-LEM-02]. */
-        float a = __fmul_rn(sq[0], k[0]);
+        float a[DS_ROWS];
 #pragma unroll
-        for (uint32_t c = 1; c < D; c++) a = __fadd_rn(a, __fmul_rn(sq[c], k[c]));
-        if (live) ds[(uint64_t)r * N + j] = __fmul_rn(a, tau);  /* RN32; |ds| < 2^126 */
+        for (uint32_t i = 0; i < DS_ROWS; i++) a[i] = __fmul_rn(sq[i][0], k[0]);
+#pragma unroll
+        for (uint32_t c = 1; c < D; c++)
+#pragma unroll
+            for (uint32_t i = 0; i < DS_ROWS; i++) a[i] = __fadd_rn(a[i], __fmul_rn(sq[i][c], k[c]));
+#pragma unroll
+        for (uint32_t i = 0; i < DS_ROWS; i++) {
+            const uint32_t ri = r + i * gy;
+            if (live && ri < rows) ds[(uint64_t)ri * N + j] = __fmul_rn(a[i], tau);  /* RN32; |ds| < 2^126 */
+        }
     }
 }
 
@@ -118,29 +142,38 @@ extern "C" kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, cons
     if ((uint64_t)rows * kshape->tokens > ((uint64_t)1 << 32)) return KVQ_E_PARAM;
     if (!kvq_sage_shape_ok(kshape)) return KVQ_E_SHAPE;
     if (!isfinite(tau)) return KVQ_E_NONFINITE;                 /* the first non-finite test */
-    const kvq_sage_shape sh = *kshape;
     const uint32_t pre = (tau >= KVQ_SAGE_TAU_MIN && tau <= KVQ_SAGE_TAU_MAX) ? 0u : ERR_RANGE;
-    const uint64_t nq = (uint64_t)rows * sh.dim, nk = kvq_sage_elems(&sh);
-    const int vec = aligned(d_ks, 16);
-
     sage_scratch *s = NULL;
     const kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    kvq_status enq = KVQ_OK;
-    sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(
-        d_qm, nq, d_ks, nk, &s->st, pre);
-    const uint32_t gx = (sh.tokens + DS_THREADS - 1u) / DS_THREADS; /* <= 2^17 */
-    uint32_t gy = DS_TARGET_BLOCKS / gx;
-    gy = gy < 1u ? 1u : gy;
-    gy = gy > rows ? rows : gy;
-    gy = gy > 65535u ? 65535u : gy;
-    const dim3 grid(gx, gy);
-    if (sh.dim == 64u)
-        sage_ds_kernel<64u><<<grid, DS_THREADS, 0, stream>>>(d_ds, d_qm, d_ks, &s->st, rows, sh.tokens,
-                                                            tau, vec);
-    else
-        sage_ds_kernel<128u><<<grid, DS_THREADS, 0, stream>>>(d_ds, d_qm, d_ks, &s->st, rows, sh.tokens,
-                                                             tau, vec);
-    if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
+    const kvq_status enq = sage_enqueue_ds(d_ds, d_qm, d_ks, 1u, rows, kshape, tau, pre, &s->st, stream);
     return finish(enq, s, NULL, stream);                        /* dS has no flags word */
+}
+
+kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, uint32_t heads, uint32_t rows,
+                           const kvq_sage_shape *kshape, float tau, uint32_t pre, sage_dev_state *st,
+                           cudaStream_t stream)
+{
+    const kvq_sage_shape sh = *kshape;
+    const uint64_t nq = (uint64_t)heads * rows * sh.dim, nk = (uint64_t)heads * kvq_sage_elems(&sh);
+    const int vec = aligned(d_ks, 16);                          /* per-head steps keep it */
+    sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(d_qm, nq, d_ks, nk, st, pre);
+    const uint32_t gx = (sh.tokens + DS_THREADS - 1u) / DS_THREADS; /* <= 2^17 */
+    const uint64_t per = (uint64_t)gx * heads;                  /* blocks a row step */
+    uint32_t gy = per >= DS_TARGET_BLOCKS ? 1u : (uint32_t)(DS_TARGET_BLOCKS / per);
+    const uint32_t groups = (rows + DS_ROWS - 1u) / DS_ROWS;   /* a block's row set fills DS_ROWS */
+    gy = gy > groups ? groups : gy;
+    gy = gy > 65535u ? 65535u : gy;
+    for (uint32_t h0 = 0; h0 < heads; h0 += SAGE_HEADS_MAX) {
+        const uint32_t hn = heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX;
+        const dim3 grid(gx, gy, hn);
+        float *ds = d_ds + (uint64_t)h0 * rows * sh.tokens;
+        const float *qm = d_qm + (uint64_t)h0 * rows * sh.dim, *ks = d_ks + (uint64_t)h0 * kvq_sage_elems(&sh);
+        if (sh.dim == 64u)
+            sage_ds_kernel<64u><<<grid, DS_THREADS, 0, stream>>>(ds, qm, ks, st, rows, sh.tokens, tau, vec);
+        else
+            sage_ds_kernel<128u><<<grid, DS_THREADS, 0, stream>>>(ds, qm, ks, st, rows, sh.tokens, tau, vec);
+        if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
+    }
+    return KVQ_OK;
 }
