@@ -10,7 +10,7 @@
 #
 # For each seed (default: kvq's default seed and 0x2): kvq gen --family sage, level sets
 # smoke and standard; every kernel of KERNELS writes a results file (torch_sage.py, up to
-# JOBS at once: the cases are small); kvq verify --results --ops sage-attn judges each.
+# JOBS at once: the cases are small); kvq verify --results --ops sage-attn,sage-mha judges each.
 # Controls: SDPA in binary64 (sdpa-f64) must pass every case (else the harness or the judge
 # is wrong); the same with a planted mistake must fail: the softmax scale 1/d instead of tau,
 # or torch's top-left causal mask where the op's is bottom-right (run on the standard set
@@ -132,7 +132,7 @@ run_one() {   # kernel seed set: harness, then verify: $W/verdicts/<k>-<seed>-<s
   if [ $rc -ne 0 ] || [ ! -s "$res" ]; then
     echo "$k $s $set: harness exit $rc, no verdict" > "$W/verdicts/$tag.txt"
   else
-    "$KVQ" verify --vectors "$vec" --results "$res" --ops sage-attn --max-show 5 --quiet \
+    "$KVQ" verify --vectors "$vec" --results "$res" --ops sage-attn,sage-mha --max-show 5 --quiet \
       --json "$W/verdicts/$tag.json" > "$W/verdicts/$tag.txt" 2>&1
   fi
   { echo "== $tag"; cat "$W/res/$tag.log" "$W/verdicts/$tag.txt"; } > "$W/res/$tag.out"
@@ -178,7 +178,7 @@ rc=0
 S=$OUT/sage-ex-summary.txt
 {
   echo "# gpu/examples/device-sage-ex.sh -- third-party attention kernels on the sage-attn vectors,"
-  echo "# judged by kvq verify --results --ops sage-attn (spec/sage.md [SAGE-ATT-07], [VEC-SAGE-10])"
+  echo "# judged by kvq verify --results --ops sage-attn,sage-mha (spec/sage.md [SAGE-ATT-07], [SAGE-MHA-03])"
   echo "# device: $(cat "$OUT/device.txt")"
   echo "# $VERSIONS"
   echo "# kvq: $(cat "$W/kvq-version.txt"), commit ${KVQ_COMMIT:-unknown}"
