@@ -291,6 +291,7 @@ static int other_shards(id_set *s, const kvq_vfile *full, uint64_t i, uint64_t n
 static void drop_results_of(kvq_rfile *rf, const id_set *s)
 {
     size_t kept = 0;
+    if (s->n == 0) return;
     for (size_t r = 0; r < rf->ncases; r++) {
         const char *id = rf->cases[r].id;
         if (bsearch(&id, s->ids, s->n, sizeof *s->ids, cmp_str_ptr) != NULL) kvq_rcase_free(&rf->cases[r]);

@@ -393,6 +393,11 @@ if grep -q ' level=bounded op=sage-pv ' "$T/g.vec" && grep -q ' level=exact op=s
 expect 0 "ref-fast passes sage smoke" -- $KVQ verify --vectors "$T/g.vec" --subject ref-fast --junit "$T/g.xml"
 grep_out '^[1-9][0-9]* passed, 0 failed$' "sage smoke: N passed, 0 failed, nothing skipped"
 if grep -q 'classname="sage.exact"' "$T/g.xml"; then ok "JUnit names the sage family"; else bad "sage JUnit classname"; fi
+# a NaN attention output fails with a reason that says so (a NaN has no distance) [VEC-SAGE-10]
+$KVQ run --subject ref-fast --vectors "$T/g.vec" -o "$T/g.res" --quiet 2>/dev/null
+sed -E '/id=sage-smoke-[0-9]+-attn-/ s/ o=[0-9a-f]{8}/ o=7fc00000/' "$T/g.res" > "$T/gnan.res"
+expect 1 "a NaN sage-attn output fails" -- $KVQ verify --vectors "$T/g.vec" --results "$T/gnan.res" --ops sage-attn
+grep_out '= nan \(0x7fc00000\): not a number; exact attention is \[' "the reason says the output is not a number"
 expect 0 "gen sage standard" -- $KVQR gen --family sage --level standard -o "$T/gstd.vec"
 for lv in exact bounded; do for f in g gstd; do
   if [ $lv = exact ]; then

@@ -387,6 +387,16 @@ static void judge_pv(kvq_verdict *v, const kvq_case *c, const void *outp, uint32
     v->outcome = KVQ_PASS;
 }
 
+/* Why an output fails its bound, for the reason: its distance from exact
+ * attention above the bound, or a NaN (which has no distance and fails every
+ * bound). */
+static const char *attn_miss(char *buf, size_t len, double x, double dist, double lo, double hi, double b)
+{
+    if (x != x) snprintf(buf, len, "not a number; exact attention is [%a, %a], the bound %.6g", lo, hi, b);
+    else snprintf(buf, len, "%.6g from exact attention [%a, %a], above the bound %.6g", dist, lo, hi, b);
+    return buf;
+}
+
 /* sage-attn [VEC-SAGE-10]: every output within its bound of exact attention
  * [SAGE-ATT-07]: the distance from [lo, hi], rounded down, at most the bound. */
 static void judge_attn(kvq_verdict *v, const kvq_case *c, const void *outp, uint32_t flags)
@@ -402,11 +412,12 @@ static void judge_attn(kvq_verdict *v, const kvq_case *c, const void *outp, uint
         else if (x < lo) dist = nextafter(lo - x, 0.0);
         if (!(dist <= b) || x != x) {
             uint32_t bits;
+            char dd[160];
             memcpy(&bits, &o->o[e], 4);
             snprintf(v->detail, sizeof v->detail,
-                     "o[row %llu, channel %llu] = %a (0x%08x): %.6g from exact attention [%a, %a], above the "
-                     "bound %.6g of the pipeline [SAGE-ATT-07]",
-                     (unsigned long long)(e / 128u), (unsigned long long)(e % 128u), x, bits, dist, lo, hi, b);
+                     "o[row %llu, channel %llu] = %a (0x%08x): %s of the pipeline [SAGE-ATT-07]",
+                     (unsigned long long)(e / 128u), (unsigned long long)(e % 128u), x, bits,
+                     attn_miss(dd, sizeof dd, x, dist, lo, hi, b));
             return;
         }
         kvq_verdict_margin(v, "distance from exact attention [SAGE-ATT-07]", dist, b);
@@ -432,14 +443,15 @@ static void judge_mha(kvq_verdict *v, const kvq_case *c, const void *outp, uint3
         else if (x < lo) dist = nextafter(lo - x, 0.0);
         if (!(dist <= b) || x != x) {
             uint32_t bits;
+            char dd[160];
             const uint32_t h = (uint32_t)(e / per);
             memcpy(&bits, &o->o[e], 4);
             snprintf(v->detail, sizeof v->detail,
-                     "o[head %u, row %llu, channel %llu] = %a (0x%08x): %.6g from exact attention [%a, %a], above "
-                     "the bound %.6g of the pipeline [SAGE-ATT-07] (head %u on KV head %u of %u [SAGE-MHA-01]; "
+                     "o[head %u, row %llu, channel %llu] = %a (0x%08x): %s of the pipeline [SAGE-ATT-07] "
+                     "(head %u on KV head %u of %u [SAGE-MHA-01]; "
                      "inputs exactly %s [SAGE-MHA-02])",
-                     h, (unsigned long long)(e % per / 128u), (unsigned long long)(e % 128u), x, bits, dist, lo, hi,
-                     b, h, kvq_sage_mha_kv_head(h, in->hq, in->hkv), in->hkv, name_of(IN_FMTS, 3, in->in_fmt));
+                     h, (unsigned long long)(e % per / 128u), (unsigned long long)(e % 128u), x, bits,
+                     attn_miss(dd, sizeof dd, x, dist, lo, hi, b), h, kvq_sage_mha_kv_head(h, in->hq, in->hkv), in->hkv, name_of(IN_FMTS, 3, in->in_fmt));
             return;
         }
         kvq_verdict_margin(v, "distance from exact attention [SAGE-ATT-07]", dist, b);
