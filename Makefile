@@ -5,7 +5,7 @@
 #   make test-slurm the Slurm job-array recipe on a single-node Slurm it starts (root)
 #   make demo       generate the standard vectors and verify the bundled subjects
 #   make bench      exact-path generation and fast-path throughput
-#   make proofs     Frama-C WP on the fast path; results under proofs/results/
+#   make proofs     Frama-C WP on the fast path, gated by proofs/inventory.txt; results under proofs/results/
 #   make coverage   lcov line coverage of ref/ (gate: 90%)
 #   make fuzz-smoke short libFuzzer runs of every harness
 #   make gpu        CUDA kernels, the GPU subject, the GPU test and benchmark
@@ -15,7 +15,7 @@
 
 .SUFFIXES:
 .DELETE_ON_ERROR:
-.PHONY: all test demo bench proofs coverage fuzz-smoke gpu gpu-test install clean \
+.PHONY: all test demo bench proofs proofs-full proofs-inventory coverage fuzz-smoke gpu gpu-test install clean \
         test-unit test-san test-vectors test-robustness test-shards test-reports test-cert test-golden test-layout trace \
         print-tests test-slurm
 
@@ -206,8 +206,18 @@ bench: $(B)/rel/kvq
 	$(B)/rel/kvq bench
 
 # ---- proofs, coverage, fuzzing -------------------------------------------
+# `make proofs` reruns the WP runs whose stamp (settings, tool versions,
+# sources) differs from proofs/inventory.txt and fails on a goal that differs
+# from it; proofs-full reruns every run; proofs-inventory writes the goals of
+# the changed runs into the inventory (a deliberate change).
 proofs:
 	bash proofs/run.sh
+
+proofs-full:
+	KVQ_WP_FULL=1 bash proofs/run.sh
+
+proofs-inventory:
+	KVQ_WP_WRITE=1 bash proofs/run.sh
 
 coverage: $(TESTS:%=$(B)/cov/tests/%) $(B)/cov/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	bash ci/coverage.sh $(B)
