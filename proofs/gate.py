@@ -67,6 +67,11 @@ def cmd_stamps(runs_tsv, settings, tools):
     sources = {}
     for r in read_runs(runs_tsv):
         srcs = r['src'].split()
+        if not all(os.path.exists(s) for s in srcs):
+            # a scratch copy without this source (a mutation test of another
+            # run): no stamp, so the run can never match the inventory's
+            print(f"stamp {r['name']} no-source")
+            continue
         files = sorted(set(f for s in srcs for f in deps(s)))
         h = hashlib.sha256()
         h.update(f'settings {settings}\ntools {tools}\n'.encode())
@@ -269,19 +274,23 @@ def cmd_report(mode, res, accepted_path, inv_path, runs_tsv, stamps_path, rerun_
     rows, unproved_all, used, missing = [], [], set(), []
     now = {}  # run -> goal -> (status, prover, statement); status proved|accepted|unproved
     for n in names:
-        try:
-            goals, tot, proved = parse_log(f'{res}/{n}.log')
-        except OSError:
+        have = os.path.exists(f'{res}/{n}.log') and os.path.exists(f'{res}/{n}.stmt')
+        if not have and n not in rerun and n in inv_goals and inv_stamps.get(n) == stamps.get(n):
+            # not rerun, its stamp the inventory's, no results here (a fresh
+            # clone): the inventory's goals stand for the run
+            goals = {g: (st == 'proved', pv) for g, (st, pv, _) in inv_goals[n].items()}
+            stmt = {g: h for g, (_, _, h) in inv_goals[n].items()}
+            tot, proved = len(goals), sum(ok for ok, _ in goals.values())
+        elif not have:
             missing.append(n); continue
-        if tot is None:
-            die(f'{res}/{n}.log: no "Proved goals" line (an interrupted run?)')
-        stmt = {}
-        try:
+        else:
+            goals, tot, proved = parse_log(f'{res}/{n}.log')
+            if tot is None:
+                die(f'{res}/{n}.log: no "Proved goals" line (an interrupted run?)')
+            stmt = {}
             for line in open(f'{res}/{n}.stmt'):
                 g, h = line.split()
                 stmt[g] = h
-        except OSError:
-            missing.append(n); continue
         if set(stmt) != set(goals):
             only_log = sorted(set(goals) - set(stmt))[:3]
             only_gen = sorted(set(stmt) - set(goals))[:3]

@@ -239,7 +239,8 @@ why3 config list-provers 2>/dev/null | grep -q '^CVC4 1\.8 (nofp)' || { echo "ru
 
 # ---- what to run ---------------------------------------------------------------
 # KVQ_WP_ONLY: the runs it names; KVQ_WP_FULL: every run; otherwise the runs
-# whose stamp differs from the inventory's or whose results are missing.
+# whose stamp differs from the inventory's (a run with the inventory's stamp
+# is the inventory's: its goals come from there when results/ lacks its log).
 mkdir -p "$RES"
 if [ -n "${KVQ_WP_FULL:-}" ] && [ -z "${KVQ_WP_ONLY:-}" ]; then
   rm -f "$RES"/*.log "$RES"/*.stmt "$RES"/*.txt "$RES"/summary.json
@@ -251,7 +252,7 @@ changed() {  # changed RUN: its stamp differs from the inventory's
 for f in "${ALL_FUNCS[@]}"; do
   if [ -n "${KVQ_WP_ONLY:-}" ]; then named "$f" || continue
   elif [ -z "${KVQ_WP_FULL:-}" ]; then
-    changed "$f" || [ ! -f "$RES/$f.log" ] || [ ! -f "$RES/$f.stmt" ] || continue
+    changed "$f" || continue
   fi
   RERUN="$RERUN $f"
 done
