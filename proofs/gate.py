@@ -273,17 +273,24 @@ def cmd_report(mode, res, accepted_path, inv_path, runs_tsv, stamps_path, rerun_
 
     rows, unproved_all, used, missing = [], [], set(), []
     now = {}  # run -> goal -> (status, prover, statement); status proved|accepted|unproved
+    def res_stamp(n):
+        try:
+            return open(f'{res}/{n}.stamp').read().strip()
+        except OSError:
+            return None
+    current, old_res = [], []  # runs whose results are from the current stamp; from another
     for n in names:
         have = os.path.exists(f'{res}/{n}.log') and os.path.exists(f'{res}/{n}.stmt')
         if not have and n not in rerun and n in inv_goals and inv_stamps.get(n) == stamps.get(n):
-            # not rerun, its stamp the inventory's, no results here (a fresh
-            # clone): the inventory's goals stand for the run
+            # not rerun, its stamp the inventory's, no results here (a clone
+            # without results/): the inventory's goals stand for the run
             goals = {g: (st == 'proved', pv) for g, (st, pv, _) in inv_goals[n].items()}
             stmt = {g: h for g, (_, _, h) in inv_goals[n].items()}
             tot, proved = len(goals), sum(ok for ok, _ in goals.values())
         elif not have:
             missing.append(n); continue
         else:
+            (current if res_stamp(n) == stamps.get(n) else old_res).append(n)
             goals, tot, proved = parse_log(f'{res}/{n}.log')
             if tot is None:
                 die(f'{res}/{n}.log: no "Proved goals" line (an interrupted run?)')
@@ -343,7 +350,7 @@ def cmd_report(mode, res, accepted_path, inv_path, runs_tsv, stamps_path, rerun_
         os.replace(f'{res}/summary.json.tmp', f'{res}/summary.json')
         sys.stdout.write(open(out).read().split('# sources (sha256)')[0])
     else:
-        print(f'goals: {T}, proved {P}, accepted {A}, unaccepted unproved {U} (from the logs in {res}/)')
+        print(f'goals: {T}, proved {P}, accepted {A}, unaccepted unproved {U} (from {res}/ and the inventory)')
     if stale:
         print('note: accepted.txt lists goals that are proved (remove them):', ' '.join(stale))
     if unknown:
@@ -354,13 +361,17 @@ def cmd_report(mode, res, accepted_path, inv_path, runs_tsv, stamps_path, rerun_
         print('run.sh: no log or statement file for', ' '.join(missing), '(run them: KVQ_WP_ONLY=...)')
         sys.exit(2)
 
+    for n in old_res:
+        print(f'note: {n}: its results in {res}/ are from other sources or settings (stamp): '
+              f'not compared, not written (rerun it: KVQ_WP_ONLY={n})')
+
     # ---- the inventory -------------------------------------------------------
     diffs = []
     if mode in ('check', 'summary'):
         if not inv_exists:
             print(f'run.sh: no {inv_path}; make proofs-inventory writes it')
             sys.exit(1)
-        compared = [n for n in names if n in rerun] if mode == 'check' else names
+        compared = current
         for n in sorted(set(inv_goals) | set(inv_stamps)):
             if n not in names and n != 'enum':
                 diffs.append(f'{n}: a run of the inventory that the scope no longer has')
@@ -393,23 +404,24 @@ def cmd_report(mode, res, accepted_path, inv_path, runs_tsv, stamps_path, rerun_
             print(f'run.sh: {len(diffs)} difference(s) from {inv_path}; if the change is deliberate, '
                   f'make proofs-inventory records it')
     elif mode == 'write':
-        if U or missing:
+        U = sum(1 for n in current for st, _, _ in now[n].values() if st == 'unproved')
+        if U:
             print(f'run.sh: {inv_path} not written: {U} unaccepted unproved goal(s); prove or accept them first')
             sys.exit(1)
-        new_stamps = {n: inv_stamps[n] for n in names if n in inv_stamps and n not in rerun}
-        new_goals = {n: inv_goals[n] for n in names if n in inv_goals and n not in rerun}
+        new_stamps = {n: inv_stamps[n] for n in names if n in inv_stamps and n not in current}
+        new_goals = {n: inv_goals[n] for n in names if n in inv_goals and n not in current}
         for n in names:
-            if n in rerun:
+            if n in current:
                 new_stamps[n] = stamps[n]
                 new_goals[n] = {g: (st, pv if st == 'proved' else '-', h) for g, (st, pv, h) in now[n].items()}
-        if 'enum' in rerun or 'enum' not in inv_stamps:
+        if res_stamp('enum') == stamps['enum'] or 'enum' not in inv_stamps:
             new_stamps['enum'] = stamps['enum']
         else:
             new_stamps['enum'] = inv_stamps['enum']
         write_inventory(inv_path, new_stamps, new_goals)
         ng = sum(len(v) for v in new_goals.values())
         print(f'run.sh: wrote {inv_path}: {len(new_stamps)} stamps, {ng} goals '
-              f'({len(rerun & set(names))} run(s) refreshed)')
+              f'({len(current)} run(s) from results/)')
     sys.exit(1 if U or diffs else 0)
 
 

@@ -114,10 +114,11 @@ MODE=check
 SUMMARY_ONLY=0
 case "${1:-}" in
   --summary) SUMMARY_ONLY=1; MODE=summary;;
+  --stamps) MODE=stamps;;
   "") ;;
-  *) echo "run.sh: unknown argument \"$1\" (the one option is --summary; the rest is set by KVQ_WP_* variables)"; exit 2;;
+  *) echo "run.sh: unknown argument \"$1\" (--summary or --stamps; the rest is set by KVQ_WP_* variables)"; exit 2;;
 esac
-[ $# -le 1 ] || { echo "run.sh: one argument at most (--summary)"; exit 2; }
+[ $# -le 1 ] || { echo "run.sh: one argument at most (--summary or --stamps)"; exit 2; }
 [ $SUMMARY_ONLY -eq 1 ] && [ -n "${KVQ_WP_WRITE:-}" ] &&
   { echo "run.sh: --summary writes no inventory (KVQ_WP_WRITE needs a run)"; exit 2; }
 
@@ -141,6 +142,15 @@ SETTINGS="provers=$PROVERS timeout=$TIMEOUT opts=${WP_OPTS[*]} cvc4=cvc4_17-with
 TOOLS="frama-c $PIN_FRAMAC; why3 $PIN_WHY3; z3 $PIN_Z3; cvc4 $PIN_CVC4"
 python3 proofs/gate.py stamps "$W3/runs.tsv" "$SETTINGS" "$TOOLS" > "$W3/stamps" || exit 2
 stamp_of() { awk -v r="$1" '$1 == "stamp" && $2 == r { print $3 }' "$2"; }
+# `run.sh --stamps`: each run's stamp now, in the inventory and of its results
+if [ "$MODE" = stamps ]; then
+  printf '%-34s %-16s %-16s %-16s\n' run current inventory results
+  for f in enum "${ALL_FUNCS[@]}"; do
+    printf '%-34s %-16s %-16s %-16s\n' "$f" "$(stamp_of "$f" "$W3/stamps")" \
+      "$( [ -f "$INVENTORY" ] && stamp_of "$f" "$INVENTORY")" "$(cat "$RES/$f.stamp" 2>/dev/null)"
+  done
+  exit 0
+fi
 COMMIT=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 DIRTY=false
 if [ "$COMMIT" != unknown ] &&
@@ -238,27 +248,38 @@ why3 config list-provers 2>/dev/null | grep -q '^Z3 4\.8\.12 (pinned)' || { echo
 why3 config list-provers 2>/dev/null | grep -q '^CVC4 1\.8 (nofp)' || { echo "run.sh: Why3 does not accept the CVC4 1.8 entry"; exit 2; }
 
 # ---- what to run ---------------------------------------------------------------
-# KVQ_WP_ONLY: the runs it names; KVQ_WP_FULL: every run; otherwise the runs
-# whose stamp differs from the inventory's (a run with the inventory's stamp
-# is the inventory's: its goals come from there when results/ lacks its log).
+# KVQ_WP_ONLY: the runs it names; KVQ_WP_FULL: every run; otherwise every run
+# whose results in results/ are not from its current stamp (RUN.stamp: the
+# stamp its log and statements were written under), but a run without results
+# whose stamp is the inventory's (a clone without results/): the inventory's
+# goals stand for it.  An interrupted run resumes where it stopped.
 mkdir -p "$RES"
 if [ -n "${KVQ_WP_FULL:-}" ] && [ -z "${KVQ_WP_ONLY:-}" ]; then
-  rm -f "$RES"/*.log "$RES"/*.stmt "$RES"/*.txt "$RES"/summary.json
+  rm -f "$RES"/*.log "$RES"/*.stmt "$RES"/*.stamp "$RES"/*.txt "$RES"/summary.json
 fi
 touch "$W3/inv"; [ -f "$INVENTORY" ] && cp "$INVENTORY" "$W3/inv"
-changed() {  # changed RUN: its stamp differs from the inventory's
-  [ "$(stamp_of "$1" "$W3/stamps")" != "$(stamp_of "$1" "$W3/inv")" ]
+current() {  # current RUN RESULT-FILE...: RUN's results exist and are from its stamp
+  local r=$1 f; shift
+  for f in "$@"; do [ -f "$f" ] || return 1; done
+  [ "$(cat "$RES/$r.stamp" 2>/dev/null)" = "$(stamp_of "$r" "$W3/stamps")" ]
+}
+in_inventory() {  # in_inventory RUN FILE: no results, and the inventory has RUN's stamp
+  [ ! -f "$2" ] && [ "$(stamp_of "$1" "$W3/inv")" = "$(stamp_of "$1" "$W3/stamps")" ]
 }
 for f in "${ALL_FUNCS[@]}"; do
   if [ -n "${KVQ_WP_ONLY:-}" ]; then named "$f" || continue
   elif [ -z "${KVQ_WP_FULL:-}" ]; then
-    changed "$f" || continue
+    current "$f" "$RES/$f.log" "$RES/$f.stmt" && continue
+    in_inventory "$f" "$RES/$f.log" && continue
   fi
   RERUN="$RERUN $f"
 done
-if [ -n "${KVQ_WP_FULL:-}" ] || changed enum || [ ! -f "$RES/lemmas_enum.txt" ]; then RERUN="enum$RERUN"; fi
+if [ -n "${KVQ_WP_FULL:-}" ] ||
+   ! { current enum "$RES/lemmas_enum.txt" || in_inventory enum "$RES/lemmas_enum.txt"; }; then
+  RERUN="enum$RERUN"
+fi
 if [ -z "$RERUN" ]; then
-  echo "run.sh: every run's stamp equals the inventory's: nothing to prove (make proofs-full proves every run)"
+  echo "run.sh: nothing to prove: every run's results (or, without results, the inventory) are from its current stamp (make proofs-full proves every run)"
 fi
 
 # The byte-field lemmas are decided by enumeration of their finite domain.
@@ -269,6 +290,7 @@ if [[ " $RERUN " == *" enum "* ]]; then
   "$CC" -std=c11 -O2 -Wall -Wextra -Werror proofs/mma_enum.c -o "$W3/mma_enum" || exit 2
   MMA_ENUM_OUT=$("$W3/mma_enum") || { echo "$MMA_ENUM_OUT"; echo "run.sh: mma lemma enumeration FAILED"; exit 1; }
   printf '%s\n%s\n' "$ENUM_OUT" "$MMA_ENUM_OUT" | tee "$RES/lemmas_enum.txt"
+  stamp_of enum "$W3/stamps" > "$RES/enum.stamp"
 fi
 T0=$(date +%s)
 
@@ -277,6 +299,7 @@ T0=$(date +%s)
 # printed theory next to its name), the statement hashes in $RES/NAME.stmt.
 run_wp() {
   local name=$1 src=$2; shift 2
+  rm -f "$RES/$name.stamp"
   local z3 cvc4; read -r z3 cvc4 <<< "$(steps_of "$name")"
   WHY3CONFIG=$(why3_conf "$z3") "$FRAMAC" "${WP_OPTS[@]}" -wp-prover "$PROVERS" -wp-steps "$cvc4" \
     -wp-timeout "$TIMEOUT" -wp-par "$PAR" "$src" "$@" > "$RES/$name.log" 2>&1
@@ -292,6 +315,7 @@ run_wp() {
     echo "run.sh: the generation pass of $name failed (rc=$rc)"; tail -20 "$W3/gen.log"; exit 2
   fi
   python3 proofs/gate.py stmt "$W3/gen.log" "$RES/$name.stmt" || exit 2
+  stamp_of "$name" "$W3/stamps" > "$RES/$name.stamp"
 }
 
 for f in "${ALL_FUNCS[@]}"; do

@@ -79,6 +79,7 @@ run() {
     echo "[wp] Proved goals:    $(printf '%s\n' "$1" | grep -c ': Valid') / $(printf '%s\n' "$1" | grep -c Goal)"
   } > "$R/f.log"
   printf '%s\n' "$2" > "$R/f.stmt"
+  echo 1111 > "$R/f.stamp"; echo e0 > "$R/enum.stamp"
 }
 LOG='[wp] [Qed] Goal typed_f_ensures_a : Valid (5ms)
 [wp] [Z3 4.8.12 (pinned)] Goal typed_f_ensures_b : Valid (Qed:1ms) (20ms) (12345)
@@ -117,6 +118,11 @@ grep_out 'typed_f_ensures_b was proved, now unproved' "the goal is named"
 grep_out 'typed_f_ensures_b  NOT ACCEPTED' "and it is an unaccepted unproved goal"
 expect 1 "the inventory is not written while a goal is unproved and not accepted" -- report write
 cmp -s "$T/inv.txt" "$T/inv0.txt" && ok "the inventory is left as it was" || bad "a refused write changed the inventory"
+run "${LOG/Goal typed_f_ensures_b : Valid/Goal typed_f_ensures_b : Unknown}" "$ST"
+echo 2222 > "$R/f.stamp"
+expect 0 "results from another stamp are neither compared nor written" -- report write
+grep_out 'note: f: its results .* are from other sources' "the run is named"
+cmp -s "$T/inv.txt" "$T/inv0.txt" && ok "the run's inventory lines are kept" || bad "stale results were written"
 run "$LOG" "$ST"
 : > "$T/accepted.txt"
 expect 1 "an accepted goal that accepted.txt no longer lists fails" -- report check
