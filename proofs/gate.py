@@ -89,32 +89,52 @@ PRE_RE = re.compile(r'^\[wp\] \[Qed\] Goal (\S+) preprocessing$')
 QED_RE = re.compile(r'^\[wp\] \[Qed\] Goal (\S+) : Valid')
 CLUSTER_RE = re.compile(r"^--- Context '([^']*)' Cluster '([^']*)'")
 USE_RE = re.compile(r'^\s*\(\* use (\S+) \*\)\s*$')
+FAILURE_RE = re.compile(r'^\[wp\] Failure: (.*)$')
 
 
 def cmd_stmt(log_path, out_path):
     """A generation pass (-wp-gen -wp-par 1, print-generated) prints, goal by
-    goal, "Goal G preprocessing" and then either Qed's verdict or the Why3
-    theory WP hands to the provers, after the local theories (clusters) it
-    uses.  The statement of G is that theory, named WP, its use-lines replaced
-    by the sorted names used and the text of each local cluster used: a change
-    of the goal or of a definition it uses changes the hash.  A goal Qed
-    closes has the statement "qed"."""
+    goal, "Goal G preprocessing" and then Qed's verdict, or the Why3 theory
+    WP hands to the provers (after the local theories, "clusters", it uses,
+    printed once), or WP's failure to translate the goal.  The statement of G
+    is its theory and the text of every local theory it uses, directly or
+    through another: a change of the goal or of a definition it uses changes
+    the hash.  Theory names carry a number WP gives them in the order it
+    prints them (Axiomatic4, int.Int3): the hash ignores these numbers and the
+    order of the imports.  A goal Qed closes has the statement "qed"; a goal
+    WP cannot translate (a "Failure:" line; such a goal is unproved) the hash
+    of the failure message."""
     lines = open(log_path).read().split('\n')
-    clusters = {}  # (context, name) -> text
-    order, qed, block = [], set(), {}
+    clusters = {}  # theory name as printed -> (uses, text)
+    order, qed, block, failure = [], set(), {}, {}
     cur, i = None, 0
+
+    def body_of(lines_):
+        """(the use-lines' names, the other lines): the theory's own line,
+        numbers and import order left out"""
+        uses, text = set(), []
+        for l in lines_:
+            m = USE_RE.match(l)
+            if m:
+                uses.add(m.group(1))
+            elif not re.match(r'^\s*theory \S+\s*$', l):
+                text.append(l)
+        return uses, '\n'.join(text)
+
     while i < len(lines):
         l = lines[i]
         m = CLUSTER_RE.match(l)
         if m:
-            ctx, name = m.groups()
-            j = i + 2  # the dashes after the header
+            j = i + 2  # the dashes after the header, then "theory NAME"
+            tm = re.match(r'^theory (\S+)\s*$', lines[j]) if j < len(lines) else None
+            if not tm:
+                die(f'{log_path}:{j + 1}: expected "theory NAME" after the cluster header')
             body = []
             while j < len(lines) and lines[j] != 'end':
                 body.append(lines[j]); j += 1
             if j == len(lines):
-                die(f'{log_path}:{i + 1}: cluster {name} has no end')
-            clusters[(ctx, name)] = '\n'.join(body[1:])  # from "theory NAME"
+                die(f'{log_path}:{i + 1}: cluster {tm.group(1)} has no end')
+            clusters[tm.group(1)] = body_of(body)
             i = j + 1
             continue
         m = PRE_RE.match(l)
@@ -123,8 +143,13 @@ def cmd_stmt(log_path, out_path):
         m = QED_RE.match(l)
         if m:
             qed.add(m.group(1)); i += 1; continue
+        m = FAILURE_RE.match(l)
+        if m:
+            if cur is None or cur in block or cur in qed or cur in failure:
+                die(f'{log_path}:{i + 1}: a failure that follows no goal of its own')
+            failure[cur] = m.group(1); i += 1; continue
         if l.startswith('[wp:print-generated]'):
-            if cur is None or cur in block or cur in qed:
+            if cur is None or cur in block or cur in qed or cur in failure:
                 die(f'{log_path}:{i + 1}: a generated theory that follows no goal of its own')
             j = i + 1
             body = []
@@ -136,29 +161,30 @@ def cmd_stmt(log_path, out_path):
             i = j + 1
             continue
         i += 1
+
+    def plain(name):
+        return re.sub(r'\d+$', '', name)
+
     out = []
     for g in order:
         if g in qed:
             out.append((g, 'qed')); continue
+        if g in failure:
+            h = hashlib.sha256(f'failure {failure[g]}'.encode())
+            out.append((g, h.hexdigest()[:HASH_LEN])); continue
         if g not in block:
-            die(f'{log_path}: goal {g} has neither a generated theory nor a Qed verdict')
-        uses, text = set(), []
-        for k, l in enumerate(block[g]):
-            m = USE_RE.match(l)
-            if m:
-                uses.add(m.group(1)); continue
-            if k == 0 and re.match(r'^\s*theory WP\d*\s*$', l):
-                l = '  theory WP'
-            text.append(l)
-        h = hashlib.sha256('\n'.join(text).encode())
-        for u in sorted(uses):
-            h.update(f'\nuse {u}\n'.encode())
-            cands = [(c, t) for (c, n), t in clusters.items() if n == u and g.startswith(c + '_')]
-            if not cands:
-                cands = [(c, t) for (c, n), t in clusters.items() if n == u]
-            if cands:
-                cands.sort(key=lambda ct: -len(ct[0]))
-                h.update(cands[0][1].encode())
+            die(f'{log_path}: goal {g} has neither a generated theory, nor a Qed verdict, nor a failure')
+        uses, text = body_of(block[g])
+        seen, todo = set(), [u for u in uses if u in clusters]
+        while todo:  # the local theories used, directly or through another
+            u = todo.pop()
+            if u not in seen:
+                seen.add(u); todo += [v for v in clusters[u][0] if v in clusters]
+        h = hashlib.sha256(text.encode())
+        for u in sorted(plain(u) for u in uses | {v for c in seen for v in clusters[c][0]}):
+            h.update(f'\nuse {u}'.encode())
+        for name, t in sorted((plain(c), clusters[c][1]) for c in seen):
+            h.update(f'\ntheory {name}\n{t}'.encode())
         out.append((g, h.hexdigest()[:HASH_LEN]))
     if len(set(g for g, _ in out)) != len(out):
         die(f'{log_path}: a goal is generated twice')
