@@ -181,7 +181,7 @@ def cmd_stmt(log_path, out_path):
             if u not in seen:
                 seen.add(u); todo += [v for v in clusters[u][0] if v in clusters]
         h = hashlib.sha256(text.encode())
-        for u in sorted(plain(u) for u in uses | {v for c in seen for v in clusters[c][0]}):
+        for u in sorted({plain(u) for u in uses | {v for c in seen for v in clusters[c][0]}}):
             h.update(f'\nuse {u}'.encode())
         for name, t in sorted((plain(c), clusters[c][1]) for c in seen):
             h.update(f'\ntheory {name}\n{t}'.encode())

@@ -111,14 +111,15 @@ if [ -n "${KVQ_WP_ONLY:-}" ]; then
 fi
 MODE=check
 [ -n "${KVQ_WP_WRITE:-}" ] && MODE=write
-SUMMARY_ONLY=0
+SUMMARY_ONLY=0; STMT_ONLY=0
 case "${1:-}" in
   --summary) SUMMARY_ONLY=1; MODE=summary;;
   --stamps) MODE=stamps;;
+  --statements) STMT_ONLY=1;;
   "") ;;
-  *) echo "run.sh: unknown argument \"$1\" (--summary or --stamps; the rest is set by KVQ_WP_* variables)"; exit 2;;
+  *) echo "run.sh: unknown argument \"$1\" (--summary, --stamps or --statements; the rest is set by KVQ_WP_* variables)"; exit 2;;
 esac
-[ $# -le 1 ] || { echo "run.sh: one argument at most (--summary or --stamps)"; exit 2; }
+[ $# -le 1 ] || { echo "run.sh: one argument at most (--summary, --stamps or --statements)"; exit 2; }
 [ $SUMMARY_ONLY -eq 1 ] && [ -n "${KVQ_WP_WRITE:-}" ] &&
   { echo "run.sh: --summary writes no inventory (KVQ_WP_WRITE needs a run)"; exit 2; }
 
@@ -267,15 +268,17 @@ in_inventory() {  # in_inventory RUN FILE: no results, and the inventory has RUN
   [ ! -f "$2" ] && [ "$(stamp_of "$1" "$W3/inv")" = "$(stamp_of "$1" "$W3/stamps")" ]
 }
 for f in "${ALL_FUNCS[@]}"; do
-  if [ -n "${KVQ_WP_ONLY:-}" ]; then named "$f" || continue
+  if [ $STMT_ONLY -eq 1 ]; then  # --statements: the runs whose results are current
+    { [ -z "${KVQ_WP_ONLY:-}" ] || named "$f"; } && current "$f" "$RES/$f.log" "$RES/$f.stmt" || continue
+  elif [ -n "${KVQ_WP_ONLY:-}" ]; then named "$f" || continue
   elif [ -z "${KVQ_WP_FULL:-}" ]; then
     current "$f" "$RES/$f.log" "$RES/$f.stmt" && continue
     in_inventory "$f" "$RES/$f.log" && continue
   fi
   RERUN="$RERUN $f"
 done
-if [ -n "${KVQ_WP_FULL:-}" ] ||
-   ! { current enum "$RES/lemmas_enum.txt" || in_inventory enum "$RES/lemmas_enum.txt"; }; then
+if [ $STMT_ONLY -eq 0 ] && { [ -n "${KVQ_WP_FULL:-}" ] ||
+   ! { current enum "$RES/lemmas_enum.txt" || in_inventory enum "$RES/lemmas_enum.txt"; }; }; then
   RERUN="enum$RERUN"
 fi
 if [ -z "$RERUN" ]; then
@@ -297,16 +300,21 @@ T0=$(date +%s)
 # run_wp NAME SOURCE ARGS...: one WP run, its log in $RES/NAME.log, then the
 # generation pass (one goal at a time, no prover: -wp-par 1 keeps each goal's
 # printed theory next to its name), the statement hashes in $RES/NAME.stmt.
+# With --statements (STMT_ONLY) only the generation pass, for runs whose
+# results are current: the statement hashes again, after a change of
+# gate.py's hashing, without proving anything again.
 run_wp() {
-  local name=$1 src=$2; shift 2
-  rm -f "$RES/$name.stamp"
-  local z3 cvc4; read -r z3 cvc4 <<< "$(steps_of "$name")"
-  WHY3CONFIG=$(why3_conf "$z3") "$FRAMAC" "${WP_OPTS[@]}" -wp-prover "$PROVERS" -wp-steps "$cvc4" \
-    -wp-timeout "$TIMEOUT" -wp-par "$PAR" "$src" "$@" > "$RES/$name.log" 2>&1
-  local rc=$?
-  if [ $rc -ne 0 ] || ! grep -q 'Proved goals:' "$RES/$name.log"; then
-    echo "run.sh: frama-c failed on $name (rc=$rc); see $RES/$name.log"; tail -20 "$RES/$name.log"
-    exit 2
+  local name=$1 src=$2 rc; shift 2
+  if [ $STMT_ONLY -eq 0 ]; then
+    rm -f "$RES/$name.stamp"
+    local z3 cvc4; read -r z3 cvc4 <<< "$(steps_of "$name")"
+    WHY3CONFIG=$(why3_conf "$z3") "$FRAMAC" "${WP_OPTS[@]}" -wp-prover "$PROVERS" -wp-steps "$cvc4" \
+      -wp-timeout "$TIMEOUT" -wp-par "$PAR" "$src" "$@" > "$RES/$name.log" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ] || ! grep -q 'Proved goals:' "$RES/$name.log"; then
+      echo "run.sh: frama-c failed on $name (rc=$rc); see $RES/$name.log"; tail -20 "$RES/$name.log"
+      exit 2
+    fi
   fi
   "$FRAMAC" "${WP_OPTS[@]}" -wp-prover z3pinned -wp-par 1 -wp-gen -wp-msg-key print-generated,prover \
     -wp-debug 1 "$src" "$@" > "$W3/gen.log" 2>&1
@@ -328,7 +336,7 @@ for f in "${ALL_FUNCS[@]}"; do
   # shellcheck disable=SC2086
   run_wp "$f" "${SRC_OF[$f]}" -wp-fct "${FCT_OF[$f]:-$f}" ${EXTRA[$f]:-}
   fi
-  echo "   $(grep -o 'Proved goals: *[0-9]* / [0-9]*' "$RES/$f.log"), $(( $(date +%s) - T2 ))s"
+  echo "   $(grep -o 'Proved goals: *[0-9]* / [0-9]*' "$RES/$f.log")$([ $STMT_ONLY -eq 1 ] && echo " (statements only)"), $(( $(date +%s) - T2 ))s"
 done
 T1=$(date +%s)
 fi
