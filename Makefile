@@ -5,7 +5,7 @@
 #   make test-slurm the Slurm job-array recipe on a single-node Slurm it starts (root)
 #   make demo       generate the standard vectors and verify the bundled subjects
 #   make bench      exact-path generation and fast-path throughput
-#   make proofs     Frama-C WP on the fast path; results under proofs/results/
+#   make proofs     Frama-C WP on the fast path, gated by proofs/inventory.txt; results under proofs/results/
 #                   (runs make coq and make proofs-gappa first)
 #   make proofs-gappa  the float facts of proofs/gappa/*.g proved by Gappa
 #   make coq        the CERT certificate theorems checked by coqc (proofs/coq/)
@@ -18,7 +18,7 @@
 
 .SUFFIXES:
 .DELETE_ON_ERROR:
-.PHONY: all test demo bench proofs proofs-gappa coq coverage fuzz-smoke gpu gpu-test install clean \
+.PHONY: all test demo bench proofs proofs-full proofs-inventory proofs-gappa coq coverage fuzz-smoke gpu gpu-test install clean \
         test-unit test-san test-vectors test-robustness test-shards test-reports test-cert test-golden test-layout trace \
         print-tests test-slurm
 
@@ -135,7 +135,7 @@ all: $(B)/rel/kvq $(TESTS:%=$(B)/rel/tests/%) $(SUBJECTS:%=$(B)/subjects/%.so)
 
 # ---- tests ---------------------------------------------------------------
 test: test-unit test-san test-vectors test-robustness test-shards test-reports test-cert test-golden test-layout trace \
-      test-python test-install test-toy
+      test-python test-install test-toy test-proofgate
 	@echo "make test: all stages passed"
 
 # the suites run two at a time (tests/run-suites.sh; KVQ_JOBS overrides), each
@@ -198,6 +198,12 @@ test-golden: $(B)/rel/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 trace:
 	@bash ci/trace.sh
 
+# The proof gate's bookkeeping on made-up WP output (no Frama-C): statement
+# hashes, the inventory comparison, the tool pins.
+.PHONY: test-proofgate
+test-proofgate:
+	@bash tests/proofgate.sh
+
 print-tests:
 	@echo $(TESTS)
 
@@ -209,8 +215,18 @@ bench: $(B)/rel/kvq
 	$(B)/rel/kvq bench
 
 # ---- proofs, coverage, fuzzing -------------------------------------------
+# `make proofs` reruns the WP runs whose stamp (settings, tool versions,
+# sources) differs from proofs/inventory.txt and fails on a goal that differs
+# from it; proofs-full reruns every run; proofs-inventory writes the goals of
+# the changed runs into the inventory (a deliberate change).
 proofs: coq proofs-gappa
 	bash proofs/run.sh
+
+proofs-full:
+	KVQ_WP_FULL=1 bash proofs/run.sh
+
+proofs-inventory:
+	KVQ_WP_WRITE=1 bash proofs/run.sh
 
 proofs-gappa:
 	bash proofs/gappa/run.sh
