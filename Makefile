@@ -6,6 +6,7 @@
 #   make demo       generate the standard vectors and verify the bundled subjects
 #   make bench      exact-path generation and fast-path throughput
 #   make proofs     Frama-C WP on the fast path; results under proofs/results/
+#   make proof-mutants  planted bugs that must each fail the WP run
 #   make coverage   lcov line coverage of ref/ (gate: 90%)
 #   make fuzz-smoke short libFuzzer runs of every harness
 #   make gpu        CUDA kernels, the GPU subject, the GPU test and benchmark
@@ -208,6 +209,11 @@ bench: $(B)/rel/kvq
 # ---- proofs, coverage, fuzzing -------------------------------------------
 proofs:
 	bash proofs/run.sh
+
+# Each planted bug of proofs/mutants.sh must fail the WP run (proofs/README.md).
+.PHONY: proof-mutants
+proof-mutants:
+	bash proofs/mutants.sh
 
 coverage: $(TESTS:%=$(B)/cov/tests/%) $(B)/cov/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	bash ci/coverage.sh $(B)
