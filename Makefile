@@ -9,6 +9,7 @@
 #                   (runs make coq and make proofs-gappa first)
 #   make proofs-gappa  the float facts of proofs/gappa/*.g proved by Gappa
 #   make coq        the CERT certificate theorems checked by coqc (proofs/coq/)
+#   make proof-mutants  planted bugs that must each fail the WP run
 #   make coverage   lcov line coverage of ref/ (gate: 90%)
 #   make fuzz-smoke short libFuzzer runs of every harness
 #   make gpu        CUDA kernels, the GPU subject, the GPU test and benchmark
@@ -234,6 +235,11 @@ proofs-gappa:
 # proofs/coq/ADMITTED.md (proofs/coq/README.md)
 coq:
 	B=$(B) bash proofs/coq/check.sh
+
+# Each planted bug of proofs/mutants.sh must fail the WP run (proofs/README.md).
+.PHONY: proof-mutants
+proof-mutants:
+	bash proofs/mutants.sh
 
 coverage: $(TESTS:%=$(B)/cov/tests/%) $(B)/cov/kvq $(SUBJECTS:%=$(B)/subjects/%.so)
 	bash ci/coverage.sh $(B)

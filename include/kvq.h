@@ -165,11 +165,50 @@ kvq_status kvq_kivi_quantize_group(uint8_t *grp, float *scale, float *zero, uint
 */
 float kvq_round_f16(float v, int *overflow);
 
+/*@ // ---- the pinned roundings, on reals [POL-TIE-01..02] --------------------
+    // RN32 of a real (binary32, to nearest even).
+    logic real kvq_rn32_l(real v) = (real)\round_float(\NearestEven, v);
+    // v is within the finite binary32 range (RN32(v) is finite).
+    predicate kvq_in_f32_l(real v) = -0x1.fffffep127 <= v <= 0x1.fffffep127;
+    // The step above floor(q) of q = floor(q) + d, 0 <= d < 1: 1 past the
+    // midpoint, 0 below it; at the midpoint 1 for ties away (ties == 1,
+    // KVQ_TIES_AWAY), else 1 only when floor(q) is odd (ties to even).
+    logic integer kvq_round_up_l(real d, integer i, integer ties) =
+        d > 0.5 ? 1 : d < 0.5 ? 0 : ties == 1 ? 1 : (i % 2 == 0 ? 0 : 1);
+    logic integer kvq_round_nonneg_l(real q, integer ties) =
+        \floor(q) + kvq_round_up_l(q - \floor(q), \floor(q), ties);
+    // Round to integer by the tie rule; both rules are odd functions of q.
+    logic integer kvq_round_ties_l(real q, integer ties) =
+        q >= 0 ? kvq_round_nonneg_l(q, ties) : -kvq_round_nonneg_l(-q, ties);
+    logic integer kvq_rne_l(real q) = kvq_round_ties_l(q, 0);
+    logic integer kvq_rna_l(real q) = kvq_round_ties_l(q, 1);
+    // A value past c + 1 rounds past c, one below -1 below 0, under either rule
+    // (proved: run `lemmas`); the clamps of code_of and key_code use them.
+    lemma kvq_round_ties_above: \forall real q, integer t, integer c;
+        q > c + 1 ==> kvq_round_ties_l(q, t) > c;
+    lemma kvq_round_ties_below: \forall real q, integer t, integer c;
+        q < c - 1 ==> kvq_round_ties_l(q, t) < c;
+    logic integer kvq_clamp_l(integer k, integer lo, integer hi) = k < lo ? lo : k > hi ? hi : k;
+    // The KIVI code of x against stored scale s and zero z [KIVI-Q-04..05]:
+    // clamp(round(RN32(RN32(x - z) / s)), 0, 2^bits - 1), 0 when s == 0 [POL-ZR-01].
+    // The quotient RN32(RN32(x - z) / s) of the KIVI and CERT codes, and when it is
+    // the binary32 computation's (x - z and the quotient within the finite range).
+    logic real kvq_quot_l(real x, real s, real z) = kvq_rn32_l(kvq_rn32_l(x - z) / s);
+    predicate kvq_quot_ok_l(real x, real s, real z) =
+        kvq_in_f32_l(x - z) && kvq_in_f32_l(kvq_rn32_l(x - z) / s);
+    logic integer kvq_kivi_code_l(real x, real s, real z, integer bits, integer ties) =
+        s == 0 ? 0 : kvq_clamp_l(kvq_round_ties_l(kvq_quot_l(x, s, z), ties), 0, kvq_code_max_l(bits));
+*/
+
 /* Round half to even (or away, by ties) of a finite binary32 value with
  * |q| < 2^31, as an integer. [POL-TIE-01] */
 /*@ requires finite: \is_finite(q);
     requires range: -0x1p31 < q < 0x1p31;
     assigns \nothing;
+    ensures value: \result == kvq_round_ties_l(q, ties);          // [POL-TIE-01..02]
+    ensures nearest: \abs(q - \result) <= 0.5;                    // [POL-TIE-01]
+    ensures tie_even: ties != 1 && \abs(q - \result) == 0.5 ==> \result % 2 == 0;
+    ensures tie_away: ties == 1 && \abs(q - \result) == 0.5 ==> \abs(\result) > \abs(q);
     ensures near: q - 1 <= \result <= q + 1;                     // [POL-TIE-01]
     ensures result_range: -0x1p31 <= \result <= 0x1p31;
     behavior nonneg:

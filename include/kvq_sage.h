@@ -50,15 +50,8 @@ KVQ_HD static inline float kvq_sage_fp8_bound(uint32_t fmt)
 }
 
 /*@ // ---- logic of the pinned sequences (spec/sage.md) ----------------------
-    logic real kvq_rn32_l(real v) = \round_float(\NearestEven, v);
+    // (kvq_rn32_l and the roundings to integer, kvq_round_ties_l, are kvq.h's.)
     logic real kvq_rn64_l(real v) = \round_double(\NearestEven, v);
-
-    // Round to integer by the policy's tie rule [POL-TIE-01..02].
-    logic integer kvq_rne_l(real q) =
-        q - \floor(q) < 0.5 ? \floor(q) : q - \floor(q) > 0.5 ? \floor(q) + 1 :
-        (\floor(q) % 2 == 0 ? \floor(q) : \floor(q) + 1);
-    logic integer kvq_rna_l(real q) = q >= 0 ? \floor(q + 0.5) : -\floor(-q + 0.5);
-    logic integer kvq_round_ties_l(real q, integer ties) = ties == 0 ? kvq_rne_l(q) : kvq_rna_l(q);
     logic integer kvq_sage_clamp_l(integer k, integer c) = k < -c ? -c : (k > c ? c : k);
 
     // Stored scale of a group of maximum m [SAGE-Q-02] [SAGE-Q-05].
@@ -71,10 +64,13 @@ KVQ_HD static inline float kvq_sage_fp8_bound(uint32_t fmt)
 
     // The code of x against a stored scale s: clamp(round(RN32(x / s))) [SAGE-Q-03],
     // or the public sequence trunc(RN32(q +- 1/2)) [SAGE-Q-05]; 0 when s == 0 [SAGE-Q-04].
+    // (the quotient RN32(x / s) is a function of its own: provers treat a real
+    // division by a variable as a nonlinear term)
+    logic real kvq_sage_quot_l(real x, real s) = kvq_rn32_l(x / s);
     logic integer kvq_sage_code_paper_l(real x, real s, integer bits, integer ties) =
-        s == 0 ? 0 : kvq_sage_clamp_l(kvq_round_ties_l(kvq_rn32_l(x / s), ties), kvq_sage_cmax_l(bits));
+        s == 0 ? 0 : kvq_sage_clamp_l(kvq_round_ties_l(kvq_sage_quot_l(x, s), ties), kvq_sage_cmax_l(bits));
     logic integer kvq_sage_code_public_l(real x, real s, integer bits) =
-        \let q = kvq_rn32_l(x / s);
+        \let q = kvq_sage_quot_l(x, s);
         \let t = (q >= 0 ? kvq_rn32_l(q + 0.5) : kvq_rn32_l(q - 0.5));
         kvq_sage_clamp_l(t >= 0 ? \floor(t) : \ceil(t), kvq_sage_cmax_l(bits));
     logic integer kvq_sage_code_of_l(real x, real s, integer bits, integer rnd, integer ties) =

@@ -22,6 +22,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 static int64_t pow2_l(int64_t k)
 {
@@ -83,6 +84,24 @@ static long fp8_lemmas(long *cases)
     return bad;
 }
 
+/* floor_split's goal `frac` (ref/fast/kivi.c, TRUSTED.md [TR-GOAL-FLOOR-FRAC]):
+ * for every binary32 q in [0, 2^31), the binary32 difference q - floor(q) is
+ * exact.  floor(q) is the integer part (q >= 0), and binary64 holds q and
+ * q - floor(q) exactly (24 significant bits, |q| < 2^31). */
+static long floor_frac(long *cases)
+{
+    long bad = 0;
+    for (uint32_t u = 0; u < 0x4F000000u; u++) {    /* 0x4F000000 is 2^31 */
+        float q, fl, d;
+        memcpy(&q, &u, sizeof q);
+        fl = (float)(int64_t)q;
+        d = q - fl;
+        (*cases)++;
+        if ((double)d != (double)q - (double)(int64_t)q && bad++ < 8) printf("floor_split frac q=%a\n", (double)q);
+    }
+    return bad;
+}
+
 int main(void)
 {
     static const int64_t widths[4] = {1, 2, 4, 8};
@@ -118,6 +137,11 @@ int main(void)
         long fcases = 0, fbad = fp8_lemmas(&fcases);
         printf("lemmas_enum: kvq_fp8_shl1, kvq_fp8_shr, kvq_fp8_mask, kvq_flags_or_sat, kvq_h_e4m3_ovf, kvq_h_e5m2_ovf: %ld cases, %ld failures\n", fcases, fbad);
         bad += fbad;
+    }
+    {
+        long ccases = 0, cbad = floor_frac(&ccases);
+        printf("lemmas_enum: floor_split frac (binary32 q - floor(q) exact, 0 <= q < 2^31): %ld cases, %ld failures\n", ccases, cbad);
+        bad += cbad;
     }
     return bad != 0;
 }

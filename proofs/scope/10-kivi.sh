@@ -7,9 +7,9 @@ scope_add ref/fast/kivi.c \
   lemmas \
   kvq_pow2_small kvq_code_max kvq_code_byte kvq_code_shift \
   kvq_unpack_code kvq_pack_code kvq_kivi_residual_after_prefill \
-  round_up floor_split round_nonneg kvq_round_int kvq_round_f16 read_input group_meta code_of \
+  round_up floor_split round_nonneg kvq_round_int kvq_round_f16 read_input group_meta code_quotient code_of \
   group_minmax kvq_kivi_quantize_group kvq_kivi_window_prefill kvq_kivi_window_append
-PROP_OF[lemmas]=kvq_code_shift_distinct
+PROP_OF[lemmas]=kvq_code_shift_distinct,kvq_round_ties_above,kvq_round_ties_below
 # the window invariant is a conjunction of ten integer facts; split, each
 # closes in well under the limit
 EXTRA[kvq_kivi_window_append]="-wp-split"

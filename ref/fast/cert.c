@@ -26,6 +26,11 @@
     predicate kvq_value_meta_l(float s, float z) =
         \is_finite(s) && \is_finite(z) && -65504 <= s <= 65504 && -65504 <= z <= 65504 &&
         (s == 0 || s >= 0x1p-14);
+    // The key code of k against sigma > 0 and z [CERT-K8-02]:
+    // clamp(round(RN32(RN32(k - z) / sigma)), -128, 127).
+    logic integer kvq_cert_key_code_l(real k, real sigma, real z, integer ties) =
+        kvq_clamp_l(kvq_round_ties_l(kvq_quot_l(k, sigma, z), ties),
+                    KVQ_CERT_KCODE_MIN, KVQ_CERT_KCODE_MAX);
 */
 
 int kvq_cert_is_f16(float v)
@@ -75,12 +80,18 @@ kvq_status kvq_certi_check_f16(const float *x, uint64_t n)
     requires out: \valid(flags);
     assigns *flags;
     ensures code_range: KVQ_CERT_KCODE_MIN <= \result <= KVQ_CERT_KCODE_MAX; // [CERT-K8-02]
+    // the pinned sequence whenever k - z and (k - z)/sigma are in the binary32
+    // range (always for binary16 keys) [CERT-K8-02]
+    ensures value: kvq_quot_ok_l(k, sigma, z) ==> \result == kvq_cert_key_code_l(k, sigma, z, ties);
 */
 static int8_t key_code(float k, float sigma, float z, uint32_t ties, uint32_t *flags)
 {
     float t = k - z;                     /* RN32 [CERT-K8-02] */
     float qv = t / sigma;                /* RN32, a division [CERT-K8-02] */
     int64_t c;
+    /* qv_def: the two binary32 operations are the real quotient's roundings
+     * (TRUSTED.md [TR-GOAL-CODE-QUOT]); with it the code is proved. */
+    //@ assert qv_def: kvq_quot_ok_l(k, sigma, z) ==> \is_finite(qv) && qv == kvq_quot_l(k, sigma, z);
     /* With binary16 keys |qv| < 2^9 [CERT-K8-02].  For other finite k, z,
      * qv can be huge or infinite (t overflows); every qv outside [-129, 128]
      * rounds to a code outside [-128, 127] under either tie rule, so clamping
@@ -88,10 +99,12 @@ static int8_t key_code(float k, float sigma, float z, uint32_t ties, uint32_t *f
      * kvq_round_int's domain |q| < 2^31.  (A NaN qv cannot arise from finite
      * k, z and sigma > 0; it would be clamped low.) */
     if (!(qv >= -129.0f)) {
+        //@ assert below_min: \is_finite(qv) ==> kvq_round_ties_l(qv, ties) < KVQ_CERT_KCODE_MIN;
         *flags |= KVQ_FLAG_CLAMPED;
         return (int8_t)KVQ_CERT_KCODE_MIN;
     }
     if (qv > 128.0f) {
+        //@ assert past_max: \is_finite(qv) ==> kvq_round_ties_l(qv, ties) > KVQ_CERT_KCODE_MAX;
         *flags |= KVQ_FLAG_CLAMPED;
         return (int8_t)KVQ_CERT_KCODE_MAX;
     }

@@ -19,11 +19,14 @@
 /* 1 when q = fl + d, fl = floor(q), is rounded up from fl, else 0: d is exact,
  * so the tie test is exact [POL-TIE-01, POL-TIE-02].  A helper of its own so
  * that the integer goals of round_nonneg carry no float literal. */
-/*@ assigns \nothing;
+/*@ requires finite: \is_finite(d);
+    assigns \nothing;
     ensures zero_or_one: \result == 0 || \result == 1;
+    ensures value: \result == kvq_round_up_l(d, i, ties);          // [POL-TIE-01..02]
 */
 static int64_t round_up(float d, int64_t i, uint32_t ties)
 {
+    //@ assert half: (float)0.5 == 0.5;
     if (d > 0.5f) return 1;
     if (d < 0.5f) return 0;
     if (ties == KVQ_TIES_AWAY) return 1;
@@ -38,6 +41,8 @@ static int64_t round_up(float d, int64_t i, uint32_t ties)
     requires out: \valid(d);
     assigns *d;
     ensures floor: \result == \floor(q);
+    ensures frac_finite: \is_finite(*d);
+    ensures frac: *d == q - \floor(q);
 */
 static int64_t floor_split(float q, float *d)
 {
@@ -57,6 +62,8 @@ static int64_t floor_split(float q, float *d)
     assigns \nothing;
     ensures floor_or_next: \floor(q) <= \result <= \floor(q) + 1;   // [POL-TIE-01]
     ensures result_range: 0 <= \result <= 0x1p31;
+    ensures value: \result == kvq_round_nonneg_l(q, ties);         // [POL-TIE-01..02]
+    ensures tie_even: ties != 1 && \abs(q - \result) == 0.5 ==> \result % 2 == 0;
 */
 static int64_t round_nonneg(float q, uint32_t ties)
 {
@@ -151,6 +158,27 @@ static kvq_status group_meta(float *scale, float *zero, uint32_t *flags, float m
     return KVQ_OK;
 }
 
+/* The quotient of one value against stored metadata: RN32(RN32(x - z) / s),
+ * with x - z saturated to +-max when it overflows (only when the group's range
+ * saturated) [KIVI-Q-04].  The float steps of code_of, split off so that its
+ * clamp and rounding goals carry no float operation. */
+/*@ requires finite: \is_finite(xv) && \is_finite(s) && \is_finite(z);
+    requires scale: s > 0;
+    requires out: \valid(flags);
+    assigns *flags;
+    ensures value: kvq_quot_ok_l(xv, s, z) ==>
+        \is_finite(\result) && \result == kvq_quot_l(xv, s, z);
+*/
+static float code_quotient(float xv, float s, float z, uint32_t *flags)
+{
+    float t = xv - z;                    /* RN32 [KIVI-Q-04] */
+    if (isinf(t)) {                      /* only when the range saturated */
+        t = copysignf(KVQ_F32_MAX, t);
+        *flags |= KVQ_FLAG_SATURATED;
+    }
+    return t / s;                        /* RN32 [KIVI-Q-04] */
+}
+
 /* Code of one value against stored metadata [KIVI-Q-04, KIVI-Q-05]. */
 /*@ requires finite: \is_finite(xv) && \is_finite(s) && \is_finite(z);
     requires scale: s >= 0;
@@ -159,29 +187,36 @@ static kvq_status group_meta(float *scale, float *zero, uint32_t *flags, float m
     assigns *flags;
     ensures code_range: 0 <= \result <= kvq_code_max_l(bits);     // [KIVI-Q-05]
     ensures zero_scale: s == 0 ==> \result == 0;                  // [POL-ZR-01]
+    // the pinned sequence, whenever x - z and (x - z)/s are in the binary32
+    // range (outside only when the group's range saturated) [KIVI-Q-04..05]
+    ensures value: kvq_quot_ok_l(xv, s, z) ==>
+        \result == kvq_kivi_code_l(xv, s, z, bits, \old(pol->ties));
 */
 static uint32_t code_of(float xv, float s, float z, uint32_t bits, const kvq_policy *pol,
                         uint32_t *flags)
 {
     float cmax = (float)kvq_code_max(bits);
-    float t, q;
+    float hi = cmax + 1.0f;              /* exact */
+    uint32_t ties = pol->ties;
+    float q;
     int64_t c;
+    //@ assert hi_exact: \is_finite(hi) && hi == kvq_code_max_l(bits) + 1;
     if (s == 0.0f) return 0u;            /* zero range: every code 0 [POL-ZR-01] */
-    t = xv - z;                          /* RN32 [KIVI-Q-04] */
-    if (isinf(t)) {                      /* only when the range saturated */
-        t = copysignf(KVQ_F32_MAX, t);
-        *flags |= KVQ_FLAG_SATURATED;
-    }
-    q = t / s;                           /* RN32 [KIVI-Q-04] */
-    if (q > cmax + 1.0f) {               /* rounds past cmax under either tie rule */
+    //@ assert s_pos: s > 0;
+    q = code_quotient(xv, s, z, flags);  /* RN32(RN32(x - z) / s) [KIVI-Q-04] */
+    if (q > hi) {                        /* rounds past cmax under either tie rule */
+        //@ assert q_hi: \is_finite(q) ==> q > kvq_code_max_l(bits) + 1;
+        //@ assert past_max: \is_finite(q) ==> kvq_round_ties_l(q, ties) > kvq_code_max_l(bits);
         *flags |= KVQ_FLAG_CLAMPED;
         return kvq_code_max(bits);
     }
     if (q < -1.0f) {
+        //@ assert q_lo: \is_finite(q) ==> q < -1;
+        //@ assert below_zero: \is_finite(q) ==> kvq_round_ties_l(q, ties) < 0;
         *flags |= KVQ_FLAG_CLAMPED;
         return 0u;
     }
-    c = kvq_round_int(q, pol->ties);     /* |q| <= 257: exact [KIVI-Q-04] */
+    c = kvq_round_int(q, ties);          /* |q| <= 257: exact [KIVI-Q-04] */
     if (c < 0) {
         *flags |= KVQ_FLAG_CLAMPED;
         return 0u;

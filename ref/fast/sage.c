@@ -159,18 +159,34 @@ static int32_t clamp_code(int32_t k, int32_t cmax)
     assigns \nothing;
     ensures code_range: -kvq_sage_cmax_l(bits) <= \result <= kvq_sage_cmax_l(bits); // [SAGE-Q-03]
     ensures zero_group: s == 0 ==> \result == 0;                          // [SAGE-Q-04]
+    ensures value_paper: rounding != KVQ_SAGE_ROUND_PUBLIC ==>
+        \result == kvq_sage_code_paper_l(x, s, bits, ties);              // [SAGE-Q-03]
+    ensures value_public: rounding == KVQ_SAGE_ROUND_PUBLIC && s != 0 ==>
+        \result == kvq_sage_code_public_l(x, s, bits);                   // [SAGE-Q-05]
 */
 static int32_t qk_code(float x, float s, uint32_t bits, uint32_t rounding, uint32_t ties)
 {
     int32_t cmax = (int32_t)kvq_sage_cmax(bits), k;
     float q;
     if (s == 0.0f) return 0;                                      /* zero group [SAGE-Q-04] */
+    //@ assert s_pos: s > 0;
     q = x / s;                                                    /* RN32; |q| <= cmax (1 + 2^-23) */
-    /* q_range, t_range: binary32 facts WP's provers do not reach (TRUSTED.md
-     * [TR-GOAL-SAGE-FLOAT]); with them WP proves both conversions in range. */
+    /* q_range, t_range, q_def, t_def: binary32 facts WP's provers do not reach
+     * (TRUSTED.md [TR-GOAL-SAGE-FLOAT]); with them WP proves both conversions
+     * in range and the code. */
     //@ assert q_range: \is_finite(q) && -128 <= q <= 128;
+    //@ assert q_def: q == kvq_sage_quot_l(x, s);
     if (rounding == KVQ_SAGE_ROUND_PUBLIC) {
-        float t = q >= 0.0f ? q + 0.5f : q - 0.5f;               /* RN32; -0 counts as >= 0 */
+        float t;
+        if (q >= 0.0f) {                                          /* -0 counts as >= 0 */
+            //@ assert q_nonneg: q >= 0;
+            t = q + 0.5f;                                         /* RN32 */
+            //@ assert t_def: t == kvq_rn32_l(q + 0.5);
+        } else {
+            //@ assert q_neg: q < 0;
+            t = q - 0.5f;                                         /* RN32 */
+            //@ assert t_def_2: t == kvq_rn32_l(q - 0.5);
+        }
         //@ assert t_range: -129 <= t <= 129;
         k = (int32_t)t;                                           /* truncation toward zero */
     } else {
