@@ -387,40 +387,53 @@ static void judge_pv(kvq_verdict *v, const kvq_case *c, const void *outp, uint32
     v->outcome = KVQ_PASS;
 }
 
-/* Why an output fails its bound, for the reason: its distance from exact
- * attention above the bound, or a NaN (which has no distance and fails every
- * bound). */
-static const char *attn_miss(char *buf, size_t len, double x, double dist, double lo, double hi, double b)
+/* The attention judges' shared loop [SAGE-ATT-07]: every output within its
+ * bound of exact attention, the distance from [lo, hi] rounded down.  Records
+ * each output's margin; on the first miss returns its index and writes why it
+ * misses into why (its distance above the bound, or a NaN, which has no
+ * distance and fails every bound); returns the output count when none does. */
+static uint64_t attn_first_miss(kvq_verdict *v, const kvq_case *c, const kvq_sage_attn_out *o, char *why,
+                                size_t len)
 {
-    if (x != x) snprintf(buf, len, "not a number; exact attention is [%a, %a], the bound %.6g", lo, hi, b);
-    else snprintf(buf, len, "%.6g from exact attention [%a, %a], above the bound %.6g", dist, lo, hi, b);
-    return buf;
-}
-
-/* sage-attn [VEC-SAGE-10]: every output within its bound of exact attention
- * [SAGE-ATT-07]: the distance from [lo, hi], rounded down, at most the bound. */
-static void judge_attn(kvq_verdict *v, const kvq_case *c, const void *outp, uint32_t flags)
-{
-    const kvq_sage_attn_out *o = outp;
     const kvq_sage_attn_ref *rf = c->ref;
-    const uint64_t n = kvq_count(c, kvq_op_output(c->op, "o"), outp);
-    (void)flags;
+    const uint64_t n = kvq_count(c, kvq_op_output(c->op, "o"), o);
     for (uint64_t e = 0; e < n; e++) {
         const double x = o->o[e], lo = rf->lo[e], hi = rf->hi[e], b = rf->bound[e];
         double dist = 0.0;
         if (x > hi) dist = nextafter(x - hi, 0.0);
         else if (x < lo) dist = nextafter(lo - x, 0.0);
-        if (!(dist <= b) || x != x) {
-            uint32_t bits;
-            char dd[160];
-            memcpy(&bits, &o->o[e], 4);
-            snprintf(v->detail, sizeof v->detail,
-                     "o[row %llu, channel %llu] = %a (0x%08x): %s of the pipeline [SAGE-ATT-07]",
-                     (unsigned long long)(e / 128u), (unsigned long long)(e % 128u), x, bits,
-                     attn_miss(dd, sizeof dd, x, dist, lo, hi, b));
-            return;
+        if (x != x) {
+            snprintf(why, len, "not a number; exact attention is [%a, %a], the bound %.6g", lo, hi, b);
+            return e;
+        }
+        if (!(dist <= b)) {
+            snprintf(why, len, "%.6g from exact attention [%a, %a], above the bound %.6g", dist, lo, hi, b);
+            return e;
         }
         kvq_verdict_margin(v, "distance from exact attention [SAGE-ATT-07]", dist, b);
+    }
+    return n;
+}
+
+static uint32_t attn_bits(const kvq_sage_attn_out *o, uint64_t e)
+{
+    uint32_t bits;
+    memcpy(&bits, &o->o[e], 4);
+    return bits;
+}
+
+/* sage-attn [VEC-SAGE-10]: every output within its bound of exact attention
+ * [SAGE-ATT-07]. */
+static void judge_attn(kvq_verdict *v, const kvq_case *c, const void *outp, uint32_t flags)
+{
+    const kvq_sage_attn_out *o = outp;
+    char why[160];
+    const uint64_t e = attn_first_miss(v, c, o, why, sizeof why);
+    (void)flags;
+    if (e < kvq_count(c, kvq_op_output(c->op, "o"), outp)) {
+        snprintf(v->detail, sizeof v->detail, "o[row %llu, channel %llu] = %a (0x%08x): %s of the pipeline [SAGE-ATT-07]",
+                 (unsigned long long)(e / 128u), (unsigned long long)(e % 128u), (double)o->o[e], attn_bits(o, e), why);
+        return;
     }
     v->outcome = KVQ_PASS;
 }
@@ -433,28 +446,19 @@ static void judge_mha(kvq_verdict *v, const kvq_case *c, const void *outp, uint3
 {
     const kvq_sage_in *in = in_of(c);
     const kvq_sage_attn_out *o = outp;
-    const kvq_sage_attn_ref *rf = c->ref;
-    const uint64_t n = kvq_count(c, kvq_op_output(c->op, "o"), outp), per = (uint64_t)in->attn.nq * 128u;
+    const uint64_t per = (uint64_t)in->attn.nq * 128u;
+    char why[160];
+    const uint64_t e = attn_first_miss(v, c, o, why, sizeof why);
     (void)flags;
-    for (uint64_t e = 0; e < n; e++) {
-        const double x = o->o[e], lo = rf->lo[e], hi = rf->hi[e], b = rf->bound[e];
-        double dist = 0.0;
-        if (x > hi) dist = nextafter(x - hi, 0.0);
-        else if (x < lo) dist = nextafter(lo - x, 0.0);
-        if (!(dist <= b) || x != x) {
-            uint32_t bits;
-            char dd[160];
-            const uint32_t h = (uint32_t)(e / per);
-            memcpy(&bits, &o->o[e], 4);
-            snprintf(v->detail, sizeof v->detail,
-                     "o[head %u, row %llu, channel %llu] = %a (0x%08x): %s of the pipeline [SAGE-ATT-07] "
-                     "(head %u on KV head %u of %u [SAGE-MHA-01]; "
-                     "inputs exactly %s [SAGE-MHA-02])",
-                     h, (unsigned long long)(e % per / 128u), (unsigned long long)(e % 128u), x, bits,
-                     attn_miss(dd, sizeof dd, x, dist, lo, hi, b), h, kvq_sage_mha_kv_head(h, in->hq, in->hkv), in->hkv, name_of(IN_FMTS, 3, in->in_fmt));
-            return;
-        }
-        kvq_verdict_margin(v, "distance from exact attention [SAGE-ATT-07]", dist, b);
+    if (e < kvq_count(c, kvq_op_output(c->op, "o"), outp)) {
+        const uint32_t h = (uint32_t)(e / per);
+        snprintf(v->detail, sizeof v->detail,
+                 "o[head %u, row %llu, channel %llu] = %a (0x%08x): %s of the pipeline [SAGE-ATT-07] "
+                 "(head %u on KV head %u of %u [SAGE-MHA-01]; inputs exactly %s [SAGE-MHA-02])",
+                 h, (unsigned long long)(e % per / 128u), (unsigned long long)(e % 128u), (double)o->o[e],
+                 attn_bits(o, e), why, h, kvq_sage_mha_kv_head(h, in->hq, in->hkv), in->hkv,
+                 name_of(IN_FMTS, 3, in->in_fmt));
+        return;
     }
     v->outcome = KVQ_PASS;
 }
