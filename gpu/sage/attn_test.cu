@@ -110,7 +110,7 @@ static double gauss(void)
 /* Q [heads][nq][D], K, V [heads][nk][D]. */
 static void gen(float *q, float *k, float *v, const acase *c)
 {
-    const uint64_t nq = (uint64_t)c->heads * c->nq, nk = (uint64_t)c->heads * c->nk;
+    const uint64_t nq = (uint64_t)c->heads * c->nq * D, nk = (uint64_t)c->heads * c->nk * D;   /* elements */
     std::vector<double> u(D), qb(D, 0.0), kb(D, 0.0), vb(D, 1.0);
     for (uint32_t i = 0; i < D; i++) u[i] = gauss();
     if (c->dist == DIST_SINK) {
@@ -732,13 +732,39 @@ static void bad_values(void)
             CK(cudaDeviceSynchronize());
             kvq_cuda_result r;
             CK(cudaMemcpy(&r, dres, sizeof r, cudaMemcpyDeviceToHost));
-            check(st == KVQ_OK && r.status == t.want, "%s%s: launch %s, result status %u, want %u", t.name,
-                  graph ? " (graph)" : "", kvq_status_str(st), r.status, t.want);
+            /* on a miss, each stage's error word (the scratch segment's six call
+             * states of 4 words, err second) says which stage saw what */
+            uint32_t stw[24] = {0};
+            kvq_cuda_sage_attn_ws L;
+            if (kvq_cuda_sage_attn_ws_layout(&L, &a, c.heads) == KVQ_OK)
+                CK(cudaMemcpy(stw, ws + L.scratch, sizeof stw, cudaMemcpyDeviceToHost));
+            check(st == KVQ_OK && r.status == t.want,
+                  "%s%s: launch %s, result status %u, want %u (stage errors %#x %#x %#x %#x %#x %#x)", t.name,
+                  graph ? " (graph)" : "", kvq_status_str(st), r.status, t.want, stw[1], stw[5], stw[9], stw[13],
+                  stw[17], stw[21]);
             std::vector<uint8_t> ho(nqe * 4u), sent(nqe * 4u, KVQ_TB_SENTINEL);
             CK(cudaMemcpy(ho.data(), dout, nqe * 4u, cudaMemcpyDeviceToHost));
             check(memcmp(ho.data(), sent.data(), nqe * 4u) == 0, "%s%s: the output was written", t.name,
                   graph ? " (graph)" : "");
         }
+    /* the same workspace after those failures, finite inputs: KVQ_OK, nothing
+     * of a failed call carried into the next [SAGE-DEV-09] */
+    kvq_tb_case();
+    gen(q.data(), k.data(), v.data(), &c);
+    size_t bad = 0;
+    for (size_t e = 0; e < nke; e++) bad += !isfinite(k[e]) + !isfinite(v[e]);
+    for (size_t e = 0; e < nqe; e++) bad += !isfinite(q[e]);
+    check(bad == 0u, "after the failing calls: the generator left %zu non-finite inputs", bad);
+    CK(cudaMemcpy(dq, q.data(), nqe * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dk, k.data(), nke * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dv, v.data(), nke * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemset(dres, KVQ_TB_SENTINEL, sizeof(kvq_cuda_result)));
+    const kvq_status sc = kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &a, c.heads, ws, wsb, 0);
+    CK(cudaDeviceSynchronize());
+    kvq_cuda_result rc;
+    CK(cudaMemcpy(&rc, dres, sizeof rc, cudaMemcpyDeviceToHost));
+    check(sc == KVQ_OK && rc.status == KVQ_OK, "finite inputs after failing calls: launch %s, result status %u",
+          kvq_status_str(sc), rc.status);
     cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dres), cudaFree(ws);
 }
 
