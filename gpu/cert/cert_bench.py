@@ -4,8 +4,8 @@ torch.nn.functional.scaled_dot_product_attention on binary16 K, V (GQA:
 32 query heads over 8 KV heads, d = 128) against the certified CERT decode
 step of gpu/cert/decode_*.cu, both variants [CERT-VAR-01] on the same
 tensors: the paper variant (the default; Phase 2 over every block,
-[CERT-DEV-10]) and the sparse one, certification on (spec/cert.md "The
-device kernel", [CERT-DEV-09]).  Workloads: "sinks+clusters" (a few heavy
+[CERT-DEV-10]) and the sparse one, certification on and off (spec/cert.md
+"The device kernel", [CERT-DEV-09]).  Workloads: "sinks+clusters" (a few heavy
 tokens: sparse attention) and "near-uniform".
 
 Usage: cert_bench.py LIB.so OUT.json [--reps N] [--ns 8192,32768,...]
@@ -164,6 +164,7 @@ def main():
                 return 2
             stream = torch.cuda.current_stream().cuda_stream
             step = lambda: lib.kvq_bench_step(ctx, 1, ctypes.c_void_p(stream))
+            step_off = lambda: lib.kvq_bench_step(ctx, 0, ctypes.c_void_p(stream))
             if a.profile:
                 for var in (PAPER, SPARSE):
                     lib.kvq_bench_variant(ctx, var)
@@ -189,6 +190,9 @@ def main():
                 if lib.kvq_bench_variant(ctx, var) != 0:
                     return 2
                 t, _ = time_fn(step, reps, 5)
+                # the same kernels with certification off (certify = 0: no Delta', delta1,
+                # checks or bounds): what certifying costs [CERT-DEV-09]
+                t_off, _ = time_fn(step_off, reps, 5)
                 recs = (Rec * qh)()
                 stat = (ctypes.c_uint32 * qh)()
                 out = (ctypes.c_float * (qh * d))()
@@ -196,7 +200,7 @@ def main():
                     print(f"step failed n={n} {kind} {name}", file=sys.stderr)
                     return 2
                 o = torch.tensor(list(out), device="cuda").view(qh, d)
-                r = {"us": t, "ratio_sdpa": t / t_sdpa,
+                r = {"us": t, "ratio_sdpa": t / t_sdpa, "us_nocert": t_off, "cert_overhead": t / t_off - 1.0,
                      "rungs": [x.rung for x in recs], "k_sel": [x.k_sel for x in recs],
                      "n_prom": [x.n_prom for x in recs], "status": [int(x) for x in stat],
                      "etotal_max": max(x.etotal for x in recs),
@@ -257,7 +261,8 @@ def summary(rows, dev, commit, name):
            f"# device: {dev}; torch {torch.__version__}; commit {commit}; gpu/cert/cert_bench.py",
            "# 8 KV heads, 32 query heads (GQA, enable_gqa=True), d = 128, binary16 K/V; CUDA events,",
            "# medians, cold L2 (256 MiB written before each rep, so host launch latency is not timed);",
-           "# certification on, default parameters (vtol 0.05); the same tensors for all three.",
+           "# certification on, default parameters (vtol 0.05); the same tensors for all three;",
+           "# pap_off / spa_off: the same step with certification off, overhead = on / off - 1.",
            "# paper: Phase 2 over every block, binary16 keys of the selected blocks from tier 2",
            "# [CERT-DEV-10]; sparse: Phase 2 over the selected blocks with their INT8 keys.",
            "# floor: the paper variant's bytes alone -- every block's INT8 keys and INT4 values with",
@@ -266,14 +271,16 @@ def summary(rows, dev, commit, name):
            "",
            f"{'n':>7} {'workload':15} {'sdpa_us':>8} {'paper_us':>9} {'sparse_us':>9} "
            f"{'pap/sdpa':>8} {'spa/sdpa':>8} {'dev_us':>7} {'host_us':>7} {'floor':>7} "
-           f"{'pap/floor':>9}  rungs(p/s)  K       prom   listed"]
+           f"{'pap/floor':>9} {'pap_off':>8} {'spa_off':>8} {'ovh_p':>6} {'ovh_s':>6}  rungs(p/s)  K       prom   listed"]
     for r in rows:
         p, sp, fl = r["paper"], r["sparse"], r.get("floor")
         fcol = (f"{fl['device_us']:>7.1f} {fl['host_us']:>7.1f} {fl['overlapped_us']:>7.1f} "
                 f"{fl['ratio_paper_floor']:>9.2f}") if fl else f"{'-':>7} {'-':>7} {'-':>7} {'-':>9}"
         lst = sum(p.get("listed_blocks", [0]))
         out.append(f"{r['n']:>7} {r['workload']:15} {r['sdpa_us']:>8.1f} {p['us']:>9.1f} {sp['us']:>9.1f} "
-                   f"{p['ratio_sdpa']:>8.2f} {sp['ratio_sdpa']:>8.2f} {fcol}  "
+                   f"{p['ratio_sdpa']:>8.2f} {sp['ratio_sdpa']:>8.2f} {fcol} "
+                   f"{p['us_nocert']:>8.1f} {sp['us_nocert']:>8.1f} {100 * p['cert_overhead']:>5.1f}% "
+                   f"{100 * sp['cert_overhead']:>5.1f}%  "
                    f"{sorted(set(p['rungs']))!s}/{sorted(set(sp['rungs']))!s:5} "
                    f"{min(p['k_sel'])}-{max(p['k_sel'])}  {min(p['n_prom'])}-{max(p['n_prom'])}  {lst}")
     sparse = [r for r in rows if r["workload"] != "near-uniform"]
@@ -292,6 +299,13 @@ def summary(rows, dev, commit, name):
             out.append("- the floor against SDPA (sinks+clusters, n >= 32768): " + ", ".join(
                 f"n={r['n']}: floor {r['floor']['overlapped_us']:.1f} us = {r['floor']['ratio_floor_sdpa']:.2f}x SDPA, "
                 f"paper {r['floor']['ratio_paper_floor']:.2f}x floor" for r in fl))
+    if sparse:
+        ov = [(r["n"], v, r[v]["cert_overhead"]) for r in sparse for v in ("paper", "sparse")]
+        within = [x for x in ov if x[2] <= 0.10]
+        worst = max(ov, key=lambda x: x[2])
+        out.append(f"- certification overhead <= 10% (sinks+clusters, on / off - 1): "
+                   f"{'MET' if len(within) == len(ov) else 'NOT met'} ({len(within)} of {len(ov)} rows); "
+                   f"worst {100 * worst[2]:.1f}% ({worst[1]}, n={worst[0]})")
     uni = [r for r in rows if r["workload"] == "near-uniform"]
     if uni:
         out.append("- near-uniform keys (the ladder reaches rung 3, whose dense pass reads tier 2): " + ", ".join(
