@@ -46,6 +46,12 @@ Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.
 Print Assumptions CERT_AR_01_sum.
+Print Assumptions CERT_AR_01_exparg.
+Print Assumptions CERT_AR_01_Rs.
+Print Assumptions CERT_AR_01_Lambda.
+Print Assumptions CERT_AR_01_weights_abs.
+Print Assumptions CERT_AR_01_deq_values.
+Print Assumptions CERT_AR_01_deq_keys.
 Print Assumptions PKV_B_01_real.
 Print Assumptions paper_thm44_eq13.
 Print Assumptions sum_tree_error.
