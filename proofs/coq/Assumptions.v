@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -56,4 +56,9 @@ Print Assumptions PKV_B_01_real.
 Print Assumptions paper_thm44_eq13.
 Print Assumptions sum_tree_error.
 Print Assumptions VIDKV_lemma_W.
+Print Assumptions cmul32_err.
+Print Assumptions VIDKV_lemma_F_expr.
+Print Assumptions VIDKV_lemma_F.
+Print Assumptions VIDKV_B_01_fft.
+Print Assumptions VIDKV_B_01_sign.
 Print Assumptions CERT_AR_01_scores.
