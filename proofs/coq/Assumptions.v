@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -42,6 +42,11 @@ Print Assumptions SAGE_ATT_07_a_output.
 Print Assumptions SAGE_ATT_07_a_B1.
 Print Assumptions SAGE_ATT_07_f.
 Print Assumptions SAGE_ATT_07.
+Print Assumptions SAGE_ATT_07_b.
+Print Assumptions SAGE_ATT_07_b_theta.
+Print Assumptions SAGE_ATT_07_c_P.
+Print Assumptions SAGE_ATT_07_c_a.
+Print Assumptions SAGE_ATT_07_e_b.
 Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.
