@@ -47,6 +47,8 @@ Print Assumptions SAGE_ATT_07_b_theta.
 Print Assumptions SAGE_ATT_07_c_P.
 Print Assumptions SAGE_ATT_07_c_a.
 Print Assumptions SAGE_ATT_07_e_b.
+Print Assumptions SAGE_ATT_07_d.
+Print Assumptions SAGE_ATT_07_d_flush.
 Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.

@@ -1,7 +1,8 @@
-(* SageW.v -- spec/sage.md [SAGE-ATT-07] (b), (c) and (e): the kernel's weights
-   from its EXP2 and binary32 steps (the factor theta_j), the numerator's P~ with
-   its E4M3 rounding (Flocq), and the weight factors 1 + a_j and 1 + b_j of the
-   numerator and the denominator that SAGE_ATT_07_f takes. *)
+(* SageW.v -- spec/sage.md [SAGE-ATT-07] (b)-(e): the kernel's weights from its
+   EXP2 and binary32 steps (the factor theta_j), the numerator's P~ with its E4M3
+   rounding (Flocq), the weight factors 1 + a_j and 1 + b_j of the numerator and
+   the denominator that SAGE_ATT_07_f takes, and the accumulator's error recursion
+   under the class K(p, b) with its flushes. *)
 From Coq Require Import Reals Lra Lia Psatz.
 From Flocq Require Import Core Relative.
 From KvqCoq Require Import Sums Sage Arith KeyQuant.
@@ -272,4 +273,61 @@ Proof.
   unfold Rabs. destruct (Rcase_abs (theta * prod K (fun i => 1 + delta i) - 1)).
   - eapply Rle_trans; [|apply Rmax_r]. lra.
   - eapply Rle_trans; [|apply Rmax_l]. lra.
+Qed.
+
+(* ---- (d) the accumulator ------------------------------------------------------------
+
+   One channel, instruction by instruction (32 products each, n + 1 = 33 terms with C),
+   in the final frame.  The class K(p, b) of [SAGE-ACC-06]: an instruction from C = acc_g
+   with exact product sum T_g, sum |a_k b_k| <= Tb_g, gives acc_{g+1} with
+     |acc_{g+1} - (acc_g + T_g)| <= 33 ep H + eb (|acc_g| + Tb_g + 33 ep H),
+   ep = 2^-p, eb = 2^(1-b), H = 2^E <= max(|acc_g|, X_g).  With the exact partial sums
+   ex_{g+1} = ex_g + T_g, S_{g+1} = S_g + Tb_g and
+     Ea_{g+1} = Ea_g + 33 ep h + eb (S_g + Ea_g + Tb_g + 33 ep h),  h = max(S_g + Ea_g, X_g),
+   every |acc_g - ex_g| <= Ea_g (and |ex_g| <= S_g). *)
+Section Accumulator.
+Variables ep eb : R.
+Variables (acc ex T Tb X : nat -> R) (S0 Ea0 : R).
+
+Fixpoint Sacc (g : nat) : R := match g with O => S0 | S g' => Sacc g' + Tb g' end.
+Fixpoint Eacc (g : nat) : R :=
+  match g with
+  | O => Ea0
+  | S g' => let h := Rmax (Sacc g' + Eacc g') (X g') in
+            Eacc g' + 33 * ep * h + eb * (Sacc g' + Eacc g' + Tb g' + 33 * ep * h)
+  end.
+
+Theorem SAGE_ATT_07_d : forall G, 0 <= ep -> 0 <= eb ->
+  Rabs (acc 0%nat - ex 0%nat) <= Ea0 -> Rabs (ex 0%nat) <= S0 ->
+  (forall g, (g < G)%nat -> ex (S g) = ex g + T g /\ Rabs (T g) <= Tb g /\
+     exists H, 0 <= H <= Rmax (Rabs (acc g)) (X g) /\
+       Rabs (acc (S g) - (acc g + T g)) <= 33 * ep * H + eb * (Rabs (acc g) + Tb g + 33 * ep * H)) ->
+  forall g, (g <= G)%nat -> Rabs (acc g - ex g) <= Eacc g /\ Rabs (ex g) <= Sacc g.
+Proof.
+  intros G Hep Heb H0 HS0 Hstep g. induction g as [|g IH]; intros Hg; [simpl; split; assumption|].
+  destruct (IH ltac:(lia)) as [IA IS].
+  destruct (Hstep g ltac:(lia)) as [Ex [HT [H [[HH0 HH] Hacc]]]].
+  simpl. set (h := Rmax (Sacc g + Eacc g) (X g)).
+  assert (Ha : Rabs (acc g) <= Sacc g + Eacc g).
+  { replace (acc g) with (ex g + (acc g - ex g)) by ring. eapply Rle_trans; [apply Rabs_triang | lra]. }
+  assert (Hh : H <= h).
+  { eapply Rle_trans; [exact HH|]. unfold h. apply Rmax_lub; [eapply Rle_trans; [exact Ha | apply Rmax_l] | apply Rmax_r]. }
+  assert (HTb : 0 <= Tb g) by (eapply Rle_trans; [apply Rabs_pos | exact HT]).
+  split.
+  - rewrite Ex. replace (acc (S g) - (ex g + T g)) with ((acc (S g) - (acc g + T g)) + (acc g - ex g)) by ring.
+    eapply Rle_trans; [apply Rabs_triang|].
+    assert (33 * ep * H <= 33 * ep * h) by (apply Rmult_le_compat_l; lra).
+    assert (eb * (Rabs (acc g) + Tb g + 33 * ep * H) <= eb * (Sacc g + Eacc g + Tb g + 33 * ep * h))
+      by (apply Rmult_le_compat_l; lra).
+    lra.
+  - rewrite Ex. eapply Rle_trans; [apply Rabs_triang | lra].
+Qed.
+End Accumulator.
+
+(* a flush buf' = RN32(buf + acc) of binary32 values adds at most u (|buf| + |acc|) *)
+Theorem SAGE_ATT_07_d_flush : forall buf acc, format32 buf -> format32 acc ->
+  Rabs (RN32 (buf + acc) - (buf + acc)) <= u24 * (Rabs buf + Rabs acc).
+Proof.
+  intros buf acc Hb Ha. destruct (RN32_plus_rel buf acc Hb Ha) as [H _].
+  eapply Rle_trans; [exact H|]. apply Rmult_le_compat_l; [unfold u24; lra | apply Rabs_triang].
 Qed.
