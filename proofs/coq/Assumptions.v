@@ -59,6 +59,7 @@ Print Assumptions CERT_AR_01_Lambda.
 Print Assumptions CERT_AR_01_weights_abs.
 Print Assumptions CERT_AR_01_deq_values.
 Print Assumptions CERT_AR_01_deq_keys.
+Print Assumptions CERT_AR_01_pass.
 Print Assumptions PKV_B_01_real.
 Print Assumptions PKV_B_01_real_s.
 Print Assumptions PKV_B_01.

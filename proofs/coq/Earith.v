@@ -426,3 +426,44 @@ Proof.
     by (apply Rmult_le_compat_l; lra).
   lra.
 Qed.
+
+(* ---- steps 3-6 chained ---------------------------------------------------------
+
+   One pass: the kernel's weights w_i = C pi_i e^{theta_i} + a_i >= 0 (step 3 gives theta_i,
+   |theta_i| <= Lambda, CERT_AR_01_Lambda; the absolute parts a_i of exp sum to at most
+   nS (U + 1) 2^-149), total W >= 1/2; Obar the output of w / W; Q = acc / l within step 5's
+   bound of Obar; the output each component of Q rounded once (step 6).  Then
+   ||O_kernel - O_2|| <= E_arith of [CERT-AR-01] with E_deq = 0 (step 7 adds E_deq). *)
+Theorem CERT_AR_01_pass : forall d n pi theta a (v : nat -> vec) (Q : vec) C Vh Lambda g D nS U,
+  is_dist n pi -> 0 <= Lambda -> 0 < C -> 0 <= Vh -> 0 <= g < 1 -> 0 <= D -> 0 <= nS -> 0 <= U ->
+  (forall i, (i < n)%nat -> Rabs (theta i) <= Lambda) ->
+  (forall i, (i < n)%nat -> norm d (v i) <= Vh) ->
+  (forall i, (i < n)%nat -> 0 <= C * pi i * exp (theta i) + a i) ->
+  sum n (fun i => Rabs (a i)) <= nS * (U + 1) * / 2 ^ 149 ->
+  / 2 <= sum n (fun i => C * pi i * exp (theta i) + a i) ->
+  let W := sum n (fun i => C * pi i * exp (theta i) + a i) in
+  let Obar := out n (fun i => (C * pi i * exp (theta i) + a i) / W) v in
+  norm d (vsub Q Obar) <= 2 * g * Vh / (1 - g) + sqrt (INR d) * (2 * D) * / 2 ^ 150 ->
+  norm d (vsub (fun c => RN32 (Q c)) (out n pi v))
+  <= 2 * Vh * tanh (Lambda / 2) + 2 * Vh * g / (1 - g) + / 16777216 * Vh * (1 + 2 * g / (1 - g))
+     + 2 * Vh * nS * (U + 1) * / 2 ^ 148 + sqrt (INR d) * (1 + 4 * D) * / 2 ^ 150.
+Proof.
+  intros d n pi theta a v Q C Vh Lambda g D nS U Hd HL HC HV0 Hg HD HnS HU Ht HV Hw Ha HW W Obar H5.
+  (* step 4 with its absolute part *)
+  pose proof (CERT_AR_01_weights_abs d n pi theta a v C Vh Lambda (nS * (U + 1) * / 2 ^ 149) Hd HL HC Ht HV Ha HW) as H4.
+  fold W Obar in H4.
+  assert (E4 : 4 * Vh * (nS * (U + 1) * / 2 ^ 149) = 2 * Vh * nS * (U + 1) * / 2 ^ 148).
+  { replace (2 ^ 149) with (2 * 2 ^ 148) by (simpl; ring). assert (0 < 2 ^ 148) by (apply pow_lt; lra). field. }
+  rewrite E4 in H4.
+  (* ||Obar|| <= Vh: the weights w / W are nonnegative and sum to 1 *)
+  assert (HW0 : 0 < W) by (unfold W; lra).
+  assert (HO : norm d Obar <= Vh).
+  { unfold Obar, out. eapply Rle_trans; [apply norm_wsum|].
+    apply Rle_trans with (sum n (fun i => (C * pi i * exp (theta i) + a i) / W * Vh)).
+    - apply sum_le. intros i Hi. rewrite Rabs_right by (apply Rle_ge, div_nonneg; [apply Hw, Hi | exact HW0]).
+      apply Rmult_le_compat_l; [apply div_nonneg; [apply Hw, Hi | exact HW0] | apply HV, Hi].
+    - rewrite sum_scal_r. unfold Rdiv. rewrite sum_scal_r. fold W. rewrite Rinv_r by lra. lra. }
+  (* step 6 *)
+  pose proof (CERT_AR_01_division d Q) as H6. rewrite bpow_m24, bpow_m150 in H6. unfold u24 in H6.
+  apply (CERT_AR_01_sum d (fun c => RN32 (Q c)) Q Obar (out n pi v) Vh Lambda g D nS U); assumption.
+Qed.
