@@ -63,6 +63,7 @@ Print Assumptions CERT_AR_01_pass.
 Print Assumptions PKV_B_01_real.
 Print Assumptions PKV_B_01_real_s.
 Print Assumptions PKV_B_01.
+Print Assumptions KIVI_B_01_quotient.
 Print Assumptions paper_thm44_eq13.
 Print Assumptions sum_tree_error.
 Print Assumptions VIDKV_lemma_W.

@@ -91,6 +91,30 @@ Proof. intros. unfold RN32. apply round_le; auto with typeclass_instances. Qed.
 Lemma RN32_0 : RN32 0 = 0.
 Proof. unfold RN32. apply round_0; auto with typeclass_instances. Qed.
 
+(* bounds/kivi.md (a), the pinned quotient [KIVI-B-01]: t = RN32(x' - z), q = RN32(t / s)
+   of binary32 x', z and a scale s > 0 is within rho(u) = |u| ((1 + 2^-24)^2 - 1) + 2^-150 of
+   the real quotient u = (x' - z) / s (the subtraction relative only, by (H)). *)
+Theorem KIVI_B_01_quotient : forall x z s, format32 x -> format32 z -> 0 < s ->
+  Rabs (RN32 (RN32 (x - z) / s) - (x - z) / s) <= Rabs ((x - z) / s) * ((1 + u24) ^ 2 - 1) + a150.
+Proof.
+  intros x z s Fx Fz Hs.
+  assert (Hu : 0 < u24 < 1) by (unfold u24; lra).
+  set (t := RN32 (x - z)). pose proof (RN32_minus_rel2 x z Fx Fz) as Et. fold t in Et.
+  pose proof (RN32_abs_err (t / s)) as Eq.
+  assert (Hts : Rabs (t / s - (x - z) / s) <= u24 * Rabs ((x - z) / s)).
+  { replace (t / s - (x - z) / s) with ((t - (x - z)) * / s) by (field; lra).
+    unfold Rdiv. rewrite !Rabs_mult, (Rabs_right (/ s)) by (left; apply Rinv_0_lt_compat; lra).
+    rewrite <- Rmult_assoc. apply Rmult_le_compat_r; [left; apply Rinv_0_lt_compat; lra | exact Et]. }
+  assert (Hts2 : Rabs (t / s) <= (1 + u24) * Rabs ((x - z) / s)).
+  { replace (t / s) with ((x - z) / s + (t / s - (x - z) / s)) by ring.
+    eapply Rle_trans; [apply Rabs_triang | lra]. }
+  replace (RN32 (t / s) - (x - z) / s) with ((RN32 (t / s) - t / s) + (t / s - (x - z) / s)) by ring.
+  eapply Rle_trans; [apply Rabs_triang|].
+  assert (u24 * Rabs (t / s) <= u24 * ((1 + u24) * Rabs ((x - z) / s))) by (apply Rmult_le_compat_l; lra).
+  pose proof (Rabs_pos ((x - z) / s)).
+  replace ((1 + u24) ^ 2 - 1) with (2 * u24 + u24 * u24) by ring. nra.
+Qed.
+
 (* [PKV-B-01] for the pinned sequence.  x, m binary32 (m = 0 for a raw value), the
    group's exact extreme residuals xa - ma <= x - m <= xb - mb (binary32 operands),
    mn = RN32(xa - ma), mx = RN32(xb - mb) (the least and largest RN32 residual, by
