@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW PkvF.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -42,12 +42,34 @@ Print Assumptions SAGE_ATT_07_a_output.
 Print Assumptions SAGE_ATT_07_a_B1.
 Print Assumptions SAGE_ATT_07_f.
 Print Assumptions SAGE_ATT_07.
+Print Assumptions SAGE_ATT_07_b.
+Print Assumptions SAGE_ATT_07_b_theta.
+Print Assumptions SAGE_ATT_07_c_P.
+Print Assumptions SAGE_ATT_07_c_a.
+Print Assumptions SAGE_ATT_07_e_b.
+Print Assumptions SAGE_ATT_07_d.
+Print Assumptions SAGE_ATT_07_d_flush.
 Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.
 Print Assumptions CERT_AR_01_sum.
+Print Assumptions CERT_AR_01_exparg.
+Print Assumptions CERT_AR_01_Rs.
+Print Assumptions CERT_AR_01_Lambda.
+Print Assumptions CERT_AR_01_weights_abs.
+Print Assumptions CERT_AR_01_deq_values.
+Print Assumptions CERT_AR_01_deq_keys.
+Print Assumptions CERT_AR_01_pass.
 Print Assumptions PKV_B_01_real.
+Print Assumptions PKV_B_01_real_s.
+Print Assumptions PKV_B_01.
+Print Assumptions KIVI_B_01_quotient.
 Print Assumptions paper_thm44_eq13.
 Print Assumptions sum_tree_error.
 Print Assumptions VIDKV_lemma_W.
+Print Assumptions cmul32_err.
+Print Assumptions VIDKV_lemma_F_expr.
+Print Assumptions VIDKV_lemma_F.
+Print Assumptions VIDKV_B_01_fft.
+Print Assumptions VIDKV_B_01_sign.
 Print Assumptions CERT_AR_01_scores.
