@@ -53,6 +53,7 @@ Print Assumptions SAGE_ATT_07_b_G.
 Print Assumptions SAGE_ATT_07_c_Z.
 Print Assumptions SAGE_ATT_07_e_Labs.
 Print Assumptions SAGE_ATT_07_f_Z.
+Print Assumptions SAGE_ATT_07_b_flush.
 Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.

@@ -177,3 +177,98 @@ Proof.
   eapply Rle_trans; [apply Rabs_triang|].
   eapply Rle_trans; [apply Rplus_le_compat_r, Rabs_triang|]. lra.
 Qed.
+
+(* (b) the flushed part: EXP2 is flush-to-zero (+0, or within e_x, where 2^x < 2^-126;
+   [TR-EX2]), and so is each rescale product (+0 where its result is below 2^-126 in
+   magnitude).  The kernel's weight vch r (its own EXP2, then r rescalings) is the
+   unflushed one, y_j theta_j of SAGE_ATT_07_b, plus f, |f| <= 2^-125 G: once a step
+   flushes, the weight stays +0, and the unflushed one is then below 2^-126 (1 + e_x)
+   times the later factors, each at most (1 + e_x)(1 + u). *)
+Section Flush.
+Variables (E2 E2f : R -> R) (ex s : R) (m d : nat -> R) (fz : nat -> R -> R).
+
+Fixpoint vch (k : nat) : R :=
+  match k with
+  | O => E2f (RN32 (s - m 0%nat))
+  | S k' => fz k' (vch k' * (E2f (RN32 (m k' - m (S k'))) * (1 + d k')))
+  end.
+
+Definition wch (k : nat) : R := E2 (RN32 (s - m 0%nat)) * prod k (fun i => E2 (RN32 (m i - m (S i))) * (1 + d i)).
+
+Theorem SAGE_ATT_07_b_flush : forall r R,
+  0 <= ex < 1 -> (forall x, Rabs (E2 x - pow2 x) <= ex * pow2 x) ->
+  (forall x, E2f x = E2 x \/ (E2f x = 0 /\ pow2 x < / 2 ^ 126)) ->
+  (forall k y, fz k y = y \/ (fz k y = 0 /\ Rabs y < / 2 ^ 126)) ->
+  s <= m 0%nat -> (forall k, (k < r)%nat -> m k <= m (S k)) ->
+  (forall k, (k < r)%nat -> Rabs (d k) <= u24) -> (r <= R)%nat ->
+  exists f, vch r = wch r + f /\ Rabs f <= ((1 + ex) * (1 + u24)) ^ R / 2 ^ 125.
+Proof.
+  intros r R He HE HEf Hfz H0 Hm Hd HrR.
+  assert (Hu : 0 < u24 < 1) by (unfold u24; lra).
+  set (q := (1 + ex) * (1 + u24)).
+  assert (Hq : 1 <= q) by (unfold q; nra).
+  assert (H126 : 0 < / 2 ^ 126) by (apply Rinv_0_lt_compat, pow_lt; lra).
+  (* the unflushed E2 of a non-positive argument: (0, 1 + e_x], and below (1 + e_x) 2^-126
+     where the flushed one is +0 *)
+  assert (Hfl : forall x, 0 <= pow2 x <= 1 -> E2f x = 0 -> E2 x < (1 + ex) / 2 ^ 126 \/ E2f x = E2 x).
+  { intros x Hx Hz. destruct (HEf x) as [Eq|[_ Hp]]; [right; exact Eq|left].
+    pose proof (HE x) as H. revert H. unfold Rabs. destruct (Rcase_abs (E2 x - pow2 x)); intros; unfold Rdiv; nra. }
+  assert (Inv : forall k, (k <= r)%nat ->
+            0 < wch k <= (1 + ex) * q ^ k /\
+            (vch k = wch k \/ (vch k = 0 /\ wch k <= (1 + ex) * q ^ k / 2 ^ 126))).
+  { induction k as [|k IH]; intros Hk.
+    - unfold wch. simpl prod. rewrite Rmult_1_r. simpl pow. rewrite Rmult_1_r.
+      pose proof (exp2_rescale_le E2 ex s (m 0%nat) He HE H0) as [P0 P1].
+      split; [lra|]. simpl vch.
+      destruct (HEf (RN32 (s - m 0%nat))) as [Eq|[Ez Hp]]; [left; exact Eq|right].
+      split; [exact Ez|].
+      pose proof (HE (RN32 (s - m 0%nat))) as H. revert H. unfold Rabs.
+      destruct (Rcase_abs (E2 (RN32 (s - m 0%nat)) - pow2 (RN32 (s - m 0%nat)))); intros; unfold Rdiv; nra.
+    - destruct (IH ltac:(lia)) as [[W0 W1] V]. clear IH.
+      pose proof (exp2_rescale_le E2 ex (m k) (m (S k)) He HE (Hm k ltac:(lia))) as [F0 F1].
+      pose proof (Hd k ltac:(lia)) as Hdk.
+      assert (Hdk2 : - u24 <= d k <= u24) by (revert Hdk; unfold Rabs; destruct (Rcase_abs (d k)); intros; lra).
+      set (F := E2 (RN32 (m k - m (S k)))) in *.
+      assert (Ew : wch (S k) = wch k * (F * (1 + d k))) by (unfold wch; simpl prod; unfold F; ring).
+      assert (Fq : 0 < F * (1 + d k) <= q) by (unfold q; split; [nra | apply Rmult_le_compat; lra]).
+      assert (Eq : (1 + ex) * q ^ S k = (1 + ex) * q ^ k * q) by (simpl; ring).
+      assert (0 <= (1 + ex) * q ^ k) by (apply Rmult_le_pos; [lra | apply pow_le; lra]).
+      rewrite Ew, Eq. split; [split; [nra | apply Rmult_le_compat; lra]|].
+      simpl vch. fold F.
+      destruct V as [V|[V0 Vb]].
+      + rewrite V. destruct (HEf (RN32 (m k - m (S k)))) as [EF|[EF Hp]].
+        * rewrite EF. fold F. destruct (Hfz k (wch k * (F * (1 + d k)))) as [Z|[Z Zb]]; [left; exact Z|right].
+          split; [exact Z|]. rewrite Rabs_right in Zb by nra.
+          assert (1 <= (1 + ex) * q ^ k * q).
+          { assert (1 <= q ^ k) by (apply pow_R1_Rle; lra). nra. }
+          unfold Rdiv. nra.
+        * (* the rescale factor flushed *)
+          rewrite EF, Rmult_0_l, Rmult_0_r.
+          assert (Hz : fz k 0 = 0) by (destruct (Hfz k 0) as [Z|[Z _]]; exact Z).
+          rewrite Hz. right. split; [reflexivity|].
+          pose proof (HE (RN32 (m k - m (S k)))) as HEk. fold F in HEk.
+          assert (HF : F < (1 + ex) / 2 ^ 126).
+          { revert HEk. unfold Rabs. destruct (Rcase_abs (F - pow2 (RN32 (m k - m (S k))))); intros; unfold Rdiv; nra. }
+          (* wch k <= (1 + e_x) q^k and F (1 + d) < (1 + e_x)(1 + u) 2^-126 = q 2^-126 *)
+          assert (F * (1 + d k) <= q / 2 ^ 126).
+          { replace (q / 2 ^ 126) with ((1 + ex) / 2 ^ 126 * (1 + u24)) by (unfold q; field).
+            apply Rmult_le_compat; lra. }
+          unfold Rdiv in *. assert (0 <= F * (1 + d k)) by lra.
+          replace ((1 + ex) * q ^ k * q * / 2 ^ 126) with (((1 + ex) * q ^ k) * (q * / 2 ^ 126)) by ring.
+          apply Rmult_le_compat; lra.
+      + rewrite V0, Rmult_0_l.
+        assert (Hz : fz k 0 = 0) by (destruct (Hfz k 0) as [Z|[Z _]]; exact Z).
+        rewrite Hz. right. split; [reflexivity|].
+        unfold Rdiv in *. replace ((1 + ex) * q ^ k * q * / 2 ^ 126) with (((1 + ex) * q ^ k * / 2 ^ 126) * q) by ring.
+        apply Rmult_le_compat; lra. }
+  destruct (Inv r ltac:(lia)) as [[W0 W1] [V|[V0 Vb]]].
+  - exists 0. split; [rewrite V; ring|]. rewrite Rabs_R0.
+    apply div_nonneg; [apply pow_le; lra | apply pow_lt; lra].
+  - exists (- wch r). split; [rewrite V0; ring|]. rewrite Rabs_Ropp, Rabs_right by lra.
+    eapply Rle_trans; [exact Vb|].
+    assert (q ^ r <= q ^ R) by (apply Rle_pow; [exact Hq | exact HrR]).
+    assert (0 <= q ^ r) by (apply pow_le; lra).
+    replace (q ^ R / 2 ^ 125) with (2 * q ^ R / 2 ^ 126) by (simpl; field).
+    unfold Rdiv. apply Rmult_le_compat_r; [lra|]. apply Rmult_le_compat; lra.
+Qed.
+End Flush.
