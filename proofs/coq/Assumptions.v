@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -65,6 +65,7 @@ Print Assumptions CERT_AR_01_weights_abs.
 Print Assumptions CERT_AR_01_deq_values.
 Print Assumptions CERT_AR_01_deq_keys.
 Print Assumptions CERT_AR_01_pass.
+Print Assumptions CERT_AR_01_recursive.
 Print Assumptions PKV_B_01_real.
 Print Assumptions PKV_B_01_real_s.
 Print Assumptions PKV_B_01.
