@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum VidkvB PkvZ.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -69,6 +69,7 @@ Print Assumptions CERT_AR_01_recursive.
 Print Assumptions PKV_B_01_real.
 Print Assumptions PKV_B_01_real_s.
 Print Assumptions PKV_B_01.
+Print Assumptions PKV_B_01_flush.
 Print Assumptions KIVI_B_01_quotient.
 Print Assumptions paper_thm44_eq13.
 Print Assumptions sum_tree_error.
@@ -78,4 +79,8 @@ Print Assumptions VIDKV_lemma_F_expr.
 Print Assumptions VIDKV_lemma_F.
 Print Assumptions VIDKV_B_01_fft.
 Print Assumptions VIDKV_B_01_sign.
+Print Assumptions VIDKV_B_02.
+Print Assumptions VIDKV_B_03.
+Print Assumptions VIDKV_B_04.
+Print Assumptions VIDKV_B_04_decide.
 Print Assumptions CERT_AR_01_scores.
