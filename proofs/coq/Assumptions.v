@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum VidkvB PkvZ.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -54,6 +54,8 @@ Print Assumptions SAGE_ATT_07_c_Z.
 Print Assumptions SAGE_ATT_07_e_Labs.
 Print Assumptions SAGE_ATT_07_f_Z.
 Print Assumptions SAGE_ATT_07_b_flush.
+Print Assumptions SAGE_ATT_07_e_count.
+Print Assumptions SAGE_ATT_07_e_B.
 Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.
