@@ -33,11 +33,12 @@
 #include <stdio.h>
 
 #include "kvq_cuda_pkv.h"
+#include "kvq_cuda_check.h"
 #include "pkv/pkv_dev.cuh"
 
-#define WS_STATE  0u
-#define WS_RESULT 64u
-#define WS_HEAD   256u
+#define WS_STATE  KVQ_CUDA_WS_STATE
+#define WS_RESULT KVQ_CUDA_WS_RESULT
+#define WS_HEAD   KVQ_CUDA_WS_HEAD
 
 #define STAGE(s) ((unsigned long long)(s) << 56)
 
@@ -427,18 +428,15 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result 
     kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, d_index, kind, tokens, dim, d_bank,
                               npat, p, pol);
     if (a != KVQ_OK) return a;
-    if (d_result == NULL || d_workspace == NULL || ((uintptr_t)d_workspace % 256u) != 0u ||
-        workspace_bytes < WS_HEAD)
-        return KVQ_E_PARAM;
+    a = kvq_cuda_check_workspace(d_result, d_workspace, workspace_bytes, WS_HEAD);
+    if (a != KVQ_OK) return a;
     const kvq_kivi_shape sh = kvq_pkv_kivi_shape(p, kind, tokens, dim);
     kvq_dev_state *st = (kvq_dev_state *)((uint8_t *)d_workspace + WS_STATE);
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     const uint64_t nb = (uint64_t)npat * dim;
     uint64_t span = nb > tokens ? nb : tokens;
     if (ng > span) span = ng;
-    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
-    if (cudaMemsetAsync(&st->key, 0xFF, sizeof st->key, stream) != cudaSuccess)
-        return KVQ_E_DEVICE;
+    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
     if (dequant_coop(d_y, d_codes, d_scale, d_zero, d_index, d_bank, npat, st, sh, kind, *pol,
                      span, stream)) {  /* one kernel [PKV-DEV-06] */
         pkv_dequant_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
@@ -500,27 +498,14 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize(float *d_y, uint32_t *flags, const
                               npat, p, pol);
     if (a != KVQ_OK) return a;
     void *ws = d_workspace;
-    int own = 0;
-    if (ws == NULL) {
-        if (cudaMallocAsync(&ws, WS_HEAD, stream) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return KVQ_E_NOMEM;
-        }
-        own = 1;
-        workspace_bytes = WS_HEAD;
-    }
-    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT), r = {KVQ_E_DEVICE, 0};
+    int own;
+    a = kvq_cuda_workspace_acquire(&ws, &workspace_bytes, &own, WS_HEAD, stream);
+    if (a != KVQ_OK) return a;
+    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT);
     kvq_status enq = kvq_cuda_pkv_dequantize_async(d_y, dres, d_codes, d_scale, d_zero, d_index,
                                                    kind, tokens, dim, d_bank, npat, p, pol, ws,
                                                    workspace_bytes, stream);
-    cudaError_t e = cudaSuccess;
-    if (enq == KVQ_OK) e = cudaMemcpyAsync(&r, dres, sizeof r, cudaMemcpyDeviceToHost, stream);
-    if (own) (void)cudaFreeAsync(ws, stream);
-    cudaError_t e2 = cudaStreamSynchronize(stream);
-    if (enq != KVQ_OK) return enq;
-    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
-    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
-    return (kvq_status)r.status;
+    return kvq_cuda_finish_blocking(enq, dres, ws, own, flags, stream);
 }
 
 extern "C" kvq_status kvq_cuda_pkv_dequantize_host(float *y, uint32_t *flags, const uint8_t *codes,

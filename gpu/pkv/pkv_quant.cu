@@ -34,12 +34,13 @@
 #include <stdio.h>
 
 #include "kvq_cuda_pkv.h"
+#include "kvq_cuda_check.h"
 #include "pkv/pkv_dev.cuh"
 
-#define WS_STATE  0u   /* kvq_dev_state of the PKV checks */
-#define WS_KIVI   64u  /* kvq_cuda_result of the KIVI stage */
-#define WS_RESULT 128u /* kvq_cuda_result of the call (the blocking form's) */
-#define WS_HEAD   256u
+#define WS_STATE  KVQ_CUDA_WS_STATE /* kvq_dev_state of the PKV checks */
+#define WS_KIVI   64u               /* kvq_cuda_result of the KIVI stage */
+#define WS_RESULT 128u              /* kvq_cuda_result of the call (the blocking form's) */
+#define WS_HEAD   KVQ_CUDA_WS_HEAD
 
 __global__ void __launch_bounds__(256)
 pkv_quant_bank_check_kernel(const float *__restrict__ bank, uint64_t nb, kvq_dev_state *st)
@@ -392,9 +393,8 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
     if (a != KVQ_OK) return a;
     const kvq_kivi_shape ks = kvq_pkv_kivi_shape(p, kind, tokens, dim);
     const ws_layout w = layout(&ks, opts);
-    if (d_result == NULL || d_workspace == NULL || ((uintptr_t)d_workspace % 256u) != 0u ||
-        workspace_bytes < w.total)
-        return KVQ_E_PARAM;
+    a = kvq_cuda_check_workspace(d_result, d_workspace, workspace_bytes, w.total);
+    if (a != KVQ_OK) return a;
     const bool direct = (opts & KVQ_CUDA_DIRECT) != 0u;
     uint8_t *ws = (uint8_t *)d_workspace;
     kvq_dev_state *st = (kvq_dev_state *)(ws + WS_STATE);
@@ -408,7 +408,7 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
     const int vdecide = kind == KVQ_PKV_VALUE && p->v_threshold != 0u;
     const float thr = vdecide ? kvq_pkv_rho_star_eval(dim, p->alpha) : 0.0f; /* [PKV-V-02] */
     const uint32_t dist = kind == KVQ_PKV_KEY_PREFILL ? p->key_dist : KVQ_PKV_DIST_MINMAX;
-    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
+    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
     pkv_quant_bank_check_kernel<<<pkv_grid(nb, 256), 256, 0, stream>>>(d_bank, nb, st);
     int dev = 0, sms = 132;
     cudaGetDevice(&dev);
@@ -500,29 +500,17 @@ extern "C" kvq_status kvq_cuda_pkv_quantize(uint8_t *d_codes, float *d_scale, fl
     kvq_status a = check_args(d_codes, d_scale, d_zero, d_index, d_resid, d_x, kind, tokens, dim,
                               d_bank, npat, p, pol);
     if (a != KVQ_OK) return a;
-    const size_t need = kvq_cuda_pkv_quantize_workspace(p, kind, tokens, dim, opts);
     void *ws = d_workspace;
-    int own = 0;
-    if (ws == NULL) {
-        if (cudaMallocAsync(&ws, need, stream) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return KVQ_E_NOMEM;
-        }
-        own = 1;
-        workspace_bytes = need;
-    }
-    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT), r = {KVQ_E_DEVICE, 0};
+    int own;
+    a = kvq_cuda_workspace_acquire(&ws, &workspace_bytes, &own,
+                                   kvq_cuda_pkv_quantize_workspace(p, kind, tokens, dim, opts),
+                                   stream);
+    if (a != KVQ_OK) return a;
+    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT);
     kvq_status enq = kvq_cuda_pkv_quantize_async(d_codes, d_scale, d_zero, d_index, d_resid, dres,
                                                  d_x, kind, tokens, dim, d_bank, npat, p, pol, ws,
                                                  workspace_bytes, opts, stream);
-    cudaError_t e = cudaSuccess;
-    if (enq == KVQ_OK) e = cudaMemcpyAsync(&r, dres, sizeof r, cudaMemcpyDeviceToHost, stream);
-    if (own) (void)cudaFreeAsync(ws, stream);
-    cudaError_t e2 = cudaStreamSynchronize(stream);
-    if (enq != KVQ_OK) return enq;
-    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
-    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
-    return (kvq_status)r.status;
+    return kvq_cuda_finish_blocking(enq, dres, ws, own, flags, stream);
 }
 
 extern "C" kvq_status kvq_cuda_pkv_quantize_host(uint8_t *codes, float *scale, float *zero,
