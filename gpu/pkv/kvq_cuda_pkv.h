@@ -37,12 +37,15 @@ extern "C" {
 /* ---- assignment [PKV-A-01..03] ------------------------------------------- */
 
 /* d_index[t] = kvq_pkv_nearest of token t of d_x [T][d] against the bank,
- * metric `dist` (KVQ_PKV_DIST_*), the lowest index on ties [PKV-A-02].
- * Blocking on `stream`; statuses as kvq_pkv_assign, plus KVQ_E_DEVICE and
- * KVQ_E_NOMEM.  Nothing is written on error. */
+ * metric `dist` (KVQ_PKV_DIST_*), the lowest index on ties [PKV-A-02]; with
+ * d = 128, at most 32 patterns and the min-max metric by the pruned argmin
+ * [PKV-DEV-05] unless opts holds KVQ_CUDA_PKV_UNPRUNED (below; the same
+ * indices).  Blocking on `stream`; statuses as kvq_pkv_assign, plus
+ * KVQ_E_DEVICE and KVQ_E_NOMEM; an opts bit other than KVQ_CUDA_PKV_UNPRUNED
+ * is KVQ_E_PARAM.  Nothing is written on error. */
 kvq_status kvq_cuda_pkv_assign(uint16_t *d_index, const float *d_x, uint32_t tokens,
                                uint32_t dim, const float *d_bank, uint32_t npat, uint32_t dist,
-                               cudaStream_t stream);
+                               uint32_t opts, cudaStream_t stream);
 /* Host pointers, kvq_pkv_assign's signature. */
 kvq_status kvq_cuda_pkv_assign_host(uint16_t *index, const float *x, uint32_t tokens,
                                     uint32_t dim, const float *bank, uint32_t npat,
@@ -56,13 +59,16 @@ kvq_status kvq_cuda_pkv_assign_host(uint16_t *index, const float *x, uint32_t to
  * on the residual in registers; the same results bit for bit); otherwise it is
  * ignored. */
 #define KVQ_CUDA_PKV_FUSED 0x100u
-/* Option bit of the quantize launchers: with d = 128, at most 32 patterns and the
- * min-max metric (keys at decode, values, keys at prefill by KVQ_PKV_DIST_MINMAX),
- * the assignment prunes every pattern whose sound lower bound on the pinned
- * distance is strictly above the best distance found (spec/pkv.md [PKV-DEV-05],
- * spec/bounds/pkv.md §5): the same indices bit for bit, most patterns never
- * scanned on clustered data; otherwise it is ignored. */
-#define KVQ_CUDA_PKV_PRUNE 0x200u
+/* The assignment of every launcher, with d = 128, at most 32 patterns and the
+ * min-max metric (keys at decode, values, keys at prefill by
+ * KVQ_PKV_DIST_MINMAX), is the pruned argmin: it skips every pattern whose sound
+ * lower bound on the pinned distance is strictly above the best distance found
+ * (spec/pkv.md [PKV-DEV-05], spec/bounds/pkv.md §5), the same indices bit for
+ * bit, most patterns never scanned on clustered data.  This option bit (of the
+ * quantize and assign launchers) takes the unpruned scan instead, every
+ * distance computed (the same results; for comparison and as the reference
+ * form); ignored for other shapes, which always scan every pattern. */
+#define KVQ_CUDA_PKV_UNPRUNED 0x200u
 
 /* Workspace bytes of a quantize call (0 for arguments kvq_pkv_quantize
  * refuses with KVQ_E_PARAM or KVQ_E_SHAPE); 256-byte aligned device memory. */

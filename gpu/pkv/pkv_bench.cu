@@ -36,7 +36,8 @@
  *   many L1 cycles as the min/max instructions take).
  *   dequantize: ~8 (unpack shift/mask, 2^23 trick FADD, FFMA, the saturation
  *   test, the pattern FADD).
- *   pruned rows (KVQ_CUDA_PKV_PRUNE, [PKV-DEV-05]): the work depends on the
+ *   pruned rows (the default assignment at d = 128, |M| <= 32, [PKV-DEV-05];
+ *   the unpruned rows ask for the full scan, KVQ_CUDA_PKV_UNPRUNED): the work depends on the
  *   data, so each data set (clustered, random, ties: see DATA_*) gets a host
  *   count of the pruning's visits on a sample of its tokens (model_prune, the
  *   rule of pkv_dev.cuh), and prune_ops turns it into ops/elem: ~40 when one
@@ -283,28 +284,30 @@ int main(int argc, char **argv)
     CK(cudaMalloc((void **)&res, sizeof *res));
     struct row { char name[112]; double ms, bytes, moved, ops; } rows[24];
     int nr = 0;
-    const uint32_t PR = KVQ_CUDA_PKV_PRUNE, FD = KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED;
+    /* the pruned assignment is the default at d = 128 and |M| <= 32 [PKV-DEV-05];
+     * UN asks for the unpruned scan (the |M| = 1 rows: the memory structure alone) */
+    const uint32_t UN = KVQ_CUDA_PKV_UNPRUNED, FD = KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED;
     struct qcfg { const char *name; uint32_t kind, npat, opts; int data; } qc[] = {
-        {"Q values, |M| = 32, fused, direct (one pass)", KVQ_PKV_VALUE, 32u, FD, DATA_CLUSTER},
-        {"Q values, |M| = 32, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT, DATA_CLUSTER},
-        {"Q keys (decode, min-max), |M| = 32, direct", KVQ_PKV_KEY_DECODE, 32u, KVQ_CUDA_DIRECT,
+        {"Q values, |M| = 32, fused, unpruned, direct", KVQ_PKV_VALUE, 32u, FD | UN, DATA_CLUSTER},
+        {"Q values, |M| = 32, unpruned, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT | UN,
          DATA_CLUSTER},
-        {"Q values, |M| = 32, scratch (nothing written on error)", KVQ_PKV_VALUE, 32u, 0u,
+        {"Q keys (decode), |M| = 32, unpruned, direct", KVQ_PKV_KEY_DECODE, 32u,
+         KVQ_CUDA_DIRECT | UN, DATA_CLUSTER},
+        {"Q values, |M| = 32, unpruned, scratch", KVQ_PKV_VALUE, 32u, UN, DATA_CLUSTER},
+        {"Q values, |M| = 1, unpruned, direct (memory structure)", KVQ_PKV_VALUE, 1u,
+         KVQ_CUDA_DIRECT | UN, DATA_CLUSTER},
+        {"Q keys, |M| = 1, unpruned, direct (memory structure)", KVQ_PKV_KEY_DECODE, 1u,
+         KVQ_CUDA_DIRECT | UN, DATA_CLUSTER},
+        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD, DATA_CLUSTER},
+        {"Q values, |M| = 32, pruned, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT, DATA_CLUSTER},
+        {"Q keys (decode), |M| = 32, pruned, direct", KVQ_PKV_KEY_DECODE, 32u, KVQ_CUDA_DIRECT,
          DATA_CLUSTER},
-        {"Q values, |M| = 1, direct (memory structure)", KVQ_PKV_VALUE, 1u, KVQ_CUDA_DIRECT,
+        {"Q values, |M| = 32, pruned, scratch (the subject's)", KVQ_PKV_VALUE, 32u, 0u,
          DATA_CLUSTER},
-        {"Q keys, |M| = 1, direct (memory structure)", KVQ_PKV_KEY_DECODE, 1u, KVQ_CUDA_DIRECT,
-         DATA_CLUSTER},
-        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD | PR, DATA_CLUSTER},
-        {"Q values, |M| = 32, pruned, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT | PR,
-         DATA_CLUSTER},
-        {"Q keys (decode), |M| = 32, pruned, direct", KVQ_PKV_KEY_DECODE, 32u,
-         KVQ_CUDA_DIRECT | PR, DATA_CLUSTER},
-        {"Q values, |M| = 32, pruned, scratch", KVQ_PKV_VALUE, 32u, PR, DATA_CLUSTER},
-        {"Q values, |M| = 32, fused, direct", KVQ_PKV_VALUE, 32u, FD, DATA_RANDOM},
-        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD | PR, DATA_RANDOM},
-        {"Q values, |M| = 32, fused, direct", KVQ_PKV_VALUE, 32u, FD, DATA_TIES},
-        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD | PR, DATA_TIES},
+        {"Q values, |M| = 32, fused, unpruned, direct", KVQ_PKV_VALUE, 32u, FD | UN, DATA_RANDOM},
+        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD, DATA_RANDOM},
+        {"Q values, |M| = 32, fused, unpruned, direct", KVQ_PKV_VALUE, 32u, FD | UN, DATA_TIES},
+        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD, DATA_TIES},
     };
     for (auto &q : qc) {
         load(q.data);
@@ -334,7 +337,7 @@ int main(int argc, char **argv)
         r.ms = ms;
         r.bytes = bytes;
         r.moved = moved;
-        r.ops = (q.opts & PR) && q.npat == NP ? prune_ops(pm[q.data]) : 3.0 * q.npat + 3.0 + 7.0;
+        r.ops = !(q.opts & UN) && q.npat == NP ? prune_ops(pm[q.data]) : 3.0 * q.npat + 3.0 + 7.0;
     }
     load(DATA_CLUSTER);
     /* dequantize the block the last value/key quantize of |M| = 32 left (run them again) */
@@ -379,6 +382,7 @@ int main(int argc, char **argv)
     printf("#   (the KIVI stage reads the residual again; the scratch form copies its outputs out);\n");
     printf("#   of floor = ratio / floor; ops/elem: the kernels' per-value arithmetic (pkv_bench.cu says how counted;\n");
     printf("#   pruned rows [PKV-DEV-05]: from a host count of the visits on %u tokens of the row's data)\n", TS);
+    printf("# pruned: the default assignment (d = 128, |M| <= 32); unpruned: KVQ_CUDA_PKV_UNPRUNED\n");
     for (int k = 0; k < 3; k++)
         printf("# pruning model, %s data: %.2f exact distances a token by cooperative visits, full scan %.1f%% of tokens\n",
                data_name[k], pm[k].visits, 100.0 * pm[k].full);

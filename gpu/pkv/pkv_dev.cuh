@@ -426,6 +426,37 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest_pruned(float *bd_out, uint32
     return bj;
 }
 
+/* The pruned forms' launch shape: blocks of PKV_PRUNE_BS threads (a warp a
+ * token) share the bank in shared memory (17 KiB), PKV_PRUNE_BLOCKS of them an
+ * SM (at most 64 registers a thread); each warp keeps the rows PKV_AHEAD steps
+ * ahead on their way to L2.  Tunables of speed only. */
+#define PKV_AHEAD        4
+#define PKV_PRUNE_BS     128
+#define PKV_PRUNE_BLOCKS 8
+
+/* Lane's float4 of row t of x [tokens][D] (zeros past the last token): loaded a
+ * step ahead of its use, so that the load is in flight while the warp assigns
+ * the row before it (the pruned argmin is a chain of dependent shuffles and
+ * shared-memory reads: latency, not arithmetic, is its cost). */
+template <int D>
+__device__ __forceinline__ float4 dev_pkv_row_next(const float *__restrict__ x, uint64_t t,
+                                                   uint32_t tokens, uint32_t lane)
+{
+    static_assert(D == 128, "a float4 a lane");
+    return t < tokens ? __ldg((const float4 *)(x + t * (uint64_t)D) + lane)
+                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
+/* The warp's row (lane's float4 v) into its shared row xs (D floats, 16-byte
+ * aligned): after every lane's reads of the row before, before any of this one's. */
+template <int D>
+__device__ __forceinline__ void dev_pkv_row_stage(float *xs, float4 v, uint32_t lane)
+{
+    __syncwarp();
+    ((float4 *)xs)[lane] = v;
+    __syncwarp();
+}
+
 /* Ask L2 for the 128-byte lines of a row of d floats, spread over a segment of
  * P lanes (the next token's row while this one's patterns are scanned: the
  * assignment is arithmetic-bound, and a warp has one row in flight otherwise).

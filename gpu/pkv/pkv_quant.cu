@@ -20,10 +20,11 @@
  *   pkv_quant_finish_kernel      the call's status (the PKV checks first, then KIVI's)
  * and, asked for with KVQ_CUDA_PKV_FUSED | KVQ_CUDA_DIRECT on values with more than
  * 16 patterns, pkv_resid_quant_token_kernel: the residual and its KIVI stage in one
- * pass (the residual is not read back), then pkv_fused_finish_kernel.  With
- * KVQ_CUDA_PKV_PRUNE (d = 128, at most 32 patterns, min-max) the assignment of
- * either form is the pruned argmin [PKV-DEV-05] (pkv_resid_pruned_kernel, or the
- * fused kernel's PRUNE instance): the same indices, most patterns never scanned.
+ * pass (the residual is not read back), then pkv_fused_finish_kernel.  With d =
+ * 128, at most 32 patterns and the min-max metric the assignment of either form
+ * is the pruned argmin [PKV-DEV-05] (pkv_resid_pruned_kernel, or the fused
+ * kernel's PRUNE instance) unless KVQ_CUDA_PKV_UNPRUNED asks for the full scan:
+ * the same indices, most patterns never scanned.
  *
  * The threshold t of the V decision is the fast path's own evaluation
  * (kvq_pkv_rho_star_eval, include/kvq_pkv.h), taken on the host.
@@ -97,18 +98,15 @@ pkv_resid_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
     dev_pkv_publish_err(st, err);
 }
 
-/* The pruned forms are meant to be memory-bound: each warp keeps the rows
- * PKV_AHEAD steps ahead on their way to L2 (a few MiB in flight over the
- * device); blocks of PKV_PRUNE_BS threads share the bank in shared memory
- * (17 KiB), and PKV_PRUNE_BLOCKS of them fit an SM.  Tunables of speed only. */
-#define PKV_AHEAD        4
-#define PKV_PRUNE_BS     128
-#define PKV_PRUNE_BLOCKS 8
-
-/* The pruned form of pkv_resid_kernel (KVQ_CUDA_PKV_PRUNE; d = D = 128, at most 32
- * patterns, the min-max metric): a warp a token, the bank in shared memory, the
- * index by dev_pkv_nearest_pruned [PKV-DEV-05]; the residual as pkv_resid_kernel
- * writes it. */
+/* The pruned forms (launch shape: pkv_dev.cuh, PKV_PRUNE_*) are meant to be
+ * memory-bound: the next step's row in registers (dev_pkv_row_next: its load in
+ * flight while this row is assigned, 16 KiB an SM), the row being assigned in
+ * the warp's 512 bytes of shared memory, where the bound's gathers and the
+ * visits read it. */
+/* The pruned form of pkv_resid_kernel (d = D = 128, at most 32 patterns, the
+ * min-max metric; the default there): a warp a token, the bank in shared memory,
+ * the index by dev_pkv_nearest_pruned [PKV-DEV-05]; the residual as
+ * pkv_resid_kernel writes it. */
 template <int D>
 __global__ void __launch_bounds__(PKV_PRUNE_BS, PKV_PRUNE_BLOCKS)
 pkv_resid_pruned_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
@@ -117,17 +115,21 @@ pkv_resid_pruned_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
                         kvq_dev_state *st)
 {
     __shared__ __align__(16) float sb[32 * PKV_SROW];
+    __shared__ __align__(16) float srow[PKV_PRUNE_BS / 32][D];
     dev_pkv_stage_bank<D>(sb, bank, npat);
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
     float pv[PKV_PROBE];
     dev_pkv_probe_values<D>(pv, sb + lane * PKV_SROW);
     const pkv_pat_sum ps = dev_pkv_pattern_summary<D>(sb + lane * PKV_SROW);
+    float *xt = srow[threadIdx.x >> 5];  /* the row being assigned */
+    float4 next = dev_pkv_row_next<D>(x, dev_tid() / 32u, tokens, lane);
     uint32_t err = 0;
     for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
-        const float *xt = x + t * D;
         if (t + PKV_AHEAD * nwarps < tokens)  /* rows PKV_AHEAD steps ahead in L2 */
-            dev_pkv_prefetch_row(xt + PKV_AHEAD * nwarps * D, D, lane, 32u);
+            dev_pkv_prefetch_row(x + (t + PKV_AHEAD * nwarps) * D, D, lane, 32u);
+        dev_pkv_row_stage<D>(xt, next, lane);
+        next = dev_pkv_row_next<D>(x, t + nwarps, tokens, lane);
         float vmin, vmax, bd;
         err |= dev_pkv_row_scan(&vmin, &vmax, xt, D, true, lane, 5u, true);
         const uint32_t j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, sb, pv, ps, npat,
@@ -186,21 +188,30 @@ pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ i
     /* PRUNE (D = 128): the bank in shared memory, lane's probe values and summary
      * in registers instead [PKV-DEV-05] */
     __shared__ __align__(16) float sb[PRUNE ? 32 * PKV_SROW : 4];
+    __shared__ __align__(16) float srow[PRUNE ? PKV_PRUNE_BS / 32 : 1][PRUNE ? DR : 4];
     float pv[PKV_PROBE];
     pkv_pat_sum ps = {0.0f, 0.0f, 0u, 0u};
+    float4 next = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if constexpr (D > 0 && PRUNE) {
         dev_pkv_stage_bank<DR>(sb, bank, npat);
         dev_pkv_probe_values<DR>(pv, sb + lane * PKV_SROW);
         ps = dev_pkv_pattern_summary<DR>(sb + lane * PKV_SROW);
+        next = dev_pkv_row_next<DR>(x, dev_tid() / 32u, tokens, lane);
     } else if (D > 0) {
         dev_pkv_load_pattern<DR>(mreg, bank, npat, lane);
     }
     for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
         const float *xt = x + t * dim;
-        if (PRUNE && t + PKV_AHEAD * nwarps < tokens) /* the pruned form: memory-bound */
-            dev_pkv_prefetch_row(xt + PKV_AHEAD * nwarps * dim, dim, lane, 32u);
-        else if (!PRUNE && t + nwarps < tokens)
+        if constexpr (D > 0 && PRUNE) {  /* the pruned form: memory-bound */
+            if (t + PKV_AHEAD * nwarps < tokens)
+                dev_pkv_prefetch_row(x + (t + PKV_AHEAD * nwarps) * dim, dim, lane, 32u);
+            float *xs = srow[threadIdx.x >> 5];
+            dev_pkv_row_stage<DR>(xs, next, lane);
+            next = dev_pkv_row_next<DR>(x, t + nwarps, tokens, lane);
+            xt = xs;                     /* the row from shared memory from here on */
+        } else if (t + nwarps < tokens) {
             dev_pkv_prefetch_row(xt + nwarps * dim, dim, lane, 32u);
+        }
         float vmin, vmax, bd;
         err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
         uint32_t j;
@@ -323,12 +334,12 @@ static int fused_shape(const kvq_kivi_shape *ks, uint32_t kind, uint32_t lgP, in
            (ks->group & (ks->group - 1u)) == 0u && ((uintptr_t)codes % 2u) == 0u;
 }
 
-/* The pruned assignment's conditions (KVQ_CUDA_PKV_PRUNE): d = 128, at most 32
- * patterns (each lane one, in registers), the min-max metric, float4 rows;
+/* The pruned assignment's conditions (the default; not with KVQ_CUDA_PKV_UNPRUNED):
+ * d = 128, at most 32 patterns (a lane each), the min-max metric, float4 rows;
  * anything else takes the unpruned scan (same results). */
 static int prune_shape(uint32_t dim, uint32_t npat, uint32_t dist, int vec, uint32_t opts)
 {
-    return (opts & KVQ_CUDA_PKV_PRUNE) != 0u && dim == 128u && npat <= 32u &&
+    return (opts & KVQ_CUDA_PKV_UNPRUNED) == 0u && dim == 128u && npat <= 32u &&
            dist == KVQ_PKV_DIST_MINMAX && vec;
 }
 
@@ -433,7 +444,7 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
         /* d = 128, at most 32 patterns, G = 128 (the paper's): patterns in registers
          * (about 170 a thread), one warp a block so that an SM holds 11 warps, not 8 */
         const bool reg = dim == 128u && npat <= 32u && lg == 7u;
-        const bool prune = (opts & KVQ_CUDA_PKV_PRUNE) != 0u; /* [PKV-DEV-05] */
+        const bool prune = (opts & KVQ_CUDA_PKV_UNPRUNED) == 0u; /* [PKV-DEV-05] */
         const uint64_t wantp = ((uint64_t)tokens * 32u + PKV_PRUNE_BS - 1u) / PKV_PRUNE_BS;
         const unsigned int nbp =
             (unsigned int)(wantp < (uint64_t)sms * PKV_PRUNE_BLOCKS ? wantp
