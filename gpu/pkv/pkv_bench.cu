@@ -43,9 +43,11 @@
  *   rule of pkv_dev.cuh), and prune_ops turns it into ops/elem: ~40 when one
  *   distance a token is computed, ~142 when the full scan runs.  The unpruned
  *   fused row runs on all three sets too, as the baseline of each.
- *   The dequantizer rows run the one-kernel form on a device with cooperative
- *   launches [PKV-DEV-06]; their floor still counts the check's second read of
- *   the metadata and indices (in the one kernel it mostly hits L2).
+ *   The dequantizer rows run both forms of [PKV-DEV-06] (KVQ_CUDA_PKV_DQ_ONE:
+ *   check, grid barrier, write in one cooperative kernel; KVQ_CUDA_PKV_DQ_TWO: a
+ *   check kernel, then the writer), * marking the grouping's default; their
+ *   floor counts the check's second read of the metadata and indices (in the
+ *   one kernel it mostly hits L2).
  *
  * usage: kvq_pkv_bench [--reps R] [--json PATH] [--commit TEXT]
  */
@@ -282,7 +284,7 @@ int main(int argc, char **argv)
 
     kvq_cuda_result *res;
     CK(cudaMalloc((void **)&res, sizeof *res));
-    struct row { char name[112]; double ms, bytes, moved, ops; } rows[24];
+    struct row { char name[112]; double ms, bytes, moved, ops; } rows[32];
     int nr = 0;
     /* the pruned assignment is the default at d = 128 and |M| <= 32 [PKV-DEV-05];
      * UN asks for the unpruned scan (the |M| = 1 rows: the memory structure alone) */
@@ -340,7 +342,9 @@ int main(int argc, char **argv)
         r.ops = !(q.opts & UN) && q.npat == NP ? prune_ops(pm[q.data]) : 3.0 * q.npat + 3.0 + 7.0;
     }
     load(DATA_CLUSTER);
-    /* dequantize the block the last value/key quantize of |M| = 32 left (run them again) */
+    /* dequantize the block a value/key quantize of |M| = 32 leaves (run them again), in
+     * both forms of [PKV-DEV-06] side by side; the default is the one-kernel form for
+     * per-token groups (values), the two kernels for per-channel groups (keys) */
     for (uint32_t kind : {KVQ_PKV_VALUE, KVQ_PKV_KEY_DECODE}) {
         const size_t wb = kvq_cuda_pkv_quantize_workspace(&p, kind, T, d, KVQ_CUDA_DIRECT);
         void *ws;
@@ -351,26 +355,31 @@ int main(int argc, char **argv)
         if (st != KVQ_OK) { fprintf(stderr, "pkv-bench: quantize: %s\n", kvq_status_str(st)); return 1; }
         CK(cudaFree(ws));
         CK(cudaMalloc(&ws, kvq_cuda_pkv_dequantize_workspace()));
-        double ms = time_med(reps, [&] {
-            kvq_status s = kvq_cuda_pkv_dequantize_async(y, res, codes, scale, zero, index, kind, T, d, bank,
-                                                         NP, &p, &pol, ws, kvq_cuda_pkv_dequantize_workspace(), 0);
-            if (s != KVQ_OK) st = s;
-        });
-        kvq_cuda_result h;
-        CK(cudaMemcpy(&h, res, sizeof h, cudaMemcpyDeviceToHost));
-        if (st == KVQ_OK) st = (kvq_status)h.status;
-        if (st != KVQ_OK) { fprintf(stderr, "pkv-bench: dequantize: %s\n", kvq_status_str(st)); return 1; }
+        for (uint32_t form : {KVQ_CUDA_PKV_DQ_ONE, KVQ_CUDA_PKV_DQ_TWO}) {
+            double ms = time_med(reps, [&] {
+                kvq_status s = kvq_cuda_pkv_dequantize_async(y, res, codes, scale, zero, index, kind, T, d,
+                                                             bank, NP, &p, &pol, ws,
+                                                             kvq_cuda_pkv_dequantize_workspace(), form, 0);
+                if (s != KVQ_OK) st = s;
+            });
+            kvq_cuda_result h;
+            CK(cudaMemcpy(&h, res, sizeof h, cudaMemcpyDeviceToHost));
+            if (st == KVQ_OK) st = (kvq_status)h.status;
+            if (st != KVQ_OK) { fprintf(stderr, "pkv-bench: dequantize: %s\n", kvq_status_str(st)); return 1; }
+            const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&p, kind, T, d);
+            const double meta = 8.0 * (double)kvq_kivi_groups(&ks), cb = (double)kvq_kivi_code_bytes(&ks);
+            const double idx = (double)kvq_pkv_index_bytes(T);
+            const bool one = form == KVQ_CUDA_PKV_DQ_ONE, dflt = one == (kind == KVQ_PKV_VALUE);
+            row &r = rows[nr++];
+            snprintf(r.name, sizeof r.name, "DQ %s, |M| = 32, %s%s", kind == KVQ_PKV_VALUE ? "values" : "keys",
+                     one ? "one kernel (check, barrier, write)" : "two kernels (check; write)",
+                     dflt ? " *" : "");
+            r.ms = ms;
+            r.bytes = (double)in_b + cb + meta + idx;
+            r.moved = r.bytes + meta + idx; /* the check's reads; the write pass rereads from L2 */
+            r.ops = 8.0;
+        }
         CK(cudaFree(ws));
-        const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&p, kind, T, d);
-        const double meta = 8.0 * (double)kvq_kivi_groups(&ks), cb = (double)kvq_kivi_code_bytes(&ks);
-        const double idx = (double)kvq_pkv_index_bytes(T);
-        row &r = rows[nr++];
-        snprintf(r.name, sizeof r.name, "DQ %s, |M| = 32 (check and write, one kernel)",
-                 kind == KVQ_PKV_VALUE ? "values" : "keys");
-        r.ms = ms;
-        r.bytes = (double)in_b + cb + meta + idx;
-        r.moved = r.bytes + meta + idx; /* the check's reads; the write pass rereads from L2 */
-        r.ops = 8.0;
     }
     printf("# gpu/reports/pkv-bench.txt -- PKV quantizer and dequantizer vs a device-to-device copy\n");
     printf("# gpu/pkv/pkv_bench.cu; device %s (sm_%d%d); commit %s\n", prop.name, prop.major, prop.minor, commit);
@@ -382,7 +391,8 @@ int main(int argc, char **argv)
     printf("#   (the KIVI stage reads the residual again; the scratch form copies its outputs out);\n");
     printf("#   of floor = ratio / floor; ops/elem: the kernels' per-value arithmetic (pkv_bench.cu says how counted;\n");
     printf("#   pruned rows [PKV-DEV-05]: from a host count of the visits on %u tokens of the row's data)\n", TS);
-    printf("# pruned: the default assignment (d = 128, |M| <= 32); unpruned: KVQ_CUDA_PKV_UNPRUNED\n");
+    printf("# pruned: the default assignment (d = 128, |M| <= 32); unpruned: KVQ_CUDA_PKV_UNPRUNED; DQ rows: both\n");
+    printf("#   forms of [PKV-DEV-06] side by side, * the default of the grouping (values per token, keys per channel)\n");
     for (int k = 0; k < 3; k++)
         printf("# pruning model, %s data: %.2f exact distances a token by cooperative visits, full scan %.1f%% of tokens\n",
                data_name[k], pm[k].visits, 100.0 * pm[k].full);

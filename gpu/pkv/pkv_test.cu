@@ -31,7 +31,8 @@
  * 128, 17 to 32 patterns; KVQ_PKV_CASES / 4 more for the pruned assignment, the
  * default at d = 128 with at most 32 patterns, on random, clustered, tied and
  * near-tied inputs, see prune_inputs; the unpruned scan, KVQ_CUDA_PKV_UNPRUNED,
- * on a share of every kind of case), corrupted
+ * on a share of every kind of case), every dequantizer form (the default,
+ * KVQ_CUDA_PKV_DQ_ONE, KVQ_CUDA_PKV_DQ_TWO), corrupted
  * stored blocks for dequantization (indices past the bank or 0xFFFF in a key
  * block, NaN or out-of-domain patterns, bad metadata, overflowing scales), the
  * decode steps (a key flush after or before its centre joins, a value step with
@@ -368,6 +369,11 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
         tcase d = *c;
         d.op = "dequantize";
         d.input = what;
+        /* the form of [PKV-DEV-06]: the default (by grouping), or either asked for */
+        static const uint32_t dq_opts[3] = {0u, KVQ_CUDA_PKV_DQ_ONE, KVQ_CUDA_PKV_DQ_TWO};
+        static const char *dq_name[3] = {"default form", "one kernel", "two kernels"};
+        const int form = (int)kvq_tb_rndu(3);
+        d.api = api == 2 ? "host" : dq_name[form];
         buf ry, gy;
         buf_make(&ry, "y", (size_t)n * 4u, 0);
         buf_make(&gy, "y", (size_t)n * 4u, 1);
@@ -386,7 +392,7 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
             gs = kvq_cuda_pkv_dequantize((float *)gy.d, &gf, (const uint8_t *)dc, (const float *)ds,
                                          (const float *)dz, (const uint16_t *)di, c->kind,
                                          c->tokens, c->dim, (const float *)db, c->npat, &c->p,
-                                         &c->pol, NULL, 0, 0);
+                                         &c->pol, NULL, 0, dq_opts[form], 0);
             buf_fetch(&gy);
             cudaFree(dc);
             cudaFree(ds);
