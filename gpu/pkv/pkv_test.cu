@@ -32,7 +32,8 @@
  * default at d = 128 with at most 32 patterns, on random, clustered, tied and
  * near-tied inputs, see prune_inputs; the unpruned scan, KVQ_CUDA_PKV_UNPRUNED,
  * on a share of every kind of case), every dequantizer form (the default,
- * KVQ_CUDA_PKV_DQ_ONE, KVQ_CUDA_PKV_DQ_TWO), corrupted
+ * KVQ_CUDA_PKV_DQ_ONE, KVQ_CUDA_PKV_DQ_TWO; option bits the launchers refuse),
+ * corrupted
  * stored blocks for dequantization (indices past the bank or 0xFFFF in a key
  * block, NaN or out-of-domain patterns, bad metadata, overflowing scales), the
  * decode steps (a key flush after or before its centre joins, a value step with
@@ -779,6 +780,80 @@ static void large_case(uint32_t T, uint32_t kind)
     free(bank);
 }
 
+/* Option bits the launchers refuse [PKV-ERR-01]: an unknown bit of the assignment,
+ * both dequantizer forms at once or an unknown bit -- KVQ_E_PARAM, nothing written
+ * (the outputs keep the sentinel, guards included). */
+static void opts_case(void)
+{
+    tcase c;
+    memset(&c, 0, sizeof c);
+    c.p = kvq_pkv_params_default(2u);
+    c.kind = KVQ_PKV_VALUE;
+    c.tokens = 64u;
+    c.dim = 128u;
+    c.npat = 4u;
+    c.pol = kvq_policy_default;
+    c.input = "bad options";
+    const uint64_t n = (uint64_t)c.tokens * c.dim, nb = (uint64_t)c.npat * c.dim;
+    const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&c.p, c.kind, c.tokens, c.dim);
+    const size_t cb = (size_t)kvq_kivi_code_bytes(&ks), ng = (size_t)kvq_kivi_groups(&ks);
+    float *x = (float *)kvq_tb_malloc(n * 4u), *bank = (float *)kvq_tb_malloc(nb * 4u);
+    float *resid = (float *)kvq_tb_malloc(n * 4u), *sc = (float *)kvq_tb_malloc(ng * 4u);
+    float *zr = (float *)kvq_tb_malloc(ng * 4u);
+    uint8_t *codes = (uint8_t *)kvq_tb_malloc(cb);
+    uint16_t *ix = (uint16_t *)kvq_tb_malloc((size_t)kvq_pkv_index_bytes(c.tokens));
+    uint32_t f = 0;
+    make_bank(bank, c.npat, c.dim, IN_GRID);
+    make_tokens(x, c.tokens, c.dim, bank, c.npat, IN_NEAR);
+    if (kvq_pkv_quantize(codes, sc, zr, ix, resid, &f, x, c.kind, c.tokens, c.dim, bank, c.npat,
+                         &c.p, &c.pol) != KVQ_OK)
+        kvq_tb_cuda(cudaErrorInvalidValue, "opts_case: the fast path refused its own block");
+    void *dx = dev_copy(x, n * 4u), *db = dev_copy(bank, nb * 4u), *dc = dev_copy(codes, cb);
+    void *ds = dev_copy(sc, ng * 4u), *dz = dev_copy(zr, ng * 4u);
+    void *di = dev_copy(ix, (size_t)kvq_pkv_index_bytes(c.tokens));
+    static const uint32_t bad_dq[3] = {KVQ_CUDA_PKV_DQ_ONE | KVQ_CUDA_PKV_DQ_TWO, 0x4u,
+                                       KVQ_CUDA_PKV_UNPRUNED};
+    for (int k = 0; k < 4; k++) {
+        buf r, g;
+        const int assign = k == 3;
+        const size_t on = assign ? (size_t)kvq_pkv_index_bytes(c.tokens) : (size_t)n * 4u;
+        buf_make(&r, assign ? "index" : "y", on, 0);
+        buf_make(&g, assign ? "index" : "y", on, 1);
+        tcase u = c;
+        u.op = assign ? "assign minmax" : "dequantize";
+        u.api = assign ? "device, opts 0x1" : k == 0 ? "device, both forms" : k == 1 ? "device, opts 0x4"
+                                                                                 : "device, opts UNPRUNED";
+        kvq_tb_case();
+        int gs;
+        if (assign)
+            gs = kvq_cuda_pkv_assign((uint16_t *)g.d, (const float *)dx, c.tokens, c.dim,
+                                     (const float *)db, c.npat, KVQ_PKV_DIST_MINMAX, 0x1u, 0);
+        else
+            gs = kvq_cuda_pkv_dequantize((float *)g.d, &f, (const uint8_t *)dc, (const float *)ds,
+                                         (const float *)dz, (const uint16_t *)di, c.kind, c.tokens,
+                                         c.dim, (const float *)db, c.npat, &c.p, &c.pol, NULL, 0,
+                                         bad_dq[k], 0);
+        kvq_tb_cuda(cudaDeviceSynchronize(), "opts_case");
+        buf_fetch(&g);
+        verdict(&u, KVQ_E_PARAM, gs, 0u, 0u, &r, &g, 1);
+        buf_free(&r);
+        buf_free(&g);
+    }
+    cudaFree(dx);
+    cudaFree(db);
+    cudaFree(dc);
+    cudaFree(ds);
+    cudaFree(dz);
+    cudaFree(di);
+    free(x);
+    free(bank);
+    free(resid);
+    free(sc);
+    free(zr);
+    free(codes);
+    free(ix);
+}
+
 int main(void)
 {
     kvq_tb_init("gpu-pkv-test", DEFAULT_SEED);
@@ -787,6 +862,7 @@ int main(void)
     if (!kvq_tb_device("%llu random cases, large blocks of %llu tokens", (unsigned long long)cases,
                        (unsigned long long)large))
         return 0;
+    opts_case();
     for (uint64_t k = 0; k < cases; k++) one_case();
     for (uint64_t k = 0; k < cases / 8u + 1u; k++) fused_case();
     for (uint64_t k = 0; k < cases / 4u + 4u; k++) prune_case((int)(k % PR_N));
