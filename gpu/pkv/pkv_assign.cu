@@ -75,7 +75,7 @@ pkv_assign_pruned_kernel(uint16_t *__restrict__ index, const float *__restrict__
         dev_pkv_row_stage<D>(xt, next, lane);
         next = dev_pkv_row_next<D>(x, t + nwarps, tokens, lane);
         float vmin, vmax, bd;
-        (void)dev_pkv_row_scan(&vmin, &vmax, xt, D, true, lane, 5u, true); /* checked before */
+        (void)dev_pkv_row_scan32<D>(&vmin, &vmax, xt, lane); /* checked before */
         const uint32_t j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, sb, pv, ps, npat,
                                                      lane);
         if (lane == 0u) index[t] = (uint16_t)j;

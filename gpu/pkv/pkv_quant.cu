@@ -131,7 +131,7 @@ pkv_resid_pruned_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
         dev_pkv_row_stage<D>(xt, next, lane);
         next = dev_pkv_row_next<D>(x, t + nwarps, tokens, lane);
         float vmin, vmax, bd;
-        err |= dev_pkv_row_scan(&vmin, &vmax, xt, D, true, lane, 5u, true);
+        err |= dev_pkv_row_scan32<D>(&vmin, &vmax, xt, lane);
         const uint32_t j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, sb, pv, ps, npat,
                                                      lane);
         const bool use = !vdecide || dev_pkv_v_use(vmin, vmax, bd, thr);
@@ -213,7 +213,10 @@ pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ i
             dev_pkv_prefetch_row(xt + nwarps * dim, dim, lane, 32u);
         }
         float vmin, vmax, bd;
-        err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
+        if constexpr (D > 0 && PRUNE)
+            err |= dev_pkv_row_scan32<DR>(&vmin, &vmax, xt, lane);
+        else
+            err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
         uint32_t j;
         if constexpr (D > 0 && PRUNE)
             j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, sb, pv, ps, npat, lane);
