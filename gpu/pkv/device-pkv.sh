@@ -7,7 +7,8 @@
 # usage: gpu/pkv/device-pkv.sh   (run in the repository root; outputs under $OUT)
 # It runs, in this order:
 #   1. make build/gpu/kvq_gpu_pkv_test build/gpu/kvq_pkv_bench gpu-pkv-plant
-#      build/gpu/kvq_gpu_test (at most BUILD_S seconds, default 110)      -> pkv-build.log
+#      build/gpu/kvq_gpu_test build/gpu/libkvq_subject_gpu.so (at most BUILD_S seconds,
+#      default 110)                                                  -> pkv-build.log
 #   2. the benchmark, alone on the device (gpu/pkv/pkv_bench.cu at 256 MiB against a
 #      device copy: pruned and unpruned assignment on clustered, random and tied data,
 #      both dequantizer forms side by side), then, where the toolkit has cuobjdump,
@@ -23,9 +24,13 @@
 #        gpu/pkv/pkv_dev.cuh; 3 prunes a pattern whose bound equals the best distance
 #        [PKV-DEV-05], 4 lets a one-kernel dequantizer write after a failed check
 #        [PKV-DEV-06]; PLANT_CASES 150 cases): each must FAIL              -> pkv-plant.txt
-#      gpu/gpu_test.cu, the KIVI kernels (whose launchers share their argument and
-#        workspace checks with PKV's: gpu/kvq_cuda_check.h; KVQ_GPU_CASES, default
-#        1500): "N passed, 0 failed", exit 0                             -> kivi-gpu-test.txt
+#      gpu/gpu_test.cu, the KIVI kernels (whose launchers share their workspace checks
+#        and handling with PKV's: gpu/kvq_cuda_check.h; KVQ_GPU_CASES, default 1500):
+#        "N passed, 0 failed", exit 0                 -> the end of pkv-gpu-test.txt
+#      kvq verify of the CUDA subject (build/gpu/libkvq_subject_gpu.so: the PKV entries
+#        are the launchers' host forms, the pruned assignment their default) on the PKV
+#        standard vectors of `kvq gen` (the CLI and its MPFR/GMP libraries carried as
+#        .devcarry/kvq, .devcarry/lib/): "N passed, 0 failed"         -> pkv-verify-gpu.txt
 # env: KVQ_COMMIT (recorded in the reports), REPS (30), JOBS (16), BUILD_S, CASES,
 #      KVQ_PKV_LARGE, EXTRA_SEEDS, EXTRA_CASES, PLANT_CASES, KVQ_GPU_CASES, BUDGET_S (180)
 # Exit status 0 when the build, every test run, every planted run (caught) and the
@@ -33,6 +38,8 @@
 # not passed, never as a pass).
 set -u
 start=$SECONDS
+C=.devcarry
+export LD_LIBRARY_PATH=$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 budget=${BUDGET_S:-180}
 OUT=${OUT:-/tmp/kvq-pkv-out}
 COMMIT=${KVQ_COMMIT:-unknown}
@@ -44,7 +51,8 @@ rc=0
 {
     echo "# build of the PKV device programs on $dev; commit $COMMIT"
     timeout "${BUILD_S:-110}" make -j"${JOBS:-16}" build/gpu/kvq_gpu_pkv_test \
-        build/gpu/kvq_pkv_bench gpu-pkv-plant build/gpu/kvq_gpu_test 2>&1 |
+        build/gpu/kvq_pkv_bench gpu-pkv-plant build/gpu/kvq_gpu_test \
+        build/gpu/libkvq_subject_gpu.so 2>&1 |
         grep -v "^ptxas info\|^nvcc\|^/usr/local/cuda\|^cc \|^gcc " | tail -40
     echo "make exit ${PIPESTATUS[0]}"
     echo "build wall $((SECONDS - start)) s"
@@ -95,7 +103,19 @@ done
     echo "# gpu/gpu_test.cu (KIVI) on $dev; commit $COMMIT"
     KVQ_GPU_CASES=${KVQ_GPU_CASES:-1500} stdbuf -oL timeout "$t" build/gpu/kvq_gpu_test
     echo "kvq_gpu_test exit $?"
-} > "$OUT/kivi-gpu-test.txt" 2>&1 &
+} > "$tdir/kivi.txt" 2>&1 &
+{
+    echo "# kvq verify of the CUDA subject on the PKV standard vectors, $dev; commit $COMMIT"
+    if [ -x "$C/kvq" ]; then
+        timeout 60 "$C/kvq" gen --family pkv --level standard -o "$tdir/pkv-standard.vec"
+        echo "kvq gen exit $?"
+        timeout "$t" "$C/kvq" verify --vectors "$tdir/pkv-standard.vec" \
+            --subject build/gpu/libkvq_subject_gpu.so --max-show 5
+        echo "kvq verify exit $?"
+    else
+        echo "no $C/kvq carried: the verification did not run"
+    fi
+} > "$OUT/pkv-verify-gpu.txt" 2>&1 &
 # the planted runs' exit statuses, then every other job
 declare -A pst
 for k in 1 2 3 4; do
@@ -103,14 +123,18 @@ for k in 1 2 3 4; do
     pst[$k]=$?
 done
 wait
-cat "$tdir/main.txt" "$tdir"/seed*.txt > "$OUT/pkv-gpu-test.txt"
+cat "$tdir/main.txt" "$tdir"/seed*.txt "$tdir/kivi.txt" > "$OUT/pkv-gpu-test.txt"
 echo "# tests wall $((SECONDS - start)) s (build and bench included)" >> "$OUT/pkv-gpu-test.txt"
-# every run: exit 0 and "N passed, 0 failed"
-runs=$(grep -c "^kvq_gpu_pkv_test exit " "$OUT/pkv-gpu-test.txt")
-[ "$(grep -c "^kvq_gpu_pkv_test exit 0$" "$OUT/pkv-gpu-test.txt")" -eq "$runs" ] &&
-    [ "$(grep -c " passed, 0 failed$" "$OUT/pkv-gpu-test.txt")" -eq "$runs" ] || rc=1
-grep -q "^kvq_gpu_test exit 0$" "$OUT/kivi-gpu-test.txt" &&
-    grep -q " passed, 0 failed$" "$OUT/kivi-gpu-test.txt" || rc=1
+# every PKV run: exit 0 and "N passed, 0 failed"
+cat "$tdir/main.txt" "$tdir"/seed*.txt > "$tdir/pkv.txt"
+runs=$(grep -c "^kvq_gpu_pkv_test exit " "$tdir/pkv.txt")
+[ "$(grep -c "^kvq_gpu_pkv_test exit 0$" "$tdir/pkv.txt")" -eq "$runs" ] &&
+    [ "$(grep -c " passed, 0 failed$" "$tdir/pkv.txt")" -eq "$runs" ] || rc=1
+grep -q "^kvq_gpu_test exit 0$" "$tdir/kivi.txt" && grep -q " passed, 0 failed$" "$tdir/kivi.txt" ||
+    rc=1
+grep -q "^kvq verify exit 0$" "$OUT/pkv-verify-gpu.txt" &&
+    grep -Eq "^[1-9][0-9]* passed, 0 failed$" "$OUT/pkv-verify-gpu.txt" || rc=1
+grep -qi "skipped" "$OUT/pkv-verify-gpu.txt" && rc=1 # a skip is never a pass
 {
     echo "# gpu/pkv/pkv_test.cu over kernels with a planted bug (KVQ_PKV_PLANT); each must FAIL"
     for k in 1 2 3 4; do
@@ -125,8 +149,9 @@ grep -q "^kvq_gpu_test exit 0$" "$OUT/kivi-gpu-test.txt" &&
     done
 } > "$OUT/pkv-plant.txt" 2>&1
 rm -rf "$tdir"
-grep "passed, .* failed$\|^kvq_gpu_pkv_test exit\|^FAIL\|wall" "$OUT/pkv-gpu-test.txt" | head -20
-tail -2 "$OUT/kivi-gpu-test.txt"
+grep "passed, .* failed$\|^kvq_gpu_pkv_test exit\|^kvq_gpu_test exit\|^FAIL\|wall" \
+    "$OUT/pkv-gpu-test.txt" | head -24
+grep "passed\|exit\|did not run" "$OUT/pkv-verify-gpu.txt"
 grep "^plant" "$OUT/pkv-plant.txt"
 cat "$OUT/pkv-bench.txt"
 echo "device-pkv: exit $rc, $((SECONDS - start)) s"
