@@ -253,10 +253,19 @@ pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ i
             for (int q = 0; q < 4; q++) v[q] = dev_read_input(v[q], daz, fh);
             float mn = fminf(fminf(v[0], v[1]), fminf(v[2], v[3]));
             float mx = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
+            if constexpr (D > 0 && PRUNE && L == 32u) {
+                /* the row is one group: REDUX on the order-preserving image
+                 * (dev_pkv_ord); the sign of a zero extreme may differ from
+                 * fminf's, and the metadata do not keep it (a zero offset is
+                 * stored as +0, a zero range gives the scale +0) [KIVI-Q-03] */
+                mn = dev_pkv_unord(__reduce_min_sync(0xFFFFFFFFu, dev_pkv_ord(mn)));
+                mx = dev_pkv_unord(__reduce_max_sync(0xFFFFFFFFu, dev_pkv_ord(mx)));
+            } else {
 #pragma unroll
-            for (uint32_t o = L >> 1; o > 0u; o >>= 1) {
-                mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
-                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+                for (uint32_t o = L >> 1; o > 0u; o >>= 1) {
+                    mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+                }
             }
             if (!act) continue;
             float s, z;
