@@ -111,9 +111,8 @@ kvq_status kvq_cuda_pkv_quantize_host(uint8_t *codes, float *scale, float *zero,
 size_t kvq_cuda_pkv_dequantize_workspace(void);
 
 /* Option bits of the dequantize launchers: the form of [PKV-DEV-06].  Without
- * either, each grouping takes the form measured faster on the device
- * (spec/pkv.md [PKV-DEV-06]: the one-kernel form for per-token groups, the two
- * kernels for per-channel groups); KVQ_CUDA_PKV_DQ_ONE asks for the one-kernel
+ * either, the form measured faster on the device for both groupings (spec/pkv.md
+ * [PKV-DEV-06]): the two kernels; KVQ_CUDA_PKV_DQ_ONE asks for the one-kernel
  * form (taken where the shape and the device allow it, else the two kernels),
  * KVQ_CUDA_PKV_DQ_TWO for the two kernels.  Both bits, or any other bit, is
  * KVQ_E_PARAM.  The results are the same bit for bit in every form. */

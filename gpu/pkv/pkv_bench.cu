@@ -343,8 +343,7 @@ int main(int argc, char **argv)
     }
     load(DATA_CLUSTER);
     /* dequantize the block a value/key quantize of |M| = 32 leaves (run them again), in
-     * both forms of [PKV-DEV-06] side by side; the default is the one-kernel form for
-     * per-token groups (values), the two kernels for per-channel groups (keys) */
+     * both forms of [PKV-DEV-06] side by side; the default is the two kernels */
     for (uint32_t kind : {KVQ_PKV_VALUE, KVQ_PKV_KEY_DECODE}) {
         const size_t wb = kvq_cuda_pkv_quantize_workspace(&p, kind, T, d, KVQ_CUDA_DIRECT);
         void *ws;
@@ -369,7 +368,7 @@ int main(int argc, char **argv)
             const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&p, kind, T, d);
             const double meta = 8.0 * (double)kvq_kivi_groups(&ks), cb = (double)kvq_kivi_code_bytes(&ks);
             const double idx = (double)kvq_pkv_index_bytes(T);
-            const bool one = form == KVQ_CUDA_PKV_DQ_ONE, dflt = one == (kind == KVQ_PKV_VALUE);
+            const bool one = form == KVQ_CUDA_PKV_DQ_ONE, dflt = !one;
             row &r = rows[nr++];
             snprintf(r.name, sizeof r.name, "DQ %s, |M| = 32, %s%s", kind == KVQ_PKV_VALUE ? "values" : "keys",
                      one ? "one kernel (check, barrier, write)" : "two kernels (check; write)",
@@ -392,7 +391,7 @@ int main(int argc, char **argv)
     printf("#   of floor = ratio / floor; ops/elem: the kernels' per-value arithmetic (pkv_bench.cu says how counted;\n");
     printf("#   pruned rows [PKV-DEV-05]: from a host count of the visits on %u tokens of the row's data)\n", TS);
     printf("# pruned: the default assignment (d = 128, |M| <= 32); unpruned: KVQ_CUDA_PKV_UNPRUNED; DQ rows: both\n");
-    printf("#   forms of [PKV-DEV-06] side by side, * the default of the grouping (values per token, keys per channel)\n");
+    printf("#   forms of [PKV-DEV-06] side by side, * the default\n");
     for (int k = 0; k < 3; k++)
         printf("# pruning model, %s data: %.2f exact distances a token by cooperative visits, full scan %.1f%% of tokens\n",
                data_name[k], pm[k].visits, 100.0 * pm[k].full);

@@ -26,12 +26,12 @@
  * The writing kernels return at once when the check failed, so nothing is
  * written on error [PKV-ERR-01].
  *
- * The one-kernel form [PKV-DEV-06] (KVQ_CUDA_PKV_DQ_ONE, and the default of
- * per-token groups), where the device launches cooperatively:
- * pkv_dequant_token_coop_kernel and pkv_dequant_channel_coop_kernel do the
- * check pass, meet at a grid barrier, and write only when no check failed (then
- * pkv_dequant_finish_kernel).  Per-channel groups take the two kernels unless
- * asked (measured faster there: spec/pkv.md [PKV-DEV-06]).
+ * The one-kernel form [PKV-DEV-06] (asked for with KVQ_CUDA_PKV_DQ_ONE), where
+ * the device launches cooperatively: pkv_dequant_token_coop_kernel,
+ * pkv_dequant_ktile_coop_kernel and pkv_dequant_channel_coop_kernel do the check
+ * pass, meet at a grid barrier, and write only when no check failed (then
+ * pkv_dequant_finish_kernel).  The default is the two kernels, measured faster
+ * for both groupings with these writers (spec/pkv.md [PKV-DEV-06]).
  */
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -584,8 +584,7 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result 
     uint64_t span = nb > tokens ? nb : tokens;
     if (ng > span) span = ng;
     if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
-    const bool one = (opts & KVQ_CUDA_PKV_DQ_ONE) != 0u ||
-                     ((opts & KVQ_CUDA_PKV_DQ_TWO) == 0u && sh.grouping == KVQ_GROUP_TOKEN);
+    const bool one = (opts & KVQ_CUDA_PKV_DQ_ONE) != 0u; /* two kernels unless asked */
     if (one && dequant_coop(d_y, d_codes, d_scale, d_zero, d_index, d_bank, npat, st, sh, kind,
                             *pol, span, stream)) {  /* one kernel [PKV-DEV-06] */
         pkv_dequant_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
