@@ -17,15 +17,15 @@
 #   3. together, each bounded by the time left (the CPU side of every run is the fast
 #      path; the device has room for all of them):
 #      gpu/pkv/pkv_test.cu: every device output against ref/fast/pkv.c bit for bit, at
-#        the default seed (CASES, default 400, and KVQ_PKV_LARGE large blocks) and at
-#        EXTRA_SEEDS (0x1; EXTRA_CASES 120 cases each, no large blocks); every run must
+#        the default seed (CASES, default 600, and KVQ_PKV_LARGE large blocks) and at
+#        EXTRA_SEEDS (0x1 0x2; EXTRA_CASES 150 cases each, no large blocks); every run must
 #        end "N passed, 0 failed" with exit 0                            -> pkv-gpu-test.txt
 #      the same test over kernels with one planted bug each (KVQ_PKV_PLANT = 1 .. 4,
 #        gpu/pkv/pkv_dev.cuh; 3 prunes a pattern whose bound equals the best distance
 #        [PKV-DEV-05], 4 lets a one-kernel dequantizer write after a failed check
-#        [PKV-DEV-06]; PLANT_CASES 150 cases): each must FAIL              -> pkv-plant.txt
+#        [PKV-DEV-06]; PLANT_CASES 200 cases): each must FAIL              -> pkv-plant.txt
 #      gpu/gpu_test.cu, the KIVI kernels (whose launchers share their workspace checks
-#        and handling with PKV's: gpu/kvq_cuda_check.h; KVQ_GPU_CASES, default 1500):
+#        and handling with PKV's: gpu/kvq_cuda_check.h; KVQ_GPU_CASES, default 4000):
 #        "N passed, 0 failed", exit 0                 -> the end of pkv-gpu-test.txt
 #      kvq verify of the CUDA subject (build/gpu/libkvq_subject_gpu.so: the PKV entries
 #        are the launchers' host forms, the pruned assignment their default) on the PKV
@@ -81,27 +81,27 @@ t=$(left 8)
 tdir=$(mktemp -d)
 {
     echo "# gpu/pkv/pkv_test.cu on $dev; commit $COMMIT"
-    KVQ_PKV_CASES=${CASES:-400} stdbuf -oL timeout "$t" build/gpu/kvq_gpu_pkv_test
+    KVQ_PKV_CASES=${CASES:-600} stdbuf -oL timeout "$t" build/gpu/kvq_gpu_pkv_test
     echo "kvq_gpu_pkv_test exit $?"
 } > "$tdir/main.txt" 2>&1 &
 i=0
-for seed in ${EXTRA_SEEDS:-0x1}; do
+for seed in ${EXTRA_SEEDS:-0x1 0x2}; do
     i=$((i + 1))
     {
-        echo "# KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-120} KVQ_PKV_LARGE=0"
-        KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-120} KVQ_PKV_LARGE=0 stdbuf -oL \
+        echo "# KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-150} KVQ_PKV_LARGE=0"
+        KVQ_SEED=$seed KVQ_PKV_CASES=${EXTRA_CASES:-150} KVQ_PKV_LARGE=0 stdbuf -oL \
             timeout "$t" build/gpu/kvq_gpu_pkv_test
         echo "kvq_gpu_pkv_test exit $?"
     } > "$tdir/seed$i.txt" 2>&1 &
 done
 for k in 1 2 3 4; do
-    KVQ_PKV_CASES=${PLANT_CASES:-150} KVQ_PKV_LARGE=0 stdbuf -oL timeout "$t" \
+    KVQ_PKV_CASES=${PLANT_CASES:-200} KVQ_PKV_LARGE=0 stdbuf -oL timeout "$t" \
         "build/gpu/kvq_gpu_pkv_test_plant$k" > "$tdir/plant$k.log" 2>&1 &
     echo $! > "$tdir/plant$k.pid"
 done
 {
     echo "# gpu/gpu_test.cu (KIVI) on $dev; commit $COMMIT"
-    KVQ_GPU_CASES=${KVQ_GPU_CASES:-1500} stdbuf -oL timeout "$t" build/gpu/kvq_gpu_test
+    KVQ_GPU_CASES=${KVQ_GPU_CASES:-4000} stdbuf -oL timeout "$t" build/gpu/kvq_gpu_test
     echo "kvq_gpu_test exit $?"
 } > "$tdir/kivi.txt" 2>&1 &
 {
