@@ -39,10 +39,11 @@
 #include "kvq_cuda.h"
 
 #include "kivi_dev.cuh" /* the pinned arithmetic, one function per step of ref/fast/kivi.c */
+#include "kvq_cuda_check.h" /* the workspace checks and handling shared with PKV */
 
-#define WS_STATE  0u
-#define WS_RESULT 64u
-#define WS_HEAD   256u
+#define WS_STATE  KVQ_CUDA_WS_STATE
+#define WS_RESULT KVQ_CUDA_WS_RESULT
+#define WS_HEAD   KVQ_CUDA_WS_HEAD
 
 /* ---- quantize ----------------------------------------------------------- */
 
@@ -674,9 +675,9 @@ extern "C" kvq_status kvq_cuda_kivi_quantize_async(uint8_t *d_codes, float *d_sc
 {
     kvq_status a = check_args(d_codes, d_scale, d_zero, d_x, shape, pol);
     if (a != KVQ_OK) return a;
-    if (d_result == NULL || d_workspace == NULL || !is_aligned(d_workspace, 256)
-        || workspace_bytes < kvq_cuda_kivi_quantize_workspace(shape, opts))
-        return KVQ_E_PARAM;
+    a = kvq_cuda_check_workspace(d_result, d_workspace, workspace_bytes,
+                                 kvq_cuda_kivi_quantize_workspace(shape, opts));
+    if (a != KVQ_OK) return a;
     const kvq_kivi_shape sh = *shape;
     const kvq_policy pl = *pol;
     const bool direct = (opts & KVQ_CUDA_DIRECT) != 0u;
@@ -690,9 +691,7 @@ extern "C" kvq_status kvq_cuda_kivi_quantize_async(uint8_t *d_codes, float *d_sc
         scale = (float *)(ws + WS_HEAD + up256(cb));
         zero = (float *)(ws + WS_HEAD + up256(cb) + up256(ng * sizeof(float)));
     }
-    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
-    if (cudaMemsetAsync(&st->key, 0xFF, sizeof st->key, stream) != cudaSuccess)
-        return KVQ_E_DEVICE;
+    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
     /* Fast kernels need 16-byte x (float4 loads) and 16-byte codes (vector
      * stores); scale and zero are float arrays, aligned by type. */
     if (fast_shape(&sh, 1) && is_aligned(d_x, 16) && is_aligned(codes, 16)) {
@@ -732,16 +731,14 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result
 {
     kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, shape, pol);
     if (a != KVQ_OK) return a;
-    if (d_result == NULL || d_workspace == NULL || !is_aligned(d_workspace, 256)
-        || workspace_bytes < kvq_cuda_kivi_dequantize_workspace(shape))
-        return KVQ_E_PARAM;
+    a = kvq_cuda_check_workspace(d_result, d_workspace, workspace_bytes,
+                                 kvq_cuda_kivi_dequantize_workspace(shape));
+    if (a != KVQ_OK) return a;
     const kvq_kivi_shape sh = *shape;
     const kvq_policy pl = *pol;
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     kvq_dev_state *st = (kvq_dev_state *)((uint8_t *)d_workspace + WS_STATE);
-    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
-    if (cudaMemsetAsync(&st->key, 0xFF, sizeof st->key, stream) != cudaSuccess)
-        return KVQ_E_DEVICE;
+    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
     kivi_dequant_check_kernel<<<nblocks(ng, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
                                                                    st, sh, pl, ng);
     const uint32_t need = sh.grouping == KVQ_GROUP_TOKEN ? 4u : 16u;
@@ -760,23 +757,6 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
-/* Wait for the result of an async call; free an owned workspace. */
-static kvq_status finish_blocking(kvq_status enq, void *ws, int own, uint32_t *flags,
-                                  cudaStream_t stream)
-{
-    kvq_cuda_result r = {KVQ_E_DEVICE, 0};
-    cudaError_t e = cudaSuccess;
-    if (enq == KVQ_OK)
-        e = cudaMemcpyAsync(&r, (uint8_t *)ws + WS_RESULT, sizeof r, cudaMemcpyDeviceToHost,
-                            stream);
-    if (own) (void)cudaFreeAsync(ws, stream);
-    cudaError_t e2 = cudaStreamSynchronize(stream);
-    if (enq != KVQ_OK) return enq;
-    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
-    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
-    return (kvq_status)r.status;
-}
-
 extern "C" kvq_status kvq_cuda_kivi_quantize(uint8_t *d_codes, float *d_scale, float *d_zero,
                                              uint32_t *flags, const float *d_x,
                                              const kvq_kivi_shape *shape, const kvq_policy *pol,
@@ -785,22 +765,15 @@ extern "C" kvq_status kvq_cuda_kivi_quantize(uint8_t *d_codes, float *d_scale, f
 {
     kvq_status a = check_args(d_codes, d_scale, d_zero, d_x, shape, pol);
     if (a != KVQ_OK) return a;
-    size_t need = kvq_cuda_kivi_quantize_workspace(shape, opts);
     void *ws = d_workspace;
-    int own = 0;
-    if (ws == NULL) {
-        if (cudaMallocAsync(&ws, need, stream) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return KVQ_E_NOMEM;
-        }
-        own = 1;
-        workspace_bytes = need;
-    }
-    kvq_status enq = kvq_cuda_kivi_quantize_async(d_codes, d_scale, d_zero,
-                                                  (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT),
-                                                  d_x, shape, pol, ws, workspace_bytes, opts,
-                                                  stream);
-    return finish_blocking(enq, ws, own, flags, stream);
+    int own;
+    a = kvq_cuda_workspace_acquire(&ws, &workspace_bytes, &own,
+                                   kvq_cuda_kivi_quantize_workspace(shape, opts), stream);
+    if (a != KVQ_OK) return a;
+    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT);
+    kvq_status enq = kvq_cuda_kivi_quantize_async(d_codes, d_scale, d_zero, dres, d_x, shape, pol,
+                                                  ws, workspace_bytes, opts, stream);
+    return kvq_cuda_finish_blocking(enq, dres, ws, own, flags, stream);
 }
 
 extern "C" kvq_status kvq_cuda_kivi_dequantize(float *d_y, uint32_t *flags,
@@ -812,20 +785,13 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize(float *d_y, uint32_t *flags,
     kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, shape, pol);
     if (a != KVQ_OK) return a;
     void *ws = d_workspace;
-    int own = 0;
-    if (ws == NULL) {
-        if (cudaMallocAsync(&ws, WS_HEAD, stream) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return KVQ_E_NOMEM;
-        }
-        own = 1;
-        workspace_bytes = WS_HEAD;
-    }
-    kvq_status enq = kvq_cuda_kivi_dequantize_async(d_y,
-                                                    (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT),
-                                                    d_codes, d_scale, d_zero, shape, pol, ws,
-                                                    workspace_bytes, stream);
-    return finish_blocking(enq, ws, own, flags, stream);
+    int own;
+    a = kvq_cuda_workspace_acquire(&ws, &workspace_bytes, &own, WS_HEAD, stream);
+    if (a != KVQ_OK) return a;
+    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT);
+    kvq_status enq = kvq_cuda_kivi_dequantize_async(d_y, dres, d_codes, d_scale, d_zero, shape,
+                                                    pol, ws, workspace_bytes, stream);
+    return kvq_cuda_finish_blocking(enq, dres, ws, own, flags, stream);
 }
 
 /* ---- host-pointer conveniences ------------------------------------------ */

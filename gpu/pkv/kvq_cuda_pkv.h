@@ -37,12 +37,15 @@ extern "C" {
 /* ---- assignment [PKV-A-01..03] ------------------------------------------- */
 
 /* d_index[t] = kvq_pkv_nearest of token t of d_x [T][d] against the bank,
- * metric `dist` (KVQ_PKV_DIST_*), the lowest index on ties [PKV-A-02].
- * Blocking on `stream`; statuses as kvq_pkv_assign, plus KVQ_E_DEVICE and
- * KVQ_E_NOMEM.  Nothing is written on error. */
+ * metric `dist` (KVQ_PKV_DIST_*), the lowest index on ties [PKV-A-02]; with
+ * d = 128, at most 32 patterns and the min-max metric by the pruned argmin
+ * [PKV-DEV-05] unless opts holds KVQ_CUDA_PKV_UNPRUNED (below; the same
+ * indices).  Blocking on `stream`; statuses as kvq_pkv_assign, plus
+ * KVQ_E_DEVICE and KVQ_E_NOMEM; an opts bit other than KVQ_CUDA_PKV_UNPRUNED
+ * is KVQ_E_PARAM.  Nothing is written on error. */
 kvq_status kvq_cuda_pkv_assign(uint16_t *d_index, const float *d_x, uint32_t tokens,
                                uint32_t dim, const float *d_bank, uint32_t npat, uint32_t dist,
-                               cudaStream_t stream);
+                               uint32_t opts, cudaStream_t stream);
 /* Host pointers, kvq_pkv_assign's signature. */
 kvq_status kvq_cuda_pkv_assign_host(uint16_t *index, const float *x, uint32_t tokens,
                                     uint32_t dim, const float *bank, uint32_t npat,
@@ -56,13 +59,16 @@ kvq_status kvq_cuda_pkv_assign_host(uint16_t *index, const float *x, uint32_t to
  * on the residual in registers; the same results bit for bit); otherwise it is
  * ignored. */
 #define KVQ_CUDA_PKV_FUSED 0x100u
-/* Option bit of the quantize launchers: with d = 128, at most 32 patterns and the
- * min-max metric (keys at decode, values, keys at prefill by KVQ_PKV_DIST_MINMAX),
- * the assignment prunes every pattern whose sound lower bound on the pinned
- * distance is strictly above the best distance found (spec/pkv.md [PKV-DEV-05],
- * spec/bounds/pkv.md §5): the same indices bit for bit, most patterns never
- * scanned on clustered data; otherwise it is ignored. */
-#define KVQ_CUDA_PKV_PRUNE 0x200u
+/* The assignment of every launcher, with d = 128, at most 32 patterns and the
+ * min-max metric (keys at decode, values, keys at prefill by
+ * KVQ_PKV_DIST_MINMAX), is the pruned argmin: it skips every pattern whose sound
+ * lower bound on the pinned distance is strictly above the best distance found
+ * (spec/pkv.md [PKV-DEV-05], spec/bounds/pkv.md §5), the same indices bit for
+ * bit, most patterns never scanned on clustered data.  This option bit (of the
+ * quantize and assign launchers) takes the unpruned scan instead, every
+ * distance computed (the same results; for comparison and as the reference
+ * form); ignored for other shapes, which always scan every pattern. */
+#define KVQ_CUDA_PKV_UNPRUNED 0x200u
 
 /* Workspace bytes of a quantize call (0 for arguments kvq_pkv_quantize
  * refuses with KVQ_E_PARAM or KVQ_E_SHAPE); 256-byte aligned device memory. */
@@ -74,7 +80,8 @@ size_t kvq_cuda_pkv_quantize_workspace(const kvq_pkv_params *p, uint32_t kind, u
  * argument errors come back at once; otherwise the call's status and flags
  * land in *d_result in stream order.  opts: KVQ_CUDA_DIRECT (index and resid
  * written straight into the outputs, the KIVI stage direct too; outputs
- * unspecified on an error status), KVQ_CUDA_NO_DISCARD. */
+ * unspecified on an error status), KVQ_CUDA_NO_DISCARD, KVQ_CUDA_PKV_FUSED,
+ * KVQ_CUDA_PKV_UNPRUNED. */
 kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_scale, float *d_zero,
                                        uint16_t *d_index, float *d_resid,
                                        kvq_cuda_result *d_result, const float *d_x,
@@ -103,13 +110,22 @@ kvq_status kvq_cuda_pkv_quantize_host(uint8_t *codes, float *scale, float *zero,
 /* Workspace bytes of a dequantize call (256). */
 size_t kvq_cuda_pkv_dequantize_workspace(void);
 
+/* Option bits of the dequantize launchers: the form of [PKV-DEV-06].  Without
+ * either, the form measured faster on the device for both groupings (spec/pkv.md
+ * [PKV-DEV-06]): the two kernels; KVQ_CUDA_PKV_DQ_ONE asks for the one-kernel
+ * form (taken where the shape and the device allow it, else the two kernels),
+ * KVQ_CUDA_PKV_DQ_TWO for the two kernels.  Both bits, or any other bit, is
+ * KVQ_E_PARAM.  The results are the same bit for bit in every form. */
+#define KVQ_CUDA_PKV_DQ_ONE 0x1000u
+#define KVQ_CUDA_PKV_DQ_TWO 0x2000u
+
 /* kvq_pkv_dequantize on the device: a check pass (bank, indices, KIVI
  * metadata and, under the NaN policy, overflow, in the fast path's order),
  * then y = RN32(fmaf(c, s, z) + m[index]) in one pass that returns at once when
- * the check failed.  Where the device launches cooperatively (per-token groups
- * with G a power of two, per-channel groups with G 32, 64, 128) both run as one
- * kernel around a grid barrier [PKV-DEV-06]: nothing is written on error either
- * way.  Stream-ordered like the quantizer. */
+ * the check failed.  In the one-kernel form (per-token groups with G a power
+ * of two, per-channel groups with G 32, 64, 128, on a device that launches
+ * cooperatively) both run as one kernel around a grid barrier [PKV-DEV-06]:
+ * nothing is written on error either way.  Stream-ordered like the quantizer. */
 kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result *d_result,
                                          const uint8_t *d_codes, const float *d_scale,
                                          const float *d_zero, const uint16_t *d_index,
@@ -117,13 +133,13 @@ kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result *d_result,
                                          const float *d_bank, uint32_t npat,
                                          const kvq_pkv_params *p, const kvq_policy *pol,
                                          void *d_workspace, size_t workspace_bytes,
-                                         cudaStream_t stream);
+                                         uint32_t opts, cudaStream_t stream);
 kvq_status kvq_cuda_pkv_dequantize(float *d_y, uint32_t *flags, const uint8_t *d_codes,
                                    const float *d_scale, const float *d_zero,
                                    const uint16_t *d_index, uint32_t kind, uint32_t tokens,
                                    uint32_t dim, const float *d_bank, uint32_t npat,
                                    const kvq_pkv_params *p, const kvq_policy *pol,
-                                   void *d_workspace, size_t workspace_bytes,
+                                   void *d_workspace, size_t workspace_bytes, uint32_t opts,
                                    cudaStream_t stream);
 kvq_status kvq_cuda_pkv_dequantize_host(float *y, uint32_t *flags, const uint8_t *codes,
                                         const float *scale, const float *zero,

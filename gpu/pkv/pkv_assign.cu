@@ -7,6 +7,9 @@
  *                      [PKV-DOM-01], OR of the error bits into the call's state
  *   pkv_assign_kernel  index[t] for every token: a segment of P lanes a token
  *                      (pkv_dev.cuh), returning at once when the check failed
+ *   pkv_assign_pruned_kernel  the same indices by the pruned argmin [PKV-DEV-05]
+ *                      (d = 128, at most 32 patterns, min-max: the default there;
+ *                      KVQ_CUDA_PKV_UNPRUNED takes pkv_assign_kernel)
  * so nothing is written on error [PKV-ERR-01].
  */
 #include <cuda_runtime.h>
@@ -46,11 +49,45 @@ pkv_assign_kernel(uint16_t *__restrict__ index, const float *__restrict__ x, uin
     }
 }
 
+/* A warp a token, the bank in the block's shared memory, the row staged as in
+ * pkv_quant.cu's pruned kernels (pkv_dev.cuh); returns at once when the check
+ * failed (grid-uniform, so no block stops short of its barrier). */
+template <int D>
+__global__ void __launch_bounds__(PKV_PRUNE_BS, PKV_PRUNE_BLOCKS)
+pkv_assign_pruned_kernel(uint16_t *__restrict__ index, const float *__restrict__ x,
+                         uint32_t tokens, const float *__restrict__ bank, uint32_t npat,
+                         const kvq_dev_state *st)
+{
+    if (__ldg(&st->err) != 0u) return;
+    __shared__ __align__(16) float sb[32 * PKV_SROW];
+    __shared__ __align__(16) float srow[PKV_PRUNE_BS / 32][D];
+    dev_pkv_stage_bank<D>(sb, bank, npat);
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
+    float pv[PKV_PROBE];
+    dev_pkv_probe_values<D>(pv, sb + lane * PKV_SROW);
+    const pkv_pat_sum ps = dev_pkv_pattern_summary<D>(sb + lane * PKV_SROW);
+    float *xt = srow[threadIdx.x >> 5];
+    float4 next = dev_pkv_row_next<D>(x, dev_tid() / 32u, tokens, lane);
+    for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
+        if (t + PKV_AHEAD * nwarps < tokens)
+            dev_pkv_prefetch_row(x + (t + PKV_AHEAD * nwarps) * D, D, lane, 32u);
+        dev_pkv_row_stage<D>(xt, next, lane);
+        next = dev_pkv_row_next<D>(x, t + nwarps, tokens, lane);
+        float vmin, vmax, bd;
+        (void)dev_pkv_row_scan32<D>(&vmin, &vmax, xt, lane); /* checked before */
+        const uint32_t j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, sb, pv, ps, npat,
+                                                     lane);
+        if (lane == 0u) index[t] = (uint16_t)j;
+    }
+}
+
 extern "C" kvq_status kvq_cuda_pkv_assign(uint16_t *d_index, const float *d_x, uint32_t tokens,
                                           uint32_t dim, const float *d_bank, uint32_t npat,
-                                          uint32_t dist, cudaStream_t stream)
+                                          uint32_t dist, uint32_t opts, cudaStream_t stream)
 {
-    if (d_index == NULL || d_x == NULL || d_bank == NULL || dist > KVQ_PKV_DIST_EUCLID)
+    if (d_index == NULL || d_x == NULL || d_bank == NULL || dist > KVQ_PKV_DIST_EUCLID ||
+        (opts & ~KVQ_CUDA_PKV_UNPRUNED) != 0u)
         return KVQ_E_PARAM;
     if (!pkv_extent_ok(tokens, dim) || npat == 0u || npat > KVQ_PKV_MAX_PATTERNS) return KVQ_E_SHAPE;
     kvq_dev_state *st = NULL, h;
@@ -64,8 +101,20 @@ extern "C" kvq_status kvq_cuda_pkv_assign(uint16_t *d_index, const float *d_x, u
     kvq_status rs = KVQ_E_DEVICE;
     if (cudaMemsetAsync(st, 0, sizeof *st, stream) == cudaSuccess) {
         pkv_assign_check_kernel<<<pkv_grid(nx + nb, 256), 256, 0, stream>>>(d_x, nx, d_bank, nb, st);
-        pkv_assign_kernel<<<pkv_grid((uint64_t)tokens * (1u << lgP), 256), 256, 0, stream>>>(
-            d_index, d_x, tokens, dim, d_bank, npat, dist, lgP, vec, st);
+        if ((opts & KVQ_CUDA_PKV_UNPRUNED) == 0u && dim == 128u && npat <= 32u &&
+            dist == KVQ_PKV_DIST_MINMAX && vec) { /* [PKV-DEV-05] */
+            int dev = 0, sms = 132;
+            cudaGetDevice(&dev);
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+            const uint64_t want = ((uint64_t)tokens * 32u + PKV_PRUNE_BS - 1u) / PKV_PRUNE_BS;
+            const uint64_t most = (uint64_t)sms * PKV_PRUNE_BLOCKS;
+            pkv_assign_pruned_kernel<128><<<(unsigned int)(want < most ? want : most),
+                                             PKV_PRUNE_BS, 0, stream>>>(d_index, d_x, tokens,
+                                                                        d_bank, npat, st);
+        } else {
+            pkv_assign_kernel<<<pkv_grid((uint64_t)tokens * (1u << lgP), 256), 256, 0, stream>>>(
+                d_index, d_x, tokens, dim, d_bank, npat, dist, lgP, vec, st);
+        }
         if (cudaGetLastError() == cudaSuccess &&
             cudaMemcpyAsync(&h, st, sizeof h, cudaMemcpyDeviceToHost, stream) == cudaSuccess &&
             cudaStreamSynchronize(stream) == cudaSuccess)
@@ -94,7 +143,7 @@ extern "C" kvq_status kvq_cuda_pkv_assign_host(uint16_t *index, const float *x, 
     if (cudaMemcpy(dx, x, nx * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
         cudaMemcpy(db, bank, nb * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess)
         goto out;
-    st = kvq_cuda_pkv_assign(di, dx, tokens, dim, db, npat, dist, 0);
+    st = kvq_cuda_pkv_assign(di, dx, tokens, dim, db, npat, dist, 0u, 0);
     if (st == KVQ_OK &&
         cudaMemcpy(index, di, kvq_pkv_index_bytes(tokens), cudaMemcpyDeviceToHost) != cudaSuccess)
         st = KVQ_E_DEVICE;

@@ -36,15 +36,18 @@
  *   many L1 cycles as the min/max instructions take).
  *   dequantize: ~8 (unpack shift/mask, 2^23 trick FADD, FFMA, the saturation
  *   test, the pattern FADD).
- *   pruned rows (KVQ_CUDA_PKV_PRUNE, [PKV-DEV-05]): the work depends on the
+ *   pruned rows (the default assignment at d = 128, |M| <= 32, [PKV-DEV-05];
+ *   the unpruned rows ask for the full scan, KVQ_CUDA_PKV_UNPRUNED): the work depends on the
  *   data, so each data set (clustered, random, ties: see DATA_*) gets a host
  *   count of the pruning's visits on a sample of its tokens (model_prune, the
  *   rule of pkv_dev.cuh), and prune_ops turns it into ops/elem: ~40 when one
  *   distance a token is computed, ~142 when the full scan runs.  The unpruned
  *   fused row runs on all three sets too, as the baseline of each.
- *   The dequantizer rows run the one-kernel form on a device with cooperative
- *   launches [PKV-DEV-06]; their floor still counts the check's second read of
- *   the metadata and indices (in the one kernel it mostly hits L2).
+ *   The dequantizer rows run both forms of [PKV-DEV-06] (KVQ_CUDA_PKV_DQ_ONE:
+ *   check, grid barrier, write in one cooperative kernel; KVQ_CUDA_PKV_DQ_TWO: a
+ *   check kernel, then the writer), * marking the grouping's default; their
+ *   floor counts the check's second read of the metadata and indices (in the
+ *   one kernel it mostly hits L2).
  *
  * usage: kvq_pkv_bench [--reps R] [--json PATH] [--commit TEXT]
  */
@@ -281,30 +284,32 @@ int main(int argc, char **argv)
 
     kvq_cuda_result *res;
     CK(cudaMalloc((void **)&res, sizeof *res));
-    struct row { char name[112]; double ms, bytes, moved, ops; } rows[24];
+    struct row { char name[112]; double ms, bytes, moved, ops; } rows[32];
     int nr = 0;
-    const uint32_t PR = KVQ_CUDA_PKV_PRUNE, FD = KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED;
+    /* the pruned assignment is the default at d = 128 and |M| <= 32 [PKV-DEV-05];
+     * UN asks for the unpruned scan (the |M| = 1 rows: the memory structure alone) */
+    const uint32_t UN = KVQ_CUDA_PKV_UNPRUNED, FD = KVQ_CUDA_DIRECT | KVQ_CUDA_PKV_FUSED;
     struct qcfg { const char *name; uint32_t kind, npat, opts; int data; } qc[] = {
-        {"Q values, |M| = 32, fused, direct (one pass)", KVQ_PKV_VALUE, 32u, FD, DATA_CLUSTER},
-        {"Q values, |M| = 32, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT, DATA_CLUSTER},
-        {"Q keys (decode, min-max), |M| = 32, direct", KVQ_PKV_KEY_DECODE, 32u, KVQ_CUDA_DIRECT,
+        {"Q values, |M| = 32, fused, unpruned, direct", KVQ_PKV_VALUE, 32u, FD | UN, DATA_CLUSTER},
+        {"Q values, |M| = 32, unpruned, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT | UN,
          DATA_CLUSTER},
-        {"Q values, |M| = 32, scratch (nothing written on error)", KVQ_PKV_VALUE, 32u, 0u,
+        {"Q keys (decode), |M| = 32, unpruned, direct", KVQ_PKV_KEY_DECODE, 32u,
+         KVQ_CUDA_DIRECT | UN, DATA_CLUSTER},
+        {"Q values, |M| = 32, unpruned, scratch", KVQ_PKV_VALUE, 32u, UN, DATA_CLUSTER},
+        {"Q values, |M| = 1, unpruned, direct (memory structure)", KVQ_PKV_VALUE, 1u,
+         KVQ_CUDA_DIRECT | UN, DATA_CLUSTER},
+        {"Q keys, |M| = 1, unpruned, direct (memory structure)", KVQ_PKV_KEY_DECODE, 1u,
+         KVQ_CUDA_DIRECT | UN, DATA_CLUSTER},
+        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD, DATA_CLUSTER},
+        {"Q values, |M| = 32, pruned, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT, DATA_CLUSTER},
+        {"Q keys (decode), |M| = 32, pruned, direct", KVQ_PKV_KEY_DECODE, 32u, KVQ_CUDA_DIRECT,
          DATA_CLUSTER},
-        {"Q values, |M| = 1, direct (memory structure)", KVQ_PKV_VALUE, 1u, KVQ_CUDA_DIRECT,
+        {"Q values, |M| = 32, pruned, scratch (the subject's)", KVQ_PKV_VALUE, 32u, 0u,
          DATA_CLUSTER},
-        {"Q keys, |M| = 1, direct (memory structure)", KVQ_PKV_KEY_DECODE, 1u, KVQ_CUDA_DIRECT,
-         DATA_CLUSTER},
-        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD | PR, DATA_CLUSTER},
-        {"Q values, |M| = 32, pruned, direct", KVQ_PKV_VALUE, 32u, KVQ_CUDA_DIRECT | PR,
-         DATA_CLUSTER},
-        {"Q keys (decode), |M| = 32, pruned, direct", KVQ_PKV_KEY_DECODE, 32u,
-         KVQ_CUDA_DIRECT | PR, DATA_CLUSTER},
-        {"Q values, |M| = 32, pruned, scratch", KVQ_PKV_VALUE, 32u, PR, DATA_CLUSTER},
-        {"Q values, |M| = 32, fused, direct", KVQ_PKV_VALUE, 32u, FD, DATA_RANDOM},
-        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD | PR, DATA_RANDOM},
-        {"Q values, |M| = 32, fused, direct", KVQ_PKV_VALUE, 32u, FD, DATA_TIES},
-        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD | PR, DATA_TIES},
+        {"Q values, |M| = 32, fused, unpruned, direct", KVQ_PKV_VALUE, 32u, FD | UN, DATA_RANDOM},
+        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD, DATA_RANDOM},
+        {"Q values, |M| = 32, fused, unpruned, direct", KVQ_PKV_VALUE, 32u, FD | UN, DATA_TIES},
+        {"Q values, |M| = 32, fused, pruned, direct", KVQ_PKV_VALUE, 32u, FD, DATA_TIES},
     };
     for (auto &q : qc) {
         load(q.data);
@@ -334,10 +339,11 @@ int main(int argc, char **argv)
         r.ms = ms;
         r.bytes = bytes;
         r.moved = moved;
-        r.ops = (q.opts & PR) && q.npat == NP ? prune_ops(pm[q.data]) : 3.0 * q.npat + 3.0 + 7.0;
+        r.ops = !(q.opts & UN) && q.npat == NP ? prune_ops(pm[q.data]) : 3.0 * q.npat + 3.0 + 7.0;
     }
     load(DATA_CLUSTER);
-    /* dequantize the block the last value/key quantize of |M| = 32 left (run them again) */
+    /* dequantize the block a value/key quantize of |M| = 32 leaves (run them again), in
+     * both forms of [PKV-DEV-06] side by side; the default is the two kernels */
     for (uint32_t kind : {KVQ_PKV_VALUE, KVQ_PKV_KEY_DECODE}) {
         const size_t wb = kvq_cuda_pkv_quantize_workspace(&p, kind, T, d, KVQ_CUDA_DIRECT);
         void *ws;
@@ -348,26 +354,31 @@ int main(int argc, char **argv)
         if (st != KVQ_OK) { fprintf(stderr, "pkv-bench: quantize: %s\n", kvq_status_str(st)); return 1; }
         CK(cudaFree(ws));
         CK(cudaMalloc(&ws, kvq_cuda_pkv_dequantize_workspace()));
-        double ms = time_med(reps, [&] {
-            kvq_status s = kvq_cuda_pkv_dequantize_async(y, res, codes, scale, zero, index, kind, T, d, bank,
-                                                         NP, &p, &pol, ws, kvq_cuda_pkv_dequantize_workspace(), 0);
-            if (s != KVQ_OK) st = s;
-        });
-        kvq_cuda_result h;
-        CK(cudaMemcpy(&h, res, sizeof h, cudaMemcpyDeviceToHost));
-        if (st == KVQ_OK) st = (kvq_status)h.status;
-        if (st != KVQ_OK) { fprintf(stderr, "pkv-bench: dequantize: %s\n", kvq_status_str(st)); return 1; }
+        for (uint32_t form : {KVQ_CUDA_PKV_DQ_ONE, KVQ_CUDA_PKV_DQ_TWO}) {
+            double ms = time_med(reps, [&] {
+                kvq_status s = kvq_cuda_pkv_dequantize_async(y, res, codes, scale, zero, index, kind, T, d,
+                                                             bank, NP, &p, &pol, ws,
+                                                             kvq_cuda_pkv_dequantize_workspace(), form, 0);
+                if (s != KVQ_OK) st = s;
+            });
+            kvq_cuda_result h;
+            CK(cudaMemcpy(&h, res, sizeof h, cudaMemcpyDeviceToHost));
+            if (st == KVQ_OK) st = (kvq_status)h.status;
+            if (st != KVQ_OK) { fprintf(stderr, "pkv-bench: dequantize: %s\n", kvq_status_str(st)); return 1; }
+            const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&p, kind, T, d);
+            const double meta = 8.0 * (double)kvq_kivi_groups(&ks), cb = (double)kvq_kivi_code_bytes(&ks);
+            const double idx = (double)kvq_pkv_index_bytes(T);
+            const bool one = form == KVQ_CUDA_PKV_DQ_ONE, dflt = !one;
+            row &r = rows[nr++];
+            snprintf(r.name, sizeof r.name, "DQ %s, |M| = 32, %s%s", kind == KVQ_PKV_VALUE ? "values" : "keys",
+                     one ? "one kernel (check, barrier, write)" : "two kernels (check; write)",
+                     dflt ? " *" : "");
+            r.ms = ms;
+            r.bytes = (double)in_b + cb + meta + idx;
+            r.moved = r.bytes + meta + idx; /* the check's reads; the write pass rereads from L2 */
+            r.ops = 8.0;
+        }
         CK(cudaFree(ws));
-        const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&p, kind, T, d);
-        const double meta = 8.0 * (double)kvq_kivi_groups(&ks), cb = (double)kvq_kivi_code_bytes(&ks);
-        const double idx = (double)kvq_pkv_index_bytes(T);
-        row &r = rows[nr++];
-        snprintf(r.name, sizeof r.name, "DQ %s, |M| = 32 (check and write, one kernel)",
-                 kind == KVQ_PKV_VALUE ? "values" : "keys");
-        r.ms = ms;
-        r.bytes = (double)in_b + cb + meta + idx;
-        r.moved = r.bytes + meta + idx; /* the check's reads; the write pass rereads from L2 */
-        r.ops = 8.0;
     }
     printf("# gpu/reports/pkv-bench.txt -- PKV quantizer and dequantizer vs a device-to-device copy\n");
     printf("# gpu/pkv/pkv_bench.cu; device %s (sm_%d%d); commit %s\n", prop.name, prop.major, prop.minor, commit);
@@ -379,6 +390,8 @@ int main(int argc, char **argv)
     printf("#   (the KIVI stage reads the residual again; the scratch form copies its outputs out);\n");
     printf("#   of floor = ratio / floor; ops/elem: the kernels' per-value arithmetic (pkv_bench.cu says how counted;\n");
     printf("#   pruned rows [PKV-DEV-05]: from a host count of the visits on %u tokens of the row's data)\n", TS);
+    printf("# pruned: the default assignment (d = 128, |M| <= 32); unpruned: KVQ_CUDA_PKV_UNPRUNED; DQ rows: both\n");
+    printf("#   forms of [PKV-DEV-06] side by side, * the default\n");
     for (int k = 0; k < 3; k++)
         printf("# pruning model, %s data: %.2f exact distances a token by cooperative visits, full scan %.1f%% of tokens\n",
                data_name[k], pm[k].visits, 100.0 * pm[k].full);

@@ -13,19 +13,25 @@
  *                             the lowest bad group's status (3), and under the NaN
  *                             policy a code whose fmaf overflows (4) [POL-OV-02]
  *   pkv_dequant_token_kernel  per-token groups (values), G a power of two, d a
- *                             multiple of 4: a warp a token row, 4 values a lane a
- *                             step, y = RN32(fmaf(c, s, z) + m) as one 16-byte store
- *   pkv_dequant_channel_kernel per-channel groups (keys), G in {32, 64, 128}: one thread a
- *                             group, consecutive threads consecutive channels
+ *                             multiple of 4: a warp 4 token rows a step, 4 values a
+ *                             lane a row, y = RN32(fmaf(c, s, z) + m) as one 16-byte
+ *                             store (dev_pkv_dq_token_rows)
+ *   pkv_dequant_ktile_kernel  per-channel groups (keys), d a multiple of 4, G a
+ *                             multiple of 32: a thread 32 tokens of 4 channels, a
+ *                             warp 128 channels of a row a step (dev_pkv_dq_ktile)
+ *   pkv_dequant_channel_kernel other per-channel shapes with G in {32, 64, 128}: one
+ *                             thread a group, consecutive threads consecutive channels
  *   pkv_dequant_generic_kernel any other shape: one thread an element
  *   pkv_dequant_finish_kernel the call's status and flags
  * The writing kernels return at once when the check failed, so nothing is
  * written on error [PKV-ERR-01].
  *
- * Where the device launches cooperatively, the token and channel shapes run as
- * one kernel instead [PKV-DEV-06]: pkv_dequant_token_coop_kernel and
- * pkv_dequant_channel_coop_kernel do the check pass, meet at a grid barrier, and
- * write only when no check failed (then pkv_dequant_finish_kernel).
+ * The one-kernel form [PKV-DEV-06] (asked for with KVQ_CUDA_PKV_DQ_ONE), where
+ * the device launches cooperatively: pkv_dequant_token_coop_kernel,
+ * pkv_dequant_ktile_coop_kernel and pkv_dequant_channel_coop_kernel do the check
+ * pass, meet at a grid barrier, and write only when no check failed (then
+ * pkv_dequant_finish_kernel).  The default is the two kernels, measured faster
+ * for both groupings with these writers (spec/pkv.md [PKV-DEV-06]).
  */
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -33,11 +39,12 @@
 #include <stdio.h>
 
 #include "kvq_cuda_pkv.h"
+#include "kvq_cuda_check.h"
 #include "pkv/pkv_dev.cuh"
 
-#define WS_STATE  0u
-#define WS_RESULT 64u
-#define WS_HEAD   256u
+#define WS_STATE  KVQ_CUDA_WS_STATE
+#define WS_RESULT KVQ_CUDA_WS_RESULT
+#define WS_HEAD   KVQ_CUDA_WS_HEAD
 
 #define STAGE(s) ((unsigned long long)(s) << 56)
 
@@ -104,6 +111,84 @@ __device__ __forceinline__ float dev_pkv_value(uint32_t c, float s, float z, con
     return m != NULL ? __fadd_rn(r, __ldg(m + i)) : r;
 }
 
+/* Per-token groups (values), G = 2^lg_g a power of two, d a multiple of 4: the
+ * writer of tokens t0 .. t0 + PKV_DQ_U - 1 (those below T), a warp, lane l the
+ * values 4 l + 128 k of each row: y = RN32(fmaf(c, s, z) + m) as one 16-byte
+ * store.  A row's code bytes are contiguous (group t (d/G) + c/G holds channel c
+ * at byte c b / 8 of the row's d b / 8 [KIVI-L-03] [LAY-PACK-01]) and 4 l is a
+ * multiple of 4, so a lane's 4 codes are one byte (2 bits) or two (4 bits) at
+ * bits b k: the row's pointers are taken once a token, the rest is 32-bit.
+ * The step's loads (the indices, then every row's codes, metadata and pattern
+ * piece) are issued together before its arithmetic. */
+#define PKV_DQ_U 4
+template <int BITS, bool FULL>
+__device__ __forceinline__ void dev_pkv_dq_token_rows_(float *__restrict__ y,
+                                                       const uint8_t *__restrict__ codes,
+                                                       const float *__restrict__ scale,
+                                                       const float *__restrict__ zero,
+                                                       const uint16_t *__restrict__ index,
+                                                       const float *__restrict__ bank,
+                                                       const kvq_kivi_shape &sh, uint64_t t0,
+                                                       uint32_t lane, uint32_t lg_g, uint32_t &f)
+{
+    /* FULL: all PKV_DQ_U rows below T (no test a row); the rows' bases once */
+    const uint32_t d = sh.channels, gpr = d >> lg_g, rowb = d / 8u * BITS;
+    const uint8_t *cr = codes + t0 * rowb;
+    const float *sr = scale + t0 * gpr, *zr = zero + t0 * gpr;
+    float *yr = y + t0 * d;
+    uint32_t ix[PKV_DQ_U];
+#pragma unroll
+    for (int u = 0; u < PKV_DQ_U; u++)
+        ix[u] = FULL || t0 + (uint64_t)u < sh.tokens ? __ldg(index + t0 + u) : KVQ_PKV_NO_PATTERN;
+    for (uint32_t c = 4u * lane; c < d; c += 128u) {
+        uint32_t w[PKV_DQ_U];
+        float s[PKV_DQ_U], z[PKV_DQ_U];
+        float4 mv[PKV_DQ_U];
+#pragma unroll
+        for (int u = 0; u < PKV_DQ_U; u++) {  /* every load of the step first */
+            w[u] = 0u;
+            s[u] = z[u] = 0.0f;
+            mv[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (!FULL && t0 + (uint64_t)u >= sh.tokens) continue;
+            const uint8_t *in = cr + ((uint32_t)u * rowb + c * BITS / 8u); /* c b a multiple of 8 */
+            w[u] = BITS == 2 ? (uint32_t)__ldcs(in) : (uint32_t)__ldcs((const unsigned short *)in);
+            s[u] = __ldg(sr + ((uint32_t)u * gpr + (c >> lg_g)));
+            z[u] = __ldg(zr + ((uint32_t)u * gpr + (c >> lg_g)));
+            if (ix[u] != KVQ_PKV_NO_PATTERN)
+                mv[u] = __ldg((const float4 *)(bank + kvq_pkv_pattern_offset(ix[u], d) + c));
+        }
+#pragma unroll
+        for (int u = 0; u < PKV_DQ_U; u++) {
+            if (!FULL && t0 + (uint64_t)u >= sh.tokens) continue;
+            const float m[4] = {mv[u].x, mv[u].y, mv[u].z, mv[u].w};
+            float r[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const uint32_t code = (w[u] >> (BITS * k)) & kvq_code_max(BITS);
+                const float v = dev_dequant(code, s[u], z[u], f); /* [KIVI-D-01] */
+                r[k] = ix[u] != KVQ_PKV_NO_PATTERN ? __fadd_rn(v, m[k]) : v; /* [PKV-D-01] */
+            }
+            __stcs((float4 *)(yr + ((uint32_t)u * d + c)), make_float4(r[0], r[1], r[2], r[3]));
+        }
+    }
+}
+
+template <int BITS>
+__device__ __forceinline__ void dev_pkv_dq_token_rows(float *__restrict__ y,
+                                                      const uint8_t *__restrict__ codes,
+                                                      const float *__restrict__ scale,
+                                                      const float *__restrict__ zero,
+                                                      const uint16_t *__restrict__ index,
+                                                      const float *__restrict__ bank,
+                                                      const kvq_kivi_shape &sh, uint64_t t0,
+                                                      uint32_t lane, uint32_t lg_g, uint32_t &f)
+{
+    if (t0 + PKV_DQ_U <= sh.tokens)
+        dev_pkv_dq_token_rows_<BITS, true>(y, codes, scale, zero, index, bank, sh, t0, lane, lg_g, f);
+    else
+        dev_pkv_dq_token_rows_<BITS, false>(y, codes, scale, zero, index, bank, sh, t0, lane, lg_g, f);
+}
+
 template <int BITS>
 __global__ void __launch_bounds__(256)
 pkv_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
@@ -112,30 +197,11 @@ pkv_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ code
                          kvq_dev_state *st, kvq_kivi_shape sh, uint32_t lg_g)
 {
     if (__ldg(&st->key) != NO_KEY) return; /* final: a kernel boundary orders it */
-    const uint32_t lane = threadIdx.x & 31u, d = sh.channels, G = 1u << lg_g;
+    const uint32_t lane = threadIdx.x & 31u;
     const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
     uint32_t f = 0;
-    for (uint64_t t = dev_tid() / 32u; t < sh.tokens; t += nwarps) {
-        const uint32_t ix = __ldg(index + t);
-        const float *m = ix == KVQ_PKV_NO_PATTERN ? NULL : bank + kvq_pkv_pattern_offset(ix, d);
-        for (uint32_t i = 4u * lane; i < d; i += 128u) {
-            const uint64_t e = t * d + i;
-            const uint64_t g = e >> lg_g;    /* per token: group g holds elements gG .. gG+G-1 */
-            const uint32_t i0 = (uint32_t)(e & (G - 1u));
-            const uint32_t first = kvq_code_byte(i0, BITS);
-            const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g) + first;
-            const uint32_t w = BITS <= 2 ? (uint32_t)__ldcs(in) : (uint32_t)__ldcs((const unsigned short *)in);
-            const float s = __ldg(scale + g), z = __ldg(zero + g);
-            float r[4];
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                const uint32_t c = (w >> kvq_code_word_shift(i0 + (uint32_t)k, BITS, first)) &
-                                   kvq_code_max(BITS);
-                r[k] = dev_pkv_value(c, s, z, m, i + (uint32_t)k, f);
-            }
-            __stcs((float4 *)(y + e), make_float4(r[0], r[1], r[2], r[3]));
-        }
-    }
+    for (uint64_t t0 = dev_tid() / 32u * PKV_DQ_U; t0 < sh.tokens; t0 += nwarps * PKV_DQ_U)
+        dev_pkv_dq_token_rows<BITS>(y, codes, scale, zero, index, bank, sh, t0, lane, lg_g, f);
     dev_publish(st, f, 0u);
 }
 
@@ -144,9 +210,7 @@ pkv_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ code
  * meets at a grid barrier (which orders every block's atomicMin before any read
  * of the key), and writes only when no check failed -- nothing is written on
  * error, as with two kernels, without the second launch and the drain between
- * them.  The write pass takes PKV_DQ_U tokens a warp a step, their loads issued
- * together (the index, then the pattern, a dependent pair a token). */
-#define PKV_DQ_U 4
+ * them. */
 template <int BITS>
 __global__ void __launch_bounds__(256)
 pkv_dequant_token_coop_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
@@ -160,53 +224,11 @@ pkv_dequant_token_coop_kernel(float *__restrict__ y, const uint8_t *__restrict__
 #if !(defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 4) /* planted bug: writes whatever the checks found */
     if (*(volatile unsigned long long *)&st->key != NO_KEY) return; /* grid-uniform */
 #endif
-    const uint32_t lane = threadIdx.x & 31u, d = sh.channels, G = 1u << lg_g;
+    const uint32_t lane = threadIdx.x & 31u;
     const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
     uint32_t f = 0;
-    for (uint64_t t0 = dev_tid() / 32u * PKV_DQ_U; t0 < sh.tokens; t0 += nwarps * PKV_DQ_U) {
-        uint32_t ix[PKV_DQ_U];
-#pragma unroll
-        for (int u = 0; u < PKV_DQ_U; u++)
-            ix[u] = t0 + (uint64_t)u < sh.tokens ? __ldg(index + t0 + u) : KVQ_PKV_NO_PATTERN;
-        for (uint32_t i = 4u * lane; i < d; i += 128u) {
-            uint32_t w[PKV_DQ_U];
-            float s[PKV_DQ_U], z[PKV_DQ_U];
-            float4 mv[PKV_DQ_U];
-#pragma unroll
-            for (int u = 0; u < PKV_DQ_U; u++) {  /* every load of the step first */
-                w[u] = 0u;
-                s[u] = z[u] = 0.0f;
-                mv[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (t0 + (uint64_t)u >= sh.tokens) continue;
-                const uint64_t e = (t0 + u) * d + i, g = e >> lg_g;
-                const uint32_t i0 = (uint32_t)(e & (G - 1u));
-                const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g) +
-                                    kvq_code_byte(i0, BITS);
-                w[u] = BITS <= 2 ? (uint32_t)__ldcs(in) : (uint32_t)__ldcs((const unsigned short *)in);
-                s[u] = __ldg(scale + g);
-                z[u] = __ldg(zero + g);
-                if (ix[u] != KVQ_PKV_NO_PATTERN)
-                    mv[u] = __ldg((const float4 *)(bank + kvq_pkv_pattern_offset(ix[u], d) + i));
-            }
-#pragma unroll
-            for (int u = 0; u < PKV_DQ_U; u++) {
-                if (t0 + (uint64_t)u >= sh.tokens) continue;
-                const uint64_t e = (t0 + u) * d + i;
-                const uint32_t i0 = (uint32_t)(e & (G - 1u));
-                const uint32_t first = kvq_code_byte(i0, BITS);
-                const float m[4] = {mv[u].x, mv[u].y, mv[u].z, mv[u].w};
-                float r[4];
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    const uint32_t c = (w[u] >> kvq_code_word_shift(i0 + (uint32_t)k, BITS, first)) &
-                                       kvq_code_max(BITS);
-                    const float v = dev_dequant(c, s[u], z[u], f); /* [KIVI-D-01] */
-                    r[k] = ix[u] != KVQ_PKV_NO_PATTERN ? __fadd_rn(v, m[k]) : v; /* [PKV-D-01] */
-                }
-                __stcs((float4 *)(y + e), make_float4(r[0], r[1], r[2], r[3]));
-            }
-        }
-    }
+    for (uint64_t t0 = dev_tid() / 32u * PKV_DQ_U; t0 < sh.tokens; t0 += nwarps * PKV_DQ_U)
+        dev_pkv_dq_token_rows<BITS>(y, codes, scale, zero, index, bank, sh, t0, lane, lg_g, f);
     dev_publish(st, f, 0u);
 }
 
@@ -299,6 +321,118 @@ pkv_dequant_channel_coop_kernel(float *__restrict__ y, const uint8_t *__restrict
     dev_publish(st, f, 0u);
 }
 
+/* Per-channel groups (keys) by tiles, the keys' writer where the shape allows
+ * (ktile_ok: d a multiple of 4, G a multiple of 32; y, the bank, the metadata
+ * 16-byte and the codes 8- (2 bits) or 16-byte (4 bits) aligned): a thread
+ * takes 32 tokens of 4 consecutive channels (item u: token chunk u / (d/4),
+ * channel quad u % (d/4)), so a warp's 32 threads cover 128 consecutive
+ * channels of a token row and each step stores one float4 a lane, 512
+ * contiguous bytes a warp (the thread-a-group writer stores one float a lane and
+ * holds a group's 128 codes in registers).  Its 4 groups' scales and zeros are
+ * one float4 load each (g = tb D + c, c a multiple of 4), their 32 codes of the
+ * chunk one 8- or 16-byte load each; per token the index (a broadcast load) and
+ * the pattern's float4 of the 4 channels (L1).  Key blocks store no raw token:
+ * every index names a pattern (the check pass). */
+template <int BITS>
+__device__ __forceinline__ void dev_pkv_dq_ktile(float *__restrict__ y,
+                                                 const uint8_t *__restrict__ codes,
+                                                 const float *__restrict__ scale,
+                                                 const float *__restrict__ zero,
+                                                 const uint16_t *__restrict__ index,
+                                                 const float *__restrict__ bank,
+                                                 const kvq_kivi_shape &sh, uint64_t u, uint32_t &f)
+{
+    constexpr uint32_t NW = 32u * BITS / 32u; /* code words of a group's chunk: 2 or 4 */
+    const uint32_t d = sh.channels, G = sh.group, q4 = d / 4u;
+    const uint64_t tc = u / q4;          /* token chunk: tokens 32 tc .. 32 tc + 31 */
+    const uint32_t c = 4u * (uint32_t)(u - tc * q4);
+    const uint64_t t0 = 32u * tc, tb = t0 / G;
+    const uint32_t i0 = (uint32_t)(t0 - tb * G); /* the chunk's first element in its groups */
+    const uint64_t g0 = tb * d + c;      /* groups g0 .. g0 + 3 [KIVI-L-03] */
+    const float4 s4 = __ldg((const float4 *)(scale + g0)), z4 = __ldg((const float4 *)(zero + g0));
+    const float s[4] = {s4.x, s4.y, s4.z, s4.w}, z[4] = {z4.x, z4.y, z4.z, z4.w};
+    const uint32_t first = kvq_code_byte(i0, BITS);
+    uint32_t w[4][NW];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g0 + (uint64_t)k) + first;
+        if constexpr (NW == 2) {
+            const uint2 q = __ldcs((const uint2 *)in);
+            w[k][0] = q.x;
+            w[k][NW - 1] = q.y;
+        } else {
+            const uint4 q = __ldcs((const uint4 *)in);
+            w[k][0] = q.x;
+            w[k][1 % NW] = q.y;
+            w[k][2 % NW] = q.z;
+            w[k][3 % NW] = q.w;
+        }
+    }
+#pragma unroll
+    for (uint32_t i = 0; i < 32u; i++) {
+        const uint64_t t = t0 + i;
+        const float4 m = __ldg((const float4 *)(bank + kvq_pkv_pattern_offset(__ldg(index + t), d) + c));
+        const float mv[4] = {m.x, m.y, m.z, m.w};
+        /* i0 is a multiple of 32, so the chunk's codes start on a word boundary
+         * (first = i0 b / 8 bytes) and element i0 + i sits in the chunk's words
+         * where element i of a group sits in its first ones [LAY-PACK-01]: its
+         * word and shift are constants of the unrolled loop */
+        const uint32_t word = kvq_code_byte(i, BITS) / 4u;
+        float r[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const uint32_t code = (w[k][word] >> kvq_code_word_shift(i, BITS, 4u * word)) &
+                                  kvq_code_max(BITS);
+            r[k] = __fadd_rn(dev_dequant(code, s[k], z[k], f), mv[k]); /* [KIVI-D-01] [PKV-D-01] */
+        }
+        __stcs((float4 *)(y + t * d + c), make_float4(r[0], r[1], r[2], r[3]));
+    }
+}
+
+template <int BITS>
+__global__ void __launch_bounds__(256)
+pkv_dequant_ktile_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                         const float *__restrict__ scale, const float *__restrict__ zero,
+                         const uint16_t *__restrict__ index, const float *__restrict__ bank,
+                         kvq_dev_state *st, kvq_kivi_shape sh, uint64_t items)
+{
+    if (__ldg(&st->key) != NO_KEY) return;
+    uint32_t f = 0;
+    for (uint64_t u = dev_tid(); u < items; u += (uint64_t)gridDim.x * blockDim.x)
+        dev_pkv_dq_ktile<BITS>(y, codes, scale, zero, index, bank, sh, u, f);
+    dev_publish(st, f, 0u);
+}
+
+/* The one-kernel form of the check pass and pkv_dequant_ktile_kernel [PKV-DEV-06]. */
+template <int BITS>
+__global__ void __launch_bounds__(256)
+pkv_dequant_ktile_coop_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                              const float *__restrict__ scale, const float *__restrict__ zero,
+                              const uint16_t *__restrict__ index, const float *__restrict__ bank,
+                              uint32_t npat, kvq_dev_state *st, kvq_kivi_shape sh, uint32_t kind,
+                              kvq_policy pol, uint64_t span, uint64_t items)
+{
+    dev_pkv_dq_check(codes, scale, zero, index, bank, npat, st, sh, kind, pol, span);
+    cg::this_grid().sync();
+#if !(defined(KVQ_PKV_PLANT) && KVQ_PKV_PLANT == 4) /* planted bug: writes whatever the checks found */
+    if (*(volatile unsigned long long *)&st->key != NO_KEY) return; /* grid-uniform */
+#endif
+    uint32_t f = 0;
+    for (uint64_t u = dev_tid(); u < items; u += (uint64_t)gridDim.x * blockDim.x)
+        dev_pkv_dq_ktile<BITS>(y, codes, scale, zero, index, bank, sh, u, f);
+    dev_publish(st, f, 0u);
+}
+
+/* The tile writer's conditions (see dev_pkv_dq_ktile). */
+static bool ktile_ok(const kvq_kivi_shape &sh, const void *y, const void *codes,
+                     const void *scale, const void *zero, const void *bank)
+{
+    return sh.grouping == KVQ_GROUP_CHANNEL && sh.channels % 4u == 0u && sh.group % 32u == 0u &&
+           (sh.bits == 2u || sh.bits == 4u) && (uintptr_t)y % 16u == 0u &&
+           (uintptr_t)bank % 16u == 0u && (uintptr_t)scale % 16u == 0u &&
+           (uintptr_t)zero % 16u == 0u && (uintptr_t)codes % (sh.bits == 2u ? 8u : 16u) == 0u;
+}
+
 __global__ void __launch_bounds__(256)
 pkv_dequant_generic_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
                            const float *__restrict__ scale, const float *__restrict__ zero,
@@ -355,11 +489,16 @@ static int dequant_coop(float *d_y, const uint8_t *d_codes, const float *d_scale
     const void *k = NULL;
     int bs = 256;
     uint64_t want = 0;                   /* threads of work (the grid needs no more) */
+    const uint64_t items = (uint64_t)sh.tokens / 32u * (d / 4u); /* the tile writer's */
     if (sh.grouping == KVQ_GROUP_TOKEN && g_pow2 && d % 4u == 0u && ((uintptr_t)d_y % 16u) == 0u &&
         ((uintptr_t)d_codes % 2u) == 0u && ((uintptr_t)d_bank % 16u) == 0u) {
         k = sh.bits == 2u ? (const void *)pkv_dequant_token_coop_kernel<2>
                           : (const void *)pkv_dequant_token_coop_kernel<4>;
         want = ((uint64_t)sh.tokens + PKV_DQ_U - 1u) / PKV_DQ_U * 32u;
+    } else if (ktile_ok(sh, d_y, d_codes, d_scale, d_zero, d_bank)) {
+        k = sh.bits == 2u ? (const void *)pkv_dequant_ktile_coop_kernel<2>
+                          : (const void *)pkv_dequant_ktile_coop_kernel<4>;
+        want = items;
     } else if (sh.grouping == KVQ_GROUP_CHANNEL &&
                (sh.group == 32u || sh.group == 64u || sh.group == 128u) &&
                ((uintptr_t)d_codes % 16u) == 0u) {
@@ -383,7 +522,8 @@ static int dequant_coop(float *d_y, const uint8_t *d_codes, const float *d_scale
     void *a_tok[] = {&d_y, &d_codes, &d_scale, &d_zero, &d_index, &d_bank, &npat, &st, &sh,
                      &kind, &pol, &span, &lg};
     void *a_ch[] = {&d_y, &d_codes, &d_scale, &d_zero, &d_index, &d_bank, &npat, &st, &sh,
-                    &kind, &pol, &span, &ng};
+                    &kind, &pol, &span, ktile_ok(sh, d_y, d_codes, d_scale, d_zero, d_bank)
+                                             ? (void *)&items : (void *)&ng};
     if (cudaLaunchCooperativeKernel(k, dim3(nb), dim3((unsigned int)bs),
                                     sh.grouping == KVQ_GROUP_TOKEN ? a_tok : a_ch, 0,
                                     stream) != cudaSuccess) {
@@ -391,6 +531,13 @@ static int dequant_coop(float *d_y, const uint8_t *d_codes, const float *d_scale
         return 0;
     }
     return 1;
+}
+
+/* The option bits: the form's, at most one of them. */
+static bool dq_opts_ok(uint32_t opts)
+{
+    const uint32_t forms = KVQ_CUDA_PKV_DQ_ONE | KVQ_CUDA_PKV_DQ_TWO;
+    return (opts & ~forms) == 0u && (opts & forms) != forms;
 }
 
 /* The fast path's argument checks, in its order [PKV-ERR-01]. */
@@ -422,25 +569,24 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result 
                                                     const float *d_bank, uint32_t npat,
                                                     const kvq_pkv_params *p, const kvq_policy *pol,
                                                     void *d_workspace, size_t workspace_bytes,
-                                                    cudaStream_t stream)
+                                                    uint32_t opts, cudaStream_t stream)
 {
     kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, d_index, kind, tokens, dim, d_bank,
                               npat, p, pol);
     if (a != KVQ_OK) return a;
-    if (d_result == NULL || d_workspace == NULL || ((uintptr_t)d_workspace % 256u) != 0u ||
-        workspace_bytes < WS_HEAD)
-        return KVQ_E_PARAM;
+    if (!dq_opts_ok(opts)) return KVQ_E_PARAM;
+    a = kvq_cuda_check_workspace(d_result, d_workspace, workspace_bytes, WS_HEAD);
+    if (a != KVQ_OK) return a;
     const kvq_kivi_shape sh = kvq_pkv_kivi_shape(p, kind, tokens, dim);
     kvq_dev_state *st = (kvq_dev_state *)((uint8_t *)d_workspace + WS_STATE);
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     const uint64_t nb = (uint64_t)npat * dim;
     uint64_t span = nb > tokens ? nb : tokens;
     if (ng > span) span = ng;
-    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
-    if (cudaMemsetAsync(&st->key, 0xFF, sizeof st->key, stream) != cudaSuccess)
-        return KVQ_E_DEVICE;
-    if (dequant_coop(d_y, d_codes, d_scale, d_zero, d_index, d_bank, npat, st, sh, kind, *pol,
-                     span, stream)) {  /* one kernel [PKV-DEV-06] */
+    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
+    const bool one = (opts & KVQ_CUDA_PKV_DQ_ONE) != 0u; /* two kernels unless asked */
+    if (one && dequant_coop(d_y, d_codes, d_scale, d_zero, d_index, d_bank, npat, st, sh, kind,
+                            *pol, span, stream)) {  /* one kernel [PKV-DEV-06] */
         pkv_dequant_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
         return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
     }
@@ -448,13 +594,14 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result 
         d_codes, d_scale, d_zero, d_index, d_bank, npat, st, sh, kind, *pol, span);
     const bool g_pow2 = (sh.group & (sh.group - 1u)) == 0u;
     if (sh.grouping == KVQ_GROUP_TOKEN && g_pow2 && dim % 4u == 0u &&
-        ((uintptr_t)d_y % 16u) == 0u && ((uintptr_t)d_codes % 2u) == 0u) {
+        ((uintptr_t)d_y % 16u) == 0u && ((uintptr_t)d_codes % 2u) == 0u &&
+        ((uintptr_t)d_bank % 16u) == 0u) {
         uint32_t lg = 0;
         while ((1u << lg) < sh.group) lg++;
         int dev = 0, sms = 132;
         cudaGetDevice(&dev);
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-        const uint64_t want = ((uint64_t)tokens * 32u + 255u) / 256u;
+        const uint64_t want = (((uint64_t)tokens + PKV_DQ_U - 1u) / PKV_DQ_U * 32u + 255u) / 256u;
         const unsigned int nbk = (unsigned int)(want < (uint64_t)sms * 16u ? want
                                                                            : (uint64_t)sms * 16u);
         if (sh.bits == 2u)
@@ -463,6 +610,14 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize_async(float *d_y, kvq_cuda_result 
         else
             pkv_dequant_token_kernel<4><<<nbk, 256, 0, stream>>>(d_y, d_codes, d_scale, d_zero,
                                                                  d_index, d_bank, st, sh, lg);
+    } else if (ktile_ok(sh, d_y, d_codes, d_scale, d_zero, d_bank)) {
+        const uint64_t items = (uint64_t)tokens / 32u * (dim / 4u);
+        if (sh.bits == 2u)
+            pkv_dequant_ktile_kernel<2><<<pkv_grid(items, 256), 256, 0, stream>>>(
+                d_y, d_codes, d_scale, d_zero, d_index, d_bank, st, sh, items);
+        else
+            pkv_dequant_ktile_kernel<4><<<pkv_grid(items, 256), 256, 0, stream>>>(
+                d_y, d_codes, d_scale, d_zero, d_index, d_bank, st, sh, items);
     } else if (sh.grouping == KVQ_GROUP_CHANNEL && (sh.group == 32u || sh.group == 64u ||
                                                      sh.group == 128u) &&
                ((uintptr_t)d_codes % 16u) == 0u) {
@@ -494,33 +649,22 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize(float *d_y, uint32_t *flags, const
                                               uint32_t tokens, uint32_t dim, const float *d_bank,
                                               uint32_t npat, const kvq_pkv_params *p,
                                               const kvq_policy *pol, void *d_workspace,
-                                              size_t workspace_bytes, cudaStream_t stream)
+                                              size_t workspace_bytes, uint32_t opts,
+                                              cudaStream_t stream)
 {
     kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, d_index, kind, tokens, dim, d_bank,
                               npat, p, pol);
     if (a != KVQ_OK) return a;
+    if (!dq_opts_ok(opts)) return KVQ_E_PARAM;
     void *ws = d_workspace;
-    int own = 0;
-    if (ws == NULL) {
-        if (cudaMallocAsync(&ws, WS_HEAD, stream) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return KVQ_E_NOMEM;
-        }
-        own = 1;
-        workspace_bytes = WS_HEAD;
-    }
-    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT), r = {KVQ_E_DEVICE, 0};
+    int own;
+    a = kvq_cuda_workspace_acquire(&ws, &workspace_bytes, &own, WS_HEAD, stream);
+    if (a != KVQ_OK) return a;
+    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT);
     kvq_status enq = kvq_cuda_pkv_dequantize_async(d_y, dres, d_codes, d_scale, d_zero, d_index,
                                                    kind, tokens, dim, d_bank, npat, p, pol, ws,
-                                                   workspace_bytes, stream);
-    cudaError_t e = cudaSuccess;
-    if (enq == KVQ_OK) e = cudaMemcpyAsync(&r, dres, sizeof r, cudaMemcpyDeviceToHost, stream);
-    if (own) (void)cudaFreeAsync(ws, stream);
-    cudaError_t e2 = cudaStreamSynchronize(stream);
-    if (enq != KVQ_OK) return enq;
-    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
-    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
-    return (kvq_status)r.status;
+                                                   workspace_bytes, opts, stream);
+    return kvq_cuda_finish_blocking(enq, dres, ws, own, flags, stream);
 }
 
 extern "C" kvq_status kvq_cuda_pkv_dequantize_host(float *y, uint32_t *flags, const uint8_t *codes,
@@ -555,7 +699,7 @@ extern "C" kvq_status kvq_cuda_pkv_dequantize_host(float *y, uint32_t *flags, co
         cudaMemcpy(di, index, ib, cudaMemcpyHostToDevice) != cudaSuccess)
         goto out;
     st = kvq_cuda_pkv_dequantize(dy, &f, dc, ds, dz, di, kind, tokens, dim, db, npat, p, pol, NULL,
-                                 0, 0);
+                                 0, 0u, 0);
     if (st != KVQ_OK) goto out;
     if (cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) {
         st = KVQ_E_DEVICE;

@@ -308,10 +308,27 @@ __device__ __forceinline__ void dev_pkv_row_argext(uint32_t &px, uint32_t &qx, c
     qx = q < (uint32_t)D ? q : 0u;
 }
 
+/* The pruned forms' warp reductions of extremes are single REDUX instructions on
+ * an order-preserving integer image of binary32 (its own inverse: the sign bit
+ * kept, the other 31 flipped for negative values), in place of five rounds of
+ * shuffles: the extremes are exact, and only the sign of a zero extreme may
+ * differ from fminf's and fmaxf's, which nothing of these forms reads (a range or
+ * distance of extremes that are zeros is a zero, compared only; [PKV-DEV-02]). */
+__device__ __forceinline__ int dev_pkv_ord(float v)
+{
+    const int k = __float_as_int(v);
+    return k ^ ((k >> 31) & 0x7fffffff);
+}
+
+__device__ __forceinline__ float dev_pkv_unord(int k)
+{
+    return __int_as_float(k ^ ((k >> 31) & 0x7fffffff));
+}
+
 /* The pinned min-max distance of row xt to pattern m (D values, 16-byte aligned,
  * any memory), the whole warp at once: lane l the float4 pieces l, l + 32, ...,
- * the extremes by shuffles (exact in any order), one rounding of their
- * difference [PKV-A-01]. */
+ * the extremes by REDUX (exact in any order; the sign of a zero extreme aside,
+ * see dev_pkv_ord), one rounding of their difference [PKV-A-01]. */
 template <int D>
 __device__ __forceinline__ float dev_pkv_dmm_coop(const float *xt, const float *m, uint32_t lane)
 {
@@ -324,12 +341,19 @@ __device__ __forceinline__ float dev_pkv_dmm_coop(const float *xt, const float *
         hi = fmaxf(hi, fmaxf(fmaxf(t0, t1), fmaxf(t2, t3)));
         lo = fminf(lo, fminf(fminf(t0, t1), fminf(t2, t3)));
     }
-#pragma unroll
-    for (uint32_t o = 16u; o > 0u; o >>= 1) {
-        hi = fmaxf(hi, __shfl_xor_sync(0xFFFFFFFFu, hi, (int)o));
-        lo = fminf(lo, __shfl_xor_sync(0xFFFFFFFFu, lo, (int)o));
-    }
+    hi = dev_pkv_unord(__reduce_max_sync(0xFFFFFFFFu, dev_pkv_ord(hi)));
+    lo = dev_pkv_unord(__reduce_min_sync(0xFFFFFFFFu, dev_pkv_ord(lo)));
     return __fsub_rn(hi, lo);
+}
+
+/* The least value over the warp and a lane holding it, the lowest of those
+ * holding the least integer image (-0 below +0): for the pruned argmin's first
+ * visit, whose choice changes what is pruned, never the result. */
+__device__ __forceinline__ void dev_pkv_warp_argmin_ord(float &v, uint32_t &j)
+{
+    const int k = dev_pkv_ord(v), m = __reduce_min_sync(0xFFFFFFFFu, k);
+    j = __reduce_min_sync(0xFFFFFFFFu, k == m ? j : 0xFFFFFFFFu);
+    v = dev_pkv_unord(m);
 }
 
 /* The least (value, index) pair over the warp, the lower index on equal values. */
@@ -382,7 +406,7 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest_pruned(float *bd_out, uint32
     /* 2. the least bound first */
     float bv = has ? b : __int_as_float(0x7f800000);
     uint32_t j0 = has ? lane : 0xFFFFFFFFu;
-    dev_pkv_warp_argmin(bv, j0);
+    dev_pkv_warp_argmin_ord(bv, j0);
     j0 = j0 < npat ? j0 : 0u;
     float bd = dev_pkv_dmm_coop<D>(xt, sb + j0 * PKV_SROW, lane);
     uint32_t bj = j0;
@@ -424,6 +448,37 @@ __device__ __forceinline__ uint32_t dev_pkv_nearest_pruned(float *bd_out, uint32
     if (visits != NULL) *visits = n;
     *bd_out = bd;
     return bj;
+}
+
+/* The pruned forms' launch shape: blocks of PKV_PRUNE_BS threads (a warp a
+ * token) share the bank in shared memory (17 KiB), PKV_PRUNE_BLOCKS of them an
+ * SM (at most 64 registers a thread); each warp keeps the rows PKV_AHEAD steps
+ * ahead on their way to L2.  Tunables of speed only. */
+#define PKV_AHEAD        4
+#define PKV_PRUNE_BS     128
+#define PKV_PRUNE_BLOCKS 8
+
+/* Lane's float4 of row t of x [tokens][D] (zeros past the last token): loaded a
+ * step ahead of its use, so that the load is in flight while the warp assigns
+ * the row before it (the pruned argmin is a chain of dependent shuffles and
+ * shared-memory reads: latency, not arithmetic, is its cost). */
+template <int D>
+__device__ __forceinline__ float4 dev_pkv_row_next(const float *__restrict__ x, uint64_t t,
+                                                   uint32_t tokens, uint32_t lane)
+{
+    static_assert(D == 128, "a float4 a lane");
+    return t < tokens ? __ldg((const float4 *)(x + t * (uint64_t)D) + lane)
+                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
+/* The warp's row (lane's float4 v) into its shared row xs (D floats, 16-byte
+ * aligned): after every lane's reads of the row before, before any of this one's. */
+template <int D>
+__device__ __forceinline__ void dev_pkv_row_stage(float *xs, float4 v, uint32_t lane)
+{
+    __syncwarp();
+    ((float4 *)xs)[lane] = v;
+    __syncwarp();
 }
 
 /* Ask L2 for the 128-byte lines of a row of d floats, spread over a segment of
@@ -474,6 +529,24 @@ __device__ __forceinline__ uint32_t dev_pkv_row_scan(float *vmin, float *vmax, c
     }
     *vmin = lo;
     *vmax = hi;
+    return err;
+}
+
+/* dev_pkv_row_scan for a warp a row of D = 128 (a float4 a lane), the pruned
+ * forms': the extremes by REDUX (dev_pkv_ord; they feed the V decision and the
+ * bound's extreme channels, where the sign of a zero extreme changes nothing). */
+template <int D>
+__device__ __forceinline__ uint32_t dev_pkv_row_scan32(float *vmin, float *vmax, const float *xt,
+                                                       uint32_t lane)
+{
+    static_assert(D == 128, "a float4 a lane");
+    const float4 a = *(const float4 *)(xt + 4u * lane);
+    const uint32_t err = dev_pkv_check(a.x) | dev_pkv_check(a.y) | dev_pkv_check(a.z) |
+                         dev_pkv_check(a.w);
+    const float lo = fminf(fminf(a.x, a.y), fminf(a.z, a.w));
+    const float hi = fmaxf(fmaxf(a.x, a.y), fmaxf(a.z, a.w));
+    *vmin = dev_pkv_unord(__reduce_min_sync(0xFFFFFFFFu, dev_pkv_ord(lo)));
+    *vmax = dev_pkv_unord(__reduce_max_sync(0xFFFFFFFFu, dev_pkv_ord(hi)));
     return err;
 }
 

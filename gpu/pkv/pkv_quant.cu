@@ -20,10 +20,11 @@
  *   pkv_quant_finish_kernel      the call's status (the PKV checks first, then KIVI's)
  * and, asked for with KVQ_CUDA_PKV_FUSED | KVQ_CUDA_DIRECT on values with more than
  * 16 patterns, pkv_resid_quant_token_kernel: the residual and its KIVI stage in one
- * pass (the residual is not read back), then pkv_fused_finish_kernel.  With
- * KVQ_CUDA_PKV_PRUNE (d = 128, at most 32 patterns, min-max) the assignment of
- * either form is the pruned argmin [PKV-DEV-05] (pkv_resid_pruned_kernel, or the
- * fused kernel's PRUNE instance): the same indices, most patterns never scanned.
+ * pass (the residual is not read back), then pkv_fused_finish_kernel.  With d =
+ * 128, at most 32 patterns and the min-max metric the assignment of either form
+ * is the pruned argmin [PKV-DEV-05] (pkv_resid_pruned_kernel, or the fused
+ * kernel's PRUNE instance) unless KVQ_CUDA_PKV_UNPRUNED asks for the full scan:
+ * the same indices, most patterns never scanned.
  *
  * The threshold t of the V decision is the fast path's own evaluation
  * (kvq_pkv_rho_star_eval, include/kvq_pkv.h), taken on the host.
@@ -34,12 +35,13 @@
 #include <stdio.h>
 
 #include "kvq_cuda_pkv.h"
+#include "kvq_cuda_check.h"
 #include "pkv/pkv_dev.cuh"
 
-#define WS_STATE  0u   /* kvq_dev_state of the PKV checks */
-#define WS_KIVI   64u  /* kvq_cuda_result of the KIVI stage */
-#define WS_RESULT 128u /* kvq_cuda_result of the call (the blocking form's) */
-#define WS_HEAD   256u
+#define WS_STATE  KVQ_CUDA_WS_STATE /* kvq_dev_state of the PKV checks */
+#define WS_KIVI   64u               /* kvq_cuda_result of the KIVI stage */
+#define WS_RESULT 128u              /* kvq_cuda_result of the call (the blocking form's) */
+#define WS_HEAD   KVQ_CUDA_WS_HEAD
 
 __global__ void __launch_bounds__(256)
 pkv_quant_bank_check_kernel(const float *__restrict__ bank, uint64_t nb, kvq_dev_state *st)
@@ -96,18 +98,15 @@ pkv_resid_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
     dev_pkv_publish_err(st, err);
 }
 
-/* The pruned forms are meant to be memory-bound: each warp keeps the rows
- * PKV_AHEAD steps ahead on their way to L2 (a few MiB in flight over the
- * device); blocks of PKV_PRUNE_BS threads share the bank in shared memory
- * (17 KiB), and PKV_PRUNE_BLOCKS of them fit an SM.  Tunables of speed only. */
-#define PKV_AHEAD        4
-#define PKV_PRUNE_BS     128
-#define PKV_PRUNE_BLOCKS 8
-
-/* The pruned form of pkv_resid_kernel (KVQ_CUDA_PKV_PRUNE; d = D = 128, at most 32
- * patterns, the min-max metric): a warp a token, the bank in shared memory, the
- * index by dev_pkv_nearest_pruned [PKV-DEV-05]; the residual as pkv_resid_kernel
- * writes it. */
+/* The pruned forms (launch shape: pkv_dev.cuh, PKV_PRUNE_*) are meant to be
+ * memory-bound: the next step's row in registers (dev_pkv_row_next: its load in
+ * flight while this row is assigned, 16 KiB an SM), the row being assigned in
+ * the warp's 512 bytes of shared memory, where the bound's gathers and the
+ * visits read it. */
+/* The pruned form of pkv_resid_kernel (d = D = 128, at most 32 patterns, the
+ * min-max metric; the default there): a warp a token, the bank in shared memory,
+ * the index by dev_pkv_nearest_pruned [PKV-DEV-05]; the residual as
+ * pkv_resid_kernel writes it. */
 template <int D>
 __global__ void __launch_bounds__(PKV_PRUNE_BS, PKV_PRUNE_BLOCKS)
 pkv_resid_pruned_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
@@ -116,19 +115,23 @@ pkv_resid_pruned_kernel(float *__restrict__ resid, uint16_t *__restrict__ index,
                         kvq_dev_state *st)
 {
     __shared__ __align__(16) float sb[32 * PKV_SROW];
+    __shared__ __align__(16) float srow[PKV_PRUNE_BS / 32][D];
     dev_pkv_stage_bank<D>(sb, bank, npat);
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32u;
     float pv[PKV_PROBE];
     dev_pkv_probe_values<D>(pv, sb + lane * PKV_SROW);
     const pkv_pat_sum ps = dev_pkv_pattern_summary<D>(sb + lane * PKV_SROW);
+    float *xt = srow[threadIdx.x >> 5];  /* the row being assigned */
+    float4 next = dev_pkv_row_next<D>(x, dev_tid() / 32u, tokens, lane);
     uint32_t err = 0;
     for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
-        const float *xt = x + t * D;
         if (t + PKV_AHEAD * nwarps < tokens)  /* rows PKV_AHEAD steps ahead in L2 */
-            dev_pkv_prefetch_row(xt + PKV_AHEAD * nwarps * D, D, lane, 32u);
+            dev_pkv_prefetch_row(x + (t + PKV_AHEAD * nwarps) * D, D, lane, 32u);
+        dev_pkv_row_stage<D>(xt, next, lane);
+        next = dev_pkv_row_next<D>(x, t + nwarps, tokens, lane);
         float vmin, vmax, bd;
-        err |= dev_pkv_row_scan(&vmin, &vmax, xt, D, true, lane, 5u, true);
+        err |= dev_pkv_row_scan32<D>(&vmin, &vmax, xt, lane);
         const uint32_t j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, sb, pv, ps, npat,
                                                      lane);
         const bool use = !vdecide || dev_pkv_v_use(vmin, vmax, bd, thr);
@@ -185,23 +188,35 @@ pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ i
     /* PRUNE (D = 128): the bank in shared memory, lane's probe values and summary
      * in registers instead [PKV-DEV-05] */
     __shared__ __align__(16) float sb[PRUNE ? 32 * PKV_SROW : 4];
+    __shared__ __align__(16) float srow[PRUNE ? PKV_PRUNE_BS / 32 : 1][PRUNE ? DR : 4];
     float pv[PKV_PROBE];
     pkv_pat_sum ps = {0.0f, 0.0f, 0u, 0u};
+    float4 next = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if constexpr (D > 0 && PRUNE) {
         dev_pkv_stage_bank<DR>(sb, bank, npat);
         dev_pkv_probe_values<DR>(pv, sb + lane * PKV_SROW);
         ps = dev_pkv_pattern_summary<DR>(sb + lane * PKV_SROW);
+        next = dev_pkv_row_next<DR>(x, dev_tid() / 32u, tokens, lane);
     } else if (D > 0) {
         dev_pkv_load_pattern<DR>(mreg, bank, npat, lane);
     }
     for (uint64_t t = dev_tid() / 32u; t < tokens; t += nwarps) { /* warp-uniform */
         const float *xt = x + t * dim;
-        if (PRUNE && t + PKV_AHEAD * nwarps < tokens) /* the pruned form: memory-bound */
-            dev_pkv_prefetch_row(xt + PKV_AHEAD * nwarps * dim, dim, lane, 32u);
-        else if (!PRUNE && t + nwarps < tokens)
+        if constexpr (D > 0 && PRUNE) {  /* the pruned form: memory-bound */
+            if (t + PKV_AHEAD * nwarps < tokens)
+                dev_pkv_prefetch_row(x + (t + PKV_AHEAD * nwarps) * dim, dim, lane, 32u);
+            float *xs = srow[threadIdx.x >> 5];
+            dev_pkv_row_stage<DR>(xs, next, lane);
+            next = dev_pkv_row_next<DR>(x, t + nwarps, tokens, lane);
+            xt = xs;                     /* the row from shared memory from here on */
+        } else if (t + nwarps < tokens) {
             dev_pkv_prefetch_row(xt + nwarps * dim, dim, lane, 32u);
+        }
         float vmin, vmax, bd;
-        err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
+        if constexpr (D > 0 && PRUNE)
+            err |= dev_pkv_row_scan32<DR>(&vmin, &vmax, xt, lane);
+        else
+            err |= dev_pkv_row_scan(&vmin, &vmax, xt, dim, true, lane, 5u, true);
         uint32_t j;
         if constexpr (D > 0 && PRUNE)
             j = dev_pkv_nearest_pruned<D>(&bd, NULL, xt, vmin, vmax, sb, pv, ps, npat, lane);
@@ -238,10 +253,19 @@ pkv_resid_quant_token_kernel(float *__restrict__ resid, uint16_t *__restrict__ i
             for (int q = 0; q < 4; q++) v[q] = dev_read_input(v[q], daz, fh);
             float mn = fminf(fminf(v[0], v[1]), fminf(v[2], v[3]));
             float mx = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
+            if constexpr (D > 0 && PRUNE && L == 32u) {
+                /* the row is one group: REDUX on the order-preserving image
+                 * (dev_pkv_ord); the sign of a zero extreme may differ from
+                 * fminf's, and the metadata do not keep it (a zero offset is
+                 * stored as +0, a zero range gives the scale +0) [KIVI-Q-03] */
+                mn = dev_pkv_unord(__reduce_min_sync(0xFFFFFFFFu, dev_pkv_ord(mn)));
+                mx = dev_pkv_unord(__reduce_max_sync(0xFFFFFFFFu, dev_pkv_ord(mx)));
+            } else {
 #pragma unroll
-            for (uint32_t o = L >> 1; o > 0u; o >>= 1) {
-                mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
-                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+                for (uint32_t o = L >> 1; o > 0u; o >>= 1) {
+                    mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+                }
             }
             if (!act) continue;
             float s, z;
@@ -322,12 +346,12 @@ static int fused_shape(const kvq_kivi_shape *ks, uint32_t kind, uint32_t lgP, in
            (ks->group & (ks->group - 1u)) == 0u && ((uintptr_t)codes % 2u) == 0u;
 }
 
-/* The pruned assignment's conditions (KVQ_CUDA_PKV_PRUNE): d = 128, at most 32
- * patterns (each lane one, in registers), the min-max metric, float4 rows;
+/* The pruned assignment's conditions (the default; not with KVQ_CUDA_PKV_UNPRUNED):
+ * d = 128, at most 32 patterns (a lane each), the min-max metric, float4 rows;
  * anything else takes the unpruned scan (same results). */
 static int prune_shape(uint32_t dim, uint32_t npat, uint32_t dist, int vec, uint32_t opts)
 {
-    return (opts & KVQ_CUDA_PKV_PRUNE) != 0u && dim == 128u && npat <= 32u &&
+    return (opts & KVQ_CUDA_PKV_UNPRUNED) == 0u && dim == 128u && npat <= 32u &&
            dist == KVQ_PKV_DIST_MINMAX && vec;
 }
 
@@ -392,9 +416,8 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
     if (a != KVQ_OK) return a;
     const kvq_kivi_shape ks = kvq_pkv_kivi_shape(p, kind, tokens, dim);
     const ws_layout w = layout(&ks, opts);
-    if (d_result == NULL || d_workspace == NULL || ((uintptr_t)d_workspace % 256u) != 0u ||
-        workspace_bytes < w.total)
-        return KVQ_E_PARAM;
+    a = kvq_cuda_check_workspace(d_result, d_workspace, workspace_bytes, w.total);
+    if (a != KVQ_OK) return a;
     const bool direct = (opts & KVQ_CUDA_DIRECT) != 0u;
     uint8_t *ws = (uint8_t *)d_workspace;
     kvq_dev_state *st = (kvq_dev_state *)(ws + WS_STATE);
@@ -408,7 +431,7 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
     const int vdecide = kind == KVQ_PKV_VALUE && p->v_threshold != 0u;
     const float thr = vdecide ? kvq_pkv_rho_star_eval(dim, p->alpha) : 0.0f; /* [PKV-V-02] */
     const uint32_t dist = kind == KVQ_PKV_KEY_PREFILL ? p->key_dist : KVQ_PKV_DIST_MINMAX;
-    if (cudaMemsetAsync(st, 0, sizeof *st, stream) != cudaSuccess) return KVQ_E_DEVICE;
+    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
     pkv_quant_bank_check_kernel<<<pkv_grid(nb, 256), 256, 0, stream>>>(d_bank, nb, st);
     int dev = 0, sms = 132;
     cudaGetDevice(&dev);
@@ -433,7 +456,7 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
         /* d = 128, at most 32 patterns, G = 128 (the paper's): patterns in registers
          * (about 170 a thread), one warp a block so that an SM holds 11 warps, not 8 */
         const bool reg = dim == 128u && npat <= 32u && lg == 7u;
-        const bool prune = (opts & KVQ_CUDA_PKV_PRUNE) != 0u; /* [PKV-DEV-05] */
+        const bool prune = (opts & KVQ_CUDA_PKV_UNPRUNED) == 0u; /* [PKV-DEV-05] */
         const uint64_t wantp = ((uint64_t)tokens * 32u + PKV_PRUNE_BS - 1u) / PKV_PRUNE_BS;
         const unsigned int nbp =
             (unsigned int)(wantp < (uint64_t)sms * PKV_PRUNE_BLOCKS ? wantp
@@ -500,29 +523,17 @@ extern "C" kvq_status kvq_cuda_pkv_quantize(uint8_t *d_codes, float *d_scale, fl
     kvq_status a = check_args(d_codes, d_scale, d_zero, d_index, d_resid, d_x, kind, tokens, dim,
                               d_bank, npat, p, pol);
     if (a != KVQ_OK) return a;
-    const size_t need = kvq_cuda_pkv_quantize_workspace(p, kind, tokens, dim, opts);
     void *ws = d_workspace;
-    int own = 0;
-    if (ws == NULL) {
-        if (cudaMallocAsync(&ws, need, stream) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return KVQ_E_NOMEM;
-        }
-        own = 1;
-        workspace_bytes = need;
-    }
-    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT), r = {KVQ_E_DEVICE, 0};
+    int own;
+    a = kvq_cuda_workspace_acquire(&ws, &workspace_bytes, &own,
+                                   kvq_cuda_pkv_quantize_workspace(p, kind, tokens, dim, opts),
+                                   stream);
+    if (a != KVQ_OK) return a;
+    kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT);
     kvq_status enq = kvq_cuda_pkv_quantize_async(d_codes, d_scale, d_zero, d_index, d_resid, dres,
                                                  d_x, kind, tokens, dim, d_bank, npat, p, pol, ws,
                                                  workspace_bytes, opts, stream);
-    cudaError_t e = cudaSuccess;
-    if (enq == KVQ_OK) e = cudaMemcpyAsync(&r, dres, sizeof r, cudaMemcpyDeviceToHost, stream);
-    if (own) (void)cudaFreeAsync(ws, stream);
-    cudaError_t e2 = cudaStreamSynchronize(stream);
-    if (enq != KVQ_OK) return enq;
-    if (e != cudaSuccess || e2 != cudaSuccess) return KVQ_E_DEVICE;
-    if (r.status == KVQ_OK && flags != NULL) *flags = r.flags;
-    return (kvq_status)r.status;
+    return kvq_cuda_finish_blocking(enq, dres, ws, own, flags, stream);
 }
 
 extern "C" kvq_status kvq_cuda_pkv_quantize_host(uint8_t *codes, float *scale, float *zero,

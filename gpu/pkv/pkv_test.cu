@@ -27,10 +27,13 @@
  * token), the device-pointer,
  * stream-ordered, host-pointer, KVQ_CUDA_DIRECT and KVQ_CUDA_PKV_FUSED launchers
  * (the last two held to their guards only after an error, their outputs being
- * unspecified then; KVQ_PKV_CASES / 8 more cases for the fused form with its
- * patterns in registers: d = G = 128, 17 to 32 patterns; KVQ_PKV_CASES / 4 more
- * for the pruned assignment, KVQ_CUDA_PKV_PRUNE, on random, clustered, tied and
- * near-tied inputs, see prune_inputs), corrupted
+ * unspecified then; KVQ_PKV_CASES / 8 more cases for the fused form at d = G =
+ * 128, 17 to 32 patterns; KVQ_PKV_CASES / 4 more for the pruned assignment, the
+ * default at d = 128 with at most 32 patterns, on random, clustered, tied and
+ * near-tied inputs, see prune_inputs; the unpruned scan, KVQ_CUDA_PKV_UNPRUNED,
+ * on a share of every kind of case), every dequantizer form (the default,
+ * KVQ_CUDA_PKV_DQ_ONE, KVQ_CUDA_PKV_DQ_TWO; option bits the launchers refuse),
+ * corrupted
  * stored blocks for dequantization (indices past the bank or 0xFFFF in a key
  * block, NaN or out-of-domain patterns, bad metadata, overflowing scales), the
  * decode steps (a key flush after or before its centre joins, a value step with
@@ -292,7 +295,7 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
     uint32_t rf = KVQ_TB_FLAGS_SENTINEL, gf = KVQ_TB_FLAGS_SENTINEL;
     c->op = "quantize";
     static const char *api_name[8] = {"device", "async", "host", "direct", "fused direct",
-                                      "pruned", "pruned direct", "fused pruned direct"};
+                                      "unpruned", "unpruned direct", "fused unpruned direct"};
     c->api = api_name[api];
     const int direct = api == 3 || api == 4 || api == 6 || api == 7;
     kvq_tb_case();
@@ -314,7 +317,7 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
         } else {                         /* stream-ordered, caller's workspace (options by api) */
             const uint32_t opts = (direct ? KVQ_CUDA_DIRECT : 0u) |
                                   (api == 4 || api == 7 ? KVQ_CUDA_PKV_FUSED : 0u) |
-                                  (api >= 5 ? KVQ_CUDA_PKV_PRUNE : 0u);
+                                  (api >= 5 ? KVQ_CUDA_PKV_UNPRUNED : 0u);
             const size_t wb = kvq_cuda_pkv_quantize_workspace(&c->p, c->kind, c->tokens, c->dim, opts);
             void *ws = NULL;
             kvq_cuda_result *dr = NULL, hr = {0xFFFFFFFFu, 0xFFFFFFFFu};
@@ -367,6 +370,11 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
         tcase d = *c;
         d.op = "dequantize";
         d.input = what;
+        /* the form of [PKV-DEV-06]: the default (by grouping), or either asked for */
+        static const uint32_t dq_opts[3] = {0u, KVQ_CUDA_PKV_DQ_ONE, KVQ_CUDA_PKV_DQ_TWO};
+        static const char *dq_name[3] = {"default form", "one kernel", "two kernels"};
+        const int form = (int)kvq_tb_rndu(3);
+        d.api = api == 2 ? "host" : dq_name[form];
         buf ry, gy;
         buf_make(&ry, "y", (size_t)n * 4u, 0);
         buf_make(&gy, "y", (size_t)n * 4u, 1);
@@ -385,7 +393,7 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
             gs = kvq_cuda_pkv_dequantize((float *)gy.d, &gf, (const uint8_t *)dc, (const float *)ds,
                                          (const float *)dz, (const uint16_t *)di, c->kind,
                                          c->tokens, c->dim, (const float *)db, c->npat, &c->p,
-                                         &c->pol, NULL, 0, 0);
+                                         &c->pol, NULL, 0, dq_opts[form], 0);
             buf_fetch(&gy);
             cudaFree(dc);
             cudaFree(ds);
@@ -404,21 +412,22 @@ static void case_quant(tcase *c, const float *x, const float *bank, int api)
     }
 }
 
-static void case_assign(tcase *c, const float *x, const float *bank, uint32_t dist, int host)
+static void case_assign(tcase *c, const float *x, const float *bank, uint32_t dist, int host,
+                        uint32_t opts)
 {
     const uint64_t n = (uint64_t)c->tokens * c->dim, nb = (uint64_t)c->npat * c->dim;
     buf r, g;
     buf_make(&r, "index", (size_t)kvq_pkv_index_bytes(c->tokens), 0);
     buf_make(&g, "index", (size_t)kvq_pkv_index_bytes(c->tokens), !host);
     c->op = dist == KVQ_PKV_DIST_EUCLID ? "assign euclid" : "assign minmax";
-    c->api = host ? "host" : "device";
+    c->api = host ? "host" : opts ? "device unpruned" : "device";
     kvq_tb_case();
     int rs = kvq_pkv_assign((uint16_t *)r.h, x, c->tokens, c->dim, bank, c->npat, dist), gs;
     if (host) {
         gs = kvq_cuda_pkv_assign_host((uint16_t *)g.h, x, c->tokens, c->dim, bank, c->npat, dist);
     } else {
         float *dx = (float *)dev_copy(x, n * 4u), *db = (float *)dev_copy(bank, nb * 4u);
-        gs = kvq_cuda_pkv_assign((uint16_t *)g.d, dx, c->tokens, c->dim, db, c->npat, dist, 0);
+        gs = kvq_cuda_pkv_assign((uint16_t *)g.d, dx, c->tokens, c->dim, db, c->npat, dist, opts, 0);
         buf_fetch(&g);
         cudaFree(dx);
         cudaFree(db);
@@ -598,9 +607,12 @@ static void one_case(void)
     }
     /* values with more than 16 patterns: the fused form half the time */
     const int fusable = c.kind == KVQ_PKV_VALUE && c.npat > 16u && c.p.group <= 128u;
-    case_quant(&c, x, bank, fusable && kvq_tb_chance(50) ? 4 : (int)kvq_tb_rndu(4));
+    /* the default launchers (0 .. 4), or the unpruned scan asked for (5 .. 7) */
+    static const int apis[6] = {0, 1, 2, 3, 5, 6};
+    case_quant(&c, x, bank, fusable && kvq_tb_chance(50) ? (kvq_tb_chance(70) ? 4 : 7)
+                                                         : apis[kvq_tb_rndu(6)]);
     case_assign(&c, x, bank, kvq_tb_chance(50) ? KVQ_PKV_DIST_MINMAX : KVQ_PKV_DIST_EUCLID,
-                kvq_tb_chance(20));
+                kvq_tb_chance(20), kvq_tb_chance(30) ? KVQ_CUDA_PKV_UNPRUNED : 0u);
     case_update(&c, x, c.tokens, kvq_tb_chance(20));
     if (c.kind != KVQ_PKV_KEY_PREFILL && c.p.group <= 128u) case_steps(&c, in);
     free(x);
@@ -629,7 +641,7 @@ static void fused_case(void)
         if (kvq_tb_chance(50)) plant_bad(x, n, in);
         else plant_bad(bank, nb, in);
     }
-    case_quant(&c, x, bank, 4);
+    case_quant(&c, x, bank, kvq_tb_chance(70) ? 4 : 7); /* pruned (the default), or not */
     free(x);
     free(bank);
 }
@@ -637,8 +649,9 @@ static void fused_case(void)
 /* ---- the pruned assignment [PKV-DEV-05] -------------------------------------
  *
  * d = 128, 1 to 32 patterns (mostly 17 to 32), the min-max metric, every kind,
- * through the pruned launchers (scratch, direct, fused direct), against the fast
- * path bit for bit, on inputs that stress the pruning:
+ * through the default (pruned) launchers (scratch, direct, fused direct) and the
+ * assignment launcher, and a fifth of the time the unpruned ones on the same
+ * inputs, against the fast path bit for bit, on inputs that stress the pruning:
  *   random     tokens and patterns independent and uniform: every distance alike,
  *              the bound prunes little (the full-scan fallback);
  *   clustered  tokens near one pattern (noise 2^-4 or 2^-8): most patterns pruned;
@@ -730,7 +743,12 @@ static void prune_case(int mode)
         else plant_bad(bank, nb, in);
     }
     const int fusable = c.kind == KVQ_PKV_VALUE && c.npat > 16u && c.p.group <= 128u;
-    case_quant(&c, x, bank, fusable && kvq_tb_chance(50) ? 7 : 5 + (int)kvq_tb_rndu(2));
+    /* scratch, direct, fused direct (apis 1, 3, 4), or their unpruned twins (5, 6, 7) */
+    const int unpruned = kvq_tb_chance(20);
+    const int form = fusable && kvq_tb_chance(50) ? 2 : (int)kvq_tb_rndu(2);
+    static const int apis[2][3] = {{1, 3, 4}, {5, 6, 7}};
+    case_quant(&c, x, bank, apis[unpruned][form]);
+    case_assign(&c, x, bank, KVQ_PKV_DIST_MINMAX, 0, unpruned ? KVQ_CUDA_PKV_UNPRUNED : 0u);
     free(x);
     free(bank);
 }
@@ -751,14 +769,89 @@ static void large_case(uint32_t T, uint32_t kind)
     float *x = (float *)kvq_tb_malloc(n * 4u), *bank = (float *)kvq_tb_malloc(nb * 4u);
     make_bank(bank, c.npat, c.dim, IN_NEAR);
     make_tokens(x, T, c.dim, bank, c.npat, IN_NEAR);
-    case_quant(&c, x, bank, 1);
-    case_quant(&c, x, bank, 5);          /* the pruned assignment [PKV-DEV-05] */
+    case_quant(&c, x, bank, 1);          /* the pruned assignment [PKV-DEV-05] */
+    case_quant(&c, x, bank, 5);          /* the unpruned scan */
     if (kind == KVQ_PKV_VALUE) case_quant(&c, x, bank, 4);
     if (kind == KVQ_PKV_VALUE) case_quant(&c, x, bank, 7);
-    case_assign(&c, x, bank, KVQ_PKV_DIST_MINMAX, 0);
+    case_assign(&c, x, bank, KVQ_PKV_DIST_MINMAX, 0, 0u);
+    case_assign(&c, x, bank, KVQ_PKV_DIST_MINMAX, 0, KVQ_CUDA_PKV_UNPRUNED);
     case_update(&c, x, 128u, 0);
     free(x);
     free(bank);
+}
+
+/* Option bits the launchers refuse [PKV-ERR-01]: an unknown bit of the assignment,
+ * both dequantizer forms at once or an unknown bit -- KVQ_E_PARAM, nothing written
+ * (the outputs keep the sentinel, guards included). */
+static void opts_case(void)
+{
+    tcase c;
+    memset(&c, 0, sizeof c);
+    c.p = kvq_pkv_params_default(2u);
+    c.kind = KVQ_PKV_VALUE;
+    c.tokens = 64u;
+    c.dim = 128u;
+    c.npat = 4u;
+    c.pol = kvq_policy_default;
+    c.input = "bad options";
+    const uint64_t n = (uint64_t)c.tokens * c.dim, nb = (uint64_t)c.npat * c.dim;
+    const kvq_kivi_shape ks = kvq_pkv_kivi_shape(&c.p, c.kind, c.tokens, c.dim);
+    const size_t cb = (size_t)kvq_kivi_code_bytes(&ks), ng = (size_t)kvq_kivi_groups(&ks);
+    float *x = (float *)kvq_tb_malloc(n * 4u), *bank = (float *)kvq_tb_malloc(nb * 4u);
+    float *resid = (float *)kvq_tb_malloc(n * 4u), *sc = (float *)kvq_tb_malloc(ng * 4u);
+    float *zr = (float *)kvq_tb_malloc(ng * 4u);
+    uint8_t *codes = (uint8_t *)kvq_tb_malloc(cb);
+    uint16_t *ix = (uint16_t *)kvq_tb_malloc((size_t)kvq_pkv_index_bytes(c.tokens));
+    uint32_t f = 0;
+    make_bank(bank, c.npat, c.dim, IN_GRID);
+    make_tokens(x, c.tokens, c.dim, bank, c.npat, IN_NEAR);
+    if (kvq_pkv_quantize(codes, sc, zr, ix, resid, &f, x, c.kind, c.tokens, c.dim, bank, c.npat,
+                         &c.p, &c.pol) != KVQ_OK)
+        kvq_tb_cuda(cudaErrorInvalidValue, "opts_case: the fast path refused its own block");
+    void *dx = dev_copy(x, n * 4u), *db = dev_copy(bank, nb * 4u), *dc = dev_copy(codes, cb);
+    void *ds = dev_copy(sc, ng * 4u), *dz = dev_copy(zr, ng * 4u);
+    void *di = dev_copy(ix, (size_t)kvq_pkv_index_bytes(c.tokens));
+    static const uint32_t bad_dq[3] = {KVQ_CUDA_PKV_DQ_ONE | KVQ_CUDA_PKV_DQ_TWO, 0x4u,
+                                       KVQ_CUDA_PKV_UNPRUNED};
+    for (int k = 0; k < 4; k++) {
+        buf r, g;
+        const int assign = k == 3;
+        const size_t on = assign ? (size_t)kvq_pkv_index_bytes(c.tokens) : (size_t)n * 4u;
+        buf_make(&r, assign ? "index" : "y", on, 0);
+        buf_make(&g, assign ? "index" : "y", on, 1);
+        tcase u = c;
+        u.op = assign ? "assign minmax" : "dequantize";
+        u.api = assign ? "device, opts 0x1" : k == 0 ? "device, both forms" : k == 1 ? "device, opts 0x4"
+                                                                                 : "device, opts UNPRUNED";
+        kvq_tb_case();
+        int gs;
+        if (assign)
+            gs = kvq_cuda_pkv_assign((uint16_t *)g.d, (const float *)dx, c.tokens, c.dim,
+                                     (const float *)db, c.npat, KVQ_PKV_DIST_MINMAX, 0x1u, 0);
+        else
+            gs = kvq_cuda_pkv_dequantize((float *)g.d, &f, (const uint8_t *)dc, (const float *)ds,
+                                         (const float *)dz, (const uint16_t *)di, c.kind, c.tokens,
+                                         c.dim, (const float *)db, c.npat, &c.p, &c.pol, NULL, 0,
+                                         bad_dq[k], 0);
+        kvq_tb_cuda(cudaDeviceSynchronize(), "opts_case");
+        buf_fetch(&g);
+        verdict(&u, KVQ_E_PARAM, gs, 0u, 0u, &r, &g, 1);
+        buf_free(&r);
+        buf_free(&g);
+    }
+    cudaFree(dx);
+    cudaFree(db);
+    cudaFree(dc);
+    cudaFree(ds);
+    cudaFree(dz);
+    cudaFree(di);
+    free(x);
+    free(bank);
+    free(resid);
+    free(sc);
+    free(zr);
+    free(codes);
+    free(ix);
 }
 
 int main(void)
@@ -769,6 +862,7 @@ int main(void)
     if (!kvq_tb_device("%llu random cases, large blocks of %llu tokens", (unsigned long long)cases,
                        (unsigned long long)large))
         return 0;
+    opts_case();
     for (uint64_t k = 0; k < cases; k++) one_case();
     for (uint64_t k = 0; k < cases / 8u + 1u; k++) fused_case();
     for (uint64_t k = 0; k < cases / 4u + 4u; k++) prune_case((int)(k % PR_N));
