@@ -16,6 +16,198 @@
 #define KVQ_F16_OVF        0x1.ffep+15f     /* 65520: smallest magnitude RN16 overflows */
 #define KVQ_F16_MIN_NORMAL 0x1p-14f         /* smallest normal binary16 */
 
+/* ---- ACSL of the tensor calls (the WP run of this file, proofs/scope/10-kivi.sh)
+ * The logic functions that name what the tensor calls compute, and the
+ * contracts of the functions they call that kvq.h and kvq_layout.h do not
+ * state: a later declaration adds clauses to a function's contract (Frama-C
+ * merges them), so the headers every other proof run reads stay as they are.
+ * ------------------------------------------------------------------------- */
+
+/*@ // ---- the KIVI tensor layout [KIVI-L-01..04], over the shape's fields
+    // (T tokens, D channels, G the group, b the bits)
+    predicate kvq_kivi_params_l(integer b, integer G, integer grouping, integer meta) =
+        kvq_valid_bits(b) && 8 <= G <= KVQ_MAX_GROUP && G % 8 == 0 &&
+        (grouping == KVQ_GROUP_CHANNEL || grouping == KVQ_GROUP_TOKEN) &&
+        (meta == KVQ_META_F32 || meta == KVQ_META_F16);
+    predicate kvq_kivi_extent_l(integer T, integer D, integer G, integer grouping) =
+        0 < T <= KVQ_MAX_DIM && 0 < D <= KVQ_MAX_DIM && T * D <= KVQ_MAX_ELEMS &&
+        (grouping == KVQ_GROUP_CHANNEL ? T % G == 0 : D % G == 0);
+    logic integer kvq_kivi_groups_l(integer T, integer D, integer G) = (T * D) / G;
+    logic integer kvq_kivi_gbytes_l(integer G, integer b) = (G * b) / 8;
+    logic integer kvq_kivi_stride_l(integer D, integer grouping) =
+        grouping == KVQ_GROUP_CHANNEL ? D : 1;
+    // Index into x of element 0 of group g, and of its element i [KIVI-L-03].
+    logic integer kvq_kivi_base_l(integer D, integer G, integer grouping, integer g) =
+        grouping == KVQ_GROUP_CHANNEL ? (g / D) * G * D + g % D : g * G;
+    logic integer kvq_kivi_index_l(integer D, integer G, integer grouping, integer g, integer i) =
+        kvq_kivi_base_l(D, G, grouping, g) + i * kvq_kivi_stride_l(D, grouping);
+
+    // ---- a policy whose every field holds a defined value [POL-01]
+    predicate kvq_policy_ok_l{L}(kvq_policy *pol) =
+        pol != \null &&
+        (pol->ties == KVQ_TIES_EVEN || pol->ties == KVQ_TIES_AWAY) &&
+        (pol->overflow == KVQ_OVERFLOW_SATURATE || pol->overflow == KVQ_OVERFLOW_NAN) &&
+        (pol->subnormal == KVQ_SUBNORMAL_KEEP || pol->subnormal == KVQ_SUBNORMAL_DAZ);
+
+    // ---- values
+    // An input as the subnormal policy reads it [POL-SN-01]: a subnormal is
+    // read as zero under daz (its sign is immaterial to every use as a real).
+    logic real kvq_read_l(real v, integer subnormal) =
+        subnormal == KVQ_SUBNORMAL_DAZ && v != 0 && \abs(v) < 0x1p-126 ? 0 : v;
+    // A dequantized KIVI value [KIVI-D-01]: RN32(c*s + z), one rounding,
+    // saturated to +-FLT_MAX past the binary32 range [POL-OV-01] (a value
+    // between FLT_MAX and the overflow threshold rounds to FLT_MAX anyway).
+    logic real kvq_kivi_deq_l(real c, real s, real z) =
+        \abs(c * s + z) <= 0x1.fffffep127 ? kvq_rn32_l(c * s + z) :
+        c * s + z > 0 ? 0x1.fffffep127 : -0x1.fffffep127;
+    // The spacing of the binary16 grid at magnitude a < 2^16: 2^-24 below
+    // 2^-13 (the subnormal quantum, and the binade [2^-14, 2^-13)), 2^(k-10)
+    // in the binade [2^k, 2^(k+1)) [POL-F16-01].
+    logic real kvq_f16_quantum_l(real a) =
+        a < 0x1p-13 ? 0x1p-24 :
+        a < 0x1p-12 ? 0x1p-23 :
+        a < 0x1p-11 ? 0x1p-22 :
+        a < 0x1p-10 ? 0x1p-21 :
+        a < 0x1p-9 ? 0x1p-20 :
+        a < 0x1p-8 ? 0x1p-19 :
+        a < 0x1p-7 ? 0x1p-18 :
+        a < 0x1p-6 ? 0x1p-17 :
+        a < 0x1p-5 ? 0x1p-16 :
+        a < 0x1p-4 ? 0x1p-15 :
+        a < 0x1p-3 ? 0x1p-14 :
+        a < 0x1p-2 ? 0x1p-13 :
+        a < 0x1p-1 ? 0x1p-12 :
+        a < 0x1p0 ? 0x1p-11 :
+        a < 0x1p1 ? 0x1p-10 :
+        a < 0x1p2 ? 0x1p-9 :
+        a < 0x1p3 ? 0x1p-8 :
+        a < 0x1p4 ? 0x1p-7 :
+        a < 0x1p5 ? 0x1p-6 :
+        a < 0x1p6 ? 0x1p-5 :
+        a < 0x1p7 ? 0x1p-4 :
+        a < 0x1p8 ? 0x1p-3 :
+        a < 0x1p9 ? 0x1p-2 :
+        a < 0x1p10 ? 0x1p-1 :
+        a < 0x1p11 ? 0x1p0 :
+        a < 0x1p12 ? 0x1p1 :
+        a < 0x1p13 ? 0x1p2 :
+        a < 0x1p14 ? 0x1p3 :
+        a < 0x1p15 ? 0x1p4 :
+        a < 0x1p16 ? 0x1p5 :
+        0x1p6;
+    // RN16(v): v rounded once, to nearest even, onto the binary16 grid, for
+    // |v| < 65520 (no overflow) [POL-F16-01].  A tie between two grid points
+    // of a binade goes to the even multiple of the quantum; at the top of a
+    // binade the next multiple is the binade's end 2^(k+1), on the grid.
+    logic real kvq_rn16_l(real v) =
+        kvq_rne_l(v / kvq_f16_quantum_l(\abs(v))) * kvq_f16_quantum_l(\abs(v));
+*/
+
+/* [TR-POLICY-CHECK] ref/common/status.c: KVQ_OK exactly for a valid policy. */
+/*@ requires policy: pol == \null || \valid_read(pol);
+    assigns \nothing;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_PARAM;
+    ensures def: \result == KVQ_OK <==> kvq_policy_ok_l(pol);
+*/
+kvq_status kvq_policy_check(const kvq_policy *pol);
+
+/* [TR-LIBM-FMA] fmaf's value (C11 F.10.10.1), for the dequantizer: RN32 of the
+ * exact x*y + z within the finite range; past it, the largest finite value of
+ * its sign or the infinity (RN32 overflows at 2^128 - 2^103, beyond FLT_MAX).
+ * The rest of its contract is in proofs/libm_spec.h. */
+/*@ ensures value: \is_finite(x) && \is_finite(y) && \is_finite(z) &&
+        -0x1.fffffep127 <= x * y + z <= 0x1.fffffep127 ==>
+        \is_finite(\result) && \result == \round_float(\NearestEven, x * y + z);
+    ensures above: \is_finite(x) && \is_finite(y) && \is_finite(z) &&
+        x * y + z > 0x1.fffffep127 ==> \result == 0x1.fffffep127 || \is_plus_infinity(\result);
+    ensures below: \is_finite(x) && \is_finite(y) && \is_finite(z) &&
+        x * y + z < -0x1.fffffep127 ==> \result == -0x1.fffffep127 || \is_minus_infinity(\result);
+*/
+extern float fmaf(float x, float y, float z);
+
+/* The KIVI tensor-layout helpers of kvq_layout.h the tensor calls use, as
+ * the layout's logic functions (run kivi_layout). */
+/*@ requires shape: \valid_read(s);
+    assigns \nothing;
+    ensures bool: \result == 0 || \result == 1;
+    ensures def: \result == 1 <==> kvq_kivi_params_l(s->bits, s->group, s->grouping, s->meta);
+*/
+static inline int kvq_kivi_params_ok(const kvq_kivi_shape *s);
+/*@ requires shape: \valid_read(s) && s->group > 0;
+    assigns \nothing;
+    ensures bool: \result == 0 || \result == 1;
+    ensures def: \result == 1 <==> kvq_kivi_extent_l(s->tokens, s->channels, s->group, s->grouping);
+*/
+static inline int kvq_kivi_shape_ok(const kvq_kivi_shape *s);
+/*@ requires shape: \valid_read(s);
+    assigns \nothing;
+    ensures def: \result == s->tokens * s->channels;
+*/
+static inline uint64_t kvq_kivi_elems(const kvq_kivi_shape *s);
+/*@ requires shape: \valid_read(s) && s->group > 0;
+    assigns \nothing;
+    ensures def: \result == kvq_kivi_groups_l(s->tokens, s->channels, s->group);
+*/
+static inline uint64_t kvq_kivi_groups(const kvq_kivi_shape *s);
+/*@ requires shape: \valid_read(s) && s->group <= KVQ_MAX_GROUP && s->bits <= 8;
+    assigns \nothing;
+    ensures def: \result == kvq_kivi_gbytes_l(s->group, s->bits);
+*/
+static inline uint32_t kvq_kivi_group_bytes(const kvq_kivi_shape *s);
+/*@ requires shape: \valid_read(s) &&
+        kvq_kivi_params_l(s->bits, s->group, s->grouping, s->meta) &&
+        kvq_kivi_extent_l(s->tokens, s->channels, s->group, s->grouping);
+    requires g_range: g < kvq_kivi_groups_l(s->tokens, s->channels, s->group);
+    assigns \nothing;
+    ensures def: \result == kvq_kivi_base_l(s->channels, s->group, s->grouping, g);
+*/
+static inline uint64_t kvq_kivi_group_base(const kvq_kivi_shape *s, uint64_t g);
+/*@ requires shape: \valid_read(s);
+    assigns \nothing;
+    ensures def: \result == kvq_kivi_stride_l(s->channels, s->grouping);
+*/
+static inline uint64_t kvq_kivi_group_stride(const kvq_kivi_shape *s);
+/*@ requires shape: \valid_read(s) &&
+        kvq_kivi_params_l(s->bits, s->group, s->grouping, s->meta) &&
+        kvq_kivi_extent_l(s->tokens, s->channels, s->group, s->grouping);
+    requires g_range: g < kvq_kivi_groups_l(s->tokens, s->channels, s->group);
+    requires i_range: i < s->group;
+    assigns \nothing;
+    ensures def: \result == kvq_kivi_index_l(s->channels, s->group, s->grouping, g, i);
+*/
+static inline uint64_t kvq_kivi_elem_index(const kvq_kivi_shape *s, uint64_t g, uint32_t i);
+/*@ requires shape: \valid_read(s) &&
+        kvq_kivi_params_l(s->bits, s->group, s->grouping, s->meta) &&
+        kvq_kivi_extent_l(s->tokens, s->channels, s->group, s->grouping);
+    requires g_range: g < kvq_kivi_groups_l(s->tokens, s->channels, s->group);
+    assigns \nothing;
+    ensures def: \result == g * kvq_kivi_gbytes_l(s->group, s->bits);
+*/
+static inline uint64_t kvq_kivi_group_code_offset(const kvq_kivi_shape *s, uint64_t g);
+
+/* kvq_round_f16 [POL-F16-01..02]: the overflow flag and the value (added to
+ * the contract of kvq.h). */
+/*@ ensures overflow_def: *overflow == 1 <==> \abs(v) >= 0x1.ffep+15;   // [POL-F16-02]
+    ensures saturated: *overflow == 1 ==>
+        \result == (v > 0 ? 0x1.ffcp+15 : -0x1.ffcp+15);            // [POL-F16-02]
+    ensures value: *overflow == 0 ==> \result == kvq_rn16_l(v);      // [POL-F16-01]
+*/
+float kvq_round_f16(float v, int *overflow);
+
+/* kvq_kivi_quantize_group [KIVI-Q-04..05]: every code is the pinned code of
+ * its element, as read under the policy, against the stored scale and zero,
+ * whenever x - z and the quotient are in the binary32 range (always but when
+ * the range saturated) (added to the contract of kvq.h). */
+/*@ ensures codes_value: \result == KVQ_OK ==> \forall integer i; 0 <= i < group &&
+        kvq_quot_ok_l(kvq_read_l(\old(v[i * stride]), \old(pol->subnormal)), *scale, *zero) ==>
+        kvq_code_l(grp, i, bits) ==
+            kvq_kivi_code_l(kvq_read_l(\old(v[i * stride]), \old(pol->subnormal)), *scale, *zero,
+                            bits, \old(pol->ties));
+*/
+kvq_status kvq_kivi_quantize_group(uint8_t *grp, float *scale, float *zero, uint32_t *flags,
+                                   const float *v, size_t stride, uint32_t group,
+                                   uint32_t bits, uint32_t meta, const kvq_policy *pol);
+
 /* 1 when q = fl + d, fl = floor(q), is rounded up from fl, else 0: d is exact,
  * so the tie test is exact [POL-TIE-01, POL-TIE-02].  A helper of its own so
  * that the integer goals of round_nonneg carry no float literal. */
@@ -104,6 +296,7 @@ float kvq_round_f16(float v, int *overflow)
     assigns *flags;
     ensures finite: \is_finite(v) ==> \is_finite(\result);
     ensures value: \is_finite(v) ==> \result == v || \result == 0; // [POL-SN-01]
+    ensures read: \is_finite(v) ==> \result == kvq_read_l(v, pol->subnormal); // [POL-SN-01]
 */
 static float read_input(float v, const kvq_policy *pol, uint32_t *flags)
 {
@@ -284,15 +477,33 @@ kvq_status kvq_kivi_quantize_group(uint8_t *grp, float *scale, float *zero, uint
             0 <= kvq_code_l(grp, j, bits) <= kvq_code_max_l(bits);
         loop invariant zero_codes: s == 0 ==>
             \forall integer j; 0 <= j < group ==> kvq_code_l(grp, j, bits) == 0;
+        loop invariant value: \forall integer j; 0 <= j < i &&
+            kvq_quot_ok_l(kvq_read_l(\at(v[j * stride], Pre), \at(pol->subnormal, Pre)), s, z) ==>
+            kvq_code_l(grp, j, bits) ==
+                kvq_kivi_code_l(kvq_read_l(\at(v[j * stride], Pre), \at(pol->subnormal, Pre)),
+                                s, z, bits, \at(pol->ties, Pre));
         loop invariant at_index: at == i * stride && at <= i * KVQ_MAX_ELEMS;
         loop assigns i, at, f, grp[0 .. group * bits / 8 - 1];
         loop variant group - i;
     */
     for (uint32_t i = 0; i < group; i++, at += stride) {
         float xv;
+        uint32_t c;
         //@ assert elem: \valid_read(v + at) && \is_finite(v[at]);
+        /*@ assert elem_pre: \let k = i * stride; v[at] == \at(v[k], Pre) &&
+              pol->ties == \at(pol->ties, Pre) && pol->subnormal == \at(pol->subnormal, Pre);
+        */
         xv = read_input(v[at], pol, &f);
-        kvq_pack_code(grp, i, bits, code_of(xv, s, z, bits, pol, &f));
+        c = code_of(xv, s, z, bits, pol, &f);
+        /*@ assert c_value: \let k = i * stride;
+              kvq_quot_ok_l(kvq_read_l(\at(v[k], Pre), \at(pol->subnormal, Pre)), s, z) ==>
+              c == kvq_kivi_code_l(kvq_read_l(\at(v[k], Pre), \at(pol->subnormal, Pre)),
+                                   s, z, bits, \at(pol->ties, Pre));
+        */
+        kvq_pack_code(grp, i, bits, c);
+        /*@ assert kept: \forall integer j; 0 <= j < i ==>
+              kvq_code_l(grp, j, bits) == kvq_code_l{LoopCurrent}(grp, j, bits);
+        */
     }
     *scale = s;
     *zero = z;
@@ -300,6 +511,77 @@ kvq_status kvq_kivi_quantize_group(uint8_t *grp, float *scale, float *zero, uint
     return KVQ_OK;
 }
 
+/*@ // The tensor calls' arguments [KIVI-Q-07, KIVI-D-03]: the pointers the call
+    // needs, a valid policy and parameters; the extent [KIVI-L-02]; the sizes.
+    predicate kvq_kivi_args_l{L}(kvq_kivi_shape *sh, kvq_policy *pol) =
+        sh != \null && kvq_policy_ok_l(pol) &&
+        kvq_kivi_params_l(sh->bits, sh->group, sh->grouping, sh->meta);
+    predicate kvq_kivi_ext_l{L}(kvq_kivi_shape *sh) =
+        kvq_kivi_extent_l(sh->tokens, sh->channels, sh->group, sh->grouping);
+    logic integer kvq_kivi_n_l{L}(kvq_kivi_shape *sh) = sh->tokens * sh->channels;
+    logic integer kvq_kivi_ng_l{L}(kvq_kivi_shape *sh) =
+        kvq_kivi_groups_l(sh->tokens, sh->channels, sh->group);
+    logic integer kvq_kivi_nb_l{L}(kvq_kivi_shape *sh) =
+        kvq_kivi_groups_l(sh->tokens, sh->channels, sh->group) *
+        kvq_kivi_gbytes_l(sh->group, sh->bits);
+    logic integer kvq_kivi_gb_l{L}(kvq_kivi_shape *sh) = kvq_kivi_gbytes_l(sh->group, sh->bits);
+    // Index into x (or y) of element i of group g [KIVI-L-03].
+    logic integer kvq_kivi_at_l{L}(kvq_kivi_shape *sh, integer g, integer i) =
+        kvq_kivi_index_l(sh->channels, sh->group, sh->grouping, g, i);
+*/
+
+/* [KIVI-Q-01..08]: the statuses in the order of [KIVI-Q-07], nothing written
+ * on an error, and on success every code the pinned code of its element
+ * against its group's stored scale and zero (kvq_kivi_quantize_group's
+ * contract, per group). */
+/*@ requires shape_read: shape == \null || \valid_read(shape);
+    requires policy_read: pol == \null || \valid_read(pol);
+    requires buffers: kvq_kivi_args_l(shape, pol) && kvq_kivi_ext_l(shape) ==>
+        (x != \null ==> \valid_read(x + (0 .. kvq_kivi_n_l(shape) - 1))) &&
+        (codes != \null ==> \valid(codes + (0 .. kvq_kivi_nb_l(shape) - 1))) &&
+        (scale != \null ==> \valid(scale + (0 .. kvq_kivi_ng_l(shape) - 1))) &&
+        (zero != \null ==> \valid(zero + (0 .. kvq_kivi_ng_l(shape) - 1))) &&
+        (flags != \null ==> \valid(flags));
+    requires separated: kvq_kivi_args_l(shape, pol) && kvq_kivi_ext_l(shape) ==>
+        \separated(codes + (0 .. kvq_kivi_nb_l(shape) - 1), scale + (0 .. kvq_kivi_ng_l(shape) - 1),
+                   zero + (0 .. kvq_kivi_ng_l(shape) - 1), flags,
+                   x + (0 .. kvq_kivi_n_l(shape) - 1), shape, pol);
+    behavior bad_param:                                                   // [KIVI-Q-07]
+      assumes codes == \null || scale == \null || zero == \null || x == \null ||
+              !kvq_kivi_args_l(shape, pol);
+      assigns \nothing;
+      ensures status: \result == KVQ_E_PARAM;
+    behavior bad_extent:                                                  // [KIVI-L-02]
+      assumes codes != \null && scale != \null && zero != \null && x != \null &&
+              kvq_kivi_args_l(shape, pol) && !kvq_kivi_ext_l(shape);
+      assigns \nothing;
+      ensures status: \result == KVQ_E_SHAPE;
+    behavior call:
+      assumes codes != \null && scale != \null && zero != \null && x != \null &&
+              kvq_kivi_args_l(shape, pol) && kvq_kivi_ext_l(shape);
+      assigns codes[0 .. kvq_kivi_nb_l(shape) - 1], scale[0 .. kvq_kivi_ng_l(shape) - 1],
+              zero[0 .. kvq_kivi_ng_l(shape) - 1], *flags;
+      ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_RANGE;
+      ensures nonfinite: \result == KVQ_E_NONFINITE <==>                  // [POL-NF-01]
+        \exists integer e; 0 <= e < kvq_kivi_n_l(shape) && !\is_finite(x[e]);
+      ensures range_policy: \result == KVQ_E_RANGE ==> pol->overflow == KVQ_OVERFLOW_NAN; // [POL-OV-02]
+      ensures nothing_on_error: \result != KVQ_OK ==>                     // [KIVI-Q-07]
+        (\forall integer k; 0 <= k < kvq_kivi_nb_l(shape) ==> codes[k] == \old(codes[k])) &&
+        (\forall integer k; 0 <= k < kvq_kivi_ng_l(shape) ==>
+            scale[k] == \old(scale[k]) && zero[k] == \old(zero[k])) &&
+        (flags != \null ==> *flags == \old(*flags));
+      ensures meta: \result == KVQ_OK ==> \forall integer g; 0 <= g < kvq_kivi_ng_l(shape) ==>
+        \is_finite(scale[g]) && \is_finite(zero[g]) && kvq_scale_form(scale[g], shape->meta);
+      ensures codes_value: \result == KVQ_OK ==>                          // [KIVI-Q-04..05]
+        \forall integer g, i; 0 <= g < kvq_kivi_ng_l(shape) && 0 <= i < shape->group &&
+          kvq_quot_ok_l(kvq_read_l(\old(x[kvq_kivi_at_l(shape, g, i)]), pol->subnormal),
+                        scale[g], zero[g]) ==>
+          kvq_code_l(codes + g * kvq_kivi_gb_l(shape), i, shape->bits) ==
+            kvq_kivi_code_l(kvq_read_l(\old(x[kvq_kivi_at_l(shape, g, i)]), pol->subnormal),
+                            scale[g], zero[g], shape->bits, pol->ties);
+    complete behaviors;
+    disjoint behaviors;
+*/
 kvq_status kvq_kivi_quantize(uint8_t *codes, float *scale, float *zero, uint32_t *flags,
                              const float *x, const kvq_kivi_shape *shape,
                              const kvq_policy *pol)
@@ -314,24 +596,56 @@ kvq_status kvq_kivi_quantize(uint8_t *codes, float *scale, float *zero, uint32_t
     n = kvq_kivi_elems(shape);
     ng = kvq_kivi_groups(shape);
     stride = (size_t)kvq_kivi_group_stride(shape);
+    /*@ loop invariant e_range: 0 <= e <= n;
+        loop invariant finite: \forall integer e2; 0 <= e2 < e ==> \is_finite(x[e2]);
+        loop assigns e;
+        loop variant n - e;
+    */
     for (e = 0; e < n; e++)              /* nothing is written before this check [POL-NF-01] */
         if (!isfinite(x[e])) return KVQ_E_NONFINITE;
     if (pol->overflow == KVQ_OVERFLOW_NAN) {
+        /*@ loop invariant g_range: 0 <= g <= ng;
+            loop assigns g;
+            loop variant ng - g;
+        */
         for (g = 0; g < ng; g++) {       /* fail before writing [POL-OV-02] */
             float mn, mx, s, z;
             uint32_t gf = 0;
+            //@ assert elems: \forall integer i; 0 <= i < shape->group ==> 0 <= kvq_kivi_at_l(shape, g, i) < n;
             group_minmax(&mn, &mx, &gf, x + kvq_kivi_group_base(shape, g), stride,
                          shape->group, pol);
             if (group_meta(&s, &z, &gf, mn, mx, shape->bits, shape->meta, pol) != KVQ_OK)
                 return KVQ_E_RANGE;
         }
     }
+    /*@ loop invariant g_range: 0 <= g <= ng;
+        loop invariant meta: \forall integer g2; 0 <= g2 < g ==>
+            \is_finite(scale[g2]) && \is_finite(zero[g2]) && kvq_scale_form(scale[g2], shape->meta);
+        loop invariant done: \forall integer g2, i; 0 <= g2 < g && 0 <= i < shape->group &&
+            kvq_quot_ok_l(kvq_read_l(\at(x[kvq_kivi_at_l(shape, g2, i)], Pre), pol->subnormal),
+                          scale[g2], zero[g2]) ==>
+            kvq_code_l(codes + g2 * kvq_kivi_gb_l(shape), i, shape->bits) ==
+              kvq_kivi_code_l(kvq_read_l(\at(x[kvq_kivi_at_l(shape, g2, i)], Pre), pol->subnormal),
+                              scale[g2], zero[g2], shape->bits, pol->ties);
+        loop assigns g, f, codes[0 .. kvq_kivi_nb_l(shape) - 1], scale[0 .. ng - 1], zero[0 .. ng - 1];
+        loop variant ng - g;
+    */
     for (g = 0; g < ng; g++) {
-        kvq_status st = kvq_kivi_quantize_group(codes + kvq_kivi_group_code_offset(shape, g),
-                                                &scale[g], &zero[g], &f,
-                                                x + kvq_kivi_group_base(shape, g), stride,
-                                                shape->group, shape->bits, shape->meta, pol);
-        if (st != KVQ_OK) return st;     /* unreachable: the pre-pass caught it */
+        kvq_status st;
+        //@ assert elems: \forall integer i; 0 <= i < shape->group ==> 0 <= kvq_kivi_at_l(shape, g, i) < n;
+        //@ assert block: (g + 1) * kvq_kivi_gb_l(shape) <= kvq_kivi_nb_l(shape);
+        //@ assert earlier: \forall integer g2; 0 <= g2 < g ==> (g2 + 1) * kvq_kivi_gb_l(shape) <= g * kvq_kivi_gb_l(shape);
+        st = kvq_kivi_quantize_group(codes + kvq_kivi_group_code_offset(shape, g),
+                                     &scale[g], &zero[g], &f,
+                                     x + kvq_kivi_group_base(shape, g), stride,
+                                     shape->group, shape->bits, shape->meta, pol);
+        /* unreachable: the pre-pass computed the same group's minimum,
+         * maximum and metadata from the same values [TR-GOAL-KIVI-PREPASS] */
+        //@ assert pre_pass: st == KVQ_OK;
+        if (st != KVQ_OK) return st;
+        /*@ assert x_pre: \let gg = g; \forall integer i; 0 <= i < shape->group ==>
+              x[kvq_kivi_at_l(shape, gg, i)] == \at(x[kvq_kivi_at_l(shape, gg, i)], Pre);
+        */
     }
     if (flags != NULL) *flags = f;
     return KVQ_OK;
@@ -339,6 +653,12 @@ kvq_status kvq_kivi_quantize(uint8_t *codes, float *scale, float *zero, uint32_t
 
 /* Stored metadata is well formed: finite, scale 0 or a normal value of the
  * storage format, and representable in it [KIVI-D-02]. */
+/*@ requires args: meta == KVQ_META_F32 || meta == KVQ_META_F16;
+    assigns \nothing;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM;
+    ensures nonfinite: \result == KVQ_E_NONFINITE <==> !\is_finite(s) || !\is_finite(z);
+    ensures ok: \result == KVQ_OK ==> \is_finite(s) && \is_finite(z) && kvq_scale_form(s, meta);
+*/
 static kvq_status meta_ok(float s, float z, uint32_t meta)
 {
     int ov;
@@ -354,6 +674,55 @@ static kvq_status meta_ok(float s, float z, uint32_t meta)
     return KVQ_OK;
 }
 
+/* [KIVI-D-01..03]: the statuses in the order of [KIVI-D-03], nothing written
+ * on an error, and on success every element RN32(c*s + z) of its code and its
+ * group's scale and zero, saturated to +-FLT_MAX (kvq_kivi_deq_l). */
+/*@ requires shape_read: shape == \null || \valid_read(shape);
+    requires policy_read: pol == \null || \valid_read(pol);
+    requires buffers: kvq_kivi_args_l(shape, pol) && kvq_kivi_ext_l(shape) ==>
+        (y != \null ==> \valid(y + (0 .. kvq_kivi_n_l(shape) - 1))) &&
+        (codes != \null ==> \valid_read(codes + (0 .. kvq_kivi_nb_l(shape) - 1))) &&
+        (scale != \null ==> \valid_read(scale + (0 .. kvq_kivi_ng_l(shape) - 1))) &&
+        (zero != \null ==> \valid_read(zero + (0 .. kvq_kivi_ng_l(shape) - 1))) &&
+        (flags != \null ==> \valid(flags));
+    requires separated: kvq_kivi_args_l(shape, pol) && kvq_kivi_ext_l(shape) ==>
+        \separated(y + (0 .. kvq_kivi_n_l(shape) - 1), flags,
+                   codes + (0 .. kvq_kivi_nb_l(shape) - 1), scale + (0 .. kvq_kivi_ng_l(shape) - 1),
+                   zero + (0 .. kvq_kivi_ng_l(shape) - 1), shape, pol) &&
+        \separated(flags, codes + (0 .. kvq_kivi_nb_l(shape) - 1),
+                   scale + (0 .. kvq_kivi_ng_l(shape) - 1), zero + (0 .. kvq_kivi_ng_l(shape) - 1),
+                   shape, pol);
+    behavior bad_param:                                                   // [KIVI-D-03]
+      assumes y == \null || codes == \null || scale == \null || zero == \null ||
+              !kvq_kivi_args_l(shape, pol);
+      assigns \nothing;
+      ensures status: \result == KVQ_E_PARAM;
+    behavior bad_extent:                                                  // [KIVI-L-02]
+      assumes y != \null && codes != \null && scale != \null && zero != \null &&
+              kvq_kivi_args_l(shape, pol) && !kvq_kivi_ext_l(shape);
+      assigns \nothing;
+      ensures status: \result == KVQ_E_SHAPE;
+    behavior call:
+      assumes y != \null && codes != \null && scale != \null && zero != \null &&
+              kvq_kivi_args_l(shape, pol) && kvq_kivi_ext_l(shape);
+      assigns y[0 .. kvq_kivi_n_l(shape) - 1], *flags;
+      ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE ||
+                      \result == KVQ_E_PARAM || \result == KVQ_E_RANGE;
+      ensures nonfinite: \result == KVQ_E_NONFINITE ==>                   // [KIVI-D-02]
+        \exists integer g; 0 <= g < kvq_kivi_ng_l(shape) &&
+          (!\is_finite(scale[g]) || !\is_finite(zero[g]));
+      ensures range_policy: \result == KVQ_E_RANGE ==> pol->overflow == KVQ_OVERFLOW_NAN; // [POL-OV-02]
+      ensures nothing_on_error: \result != KVQ_OK ==>                     // [KIVI-D-03]
+        (\forall integer k; 0 <= k < kvq_kivi_n_l(shape) ==> y[k] == \old(y[k])) &&
+        (flags != \null ==> *flags == \old(*flags));
+      ensures value: \result == KVQ_OK ==>                                // [KIVI-D-01]
+        \forall integer g, i; 0 <= g < kvq_kivi_ng_l(shape) && 0 <= i < shape->group ==>
+          y[kvq_kivi_at_l(shape, g, i)] ==
+            kvq_kivi_deq_l(kvq_code_l{Pre}(codes + g * kvq_kivi_gb_l(shape), i, shape->bits),
+                           \old(scale[g]), \old(zero[g]));
+    complete behaviors;
+    disjoint behaviors;
+*/
 kvq_status kvq_kivi_dequantize(float *y, uint32_t *flags,
                                const uint8_t *codes, const float *scale, const float *zero,
                                const kvq_kivi_shape *shape, const kvq_policy *pol)
@@ -366,28 +735,73 @@ kvq_status kvq_kivi_dequantize(float *y, uint32_t *flags,
     if (!kvq_kivi_shape_ok(shape)) return KVQ_E_SHAPE;
     ng = kvq_kivi_groups(shape);
     G = shape->group;
+    /*@ loop invariant g_range: 0 <= g <= ng;
+        loop invariant meta: \forall integer g2; 0 <= g2 < g ==>
+            \is_finite(scale[g2]) && \is_finite(zero[g2]);
+        loop assigns g;
+        loop variant ng - g;
+    */
     for (g = 0; g < ng; g++) {
         kvq_status st = meta_ok(scale[g], zero[g], shape->meta);
         if (st != KVQ_OK) return st;
     }
     if (pol->overflow == KVQ_OVERFLOW_NAN) {
+        /*@ loop invariant g_range: 0 <= g <= ng;
+            loop assigns g;
+            loop variant ng - g;
+        */
         for (g = 0; g < ng; g++) {       /* fail before writing [POL-OV-02] */
             const uint8_t *grp = codes + kvq_kivi_group_code_offset(shape, g);
+            //@ assert block: (g + 1) * kvq_kivi_gb_l(shape) <= kvq_kivi_nb_l(shape);
+            /*@ loop invariant i_range: 0 <= i <= G;
+                loop assigns i;
+                loop variant G - i;
+            */
             for (uint32_t i = 0; i < G; i++) {
                 float c = (float)kvq_unpack_code(grp, i, shape->bits);
                 if (isinf(fmaf(c, scale[g], zero[g]))) return KVQ_E_RANGE;
             }
         }
     }
+    /*@ loop invariant g_range: 0 <= g <= ng;
+        loop invariant done: \forall integer g2, i2; 0 <= g2 < g && 0 <= i2 < G ==>
+            y[kvq_kivi_at_l(shape, g2, i2)] ==
+              kvq_kivi_deq_l(kvq_code_l{Pre}(codes + g2 * kvq_kivi_gb_l(shape), i2, shape->bits),
+                             \at(scale[g2], Pre), \at(zero[g2], Pre));
+        loop assigns g, f, y[0 .. kvq_kivi_n_l(shape) - 1];
+        loop variant ng - g;
+    */
     for (g = 0; g < ng; g++) {
         const uint8_t *grp = codes + kvq_kivi_group_code_offset(shape, g);
+        //@ assert block: (g + 1) * kvq_kivi_gb_l(shape) <= kvq_kivi_nb_l(shape);
+        /*@ loop invariant i_range: 0 <= i <= G;
+            loop invariant done: \forall integer g2, i2; 0 <= g2 < g && 0 <= i2 < G ==>
+                y[kvq_kivi_at_l(shape, g2, i2)] ==
+                  kvq_kivi_deq_l(kvq_code_l{Pre}(codes + g2 * kvq_kivi_gb_l(shape), i2, shape->bits),
+                                 \at(scale[g2], Pre), \at(zero[g2], Pre));
+            loop invariant row: \let gg = g; \forall integer i2; 0 <= i2 < i ==>
+                y[kvq_kivi_at_l(shape, gg, i2)] ==
+                  kvq_kivi_deq_l(kvq_code_l{Pre}(codes + gg * kvq_kivi_gb_l(shape), i2, shape->bits),
+                                 \at(scale[gg], Pre), \at(zero[gg], Pre));
+            loop assigns i, f, y[0 .. kvq_kivi_n_l(shape) - 1];
+            loop variant G - i;
+        */
         for (uint32_t i = 0; i < G; i++) {
             float c = (float)kvq_unpack_code(grp, i, shape->bits);
             float r = fmaf(c, scale[g], zero[g]); /* one rounding [KIVI-D-01] */
+            //@ assert c_exact: c == kvq_code_l(grp, i, shape->bits);
+            //@ assert code_pre: kvq_code_l(grp, i, shape->bits) == kvq_code_l{Pre}(grp, i, shape->bits);
+            //@ assert meta_pre: \let gg = g; scale[gg] == \at(scale[gg], Pre) && zero[gg] == \at(zero[gg], Pre);
             if (isinf(r)) {
                 r = copysignf(KVQ_F32_MAX, r);
                 f |= KVQ_FLAG_SATURATED;
             }
+            //@ assert r_value: r == kvq_kivi_deq_l(c, scale[g], zero[g]);
+            //@ assert at_range: 0 <= kvq_kivi_at_l(shape, g, i) < kvq_kivi_n_l(shape);
+            /*@ assert fresh: \forall integer g2, i2;
+                    (0 <= g2 < g && 0 <= i2 < G) || (g2 == g && 0 <= i2 < i) ==>
+                    kvq_kivi_at_l(shape, g2, i2) != kvq_kivi_at_l(shape, g, i);
+            */
             y[kvq_kivi_elem_index(shape, g, i)] = r;
         }
     }

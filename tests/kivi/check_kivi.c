@@ -494,7 +494,7 @@ START_TEST(special_endpoints)
 }
 END_TEST
 
-/* SPEC: [KIVI-Q-01] [KIVI-Q-04] [KIVI-Q-05] [KIVI-Q-08] [KIVI-L-03] [API-FLAGS-01]
+/* SPEC: [KIVI-Q-01] [KIVI-Q-04] [KIVI-Q-05] [KIVI-Q-08] [KIVI-L-03] [API-FLAGS-01] [TR-GOAL-KIVI-VALUE]
  * The one-group core, called with the layout's base and stride on a
  * multi-group tensor, gives the exact path's codes, metadata and flags; it
  * OR-s into *flags rather than overwriting it. */
@@ -895,7 +895,7 @@ END_TEST
 /* overflow_saturation                                                       */
 /* ========================================================================= */
 
-/* SPEC: [POL-OV-01] [POL-OV-02] [KIVI-Q-02] [KIVI-Q-04] [API-FLAGS-01]
+/* SPEC: [POL-OV-01] [POL-OV-02] [KIVI-Q-02] [KIVI-Q-04] [API-FLAGS-01] [TR-GOAL-KIVI-PREPASS]
  * A range that overflows binary32 (max - min > FLT_MAX) saturates under the
  * default policy (SATURATED, results as the exact path's) and fails with
  * KVQ_E_RANGE under the NaN policy -- with every output, flags included,
@@ -1204,7 +1204,7 @@ END_TEST
 /* grouping                                                                  */
 /* ========================================================================= */
 
-/* SPEC: [KIVI-L-01] [KIVI-L-03]
+/* SPEC: [KIVI-L-01] [KIVI-L-03] [TR-GOAL-KIVI-LAYOUT]
  * The layout's maps against the definition, for both groupings and several
  * shapes: per channel g = tb*D + c holds tokens tb*G.. of channel c; per token
  * g = t*(D/G) + cb holds channels cb*G..; every element belongs to exactly one
@@ -1389,7 +1389,7 @@ static void check_round_f16(float v)
                       (double)v, bits32(v), (double)fr, bits32(fr), (double)xr, bits32(xr));
 }
 
-/* SPEC: [POL-F16-01] [POL-F16-02] [KIVI-M-02]
+/* SPEC: [POL-F16-01] [POL-F16-02] [KIVI-M-02] [TR-GOAL-F16-RN]
  * kvq_round_f16 (the pinned RN16) against the exact path on every 1021st
  * binary32 encoding (all signs, binades and low bits), and exhaustively around
  * every binary16 midpoint (the midpoint and +-1, +-2 ulp32 of it), the overflow
@@ -2137,7 +2137,7 @@ START_TEST(bad_status_texts)
 }
 END_TEST
 
-/* SPEC: [POL-01] [API-STATUS-01] [POL-TIE-01] [POL-OV-01] [POL-SN-01]
+/* SPEC: [POL-01] [API-STATUS-01] [POL-TIE-01] [POL-OV-01] [POL-SN-01] [TR-POLICY-CHECK]
  * kvq_policy_check: the default and all eight defined combinations pass; NULL
  * and any undefined field value are KVQ_E_PARAM. */
 START_TEST(bad_policy_check)
