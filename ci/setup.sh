@@ -24,6 +24,7 @@ set -euo pipefail
 #                                  runtimes ship in libclang-rt-14-dev
 #   parallel                       make test: the GNU parallel recipe of sharded
 #                                  verification (ci/recipes/parallel-verify.sh)
+#   (pip) nvidia-cutlass 4.2.0.0   CUTLASS/CuTe headers (below, not apt)
 #   slurm-wlm munge                make test-slurm: Slurm (slurmctld, slurmd, sbatch,
 #                                  scontrol) and its credential daemon, for the
 #                                  job-array recipe (ci/recipes/slurm-*.sbatch);
@@ -70,6 +71,22 @@ else
     say "installed: ${missing[*]}"
 fi
 
+# CUTLASS/CuTe C++ headers for the Hopper kernels built on CuTe (gpu/sage/wgmma_probe.cu):
+# the PyPI wheel nvidia-cutlass at a pinned version, without its Python dependencies
+# (only the headers in cutlass_library/source/include are used; the Makefile finds them
+# through the same python3, or CUTLASS_INC=DIR).  A wheel file given in KVQ_CUTLASS_WHEEL
+# (a machine without network) is installed instead of the index's.
+CUTLASS_PIN=4.2.0.0
+cutlass_inc() {
+    python3 -c 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); print(os.path.join(os.path.dirname(s.origin), "source", "include") if s and s.origin else "")' 2>/dev/null || true
+}
+have=$(python3 -m pip show nvidia-cutlass 2>/dev/null | awk '/^Version:/{print $2}' || true)
+if [ "$have" != "$CUTLASS_PIN" ]; then
+    say "installing nvidia-cutlass==$CUTLASS_PIN (have: ${have:-none})"
+    python3 -m pip install -q --no-deps "${KVQ_CUTLASS_WHEEL:-nvidia-cutlass==$CUTLASS_PIN}" ||
+        { say "error: pip install nvidia-cutlass==$CUTLASS_PIN failed" >&2; exit 1; }
+fi
+
 # Report the tools the build uses (a missing one is an error).
 status=0
 for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4 gappa coqc parallel slurmctld slurmd sbatch munged; do
@@ -78,6 +95,10 @@ for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4 gappa coqc 
         status=1
     fi
 done
+inc=$(cutlass_inc)
+if [ -z "$inc" ] || [ ! -f "$inc/cute/tensor.hpp" ] || [ ! -f "$inc/cutlass/version.h" ]; then
+    say "error: nvidia-cutlass installed but its headers (cutlass_library/source/include) not found" >&2; status=1
+fi
 if ! pkg-config --exists check; then say "error: pkg-config does not find check" >&2; status=1; fi
 if command -v coqc >/dev/null 2>&1; then
     for lib in Flocq Interval Coquelicot; do
@@ -96,6 +117,7 @@ if [ "$status" -eq 0 ]; then
     say "$(slurmctld -V), $(munged --version 2>&1 | awk '{print $1; exit}'), $(parallel --version | head -n1)"
     say "libFuzzer: $fuzzer_rt"
     say "$(gappa --version 2>&1 | head -n1)"
+    say "nvidia-cutlass $CUTLASS_PIN: CUTLASS/CuTe headers in $inc"
     if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
         say "nvcc present (not managed here)"
     else

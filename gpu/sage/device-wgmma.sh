@@ -1,0 +1,73 @@
+#!/bin/bash
+# device-wgmma.sh -- Hopper's wgmma accumulator through CuTe in one device call, within
+# 180 s including the build: builds ONLY build/gpu/kvq_sage_wgmma_probe (no MPFR; the
+# CUTLASS/CuTe headers unpacked from the carried wheel nvidia_cutlass-4.2.0.0, found as
+# build/deps/*.whl, anywhere under .devcarry/, or $CUTLASS_WHEEL; or the Python package
+# cutlass_library if installed), runs it (FP8 E4M3/E5M2 -> f32 against kvq's accumulator
+# models, INT8 -> s32 against the exact sum; every output judged on the device) and
+# writes under $OUT: wgmma-probe.txt (the full report), wgmma-probe.json, summary.txt
+# (which model matches, mismatch counts, one line a path), wgmma-plant.txt (a run with a
+# planted bug, --plant: every path must FAIL) and build.log.
+# usage: gpu/sage/device-wgmma.sh [OUTPUTS]   (outputs a path and distribution, default
+#        262144; env OUT, KVQ_COMMIT)
+set -u
+T0=$(date +%s)
+OUT=${OUT:-/tmp/kvq-wgmma-out}
+COMMIT=${KVQ_COMMIT:-unknown}
+OUTPUTS=${1:-262144}
+mkdir -p "$OUT"
+WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
+say() { echo "device-wgmma: $*" | tee -a "$OUT/summary.txt"; }
+dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
+say "device $dev, commit $COMMIT, nvcc $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*')"
+
+inc=${CUTLASS_INC:-}
+if [ -z "$inc" ]; then
+    whl=${CUTLASS_WHEEL:-}
+    [ -n "$whl" ] && [ -f "$whl" ] || whl=$(find -L build/deps .devcarry . -maxdepth 6 -name "$WHL_NAME" -print -quit 2>/dev/null)
+    if [ -n "$whl" ] && [ -f "$whl" ]; then
+        mkdir -p build/deps/cutlass
+        python3 - "$whl" build/deps/cutlass <<'EOF' || unzip -q -o "$whl" 'cutlass_library/source/include/*' -d build/deps/cutlass
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("cutlass_library/source/include/")])
+EOF
+        inc=$PWD/build/deps/cutlass/cutlass_library/source/include
+        say "CUTLASS headers from $whl"
+    else
+        inc=$(python3 -c 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); print(os.path.join(os.path.dirname(s.origin), "source", "include") if s else "")' 2>/dev/null)
+        [ -n "$inc" ] && say "CUTLASS headers from the installed cutlass_library"
+    fi
+fi
+if [ -z "$inc" ] || [ ! -f "$inc/cute/tensor.hpp" ]; then
+    say "error: no CUTLASS/CuTe headers (no $WHL_NAME under build/deps or .devcarry, no cutlass_library)"
+    exit 2
+fi
+if ! make -j16 CUTLASS_INC="$inc" build/gpu/kvq_sage_wgmma_probe > "$OUT/build.log" 2>&1; then
+    say "error: the build failed (build.log)"
+    tail -20 "$OUT/build.log"
+    exit 2
+fi
+say "built in $(( $(date +%s) - T0 )) s"
+# the planted bug first (one output bit flipped a distribution): every path must FAIL
+{ stdbuf -oL timeout 30 build/gpu/kvq_sage_wgmma_probe --outputs 16384 --plant --commit "$COMMIT"
+  echo "kvq_sage_wgmma_probe --plant exit $?"; } > "$OUT/wgmma-plant.txt" 2>&1
+np=$(grep -cE "^[a-z0-9]+ m64n[^:]*: (PASS|FAILED)" "$OUT/wgmma-plant.txt")
+nf=$(grep -cE "^[a-z0-9]+ m64n[^:]*: FAILED \(" "$OUT/wgmma-plant.txt")
+if grep -q "plant exit 1$" "$OUT/wgmma-plant.txt" && [ "$np" -gt 0 ] && [ "$nf" -eq "$np" ]; then
+    say "planted bug: all $nf paths FAILED, as they must"
+else
+    say "error: planted bug: $nf of $np paths FAILED ($(tail -1 "$OUT/wgmma-plant.txt")): the judge is blind"
+    plant_bad=1
+fi
+left=$(( 170 - ($(date +%s) - T0) ))
+[ "$left" -gt 10 ] || left=10
+{ stdbuf -oL timeout "$left" build/gpu/kvq_sage_wgmma_probe --outputs "$OUTPUTS" --commit "$COMMIT" \
+      --json "$OUT/wgmma-probe.json"
+  echo "kvq_sage_wgmma_probe exit $?"; } > "$OUT/wgmma-probe.txt" 2>&1
+rc=0
+grep -q "exit 0$" "$OUT/wgmma-probe.txt" || rc=1
+[ "${plant_bad:-0}" -eq 0 ] || rc=1
+grep -E "^# wgmma-probe|: (PASS|FAILED)|: best model|exit [0-9]+$|SKIPPED" "$OUT/wgmma-probe.txt" >> "$OUT/summary.txt"
+say "finished in $(( $(date +%s) - T0 )) s, exit $rc"
+exit $rc
