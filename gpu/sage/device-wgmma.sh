@@ -1,13 +1,17 @@
 #!/bin/bash
-# device-wgmma.sh -- Hopper's wgmma accumulator through CuTe in one device call, within
-# 180 s including the build: builds ONLY build/gpu/kvq_sage_wgmma_probe (no MPFR; the
-# CUTLASS/CuTe headers unpacked from the carried wheel nvidia_cutlass-4.2.0.0, found as
-# build/deps/*.whl, anywhere under .devcarry/, or $CUTLASS_WHEEL; or the Python package
-# cutlass_library if installed), runs it (FP8 E4M3/E5M2 -> f32 against kvq's accumulator
-# models, INT8 -> s32 against the exact sum; every output judged on the device) and
-# writes under $OUT: wgmma-probe.txt (the full report), wgmma-probe.json, summary.txt
-# (which model matches, mismatch counts, one line a path), wgmma-plant.txt (a run with a
-# planted bug, --plant: every path must FAIL) and build.log.
+# device-wgmma.sh -- Hopper's wgmma through CuTe in one device call, within 180 s
+# including the build: builds ONLY build/gpu/kvq_sage_wgmma_probe and
+# build/gpu/kvq_sage_qk_test (no MPFR; the CUTLASS/CuTe headers unpacked from the carried
+# wheel nvidia_cutlass-4.2.0.0, found as build/deps/*.whl, anywhere under .devcarry/, or
+# $CUTLASS_WHEEL; or the Python package cutlass_library if installed), then runs
+#   - the probe with a planted bug (--plant: every path must FAIL),
+#   - the QK stage test (the CuTe TMA + INT8 wgmma QK against the current QK loop and the
+#     host, bit for bit, and the two timed side by side) and its planted bug (must FAIL),
+#   - the probe (FP8 E4M3/E5M2 -> f32 against kvq's accumulator models, INT8 -> s32
+#     against the exact sum; every output judged on the device) in the time left,
+# and writes under $OUT: summary.txt (which model matches, mismatch counts, one line a
+# path; the QK verdicts and speed ratio), wgmma-probe.txt (the full report),
+# wgmma-probe.json, wgmma-plant.txt, qk-test.txt and build.log.
 # usage: gpu/sage/device-wgmma.sh [OUTPUTS]   (outputs a path and distribution, default
 #        262144; env OUT, KVQ_COMMIT)
 set -u
@@ -43,7 +47,7 @@ if [ -z "$inc" ] || [ ! -f "$inc/cute/tensor.hpp" ]; then
     say "error: no CUTLASS/CuTe headers (no $WHL_NAME under build/deps or .devcarry, no cutlass_library)"
     exit 2
 fi
-if ! make -j16 CUTLASS_INC="$inc" build/gpu/kvq_sage_wgmma_probe > "$OUT/build.log" 2>&1; then
+if ! make -j16 CUTLASS_INC="$inc" build/gpu/kvq_sage_wgmma_probe build/gpu/kvq_sage_qk_test > "$OUT/build.log" 2>&1; then
     say "error: the build failed (build.log)"
     tail -20 "$OUT/build.log"
     exit 2
@@ -60,6 +64,13 @@ else
     say "error: planted bug: $nf of $np paths FAILED ($(tail -1 "$OUT/wgmma-plant.txt")): the judge is blind"
     plant_bad=1
 fi
+# the QK stage: the check and the timing, then the planted bug (must FAIL the check)
+{ stdbuf -oL timeout 40 build/gpu/kvq_sage_qk_test --commit "$COMMIT"; echo "kvq_sage_qk_test exit $?"
+  stdbuf -oL timeout 20 build/gpu/kvq_sage_qk_test --plant --commit "$COMMIT"; echo "kvq_sage_qk_test --plant exit $?"
+} > "$OUT/qk-test.txt" 2>&1
+grep -E "^qk-test|exit [0-9]+$" "$OUT/qk-test.txt" >> "$OUT/summary.txt"
+grep -q "^kvq_sage_qk_test exit 0$" "$OUT/qk-test.txt" || qk_bad=1
+grep -q "^kvq_sage_qk_test --plant exit 0$" "$OUT/qk-test.txt" || qk_bad=1
 left=$(( 170 - ($(date +%s) - T0) ))
 [ "$left" -gt 10 ] || left=10
 { stdbuf -oL timeout "$left" build/gpu/kvq_sage_wgmma_probe --outputs "$OUTPUTS" --commit "$COMMIT" \
@@ -68,6 +79,7 @@ left=$(( 170 - ($(date +%s) - T0) ))
 rc=0
 grep -q "exit 0$" "$OUT/wgmma-probe.txt" || rc=1
 [ "${plant_bad:-0}" -eq 0 ] || rc=1
+[ "${qk_bad:-0}" -eq 0 ] || rc=1
 grep -E "^# wgmma-probe|: (PASS|FAILED)|: best model|exit [0-9]+$|SKIPPED" "$OUT/wgmma-probe.txt" >> "$OUT/summary.txt"
 say "finished in $(( $(date +%s) - T0 )) s, exit $rc"
 exit $rc
