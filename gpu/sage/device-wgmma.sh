@@ -65,12 +65,19 @@ else
     plant_bad=1
 fi
 # the QK stage: the check and the timing, then the planted bug (must FAIL the check)
-{ stdbuf -oL timeout 40 build/gpu/kvq_sage_qk_test --commit "$COMMIT"; echo "kvq_sage_qk_test exit $?"
-  stdbuf -oL timeout 20 build/gpu/kvq_sage_qk_test --plant --commit "$COMMIT"; echo "kvq_sage_qk_test --plant exit $?"
+# (the one-accumulator kernel, then --pp: two accumulators, one block's wgmma in flight
+# while the other's scores are computed)
+{ for v in "" --pp; do
+      stdbuf -oL timeout 30 build/gpu/kvq_sage_qk_test $v --commit "$COMMIT"; echo "kvq_sage_qk_test ${v:+$v }exit $?"
+      stdbuf -oL timeout 15 build/gpu/kvq_sage_qk_test $v --plant --commit "$COMMIT"
+      echo "kvq_sage_qk_test ${v:+$v }--plant exit $?"
+  done
 } > "$OUT/qk-test.txt" 2>&1
 grep -E "^qk-test|exit [0-9]+$" "$OUT/qk-test.txt" >> "$OUT/summary.txt"
-grep -q "^kvq_sage_qk_test exit 0$" "$OUT/qk-test.txt" || qk_bad=1
-grep -q "^kvq_sage_qk_test --plant exit 0$" "$OUT/qk-test.txt" || qk_bad=1
+for v in "" "--pp "; do
+    grep -q "^kvq_sage_qk_test ${v}exit 0$" "$OUT/qk-test.txt" || qk_bad=1
+    grep -q "^kvq_sage_qk_test ${v}--plant exit 0$" "$OUT/qk-test.txt" || qk_bad=1
+done
 left=$(( 170 - ($(date +%s) - T0) ))
 [ "$left" -gt 10 ] || left=10
 { stdbuf -oL timeout "$left" build/gpu/kvq_sage_wgmma_probe --outputs "$OUTPUTS" --commit "$COMMIT" \

@@ -31,7 +31,9 @@
  * median of the repetitions of each kernel and of a device-to-device copy of
  * the bytes the kernels read (codes, scales, corrections), side by side.
  *
- * usage: kvq_sage_qk_test [--plant] [--heads H] [--n N] [--reps R] [--commit TEXT]
+ * usage: kvq_sage_qk_test [--pp] [--plant] [--heads H] [--n N] [--reps R] [--commit TEXT]
+ * --pp: the cute kernel with two accumulators (block kb + 1's wgmma in flight
+ * while block kb's scores are computed) instead of one.
  * Exit status: 0 when every score matches (with --plant: when the check
  * FAILS, as it must); 1 otherwise; 2 on a usage or CUDA error; 77 without
  * an sm_90 device (SKIPPED, not a pass).
@@ -183,17 +185,22 @@ __global__ void __launch_bounds__(128) qk_loop_kernel(const qk_args a)
 
 /* ---- cute: TMA + wgmma --------------------------------------------------------- */
 
+#define KST 4u                            /* key-block stages in shared memory */
+
 using SmemQ = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<int8_t>{}, make_shape(Int<BQ>{}, Int<D>{}, Int<1>{})));
-using SmemK = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<int8_t>{}, make_shape(Int<BKV>{}, Int<D>{}, Int<2>{})));
+using SmemK = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<int8_t>{}, make_shape(Int<BKV>{}, Int<D>{}, Int<KST>{})));
 using QkMma = decltype(make_tiled_mma(SM90::GMMA::MMA_64x64x32_S32S8S8_SS_TN{}));
 
 struct qk_smem {
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemQ>> q;
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemK>> k;
-    alignas(8) uint64_t bar_q, bar_k[2];
+    alignas(8) uint64_t bar_q, bar_k[KST];
 };
 
-template <bool MAX, bool PLANT, class TmaQ, class TmaK>
+/* PP: two accumulators, block kb + 1's wgmma in flight while block kb's
+ * scores are computed; otherwise one, each block's wgmma waited for before
+ * its scores.  PLANT: the last k block left out (a planted bug). */
+template <bool MAX, bool PLANT, bool PP, class TmaQ, class TmaK>
 __global__ void __launch_bounds__(128) qk_cute_kernel(const qk_args a, CUTLASS_GRID_CONSTANT TmaQ const tma_q,
                                                       CUTLASS_GRID_CONSTANT TmaK const tma_k, uint32_t heads)
 {
@@ -214,15 +221,14 @@ __global__ void __launch_bounds__(128) qk_cute_kernel(const qk_args a, CUTLASS_G
     const uint32_t nb = (nk + BKV - 1u) / BKV;
     if (tid == 0u) {
         Bar::init(&sm.bar_q, 1);
-        Bar::init(&sm.bar_k[0], 1);
-        Bar::init(&sm.bar_k[1], 1);
+        for (uint32_t st = 0; st < KST; st++) Bar::init(&sm.bar_k[st], 1);
         cutlass::arch::fence_barrier_init();
     }
     __syncthreads();
     if (tid == 0u) {
         Bar::arrive_and_expect_tx(&sm.bar_q, q_bytes);
         copy(tma_q.with(sm.bar_q), tQg(_, blockIdx.x), tQs(_, 0));
-        for (uint32_t st = 0; st < 2u && st < nb; st++) {
+        for (uint32_t st = 0; st < KST && st < nb; st++) {
             Bar::arrive_and_expect_tx(&sm.bar_k[st], k_bytes);
             copy(tma_k.with(sm.bar_k[st]), tKg(_, st), tKs(_, st));
         }
@@ -230,10 +236,11 @@ __global__ void __launch_bounds__(128) qk_cute_kernel(const qk_args a, CUTLASS_G
     QkMma mma;
     ThrMMA thr = mma.get_slice(tid);
     Tensor tCrA = thr.make_fragment_A(thr.partition_A(sQ));   /* (MMA, 1, 4, 1) descriptors */
-    Tensor tCrB = thr.make_fragment_B(thr.partition_B(sK));   /* (MMA, 1, 4, 2) */
+    Tensor tCrB = thr.make_fragment_B(thr.partition_B(sK));   /* (MMA, 1, 4, KST) */
     Tensor cS = make_identity_tensor(make_shape(Int<BQ>{}, Int<BKV>{}));
     Tensor tCcS = thr.partition_C(cS);
-    Tensor acc = partition_fragment_C(mma, make_shape(Int<BQ>{}, Int<BKV>{}));   /* int32 */
+    Tensor acc0 = partition_fragment_C(mma, make_shape(Int<BQ>{}, Int<BKV>{}));  /* int32 */
+    Tensor acc1 = partition_fragment_C(mma, make_shape(Int<BQ>{}, Int<BKV>{}));
     /* the thread's rows: two (16 w + l / 4 and + 8), as the fragment says */
     const uint32_t rA = q0 + (uint32_t)get<0>(tCcS(0)), rB = q0 + (uint32_t)get<0>(tCcS(2));
     const float qA = rA < nq ? a.qsc[(uint64_t)head * nq + rA] : 0.0f;
@@ -241,10 +248,10 @@ __global__ void __launch_bounds__(128) qk_cute_kernel(const qk_args a, CUTLASS_G
     const uint64_t dsh = (uint64_t)head * ((nq + BDS - 1u) / BDS);
     const float *ks = a.ksc + (uint64_t)head * nk;
     float xA = -INFINITY, xB = -INFINITY;
-    Bar::wait(&sm.bar_q, 0);
-    for (uint32_t kb = 0; kb < nb; kb++) {
-        const uint32_t st = kb & 1u;
-        Bar::wait(&sm.bar_k[st], (kb / 2u) & 1u);
+    /* block kb's four wgmma into acc, one batch */
+    auto issue = [&](auto &acc, uint32_t kb) {
+        const uint32_t st = kb % KST;
+        Bar::wait(&sm.bar_k[st], (kb / KST) & 1u);
         mma.accumulate_ = GMMA::ScaleOut::Zero;
         warpgroup_fence_operand(acc);
         warpgroup_arrive();
@@ -254,12 +261,15 @@ __global__ void __launch_bounds__(128) qk_cute_kernel(const qk_args a, CUTLASS_G
             mma.accumulate_ = GMMA::ScaleOut::One;
         }
         warpgroup_commit_batch();
-        warpgroup_wait<0>();
+    };
+    /* block kb's wgmma done (the caller waited): its stage refilled with block
+     * kb + KST, then its scores */
+    auto consume = [&](auto &acc, uint32_t kb) {
         warpgroup_fence_operand(acc);
-        __syncthreads();                                      /* every thread's wgmma has read stage st */
-        if (tid == 0u && kb + 2u < nb) {
-            Bar::arrive_and_expect_tx(&sm.bar_k[st], k_bytes);
-            copy(tma_k.with(sm.bar_k[st]), tKg(_, kb + 2u), tKs(_, st));
+        __syncthreads();                                      /* every warp's part has read the stage */
+        if (tid == 0u && kb + KST < nb) {
+            Bar::arrive_and_expect_tx(&sm.bar_k[kb % KST], k_bytes);
+            copy(tma_k.with(sm.bar_k[kb % KST]), tKg(_, kb + KST), tKs(_, kb % KST));
         }
         CUTE_UNROLL
         for (int i = 0; i < size(acc); i++) {
@@ -271,6 +281,38 @@ __global__ void __launch_bounds__(128) qk_cute_kernel(const qk_args a, CUTLASS_G
                 if (hi) xB = fmaxf(xB, v);
                 else xA = fmaxf(xA, v);
             } else a.s[((uint64_t)head * nq + row) * nk + j] = v;
+        }
+    };
+    clear(acc0);                                              /* defined before the first wgmma */
+    clear(acc1);
+    Bar::wait(&sm.bar_q, 0);
+    if (!PP) {
+        for (uint32_t kb = 0; kb < nb; kb++) {
+            issue(acc0, kb);
+            warpgroup_wait<0>();
+            consume(acc0, kb);
+        }
+    } else {
+        /* steady state without branches around the waits: blocks kb, kb + 1, kb + 2 exist */
+        uint32_t kb = 0;
+        issue(acc0, 0u);
+        for (; kb + 2u < nb; kb += 2u) {
+            issue(acc1, kb + 1u);
+            warpgroup_wait<1>();                              /* block kb's batch done */
+            consume(acc0, kb);
+            issue(acc0, kb + 2u);
+            warpgroup_wait<1>();
+            consume(acc1, kb + 1u);
+        }
+        if (kb + 1u < nb) {
+            issue(acc1, kb + 1u);
+            warpgroup_wait<1>();
+            consume(acc0, kb);
+            warpgroup_wait<0>();
+            consume(acc1, kb + 1u);
+        } else {
+            warpgroup_wait<0>();
+            consume(acc0, kb);
         }
     }
     if (MAX) {
@@ -298,7 +340,7 @@ using TmaKT = decltype(make_tma_copy(SM90_TMA_LOAD{},
                                                  make_shape(1, (int)D, 1), make_stride((int)D, _1{}, 1)),
                                      SmemK{}(_, _, 0)));
 
-static void run_cute(const qk_args &a, uint32_t heads, bool max, bool plant)
+static void run_cute(const qk_args &a, uint32_t heads, bool max, bool plant, bool pp)
 {
     Tensor gQ = make_tensor(make_gmem_ptr(a.q), make_shape((int)a.nq, (int)D, (int)heads),
                             make_stride((int)D, _1{}, (int)(a.nq * D)));
@@ -312,9 +354,15 @@ static void run_cute(const qk_args &a, uint32_t heads, bool max, bool plant)
         CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         kern<<<grid, 128, smem>>>(a, tq, tk, heads);
     };
-    if (max) launch(qk_cute_kernel<true, false, TmaQT, TmaKT>);
-    else if (plant) launch(qk_cute_kernel<false, true, TmaQT, TmaKT>);
-    else launch(qk_cute_kernel<false, false, TmaQT, TmaKT>);
+    if (pp) {
+        if (max) launch(qk_cute_kernel<true, false, true, TmaQT, TmaKT>);
+        else if (plant) launch(qk_cute_kernel<false, true, true, TmaQT, TmaKT>);
+        else launch(qk_cute_kernel<false, false, true, TmaQT, TmaKT>);
+    } else {
+        if (max) launch(qk_cute_kernel<true, false, false, TmaQT, TmaKT>);
+        else if (plant) launch(qk_cute_kernel<false, true, false, TmaQT, TmaKT>);
+        else launch(qk_cute_kernel<false, false, false, TmaQT, TmaKT>);
+    }
     CK(cudaGetLastError());
 }
 
@@ -435,18 +483,19 @@ static float median_ms(std::vector<float> v)
 
 int main(int argc, char **argv)
 {
-    int plant = 0;
+    int plant = 0, pp = 0;
     uint32_t heads = 8u, n = 8192u, reps = 15u;
     const char *commit = "unknown";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--plant")) plant = 1;
+        else if (!strcmp(argv[i], "--pp")) pp = 1;
         else if (!strcmp(argv[i], "--heads") && i + 1 < argc) heads = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--n") && i + 1 < argc) n = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
         else {
             fprintf(stderr, "qk-test: argument %d (%s): not understood\n"
-                            "usage: kvq_sage_qk_test [--plant] [--heads H] [--n N] [--reps R] [--commit TEXT]\n",
+                            "usage: kvq_sage_qk_test [--pp] [--plant] [--heads H] [--n N] [--reps R] [--commit TEXT]\n",
                     i, argv[i]);
             return 2;
         }
@@ -467,8 +516,9 @@ int main(int argc, char **argv)
         printf("qk-test: SKIPPED (%s is sm_%d%d; the kernels are sm_90a)\n", prop.name, prop.major, prop.minor);
         return 77;
     }
-    printf("# qk-test%s: device %s, commit %s, CUTLASS %d.%d.%d\n", plant ? " --plant (must FAIL)" : "", prop.name,
-           commit, CUTLASS_MAJOR, CUTLASS_MINOR, CUTLASS_PATCH);
+    const char *cname = pp ? "cute-pp" : "cute";
+    printf("# qk-test%s%s: device %s, commit %s, CUTLASS %d.%d.%d\n", pp ? " --pp" : "",
+           plant ? " --plant (must FAIL)" : "", prop.name, commit, CUTLASS_MAJOR, CUTLASS_MINOR, CUTLASS_PATCH);
     /* the check: partial blocks in both directions, uniform and extreme codes */
     const uint32_t shapes[][4] = {{2u, 200u, 333u, 0u}, {1u, 64u, 64u, 1u}, {3u, 130u, 1000u, 1u}, {1u, 1u, 65u, 0u}};
     uint64_t bad_loop = 0, bad_cute = 0;
@@ -490,10 +540,10 @@ int main(int argc, char **argv)
         }
         CK(cudaMemset(d.a.s, 0xFF, (size_t)c.heads * c.nq * c.nk * 4u));  /* NaN: an unwritten score differs */
         CK(cudaMemset(d.a.rmax, 0xFF, (size_t)c.heads * c.nq * 4u));
-        run_cute(d.a, c.heads, false, plant);
-        run_cute(d.a, c.heads, true, false);
+        run_cute(d.a, c.heads, false, plant, pp);
+        run_cute(d.a, c.heads, true, false, pp);
         CK(cudaDeviceSynchronize());
-        bad_cute += judge(c, d, plant ? "cute-planted" : "cute", what);
+        bad_cute += judge(c, d, plant ? (pp ? "cute-pp-planted" : "cute-planted") : cname, what);
         release(d);
     }
     if (plant) {
@@ -503,7 +553,7 @@ int main(int argc, char **argv)
                (unsigned long long)bad_cute);
         return failed ? 0 : 1;
     }
-    printf("qk-test check: loop %s, cute %s\n", bad_loop ? "FAILED" : "PASS", bad_cute ? "FAILED" : "PASS");
+    printf("qk-test check: loop %s, %s %s\n", bad_loop ? "FAILED" : "PASS", cname, bad_cute ? "FAILED" : "PASS");
     /* the timing: row maxima, N x N a head, side by side with a copy of the inputs */
     host_case c;
     c.heads = heads, c.nq = n, c.nk = n, c.extremes = 0u;
@@ -529,7 +579,7 @@ int main(int argc, char **argv)
         if (r) tl.push_back(ms);
         if (r == reps) CK(cudaMemcpy(m_loop.data(), d.a.rmax, m_loop.size() * 4u, cudaMemcpyDeviceToHost));
         CK(cudaEventRecord(e0));
-        run_cute(d.a, heads, true, false);
+        run_cute(d.a, heads, true, false, pp);
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -548,10 +598,10 @@ int main(int argc, char **argv)
     const double ml = median_ms(tl), mc = median_ms(tc), mcp = median_ms(tcp);
     const double tops = 2.0 * heads * (double)n * n * D / 1e12;
     printf("qk-test timing: %u heads, nq = nk = %u, d = 128, row maxima; medians of %u: loop %.3f ms (%.1f TOPS), "
-           "cute %.3f ms (%.1f TOPS), copy of the %zu input bytes %.3f ms; loop / cute = %.3f, loop / copy = %.2f, "
-           "cute / copy = %.2f; row maxima equal in %llu of %zu\n",
-           heads, n, reps, ml, tops / (ml * 1e-3), mc, tops / (mc * 1e-3), d.bytes_in, mcp, ml / mc, ml / mcp,
-           mc / mcp, (unsigned long long)same, m_loop.size());
+           "%s %.3f ms (%.1f TOPS), copy of the %zu input bytes %.3f ms; loop / %s = %.3f, loop / copy = %.2f, "
+           "%s / copy = %.2f; row maxima equal in %llu of %zu\n",
+           heads, n, reps, ml, tops / (ml * 1e-3), cname, mc, tops / (mc * 1e-3), d.bytes_in, mcp, cname, ml / mc,
+           ml / mcp, cname, mc / mcp, (unsigned long long)same, m_loop.size());
     release(d);
     cudaFree(cp_src), cudaFree(cp_dst);
     const int ok = bad_loop == 0u && bad_cute == 0u && same == m_loop.size();
