@@ -4,11 +4,12 @@
 # build/gpu/kvq_sage_qk_test (no MPFR; the CUTLASS/CuTe headers unpacked from the carried
 # wheel nvidia_cutlass-4.2.0.0, found as build/deps/*.whl, anywhere under .devcarry/, or
 # $CUTLASS_WHEEL; or the Python package cutlass_library if installed), then runs
-#   - the probe with a planted bug (--plant: every path must FAIL),
+#   - the probe with a planted bug (--plant: every path must FAIL), then the probe (FP8
+#     E4M3/E5M2 -> f32 against kvq's accumulator models, INT8 -> s32 against the exact
+#     sum; every output judged on the device) in the time left but 45 s,
 #   - the QK stage test (the CuTe TMA + INT8 wgmma QK against the current QK loop and the
-#     host, bit for bit, and the two timed side by side) and its planted bug (must FAIL),
-#   - the probe (FP8 E4M3/E5M2 -> f32 against kvq's accumulator models, INT8 -> s32
-#     against the exact sum; every output judged on the device) in the time left,
+#     host, bit for bit, and the two timed side by side; both forms, the one-accumulator
+#     kernel and --pp) and its planted bug (must FAIL),
 # and writes under $OUT: summary.txt (which model matches, mismatch counts, one line a
 # path; the QK verdicts and speed ratio), wgmma-probe.txt (the full report),
 # wgmma-probe.json, wgmma-plant.txt, qk-test.txt and build.log.
@@ -64,12 +65,18 @@ else
     say "error: planted bug: $nf of $np paths FAILED ($(tail -1 "$OUT/wgmma-plant.txt")): the judge is blind"
     plant_bad=1
 fi
+# the probe first (the question that decides the design), 45 s kept for the QK stage
+left=$(( 170 - 45 - ($(date +%s) - T0) ))
+[ "$left" -gt 20 ] || left=20
+{ stdbuf -oL timeout "$left" build/gpu/kvq_sage_wgmma_probe --outputs "$OUTPUTS" --commit "$COMMIT" \
+      --json "$OUT/wgmma-probe.json"
+  echo "kvq_sage_wgmma_probe exit $?"; } > "$OUT/wgmma-probe.txt" 2>&1
 # the QK stage: the check and the timing, then the planted bug (must FAIL the check)
 # (the one-accumulator kernel, then --pp: two accumulators, one block's wgmma in flight
 # while the other's scores are computed)
 { for v in "" --pp; do
-      stdbuf -oL timeout 30 build/gpu/kvq_sage_qk_test $v --commit "$COMMIT"; echo "kvq_sage_qk_test ${v:+$v }exit $?"
-      stdbuf -oL timeout 15 build/gpu/kvq_sage_qk_test $v --plant --commit "$COMMIT"
+      stdbuf -oL timeout 12 build/gpu/kvq_sage_qk_test $v --commit "$COMMIT"; echo "kvq_sage_qk_test ${v:+$v }exit $?"
+      stdbuf -oL timeout 8 build/gpu/kvq_sage_qk_test $v --plant --commit "$COMMIT"
       echo "kvq_sage_qk_test ${v:+$v }--plant exit $?"
   done
 } > "$OUT/qk-test.txt" 2>&1
@@ -78,11 +85,6 @@ for v in "" "--pp "; do
     grep -q "^kvq_sage_qk_test ${v}exit 0$" "$OUT/qk-test.txt" || qk_bad=1
     grep -q "^kvq_sage_qk_test ${v}--plant exit 0$" "$OUT/qk-test.txt" || qk_bad=1
 done
-left=$(( 170 - ($(date +%s) - T0) ))
-[ "$left" -gt 10 ] || left=10
-{ stdbuf -oL timeout "$left" build/gpu/kvq_sage_wgmma_probe --outputs "$OUTPUTS" --commit "$COMMIT" \
-      --json "$OUT/wgmma-probe.json"
-  echo "kvq_sage_wgmma_probe exit $?"; } > "$OUT/wgmma-probe.txt" 2>&1
 rc=0
 grep -q "exit 0$" "$OUT/wgmma-probe.txt" || rc=1
 [ "${plant_bad:-0}" -eq 0 ] || rc=1
