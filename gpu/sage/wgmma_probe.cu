@@ -10,7 +10,10 @@
  * (SM90_64xNx32_F32E4M3E4M3_SS_TN, ..._F32E5M2E5M2_SS_TN,
  * SM90_64xNx32_S32S8S8_SS_TN), operands in shared memory in CuTe's K-major
  * 32-byte swizzle (GMMA::Layout_K_SW32_Atom, tile_to_shape), the descriptors
- * made by CuTe (make_fragment_A/B), K = 32 nk: cute::gemm issues nk
+ * made by CuTe (make_fragment_A/B), or of the RS atom
+ * SM90_64xNx32_F32E4M3E4M3_RS_TN (A copied from shared memory into CuTe's
+ * register fragment: the form in which a kernel keeps P~ in registers as the
+ * A operand of the P~V instruction), K = 32 nk: cute::gemm issues nk
  * instructions into the same accumulator registers, C entering through them
  * (ScaleOut::One).  `fused`: the nk instructions back to back in one
  * wgmma batch (one commit, one wait: the way a kernel issues them); `split`:
@@ -135,7 +138,7 @@ __host__ __device__ static inline int32_t s8_elem(uint64_t seed, uint64_t tile, 
 
 /* ---- the probe kernel: one warpgroup a block, tiles blockIdx.x, + gridDim.x, ... ---- */
 
-template <class Op, class T, uint32_t KIND, int N, int NK, bool SPLIT>
+template <class Op, class T, uint32_t KIND, int N, int NK, bool SPLIT, bool RS = false>
 __global__ void __launch_bounds__(128) probe_kernel(uint32_t *__restrict__ out, uint64_t seed, uint32_t ntiles,
                                                     uint32_t dist)
 {
@@ -150,12 +153,12 @@ __global__ void __launch_bounds__(128) probe_kernel(uint32_t *__restrict__ out, 
     ThrMMA thr = mma.get_slice(threadIdx.x);
     Tensor tCsA = thr.partition_A(sA);                         /* (MMA, MMA_M, MMA_K) */
     Tensor tCsB = thr.partition_B(sB);
-    Tensor tCrA = thr.make_fragment_A(tCsA);                   /* descriptors */
+    Tensor tCrA = thr.make_fragment_A(tCsA);                   /* descriptors (SS), registers (RS) */
     Tensor tCrB = thr.make_fragment_B(tCsB);
     Tensor cC = make_identity_tensor(make_shape(Int<64>{}, Int<N>{}));
     Tensor tCcC = thr.partition_C(cC);                         /* (m, n) of each accumulator */
     Tensor acc = partition_fragment_C(mma, make_shape(Int<64>{}, Int<N>{}));
-    static_assert(size<2>(decltype(tCrA){}) == NK, "one instruction a 32-wide k block");
+    static_assert(decltype(size<2>(tCrA))::value == NK, "one instruction a 32-wide k block");
     const uint32_t t = threadIdx.x, nb = (uint32_t)N / 8u;
     for (uint32_t it = blockIdx.x; it < ntiles; it += gridDim.x) {
         const uint64_t tile = it;
@@ -181,6 +184,10 @@ __global__ void __launch_bounds__(128) probe_kernel(uint32_t *__restrict__ out, 
         }
         cutlass::arch::fence_view_async_shared();              /* generic writes -> async proxy */
         __syncthreads();
+        if constexpr (RS) {                                    /* an RS atom: A from registers */
+            copy(tCsA, tCrA);
+            warpgroup_fence_operand(tCrA);
+        }
         mma.accumulate_ = GMMA::ScaleOut::One;                 /* C through the registers */
         warpgroup_fence_operand(acc);
         if (SPLIT) {
@@ -277,6 +284,9 @@ struct path {
     {nm, F == 0 ? KIND_E4M3 : KIND_E5M2, n, nk, sp,                                                \
      probe_kernel<SM90::GMMA::MMA_64x##n##x32_F32##FT##FT##_SS_TN<>,                               \
                   conditional_t<F == 0, float_e4m3_t, float_e5m2_t>, F, n, nk, sp>}
+#define P_RS(n, nk, nm)                                                                             \
+    {nm, KIND_E4M3, n, nk, false,                                                                  \
+     probe_kernel<SM90::GMMA::MMA_64x##n##x32_F32E4M3E4M3_RS_TN<>, float_e4m3_t, 0u, n, nk, false, true>}
 #define P_S8(n, nk, sp, nm)                                                                         \
     {nm, KIND_S8, n, nk, sp, probe_kernel<SM90::GMMA::MMA_64x##n##x32_S32S8S8_SS_TN, int8_t, KIND_S8, n, nk, sp>}
 
@@ -286,6 +296,7 @@ static const path paths[] = {                                  /* the most telli
     P_S8(128, 4, false, "s8 m64n128k32 x4 fused"),
     P_FP8(0, E4M3, 128, 4, false, "e4m3 m64n128k32 x4 fused"),
     P_FP8(0, E4M3, 128, 4, true, "e4m3 m64n128k32 x4 split"),
+    P_RS(128, 4, "e4m3 m64n128k32 x4 fused RS"),
     P_FP8(1, E5M2, 8, 1, false, "e5m2 m64n8k32"),
     P_FP8(0, E4M3, 128, 1, false, "e4m3 m64n128k32"),
     P_FP8(0, E4M3, 256, 1, false, "e4m3 m64n256k32"),
