@@ -24,7 +24,7 @@ set -euo pipefail
 #                                  runtimes ship in libclang-rt-14-dev
 #   parallel                       make test: the GNU parallel recipe of sharded
 #                                  verification (ci/recipes/parallel-verify.sh)
-#   (pip) nvidia-cutlass 4.2.0.0   CUTLASS/CuTe headers (below, not apt)
+#   (pip) nvidia-cutlass 4.2.0.0   CUTLASS/CuTe headers (below, not apt; pip --target)
 #   slurm-wlm munge                make test-slurm: Slurm (slurmctld, slurmd, sbatch,
 #                                  scontrol) and its credential daemon, for the
 #                                  job-array recipe (ci/recipes/slurm-*.sbatch);
@@ -71,20 +71,28 @@ else
     say "installed: ${missing[*]}"
 fi
 
-# CUTLASS/CuTe C++ headers for the Hopper kernels built on CuTe (gpu/sage/wgmma_probe.cu):
-# the PyPI wheel nvidia-cutlass at a pinned version, without its Python dependencies
-# (only the headers in cutlass_library/source/include are used; the Makefile finds them
-# through the same python3, or CUTLASS_INC=DIR).  A wheel file given in KVQ_CUTLASS_WHEEL
-# (a machine without network) is installed instead of the index's.
+# CUTLASS/CuTe C++ headers for the Hopper kernels built on CuTe (gpu/sage/wgmma_probe.cu,
+# gpu/sage/qk_test.cu): the PyPI wheel nvidia-cutlass at a pinned version, without its
+# Python dependencies (only the headers in cutlass_library/source/include are used),
+# installed by pip --target into KVQ_DEPS (default ~/.local/share/kvq/python; the
+# system's Python is left alone, which Debian 12 requires: PEP 668).  The Makefile finds
+# it there (or anywhere python3 finds cutlass_library, or CUTLASS_INC=DIR).  A wheel
+# file given in KVQ_CUTLASS_WHEEL (a machine without network) is installed instead.
 CUTLASS_PIN=4.2.0.0
-cutlass_inc() {
-    python3 -c 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); print(os.path.join(os.path.dirname(s.origin), "source", "include") if s and s.origin else "")' 2>/dev/null || true
+KVQ_DEPS=${KVQ_DEPS:-$HOME/.local/share/kvq/python}
+cutlass_py() {
+    PYTHONPATH="$KVQ_DEPS${PYTHONPATH:+:$PYTHONPATH}" python3 -c "$1" 2>/dev/null || true
 }
-have=$(python3 -m pip show nvidia-cutlass 2>/dev/null | awk '/^Version:/{print $2}' || true)
+cutlass_inc() {
+    cutlass_py 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); print(os.path.join(os.path.dirname(s.origin), "source", "include") if s and s.origin else "")'
+}
+have=$(cutlass_py 'import importlib.metadata as m; print(m.version("nvidia-cutlass"))')
 if [ "$have" != "$CUTLASS_PIN" ]; then
-    say "installing nvidia-cutlass==$CUTLASS_PIN (have: ${have:-none})"
-    python3 -m pip install -q --no-deps "${KVQ_CUTLASS_WHEEL:-nvidia-cutlass==$CUTLASS_PIN}" ||
-        { say "error: pip install nvidia-cutlass==$CUTLASS_PIN failed" >&2; exit 1; }
+    say "installing nvidia-cutlass==$CUTLASS_PIN into $KVQ_DEPS (have: ${have:-none})"
+    mkdir -p "$KVQ_DEPS"
+    python3 -m pip install -q --no-deps --upgrade --target "$KVQ_DEPS" \
+        "${KVQ_CUTLASS_WHEEL:-nvidia-cutlass==$CUTLASS_PIN}" ||
+        { say "error: pip install --target $KVQ_DEPS nvidia-cutlass==$CUTLASS_PIN failed" >&2; exit 1; }
 fi
 
 # Report the tools the build uses (a missing one is an error).
@@ -117,7 +125,7 @@ if [ "$status" -eq 0 ]; then
     say "$(slurmctld -V), $(munged --version 2>&1 | awk '{print $1; exit}'), $(parallel --version | head -n1)"
     say "libFuzzer: $fuzzer_rt"
     say "$(gappa --version 2>&1 | head -n1)"
-    say "nvidia-cutlass $CUTLASS_PIN: CUTLASS/CuTe headers in $inc"
+    say "nvidia-cutlass $(cutlass_py 'import importlib.metadata as m; print(m.version("nvidia-cutlass"))'): CUTLASS/CuTe headers in $inc"
     if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
         say "nvcc present (not managed here)"
     else
