@@ -254,6 +254,25 @@ fuzz-smoke:
 NVFLAGS := -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -fmad=false -ftz=false \
            -prec-div=true -prec-sqrt=true -Xcompiler -fPIC,-ffp-contract=off \
            -Iinclude -Iconformance -Igpu
+# CUTLASS/CuTe C++ headers (the PyPI wheel nvidia-cutlass, pinned in ci/setup.sh, which
+# installs it into KVQ_DEPS): the include folder of its package cutlass_library
+# (source/include: cute/ and cutlass/), found through $(PYTHON) with KVQ_DEPS on its path
+# when not given (make CUTLASS_INC=DIR).  Only the programs that use CuTe need it: their
+# objects depend on cutlass-check, which stops with what is missing (exit 2) before
+# anything is compiled.
+PYTHON ?= python3
+KVQ_DEPS ?= $(HOME)/.local/share/kvq/python
+CUTLASS_VERSION := 4.2.0.0
+CUTLASS_INC ?= $(shell PYTHONPATH='$(KVQ_DEPS)'$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -c 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); print(os.path.join(os.path.dirname(s.origin), "source", "include") if s and s.origin else "")' 2>/dev/null)
+.PHONY: cutlass-check
+cutlass-check:
+	@if [ -z "$(CUTLASS_INC)" ]; then \
+	  echo "Makefile: error: CUTLASS/CuTe headers not found: no Python package cutlass_library through $(PYTHON) or in KVQ_DEPS=$(KVQ_DEPS) (install nvidia-cutlass==$(CUTLASS_VERSION): ci/setup.sh), and CUTLASS_INC not given" >&2; exit 2; fi
+	@if [ ! -f "$(CUTLASS_INC)/cute/tensor.hpp" ] || [ ! -f "$(CUTLASS_INC)/cutlass/version.h" ]; then \
+	  echo "Makefile: error: CUTLASS_INC=$(CUTLASS_INC): no cute/tensor.hpp or cutlass/version.h there" >&2; exit 2; fi
+	@v=$$(awk '/^#define CUTLASS_(MAJOR|MINOR) /{printf "%s.", $$3}' "$(CUTLASS_INC)/cutlass/version.h"); \
+	  if [ "$$v" != "4.2." ]; then \
+	  echo "Makefile: error: CUTLASS_INC=$(CUTLASS_INC): CUTLASS $${v%.}, kvq pins 4.2 (nvidia-cutlass==$(CUTLASS_VERSION))" >&2; exit 2; fi
 # A family's GPU sources are found by rule in gpu/<family>/ (a family without
 # kernels has none, and nothing here names one): its kernel units are the .cu
 # files there that are not programs (*_test.cu, *_bench.cu, *_floor.cu,

@@ -24,6 +24,7 @@ set -euo pipefail
 #                                  runtimes ship in libclang-rt-14-dev
 #   parallel                       make test: the GNU parallel recipe of sharded
 #                                  verification (ci/recipes/parallel-verify.sh)
+#   (pip) nvidia-cutlass 4.2.0.0   CUTLASS/CuTe headers (below, not apt; pip --target)
 #   slurm-wlm munge                make test-slurm: Slurm (slurmctld, slurmd, sbatch,
 #                                  scontrol) and its credential daemon, for the
 #                                  job-array recipe (ci/recipes/slurm-*.sbatch);
@@ -70,6 +71,30 @@ else
     say "installed: ${missing[*]}"
 fi
 
+# CUTLASS/CuTe C++ headers for the Hopper kernels built on CuTe (gpu/sage/wgmma_probe.cu,
+# gpu/sage/qk_test.cu): the PyPI wheel nvidia-cutlass at a pinned version, without its
+# Python dependencies (only the headers in cutlass_library/source/include are used),
+# installed by pip --target into KVQ_DEPS (default ~/.local/share/kvq/python; the
+# system's Python is left alone, which Debian 12 requires: PEP 668).  The Makefile finds
+# it there (or anywhere python3 finds cutlass_library, or CUTLASS_INC=DIR).  A wheel
+# file given in KVQ_CUTLASS_WHEEL (a machine without network) is installed instead.
+CUTLASS_PIN=4.2.0.0
+KVQ_DEPS=${KVQ_DEPS:-$HOME/.local/share/kvq/python}
+cutlass_py() {
+    PYTHONPATH="$KVQ_DEPS${PYTHONPATH:+:$PYTHONPATH}" python3 -c "$1" 2>/dev/null || true
+}
+cutlass_inc() {
+    cutlass_py 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); print(os.path.join(os.path.dirname(s.origin), "source", "include") if s and s.origin else "")'
+}
+have=$(cutlass_py 'import importlib.metadata as m; print(m.version("nvidia-cutlass"))')
+if [ "$have" != "$CUTLASS_PIN" ]; then
+    say "installing nvidia-cutlass==$CUTLASS_PIN into $KVQ_DEPS (have: ${have:-none})"
+    mkdir -p "$KVQ_DEPS"
+    python3 -m pip install -q --no-deps --upgrade --target "$KVQ_DEPS" \
+        "${KVQ_CUTLASS_WHEEL:-nvidia-cutlass==$CUTLASS_PIN}" ||
+        { say "error: pip install --target $KVQ_DEPS nvidia-cutlass==$CUTLASS_PIN failed" >&2; exit 1; }
+fi
+
 # Report the tools the build uses (a missing one is an error).
 status=0
 for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4 gappa coqc parallel slurmctld slurmd sbatch munged; do
@@ -78,6 +103,10 @@ for t in gcc make pkg-config clang lcov genhtml frama-c why3 z3 cvc4 gappa coqc 
         status=1
     fi
 done
+inc=$(cutlass_inc)
+if [ -z "$inc" ] || [ ! -f "$inc/cute/tensor.hpp" ] || [ ! -f "$inc/cutlass/version.h" ]; then
+    say "error: nvidia-cutlass installed but its headers (cutlass_library/source/include) not found" >&2; status=1
+fi
 if ! pkg-config --exists check; then say "error: pkg-config does not find check" >&2; status=1; fi
 if command -v coqc >/dev/null 2>&1; then
     for lib in Flocq Interval Coquelicot; do
@@ -96,6 +125,7 @@ if [ "$status" -eq 0 ]; then
     say "$(slurmctld -V), $(munged --version 2>&1 | awk '{print $1; exit}'), $(parallel --version | head -n1)"
     say "libFuzzer: $fuzzer_rt"
     say "$(gappa --version 2>&1 | head -n1)"
+    say "nvidia-cutlass $(cutlass_py 'import importlib.metadata as m; print(m.version("nvidia-cutlass"))'): CUTLASS/CuTe headers in $inc"
     if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
         say "nvcc present (not managed here)"
     else

@@ -34,6 +34,23 @@ $(B)/gpu/sage/mma_probe.o: include/kvq_mma.h gpu/sage/mma_dev.cuh
 $(B)/gpu/sage/mma_probe.o: NVFLAGS += -Xcompiler -fopenmp
 $(B)/gpu/kvq_sage_mma_probe: $(B)/gpu/sage/mma_probe.o
 	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lm -lgomp
+# the wgmma accumulator probe through CuTe's SM90 atoms (FP8 -> f32 against the models,
+# INT8 -> s32 against the exact sum; judged on the device): the CUTLASS/CuTe headers
+# (CUTLASS_INC, cutlass-check in the Makefile); CuTe's headers are not held to kvq's warnings
+$(B)/gpu/sage/wgmma_probe.o: gpu/sage/wgmma_probe.cu include/kvq_mma.h $(GPU_HDR) | cutlass-check
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -isystem $(CUTLASS_INC) --expt-relaxed-constexpr -c $< -o $@
+$(B)/gpu/kvq_sage_wgmma_probe: $(B)/gpu/sage/wgmma_probe.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+GPU_TARGETS += $(B)/gpu/kvq_sage_wgmma_probe
+# the QK stage on INT8 wgmma through CuTe (TMA, one warpgroup) against the current QK loop
+# and the host, bit for bit, and timed side by side (no ref/ objects: the score is one fmaf)
+$(B)/gpu/sage/qk_test.o: gpu/sage/qk_test.cu $(GPU_HDR) | cutlass-check
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -isystem $(CUTLASS_INC) --expt-relaxed-constexpr -c $< -o $@
+$(B)/gpu/kvq_sage_qk_test: $(B)/gpu/sage/qk_test.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+GPU_TARGETS += $(B)/gpu/kvq_sage_qk_test
 # the attention core and pipeline (gpu/sage/sage_attn.cu, a kernel unit of GPU_OBJ), its
 # device test (bitwise against ref/fast/sage.c and the wgmma model; OpenMP host checks) and
 # the shared library a benchmark loads (kvq_cuda_sage_attn, _workspace, _core, ...)
