@@ -113,19 +113,7 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
         const bool act = e0 + j * GV < n;
         uint32_t fh = 0, eh = 0;
         float mn, mx;
-#pragma unroll
-        for (uint32_t k = 0; k < GV; k++) {
-            float xv = v[j * GV + k];
-            if (!isfinite(xv)) eh |= ERR_NONFINITE; /* [POL-NF-01] */
-            xv = dev_read_input(xv, daz, fh);
-            v[j * GV + k] = xv;
-            if (k == 0u) {
-                mn = mx = xv;
-            } else {
-                mn = fminf(mn, xv);
-                mx = fmaxf(mx, xv);
-            }
-        }
+        dev_group_read<GV>(&v[j * GV], daz, fh, eh, mn, mx); /* [POL-NF-01] [POL-SN-01] */
         /* min/max are exact in any order; the sign of a zero extreme cannot
          * reach the stored metadata (z of a zero min is +0; r and s of zeros
          * are exact). */
@@ -136,15 +124,15 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
         }
         float s, z;
         dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
-        if (s != 0.0f) {                 /* zero range: every code 0 [POL-ZR-01] */
-            const float rcp = __frcp_rn(s);
+        uint32_t mb[GV];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
+        dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
 #pragma unroll
-            for (uint32_t k = 0; k < GV; k++) {
-                /* bit of element i0+k within the lane's code bytes: group j's
-                 * bytes start at byte j*GB of them, element i0's at `first` */
-                const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
-                w[pos / 32u] |= dev_code(v[j * GV + k], s, rcp, z, cmax, away, fh) << (pos % 32u);
-            }
+        for (uint32_t k = 0; k < GV; k++) {
+            /* bit of element i0+k within the lane's code bytes: group j's
+             * bytes start at byte j*GB of them, element i0's at `first`;
+             * fields are disjoint, so adding is OR-ing */
+            const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
+            w[pos / 32u] += (mb[k] - MAGIC_RND_BITS) << (pos % 32u);
         }
         if (act) {
             const uint64_t g = (e0 + j * GV) >> LG;
@@ -211,17 +199,7 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
         for (int i = 0; i < 32; i++) v[i] = 0.0f;
     }
     float mn, mx;
-#pragma unroll
-    for (int i = 0; i < 32; i++) {
-        if (!isfinite(v[i])) err |= ERR_NONFINITE;
-        v[i] = dev_read_input(v[i], daz, f);
-    }
-    mn = mx = v[0];
-#pragma unroll
-    for (int i = 1; i < 32; i++) {
-        mn = fminf(mn, v[i]);
-        mx = fmaxf(mx, v[i]);
-    }
+    dev_group_read<32>(v, daz, f, err, mn, mx); /* [POL-NF-01] [POL-SN-01] */
     if (SUB > 1) {                       /* min/max are exact in any order */
         smn[warp][lane] = mn;
         smx[warp][lane] = mx;
@@ -238,14 +216,15 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     uint32_t w[BITS];                    /* 32 codes of BITS bits */
 #pragma unroll
     for (int k = 0; k < BITS; k++) w[k] = 0;
-    if (s != 0.0f) {
-        const bool away = pol.ties == KVQ_TIES_AWAY;
-        const float rcp = __frcp_rn(s);
+    {
+        uint32_t mb[32];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
+        dev_group_codes<32>(mb, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, f, err);
 #pragma unroll
         for (int i = 0; i < 32; i++) {
-            /* bit of element i0+i within the thread's 4*BITS code bytes */
+            /* bit of element i0+i within the thread's 4*BITS code bytes (disjoint
+             * fields: adding is OR-ing) */
             const uint32_t pos = kvq_code_word_shift(i0 + (uint32_t)i, BITS, first);
-            w[pos / 32u] |= dev_code(v[i], s, rcp, z, cmax, away, f) << (pos % 32u);
+            w[pos / 32u] += (mb[i] - MAGIC_RND_BITS) << (pos % 32u);
         }
     }
     /* Stage the codes in shared memory and store the block's contiguous code
