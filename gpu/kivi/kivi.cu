@@ -407,9 +407,17 @@ __device__ __forceinline__ bool dev_failed(const kvq_dev_state *st)
     return __ldg(&st->key) != NO_KEY || __ldg(&st->err) != 0u;
 }
 
-/* Per-token groups, G a power of two <= 4096, y 16-byte aligned.  Lane l of a
- * warp writes values 4l..4l+3 of each half of a 256-value tile: each 16-byte
- * store instruction of the warp covers 512 contiguous bytes. */
+/* Per-token groups, G a power of two <= 4096, y 16-byte aligned.  A warp takes a
+ * tile of DQ_CHUNKS * 128 values; lane l writes values 4l..4l+3 of each 128-value
+ * chunk, so each 16-byte store instruction of the warp covers 512 contiguous
+ * bytes, and every chunk's loads (codes, scale, zero) are issued before the
+ * first value is computed.  Index arithmetic: the tile's first value, group and
+ * code byte in 64 bits once (n <= KVQ_MAX_ELEMS = 2^36), offsets within the tile
+ * in 32 bits (tile mod G + offset < 4096 + 1024).  A group's values can overflow
+ * only when fmaf(cmax, s, z) does (fmaf(c, s, z) is monotone in c for s >= 0, and
+ * z is finite): only such groups take dev_dequant's per-value check
+ * [KIVI-DEV-04]. */
+#define DQ_CHUNKS 8u
 template <int BITS>
 __global__ void __launch_bounds__(256)
 kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
@@ -418,30 +426,55 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
 {
     if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
     const uint32_t lane = threadIdx.x & 31u;
-    const uint64_t tile = dev_tid() / 32u * 256u;
+    const uint64_t tile = dev_tid() / 32u * (DQ_CHUNKS * 128u);
+    if (tile >= n) return;               /* warp-uniform */
     const uint32_t G = 1u << lg_g;
+    const uint64_t gbase = tile >> lg_g; /* the tile's first group */
+    const uint32_t toff = (uint32_t)(tile & (G - 1u)); /* and its first value's place in it */
+    /* the codes of groups gbase, gbase + 1, ... are contiguous [LAY-PACK-01]: value
+     * toff + x of the run starts at bit (toff + x) * BITS */
+    const uint8_t *crun = codes + kvq_kivi_group_code_offset(&sh, gbase);
+    const float cmaxf = (float)kvq_code_max(BITS);
+    uint32_t w[DQ_CHUNKS];
+    float s[DQ_CHUNKS], z[DQ_CHUNKS];
+#pragma unroll
+    for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+        const uint32_t x = toff + c * 128u + lane * 4u;   /* < 4096 + 1024 */
+        w[c] = 0u;
+        s[c] = z[c] = 0.0f;
+        if (tile + (c * 128u + lane * 4u) < n) {
+            const uint8_t *in = crun + (x * (uint32_t)BITS) / 8u;
+            if (BITS <= 2) w[c] = __ldcs(in);
+            else if (BITS == 4) w[c] = __ldcs((const unsigned short *)in);
+            else w[c] = __ldcs((const unsigned int *)in);
+            const uint64_t g = gbase + (x >> lg_g);
+            s[c] = scale[g];
+            z[c] = zero[g];
+        }
+    }
     uint32_t f = 0;
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const uint64_t e = tile + (uint64_t)h * 128u + lane * 4u;
-        if (e < n) {
-            const uint64_t g = e >> lg_g;
-            const uint32_t i0 = (uint32_t)(e & (G - 1u));
-            const uint32_t first = kvq_code_byte(i0, BITS);
-            const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g) + first;
-            uint32_t w;
-            if (BITS <= 2) w = __ldcs(in);
-            else if (BITS == 4) w = __ldcs((const unsigned short *)in);
-            else w = __ldcs((const unsigned int *)in);
-            const float s = scale[g], z = zero[g];
+    for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+        const uint32_t x = toff + c * 128u + lane * 4u;
+        if (tile + (c * 128u + lane * 4u) < n) {
+            /* bit of value x + k within the loaded word: its byte's shift plus the
+             * value's place in its byte (kvq_code_shift) */
+            const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
             float r[4];
+            if (isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: only these can saturate */
 #pragma unroll
-            for (int k = 0; k < 4; k++) {
-                uint32_t c = (w >> kvq_code_word_shift(i0 + (uint32_t)k, BITS, first))
-                             & kvq_code_max(BITS);
-                r[k] = dev_dequant(c, s, z, f);
+                for (uint32_t k = 0; k < 4u; k++)
+                    r[k] = dev_dequant((w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS), s[c], z[c], f);
+            } else {
+#pragma unroll
+                for (uint32_t k = 0; k < 4u; k++) {
+                    const uint32_t code = (w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS);
+                    /* (float)code exactly, as dev_dequant: 2^23 + code less 2^23 */
+                    const float cf = __fsub_rn(__uint_as_float(0x4B000000u | code), 0x1p23f);
+                    r[k] = __fmaf_rn(cf, s[c], z[c]);            /* [KIVI-D-01] */
+                }
             }
-            __stcs((float4 *)(y + e), make_float4(r[0], r[1], r[2], r[3]));
+            __stcs((float4 *)(y + tile + (c * 128u + lane * 4u)), make_float4(r[0], r[1], r[2], r[3]));
         }
     }
     dev_publish(st, f, 0u);
@@ -485,12 +518,23 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
         float s = scale[g], z = zero[g];
         float *p = y + kvq_kivi_group_base(&sh, g);
         const uint64_t stride = kvq_kivi_group_stride(&sh);
+        if (isinf(__fmaf_rn((float)kvq_code_max(BITS), s, z))) { /* rare: only these can saturate */
 #pragma unroll
-        for (int i = 0; i < G; i++) {
-            const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
-            uint32_t c = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word))
-                         & kvq_code_max(BITS);
-            __stcs(p + (uint64_t)i * stride, dev_dequant(c, s, z, f));
+            for (int i = 0; i < G; i++) {
+                const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+                uint32_t c = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word))
+                             & kvq_code_max(BITS);
+                __stcs(p + (uint64_t)i * stride, dev_dequant(c, s, z, f));
+            }
+        } else {                         /* no value overflows [KIVI-DEV-04] */
+#pragma unroll
+            for (int i = 0; i < G; i++) {
+                const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+                uint32_t c = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word))
+                             & kvq_code_max(BITS);
+                const float cf = __fsub_rn(__uint_as_float(0x4B000000u | c), 0x1p23f); /* exact */
+                __stcs(p + (uint64_t)i * stride, __fmaf_rn(cf, s, z));           /* [KIVI-D-01] */
+            }
         }
     }
     dev_publish(st, f, 0u);
@@ -620,7 +664,7 @@ static void launch_dequant_fast(float *y, const uint8_t *codes, const float *sca
 {
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
-        kivi_dequant_token_kernel<BITS><<<nblocks((n + 255u) / 256u * 32u, 256), 256, 0, stream>>>(
+        kivi_dequant_token_kernel<BITS><<<nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256, 0, stream>>>(
             y, codes, scale, zero, st, sh, n, ilog2(sh.group));
     } else if (sh.group == 32u) {
         kivi_dequant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(

@@ -342,7 +342,19 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
  * Results equal sage_qk_kernel's: the same maxima (exact), the same scale and
  * code operations (dev_qk_scale, dev_qk_code), the same packing helper. */
 #define FAST_STEPS 8u
-#define FAST_K_MIN_BLOCKS 5  /* K, D = 128: at most 51 registers, 5 thread blocks an SM */
+#ifndef KVQ_SAGE_BASELINE
+#define KVQ_SAGE_BASELINE 0  /* 1: the Q/K codes of before, a division each (benchmarks only) */
+#endif
+#ifndef KVQ_SAGE_PLANT
+#define KVQ_SAGE_PLANT 0     /* 1: a planted bug the device test must catch */
+#endif
+#define MAGIC_RND 0x1.8p23f  /* 1.5 * 2^23 */
+#if KVQ_SAGE_PLANT == 1
+#define SAGE_NEAR_HALF 0.5f  /* planted bug: near ties not redone */
+#else
+#define SAGE_NEAR_HALF 0x1.ffcp-2f /* 1/2 - 2^-12 */
+#endif
+#define FAST_K_MIN_BLOCKS 4  /* K, D = 128: at most 64 registers, 4 thread blocks an SM */
 
 template <uint32_t ROLE, uint32_t GRAN, uint32_t D>
 __device__ __forceinline__ uint32_t dev_fast_slot(uint32_t n)  /* n within the block */
@@ -370,7 +382,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
                            ? (GRAN == KVQ_SAGE_GRAN_THREAD ? 32u : GRAN == KVQ_SAGE_GRAN_WARP ? 4u : 1u)
                            : (GRAN == KVQ_SAGE_GRAN_THREAD ? 4u : 1u);
     __shared__ uint32_t smax[SPB];
-    __shared__ float ssc[SPB];
+    __shared__ float2 ssc[SPB];                                  /* scale, RN(1/scale) or 0 */
     __shared__ uint32_t sfailed;
     if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
     if (threadIdx.x < SPB) smax[threadIdx.x] = 0u;
@@ -414,18 +426,31 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     if (threadIdx.x < SPB) {
         const float s = dev_qk_scale(__uint_as_float(smax[threadIdx.x]), BITS, pub);
         if (s == 0.0f) f |= KVQ_FLAG_ZERO_SCALE;                  /* [SAGE-Q-04] */
-        ssc[threadIdx.x] = s;
+        ssc[threadIdx.x] = make_float2(s, s != 0.0f ? __frcp_rn(s) : 0.0f);
         scale[slot0 + threadIdx.x] = s;
     }
     __syncthreads();
     /* 3. codes [SAGE-Q-03..06] */
     const bool away = ties == KVQ_TIES_AWAY;
     constexpr int32_t CMAX = BITS == 4u ? 7 : 127;
+    /* a step's code bytes, stored at once (the step's values then die: K at D = 128 holds
+     * FAST_K_MIN_BLOCKS blocks an SM only without spills) */
+    auto store = [&](uint32_t i, uint32_t word) {
+        uint8_t *dst = codes + (e0 + i) * BITS / 8u;
+        if (vec) {
+            if (BITS == 8u) *(uint32_t *)dst = word;
+            else *(uint16_t *)dst = (uint16_t)word;
+        } else {
+#pragma unroll
+            for (uint32_t j = 0; j < BITS / 2u; j++) dst[j] = (uint8_t)(word >> (8u * j));
+        }
+    };
+#if KVQ_SAGE_BASELINE
 #pragma unroll
     for (uint32_t it = 0; it < FAST_STEPS; it++) {
         const uint32_t i = it * FT * 4u + t4;
         if (i >= ne) break;                                       /* ne and i multiples of 4 */
-        const float s = ssc[dev_fast_slot<ROLE, GRAN, D>(i / D)];
+        const float s = ssc[dev_fast_slot<ROLE, GRAN, D>(i / D)].x;
         uint8_t pk[2] = {0, 0};
         const float a[4] = {v[it].x, v[it].y, v[it].z, v[it].w};
         uint32_t word = 0u;
@@ -438,16 +463,44 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
                 kvq_sage_pack_code(pk, j, 4u, k);                 /* [LAY-PACK-01] nibble order */
             }
         }
-        uint8_t *dst = codes + (e0 + i) * BITS / 8u;
-        if (BITS == 4u) word = (uint32_t)pk[0] | (uint32_t)pk[1] << 8;
-        if (vec) {
-            if (BITS == 8u) *(uint32_t *)dst = word;
-            else *(uint16_t *)dst = (uint16_t)word;
-        } else {
-#pragma unroll
-            for (uint32_t j = 0; j < BITS / 2u; j++) dst[j] = (uint8_t)(word >> (8u * j));
-        }
+        store(i, BITS == 4u ? (uint32_t)pk[0] | (uint32_t)pk[1] << 8 : word);
     }
+#else
+    /* [SAGE-DEV-10]: qe = RN(x * RN(1/s)) is within 2^-15 of q = RN(x/s); a qe more
+     * than 2^-12 from every half-integer rounds (any rule: q is no tie) to rint(qe),
+     * the low bits of m = RN(qe + 1.5*2^23); the others (near ties, exact ties) are
+     * redone by dev_qk_code, a step (4 values) at a time, which keeps the step's
+     * values the only ones live.  The field of code k is k mod 2^BITS, the low BITS
+     * bits of m (those of 1.5*2^23 are zero). */
+#pragma unroll
+    for (uint32_t it = 0; it < FAST_STEPS; it++) {
+        const uint32_t i = it * FT * 4u + t4;
+        if (i >= ne) break;                                       /* ne and i multiples of 4 */
+        const float2 sr = ssc[dev_fast_slot<ROLE, GRAN, D>(i / D)];
+        const float a[4] = {v[it].x, v[it].y, v[it].z, v[it].w};
+        uint32_t word = 0u;
+        bool near = false;
+#pragma unroll
+        for (uint32_t j = 0; j < 4u; j++) {
+            const float qe = __fmul_rn(a[j], sr.y);
+            const float m = __fadd_rn(qe, MAGIC_RND);
+            near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF);
+            word |= (__float_as_uint(m) & ((1u << BITS) - 1u)) << (BITS * j); /* [LAY-PACK-01] */
+        }
+        if (near) {                                               /* rare: about 2^-11 of the elements */
+#pragma unroll
+            for (uint32_t j = 0; j < 4u; j++) {
+                const float qe = __fmul_rn(a[j], sr.y);
+                const float m = __fadd_rn(qe, MAGIC_RND);
+                if (!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF)) {
+                    const uint32_t fld = kvq_sage_code_field(dev_qk_code(a[j], sr.x, CMAX, pub, away), BITS);
+                    word = (word & ~(((1u << BITS) - 1u) << (BITS * j))) | fld << (BITS * j);
+                }
+            }
+        }
+        store(i, word);
+    }
+#endif
     dev_publish(st, f, 0u);
 }
 
