@@ -87,7 +87,8 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
 #pragma unroll
         for (int k = 0; k < 8; k++) {    /* 8 independent loads in flight */
             const uint64_t e = tbase + (uint64_t)(k * 32 + lane) * 4u;
-            a[k] = e < n ? __ldcs((const float4 *)(x + e)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            a[k] = KVQ_KIVI_HOTCOUNT || e < n ? __ldcs((const float4 *)(x + e))
+                                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
 #pragma unroll
         for (int k = 0; k < 8; k++) {
@@ -152,7 +153,7 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
     __syncwarp();
     /* the warp's code bytes: groups tbase/G .. , contiguous [LAY-PACK-01] */
     uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, tbase >> LG);
-    if (tbase + 1024u <= n) {
+    if (KVQ_KIVI_HOTCOUNT || tbase + 1024u <= n) { /* the counted path: whole tiles */
 #pragma unroll
         for (uint32_t u = lane; u < 8u * BITS; u += 32u)
             ((uint4 *)out)[u] = ((const uint4 *)tile)[u];
@@ -186,7 +187,7 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     const uint32_t sub = warp % SUB, set = warp / SUB;
     const uint64_t g = ((uint64_t)blockIdx.x * SETS + set) * 32u + lane;
     const uint32_t i0 = sub * 32u;       /* first element of this thread */
-    const bool act = g < ng;
+    const bool act = KVQ_KIVI_HOTCOUNT || g < ng; /* the counted path: whole blocks */
     uint32_t f = 0, err = 0;
     float v[32];
     if (act) {
@@ -407,6 +408,99 @@ __device__ __forceinline__ bool dev_failed(const kvq_dev_state *st)
     return __ldg(&st->key) != NO_KEY || __ldg(&st->err) != 0u;
 }
 
+#if KVQ_KIVI_BASELINE
+/* ---- the dequantize kernels of before (benchmarks only) ---- */
+/* Per-token groups, G a power of two <= 4096, y 16-byte aligned.  Lane l of a
+ * warp writes values 4l..4l+3 of each half of a 256-value tile: each 16-byte
+ * store instruction of the warp covers 512 contiguous bytes. */
+template <int BITS>
+__global__ void __launch_bounds__(256)
+kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                          const float *__restrict__ scale, const float *__restrict__ zero,
+                          kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g)
+{
+    if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t tile = dev_tid() / 32u * 256u;
+    const uint32_t G = 1u << lg_g;
+    uint32_t f = 0;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint64_t e = tile + (uint64_t)h * 128u + lane * 4u;
+        if (e < n) {
+            const uint64_t g = e >> lg_g;
+            const uint32_t i0 = (uint32_t)(e & (G - 1u));
+            const uint32_t first = kvq_code_byte(i0, BITS);
+            const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g) + first;
+            uint32_t w;
+            if (BITS <= 2) w = __ldcs(in);
+            else if (BITS == 4) w = __ldcs((const unsigned short *)in);
+            else w = __ldcs((const unsigned int *)in);
+            const float s = scale[g], z = zero[g];
+            float r[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                uint32_t c = (w >> kvq_code_word_shift(i0 + (uint32_t)k, BITS, first))
+                             & kvq_code_max(BITS);
+                r[k] = dev_dequant(c, s, z, f);
+            }
+            __stcs((float4 *)(y + e), make_float4(r[0], r[1], r[2], r[3]));
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* Per-channel groups, G in {32, 64, 128}: one thread a group, its code words
+ * in registers; a warp's stores of one token row are coalesced. */
+template <int BITS, int G>
+__global__ void __launch_bounds__(128)
+kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                            const float *__restrict__ scale, const float *__restrict__ zero,
+                            kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+{
+    if (dev_failed(st)) return;
+    constexpr int NW = G * BITS / 32;
+    uint64_t g = dev_tid();
+    uint32_t f = 0;
+    if (g < ng) {
+        const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g);
+        uint32_t w[NW];
+        if (NW % 4 == 0) {
+#pragma unroll
+            for (int k = 0; k < NW; k += 4) {
+                uint4 q = __ldcs((const uint4 *)in + k / 4);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+                if (k + 2 < NW) w[k + 2] = q.z;
+                if (k + 3 < NW) w[k + 3] = q.w;
+            }
+        } else if (NW % 2 == 0) {
+#pragma unroll
+            for (int k = 0; k < NW; k += 2) {
+                uint2 q = __ldcs((const uint2 *)in + k / 2);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < NW; k++) w[k] = __ldcs((const unsigned int *)in + k);
+        }
+        float s = scale[g], z = zero[g];
+        float *p = y + kvq_kivi_group_base(&sh, g);
+        const uint64_t stride = kvq_kivi_group_stride(&sh);
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+            uint32_t c = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word))
+                         & kvq_code_max(BITS);
+            __stcs(p + (uint64_t)i * stride, dev_dequant(c, s, z, f));
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+#define DQ_CHUNKS 2u /* the tile of before: 2 chunks of 128 values a warp */
+#else
 /* Per-token groups, G a power of two <= 4096, y 16-byte aligned.  A warp takes a
  * tile of DQ_CHUNKS * 128 values; lane l writes values 4l..4l+3 of each 128-value
  * chunk, so each 16-byte store instruction of the warp covers 512 contiguous
@@ -442,7 +536,7 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
         const uint32_t x = toff + c * 128u + lane * 4u;   /* < 4096 + 1024 */
         w[c] = 0u;
         s[c] = z[c] = 0.0f;
-        if (tile + (c * 128u + lane * 4u) < n) {
+        if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
             const uint8_t *in = crun + (x * (uint32_t)BITS) / 8u;
             if (BITS <= 2) w[c] = __ldcs(in);
             else if (BITS == 4) w[c] = __ldcs((const unsigned short *)in);
@@ -456,12 +550,12 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
 #pragma unroll
     for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
         const uint32_t x = toff + c * 128u + lane * 4u;
-        if (tile + (c * 128u + lane * 4u) < n) {
+        if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
             /* bit of value x + k within the loaded word: its byte's shift plus the
              * value's place in its byte (kvq_code_shift) */
             const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
             float r[4];
-            if (isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: only these can saturate */
+            if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: they can saturate */
 #pragma unroll
                 for (uint32_t k = 0; k < 4u; k++)
                     r[k] = dev_dequant((w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS), s[c], z[c], f);
@@ -518,7 +612,7 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
         float s = scale[g], z = zero[g];
         float *p = y + kvq_kivi_group_base(&sh, g);
         const uint64_t stride = kvq_kivi_group_stride(&sh);
-        if (isinf(__fmaf_rn((float)kvq_code_max(BITS), s, z))) { /* rare: only these can saturate */
+        if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn((float)kvq_code_max(BITS), s, z))) { /* rare */
 #pragma unroll
             for (int i = 0; i < G; i++) {
                 const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
@@ -539,6 +633,8 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
     }
     dev_publish(st, f, 0u);
 }
+
+#endif /* KVQ_KIVI_BASELINE */
 
 /* Any shape, any alignment: one thread an element. */
 __global__ void __launch_bounds__(256)

@@ -18,6 +18,9 @@
 #ifndef KVQ_KIVI_BASELINE
 #define KVQ_KIVI_BASELINE 0 /* 1: the per-element kernels of before (benchmarks only) */
 #endif
+#ifndef KVQ_KIVI_HOTCOUNT
+#define KVQ_KIVI_HOTCOUNT 0 /* 1: the rare blocks compiled out, for gpu/kivi/sass-count.sh only */
+#endif
 #ifndef KVQ_KIVI_PLANT
 #define KVQ_KIVI_PLANT 0    /* 1, 2: a planted bug the device test must catch */
 #endif
@@ -145,7 +148,7 @@ __device__ __forceinline__ uint32_t dev_code(float xv, float s, float rcp, float
     float d = fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))); /* |qe - rint(qe)|, exact */
     int32_t c = (int32_t)(__float_as_uint(m) - MAGIC_RND_BITS); /* rint(qe) */
     /* within 2^-12 of a half-integer, or a subnormal rcp (|s| > 2^126): exact */
-    if (d > 0x1.ffcp-2f || rcp < F32_MIN_NORMAL) {
+    if (!KVQ_KIVI_HOTCOUNT && (d > 0x1.ffcp-2f || rcp < F32_MIN_NORMAL)) {
         float q = __fdiv_rn(t, s);       /* RN32 [KIVI-Q-04] */
         float cf = away ? dev_round_away(q) : rintf(q);
         cf = fminf(fmaxf(cf, -2.0f), __fadd_rn(cmax, 2.0f)); /* same code and flag */
@@ -181,7 +184,7 @@ __device__ __forceinline__ void dev_group_read(float *v, bool daz, uint32_t &f, 
     bool tiny = false;
 #pragma unroll
     for (uint32_t k = 0; k < N; k++) tiny |= fabsf(v[k]) < F32_MIN_NORMAL;
-    if (tiny) {
+    if (!KVQ_KIVI_HOTCOUNT && tiny) {
 #pragma unroll
         for (uint32_t k = 0; k < N; k++) v[k] = dev_read_input(v[k], daz, f);
     }
@@ -253,7 +256,7 @@ __device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, fl
 #else
     const float near_half = NEAR_HALF;
 #endif
-    if (fast) {
+    if (KVQ_KIVI_HOTCOUNT || fast) {
         bool near = false;
 #pragma unroll
         for (uint32_t k = 0; k < N; k++) {
@@ -262,7 +265,7 @@ __device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, fl
             near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half);
             mb[k] = __float_as_uint(m);
         }
-        if (near) {                        /* rare: about 2^-11 of the elements */
+        if (!KVQ_KIVI_HOTCOUNT && near) {  /* rare: about 2^-11 of the elements */
 #pragma unroll
             for (uint32_t k = 0; k < N; k++) {
                 const float qe = __fmaf_rn(v[k], rcp, nzr);

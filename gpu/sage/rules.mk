@@ -102,3 +102,27 @@ QUANT_SAGE_DEVICE := $(B)/gpu/kvq_gpu_sage_qtest $(B)/gpu/kvq_gpu_sage_qtest_pla
 .PHONY: gpu-quant-sage
 gpu-quant-sage: $(QUANT_SAGE_DEVICE)
 GPU_TARGETS += $(QUANT_SAGE_DEVICE)
+
+# Static instruction counts [KIVI-DEV-03] [SAGE-DEV-10]: the kernels with their rare blocks
+# compiled out (KVQ_*_HOTCOUNT), this commit's and those of before, through
+# gpu/kivi/sass-count.sh (cuobjdump on PATH); the table of spec/kivi.md, "CUDA kernels".
+QUANT_HOT := $(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_base_hot.o $(B)/gpu/sage/sage_hot.o \
+    $(B)/gpu/sage/sage_base_hot.o
+$(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_base_hot.o: gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
+$(B)/gpu/sage/sage_hot.o $(B)/gpu/sage/sage_base_hot.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
+    $(GPU_HDR) $(SAGE_HDR)
+$(B)/gpu/kivi/kivi_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_HOTCOUNT=1 -c $< -o $@
+$(B)/gpu/kivi/kivi_base_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_HOTCOUNT=1 -DKVQ_KIVI_BASELINE=1 -c $< -o $@
+$(B)/gpu/sage/sage_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_HOTCOUNT=1 -c $< -o $@
+$(B)/gpu/sage/sage_base_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_HOTCOUNT=1 -DKVQ_SAGE_BASELINE=1 -c $< -o $@
+.PHONY: quant-sass
+quant-sass: $(QUANT_HOT)
+	bash gpu/kivi/sass-count.sh $(QUANT_HOT)

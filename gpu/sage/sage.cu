@@ -345,6 +345,9 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
 #ifndef KVQ_SAGE_BASELINE
 #define KVQ_SAGE_BASELINE 0  /* 1: the Q/K codes of before, a division each (benchmarks only) */
 #endif
+#ifndef KVQ_SAGE_HOTCOUNT
+#define KVQ_SAGE_HOTCOUNT 0  /* 1: the rare blocks compiled out, for gpu/kivi/sass-count.sh only */
+#endif
 #ifndef KVQ_SAGE_PLANT
 #define KVQ_SAGE_PLANT 0     /* 1: a planted bug the device test must catch */
 #endif
@@ -389,9 +392,10 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     __syncthreads();
     if (sfailed) return;                                         /* block-uniform */
     const uint32_t n0 = blockIdx.x * B;
-    const uint32_t nt = tokens - n0 < B ? tokens - n0 : B;        /* partial tile [SAGE-L-03] */
+    const uint32_t nt = KVQ_SAGE_HOTCOUNT || tokens - n0 >= B ? B : tokens - n0; /* partial tile [SAGE-L-03] */
     const uint64_t e0 = (uint64_t)n0 * D;
     const uint32_t ne = nt * D;
+    if (KVQ_SAGE_HOTCOUNT) vec = 1;                              /* the counted path: 16-byte rows */
     const uint64_t slot0 = (uint64_t)blockIdx.x * SPB;
     const uint32_t t4 = threadIdx.x * 4u;
     float4 v[FAST_STEPS];
@@ -487,7 +491,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
             near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF);
             word |= (__float_as_uint(m) & ((1u << BITS) - 1u)) << (BITS * j); /* [LAY-PACK-01] */
         }
-        if (near) {                                               /* rare: about 2^-11 of the elements */
+        if (!KVQ_SAGE_HOTCOUNT && near) {                         /* rare: about 2^-11 of the elements */
 #pragma unroll
             for (uint32_t j = 0; j < 4u; j++) {
                 const float qe = __fmul_rn(a[j], sr.y);
