@@ -7,9 +7,10 @@
 #   kvq_gpu_sage_qtest (+ _plant1), kvq_sage_qbench (+ _base)
 # and writes under $OUT (6 files):
 #   quant-build.log    the build
-#   quant-test.txt     gpu/gpu_test.cu over gpu/kivi/kivi.cu and gpu/sage/sage_test.cu over
-#                      gpu/sage/sage.cu: every output against ref/fast bit for bit; each run
-#                      must end "N passed, 0 failed", exit 0
+#   quant-test.txt     gpu/gpu_test.cu over gpu/kivi/kivi.cu (random cases, then 3 tensors of
+#                      about 2^26 values: many tiles a warp of the looping kernels) and
+#                      gpu/sage/sage_test.cu over gpu/sage/sage.cu: every output against
+#                      ref/fast bit for bit; each run must end "N passed, 0 failed", exit 0
 #   quant-plant.txt    the same tests over kernels with one planted bug each (KVQ_KIVI_PLANT 1:
 #                      near ties not redone, 2: the fast path's range condition dropped;
 #                      KVQ_SAGE_PLANT 1: near ties not redone): each must FAIL
@@ -65,6 +66,10 @@ run() {
     echo "# gpu/gpu_test.cu over gpu/kivi/kivi.cu (KIVI, bit for bit against ref/fast/kivi.c), KVQ_GPU_CASES=${CASES:-1500}"
     KVQ_GPU_CASES=${CASES:-1500} run kvq_gpu_kivi_test 60 "$B/kvq_gpu_kivi_test"
     echo "kvq_gpu_kivi_test exit $?"
+    echo "# the same over 3 large tensors of about 2^26 values (256 MiB: many tiles a warp of the looping kernels)"
+    KVQ_GPU_CASES=0 KVQ_GPU_LARGE=3 KVQ_GPU_LARGE_LOG2=26 KVQ_SEED=${LARGE_SEED:-0x2} \
+        run kvq_gpu_kivi_test_large 40 "$B/kvq_gpu_kivi_test"
+    echo "kvq_gpu_kivi_test exit $?"
     echo "# gpu/sage/sage_test.cu over gpu/sage/sage.cu (SAGE, bit for bit against ref/fast/sage.c)"
     run kvq_gpu_sage_qtest 40 "$B/kvq_gpu_sage_qtest"
     echo "kvq_gpu_sage_qtest exit $?"
@@ -73,7 +78,8 @@ stage tests
 for t in kvq_gpu_kivi_test kvq_gpu_sage_qtest; do
     grep -q "^$t exit 0$" "$OUT/quant-test.txt" || rc=1
 done
-[ "$(grep -c " passed, 0 failed$" "$OUT/quant-test.txt")" -eq 2 ] || rc=1
+[ "$(grep -c "^kvq_gpu_kivi_test exit 0$" "$OUT/quant-test.txt")" -eq 2 ] || rc=1
+[ "$(grep -c " passed, 0 failed$" "$OUT/quant-test.txt")" -eq 3 ] || rc=1
 {
     echo "# gpu/bench.cu over this commit's kernels"
     KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench 25 "$B/kvq_gpu_kivi_bench" "$TMPJ/kivi-bench.json" "$COMMIT"

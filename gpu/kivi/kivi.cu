@@ -416,6 +416,120 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     dev_publish(st, f, err);
 }
 
+#if !KVQ_KIVI_BASELINE
+/* Per-channel groups, G in {32, 64, 128}, channels a multiple of 32 (a warp's 32
+ * groups are then 32 consecutive channels of one token block, their rows 128
+ * aligned bytes) [KIVI-DEV-05]: the blocks loop over the block tiles of
+ * kivi_quant_channel_kernel (4 warps, SETS sets of 32 groups, SUB warps a set), and
+ * each warp copies its next tile's 32 rows x 32 channels into shared memory with
+ * cp.async (16 bytes a lane: lane l takes chunks k*32 + l, row c/8, channels
+ * 4(c%8)..+3) before it computes the current one; lane l then reads column l (no
+ * bank conflict).  The arithmetic and the stores are kivi_quant_channel_kernel's. */
+template <int BITS, int G>
+__global__ void __launch_bounds__(128)
+kivi_quant_channel_pipe_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
+                               float *__restrict__ scale, float *__restrict__ zero,
+                               kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng)
+{
+    constexpr int SUB = G / 32;          /* warps a group */
+    constexpr int SETS = 4 / SUB;        /* sets of 32 groups a block */
+    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
+    constexpr uint32_t NWB = 128u * BITS;        /* code words of a block tile */
+    __shared__ float smn[4][32], smx[4][32];
+    __shared__ uint32_t sw[NWB + NWB / 32u];
+    __shared__ float4 rows[4][TOK_STAGES][256];  /* a warp's 32 x 32 values a stage */
+    const float cmax = (float)kvq_code_max(BITS);
+    const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const uint32_t sub = warp % SUB, set = warp / SUB;
+    const uint32_t i0 = sub * 32u;       /* first element of this thread */
+    const uint64_t stride = kvq_kivi_group_stride(&sh);
+    const uint64_t nbt = (ng + SETS * 32u - 1u) / (SETS * 32u);
+    uint64_t bt = blockIdx.x;
+    if (bt >= nbt) return;               /* block-uniform */
+    /* issue the copies of block tile b's rows for this warp into stage buffer r */
+    auto issue = [&](uint64_t b, float4 *r) {
+        const uint64_t g0 = (b * SETS + set) * 32u; /* the warp's first group */
+        const bool in = KVQ_KIVI_HOTCOUNT || g0 < ng; /* whole sets: ng is a multiple of 32 */
+        const float *p = x + kvq_kivi_elem_index(&sh, in ? g0 : 0u, i0);
+#pragma unroll
+        for (uint32_t k = 0; k < 8u; k++) {
+            const uint32_t c = k * 32u + lane;      /* row c/8, channels 4(c%8).. */
+            dev_cp_async16(&r[c], (const float4 *)(p + (uint64_t)(c >> 3) * stride) + (c & 7u),
+                           in ? 16u : 0u);
+        }
+    };
+    uint32_t f = 0, err = 0;
+    issue(bt, rows[warp][0]);
+    dev_cp_commit();
+    for (uint32_t stg = 0; bt < nbt; bt += gridDim.x, stg ^= 1u) {
+        if (bt + gridDim.x < nbt) issue(bt + gridDim.x, rows[warp][stg ^ 1u]);
+        dev_cp_commit();
+        dev_cp_wait_all_but_one();       /* this lane's copies of tile bt have landed */
+        __syncwarp();                    /* and every lane's */
+        const uint64_t g = (bt * SETS + set) * 32u + lane;
+        const bool act = KVQ_KIVI_HOTCOUNT || g < ng;
+        const float *col = (const float *)rows[warp][stg] + lane;
+        float v[32];
+#pragma unroll
+        for (int i = 0; i < 32; i++) v[i] = col[i * 32];
+        uint32_t fh = 0, eh = 0;
+        float mn, mx;
+        dev_group_read<32>(v, daz, fh, eh, mn, mx); /* [POL-NF-01] [POL-SN-01] */
+        if (SUB > 1) {                   /* min/max are exact in any order */
+            smn[warp][lane] = mn;
+            smx[warp][lane] = mx;
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < SUB; k++) {
+                mn = fminf(mn, smn[set * SUB + k][lane]);
+                mx = fmaxf(mx, smx[set * SUB + k][lane]);
+            }
+        }
+        float s, z;
+        dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, pol.overflow == KVQ_OVERFLOW_NAN);
+        const uint32_t first = kvq_code_byte(i0, BITS);
+        uint32_t w[BITS];                /* 32 codes of BITS bits */
+#pragma unroll
+        for (int k = 0; k < BITS; k++) w[k] = 0;
+        {
+            uint32_t mb[32];             /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
+            dev_group_codes<32>(mb, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, fh, eh);
+#pragma unroll
+            for (int i = 0; i < 32; i++) {
+                const uint32_t pos = kvq_code_word_shift(i0 + (uint32_t)i, BITS, first);
+                w[pos / 32u] += (mb[i] - MAGIC_RND_BITS) << (pos % 32u);
+            }
+        }
+        const uint32_t gl = set * 32u + lane;    /* group within the block tile */
+#pragma unroll
+        for (int k = 0; k < BITS; k++) {
+            const uint32_t u = (gl * GB + first) / 4u + (uint32_t)k;
+            sw[u + u / 32u] = w[k];
+        }
+        if (act && sub == 0u) {
+            scale[g] = s;
+            zero[g] = z;
+        }
+        if (act) {                       /* idle threads report nothing */
+            f |= fh;
+            err |= eh;
+        }
+        __syncthreads();
+        const uint64_t gb0 = bt * SETS * 32u;
+        uint32_t *out = (uint32_t *)(codes + kvq_kivi_group_code_offset(&sh, gb0));
+        const uint64_t nact = ng - gb0 < (uint64_t)SETS * 32u ? ng - gb0 : (uint64_t)SETS * 32u;
+#pragma unroll
+        for (uint32_t r = 0; r < BITS; r++) {
+            const uint32_t u = r * 128u + threadIdx.x;
+            if ((u * 4u) / GB < nact) out[u] = sw[u + u / 32u]; /* word u is in group 4u/GB */
+        }
+        __syncthreads();                 /* smn, smx, sw and this stage free again */
+    }
+    dev_publish(st, f, err);
+}
+#endif
+
 /* Any shape, any alignment: one thread a group, two reads of the group (min/max,
  * then codes), codes written a byte at a time. */
 __global__ void __launch_bounds__(128)
@@ -930,6 +1044,21 @@ static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, floa
                     x, codes, scale, zero, st, sh, pol, n); break;
         }
 #undef TOK_GRID
+#if !KVQ_KIVI_BASELINE
+    } else if (sh.channels % 32u == 0u) {  /* the looping, pipelined kernel [KIVI-DEV-05] */
+#define CH_PIPE(GG, SETSN)                                                                  \
+    do {                                                                                    \
+        const unsigned int nb = nblocks(ng, 32u * (SETSN));                                 \
+        const unsigned int res = resident_blocks(                                           \
+            (const void *)kivi_quant_channel_pipe_kernel<BITS, GG>, 128);                  \
+        kivi_quant_channel_pipe_kernel<BITS, GG><<<nb < res ? nb : res, 128, 0, stream>>>(  \
+            x, codes, scale, zero, st, sh, pol, ng);                                        \
+    } while (0)
+        if (sh.group == 32u) CH_PIPE(32, 4);
+        else if (sh.group == 64u) CH_PIPE(64, 2);
+        else CH_PIPE(128, 1);
+#undef CH_PIPE
+#endif
     } else if (sh.group == 32u) {          /* 4 sets of 32 groups a block */
         kivi_quant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
             x, codes, scale, zero, st, sh, pol, ng);
