@@ -780,7 +780,9 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
  * in 32 bits (tile mod G + offset < 4096 + 1024).  A group's values can overflow
  * only when fmaf(cmax, s, z) does (fmaf(c, s, z) is monotone in c for s >= 0, and
  * z is finite): only such groups take dev_dequant's per-value check
- * [KIVI-DEV-04]. */
+ * [KIVI-DEV-04].  The warps loop over the tiles (as many blocks as the device holds
+ * at once), each loading its next tile's codes, scales and zeros into registers
+ * before it writes the current one [KIVI-DEV-05]. */
 #define DQ_CHUNKS 8u
 template <int BITS>
 __global__ void __launch_bounds__(256)
@@ -790,55 +792,80 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
 {
     if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
     const uint32_t lane = threadIdx.x & 31u;
-    const uint64_t tile = dev_tid() / 32u * (DQ_CHUNKS * 128u);
-    if (tile >= n) return;               /* warp-uniform */
+    constexpr uint32_t TILE = DQ_CHUNKS * 128u;
+    const uint64_t ntiles = (n + TILE - 1u) / TILE;
+    const uint64_t wstride = (uint64_t)gridDim.x * (blockDim.x / 32u);
+    uint64_t t = dev_tid() / 32u;
+    if (t >= ntiles) return;             /* warp-uniform */
     const uint32_t G = 1u << lg_g;
-    const uint64_t gbase = tile >> lg_g; /* the tile's first group */
-    const uint32_t toff = (uint32_t)(tile & (G - 1u)); /* and its first value's place in it */
-    /* the codes of groups gbase, gbase + 1, ... are contiguous [LAY-PACK-01]: value
-     * toff + x of the run starts at bit (toff + x) * BITS */
-    const uint8_t *crun = codes + kvq_kivi_group_code_offset(&sh, gbase);
     const float cmaxf = (float)kvq_code_max(BITS);
+    /* the loads of tile tt: its codes, scales and zeros, a chunk (4 values) a lane */
+    auto load = [&](uint64_t tt, uint32_t *w, float *s, float *z) {
+        const uint64_t tile = tt * TILE;
+        const uint64_t gbase = tile >> lg_g; /* the tile's first group */
+        const uint32_t toff = (uint32_t)(tile & (G - 1u)); /* and its first value's place in it */
+        /* the codes of groups gbase, gbase + 1, ... are contiguous [LAY-PACK-01]: value
+         * toff + x of the run starts at bit (toff + x) * BITS */
+        const uint8_t *crun = codes + kvq_kivi_group_code_offset(&sh, gbase);
+#pragma unroll
+        for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+            const uint32_t x = toff + c * 128u + lane * 4u;   /* < 4096 + 1024 */
+            w[c] = 0u;
+            s[c] = z[c] = 0.0f;
+            if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
+                const uint8_t *in = crun + (x * (uint32_t)BITS) / 8u;
+                if (BITS <= 2) w[c] = __ldcs(in);
+                else if (BITS == 4) w[c] = __ldcs((const unsigned short *)in);
+                else w[c] = __ldcs((const unsigned int *)in);
+                const uint64_t g = gbase + (x >> lg_g);
+                s[c] = scale[g];
+                z[c] = zero[g];
+            }
+        }
+    };
     uint32_t w[DQ_CHUNKS];
     float s[DQ_CHUNKS], z[DQ_CHUNKS];
-#pragma unroll
-    for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
-        const uint32_t x = toff + c * 128u + lane * 4u;   /* < 4096 + 1024 */
-        w[c] = 0u;
-        s[c] = z[c] = 0.0f;
-        if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
-            const uint8_t *in = crun + (x * (uint32_t)BITS) / 8u;
-            if (BITS <= 2) w[c] = __ldcs(in);
-            else if (BITS == 4) w[c] = __ldcs((const unsigned short *)in);
-            else w[c] = __ldcs((const unsigned int *)in);
-            const uint64_t g = gbase + (x >> lg_g);
-            s[c] = scale[g];
-            z[c] = zero[g];
-        }
-    }
+    load(t, w, s, z);
     uint32_t f = 0;
+    for (; t < ntiles; t += wstride) {
+        /* the next tile's loads go out before this one is written [KIVI-DEV-05] */
+        uint32_t w2[DQ_CHUNKS];
+        float s2[DQ_CHUNKS], z2[DQ_CHUNKS];
+        const bool more = t + wstride < ntiles;
+        if (more) load(t + wstride, w2, s2, z2);
+        const uint64_t tile = t * TILE;
+        const uint32_t toff = (uint32_t)(tile & (G - 1u));
 #pragma unroll
-    for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
-        const uint32_t x = toff + c * 128u + lane * 4u;
-        if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
-            /* bit of value x + k within the loaded word: its byte's shift plus the
-             * value's place in its byte (kvq_code_shift) */
-            const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
-            float r[4];
-            if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: they can saturate */
+        for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+            const uint32_t x = toff + c * 128u + lane * 4u;
+            if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
+                /* bit of value x + k within the loaded word: its byte's shift plus the
+                 * value's place in its byte (kvq_code_shift) */
+                const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
+                float r[4];
+                if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: they can saturate */
 #pragma unroll
-                for (uint32_t k = 0; k < 4u; k++)
-                    r[k] = dev_dequant((w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS), s[c], z[c], f);
-            } else {
+                    for (uint32_t k = 0; k < 4u; k++)
+                        r[k] = dev_dequant((w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS), s[c], z[c], f);
+                } else {
 #pragma unroll
-                for (uint32_t k = 0; k < 4u; k++) {
-                    const uint32_t code = (w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS);
-                    /* (float)code exactly, as dev_dequant: 2^23 + code less 2^23 */
-                    const float cf = __fsub_rn(__uint_as_float(0x4B000000u | code), 0x1p23f);
-                    r[k] = __fmaf_rn(cf, s[c], z[c]);            /* [KIVI-D-01] */
+                    for (uint32_t k = 0; k < 4u; k++) {
+                        const uint32_t code = (w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS);
+                        /* (float)code exactly, as dev_dequant: 2^23 + code less 2^23 */
+                        const float cf = __fsub_rn(__uint_as_float(0x4B000000u | code), 0x1p23f);
+                        r[k] = __fmaf_rn(cf, s[c], z[c]);            /* [KIVI-D-01] */
+                    }
                 }
+                __stcs((float4 *)(y + tile + (c * 128u + lane * 4u)), make_float4(r[0], r[1], r[2], r[3]));
             }
-            __stcs((float4 *)(y + tile + (c * 128u + lane * 4u)), make_float4(r[0], r[1], r[2], r[3]));
+        }
+        if (more) {
+#pragma unroll
+            for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+                w[c] = w2[c];
+                s[c] = s2[c];
+                z[c] = z2[c];
+            }
         }
     }
     dev_publish(st, f, 0u);
@@ -1078,7 +1105,12 @@ static void launch_dequant_fast(float *y, const uint8_t *codes, const float *sca
 {
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
-        kivi_dequant_token_kernel<BITS><<<nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256, 0, stream>>>(
+        unsigned int nb = nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256);
+#if !KVQ_KIVI_BASELINE
+        const unsigned int res = resident_blocks((const void *)kivi_dequant_token_kernel<BITS>, 256);
+        if (nb > res) nb = res;
+#endif
+        kivi_dequant_token_kernel<BITS><<<nb, 256, 0, stream>>>(
             y, codes, scale, zero, st, sh, n, ilog2(sh.group));
     } else if (sh.group == 32u) {
         kivi_dequant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
