@@ -471,6 +471,8 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
 
 #else
 #define FAST_K_MIN_BLOCKS 4  /* K, D = 128: at most 64 registers, 4 thread blocks an SM */
+#define FAST_Q_MIN_BLOCKS 2  /* Q, D = 128 (512 threads): at most 64 registers, 2 blocks an SM
+                              * (at 70 registers one block: 16 warps an SM, its reads exposed) */
 
 template <uint32_t ROLE, uint32_t GRAN, uint32_t D>
 __device__ __forceinline__ uint32_t dev_fast_slot(uint32_t n)  /* n within the block */
@@ -486,7 +488,8 @@ __device__ __forceinline__ uint32_t dev_fast_slot(uint32_t n)  /* n within the b
 }
 
 template <uint32_t ROLE, uint32_t GRAN, uint32_t BITS, uint32_t D>
-__global__ void __launch_bounds__((ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u) * D / 32u, ROLE == KVQ_SAGE_ROLE_K && D == 128u ? FAST_K_MIN_BLOCKS : 1)
+__global__ void __launch_bounds__((ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u) * D / 32u,
+                                  D == 128u ? (ROLE == KVQ_SAGE_ROLE_K ? FAST_K_MIN_BLOCKS : FAST_Q_MIN_BLOCKS) : 1)
 sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const float *__restrict__ x,
                     sage_dev_state *st, uint32_t tokens, uint32_t rounding, uint32_t ties, int vec, sage_hstride hs)
 {
