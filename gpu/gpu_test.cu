@@ -186,8 +186,8 @@ static void gen_shape(kvq_kivi_shape *sh, int big)
     sh->meta = kvq_tb_chance(50) ? KVQ_META_F32 : KVQ_META_F16;
     sh->group = kvq_tb_chance(2) ? 1024u : groups[kvq_tb_rndu(sizeof groups / sizeof groups[0])];
     uint32_t other = big ? 256 + kvq_tb_rndu(769) : 1 + kvq_tb_rndu(96);
-    /* a third of the per-channel shapes with channels a multiple of 32: the pipelined
-     * per-channel kernel's condition [KIVI-DEV-05] */
+    /* a third of the per-channel shapes with channels a multiple of 32 (the head
+     * sizes of models: whole warps of channels) */
     if (sh->grouping == KVQ_GROUP_CHANNEL && kvq_tb_chance(33))
         other = 32u * (1 + kvq_tb_rndu(big ? 32 : 3));
     uint32_t mult = 1 + kvq_tb_rndu(4);

@@ -24,7 +24,8 @@
  * bits 2, 4, 8 (KIVI), 4, 8 (SAGE), both tie rules, both roundings, scales and
  * offsets as below.  Default (make test): a few groups off zero and slot maxima
  * in two binades, seconds; KVQ_FASTQUOT_FULL=1: every 4th binade, groups across
- * zero, the negative half (make fastquot-full; an hour on one core).
+ * zero in five, the negative half (make fastquot-full; about half an hour on one
+ * core).
  * KVQ_RANDOM_CASES caps the x a test visits (make test-san: 20000).
  *
  * SPEC: [KIVI-DEV-01] [SAGE-DEV-10] [KIVI-Q-04] [KIVI-Q-05] [SAGE-Q-03] [SAGE-Q-05]
@@ -154,7 +155,7 @@ static void kivi_group(float mn, float mx, uint32_t bits, uint32_t meta, uint32_
 
 /* Groups of range r = (1 + frac) 2^e, offsets mn = c r: by default the binades
  * of kivi_e and the offsets of kivi_off (domains off zero); under
- * KVQ_FASTQUOT_FULL every 4th binade from 2^-100 to 2^100 and kivi_off_full too
+ * KVQ_FASTQUOT_FULL the binades and offsets of kivi_off_full below
  * (domains across zero). */
 static void kivi_group_grid(int e, const double *cs, int ncs, uint32_t bits, tally *t)
 {
@@ -172,7 +173,9 @@ static void kivi_group_grid(int e, const double *cs, int ncs, uint32_t bits, tal
 
 static const int kivi_e[] = {-61, 3};
 static const double kivi_off[] = {1.9, -1.9};                    /* domains off zero */
-static const double kivi_off_full[] = {0.37, -1.5, 0.0, -0.5, -0.13, -0.87};
+/* KVQ_FASTQUOT_FULL: four offsets off zero (every 4th binade), four across zero (2^28 x
+ * a group: every 50th binade) */
+static const double kivi_off_full[] = {1.9, -1.9, 0.37, -1.5, 0.0, -0.5, -0.13, -0.87};
 
 START_TEST(kivi_exhaustive)
 {
@@ -180,10 +183,8 @@ START_TEST(kivi_exhaustive)
     const uint32_t bits = bitsv[_i];
     tally t = {0, 0, 0, 0.0};
     if (g_full) {
-        for (int e = -100; e <= 100; e += 4) {
-            kivi_group_grid(e, kivi_off, 2, bits, &t);
-            kivi_group_grid(e, kivi_off_full, 6, bits, &t);
-        }
+        for (int e = -100; e <= 100; e += 4) kivi_group_grid(e, kivi_off_full, 4, bits, &t);
+        for (int e = -100; e <= 100; e += 50) kivi_group_grid(e, kivi_off_full + 4, 4, bits, &t);
     } else {
         for (int i = 0; i < 2; i++) kivi_group_grid(kivi_e[i], kivi_off, 2, bits, &t);
     }

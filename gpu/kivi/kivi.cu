@@ -416,120 +416,6 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     dev_publish(st, f, err);
 }
 
-#if !KVQ_KIVI_BASELINE
-/* Per-channel groups, G in {32, 64, 128}, channels a multiple of 32 (a warp's 32
- * groups are then 32 consecutive channels of one token block, their rows 128
- * aligned bytes) [KIVI-DEV-05]: the blocks loop over the block tiles of
- * kivi_quant_channel_kernel (4 warps, SETS sets of 32 groups, SUB warps a set), and
- * each warp copies its next tile's 32 rows x 32 channels into shared memory with
- * cp.async (16 bytes a lane: lane l takes chunks k*32 + l, row c/8, channels
- * 4(c%8)..+3) before it computes the current one; lane l then reads column l (no
- * bank conflict).  The arithmetic and the stores are kivi_quant_channel_kernel's. */
-template <int BITS, int G>
-__global__ void __launch_bounds__(128)
-kivi_quant_channel_pipe_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
-                               float *__restrict__ scale, float *__restrict__ zero,
-                               kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng)
-{
-    constexpr int SUB = G / 32;          /* warps a group */
-    constexpr int SETS = 4 / SUB;        /* sets of 32 groups a block */
-    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
-    constexpr uint32_t NWB = 128u * BITS;        /* code words of a block tile */
-    __shared__ float smn[4][32], smx[4][32];
-    __shared__ uint32_t sw[NWB + NWB / 32u];
-    __shared__ float4 rows[4][TOK_STAGES][256];  /* a warp's 32 x 32 values a stage */
-    const float cmax = (float)kvq_code_max(BITS);
-    const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
-    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const uint32_t sub = warp % SUB, set = warp / SUB;
-    const uint32_t i0 = sub * 32u;       /* first element of this thread */
-    const uint64_t stride = kvq_kivi_group_stride(&sh);
-    const uint64_t nbt = (ng + SETS * 32u - 1u) / (SETS * 32u);
-    uint64_t bt = blockIdx.x;
-    if (bt >= nbt) return;               /* block-uniform */
-    /* issue the copies of block tile b's rows for this warp into stage buffer r */
-    auto issue = [&](uint64_t b, float4 *r) {
-        const uint64_t g0 = (b * SETS + set) * 32u; /* the warp's first group */
-        const bool in = KVQ_KIVI_HOTCOUNT || g0 < ng; /* whole sets: ng is a multiple of 32 */
-        const float *p = x + kvq_kivi_elem_index(&sh, in ? g0 : 0u, i0);
-#pragma unroll
-        for (uint32_t k = 0; k < 8u; k++) {
-            const uint32_t c = k * 32u + lane;      /* row c/8, channels 4(c%8).. */
-            dev_cp_async16(&r[c], (const float4 *)(p + (uint64_t)(c >> 3) * stride) + (c & 7u),
-                           in ? 16u : 0u);
-        }
-    };
-    uint32_t f = 0, err = 0;
-    issue(bt, rows[warp][0]);
-    dev_cp_commit();
-    for (uint32_t stg = 0; bt < nbt; bt += gridDim.x, stg ^= 1u) {
-        if (bt + gridDim.x < nbt) issue(bt + gridDim.x, rows[warp][stg ^ 1u]);
-        dev_cp_commit();
-        dev_cp_wait_all_but_one();       /* this lane's copies of tile bt have landed */
-        __syncwarp();                    /* and every lane's */
-        const uint64_t g = (bt * SETS + set) * 32u + lane;
-        const bool act = KVQ_KIVI_HOTCOUNT || g < ng;
-        const float *col = (const float *)rows[warp][stg] + lane;
-        float v[32];
-#pragma unroll
-        for (int i = 0; i < 32; i++) v[i] = col[i * 32];
-        uint32_t fh = 0, eh = 0;
-        float mn, mx;
-        dev_group_read<32>(v, daz, fh, eh, mn, mx); /* [POL-NF-01] [POL-SN-01] */
-        if (SUB > 1) {                   /* min/max are exact in any order */
-            smn[warp][lane] = mn;
-            smx[warp][lane] = mx;
-            __syncthreads();
-#pragma unroll
-            for (int k = 0; k < SUB; k++) {
-                mn = fminf(mn, smn[set * SUB + k][lane]);
-                mx = fmaxf(mx, smx[set * SUB + k][lane]);
-            }
-        }
-        float s, z;
-        dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, pol.overflow == KVQ_OVERFLOW_NAN);
-        const uint32_t first = kvq_code_byte(i0, BITS);
-        uint32_t w[BITS];                /* 32 codes of BITS bits */
-#pragma unroll
-        for (int k = 0; k < BITS; k++) w[k] = 0;
-        {
-            uint32_t mb[32];             /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
-            dev_group_codes<32>(mb, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, fh, eh);
-#pragma unroll
-            for (int i = 0; i < 32; i++) {
-                const uint32_t pos = kvq_code_word_shift(i0 + (uint32_t)i, BITS, first);
-                w[pos / 32u] += (mb[i] - MAGIC_RND_BITS) << (pos % 32u);
-            }
-        }
-        const uint32_t gl = set * 32u + lane;    /* group within the block tile */
-#pragma unroll
-        for (int k = 0; k < BITS; k++) {
-            const uint32_t u = (gl * GB + first) / 4u + (uint32_t)k;
-            sw[u + u / 32u] = w[k];
-        }
-        if (act && sub == 0u) {
-            scale[g] = s;
-            zero[g] = z;
-        }
-        if (act) {                       /* idle threads report nothing */
-            f |= fh;
-            err |= eh;
-        }
-        __syncthreads();
-        const uint64_t gb0 = bt * SETS * 32u;
-        uint32_t *out = (uint32_t *)(codes + kvq_kivi_group_code_offset(&sh, gb0));
-        const uint64_t nact = ng - gb0 < (uint64_t)SETS * 32u ? ng - gb0 : (uint64_t)SETS * 32u;
-#pragma unroll
-        for (uint32_t r = 0; r < BITS; r++) {
-            const uint32_t u = r * 128u + threadIdx.x;
-            if ((u * 4u) / GB < nact) out[u] = sw[u + u / 32u]; /* word u is in group 4u/GB */
-        }
-        __syncthreads();                 /* smn, smx, sw and this stage free again */
-    }
-    dev_publish(st, f, err);
-}
-#endif
-
 /* Any shape, any alignment: one thread a group, two reads of the group (min/max,
  * then codes), codes written a byte at a time. */
 __global__ void __launch_bounds__(128)
@@ -780,9 +666,7 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
  * in 32 bits (tile mod G + offset < 4096 + 1024).  A group's values can overflow
  * only when fmaf(cmax, s, z) does (fmaf(c, s, z) is monotone in c for s >= 0, and
  * z is finite): only such groups take dev_dequant's per-value check
- * [KIVI-DEV-04].  The warps loop over the tiles (as many blocks as the device holds
- * at once), each loading its next tile's codes, scales and zeros into registers
- * before it writes the current one [KIVI-DEV-05]. */
+ * [KIVI-DEV-04]. */
 #define DQ_CHUNKS 8u
 template <int BITS>
 __global__ void __launch_bounds__(256)
@@ -792,80 +676,55 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
 {
     if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
     const uint32_t lane = threadIdx.x & 31u;
-    constexpr uint32_t TILE = DQ_CHUNKS * 128u;
-    const uint64_t ntiles = (n + TILE - 1u) / TILE;
-    const uint64_t wstride = (uint64_t)gridDim.x * (blockDim.x / 32u);
-    uint64_t t = dev_tid() / 32u;
-    if (t >= ntiles) return;             /* warp-uniform */
+    const uint64_t tile = dev_tid() / 32u * (DQ_CHUNKS * 128u);
+    if (tile >= n) return;               /* warp-uniform */
     const uint32_t G = 1u << lg_g;
+    const uint64_t gbase = tile >> lg_g; /* the tile's first group */
+    const uint32_t toff = (uint32_t)(tile & (G - 1u)); /* and its first value's place in it */
+    /* the codes of groups gbase, gbase + 1, ... are contiguous [LAY-PACK-01]: value
+     * toff + x of the run starts at bit (toff + x) * BITS */
+    const uint8_t *crun = codes + kvq_kivi_group_code_offset(&sh, gbase);
     const float cmaxf = (float)kvq_code_max(BITS);
-    /* the loads of tile tt: its codes, scales and zeros, a chunk (4 values) a lane */
-    auto load = [&](uint64_t tt, uint32_t *w, float *s, float *z) {
-        const uint64_t tile = tt * TILE;
-        const uint64_t gbase = tile >> lg_g; /* the tile's first group */
-        const uint32_t toff = (uint32_t)(tile & (G - 1u)); /* and its first value's place in it */
-        /* the codes of groups gbase, gbase + 1, ... are contiguous [LAY-PACK-01]: value
-         * toff + x of the run starts at bit (toff + x) * BITS */
-        const uint8_t *crun = codes + kvq_kivi_group_code_offset(&sh, gbase);
-#pragma unroll
-        for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
-            const uint32_t x = toff + c * 128u + lane * 4u;   /* < 4096 + 1024 */
-            w[c] = 0u;
-            s[c] = z[c] = 0.0f;
-            if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
-                const uint8_t *in = crun + (x * (uint32_t)BITS) / 8u;
-                if (BITS <= 2) w[c] = __ldcs(in);
-                else if (BITS == 4) w[c] = __ldcs((const unsigned short *)in);
-                else w[c] = __ldcs((const unsigned int *)in);
-                const uint64_t g = gbase + (x >> lg_g);
-                s[c] = scale[g];
-                z[c] = zero[g];
-            }
-        }
-    };
     uint32_t w[DQ_CHUNKS];
     float s[DQ_CHUNKS], z[DQ_CHUNKS];
-    load(t, w, s, z);
-    uint32_t f = 0;
-    for (; t < ntiles; t += wstride) {
-        /* the next tile's loads go out before this one is written [KIVI-DEV-05] */
-        uint32_t w2[DQ_CHUNKS];
-        float s2[DQ_CHUNKS], z2[DQ_CHUNKS];
-        const bool more = t + wstride < ntiles;
-        if (more) load(t + wstride, w2, s2, z2);
-        const uint64_t tile = t * TILE;
-        const uint32_t toff = (uint32_t)(tile & (G - 1u));
 #pragma unroll
-        for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
-            const uint32_t x = toff + c * 128u + lane * 4u;
-            if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
-                /* bit of value x + k within the loaded word: its byte's shift plus the
-                 * value's place in its byte (kvq_code_shift) */
-                const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
-                float r[4];
-                if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: they can saturate */
-#pragma unroll
-                    for (uint32_t k = 0; k < 4u; k++)
-                        r[k] = dev_dequant((w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS), s[c], z[c], f);
-                } else {
-#pragma unroll
-                    for (uint32_t k = 0; k < 4u; k++) {
-                        const uint32_t code = (w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS);
-                        /* (float)code exactly, as dev_dequant: 2^23 + code less 2^23 */
-                        const float cf = __fsub_rn(__uint_as_float(0x4B000000u | code), 0x1p23f);
-                        r[k] = __fmaf_rn(cf, s[c], z[c]);            /* [KIVI-D-01] */
-                    }
-                }
-                __stcs((float4 *)(y + tile + (c * 128u + lane * 4u)), make_float4(r[0], r[1], r[2], r[3]));
-            }
+    for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+        const uint32_t x = toff + c * 128u + lane * 4u;   /* < 4096 + 1024 */
+        w[c] = 0u;
+        s[c] = z[c] = 0.0f;
+        if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
+            const uint8_t *in = crun + (x * (uint32_t)BITS) / 8u;
+            if (BITS <= 2) w[c] = __ldcs(in);
+            else if (BITS == 4) w[c] = __ldcs((const unsigned short *)in);
+            else w[c] = __ldcs((const unsigned int *)in);
+            const uint64_t g = gbase + (x >> lg_g);
+            s[c] = scale[g];
+            z[c] = zero[g];
         }
-        if (more) {
+    }
+    uint32_t f = 0;
 #pragma unroll
-            for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
-                w[c] = w2[c];
-                s[c] = s2[c];
-                z[c] = z2[c];
+    for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+        const uint32_t x = toff + c * 128u + lane * 4u;
+        if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
+            /* bit of value x + k within the loaded word: its byte's shift plus the
+             * value's place in its byte (kvq_code_shift) */
+            const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
+            float r[4];
+            if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: they can saturate */
+#pragma unroll
+                for (uint32_t k = 0; k < 4u; k++)
+                    r[k] = dev_dequant((w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS), s[c], z[c], f);
+            } else {
+#pragma unroll
+                for (uint32_t k = 0; k < 4u; k++) {
+                    const uint32_t code = (w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS);
+                    /* (float)code exactly, as dev_dequant: 2^23 + code less 2^23 */
+                    const float cf = __fsub_rn(__uint_as_float(0x4B000000u | code), 0x1p23f);
+                    r[k] = __fmaf_rn(cf, s[c], z[c]);            /* [KIVI-D-01] */
+                }
             }
+            __stcs((float4 *)(y + tile + (c * 128u + lane * 4u)), make_float4(r[0], r[1], r[2], r[3]));
         }
     }
     dev_publish(st, f, 0u);
@@ -1071,21 +930,6 @@ static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, floa
                     x, codes, scale, zero, st, sh, pol, n); break;
         }
 #undef TOK_GRID
-#if !KVQ_KIVI_BASELINE
-    } else if (sh.channels % 32u == 0u) {  /* the looping, pipelined kernel [KIVI-DEV-05] */
-#define CH_PIPE(GG, SETSN)                                                                  \
-    do {                                                                                    \
-        const unsigned int nb = nblocks(ng, 32u * (SETSN));                                 \
-        const unsigned int res = resident_blocks(                                           \
-            (const void *)kivi_quant_channel_pipe_kernel<BITS, GG>, 128);                  \
-        kivi_quant_channel_pipe_kernel<BITS, GG><<<nb < res ? nb : res, 128, 0, stream>>>(  \
-            x, codes, scale, zero, st, sh, pol, ng);                                        \
-    } while (0)
-        if (sh.group == 32u) CH_PIPE(32, 4);
-        else if (sh.group == 64u) CH_PIPE(64, 2);
-        else CH_PIPE(128, 1);
-#undef CH_PIPE
-#endif
     } else if (sh.group == 32u) {          /* 4 sets of 32 groups a block */
         kivi_quant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
             x, codes, scale, zero, st, sh, pol, ng);
@@ -1105,12 +949,7 @@ static void launch_dequant_fast(float *y, const uint8_t *codes, const float *sca
 {
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
-        unsigned int nb = nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256);
-#if !KVQ_KIVI_BASELINE
-        const unsigned int res = resident_blocks((const void *)kivi_dequant_token_kernel<BITS>, 256);
-        if (nb > res) nb = res;
-#endif
-        kivi_dequant_token_kernel<BITS><<<nb, 256, 0, stream>>>(
+        kivi_dequant_token_kernel<BITS><<<nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256, 0, stream>>>(
             y, codes, scale, zero, st, sh, n, ilog2(sh.group));
     } else if (sh.group == 32u) {
         kivi_dequant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(

@@ -10,9 +10,9 @@
 # On the objects built with KVQ_KIVI_HOTCOUNT=1 or KVQ_SAGE_HOTCOUNT=1 (the rare blocks compiled
 # out: a subnormal or zero in a group, near ties, groups off the fast path, groups that can
 # saturate), body is the straight path a thread of an ordinary group runs, loops unrolled: a
-# static count, not a measurement.  The looping kernels (KVQ_KIVI_BASELINE unset: per-token
-# quantize and dequantize, per-channel quantize with channels a multiple of 32) are counted
-# whole, prologue and the next tile's loads included, per tile: an upper bound per value.  An object whose name holds "base" is of the kernels of
+# static count, not a measurement.  The looping per-token quantize kernel (KVQ_KIVI_BASELINE
+# unset) is counted whole, prologue and the next tile's copies included, per tile: an upper
+# bound per value.  An object whose name holds "base" is of the kernels of
 # before (KVQ_KIVI_BASELINE, KVQ_SAGE_BASELINE): its dequantize-by-token kernel takes 8 values a
 # thread, the current one 32.
 set -u
@@ -31,7 +31,7 @@ for o in "$@"; do
         END { for (k in n) print n[k], last[k], k }' | while read -r all body k; do
             d=$(echo "$k" | c++filt | sed 's/(.*//; s/^void //')
             case "$d" in
-            kivi_quant_token_kernel*|kivi_quant_channel_kernel*|kivi_quant_channel_pipe_kernel*|sage_qk_fast_kernel*) e=32 ;;
+            kivi_quant_token_kernel*|kivi_quant_channel_kernel*|sage_qk_fast_kernel*) e=32 ;;
             kivi_dequant_token_kernel*) e=$dq ;;
             kivi_dequant_channel_kernel*) e=$(echo "$d" | sed 's/.*, *\([0-9]*\)>.*/\1/') ;;
             *) continue ;;
