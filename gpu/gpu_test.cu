@@ -570,7 +570,7 @@ int main(void)
                        g_large_log2))
         return 0;
     run_bad_args();
-    /* large tensors: many groups a call, many tiles a warp of the looping kernels */
+    /* large tensors: many groups a call */
     for (unsigned long k = 0; k < nlarge; k++) run_case(1);
     for (unsigned long k = 0; k < ncases; k++) run_case(0);
     printf("gpu-test: %lu cases over %llu groups\n", kvq_tb_cases(), g_groups);

@@ -8,7 +8,7 @@
 # and writes under $OUT (6 files):
 #   quant-build.log    the build
 #   quant-test.txt     gpu/gpu_test.cu over gpu/kivi/kivi.cu (random cases, then 3 tensors of
-#                      about 2^26 values: many tiles a warp of the looping kernels) and
+#                      about 2^26 values: the benchmark's size) and
 #                      gpu/sage/sage_test.cu over gpu/sage/sage.cu: every output against
 #                      ref/fast bit for bit; each run must end "N passed, 0 failed", exit 0
 #   quant-plant.txt    the same tests over kernels with one planted bug each (KVQ_KIVI_PLANT 1:
@@ -66,7 +66,7 @@ run() {
     echo "# gpu/gpu_test.cu over gpu/kivi/kivi.cu (KIVI, bit for bit against ref/fast/kivi.c), KVQ_GPU_CASES=${CASES:-1500}"
     KVQ_GPU_CASES=${CASES:-1500} run kvq_gpu_kivi_test 60 "$B/kvq_gpu_kivi_test"
     echo "kvq_gpu_kivi_test exit $?"
-    echo "# the same over 3 large tensors of about 2^26 values (256 MiB: many tiles a warp of the looping kernels)"
+    echo "# the same over 3 large tensors of about 2^26 values (256 MiB: the benchmark's size)"
     KVQ_GPU_CASES=0 KVQ_GPU_LARGE=3 KVQ_GPU_LARGE_LOG2=26 KVQ_SEED=${LARGE_SEED:-0x2} \
         run kvq_gpu_kivi_test_large 40 "$B/kvq_gpu_kivi_test"
     echo "kvq_gpu_kivi_test exit $?"

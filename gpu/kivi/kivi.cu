@@ -181,38 +181,6 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
 }
 #else
 #define TOK_WARPS 4
-#define TOK_STAGES 2
-/* One 16-byte asynchronous copy global -> shared (cp.async.cg: L2 only), zero-filled
- * past `bytes` (0 or 16), and the group bookkeeping [KIVI-DEV-05]. */
-__device__ __forceinline__ void dev_cp_async16(float4 *smem, const float4 *gmem, uint32_t bytes)
-{
-    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void dev_cp_commit(void)
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-__device__ __forceinline__ void dev_cp_wait_all_but_one(void)
-{
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-}
-/* Issue the copies of tile t (1024 values from t*1024) into stage buffer b: lane l
- * copies float4 slots k*32 + l (a coalesced 512 bytes a step) to their swizzled
- * places; slots past n are zero-filled (their source clamped to x, never read). */
-__device__ __forceinline__ void dev_tile_issue(float4 *b, const float *__restrict__ x, uint64_t t,
-                                               uint64_t n, uint32_t lane)
-{
-    const uint64_t tb = t * 1024u;
-    const float4 *xl = (const float4 *)(x + tb) + lane;
-#pragma unroll
-    for (uint32_t k = 0; k < 8u; k++) {
-        const uint32_t s = k * 32u + lane;
-        const bool in = KVQ_KIVI_HOTCOUNT || tb + s * 4u < n;
-        dev_cp_async16(&b[s ^ ((s >> 3) & 7u)], in ? xl + k * 32u : (const float4 *)x, in ? 16u : 0u);
-    }
-}
 template <int BITS, int LG>
 __global__ void __launch_bounds__(TOK_WARPS * 32)
 kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
@@ -224,100 +192,99 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
     constexpr uint32_t NG = 32u / GV;            /* groups (or parts) a lane holds */
     constexpr uint32_t SUBT = G > 32u ? G / 32u : 1u; /* lanes a group */
     constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
-    __shared__ float4 tile_s[TOK_WARPS][TOK_STAGES][256];
+    __shared__ float4 tile_s[TOK_WARPS][256];
     const float cmax = (float)kvq_code_max(BITS);
     const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
     const bool away = pol.ties == KVQ_TIES_AWAY;
     const bool nanpol = pol.overflow == KVQ_OVERFLOW_NAN;
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const uint64_t ntiles = (n + 1023u) / 1024u;
-    const uint64_t wstride = (uint64_t)gridDim.x * TOK_WARPS;
-    uint64_t t = (uint64_t)blockIdx.x * TOK_WARPS + warp;
-    if (t >= ntiles) return;             /* warp-uniform; no block barrier below */
+    const uint64_t tbase = ((uint64_t)blockIdx.x * TOK_WARPS + warp) * 1024u;
+    if (tbase >= n) return;              /* warp-uniform; no block barrier below */
+    float4 *tile = tile_s[warp];
+    const uint64_t e0 = tbase + lane * 32u; /* first value of this lane */
     uint32_t f = 0, err = 0;
-    dev_tile_issue(tile_s[warp][0], x, t, n, lane);
-    dev_cp_commit();
-    for (uint32_t stg = 0; t < ntiles; t += wstride, stg ^= 1u) {
-        /* the next tile's copies go out before this one is computed: two tiles a warp
-         * in flight while it computes [KIVI-DEV-05] */
-        if (t + wstride < ntiles) dev_tile_issue(tile_s[warp][stg ^ 1u], x, t + wstride, n, lane);
-        dev_cp_commit();                     /* (an empty group at the end: wait_group counts it) */
-        dev_cp_wait_all_but_one();           /* this lane's copies of tile t have landed */
-        __syncwarp();                        /* and every lane's */
-        float4 *tile = tile_s[warp][stg];
-        const uint64_t tbase = t * 1024u;
-        const uint64_t e0 = tbase + lane * 32u; /* first value of this lane */
-        float v[32];
-        {
+    float v[32];
+    {
+        float4 a[8];
 #pragma unroll
-            for (int k = 0; k < 8; k++) {
-                const float4 b = tile[(lane * 8u + (uint32_t)k) ^ (lane & 7u)];
-                v[4 * k] = b.x; v[4 * k + 1] = b.y; v[4 * k + 2] = b.z; v[4 * k + 3] = b.w;
-            }
+        for (int k = 0; k < 8; k++) {    /* 8 independent loads in flight */
+            const uint64_t e = tbase + (uint64_t)(k * 32 + lane) * 4u;
+            a[k] = KVQ_KIVI_HOTCOUNT || e < n ? __ldcs((const float4 *)(x + e))
+                                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
-        /* Values past n are zeros of inactive groups (n is a multiple of G and of
-         * 8, so a group or a float4 is wholly in or out); their flags are dropped. */
-        uint32_t w[BITS];
 #pragma unroll
-        for (int k = 0; k < BITS; k++) w[k] = 0;
-        const uint32_t i0 = G > 32u ? (lane % SUBT) * 32u : 0u; /* element of v[0] in its group */
-        const uint32_t first = kvq_code_byte(i0, BITS);
-#pragma unroll
-        for (uint32_t j = 0; j < NG; j++) {
-            const bool act = e0 + j * GV < n;
-            uint32_t fh = 0, eh = 0;
-            float mn, mx;
-            dev_group_read<GV>(&v[j * GV], daz, fh, eh, mn, mx); /* [POL-NF-01] [POL-SN-01] */
-            /* min/max are exact in any order; the sign of a zero extreme cannot
-             * reach the stored metadata (z of a zero min is +0; r and s of zeros
-             * are exact). */
-#pragma unroll
-            for (uint32_t o = SUBT >> 1; o > 0u; o >>= 1) {
-                mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
-                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
-            }
-            float s, z;
-            dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
-            uint32_t mb[GV];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
-            dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
-#pragma unroll
-            for (uint32_t k = 0; k < GV; k++) {
-                /* bit of element i0+k within the lane's code bytes: group j's
-                 * bytes start at byte j*GB of them, element i0's at `first`;
-                 * fields are disjoint, so adding is OR-ing */
-                const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
-                w[pos / 32u] += (mb[k] - MAGIC_RND_BITS) << (pos % 32u);
-            }
-            if (act) {
-                const uint64_t g = (e0 + j * GV) >> LG;
-                if (i0 == 0u) {
-                    scale[g] = s;
-                    zero[g] = z;
-                }
-                f |= fh;
-                err |= eh;
-            }
+        for (int k = 0; k < 8; k++) {
+            const uint32_t s = (uint32_t)k * 32u + lane;
+            tile[s ^ ((s >> 3) & 7u)] = a[k];
         }
-        /* Stage the codes: lane l's LB bytes at byte l*LB of the warp's block. */
-        __syncwarp();                        /* every lane has read its values */
-        uint32_t *cw = (uint32_t *)tile;
-#pragma unroll
-        for (int k = 0; k < BITS; k++) cw[lane * BITS + (uint32_t)k] = w[k];
         __syncwarp();
-        /* the warp's code bytes: groups tbase/G .. , contiguous [LAY-PACK-01] */
-        uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, tbase >> LG);
-        if (KVQ_KIVI_HOTCOUNT || tbase + 1024u <= n) { /* the counted path: whole tiles */
 #pragma unroll
-            for (uint32_t u = lane; u < 8u * BITS; u += 32u)
-                ((uint4 *)out)[u] = ((const uint4 *)tile)[u];
-        } else {                             /* the last, partial tile: active groups only */
-            const uint8_t *cb = (const uint8_t *)tile;
-            for (uint32_t b = lane; b < 128u * BITS; b += 32u) {
-                /* byte b is code byte b % GB of the tile's group b / GB */
-                if (tbase + (uint64_t)(b / GB) * G < n) out[b] = cb[b];
-            }
+        for (int k = 0; k < 8; k++) {
+            const float4 b = tile[(lane * 8u + (uint32_t)k) ^ (lane & 7u)];
+            v[4 * k] = b.x; v[4 * k + 1] = b.y; v[4 * k + 2] = b.z; v[4 * k + 3] = b.w;
         }
-        __syncwarp();                        /* every lane is done with this stage */
+    }
+    /* Values past n are zeros of inactive groups (n is a multiple of G and of
+     * 8, so a group or a float4 is wholly in or out); their flags are dropped. */
+    uint32_t w[BITS];
+#pragma unroll
+    for (int k = 0; k < BITS; k++) w[k] = 0;
+    const uint32_t i0 = G > 32u ? (lane % SUBT) * 32u : 0u; /* element of v[0] in its group */
+    const uint32_t first = kvq_code_byte(i0, BITS);
+#pragma unroll
+    for (uint32_t j = 0; j < NG; j++) {
+        const bool act = e0 + j * GV < n;
+        uint32_t fh = 0, eh = 0;
+        float mn, mx;
+        dev_group_read<GV>(&v[j * GV], daz, fh, eh, mn, mx); /* [POL-NF-01] [POL-SN-01] */
+        /* min/max are exact in any order; the sign of a zero extreme cannot
+         * reach the stored metadata (z of a zero min is +0; r and s of zeros
+         * are exact). */
+#pragma unroll
+        for (uint32_t o = SUBT >> 1; o > 0u; o >>= 1) {
+            mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
+            mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+        }
+        float s, z;
+        dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
+        uint32_t mb[GV];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
+        dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
+#pragma unroll
+        for (uint32_t k = 0; k < GV; k++) {
+            /* bit of element i0+k within the lane's code bytes: group j's
+             * bytes start at byte j*GB of them, element i0's at `first`;
+             * fields are disjoint, so adding is OR-ing */
+            const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
+            w[pos / 32u] += (mb[k] - MAGIC_RND_BITS) << (pos % 32u);
+        }
+        if (act) {
+            const uint64_t g = (e0 + j * GV) >> LG;
+            if (i0 == 0u) {
+                scale[g] = s;
+                zero[g] = z;
+            }
+            f |= fh;
+            err |= eh;
+        }
+    }
+    /* Stage the codes: lane l's LB bytes at byte l*LB of the warp's block. */
+    __syncwarp();                        /* every lane has read its values */
+    uint32_t *cw = (uint32_t *)tile;
+#pragma unroll
+    for (int k = 0; k < BITS; k++) cw[lane * BITS + (uint32_t)k] = w[k];
+    __syncwarp();
+    /* the warp's code bytes: groups tbase/G .. , contiguous [LAY-PACK-01] */
+    uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, tbase >> LG);
+    if (KVQ_KIVI_HOTCOUNT || tbase + 1024u <= n) { /* the counted path: whole tiles */
+#pragma unroll
+        for (uint32_t u = lane; u < 8u * BITS; u += 32u)
+            ((uint4 *)out)[u] = ((const uint4 *)tile)[u];
+    } else {                             /* the last, partial tile: active groups only */
+        const uint8_t *cb = (const uint8_t *)tile;
+        for (uint32_t b = lane; b < 128u * BITS; b += 32u) {
+            /* byte b is code byte b % GB of the tile's group b / GB */
+            if (tbase + (uint64_t)(b / GB) * G < n) out[b] = cb[b];
+        }
     }
     dev_publish(st, f, err);
 }
@@ -875,31 +842,6 @@ extern "C" size_t kvq_cuda_kivi_dequantize_workspace(const kvq_kivi_shape *shape
     return WS_HEAD;
 }
 
-/* Blocks of `kernel` (`threads` threads) the device holds at once: its SMs times the
- * occupancy, looked up once a kernel and device (a small table; 0 = not cached). */
-static unsigned int resident_blocks(const void *kernel, int threads)
-{
-    static struct { const void *k; int dev, n; } memo[128];
-    int dev = 0, sms = 132, bps = 1;
-    if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
-    for (int i = 0; i < 128; i++) {
-        if (memo[i].k == kernel && memo[i].dev == dev) return (unsigned int)memo[i].n;
-        if (memo[i].k == NULL) {
-            if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-                sms = 132;
-            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, kernel, threads, 0)
-                    != cudaSuccess || bps < 1)
-                bps = 1;
-            (void)cudaGetLastError();
-            memo[i].k = kernel;
-            memo[i].dev = dev;
-            memo[i].n = sms * bps;
-            return (unsigned int)(sms * bps);
-        }
-    }
-    return 132u;                         /* a full table: one block an SM at least */
-}
-
 template <int BITS>
 static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, float *zero,
                               kvq_dev_state *st, const kvq_kivi_shape &sh, const kvq_policy &pol,
@@ -908,28 +850,20 @@ static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, floa
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
         const unsigned int nb = nblocks((n + 1023u) / 1024u, TOK_WARPS);
-        /* the warps loop over the tiles [KIVI-DEV-05]: as many blocks as fit at once */
-#if KVQ_KIVI_BASELINE
-#define TOK_GRID(...) nb
-#else
-#define TOK_GRID(...) (nb < resident_blocks((const void *)(__VA_ARGS__), TOK_WARPS * 32) ? nb \
-                       : resident_blocks((const void *)(__VA_ARGS__), TOK_WARPS * 32))
-#endif
         switch (ilog2(sh.group)) {
-        case 3: kivi_quant_token_kernel<BITS, 3><<<TOK_GRID(kivi_quant_token_kernel<BITS, 3>), TOK_WARPS * 32, 0, stream>>>(
+        case 3: kivi_quant_token_kernel<BITS, 3><<<nb, TOK_WARPS * 32, 0, stream>>>(
                     x, codes, scale, zero, st, sh, pol, n); break;
-        case 4: kivi_quant_token_kernel<BITS, 4><<<TOK_GRID(kivi_quant_token_kernel<BITS, 4>), TOK_WARPS * 32, 0, stream>>>(
+        case 4: kivi_quant_token_kernel<BITS, 4><<<nb, TOK_WARPS * 32, 0, stream>>>(
                     x, codes, scale, zero, st, sh, pol, n); break;
-        case 5: kivi_quant_token_kernel<BITS, 5><<<TOK_GRID(kivi_quant_token_kernel<BITS, 5>), TOK_WARPS * 32, 0, stream>>>(
+        case 5: kivi_quant_token_kernel<BITS, 5><<<nb, TOK_WARPS * 32, 0, stream>>>(
                     x, codes, scale, zero, st, sh, pol, n); break;
-        case 6: kivi_quant_token_kernel<BITS, 6><<<TOK_GRID(kivi_quant_token_kernel<BITS, 6>), TOK_WARPS * 32, 0, stream>>>(
+        case 6: kivi_quant_token_kernel<BITS, 6><<<nb, TOK_WARPS * 32, 0, stream>>>(
                     x, codes, scale, zero, st, sh, pol, n); break;
-        case 7: kivi_quant_token_kernel<BITS, 7><<<TOK_GRID(kivi_quant_token_kernel<BITS, 7>), TOK_WARPS * 32, 0, stream>>>(
+        case 7: kivi_quant_token_kernel<BITS, 7><<<nb, TOK_WARPS * 32, 0, stream>>>(
                     x, codes, scale, zero, st, sh, pol, n); break;
-        default: kivi_quant_token_kernel<BITS, 8><<<TOK_GRID(kivi_quant_token_kernel<BITS, 8>), TOK_WARPS * 32, 0, stream>>>(
+        default: kivi_quant_token_kernel<BITS, 8><<<nb, TOK_WARPS * 32, 0, stream>>>(
                     x, codes, scale, zero, st, sh, pol, n); break;
         }
-#undef TOK_GRID
     } else if (sh.group == 32u) {          /* 4 sets of 32 groups a block */
         kivi_quant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
             x, codes, scale, zero, st, sh, pol, ng);

@@ -10,9 +10,7 @@
 # On the objects built with KVQ_KIVI_HOTCOUNT=1 or KVQ_SAGE_HOTCOUNT=1 (the rare blocks compiled
 # out: a subnormal or zero in a group, near ties, groups off the fast path, groups that can
 # saturate), body is the straight path a thread of an ordinary group runs, loops unrolled: a
-# static count, not a measurement.  The looping per-token quantize kernel (KVQ_KIVI_BASELINE
-# unset) is counted whole, prologue and the next tile's copies included, per tile: an upper
-# bound per value.  An object whose name holds "base" is of the kernels of
+# static count, not a measurement.  An object whose name holds "base" is of the kernels of
 # before (KVQ_KIVI_BASELINE, KVQ_SAGE_BASELINE): its dequantize-by-token kernel takes 8 values a
 # thread, the current one 32.
 set -u
