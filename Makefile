@@ -377,5 +377,12 @@ test-install: $(B)/rel/kvq $(B)/rel/libkvq.a $(B)/registry.json
 fp8-exhaustive: $(B)/rel/tests/fp8_exhaustive
 	$(B)/rel/tests/fp8_exhaustive
 
+# -- area: the CUDA quantizers' division-free codes
+# `make fastquot-full`: tests/check_fastquot.c over every 4th binade, groups across
+# zero and both signs ([KIVI-DEV-01] [SAGE-DEV-10]); make test runs its default grid.
+.PHONY: fastquot-full
+fastquot-full: $(B)/rel/tests/check_fastquot
+	KVQ_FASTQUOT_FULL=1 $(B)/rel/tests/check_fastquot
+
 clean:
 	rm -rf $(B)

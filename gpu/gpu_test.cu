@@ -21,7 +21,8 @@
  *       [API-ERR-01]
  *
  * Without a device: "gpu-test: SKIPPED (no CUDA device: <reason>)", exit 0.
- * Seed: KVQ_SEED (default below), printed on failure; cases: KVQ_GPU_CASES.
+ * Seed: KVQ_SEED (default below), printed on failure; cases: KVQ_GPU_CASES; large
+ * cases: KVQ_GPU_LARGE (6) of about 2^KVQ_GPU_LARGE_LOG2 (22) values each.
  * The closing line is "N passed, N failed".
  */
 #include <math.h>
@@ -37,6 +38,7 @@
 #define DEFAULT_SEED 0x6b76712d67707531ull /* "kvq-gpu1" */
 
 static unsigned long long g_groups;
+static uint32_t g_large_log2 = 22; /* KVQ_GPU_LARGE_LOG2: the large cases' size */
 
 /* device buffers, grown on demand: inputs, workspace, the quantizer's outputs
  * (codes, scale, zero; also the dequantizer's inputs) and the dequantizer's */
@@ -184,9 +186,13 @@ static void gen_shape(kvq_kivi_shape *sh, int big)
     sh->meta = kvq_tb_chance(50) ? KVQ_META_F32 : KVQ_META_F16;
     sh->group = kvq_tb_chance(2) ? 1024u : groups[kvq_tb_rndu(sizeof groups / sizeof groups[0])];
     uint32_t other = big ? 256 + kvq_tb_rndu(769) : 1 + kvq_tb_rndu(96);
+    /* a third of the per-channel shapes with channels a multiple of 32 (the head
+     * sizes of models: whole warps of channels) */
+    if (sh->grouping == KVQ_GROUP_CHANNEL && kvq_tb_chance(33))
+        other = 32u * (1 + kvq_tb_rndu(big ? 32 : 3));
     uint32_t mult = 1 + kvq_tb_rndu(4);
-    if (big) { /* about 2^21 .. 2^22 values */
-        mult = (1u << 22) / (sh->group * other);
+    if (big) { /* about 2^(L-1) .. 2^L values, L = KVQ_GPU_LARGE_LOG2 (22) */
+        mult = (uint32_t)(((uint64_t)1 << g_large_log2) / (sh->group * other));
         mult = mult / 2 + kvq_tb_rndu(mult / 2 + 1);
         if (mult == 0) mult = 1;
     }
@@ -553,9 +559,19 @@ int main(void)
     kvq_tb_init("gpu-test", DEFAULT_SEED);
     unsigned long ncases = (unsigned long)kvq_tb_env_count("KVQ_GPU_CASES", 4000u);
 
-    if (!kvq_tb_device("%lu random cases", ncases)) return 0;
+    unsigned long nlarge = (unsigned long)kvq_tb_env_count("KVQ_GPU_LARGE", 6u);
+    g_large_log2 = (uint32_t)kvq_tb_env_count("KVQ_GPU_LARGE_LOG2", 22u);
+    if (g_large_log2 < 12u || g_large_log2 > 28u) {
+        fprintf(stderr, "gpu-test: KVQ_GPU_LARGE_LOG2=%u: not in 12..28\n", g_large_log2);
+        return 2;
+    }
+
+    if (!kvq_tb_device("%lu random cases, %lu large of about 2^%u values", ncases, nlarge,
+                       g_large_log2))
+        return 0;
     run_bad_args();
-    for (int k = 0; k < 6; k++) run_case(1); /* large tensors: many groups a call */
+    /* large tensors: many groups a call */
+    for (unsigned long k = 0; k < nlarge; k++) run_case(1);
     for (unsigned long k = 0; k < ncases; k++) run_case(0);
     printf("gpu-test: %lu cases over %llu groups\n", kvq_tb_cases(), g_groups);
     return kvq_tb_finish();

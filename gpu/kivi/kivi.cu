@@ -59,6 +59,8 @@
  * s ^ ((s>>3)&7), so neither the stores nor the reads of a quarter-warp hit
  * one bank group twice.  The codes are staged back in the same buffer and
  * leave as 16-byte stores covering the warp's contiguous 128*BITS code bytes. */
+#if KVQ_KIVI_BASELINE
+/* ---- the per-token quantize kernel of before (benchmarks only): one tile a warp ---- */
 #define TOK_WARPS 4
 template <int BITS, int LG>
 __global__ void __launch_bounds__(TOK_WARPS * 32)
@@ -178,6 +180,116 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
     }
     dev_publish(st, f, err);
 }
+#else
+#define TOK_WARPS 4
+template <int BITS, int LG>
+__global__ void __launch_bounds__(TOK_WARPS * 32)
+kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
+                        float *__restrict__ scale, float *__restrict__ zero,
+                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n)
+{
+    constexpr uint32_t G = 1u << LG;
+    constexpr uint32_t GV = G < 32u ? G : 32u;   /* values of one group a lane holds */
+    constexpr uint32_t NG = 32u / GV;            /* groups (or parts) a lane holds */
+    constexpr uint32_t SUBT = G > 32u ? G / 32u : 1u; /* lanes a group */
+    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
+    __shared__ float4 tile_s[TOK_WARPS][256];
+    const float cmax = (float)kvq_code_max(BITS);
+    const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
+    const bool away = pol.ties == KVQ_TIES_AWAY;
+    const bool nanpol = pol.overflow == KVQ_OVERFLOW_NAN;
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const uint64_t tbase = ((uint64_t)blockIdx.x * TOK_WARPS + warp) * 1024u;
+    if (tbase >= n) return;              /* warp-uniform; no block barrier below */
+    float4 *tile = tile_s[warp];
+    const uint64_t e0 = tbase + lane * 32u; /* first value of this lane */
+    uint32_t f = 0, err = 0;
+    float v[32];
+    {
+        float4 a[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) {    /* 8 independent loads in flight */
+            const uint64_t e = tbase + (uint64_t)(k * 32 + lane) * 4u;
+            a[k] = KVQ_KIVI_HOTCOUNT || e < n ? __ldcs((const float4 *)(x + e))
+                                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const uint32_t s = (uint32_t)k * 32u + lane;
+            tile[s ^ ((s >> 3) & 7u)] = a[k];
+        }
+        __syncwarp();
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const float4 b = tile[(lane * 8u + (uint32_t)k) ^ (lane & 7u)];
+            v[4 * k] = b.x; v[4 * k + 1] = b.y; v[4 * k + 2] = b.z; v[4 * k + 3] = b.w;
+        }
+    }
+    /* Values past n are zeros of inactive groups (n is a multiple of G and of
+     * 8, so a group or a float4 is wholly in or out); their flags are dropped. */
+    uint32_t w[BITS];
+#pragma unroll
+    for (int k = 0; k < BITS; k++) w[k] = 0;
+    const uint32_t i0 = G > 32u ? (lane % SUBT) * 32u : 0u; /* element of v[0] in its group */
+    const uint32_t first = kvq_code_byte(i0, BITS);
+#pragma unroll
+    for (uint32_t j = 0; j < NG; j++) {
+        const bool act = e0 + j * GV < n;
+        uint32_t fh = 0, eh = 0;
+        float mn, mx;
+        dev_group_read<GV>(&v[j * GV], daz, fh, eh, mn, mx); /* [POL-NF-01] [POL-SN-01] */
+        /* min/max are exact in any order; the sign of a zero extreme cannot
+         * reach the stored metadata (z of a zero min is +0; r and s of zeros
+         * are exact). */
+#pragma unroll
+        for (uint32_t o = SUBT >> 1; o > 0u; o >>= 1) {
+            mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
+            mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+        }
+        float s, z;
+        dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
+        uint32_t mb[GV];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
+        dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
+#pragma unroll
+        for (uint32_t k = 0; k < GV; k++) {
+            /* bit of element i0+k within the lane's code bytes: group j's
+             * bytes start at byte j*GB of them, element i0's at `first`;
+             * fields are disjoint, so adding is OR-ing */
+            const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
+            w[pos / 32u] += (mb[k] - MAGIC_RND_BITS) << (pos % 32u);
+        }
+        if (act) {
+            const uint64_t g = (e0 + j * GV) >> LG;
+            if (i0 == 0u) {
+                scale[g] = s;
+                zero[g] = z;
+            }
+            f |= fh;
+            err |= eh;
+        }
+    }
+    /* Stage the codes: lane l's LB bytes at byte l*LB of the warp's block. */
+    __syncwarp();                        /* every lane has read its values */
+    uint32_t *cw = (uint32_t *)tile;
+#pragma unroll
+    for (int k = 0; k < BITS; k++) cw[lane * BITS + (uint32_t)k] = w[k];
+    __syncwarp();
+    /* the warp's code bytes: groups tbase/G .. , contiguous [LAY-PACK-01] */
+    uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, tbase >> LG);
+    if (KVQ_KIVI_HOTCOUNT || tbase + 1024u <= n) { /* the counted path: whole tiles */
+#pragma unroll
+        for (uint32_t u = lane; u < 8u * BITS; u += 32u)
+            ((uint4 *)out)[u] = ((const uint4 *)tile)[u];
+    } else {                             /* the last, partial tile: active groups only */
+        const uint8_t *cb = (const uint8_t *)tile;
+        for (uint32_t b = lane; b < 128u * BITS; b += 32u) {
+            /* byte b is code byte b % GB of the tile's group b / GB */
+            if (tbase + (uint64_t)(b / GB) * G < n) out[b] = cb[b];
+        }
+    }
+    dev_publish(st, f, err);
+}
+#endif /* KVQ_KIVI_BASELINE */
 
 /* Per-channel groups, G in {32, 64, 128}.  A block is 4 warps; SUB = G/32
  * warps share 32 groups (32 consecutive channels): lane l of each takes group
@@ -199,7 +311,7 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     const uint32_t sub = warp % SUB, set = warp / SUB;
     const uint64_t g = ((uint64_t)blockIdx.x * SETS + set) * 32u + lane;
     const uint32_t i0 = sub * 32u;       /* first element of this thread */
-    const bool act = g < ng;
+    const bool act = KVQ_KIVI_HOTCOUNT || g < ng; /* the counted path: whole blocks */
     uint32_t f = 0, err = 0;
     float v[32];
     if (act) {
@@ -212,17 +324,7 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
         for (int i = 0; i < 32; i++) v[i] = 0.0f;
     }
     float mn, mx;
-#pragma unroll
-    for (int i = 0; i < 32; i++) {
-        if (!isfinite(v[i])) err |= ERR_NONFINITE;
-        v[i] = dev_read_input(v[i], daz, f);
-    }
-    mn = mx = v[0];
-#pragma unroll
-    for (int i = 1; i < 32; i++) {
-        mn = fminf(mn, v[i]);
-        mx = fmaxf(mx, v[i]);
-    }
+    dev_group_read<32>(v, daz, f, err, mn, mx); /* [POL-NF-01] [POL-SN-01] */
     if (SUB > 1) {                       /* min/max are exact in any order */
         smn[warp][lane] = mn;
         smx[warp][lane] = mx;
@@ -239,14 +341,15 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     uint32_t w[BITS];                    /* 32 codes of BITS bits */
 #pragma unroll
     for (int k = 0; k < BITS; k++) w[k] = 0;
-    if (s != 0.0f) {
-        const bool away = pol.ties == KVQ_TIES_AWAY;
-        const float rcp = __frcp_rn(s);
+    {
+        uint32_t mb[32];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
+        dev_group_codes<32>(mb, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, f, err);
 #pragma unroll
         for (int i = 0; i < 32; i++) {
-            /* bit of element i0+i within the thread's 4*BITS code bytes */
+            /* bit of element i0+i within the thread's 4*BITS code bytes (disjoint
+             * fields: adding is OR-ing) */
             const uint32_t pos = kvq_code_word_shift(i0 + (uint32_t)i, BITS, first);
-            w[pos / 32u] |= dev_code(v[i], s, rcp, z, cmax, away, f) << (pos % 32u);
+            w[pos / 32u] += (mb[i] - MAGIC_RND_BITS) << (pos % 32u);
         }
     }
     /* Stage the codes in shared memory and store the block's contiguous code
@@ -429,6 +532,8 @@ __device__ __forceinline__ bool dev_failed(const kvq_dev_state *st)
     return __ldg(&st->key) != NO_KEY || __ldg(&st->err) != 0u;
 }
 
+#if KVQ_KIVI_BASELINE
+/* ---- the dequantize kernels of before (benchmarks only) ---- */
 /* Per-token groups, G a power of two <= 4096, y 16-byte aligned.  Lane l of a
  * warp writes values 4l..4l+3 of each half of a 256-value tile: each 16-byte
  * store instruction of the warp covers 512 contiguous bytes. */
@@ -517,6 +622,143 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
     }
     dev_publish(st, f, 0u);
 }
+
+#define DQ_CHUNKS 2u /* the tile of before: 2 chunks of 128 values a warp */
+#else
+/* Per-token groups, G a power of two <= 4096, y 16-byte aligned.  A warp takes a
+ * tile of DQ_CHUNKS * 128 values; lane l writes values 4l..4l+3 of each 128-value
+ * chunk, so each 16-byte store instruction of the warp covers 512 contiguous
+ * bytes, and every chunk's loads (codes, scale, zero) are issued before the
+ * first value is computed.  Index arithmetic: the tile's first value, group and
+ * code byte in 64 bits once (n <= KVQ_MAX_ELEMS = 2^36), offsets within the tile
+ * in 32 bits (tile mod G + offset < 4096 + 1024).  A group's values can overflow
+ * only when fmaf(cmax, s, z) does (fmaf(c, s, z) is monotone in c for s >= 0, and
+ * z is finite): only such groups take dev_dequant's per-value check
+ * [KIVI-DEV-04]. */
+#define DQ_CHUNKS 8u
+template <int BITS>
+__global__ void __launch_bounds__(256)
+kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                          const float *__restrict__ scale, const float *__restrict__ zero,
+                          kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g)
+{
+    if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t tile = dev_tid() / 32u * (DQ_CHUNKS * 128u);
+    if (tile >= n) return;               /* warp-uniform */
+    const uint32_t G = 1u << lg_g;
+    const uint64_t gbase = tile >> lg_g; /* the tile's first group */
+    const uint32_t toff = (uint32_t)(tile & (G - 1u)); /* and its first value's place in it */
+    /* the codes of groups gbase, gbase + 1, ... are contiguous [LAY-PACK-01]: value
+     * toff + x of the run starts at bit (toff + x) * BITS */
+    const uint8_t *crun = codes + kvq_kivi_group_code_offset(&sh, gbase);
+    const float cmaxf = (float)kvq_code_max(BITS);
+    uint32_t w[DQ_CHUNKS];
+    float s[DQ_CHUNKS], z[DQ_CHUNKS];
+#pragma unroll
+    for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+        const uint32_t x = toff + c * 128u + lane * 4u;   /* < 4096 + 1024 */
+        w[c] = 0u;
+        s[c] = z[c] = 0.0f;
+        if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
+            const uint8_t *in = crun + (x * (uint32_t)BITS) / 8u;
+            if (BITS <= 2) w[c] = __ldcs(in);
+            else if (BITS == 4) w[c] = __ldcs((const unsigned short *)in);
+            else w[c] = __ldcs((const unsigned int *)in);
+            const uint64_t g = gbase + (x >> lg_g);
+            s[c] = scale[g];
+            z[c] = zero[g];
+        }
+    }
+    uint32_t f = 0;
+#pragma unroll
+    for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+        const uint32_t x = toff + c * 128u + lane * 4u;
+        if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
+            /* bit of value x + k within the loaded word: its byte's shift plus the
+             * value's place in its byte (kvq_code_shift) */
+            const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
+            float r[4];
+            if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: they can saturate */
+#pragma unroll
+                for (uint32_t k = 0; k < 4u; k++)
+                    r[k] = dev_dequant((w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS), s[c], z[c], f);
+            } else {
+#pragma unroll
+                for (uint32_t k = 0; k < 4u; k++) {
+                    const uint32_t code = (w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS);
+                    /* (float)code exactly, as dev_dequant: 2^23 + code less 2^23 */
+                    const float cf = __fsub_rn(__uint_as_float(0x4B000000u | code), 0x1p23f);
+                    r[k] = __fmaf_rn(cf, s[c], z[c]);            /* [KIVI-D-01] */
+                }
+            }
+            __stcs((float4 *)(y + tile + (c * 128u + lane * 4u)), make_float4(r[0], r[1], r[2], r[3]));
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+/* Per-channel groups, G in {32, 64, 128}: one thread a group, its code words
+ * in registers; a warp's stores of one token row are coalesced. */
+template <int BITS, int G>
+__global__ void __launch_bounds__(128)
+kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                            const float *__restrict__ scale, const float *__restrict__ zero,
+                            kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+{
+    if (dev_failed(st)) return;
+    constexpr int NW = G * BITS / 32;
+    uint64_t g = dev_tid();
+    uint32_t f = 0;
+    if (g < ng) {
+        const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g);
+        uint32_t w[NW];
+        if (NW % 4 == 0) {
+#pragma unroll
+            for (int k = 0; k < NW; k += 4) {
+                uint4 q = __ldcs((const uint4 *)in + k / 4);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+                if (k + 2 < NW) w[k + 2] = q.z;
+                if (k + 3 < NW) w[k + 3] = q.w;
+            }
+        } else if (NW % 2 == 0) {
+#pragma unroll
+            for (int k = 0; k < NW; k += 2) {
+                uint2 q = __ldcs((const uint2 *)in + k / 2);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < NW; k++) w[k] = __ldcs((const unsigned int *)in + k);
+        }
+        float s = scale[g], z = zero[g];
+        float *p = y + kvq_kivi_group_base(&sh, g);
+        const uint64_t stride = kvq_kivi_group_stride(&sh);
+        if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn((float)kvq_code_max(BITS), s, z))) { /* rare */
+#pragma unroll
+            for (int i = 0; i < G; i++) {
+                const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+                uint32_t c = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word))
+                             & kvq_code_max(BITS);
+                __stcs(p + (uint64_t)i * stride, dev_dequant(c, s, z, f));
+            }
+        } else {                         /* no value overflows [KIVI-DEV-04] */
+#pragma unroll
+            for (int i = 0; i < G; i++) {
+                const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+                uint32_t c = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word))
+                             & kvq_code_max(BITS);
+                const float cf = __fsub_rn(__uint_as_float(0x4B000000u | c), 0x1p23f); /* exact */
+                __stcs(p + (uint64_t)i * stride, __fmaf_rn(cf, s, z));           /* [KIVI-D-01] */
+            }
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
+#endif /* KVQ_KIVI_BASELINE */
 
 /* Any shape, any alignment: one thread an element. */
 __global__ void __launch_bounds__(256)
@@ -642,7 +884,7 @@ static void launch_dequant_fast(float *y, const uint8_t *codes, const float *sca
 {
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
-        kivi_dequant_token_kernel<BITS><<<nblocks((n + 255u) / 256u * 32u, 256), 256, 0, stream>>>(
+        kivi_dequant_token_kernel<BITS><<<nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256, 0, stream>>>(
             y, codes, scale, zero, st, sh, n, ilog2(sh.group));
     } else if (sh.group == 32u) {
         kivi_dequant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(

@@ -15,6 +15,16 @@
 
 #include "kvq.h"
 
+#ifndef KVQ_KIVI_BASELINE
+#define KVQ_KIVI_BASELINE 0 /* 1: the per-element kernels of before (benchmarks only) */
+#endif
+#ifndef KVQ_KIVI_HOTCOUNT
+#define KVQ_KIVI_HOTCOUNT 0 /* 1: the rare blocks compiled out, for gpu/kivi/sass-count.sh only */
+#endif
+#ifndef KVQ_KIVI_PLANT
+#define KVQ_KIVI_PLANT 0    /* 1, 2: a planted bug the device test must catch */
+#endif
+
 #define F32_MAX        0x1.fffffep+127f /* largest finite binary32 */
 #define F32_MIN_NORMAL 0x1p-126f
 #define F16_MAX        0x1.ffcp+15f     /* 65504 */
@@ -138,7 +148,7 @@ __device__ __forceinline__ uint32_t dev_code(float xv, float s, float rcp, float
     float d = fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))); /* |qe - rint(qe)|, exact */
     int32_t c = (int32_t)(__float_as_uint(m) - MAGIC_RND_BITS); /* rint(qe) */
     /* within 2^-12 of a half-integer, or a subnormal rcp (|s| > 2^126): exact */
-    if (d > 0x1.ffcp-2f || rcp < F32_MIN_NORMAL) {
+    if (!KVQ_KIVI_HOTCOUNT && (d > 0x1.ffcp-2f || rcp < F32_MIN_NORMAL)) {
         float q = __fdiv_rn(t, s);       /* RN32 [KIVI-Q-04] */
         float cf = away ? dev_round_away(q) : rintf(q);
         cf = fminf(fmaxf(cf, -2.0f), __fadd_rn(cmax, 2.0f)); /* same code and flag */
@@ -147,6 +157,135 @@ __device__ __forceinline__ uint32_t dev_code(float xv, float s, float rcp, float
     const int32_t cm = (int32_t)cmax;
     if ((uint32_t)c > (uint32_t)cm) f |= KVQ_FLAG_CLAMPED; /* c < 0 or c > cmax */
     return (uint32_t)min(max(c, 0), cm);
+}
+
+/* ---- one group's inputs and codes, the quantize kernels' common path ----
+ * [KIVI-DEV-01] [KIVI-DEV-02] (spec/kivi.md, "CUDA kernels"). */
+
+/* Read the N values of one group (or of a lane's part of one) in place, under
+ * the subnormal policy [POL-SN-01], and return their minimum and maximum.  One
+ * comparison an element: |x| < 2^-126 marks zeros and subnormals alike; only a
+ * group with one is read again, element by element (dev_read_input), for the
+ * subnormal flag and, under DAZ, the flushed values and their extremes.
+ * Infinities show in the extremes (fminf/fmaxf ignore a NaN, never an
+ * infinity) and set ERR_NONFINITE here; a NaN is found by dev_group_codes.
+ * Under KVQ_KIVI_BASELINE: the per-element checks of the earlier kernels. */
+template <uint32_t N>
+__device__ __forceinline__ void dev_group_read(float *v, bool daz, uint32_t &f, uint32_t &err,
+                                               float &mn, float &mx)
+{
+#if KVQ_KIVI_BASELINE
+#pragma unroll
+    for (uint32_t k = 0; k < N; k++) {
+        if (!isfinite(v[k])) err |= ERR_NONFINITE;
+        v[k] = dev_read_input(v[k], daz, f);
+    }
+#else
+    bool tiny = false;
+#pragma unroll
+    for (uint32_t k = 0; k < N; k++) tiny |= fabsf(v[k]) < F32_MIN_NORMAL;
+    if (!KVQ_KIVI_HOTCOUNT && tiny) {
+#pragma unroll
+        for (uint32_t k = 0; k < N; k++) v[k] = dev_read_input(v[k], daz, f);
+    }
+#endif
+    mn = mx = v[0];
+#pragma unroll
+    for (uint32_t k = 1; k < N; k++) {
+        mn = fminf(mn, v[k]);
+        mx = fmaxf(mx, v[k]);
+    }
+#if !KVQ_KIVI_BASELINE
+    if (isinf(mn) || isinf(mx)) err |= ERR_NONFINITE; /* [POL-NF-01] */
+#endif
+}
+
+/* The fused estimate's bounds [KIVI-DEV-01]: |RN(z*rcp)| <= 2^9 and every
+ * estimate in [-1/4, cmax + 1/4].  NEAR_HALF: an estimate more than this from
+ * its nearest integer lies within 2^-12 of a half-integer. */
+#define FUSED_ZR_MAX 0x1p9f
+#define NEAR_HALF    0x1.ffcp-2f           /* 1/2 - 2^-12 */
+
+/* Codes of one group's N values (dev_group_read's output, min mn, max mx)
+ * against the stored s and z, as MAGIC_RND_BITS + code (the encoding of
+ * 1.5*2^23 + code: the caller packs mb - MAGIC_RND_BITS).  s == 0 gives code
+ * 0 [POL-ZR-01].
+ *
+ * Fast groups [KIVI-DEV-01]: with rcp = RN(1/s) normal and zr = RN(z*rcp),
+ * the estimate qe = RN(x*rcp - zr) (one FMA) differs from the reference's
+ * q = RN(RN(x - z)/s) by at most 1534 * 2^-24 < 2^-13.4 when |zr| <= 2^9 and
+ * |qe| <= cmax + 1/4 (the bound is derived in spec/kivi.md and checked
+ * exhaustively by tests/check_kivi_fast.c).  qe is monotone in x, so
+ * the estimates of mn and mx bound every element's: in [-1/4, cmax + 1/4] no
+ * code clamps and x - z cannot overflow.  A qe more than 2^-12 from every
+ * half-integer then rounds (even or away: q is no tie) to the integer q rounds
+ * to, which m = RN(qe + 1.5*2^23) holds in its low bits; the others -- near
+ * ties, exact ties, and a NaN x, whose qe is NaN -- are redone by dev_code,
+ * the exact path, after the group (one predicate an element, no branch in the
+ * loop).  s == 0 runs the same loop with rcp = zr = 0 (every qe 0, a NaN or
+ * infinite x NaN).  Other groups (offsets past 2^9 scales, extremes whose
+ * codes clamp, s > 2^126) take dev_code for every element. */
+template <uint32_t N>
+__device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, float mn, float mx,
+                                                float s, float z, float cmax, bool away,
+                                                uint32_t &f, uint32_t &err)
+{
+#if KVQ_KIVI_BASELINE
+    if (s != 0.0f) {
+        const float rcp = __frcp_rn(s);
+#pragma unroll
+        for (uint32_t k = 0; k < N; k++) mb[k] = MAGIC_RND_BITS + dev_code(v[k], s, rcp, z, cmax, away, f);
+    } else {
+#pragma unroll
+        for (uint32_t k = 0; k < N; k++) mb[k] = MAGIC_RND_BITS;
+    }
+    (void)mn; (void)mx; (void)err;
+#else
+    const float rcp = s != 0.0f ? __frcp_rn(s) : 0.0f;
+    const float nzr = s != 0.0f ? -__fmul_rn(z, rcp) : 0.0f; /* negation exact */
+    const float qlo = __fmaf_rn(mn, rcp, nzr), qhi = __fmaf_rn(mx, rcp, nzr);
+#if KVQ_KIVI_PLANT == 2
+    /* planted bug: the range condition dropped */
+    const bool fast = s == 0.0f || (rcp >= F32_MIN_NORMAL && fabsf(nzr) <= FUSED_ZR_MAX);
+#else
+    const bool fast = s == 0.0f || (rcp >= F32_MIN_NORMAL && fabsf(nzr) <= FUSED_ZR_MAX
+                                    && qlo >= -0.25f && qhi <= __fadd_rn(cmax, 0.25f));
+#endif
+#if KVQ_KIVI_PLANT == 1
+    const float near_half = 0.5f;          /* planted bug: near ties not redone */
+#else
+    const float near_half = NEAR_HALF;
+#endif
+    if (KVQ_KIVI_HOTCOUNT || fast) {
+        bool near = false;
+#pragma unroll
+        for (uint32_t k = 0; k < N; k++) {
+            const float qe = __fmaf_rn(v[k], rcp, nzr);
+            const float m = __fadd_rn(qe, MAGIC_RND);
+            near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half);
+            mb[k] = __float_as_uint(m);
+        }
+        if (!KVQ_KIVI_HOTCOUNT && near) {  /* rare: about 2^-11 of the elements */
+#pragma unroll
+            for (uint32_t k = 0; k < N; k++) {
+                const float qe = __fmaf_rn(v[k], rcp, nzr);
+                const float m = __fadd_rn(qe, MAGIC_RND);
+                if (!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half)) {
+                    if (!isfinite(v[k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
+                    mb[k] = MAGIC_RND_BITS
+                            + (s != 0.0f ? dev_code(v[k], s, __frcp_rn(s), z, cmax, away, f) : 0u);
+                }
+            }
+        }
+    } else {
+        const float r = __frcp_rn(s);      /* s != 0 here */
+#pragma unroll
+        for (uint32_t k = 0; k < N; k++) {
+            if (!isfinite(v[k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
+            mb[k] = MAGIC_RND_BITS + dev_code(v[k], s, r, z, cmax, away, f);
+        }
+    }
+#endif
 }
 
 /* Stored-metadata check of dequantization [KIVI-D-02]: the reference's meta_ok. */

@@ -87,3 +87,59 @@ gpu-check-sage: $(B)/gpu/kvq_gpu_sage_test $(B)/gpu/kvq_gpu_sage_attn_test $(B)/
 
 # the benchmarks' timing (CK, time_med over cold-L2 reps)
 $(B)/gpu/sage/sage_bench.o: gpu/bench_time.cuh
+
+# The SAGE quantizers' own device programs, linking only what they need (sage.cu, sage_ds.cu
+# and kivi.cu's device check), for gpu/kivi/device-quant.sh:
+#   kvq_gpu_sage_qtest    gpu/sage/sage_test.cu      kvq_sage_qbench   gpu/sage/sage_bench.cu
+#   kvq_sage_qbench_base  the benchmark over sage.cu's Q/K codes of before (KVQ_SAGE_BASELINE)
+#   kvq_gpu_sage_qtest_plant1  the test over a planted bug: near ties not redone [SAGE-DEV-10]
+QUANT_SAGE_OBJ := $(B)/gpu/sage/sage_ds.o $(B)/gpu/kivi/kivi.o
+$(B)/gpu/kvq_gpu_sage_qtest: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/sage_test.o \
+    $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_sage_qbench: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/sage_bench.o \
+    $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/sage/sage_base.o $(B)/gpu/sage/sage_plant1.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
+    $(GPU_HDR) $(SAGE_HDR)
+$(B)/gpu/sage/sage_base.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_BASELINE=1 -c $< -o $@
+$(B)/gpu/kvq_sage_qbench_base: $(B)/gpu/sage/sage_base.o $(QUANT_SAGE_OBJ) \
+    $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/sage/sage_plant1.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_PLANT=1 -c $< -o $@
+$(B)/gpu/kvq_gpu_sage_qtest_plant1: $(B)/gpu/sage/sage_plant1.o $(QUANT_SAGE_OBJ) \
+    $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+QUANT_SAGE_DEVICE := $(B)/gpu/kvq_gpu_sage_qtest $(B)/gpu/kvq_gpu_sage_qtest_plant1 \
+    $(B)/gpu/kvq_sage_qbench $(B)/gpu/kvq_sage_qbench_base
+.PHONY: gpu-quant-sage
+gpu-quant-sage: $(QUANT_SAGE_DEVICE)
+GPU_TARGETS += $(QUANT_SAGE_DEVICE)
+
+# Static instruction counts [KIVI-DEV-03] [SAGE-DEV-10]: the kernels with their rare blocks
+# compiled out (KVQ_*_HOTCOUNT), this commit's and those of before, through
+# gpu/kivi/sass-count.sh (cuobjdump on PATH); the table of spec/kivi.md, "CUDA kernels".
+QUANT_HOT := $(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_base_hot.o $(B)/gpu/sage/sage_hot.o \
+    $(B)/gpu/sage/sage_base_hot.o
+$(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_base_hot.o: gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
+$(B)/gpu/sage/sage_hot.o $(B)/gpu/sage/sage_base_hot.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
+    $(GPU_HDR) $(SAGE_HDR)
+$(B)/gpu/kivi/kivi_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_HOTCOUNT=1 -c $< -o $@
+$(B)/gpu/kivi/kivi_base_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_HOTCOUNT=1 -DKVQ_KIVI_BASELINE=1 -c $< -o $@
+$(B)/gpu/sage/sage_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_HOTCOUNT=1 -c $< -o $@
+$(B)/gpu/sage/sage_base_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_HOTCOUNT=1 -DKVQ_SAGE_BASELINE=1 -c $< -o $@
+.PHONY: quant-sass
+quant-sass: $(QUANT_HOT)
+	bash gpu/kivi/sass-count.sh $(QUANT_HOT)

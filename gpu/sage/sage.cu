@@ -342,6 +342,23 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
  * Results equal sage_qk_kernel's: the same maxima (exact), the same scale and
  * code operations (dev_qk_scale, dev_qk_code), the same packing helper. */
 #define FAST_STEPS 8u
+#ifndef KVQ_SAGE_BASELINE
+#define KVQ_SAGE_BASELINE 0  /* 1: the Q/K codes of before, a division each (benchmarks only) */
+#endif
+#ifndef KVQ_SAGE_HOTCOUNT
+#define KVQ_SAGE_HOTCOUNT 0  /* 1: the rare blocks compiled out, for gpu/kivi/sass-count.sh only */
+#endif
+#ifndef KVQ_SAGE_PLANT
+#define KVQ_SAGE_PLANT 0     /* 1: a planted bug the device test must catch */
+#endif
+#define MAGIC_RND 0x1.8p23f  /* 1.5 * 2^23 */
+#if KVQ_SAGE_PLANT == 1
+#define SAGE_NEAR_HALF 0.5f  /* planted bug: near ties not redone */
+#else
+#define SAGE_NEAR_HALF 0x1.ffcp-2f /* 1/2 - 2^-12 */
+#endif
+#if KVQ_SAGE_BASELINE
+/* ---- the pinned-block Q/K kernel of before (benchmarks only): a division a value ---- */
 #define FAST_K_MIN_BLOCKS 5  /* K, D = 128: at most 51 registers, 5 thread blocks an SM */
 
 template <uint32_t ROLE, uint32_t GRAN, uint32_t D>
@@ -377,9 +394,10 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     __syncthreads();
     if (sfailed) return;                                         /* block-uniform */
     const uint32_t n0 = blockIdx.x * B;
-    const uint32_t nt = tokens - n0 < B ? tokens - n0 : B;        /* partial tile [SAGE-L-03] */
+    const uint32_t nt = KVQ_SAGE_HOTCOUNT || tokens - n0 >= B ? B : tokens - n0; /* partial tile [SAGE-L-03] */
     const uint64_t e0 = (uint64_t)n0 * D;
     const uint32_t ne = nt * D;
+    if (KVQ_SAGE_HOTCOUNT) vec = 1;                              /* the counted path: 16-byte rows */
     const uint64_t slot0 = (uint64_t)blockIdx.x * SPB;
     const uint32_t t4 = threadIdx.x * 4u;
     float4 v[FAST_STEPS];
@@ -450,6 +468,141 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     }
     dev_publish(st, f, 0u);
 }
+
+#else
+#define FAST_K_MIN_BLOCKS 4  /* K, D = 128: at most 64 registers, 4 thread blocks an SM */
+#define FAST_Q_MIN_BLOCKS 2  /* Q, D = 128 (512 threads): at most 64 registers, 2 blocks an SM
+                              * (at 70 registers one block: 16 warps an SM, its reads exposed) */
+
+template <uint32_t ROLE, uint32_t GRAN, uint32_t D>
+__device__ __forceinline__ uint32_t dev_fast_slot(uint32_t n)  /* n within the block */
+{
+    kvq_sage_qk q;
+    q.role = ROLE;
+    q.bits = 8u;
+    q.gran = GRAN;
+    q.block = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
+    q.warps = ROLE == KVQ_SAGE_ROLE_Q ? 4u : 1u;
+    q.rounding = KVQ_SAGE_ROUND_PAPER;
+    return (uint32_t)kvq_sage_scale_slot(&q, n);     /* constants: shifts and masks */
+}
+
+template <uint32_t ROLE, uint32_t GRAN, uint32_t BITS, uint32_t D>
+__global__ void __launch_bounds__((ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u) * D / 32u,
+                                  D == 128u ? (ROLE == KVQ_SAGE_ROLE_K ? FAST_K_MIN_BLOCKS : FAST_Q_MIN_BLOCKS) : 1)
+sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const float *__restrict__ x,
+                    sage_dev_state *st, uint32_t tokens, uint32_t rounding, uint32_t ties, int vec, sage_hstride hs)
+{
+    x += blockIdx.y * hs.x, codes += blockIdx.y * hs.codes, scale += blockIdx.y * hs.scale;  /* the head */
+    constexpr uint32_t B = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
+    constexpr uint32_t FT = B * D / 32u;                         /* threads: 8 float4 each */
+    constexpr uint32_t TG = D / 4u;                              /* lanes of one token */
+    constexpr uint32_t SPB = ROLE == KVQ_SAGE_ROLE_Q
+                           ? (GRAN == KVQ_SAGE_GRAN_THREAD ? 32u : GRAN == KVQ_SAGE_GRAN_WARP ? 4u : 1u)
+                           : (GRAN == KVQ_SAGE_GRAN_THREAD ? 4u : 1u);
+    __shared__ uint32_t smax[SPB];
+    __shared__ float2 ssc[SPB];                                  /* scale, RN(1/scale) or 0 */
+    __shared__ uint32_t sfailed;
+    if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
+    if (threadIdx.x < SPB) smax[threadIdx.x] = 0u;
+    __syncthreads();
+    if (sfailed) return;                                         /* block-uniform */
+    const uint32_t n0 = blockIdx.x * B;
+    const uint32_t nt = KVQ_SAGE_HOTCOUNT || tokens - n0 >= B ? B : tokens - n0; /* partial tile [SAGE-L-03] */
+    const uint64_t e0 = (uint64_t)n0 * D;
+    const uint32_t ne = nt * D;
+    if (KVQ_SAGE_HOTCOUNT) vec = 1;                              /* the counted path: 16-byte rows */
+    const uint64_t slot0 = (uint64_t)blockIdx.x * SPB;
+    const uint32_t t4 = threadIdx.x * 4u;
+    float4 v[FAST_STEPS];
+#pragma unroll
+    for (uint32_t it = 0; it < FAST_STEPS; it++)                  /* every load in flight first */
+        v[it] = dev_load4(x, e0, (uint64_t)(it * FT * 4u + t4), ne, vec);
+    /* 1. slot maxima [SAGE-Q-01] */
+    uint32_t run = 0u, err = 0u;
+#pragma unroll
+    for (uint32_t it = 0; it < FAST_STEPS; it++) {
+        const uint32_t i = it * FT * 4u + t4;
+        if (i < ne)
+            run = max(run, max(max(__float_as_uint(v[it].x) & 0x7FFFFFFFu, __float_as_uint(v[it].y) & 0x7FFFFFFFu),
+                               max(__float_as_uint(v[it].z) & 0x7FFFFFFFu, __float_as_uint(v[it].w) & 0x7FFFFFFFu)));
+        const uint32_t slot = dev_fast_slot<ROLE, GRAN, D>(i / D);
+        const bool last = it + 1u == FAST_STEPS;
+        if (last || __any_sync(0xFFFFFFFFu, dev_fast_slot<ROLE, GRAN, D>((i + FT * 4u) / D) != slot)) {
+#pragma unroll
+            for (uint32_t o = 1u; o < TG; o <<= 1) run = max(run, __shfl_xor_sync(0xFFFFFFFFu, run, o));
+            if (threadIdx.x % TG == 0u && run != 0u) {
+                if (run >= 0x7F800000u) err |= ERR_NONFINITE;       /* NaN or Inf [POL-NF-01] */
+                atomicMax(&smax[slot], run);
+            }
+            run = 0u;
+        }
+    }
+    if (err) atomicOr(&st->err, err);
+    __syncthreads();
+    /* 2. the block's scales [SAGE-Q-02] [SAGE-Q-05] */
+    const bool pub = rounding == KVQ_SAGE_ROUND_PUBLIC;
+    uint32_t f = 0u;
+    if (threadIdx.x < SPB) {
+        const float s = dev_qk_scale(__uint_as_float(smax[threadIdx.x]), BITS, pub);
+        if (s == 0.0f) f |= KVQ_FLAG_ZERO_SCALE;                  /* [SAGE-Q-04] */
+        ssc[threadIdx.x] = make_float2(s, s != 0.0f ? __frcp_rn(s) : 0.0f);
+        scale[slot0 + threadIdx.x] = s;
+    }
+    __syncthreads();
+    /* 3. codes [SAGE-Q-03..06] */
+    const bool away = ties == KVQ_TIES_AWAY;
+    constexpr int32_t CMAX = BITS == 4u ? 7 : 127;
+    /* a step's code bytes, stored at once (the step's values then die: K at D = 128 holds
+     * FAST_K_MIN_BLOCKS blocks an SM only without spills) */
+    auto store = [&](uint32_t i, uint32_t word) {
+        uint8_t *dst = codes + (e0 + i) * BITS / 8u;
+        if (vec) {
+            if (BITS == 8u) *(uint32_t *)dst = word;
+            else *(uint16_t *)dst = (uint16_t)word;
+        } else {
+#pragma unroll
+            for (uint32_t j = 0; j < BITS / 2u; j++) dst[j] = (uint8_t)(word >> (8u * j));
+        }
+    };
+    /* [SAGE-DEV-10]: qe = RN(x * RN(1/s)) is within 2^-15 of q = RN(x/s); a qe more
+     * than 2^-12 from every half-integer rounds (any rule: q is no tie) to rint(qe),
+     * the low bits of m = RN(qe + 1.5*2^23); the others (near ties, exact ties) are
+     * redone by dev_qk_code, a step (4 values) at a time, which keeps the step's
+     * values the only ones live.  The field of code k is k mod 2^BITS, the low BITS
+     * bits of m (those of 1.5*2^23 are zero). */
+#pragma unroll
+    for (uint32_t it = 0; it < FAST_STEPS; it++) {
+        const uint32_t i = it * FT * 4u + t4;
+        if (i >= ne) break;                                       /* ne and i multiples of 4 */
+        const float2 sr = ssc[dev_fast_slot<ROLE, GRAN, D>(i / D)];
+        const float a[4] = {v[it].x, v[it].y, v[it].z, v[it].w};
+        uint32_t word = 0u;
+        bool near = false;
+#pragma unroll
+        for (uint32_t j = 0; j < 4u; j++) {
+            const float qe = __fmul_rn(a[j], sr.y);
+            const float m = __fadd_rn(qe, MAGIC_RND);
+            near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF);
+            word |= (__float_as_uint(m) & ((1u << BITS) - 1u)) << (BITS * j); /* [LAY-PACK-01] */
+        }
+        if (!KVQ_SAGE_HOTCOUNT && near) {                         /* rare: about 2^-11 of the elements */
+#pragma unroll
+            for (uint32_t j = 0; j < 4u; j++) {
+                const float qe = __fmul_rn(a[j], sr.y);
+                const float m = __fadd_rn(qe, MAGIC_RND);
+                if (!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF)) {
+                    const uint32_t fld = kvq_sage_code_field(dev_qk_code(a[j], sr.x, CMAX, pub, away), BITS);
+                    word = (word & ~(((1u << BITS) - 1u) << (BITS * j))) | fld << (BITS * j);
+                }
+            }
+        }
+        store(i, word);
+    }
+    dev_publish(st, f, 0u);
+}
+
+#endif /* KVQ_SAGE_BASELINE */
 
 /* ---- V [SAGE-V-01..04] ------------------------------------------------------ */
 

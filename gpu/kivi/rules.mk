@@ -1,0 +1,34 @@
+# gpu/kivi/rules.mk -- the quantizers' own device programs (included by the Makefile, which
+# finds this file by rule: gpu/*/rules.mk).  The KIVI test and benchmark of `make gpu`
+# (build/gpu/kvq_gpu_test, kvq_gpu_bench) link every family's kernels; these link only what
+# the quantizers need, so that gpu/kivi/device-quant.sh builds them on the device in seconds:
+#   kvq_gpu_kivi_test         gpu/gpu_test.cu over gpu/kivi/kivi.cu alone
+#   kvq_gpu_kivi_test_plant1  the same over a planted bug: near ties not redone [KIVI-DEV-01]
+#   kvq_gpu_kivi_test_plant2  the same over a planted bug: the fast path's range condition dropped
+#   kvq_gpu_kivi_bench        gpu/bench.cu over gpu/kivi/kivi.cu
+#   kvq_gpu_kivi_bench_base   the same over the per-element kernels of before (KVQ_KIVI_BASELINE)
+# (the SAGE quantizers' programs are in gpu/sage/rules.mk: gpu-quant-sage)
+KIVI_DEV_HDR := gpu/kivi/kivi_dev.cuh
+$(B)/gpu/kivi/kivi.o: $(KIVI_DEV_HDR)
+$(B)/gpu/kivi/kivi_base.o $(B)/gpu/kivi/kivi_plant1.o $(B)/gpu/kivi/kivi_plant2.o: \
+    gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
+$(B)/gpu/kivi/kivi_base.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_BASELINE=1 -c $< -o $@
+$(B)/gpu/kivi/kivi_plant%.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_PLANT=$* -c $< -o $@
+$(B)/gpu/kvq_gpu_kivi_test: $(B)/gpu/kivi/kivi.o $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_gpu_kivi_test_plant%: $(B)/gpu/kivi/kivi_plant%.o $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_gpu_kivi_bench: $(B)/gpu/kivi/kivi.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_gpu_kivi_bench_base: $(B)/gpu/kivi/kivi_base.o $(B)/gpu/bench.o \
+    $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+QUANT_DEVICE := $(B)/gpu/kvq_gpu_kivi_test $(B)/gpu/kvq_gpu_kivi_test_plant1 \
+    $(B)/gpu/kvq_gpu_kivi_test_plant2 $(B)/gpu/kvq_gpu_kivi_bench $(B)/gpu/kvq_gpu_kivi_bench_base
+.PHONY: gpu-quant-kivi
+gpu-quant-kivi: $(QUANT_DEVICE)
+GPU_TARGETS += $(QUANT_DEVICE)
