@@ -286,6 +286,8 @@ kvq_status kvq_certi_value_meta_ok(const float *scale, const float *zero,
     for (uint64_t g = 0; g < ng; g++) {
         kvq_status st = value_meta_ok(scale[g], zero[g]);
         if (st != KVQ_OK) return st;
+        //@ assert upto: \forall integer g2; 0 <= g2 <= g ==> kvq_value_meta_l(scale[g2], zero[g2]);
+        //@ assert next: g + 1 <= ng;
     }
     return KVQ_OK;
 }
@@ -465,6 +467,10 @@ static int sq_cmp(float y, u128 n)
     if (y < 1.0f) return (n.hi | n.lo) == 0 ? 1 : -1;  /* y^2 < 1 <= N unless N = 0 */
     if (y >= 0x1p60f) return 1;                         /* y^2 >= 2^120 > N */
     mant = (uint64_t)ldexpf(frexpf(y, &e), 24);         /* y = mant 2^(e-24), exact */
+    /* 1 <= y < 2^60: 2^(e-1) <= y < 2^e [TR-LIBM-FREXP] */
+    //@ assert p2: kvq_libm_p2_l(0) == 1 && kvq_libm_p2_l(60) == 0x1000000000000000;
+    //@ assert y_range: 1 <= y < 0x1p60;
+    //@ assert e_range: 1 <= e <= 60;
     e -= 24;                                            /* -23 <= e < 37 */
     lhs = u128_mul64(mant, mant);                       /* < 2^48 */
     if (e >= 0) return u128_cmp(u128_shl(lhs, (unsigned)(2 * e)), n);
