@@ -574,6 +574,9 @@ static float up_gamma(float l, float u, float s, float z)
     float a;
     if (s == 0.0f) return 0.0f;          /* zero-range channel [CERT-K8-04] */
     a = up_add(up_add(fabsf(u), fabsf(l)), fabsf(z));
+    /* a stored offset near FLT_MAX steps a up to +inf: gamma is +inf, as
+     * ldexpf(+inf, -22) would give it, and the bound stays an upper bound */
+    if (!isfinite(a)) return INFINITY;
     return up_add(up_add(ldexpf(a, -22), ldexpf(s, -16)), 0x1p-149f);
 }
 
