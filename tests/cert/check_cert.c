@@ -264,6 +264,33 @@ START_TEST(special_gamma_values)
 }
 END_TEST
 
+/* SPEC: [TR-LIBM-FREXP] [CERT-ANN-01] The frexpf exponent the proofs assume (sq_cmp's
+ * shift counts rest on it): for finite x != 0, 2^(e-1) <= |x| < 2^e, so |x| >= 2^k
+ * exactly when e > k; and -148 <= e <= 128.  Every binary32 exponent field (subnormals
+ * included), eight fractions each, both signs; 2^k and the comparisons in binary64
+ * are exact. */
+START_TEST(libm_frexpf_exponent)
+{
+    static const uint32_t fracs[] = { 0u, 1u, 2u, 0x2AAAAAu, 0x400000u, 0x555555u, 0x7FFFFEu, 0x7FFFFFu };
+    uint32_t n = 0;
+    for (uint32_t E = 0; E < 255u; E++)
+        for (size_t f = 0; f < sizeof fracs / sizeof fracs[0]; f++)
+            for (uint32_t sgn = 0; sgn < 2u; sgn++) {
+                const uint32_t u = sgn << 31 | E << 23 | fracs[f];
+                float x;
+                int e;
+                memcpy(&x, &u, sizeof x);
+                if (x == 0.0f) continue;
+                (void)frexpf(x, &e);
+                REQ_MSG(-148 <= e && e <= 128, "frexpf(%a): exponent %d", (double)x, e);
+                REQ_MSG(ldexp(1.0, e - 1) <= fabs((double)x) && fabs((double)x) < ldexp(1.0, e),
+                        "frexpf(%a): exponent %d, not 2^(e-1) <= |x| < 2^e", (double)x, e);
+                n++;
+            }
+    REQ_EQ(n, 255u * 8u * 2u - 2u);
+}
+END_TEST
+
 /* SPEC: [CERT-DLT-04] [TR-GOAL-CERT-FLOAT] A stored key offset near FLT_MAX (finite,
  * so kvq_certi_key_meta_ok accepts it) steps gamma's upward sum to +inf: Delta_b and
  * Delta are +inf, still upper bounds, and the call succeeds. */
@@ -1771,6 +1798,7 @@ static Suite *cert_suite(void)
     tcase_add_test(tc, special_spec_example);
     tcase_add_test(tc, special_gamma_values);
     tcase_add_test(tc, special_gamma_huge_offset);
+    tcase_add_test(tc, libm_frexpf_exponent);
     suite_add_tcase(s, tc);
     tc = tcase_create("degenerate");
     tcase_add_test(tc, degenerate_constant_channels);
