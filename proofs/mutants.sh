@@ -30,6 +30,7 @@ MUTATIONS=(
 "sage_qk_floorf|ref/fast/sage.c|s/k = \(int32_t\)kvq_round_int\(q, ties\);/k = (int32_t)floorf(q);/|qk_code"
 "vidkv_trit_ge|include/kvq_vidkv.h|s/if \(v > alpha\) return 1;/if (v >= alpha) return 1;/|vidkv_layout"
 "pkv_ties_highest|ref/fast/pkv.c|s/if \(dj < bd\) \{  /if (dj <= bd) { /|kvq_pkv_nearest"
+"mma_cut_floor_as_rz|include/kvq_mma.h|s/        return -w - 1;/        return -w;/|mma_terms"
 )
 
 want=" $* "
