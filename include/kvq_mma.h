@@ -160,6 +160,8 @@ typedef struct kvq_mma_term {
 
     lemma kvq_mma_pow2_63: kvq_mma_pow2_l(63) == 0x8000000000000000 &&
         kvq_mma_pow2_l(64) == 0x10000000000000000;
+    // 1 << k, the power of two below and cut divide by (64 cases, enumerated).
+    lemma kvq_mma_shl1: \forall integer k; 0 <= k <= 63 ==> (1 << k) == kvq_mma_pow2_l(k);
 
     // C's shifts and masks on non-negative integers (C11 6.5.7, ACSL 2.2.4:
     // x << k == x 2^k, x >> k == floor(x / 2^k)), for the 64-bit shift counts
@@ -255,38 +257,60 @@ KVQ_HD static inline int kvq_mma_below(kvq_mma_term t, int32_t q)
     const uint32_t sh = (uint32_t)(q - t.e);
     //@ assert sh: sh == q - t.e;
     if (sh >= 64u) return 1;                                  /* t.mag < 2^64 <= 2^sh */
+    /* % and / by the power of two p are what compilers emit as & and >> */
     const uint64_t p = ((uint64_t)1) << sh;
     //@ assert p: p == kvq_mma_pow2_l(sh) && p >= 2;
-    //@ assert low: (t.mag & (p - 1u)) == t.mag % p;
-    return (t.mag & (p - 1u)) != 0u;
+    return t.mag % p != 0u;
 }
 
 /* t as a multiple of 2^q, cut by `cut`: a signed integer n with n 2^q the cut
  * value.  |t| < 2^(q + 63) (the cut fits int64) is the caller's. */
 /*@ requires range: -0x10000000 <= q <= 0x10000000 && -0x10000000 <= t.e <= 0x10000000;
     requires fits: t.mag != 0 && t.e >= q ==>
-        t.e - q <= 62 && t.mag * kvq_mma_pow2_l(t.e - q) <= 0x7FFFFFFFFFFFFFFF;
+        t.e - q <= 62 && 0 <= t.mag * kvq_mma_pow2_l(t.e - q) <= 0x7FFFFFFFFFFFFFFF;
     assigns \nothing;
     ensures cut: \result == kvq_mma_cut_l(t.neg, t.mag, t.e, q, cut);   // [SAGE-ACC-01]
     ensures small: t.e < q ==> -t.mag <= \result <= t.mag;
 */
 KVQ_HD static inline int64_t kvq_mma_cut(kvq_mma_term t, int32_t q, uint32_t cut)
 {
-    if (t.mag == 0u) return 0;
+    if (t.mag == 0u) {
+        //@ assert zero_pow2: t.e < q && q - t.e < 64 ==> kvq_mma_pow2_l(q - t.e) >= 1;
+        //@ assert zero_parts: kvq_mma_whole_l(0, t.e, q) == 0 && kvq_mma_low_l(0, t.e, q) == 0;
+        //@ assert zero: 0 == kvq_mma_cut_l(t.neg, t.mag, t.e, q, cut);
+        return 0;
+    }
     if (t.e >= q) {
         const uint32_t k = (uint32_t)(t.e - q);
         //@ assert k: k == t.e - q && k <= 62;
-        //@ assert shl: (t.mag << k) == t.mag * kvq_mma_pow2_l(k);
-        const int64_t v = (int64_t)(t.mag << k);
-        return t.neg ? -v : v;
+        const uint64_t p = ((uint64_t)1) << k;
+        //@ assert p: p == kvq_mma_pow2_l(k);
+        const int64_t v = (int64_t)(t.mag * p);
+        //@ assert v: v == kvq_mma_whole_l(t.mag, t.e, q) && kvq_mma_low_l(t.mag, t.e, q) == 0;
+        if (t.neg) {
+            //@ assert exact_neg: -v == kvq_mma_cut_l(t.neg, t.mag, t.e, q, cut);
+            return -v;
+        }
+        //@ assert exact_pos: v == kvq_mma_cut_l(t.neg, t.mag, t.e, q, cut);
+        return v;
     }
     const uint32_t sh = (uint32_t)(q - t.e);
     //@ assert sh: sh == q - t.e;
-    const uint64_t whole = sh >= 64u ? 0u : t.mag >> sh;
+    const uint64_t whole = sh >= 64u ? 0u : t.mag / (((uint64_t)1) << sh);
     //@ assert p: sh < 64 ==> kvq_mma_pow2_l(sh) >= 2;
     //@ assert whole: whole == kvq_mma_whole_l(t.mag, t.e, q) && 2 * whole <= t.mag;
-    if (!t.neg) return (int64_t)whole;
-    return cut == KVQ_MMA_CUT_FLOOR && kvq_mma_below(t, q) ? -(int64_t)whole - 1 : -(int64_t)whole;
+    const int64_t w = (int64_t)whole;                         /* whole < 2^63 */
+    //@ assert w: w == kvq_mma_whole_l(t.mag, t.e, q) && 0 <= w <= 0x7FFFFFFFFFFFFFFF;
+    if (!t.neg) {
+        //@ assert pos: w == kvq_mma_cut_l(t.neg, t.mag, t.e, q, cut);
+        return w;
+    }
+    if (cut == KVQ_MMA_CUT_FLOOR && kvq_mma_below(t, q)) {
+        //@ assert floor: -w - 1 == kvq_mma_cut_l(t.neg, t.mag, t.e, q, cut);
+        return -w - 1;
+    }
+    //@ assert toward_zero: -w == kvq_mma_cut_l(t.neg, t.mag, t.e, q, cut);
+    return -w;
 }
 
 /* n 2^q rounded to `bits` significand bits and to binary32 (subnormals,

@@ -61,13 +61,29 @@ extern float copysignf(float x, float y);
 */
 extern float ldexpf(float x, int e);
 
-/* [TR-LIBM-FREXP] frexpf: x = m * 2^e, 1/2 <= |m| < 1 for finite non-zero x (F.10.3.4). */
+/* 2^k for 0 <= k <= 255, as the product of 2^(2^i) over the bits i of k (no
+ * recursion: at a constant k every prover evaluates it). */
+/*@ logic integer kvq_libm_p2_l(integer k) =
+        (k % 2 == 1 ? 2 : 1) * ((k / 2) % 2 == 1 ? 4 : 1) * ((k / 4) % 2 == 1 ? 16 : 1) *
+        ((k / 8) % 2 == 1 ? 256 : 1) * ((k / 16) % 2 == 1 ? 65536 : 1) *
+        ((k / 32) % 2 == 1 ? 0x100000000 : 1) *
+        ((k / 64) % 2 == 1 ? 0x10000000000000000 : 1) *
+        ((k / 128) % 2 == 1 ? 0x100000000000000000000000000000000 : 1);
+*/
+
+/* [TR-LIBM-FREXP] frexpf: x = m * 2^e, 1/2 <= |m| < 1 for finite non-zero x (F.10.3.4).
+ * The exponent, stated without m: 2^(e-1) <= |x| < 2^e, that is |x| >= 2^k
+ * exactly when e > k, for every k of the binary32 range. */
 /*@ requires finite_arg: \is_finite(x);
     requires valid_exp: \valid(e);
     assigns *e;
     ensures finite_result: \is_finite(\result);
     ensures exponent_range: x != 0 ==> -148 <= *e <= 128;
     ensures mantissa_pos: x > 0 ==> 0.5 <= \result < 1;
+    ensures exponent_up: x != 0 ==> \forall integer k; 0 <= k <= 128 ==>
+        (\abs(x) >= kvq_libm_p2_l(k) <==> *e > k);
+    ensures exponent_down: x != 0 ==> \forall integer k; 1 <= k <= 149 ==>
+        (\abs(x) * kvq_libm_p2_l(k) >= 1 <==> *e > -k);
 */
 extern float frexpf(float x, int *e);
 

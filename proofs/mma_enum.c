@@ -62,7 +62,12 @@ int main(void)
     /* kvq_mma_pow2_63 */
     cases++;
     if (pow2_l(63) != (u128)0x8000000000000000ull || pow2_l(64) != (u128)1 << 64) { bad++; printf("kvq_mma_pow2_63\n"); }
-    printf("mma_enum: kvq_mma_pow2_pos, kvq_mma_pow2_succ, kvq_mma_pow2_mono, kvq_mma_pow2_add, kvq_mma_pow2_63: %ld cases, %ld failures\n", cases, bad);
+    /* kvq_mma_shl1: 0 <= k <= 63, the 64-bit shift the code writes */
+    for (int k = 0; k <= 63; k++) {
+        cases++;
+        if ((u128)(((uint64_t)1) << k) != pow2_l(k)) { bad++; printf("kvq_mma_shl1 k=%d\n", k); }
+    }
+    printf("mma_enum: kvq_mma_pow2_pos, kvq_mma_pow2_succ, kvq_mma_pow2_mono, kvq_mma_pow2_add, kvq_mma_pow2_63, kvq_mma_shl1: %ld cases, %ld failures\n", cases, bad);
 
     /* Sample of kvq_mma_shl, kvq_mma_shr, kvq_mma_mask (x < 2^64 as the code
      * uses them; shl where x 2^k < 2^64): every k <= 63 against x = 0, 1, every

@@ -38,6 +38,7 @@ MUTATIONS=(
 # (!kvq_kivi_shape_ok(shape)) return KVQ_E_PARAM;/|kvq_kivi_quantize"
 "kivi_group_wrong_elem|ref/fast/kivi.c|s/xv = read_input\(v\[at\], pol, &f\);\n        c = code_of/xv = read_input(v[0], pol, &f);\n        c = code_of/|kvq_kivi_quantize_group"
 "f16_overflow_gt|ref/fast/kivi.c|s/if \(a >= KVQ_F16_OVF\) \{/if (a > KVQ_F16_OVF) {/|kvq_round_f16"
+"mma_cut_floor_as_rz|include/kvq_mma.h|s/        return -w - 1;/        return -w;/|mma_terms"
 )
 
 want=" $* "

@@ -12,7 +12,9 @@
 # 3. Checks proofs/accepted.txt: every goal accepted under a float entry
 #    ([TR-GOAL-*FLOAT*]) names in its third column the scripts that prove it
 #    (`gappa:a.g,b.g`); each must exist, be proved, and list the goal under its
-#    `# Goals:`.  A script must cite on its first line only IDs that spec/ or
+#    `# Goals:`; and every goal a script lists under `# Goals:` is such an
+#    accepted goal naming it (a goal WP now proves is dropped from the list, so
+#    no script claims a goal it is not needed for).  A script must cite on its first line only IDs that spec/ or
 #    proofs/TRUSTED.md define, and carry `# Models:`, `# Goals:` or the spec bound
 #    it proves, and `# Statement:`.
 # Exit status: 0 everything proved and every check passed; 1 a script unproved,
@@ -128,8 +130,12 @@ for s in scripts:
     meta[s] = (stmt or '', (goals or '').split(), lines[0].lstrip('# ').strip() if lines else '')
 
 # accepted.txt: every goal of a float entry names scripts that prove it
+named = {}   # script -> the accepted goals that name it
 for n, line in enumerate(open('proofs/accepted.txt'), 1):
     body = line.split('#', 1)[0].split()
+    if len(body) >= 3 and body[2].startswith('gappa:'):
+        for s in body[2][len('gappa:'):].split(','):
+            named.setdefault(s, set()).add(body[0])
     if len(body) < 2 or 'FLOAT' not in body[1]:
         continue
     goal, tr = body[0], body[1]
@@ -144,6 +150,14 @@ for n, line in enumerate(open('proofs/accepted.txt'), 1):
             errors.append(f'{where}: {goal} names {s}, which Gappa does not prove ({result.get(s)})')
         elif goal not in meta[s][1]:
             errors.append(f'{where}: {goal} names {s}, whose `# Goals:` does not list it')
+
+# and the other way: a goal a script's `# Goals:` lists is an accepted goal that
+# names the script (a goal WP proves, or one accepted without this script, is stale)
+for s in scripts:
+    for goal in meta[s][1]:
+        if goal not in named.get(s, ()):
+            errors.append(f'{d}/{s}: `# Goals:` lists {goal}, which proofs/accepted.txt does not '
+                          f'accept naming gappa:{s} (proved by WP now? drop it from `# Goals:`)')
 
 rows = [(s, meta[s][0], result[s]) for s in scripts]
 mut = [l.rstrip('\n').split('\t') for l in open(f'{w}/mutants')]

@@ -286,6 +286,8 @@ kvq_status kvq_certi_value_meta_ok(const float *scale, const float *zero,
     for (uint64_t g = 0; g < ng; g++) {
         kvq_status st = value_meta_ok(scale[g], zero[g]);
         if (st != KVQ_OK) return st;
+        //@ assert upto: \forall integer g2; 0 <= g2 <= g ==> kvq_value_meta_l(scale[g2], zero[g2]);
+        //@ assert next: g + 1 <= ng;
     }
     return KVQ_OK;
 }
@@ -465,6 +467,10 @@ static int sq_cmp(float y, u128 n)
     if (y < 1.0f) return (n.hi | n.lo) == 0 ? 1 : -1;  /* y^2 < 1 <= N unless N = 0 */
     if (y >= 0x1p60f) return 1;                         /* y^2 >= 2^120 > N */
     mant = (uint64_t)ldexpf(frexpf(y, &e), 24);         /* y = mant 2^(e-24), exact */
+    /* 1 <= y < 2^60: 2^(e-1) <= y < 2^e [TR-LIBM-FREXP] */
+    //@ assert p2: kvq_libm_p2_l(0) == 1 && kvq_libm_p2_l(60) == 0x1000000000000000;
+    //@ assert y_range: 1 <= y < 0x1p60;
+    //@ assert e_range: 1 <= e <= 60;
     e -= 24;                                            /* -23 <= e < 37 */
     lhs = u128_mul64(mant, mant);                       /* < 2^48 */
     if (e >= 0) return u128_cmp(u128_shl(lhs, (unsigned)(2 * e)), n);
@@ -568,6 +574,9 @@ static float up_gamma(float l, float u, float s, float z)
     float a;
     if (s == 0.0f) return 0.0f;          /* zero-range channel [CERT-K8-04] */
     a = up_add(up_add(fabsf(u), fabsf(l)), fabsf(z));
+    /* a stored offset near FLT_MAX steps a up to +inf: gamma is +inf, as
+     * ldexpf(+inf, -22) would give it, and the bound stays an upper bound */
+    if (!isfinite(a)) return INFINITY;
     return up_add(up_add(ldexpf(a, -22), ldexpf(s, -16)), 0x1p-149f);
 }
 

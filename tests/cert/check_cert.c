@@ -19,6 +19,7 @@
 #include "check_main.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +261,57 @@ START_TEST(special_gamma_values)
     REQ(g > 0x1p-21f + 0x1p-24f);
     SAME(g, nextafterf(0x1p-21f + 0x1p-24f, INFINITY));
     SAME(kvq_exact_cert_gamma(3.0f, 3.0f, 0.0f, 3.0f), 0.0f);
+}
+END_TEST
+
+/* SPEC: [TR-LIBM-FREXP] [CERT-ANN-01] The frexpf exponent the proofs assume (sq_cmp's
+ * shift counts rest on it): for finite x != 0, 2^(e-1) <= |x| < 2^e, so |x| >= 2^k
+ * exactly when e > k; and -148 <= e <= 128.  Every binary32 exponent field (subnormals
+ * included), eight fractions each, both signs; 2^k and the comparisons in binary64
+ * are exact. */
+START_TEST(libm_frexpf_exponent)
+{
+    static const uint32_t fracs[] = { 0u, 1u, 2u, 0x2AAAAAu, 0x400000u, 0x555555u, 0x7FFFFEu, 0x7FFFFFu };
+    uint32_t n = 0;
+    for (uint32_t E = 0; E < 255u; E++)
+        for (size_t f = 0; f < sizeof fracs / sizeof fracs[0]; f++)
+            for (uint32_t sgn = 0; sgn < 2u; sgn++) {
+                const uint32_t u = sgn << 31 | E << 23 | fracs[f];
+                float x;
+                int e;
+                memcpy(&x, &u, sizeof x);
+                if (x == 0.0f) continue;
+                (void)frexpf(x, &e);
+                REQ_MSG(-148 <= e && e <= 128, "frexpf(%a): exponent %d", (double)x, e);
+                REQ_MSG(ldexp(1.0, e - 1) <= fabs((double)x) && fabs((double)x) < ldexp(1.0, e),
+                        "frexpf(%a): exponent %d, not 2^(e-1) <= |x| < 2^e", (double)x, e);
+                n++;
+            }
+    REQ_EQ(n, 255u * 8u * 2u - 2u);
+}
+END_TEST
+
+/* SPEC: [CERT-DLT-04] [TR-GOAL-CERT-FLOAT] A stored key offset near FLT_MAX (finite,
+ * so kvq_certi_key_meta_ok accepts it) steps gamma's upward sum to +inf: Delta_b and
+ * Delta are +inf, still upper bounds, and the call succeeds. */
+START_TEST(special_gamma_huge_offset)
+{
+    kvq_cert_shape sh = { 16, 16 };
+    float k[256], s[16], z[16], q[16], db[1], dl;
+    int8_t codes[256];
+    uint32_t fl = 0;
+    for (uint32_t i = 0; i < 16; i++)
+        for (uint32_t c = 0; c < 16; c++)
+            k[kvq_cert_in_index(&sh, i, c)] = (float)(int)((i + 3 * c) % 11) - 5.0f;
+    for (uint32_t c = 0; c < 16; c++) q[c] = 1.0f;
+    REQ_EQ(kvq_cert_quantize_keys(codes, s, z, &fl, k, &sh, &pol_even), KVQ_OK);
+    REQ_EQ(kvq_cert_delta(db, &dl, q, 1.0f, k, s, z, &sh), KVQ_OK);
+    REQ(isfinite(db[0]) && isfinite(dl));
+    REQ(s[3] > 0.0f);
+    z[3] = FLT_MAX;
+    REQ_EQ(kvq_cert_delta(db, &dl, q, 1.0f, k, s, z, &sh), KVQ_OK);
+    REQ(isinf(db[0]) && db[0] > 0.0f);
+    REQ(isinf(dl) && dl > 0.0f);
 }
 END_TEST
 
@@ -1745,6 +1797,8 @@ static Suite *cert_suite(void)
     tc = tcase_create("special_values");
     tcase_add_test(tc, special_spec_example);
     tcase_add_test(tc, special_gamma_values);
+    tcase_add_test(tc, special_gamma_huge_offset);
+    tcase_add_test(tc, libm_frexpf_exponent);
     suite_add_tcase(s, tc);
     tc = tcase_create("degenerate");
     tcase_add_test(tc, degenerate_constant_channels);
