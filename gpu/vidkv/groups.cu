@@ -9,16 +9,29 @@
  * Kernels:
  *   vk_keygroup_kernel    one thread a (head, block, channel) group, abnormal
  *                         (KIVI bits 2) or normal (MINMAX: KIVI bits 1; SIGNMEAN):
- *                         consecutive threads consecutive channels
- *   vk_mask_check_kernel  set bits of every mask row [VIDKV-D-02]
- *   vk_meta_check_kernel  the first bad stored metadata value of an array
+ *                         consecutive threads consecutive channels; the values
+ *                         read for their value only (the split raised SUBNORMAL
+ *                         for every key), G = 32 codes stored as one 8- or
+ *                         4-byte word
+ *   vk_mask_check_kernel  set bits of every mask row [VIDKV-D-02]: one warp a row
+ *                         (ballots), the channel lists and positions
+ *   vk_meta_check4_kernel the first bad stored metadata value of each of the four
+ *                         arrays, one launch (grid.y the array)
  *   vk_keys_deq_kernel    one thread an element of [H][T][d] (after a checked mask:
  *                         the FFT path's abnormal channels)
  *   vk_keys_deq_group_kernel  one thread a group, gated on the checks' words on the
  *                         device (no host round trip between checking and writing;
- *                         MINMAX, SIGNMEAN, and keys without normal channels)
+ *                         MINMAX, SIGNMEAN, and keys without normal channels); G = 32
+ *                         codes as one 8- or 4-byte load
+ *
+ * KVQ_VIDKV_PLANT 5 (the key dequantizer writes whatever the checks found) and 7
+ * (the G = 32 word store puts the last code in the slot before it) are planted
+ * bugs of a test build only (gpu/vidkv/rules.mk).
  */
 #include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <string.h>
 
 #include "kvq_cuda.h"
 #include "vidkv/kvq_cuda_vidkv.h"
@@ -35,19 +48,25 @@ template <uint32_t GT> /* G at compile time (32, 64: values in registers) or 0 *
 __global__ void __launch_bounds__(GROUP_BS)
 vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_t *pos,
                    kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode, bool daz, bool away,
-                   bool nanpol)
+                   bool nanpol, bool wordst)
 {
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t G = GT ? GT : p.group, nb = p.tokens / G, d = p.dim;
     const uint64_t ng = (uint64_t)p.heads * nb * d;
     uint32_t f = 0, err = 0;
     if (gid < ng) {
-        const uint32_t c = (uint32_t)(gid % d);
-        const uint64_t hb = gid / d; /* h*nb + b */
+        uint64_t hb; /* h*nb + b */
+        uint32_t c;
+        vk_divmod(gid, ng, d, hb, c);
         float r[GT ? GT : 1u];
+        /* the split read every key [VIDKV-L-04] and raised SUBNORMAL: here the value only */
         if (GT) {
 #pragma unroll
-            for (uint32_t i = 0; i < G; i++) r[GT ? i : 0u] = vk_reread(k[(hb * G + i) * d + c], daz, f);
+            for (uint32_t i = 0; i < G; i++) r[GT ? i : 0u] = k[(hb * G + i) * d + c];
+            if (daz) {
+#pragma unroll
+                for (uint32_t i = 0; i < G; i++) r[GT ? i : 0u] = vk_daz(r[GT ? i : 0u], true);
+            }
         }
         const uint32_t h = (uint32_t)(hb / nb);
         const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
@@ -62,19 +81,36 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
             const uint32_t bits = abn ? 2u : 1u, cmaxu = abn ? 3u : 1u;
             const uint64_t g = abn ? hb * na + (q & 0x7FFFFFFFu) : hb * nn + q;
             uint8_t *grp = (abn ? o.abn_codes : o.nrm_codes) + g * (G * bits / 8u);
-            float mn = GT ? r[0] : vk_reread(x[0], daz, f), mx = mn, sc, z;
+            float mn = GT ? r[0] : vk_daz(x[0], daz), mx = mn, sc, z;
 #pragma unroll
             for (uint32_t i = 1; i < G; i++) {
-                const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
+                const float v = GT ? r[GT ? i : 0u] : vk_daz(x[(uint64_t)i * d], daz);
                 if (v < mn) mn = v;
                 if (v > mx) mx = v;
             }
             vk_kivi_meta(sc, z, f, err, mn, mx, (float)cmaxu, p.meta, nanpol);
             const float rcp = sc != 0.0f ? __frcp_rn(sc) : 0.0f;
             uint32_t acc = 0, cur = 0;
+            if (GT == 32u && wordst) {
+                /* G = 32: the group's codes are 64 bits at most (LSB first, as the bytes
+                 * hold them [KIVI-Q-06]), stored as one 8-byte (bits 2) or 4-byte (bits 1) word */
+                unsigned long long w = 0;
+#pragma unroll
+                for (uint32_t i = 0; i < (GT == 32u ? 32u : 1u); i++) {
+                    const uint32_t code = vk_kivi_code_rcp(r[GT ? i : 0u], sc, rcp, z, cmaxu, away, f);
+#if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 7
+                    /* planted: the last element's code in the slot of the one before it */
+                    w |= (unsigned long long)code << ((i == G - 1u ? i - 1u : i) * bits);
+#else
+                    w |= (unsigned long long)code << (i * bits);
+#endif
+                }
+                if (abn) *(unsigned long long *)grp = w;
+                else *(uint32_t *)grp = (uint32_t)w;
+            } else {
 #pragma unroll
             for (uint32_t i = 0; i < G; i++) {
-                const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
+                const float v = GT ? r[GT ? i : 0u] : vk_daz(x[(uint64_t)i * d], daz);
                 const uint32_t code = vk_kivi_code_rcp(v, sc, rcp, z, cmaxu, away, f);
                 const uint32_t by = kvq_code_byte(i, bits);
                 if (by != cur) {
@@ -85,6 +121,7 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
                 acc |= code << kvq_code_shift(i, bits);
             }
             grp[cur] = (uint8_t)acc;
+            }
             (abn ? o.abn_scale : o.nrm_scale)[g] = sc;
             (abn ? o.abn_zero : o.nrm_zero)[g] = z;
         } else if (mode == KVQ_VIDKV_NORMAL_SIGNMEAN) {
@@ -94,7 +131,7 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
             uint32_t acc = 0;
 #pragma unroll
             for (uint32_t i = 0; i < G; i++) {
-                const float v = GT ? r[GT ? i : 0u] : vk_reread(x[(uint64_t)i * d], daz, f);
+                const float v = GT ? r[GT ? i : 0u] : vk_daz(x[(uint64_t)i * d], daz);
                 S = __fadd_rn(S, fabsf(v));
                 acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
                 if (i % 8u == 7u) {
@@ -117,49 +154,84 @@ void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, co
     const unsigned int nbk = vk_blocks((uint64_t)p->heads * nb * p->dim, GROUP_BS);
     const bool daz = pol->subnormal == KVQ_SUBNORMAL_DAZ, away = pol->ties == KVQ_TIES_AWAY,
                nanpol = pol->overflow == KVQ_OVERFLOW_NAN;
+    /* word stores of the codes when the arrays allow them (G = 32: a group's codes are
+     * 8 bytes (abnormal) and 4 bytes (normal) at a multiple of those) */
+    const bool wordst = ((uintptr_t)o->abn_codes & 7u) == 0u && ((uintptr_t)o->nrm_codes & 3u) == 0u;
     if (p->group == 32u)
-        vk_keygroup_kernel<32u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol);
+        vk_keygroup_kernel<32u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol,
+                                                         wordst);
     else if (p->group == 64u)
-        vk_keygroup_kernel<64u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol);
+        vk_keygroup_kernel<64u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol,
+                                                         wordst);
     else
-        vk_keygroup_kernel<0u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol);
+        vk_keygroup_kernel<0u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol,
+                                                        wordst);
 }
 
 /* ---- dequantization ---------------------------------------------------------- */
 
-/* Key of the first failure: group * 16 + status (min over the array). */
-__global__ void vk_meta_check_kernel(unsigned long long *key, const float *a, uint64_t n,
-                                     bool is_scale, uint32_t meta)
-{
-    for (uint64_t g = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; g < n;
-         g += (uint64_t)gridDim.x * blockDim.x) {
-        const uint32_t s = vk_meta_ok(a[g], is_scale, meta);
-        if (s != KVQ_OK) atomicMin(key, (unsigned long long)g * 16u + s);
-    }
-}
-
 /* Mask rows [VIDKV-D-02]: *bad = 1 when a row has a bit beyond d or a count
- * other than na; a valid mask's channel lists and positions are written. */
+ * other than na; a valid mask's channel lists and positions are written.  One
+ * warp a row (block of 32): the set bits counted 32 channels at a time by a
+ * ballot, each channel's place in its list the set (or clear) bits below it. */
 __global__ void vk_mask_check_kernel(uint32_t *bad, uint32_t *lists, uint32_t *pos,
                                      const uint8_t *mask, uint32_t rows, uint32_t d, uint32_t na,
                                      uint32_t row_bytes)
 {
-    const uint32_t row = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t row = blockIdx.x, lane = threadIdx.x;
     if (row >= rows) return;
     const uint8_t *m = mask + (uint64_t)row * row_bytes;
     uint32_t n = 0;
-    for (uint32_t c = 0; c < 8u * row_bytes; c++)
-        if (kvq_vidkv_mask_get(m, c)) {
-            if (c >= d) { *bad = 1u; return; }
-            n++;
-        }
-    if (n != na) { *bad = 1u; return; }
-    uint32_t ia = 0, in = 0;
+    bool beyond = false;
+    for (uint32_t c0 = 0; c0 < 8u * row_bytes; c0 += 32u) {
+        const uint32_t c = c0 + lane;
+        const bool bit = c < 8u * row_bytes && kvq_vidkv_mask_get(m, c);
+        beyond |= bit && c >= d;
+        n += __popc(__ballot_sync(0xFFFFFFFFu, bit));
+    }
+    if (__any_sync(0xFFFFFFFFu, beyond) || n != na) {
+        if (lane == 0u) *bad = 1u;
+        return;
+    }
     uint32_t *L = lists + (uint64_t)row * d, *P = pos + (uint64_t)row * d;
-    for (uint32_t c = 0; c < d; c++)
-        if (kvq_vidkv_mask_get(m, c)) { L[ia] = c; P[c] = ia | 0x80000000u; ia++; }
-    for (uint32_t c = 0; c < d; c++)
-        if (!kvq_vidkv_mask_get(m, c)) { L[na + in] = c; P[c] = in; in++; }
+    for (uint32_t c0 = 0, ia = 0; c0 < d; c0 += 32u) {
+        const uint32_t c = c0 + lane;
+        const bool bit = c < d && kvq_vidkv_mask_get(m, c);
+        const uint32_t bal = __ballot_sync(0xFFFFFFFFu, bit), below = ia + __popc(bal & ((1u << lane) - 1u));
+        if (c < d) {
+            if (bit) {
+                L[below] = c;
+                P[c] = below | 0x80000000u;
+            } else {
+                L[na + (c - below)] = c;
+                P[c] = c - below;
+            }
+        }
+        ia += __popc(bal);
+    }
+}
+
+/* The stored metadata checks of up to four arrays (grid.y the array): key[a] the
+ * first failure of array a (group * 16 + status, min). */
+typedef struct vk_meta4 {
+    const float *a[4];
+    uint64_t n[4];
+} vk_meta4;
+__global__ void vk_meta_check4_kernel(unsigned long long *key, vk_meta4 m, uint32_t meta)
+{
+    const uint32_t y = blockIdx.y;
+    /* selected by value, not by a runtime index into the parameter array (no local copy) */
+    const float *a = y == 0u ? m.a[0] : y == 1u ? m.a[1] : y == 2u ? m.a[2] : m.a[3];
+    const uint64_t n = y == 0u ? m.n[0] : y == 1u ? m.n[1] : y == 2u ? m.n[2] : m.n[3];
+    if (a == NULL) return;
+    const bool is_scale = y == 0u || y == 2u;
+    unsigned long long best = ~0ull;
+    for (uint64_t g = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; g < n;
+         g += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t s = vk_meta_ok(a[g], is_scale, meta);
+        if (s != KVQ_OK && best == ~0ull) best = (unsigned long long)g * 16u + s; /* g ascends */
+    }
+    if (best != ~0ull) atomicMin(&key[y], best);
 }
 
 /* The checks [VIDKV-D-02..03] enqueued: key[0..3] the first bad value of abn_scale,
@@ -177,12 +249,21 @@ static kvq_status keys_check_enqueue(unsigned long long *key, uint32_t *bad, con
                              kvq_vidkv_nrm_groups(p), kvq_vidkv_nrm_groups(p)};
     VK_CK(cudaMemsetAsync(key, 0xFF, 4 * sizeof *key, s));
     VK_CK(cudaMemsetAsync(bad, 0, sizeof *bad, s));
-    vk_mask_check_kernel<<<vk_blocks(kvq_vidkv_mask_rows(p), 64u), 64u, 0, s>>>(
+    vk_mask_check_kernel<<<kvq_vidkv_mask_rows(p), 32u, 0, s>>>(
         bad, lists, pos, in->mask, kvq_vidkv_mask_rows(p), p->dim, na, kvq_vidkv_mask_row_bytes(p));
-    for (int a = 0; a < 4; a++)
-        if (arr[a] != NULL)
-            vk_meta_check_kernel<<<vk_blocks(cnt[a], 256u) > 4096u ? 4096u : vk_blocks(cnt[a], 256u),
-                                   256u, 0, s>>>(&key[a], arr[a], cnt[a], a != 1 && a != 3, p->meta);
+    {
+        vk_meta4 m;
+        uint64_t mx = 0;
+        for (int a = 0; a < 4; a++) {
+            m.a[a] = arr[a];
+            m.n[a] = arr[a] != NULL ? cnt[a] : 0u;
+            if (m.n[a] > mx) mx = m.n[a];
+        }
+        if (mx > 0u) {
+            const unsigned int nb = vk_blocks(mx, 256u) > 1024u ? 1024u : vk_blocks(mx, 256u);
+            vk_meta_check4_kernel<<<dim3(nb, 4u), 256u, 0, s>>>(key, m, p->meta);
+        }
+    }
     VK_CK(cudaGetLastError());
 out:
     return st;
@@ -201,12 +282,14 @@ kvq_status vk_keys_deq_check(const kvq_vidkv_keys *in, const kvq_vidkv_params *p
                              uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
 {
     kvq_status st;
-    unsigned long long *key = (unsigned long long *)scratch, hk[4];
+    unsigned long long *key = (unsigned long long *)scratch, hk[4], hw[5];
     uint32_t *bad = (uint32_t *)(key + 4), hbad = 0;
     if ((st = keys_check_enqueue(key, bad, in, p, mode, lists, pos, s)) != KVQ_OK) return st;
-    VK_CK(cudaMemcpyAsync(hk, key, sizeof hk, cudaMemcpyDeviceToHost, s));
-    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
+    /* the four keys and the mask word, contiguous: one read-back */
+    VK_CK(cudaMemcpyAsync(hw, key, sizeof hw, cudaMemcpyDeviceToHost, s));
     VK_CK(cudaStreamSynchronize(s));
+    memcpy(hk, hw, sizeof hk);
+    memcpy(&hbad, hw + 4, sizeof hbad);
     st = keys_check_status(hk, hbad);
 out:
     return st;
@@ -221,7 +304,8 @@ out:
 template <uint32_t GT>
 __global__ void __launch_bounds__(128)
 vk_keys_deq_group_kernel(float *y, kvq_vidkv_keys in, const uint32_t *pos, const unsigned long long *key,
-                         const uint32_t *bad, kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode)
+                         const uint32_t *bad, kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode,
+                         bool wordld)
 {
 #if !(defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 5) /* planted: written whatever the checks found */
     if (*bad || (key[0] & key[1] & key[2] & key[3]) != ~0ull) return;
@@ -229,8 +313,9 @@ vk_keys_deq_group_kernel(float *y, kvq_vidkv_keys in, const uint32_t *pos, const
     const uint32_t G = GT ? GT : p.group, d = p.dim, nb = p.tokens / G;
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x, ng = (uint64_t)p.heads * nb * d;
     if (gid >= ng) return;
-    const uint32_t c = (uint32_t)(gid % d);
-    const uint64_t hb = gid / d;
+    uint64_t hb;
+    uint32_t c;
+    vk_divmod(gid, ng, d, hb, c);
     const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? (uint32_t)(hb / nb) : 0u;
     const uint32_t q = pos[(uint64_t)row * d + c];
     const bool abn = (q & 0x80000000u) != 0u;
@@ -244,6 +329,17 @@ vk_keys_deq_group_kernel(float *y, kvq_vidkv_keys in, const uint32_t *pos, const
      * no branch per element */
     const uint32_t smask = !abn && mode == KVQ_VIDKV_NORMAL_SIGNMEAN ? 0xFFFFFFFFu : 0u, sb = __float_as_uint(s);
     float *out = y + hb * G * d + c;
+    if (GT == 32u && wordld) {
+        /* G = 32: the group's codes as one 8-byte (bits 2) or 4-byte (bits 1) load */
+        const unsigned long long w = abn ? *(const unsigned long long *)grp : *(const uint32_t *)grp;
+#pragma unroll
+        for (uint32_t i = 0; i < (GT == 32u ? 32u : 1u); i++) {
+            const uint32_t code = (uint32_t)(w >> (i * bits)) & mask;
+            const uint32_t a = __float_as_uint(__fmaf_rn((float)code, s, z)), b = sb & (0u - code);
+            out[(uint64_t)i * d] = __uint_as_float((a & ~smask) | (b & smask));
+        }
+        return;
+    }
 #pragma unroll
     for (uint32_t i = 0; i < G; i++) {
         const uint32_t code = (grp[(i * bits) >> 3] >> ((i * bits) & 7u)) & mask;
@@ -258,7 +354,7 @@ kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
     kvq_status st = KVQ_OK;
     uint32_t *bad = (uint32_t *)scratch, hbad = 0;
     VK_CK(cudaMemsetAsync(bad, 0, sizeof *bad, s));
-    vk_mask_check_kernel<<<vk_blocks(kvq_vidkv_mask_rows(p), 64u), 64u, 0, s>>>(
+    vk_mask_check_kernel<<<kvq_vidkv_mask_rows(p), 32u, 0, s>>>(
         bad, lists, pos, mask, kvq_vidkv_mask_rows(p), p->dim, kvq_vidkv_n_abn(p),
         kvq_vidkv_mask_row_bytes(p));
     VK_CK(cudaGetLastError());
@@ -313,21 +409,27 @@ kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv
                              uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
 {
     kvq_status st;
-    unsigned long long *key = (unsigned long long *)scratch, hk[4];
+    unsigned long long *key = (unsigned long long *)scratch, hk[4], hw[5];
     uint32_t *bad = (uint32_t *)(key + 4), hbad = 0;
     const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p);
     const uint64_t ng = (uint64_t)p->heads * kvq_vidkv_blocks(p) * p->dim;
     if ((st = keys_check_enqueue(key, bad, in, p, mode, lists, pos, s)) != KVQ_OK) return st;
+    const bool wordld = ((uintptr_t)in->abn_codes & 7u) == 0u && ((uintptr_t)in->nrm_codes & 3u) == 0u;
     if (p->group == 32u)
-        vk_keys_deq_group_kernel<32u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode);
+        vk_keys_deq_group_kernel<32u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode,
+                                                                           wordld);
     else if (p->group == 64u)
-        vk_keys_deq_group_kernel<64u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode);
+        vk_keys_deq_group_kernel<64u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode,
+                                                                           wordld);
     else
-        vk_keys_deq_group_kernel<0u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode);
+        vk_keys_deq_group_kernel<0u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode,
+                                                                          wordld);
     VK_CK(cudaGetLastError());
-    VK_CK(cudaMemcpyAsync(hk, key, sizeof hk, cudaMemcpyDeviceToHost, s));
-    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
+    /* the four keys and the mask word, contiguous: one read-back */
+    VK_CK(cudaMemcpyAsync(hw, key, sizeof hw, cudaMemcpyDeviceToHost, s));
     VK_CK(cudaStreamSynchronize(s));
+    memcpy(hk, hw, sizeof hk);
+    memcpy(&hbad, hw + 4, sizeof hbad);
     st = keys_check_status(hk, hbad);
 out:
     return st;

@@ -33,10 +33,11 @@ gpu-check-vidkv: $(B)/gpu/kvq_gpu_vidkv_test
 	$(B)/gpu/kvq_gpu_vidkv_test --judge-selftest
 	$(B)/gpu/kvq_gpu_vidkv_test
 
-# The device test against planted bugs (KVQ_VIDKV_PLANT = 1..5: gpu/vidkv/stp.cu, ternary.cu, groups.cu):
+# The device test against planted bugs (KVQ_VIDKV_PLANT = 1..8: gpu/vidkv/stp.cu 1, 2, 6;
+# ternary.cu 3, 4; groups.cu 5, 7; split.cu 8):
 # the same test program over those units built with one bug each; gpu/vidkv/device-vidkv.sh
 # requires each to FAIL (a test that cannot fail proves nothing).  Not part of `make gpu`.
-VIDKV_PLANT_SRC := gpu/vidkv/stp.cu gpu/vidkv/ternary.cu gpu/vidkv/groups.cu
+VIDKV_PLANT_SRC := gpu/vidkv/stp.cu gpu/vidkv/ternary.cu gpu/vidkv/groups.cu gpu/vidkv/split.cu
 define vidkv_plant
 $(B)/gpu-plant$(1)/vidkv/%.o: gpu/vidkv/%.cu $(GPU_HDR) $(VIDKV_HDR)
 	@mkdir -p $$(@D)
@@ -46,9 +47,9 @@ $(B)/gpu/kvq_gpu_vidkv_test_plant$(1): $(filter-out $(VIDKV_PLANT_SRC:gpu/%.cu=$
     $(GPU_REF_OBJ) $(B)/gpu/ref/ref/fast/vidkv.o
 	$$(NVCC) $$(NVFLAGS) $$^ -o $$@ -lcufft -lm
 endef
-$(foreach k,1 2 3 4 5,$(eval $(call vidkv_plant,$(k))))
+$(foreach k,1 2 3 4 5 6 7 8,$(eval $(call vidkv_plant,$(k))))
 .PHONY: gpu-vidkv-plant
-gpu-vidkv-plant: $(foreach k,1 2 3 4 5,$(B)/gpu/kvq_gpu_vidkv_test_plant$(k))
+gpu-vidkv-plant: $(foreach k,1 2 3 4 5 6 7 8,$(B)/gpu/kvq_gpu_vidkv_test_plant$(k))
 
 # the benchmarks' timing (CK, time_med over cold-L2 reps)
 $(B)/gpu/vidkv/vidkv_bench.o: gpu/bench_time.cuh

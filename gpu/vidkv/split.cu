@@ -4,18 +4,25 @@
  *
  * Kernels:
  *   vk_range_kernel  least and greatest value read of every channel: a block a
- *                    run of tokens of one head, per-channel extremes in shared
- *                    memory (ordered-integer atomics), then one global atomic a
- *                    channel; the input checks [VIDKV-L-03..04] on the way
+ *                    run of tokens of one head; when d / 4 divides the block,
+ *                    4 channels a thread by 16-byte loads (4 trips unrolled: 64
+ *                    bytes a thread in flight), extremes in registers by
+ *                    fminf / fmaxf, then per-channel extremes in shared memory
+ *                    (ordered-integer atomics, once a thread), then one global
+ *                    atomic a channel; the input checks [VIDKV-L-03..04] on the way
  *   vk_rank_kernel   one block a mask row: r_c = RN32(mx - mn), the rank of
  *                    every channel (greater r first, equal r by lower index),
  *                    the mask bits, and the ascending channel lists
+ *
+ * KVQ_VIDKV_PLANT 8 (a build of the device test only, gpu/vidkv/rules.mk): the
+ * 16-byte path keeps no greatest value for the fourth channel of each quad.
  *
  * The extremes' order of evaluation is free: min and max are exact, and a
  * signed zero extreme changes r only between +0 and -0, which compare equal.
  */
 #include <cuda_runtime.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "kvq_cuda.h"
@@ -36,6 +43,7 @@ __device__ __forceinline__ float vk_unord(uint32_t o)
     return __uint_as_float((o & 0x80000000u) ? (o & 0x7FFFFFFFu) : ~o);
 }
 
+template <bool VEC>
 __global__ void __launch_bounds__(RANGE_BS)
 vk_range_kernel(uint32_t *gmn, uint32_t *gmx, vk_state *st, const float *k, kvq_vidkv_params p,
                 uint32_t tok_per_block, bool daz)
@@ -53,7 +61,37 @@ vk_range_kernel(uint32_t *gmn, uint32_t *gmx, vk_state *st, const float *k, kvq_
     const uint64_t base = ((uint64_t)h * p.tokens + t0) * d;
     const uint32_t n = (t1 - t0) * d;
     uint32_t c = threadIdx.x % d, cstep = blockDim.x % d;
-    if (cstep == 0u) { /* d divides the block: one channel a thread, extremes in registers */
+    if (VEC) { /* 4 channels a thread, 16-byte loads, the block a whole number of rows */
+        const uint32_t q = d / 4u, c4 = (threadIdx.x % q) * 4u, n4 = n / 4u;
+        const float4 *k4 = (const float4 *)(k + base);
+        float lo[4], hi[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            lo[j] = VK_F32_MAX * 2.0f; /* +inf: no value read yet */
+            hi[j] = -VK_F32_MAX * 2.0f;
+        }
+#pragma unroll 4
+        for (uint32_t e = threadIdx.x; e < n4; e += RANGE_BS) {
+            const float4 w = k4[e];
+            const float x[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const float v = vk_read(x[j], KVQ_VIDKV_DOMAIN, daz, f, err);
+                lo[j] = fminf(lo[j], v);
+#if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 8
+                if (j != 3) /* planted: the fourth channel of each quad keeps no greatest value */
+#endif
+                hi[j] = fmaxf(hi[j], v);
+            }
+        }
+        if (threadIdx.x < n4) {
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                atomicMin(&smn[c4 + j], vk_ord(lo[j]));
+                atomicMax(&smx[c4 + j], vk_ord(hi[j]));
+            }
+        }
+    } else if (cstep == 0u) { /* d divides the block: one channel a thread, extremes in registers */
         uint32_t lo = 0xFFFFFFFFu, hi = 0u;
         for (uint32_t e = threadIdx.x; e < n; e += blockDim.x) {
             const uint32_t o = vk_ord(vk_read(k[base + e], KVQ_VIDKV_DOMAIN, daz, f, err));
@@ -111,11 +149,23 @@ __global__ void vk_rank_kernel(uint8_t *mask, uint32_t *lists, uint32_t *pos, co
         for (uint32_t b = 0; b < 8u && 8u * c + b < d; b++) y |= (uint32_t)abn[8u * c + b] << b;
         mask[(uint64_t)row * row_bytes + c] = (uint8_t)y;
     }
-    if (c == 0u && lists != NULL) {
-        uint32_t ia = 0, in = 0;
+    if (c < 32u && lists != NULL) { /* warp 0: each channel's place from the ballot of the ones below */
         uint32_t *L = lists + (uint64_t)row * d, *P = pos + (uint64_t)row * d;
-        for (uint32_t cc = 0; cc < d; cc++) if (abn[cc]) { L[ia] = cc; P[cc] = ia | 0x80000000u; ia++; }
-        for (uint32_t cc = 0; cc < d; cc++) if (!abn[cc]) { L[ia + in] = cc; P[cc] = in; in++; }
+        for (uint32_t c0 = 0, ia = 0; c0 < d; c0 += 32u) {
+            const uint32_t cc = c0 + c;
+            const bool a = cc < d && abn[cc];
+            const uint32_t bal = __ballot_sync(0xFFFFFFFFu, a), below = ia + __popc(bal & ((1u << c) - 1u));
+            if (cc < d) {
+                if (a) {
+                    L[below] = cc;
+                    P[cc] = below | 0x80000000u;
+                } else {
+                    L[na + (cc - below)] = cc;
+                    P[cc] = cc - below;
+                }
+            }
+            ia += __popc(bal);
+        }
     }
 }
 
@@ -133,8 +183,15 @@ kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_st
     const uint32_t tpb = max(1u, RANGE_ELEMS / d);
     const dim3 grid((p->tokens + tpb - 1u) / tpb, p->heads);
     vk_init_kernel<<<vk_blocks((uint64_t)rows * d, 256u), 256u, 0, s>>>(gmn, gmx, (uint64_t)rows * d);
-    vk_range_kernel<<<grid, RANGE_BS, 0, s>>>(gmn, gmx, st, k, *p, tpb,
-                                              pol->subnormal == KVQ_SUBNORMAL_DAZ);
+    /* 16-byte loads when a row is whole float4s, the block's threads a whole number of
+     * rows' worth of them (d / 4 divides RANGE_BS) and the keys 16-byte aligned */
+    const bool vec = d % 4u == 0u && RANGE_BS % (d / 4u) == 0u && ((uintptr_t)k & 15u) == 0u;
+    if (vec)
+        vk_range_kernel<true><<<grid, RANGE_BS, 0, s>>>(gmn, gmx, st, k, *p, tpb,
+                                                        pol->subnormal == KVQ_SUBNORMAL_DAZ);
+    else
+        vk_range_kernel<false><<<grid, RANGE_BS, 0, s>>>(gmn, gmx, st, k, *p, tpb,
+                                                         pol->subnormal == KVQ_SUBNORMAL_DAZ);
     vk_rank_kernel<<<rows, (d + 31u) / 32u * 32u, 0, s>>>(mask, lists, pos, gmn, gmx, d,
                                                          kvq_vidkv_n_abn(p),
                                                          kvq_vidkv_mask_row_bytes(p));

@@ -49,19 +49,6 @@ static size_t up256(size_t n) { return (n + 255u) / 256u * 256u; }
 
 /* ---- quantization ------------------------------------------------------------ */
 
-/* gid = q * d + c, by 32-bit division whenever the grid allows it. */
-__device__ __forceinline__ void vk_divmod(uint64_t gid, uint64_t ng, uint32_t d, uint64_t &q, uint32_t &c)
-{
-    if (ng <= 0xFFFFFFFFull) {
-        const uint32_t g = (uint32_t)gid;
-        q = g / d;
-        c = g - (uint32_t)q * d;
-    } else {
-        q = gid / d;
-        c = (uint32_t)(gid - q * d);
-    }
-}
-
 template <uint32_t G, uint32_t PACK, bool SCALED, bool DAZ>
 __global__ void __launch_bounds__(TERN_BS)
 vk_tern_fast_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, uint64_t ng,
@@ -131,32 +118,51 @@ __device__ __forceinline__ uint32_t vk_tok(const uint32_t *list, uint32_t b, uin
     return list != NULL ? list[(uint64_t)b * G + i] : b * G + i;
 }
 
-/* The ternary groups of a token list of l tokens (list NULL: all T tokens). */
+/* The ternary groups of a token list of l tokens (list NULL: all T tokens).
+ * GT = G at compile time (32, 64): the group's members loaded into registers in
+ * one unrolled pass (every load in flight at once, the list entries first),
+ * each read once; GT = 0: any G, the members read from memory twice. */
+template <uint32_t GT>
 __global__ void __launch_bounds__(TERN_BS)
 vk_tern_list_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, const uint32_t *list,
                     uint32_t l, kvq_vidkv_params p, bool daz, bool nanpol)
 {
-    const uint32_t G = p.group, d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
+    const uint32_t G = GT ? GT : p.group, d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t ng = (uint64_t)p.heads * nb * d;
     uint32_t f = 0, err = 0;
     if (gid < ng) {
-        const uint32_t c = (uint32_t)(gid % d);
-        const uint64_t hb = gid / d;
-        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb % nb);
+        uint64_t hb;
+        uint32_t c;
+        vk_divmod(gid, ng, d, hb, c);
+        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb - (uint64_t)h * nb);
         const uint32_t m = kvq_vidkv_block_members(l, G, b), gb = kvq_vidkv_tern_group_bytes(&p);
         const float *x = v + (uint64_t)h * p.tokens * d + c;
         uint8_t *grp = tern + gid * gb;
         float S = 0.0f, B = 0.0f;
         uint32_t nz = 0;
-        for (uint32_t i = 0; i < m; i++)
-            S = __fadd_rn(S, fabsf(vk_read(x[(uint64_t)vk_tok(list, b, G, i) * d], KVQ_VIDKV_DOMAIN, daz, f, err)));
+        float r[GT ? GT : 1u];
+        if (GT) {
+            uint32_t tk[GT ? GT : 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) tk[i] = i < m ? vk_tok(list, b, G, i) : 0u;
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) r[i] = i < m ? x[(uint64_t)tk[i] * d] : 0.0f;
+        }
+#pragma unroll
+        for (uint32_t i = 0; i < (GT ? GT : m); i++) {
+            if (i >= m) break;
+            const float xv = GT ? r[GT ? i : 0u] : x[(uint64_t)vk_tok(list, b, G, i) * d];
+            S = __fadd_rn(S, fabsf(vk_read(xv, KVQ_VIDKV_DOMAIN, daz, f, err)));
+        }
         const float alpha = __fmul_rn(p.gamma, __fdiv_rn(S, (float)m));
         uint32_t acc = 0, pw = 1;
-        for (uint32_t i = 0; i < 5u * gb && (p.vpack == KVQ_VIDKV_PACK_BASE3 || i < G); i++) {
+#pragma unroll
+        for (uint32_t i = 0; i < (GT ? GT + 4u : 5u * gb); i++) {
+            if (!(i < 5u * gb && (p.vpack == KVQ_VIDKV_PACK_BASE3 || i < G))) break;
             uint32_t dg = 0;
             if (i < m) {
-                const float xv = vk_daz(x[(uint64_t)vk_tok(list, b, G, i) * d], daz);
+                const float xv = vk_daz(GT ? r[GT && i < GT ? i : 0u] : x[(uint64_t)vk_tok(list, b, G, i) * d], daz);
                 const int32_t t = kvq_vidkv_trit(xv, alpha);
                 dg = kvq_vidkv_trit_digit(t);
                 if (t != 0) {
@@ -303,9 +309,15 @@ kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_
             goto out;
         if (!stp && p->group == 32u) tern_fast_launch<32u>(tern, beta, dst, d_v, ntg, p, daz, nanpol, stream);
         else if (!stp && p->group == 64u) tern_fast_launch<64u>(tern, beta, dst, d_v, ntg, p, daz, nanpol, stream);
+        else if (ntg > 0u && p->group == 32u)
+            vk_tern_list_kernel<32u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt,
+                                                                                     *p, daz, nanpol);
+        else if (ntg > 0u && p->group == 64u)
+            vk_tern_list_kernel<64u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt,
+                                                                                     *p, daz, nanpol);
         else if (ntg > 0u)
-            vk_tern_list_kernel<<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt, *p,
-                                                                                daz, nanpol);
+            vk_tern_list_kernel<0u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt,
+                                                                                    *p, daz, nanpol);
         if (npg > 0u)
             vk_prot_kernel<<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
                                                                            daz, away, nanpol);

@@ -209,6 +209,19 @@ __device__ __forceinline__ uint32_t vk_kivi_code_rcp(float xv, float s, float rc
     return (uint32_t)min(max(c, 0), (int32_t)cmaxu);
 }
 
+/* gid = q * d + c, by 32-bit division whenever the grid allows it. */
+__device__ __forceinline__ void vk_divmod(uint64_t gid, uint64_t ng, uint32_t d, uint64_t &q, uint32_t &c)
+{
+    if (ng <= 0xFFFFFFFFull) {
+        const uint32_t g = (uint32_t)gid;
+        q = g / d;
+        c = g - (uint32_t)q * d;
+    } else {
+        q = gid / d;
+        c = (uint32_t)(gid - q * d);
+    }
+}
+
 /* OR a warp's flags and errors into the call's state (every lane calls). */
 __device__ __forceinline__ void vk_publish(vk_state *st, uint32_t f, uint32_t err)
 {

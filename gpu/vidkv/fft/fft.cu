@@ -17,18 +17,25 @@
  * reconstructions lie within [VIDKV-B-02..03].  The length rule is
  * [VIDKV-DEV-01] (spec/bounds/vidkv.md).
  *
- * Kernels:
+ * Kernels (the row-blocked ones: a block 16 tokens of one head, a thread a
+ * channel, the 16 tokens' loads unrolled so they are in flight at once):
  *   vk_gather_kernel    normal channels of every token into (x, 0) rows
  *   vk_dft_kernel       naive forward / inverse DFT of one row a block
  *   vk_comp_kernel      the 1-bit component groups [VIDKV-K-06]: one thread a
- *                       (head, block, component) group, S ascending from +0
- *   vk_build_kernel     a_k + i b_k of every token from codes and scales [VIDKV-K-07]
- *   vk_scatter_kernel   RN32(Re / N) into the normal channels
+ *                       (head, block, component) group, S ascending from +0;
+ *                       G = 32, 64: the group's loads unrolled, the codes stored
+ *                       as 4-byte words
+ *   vk_build_kernel     a_k + i b_k of every token from codes and scales
+ *                       [VIDKV-K-07]; when G is a multiple of 16 the 16 tokens'
+ *                       code bits from two bytes, the scales once
+ *   vk_scatter_kernel   RN32(Re / N) into the normal channels (N a power of two:
+ *                       RN32(Re * 2^-k), the same rounding, no division)
  */
 #include <cuda_runtime.h>
 #include <cufft.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <mutex>
 #include <stdlib.h>
 #include <string.h>
@@ -117,15 +124,23 @@ __global__ void vk_gather_kernel(float2 *z, const float *k, const uint32_t *list
                                  kvq_vidkv_params p, uint32_t na, uint32_t N, bool daz)
 {
     __shared__ uint32_t nl[KVQ_VIDKV_MAX_DIM];
-    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * p.dim + na + j];
+    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u, d = p.dim;
+    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * d + na + j];
     __syncthreads();
-    const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
-    for (uint32_t t = t0; t < t1; t++) {
-        const uint64_t r = (uint64_t)h * p.tokens + t;
-        for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) {
-            uint32_t f = 0;
-            z[r * N + j] = make_float2(vk_reread(k[r * p.dim + nl[j]], daz, f), 0.0f);
+    const uint32_t t0 = blockIdx.x * ROWS, nt = min(ROWS, p.tokens - t0);
+    const float *kr = k + ((uint64_t)h * p.tokens + t0) * d;
+    float2 *zr = z + ((uint64_t)h * p.tokens + t0) * N;
+    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) {
+        const float *kc = kr + nl[j];
+        uint32_t f = 0;
+        if (nt == ROWS) { /* the ROWS tokens' loads in flight at once, then the stores */
+            float v[ROWS];
+#pragma unroll
+            for (uint32_t i = 0; i < ROWS; i++) v[i] = kc[i * d];
+#pragma unroll
+            for (uint32_t i = 0; i < ROWS; i++) zr[i * N + j] = make_float2(vk_reread(v[i], daz, f), 0.0f);
+        } else {
+            for (uint32_t i = 0; i < nt; i++) zr[i * N + j] = make_float2(vk_reread(kc[i * d], daz, f), 0.0f);
         }
     }
 }
@@ -160,28 +175,54 @@ __global__ void vk_dft_kernel(float2 *out, const float2 *in, const float2 *tw, u
     }
 }
 
-/* Component group (h, b, j), j < 2N: the components y_{2k} = Re X_k, y_{2k+1} = Im X_k. */
+/* Component group (h, b, j), j < 2N: the components y_{2k} = Re X_k, y_{2k+1} = Im X_k.
+ * GT = G at compile time (32, 64): the group's G loads in flight at once; the codes
+ * stored as 4-byte words when wordst (G = 32: a group's 4 code bytes at a multiple of 4). */
+template <uint32_t GT>
 __global__ void vk_comp_kernel(uint8_t *codes, float *scale, vk_state *st, const float *y,
-                               kvq_vidkv_params p, uint32_t N, bool nanpol)
+                               kvq_vidkv_params p, uint32_t N, bool nanpol, bool wordst)
 {
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t G = p.group, nb = p.tokens / G, m = 2u * N;
+    const uint32_t G = GT ? GT : p.group, nb = p.tokens / G, m = 2u * N;
     const uint64_t ng = (uint64_t)p.heads * nb * m;
     uint32_t f = 0, err = 0;
     if (gid < ng) {
-        const uint32_t j = (uint32_t)(gid % m);
-        const uint64_t hb = gid / m;
+        uint64_t hb;
+        uint32_t j;
+        vk_divmod(gid, ng, m, hb, j);
         const float *x = y + hb * G * m + j; /* ((h*T + b*G) + i)*2N + j */
         uint8_t *grp = codes + gid * (G / 8u);
         float S = 0.0f;
         uint32_t acc = 0;
-        for (uint32_t i = 0; i < G; i++) {
-            const float v = x[(uint64_t)i * m];
-            S = __fadd_rn(S, fabsf(v));
-            acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
-            if (i % 8u == 7u) {
-                grp[i / 8u] = (uint8_t)acc;
-                acc = 0;
+        if (GT) {
+            float v[GT ? GT : 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) v[i] = x[(uint64_t)i * m];
+            uint32_t wd[GT ? GT / 32u : 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) {
+                S = __fadd_rn(S, fabsf(v[i]));
+                if (i % 32u == 0u) wd[i / 32u] = 0u;
+                wd[i / 32u] |= (v[i] >= 0.0f ? 1u : 0u) << (i % 32u);
+            }
+#pragma unroll
+            for (uint32_t w = 0; w < (GT ? GT / 32u : 1u); w++) {
+                if (wordst) {
+                    ((uint32_t *)grp)[w] = wd[w];
+                } else {
+#pragma unroll
+                    for (uint32_t q = 0; q < 4u; q++) grp[4u * w + q] = (uint8_t)(wd[w] >> (8u * q));
+                }
+            }
+        } else {
+            for (uint32_t i = 0; i < G; i++) {
+                const float v = x[(uint64_t)i * m];
+                S = __fadd_rn(S, fabsf(v));
+                acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
+                if (i % 8u == 7u) {
+                    grp[i / 8u] = (uint8_t)acc;
+                    acc = 0;
+                }
             }
         }
         scale[gid] = vk_store_scale(__fdiv_rn(S, (float)G), p.meta, nanpol, f, err);
@@ -194,13 +235,31 @@ __global__ void vk_build_kernel(float2 *z, const uint8_t *codes, const float *sc
 {
     const uint32_t h = blockIdx.y, G = p.group, nb = p.tokens / G;
     const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
+    const uint32_t gbytes = G / 8u;
+    float2 *zr = z + ((uint64_t)h * p.tokens + t0) * N;
+    if (t1 - t0 == ROWS && G % ROWS == 0u) {
+        /* the ROWS tokens lie in one block b, at slots i0 .. i0 + 15 of its groups: each
+         * component's 16 code bits from two bytes, its scale once */
+        const uint32_t b = t0 / G, i0 = t0 % G;
+        const uint64_t gb = ((uint64_t)h * nb + b) * (2u * N);
+        for (uint32_t k = threadIdx.x; k < N; k += blockDim.x) {
+            const uint64_t g0 = gb + 2u * k;
+            const uint8_t *ca = codes + g0 * gbytes + i0 / 8u, *cb = ca + gbytes;
+            const uint32_t wa = (uint32_t)ca[0] | (uint32_t)ca[1] << 8, wb = (uint32_t)cb[0] | (uint32_t)cb[1] << 8;
+            const float sa = scale[g0], sb = scale[g0 + 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < ROWS; i++)
+                zr[i * N + k] = make_float2((wa >> i) & 1u ? sa : 0.0f, (wb >> i) & 1u ? sb : 0.0f);
+        }
+        return;
+    }
     uint32_t b = t0 / G, i = t0 % G;
     for (uint32_t t = t0; t < t1; t++) {
         const uint64_t r = (uint64_t)h * p.tokens + t, gb = ((uint64_t)h * nb + b) * (2u * N);
         for (uint32_t k = threadIdx.x; k < N; k += blockDim.x) {
             const uint64_t g0 = gb + 2u * k;
-            const uint32_t ca = (codes[g0 * (G / 8u) + i / 8u] >> (i % 8u)) & 1u;
-            const uint32_t cb = (codes[(g0 + 1u) * (G / 8u) + i / 8u] >> (i % 8u)) & 1u;
+            const uint32_t ca = (codes[g0 * gbytes + i / 8u] >> (i % 8u)) & 1u;
+            const uint32_t cb = (codes[(g0 + 1u) * gbytes + i / 8u] >> (i % 8u)) & 1u;
             z[r * N + k] = make_float2(ca ? scale[g0] : 0.0f, cb ? scale[g0 + 1u] : 0.0f);
         }
         if (++i == G) {
@@ -210,18 +269,36 @@ __global__ void vk_build_kernel(float2 *z, const uint8_t *codes, const float *sc
     }
 }
 
+/* RN32(Re / N) into the normal channels; N a power of two: RN32(Re * 2^-k), the
+ * same real number, so the same rounding, without a division. */
 __global__ void vk_scatter_kernel(float *y, const float2 *z, const uint32_t *lists,
                                   kvq_vidkv_params p, uint32_t na, uint32_t N)
 {
     __shared__ uint32_t nl[KVQ_VIDKV_MAX_DIM];
-    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * p.dim + na + j];
+    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u, d = p.dim;
+    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * d + na + j];
     __syncthreads();
-    const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
-    for (uint32_t t = t0; t < t1; t++) {
-        const uint64_t r = (uint64_t)h * p.tokens + t;
-        for (uint32_t j = threadIdx.x; j < N; j += blockDim.x)
-            y[r * p.dim + nl[j]] = __fdiv_rn(z[r * N + j].x, (float)N);
+    const uint32_t t0 = blockIdx.x * ROWS, nt = min(ROWS, p.tokens - t0);
+    const bool pow2 = (N & (N - 1u)) == 0u;
+    const float rn = pow2 ? __frcp_rn((float)N) : 0.0f; /* exact: 2^-k */
+    float *yr = y + ((uint64_t)h * p.tokens + t0) * d;
+    const float2 *zr = z + ((uint64_t)h * p.tokens + t0) * N;
+    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) {
+        float *yc = yr + nl[j];
+        if (nt == ROWS) {
+            float v[ROWS];
+#pragma unroll
+            for (uint32_t i = 0; i < ROWS; i++) v[i] = zr[i * N + j].x;
+            if (pow2) {
+#pragma unroll
+                for (uint32_t i = 0; i < ROWS; i++) yc[i * d] = __fmul_rn(v[i], rn);
+            } else {
+#pragma unroll
+                for (uint32_t i = 0; i < ROWS; i++) yc[i * d] = __fdiv_rn(v[i], (float)N);
+            }
+        } else {
+            for (uint32_t i = 0; i < nt; i++) yc[i * d] = __fdiv_rn(zr[i * N + j].x, (float)N);
+        }
     }
 }
 
@@ -355,9 +432,17 @@ kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *fla
         VK_CK(cudaGetLastError());
         if (fft) {
             if ((st = vk_forward(z, tmp, tw, d_k, lists, p, pol, na, nn, s)) != KVQ_OK) goto out;
-            vk_comp_kernel<<<vk_blocks(kvq_vidkv_nrm_groups(p), 128u), 128u, 0, s>>>(
-                o.nrm_codes, o.nrm_scale, dst, (const float *)z, *p, nn,
-                pol->overflow == KVQ_OVERFLOW_NAN);
+            const bool wordst = ((uintptr_t)o.nrm_codes & 3u) == 0u, nanpol = pol->overflow == KVQ_OVERFLOW_NAN;
+            const unsigned int cb = vk_blocks(kvq_vidkv_nrm_groups(p), 128u);
+            if (p->group == 32u)
+                vk_comp_kernel<32u><<<cb, 128u, 0, s>>>(o.nrm_codes, o.nrm_scale, dst, (const float *)z, *p, nn,
+                                                        nanpol, wordst);
+            else if (p->group == 64u)
+                vk_comp_kernel<64u><<<cb, 128u, 0, s>>>(o.nrm_codes, o.nrm_scale, dst, (const float *)z, *p, nn,
+                                                        nanpol, wordst);
+            else
+                vk_comp_kernel<0u><<<cb, 128u, 0, s>>>(o.nrm_codes, o.nrm_scale, dst, (const float *)z, *p, nn,
+                                                       nanpol, wordst);
             VK_CK(cudaGetLastError());
         }
         VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, s));
