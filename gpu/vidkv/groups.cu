@@ -13,6 +13,7 @@
  *                         read for their value only (the split raised SUBNORMAL
  *                         for every key), G = 32 codes stored as one 8- or
  *                         4-byte word
+ *   vk_att_kernel         the handed-in ranges' ends all attained [VIDKV-DEV-07]
  *   vk_mask_check_kernel  set bits of every mask row [VIDKV-D-02]: one warp a row
  *                         (ballots), the channel lists and positions
  *   vk_meta_check4_kernel the first bad stored metadata value of each of the four
@@ -24,9 +25,10 @@
  *                         MINMAX, SIGNMEAN, and keys without normal channels); G = 32
  *                         codes as one 8- or 4-byte load
  *
- * KVQ_VIDKV_PLANT 5 (the key dequantizer writes whatever the checks found) and 7
- * (the G = 32 word store puts the last code in the slot before it) are planted
- * bugs of a test build only (gpu/vidkv/rules.mk).
+ * KVQ_VIDKV_PLANT 5 (the key dequantizer writes whatever the checks found), 7
+ * (the G = 32 word store puts the last code in the slot before it), 9 (handed-in
+ * ranges whose ends no key attains pass) and 10 (keys outside their handed-in
+ * range pass) are planted bugs of a test build only (gpu/vidkv/rules.mk).
  */
 #include <cuda_runtime.h>
 
@@ -48,7 +50,7 @@ template <uint32_t GT> /* G at compile time (32, 64: values in registers) or 0 *
 __global__ void __launch_bounds__(GROUP_BS)
 vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_t *pos,
                    kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode, bool daz, bool away,
-                   bool nanpol, bool wordst)
+                   bool nanpol, bool wordst, const float *rmn, const float *rmx, uint32_t *att)
 {
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t G = GT ? GT : p.group, nb = p.tokens / G, d = p.dim;
@@ -59,17 +61,39 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
         uint32_t c;
         vk_divmod(gid, ng, d, hb, c);
         float r[GT ? GT : 1u];
-        /* the split read every key [VIDKV-L-04] and raised SUBNORMAL: here the value only */
+        const uint32_t h = (uint32_t)(hb / nb);
+        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
         if (GT) {
 #pragma unroll
             for (uint32_t i = 0; i < G; i++) r[GT ? i : 0u] = k[(hb * G + i) * d + c];
-            if (daz) {
-#pragma unroll
-                for (uint32_t i = 0; i < G; i++) r[GT ? i : 0u] = vk_daz(r[GT ? i : 0u], true);
-            }
         }
-        const uint32_t h = (uint32_t)(hb / nb);
-        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+        if (rmn != NULL) {
+            /* handed-in ranges [VIDKV-DEV-07]: this is the keys' one read -- the checks
+             * [VIDKV-L-03..04], and the group's extremes against its channel's range */
+            float lo = VK_F32_MAX, hi = -VK_F32_MAX;
+            bool any = false;
+#pragma unroll
+            for (uint32_t i = 0; i < G; i++) {
+                const float v = vk_read(GT ? r[GT ? i : 0u] : k[(hb * G + i) * d + c], KVQ_VIDKV_DOMAIN, daz, f, err);
+                if (GT) r[GT ? i : 0u] = v;
+                if (v == v) {
+                    lo = any ? fminf(lo, v) : v;
+                    hi = any ? fmaxf(hi, v) : v;
+                    any = true;
+                }
+            }
+            const uint64_t rc = (uint64_t)row * d + c;
+            const float a = rmn[rc], b = rmx[rc];
+#if !(defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 10) /* planted: no group is checked against its range */
+            if (any && (lo < a || hi > b || !(a <= b))) err |= VK_ERR_RANGES;
+#endif
+            if (any && lo == a) att[rc] = 1u;
+            if (any && hi == b) att[(uint64_t)(p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? p.heads : 1u) * d + rc] = 1u;
+        } else if (GT && daz) {
+            /* the split read every key [VIDKV-L-04] and raised SUBNORMAL: here the value only */
+#pragma unroll
+            for (uint32_t i = 0; i < G; i++) r[GT ? i : 0u] = vk_daz(r[GT ? i : 0u], true);
+        }
         const uint32_t q = pos[(uint64_t)row * d + c];
         const bool abn = (q & 0x80000000u) != 0u;
         const float *x = k + hb * G * d + c; /* (h*T + b*G)*d + c */
@@ -145,12 +169,30 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
     vk_publish(st, f, err);
 }
 
+/* Every entry of att set, or VK_ERR_RANGES [VIDKV-DEV-07]. */
+__global__ void vk_att_kernel(vk_state *st, const uint32_t *att, uint64_t n)
+{
+    bool miss = false;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        miss |= att[i] == 0u;
+#if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 9 /* planted: unattained ends pass */
+    miss = false;
+#endif
+    vk_publish(st, 0u, miss ? VK_ERR_RANGES : 0u);
+}
+
+void vk_att_enqueue(vk_state *st, const uint32_t *att, uint64_t n, cudaStream_t s)
+{
+    const unsigned int nb = vk_blocks(n, 256u) > 64u ? 64u : vk_blocks(n, 256u);
+    vk_att_kernel<<<nb, 256u, 0, s>>>(st, att, n);
+}
+
 void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, const uint32_t *pos,
                        const kvq_vidkv_params *p, const kvq_policy *pol, uint32_t mode,
-                       cudaStream_t s)
+                       const float *rmn, const float *rmx, uint32_t *att, cudaStream_t s)
 {
     const uint32_t na = kvq_vidkv_n_abn(p), nn = kvq_vidkv_n_nrm(p), nb = kvq_vidkv_blocks(p);
-    if (na == 0u && mode == KVQ_VIDKV_NORMAL_FFT) return;
+    if (na == 0u && mode == KVQ_VIDKV_NORMAL_FFT && rmn == NULL) return;
     const unsigned int nbk = vk_blocks((uint64_t)p->heads * nb * p->dim, GROUP_BS);
     const bool daz = pol->subnormal == KVQ_SUBNORMAL_DAZ, away = pol->ties == KVQ_TIES_AWAY,
                nanpol = pol->overflow == KVQ_OVERFLOW_NAN;
@@ -159,13 +201,13 @@ void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, co
     const bool wordst = ((uintptr_t)o->abn_codes & 7u) == 0u && ((uintptr_t)o->nrm_codes & 3u) == 0u;
     if (p->group == 32u)
         vk_keygroup_kernel<32u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol,
-                                                         wordst);
+                                                         wordst, rmn, rmx, att);
     else if (p->group == 64u)
         vk_keygroup_kernel<64u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol,
-                                                         wordst);
+                                                         wordst, rmn, rmx, att);
     else
         vk_keygroup_kernel<0u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol,
-                                                        wordst);
+                                                        wordst, rmn, rmx, att);
 }
 
 /* ---- dequantization ---------------------------------------------------------- */

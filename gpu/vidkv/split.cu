@@ -10,6 +10,7 @@
  *                    fminf / fmaxf, then per-channel extremes in shared memory
  *                    (ordered-integer atomics, once a thread), then one global
  *                    atomic a channel; the input checks [VIDKV-L-03..04] on the way
+ *   vk_ranges_ord_kernel  handed-in ranges [VIDKV-DEV-07] as ordered integers
  *   vk_rank_kernel   one block a mask row: r_c = RN32(mx - mn), the rank of
  *                    every channel (greater r first, equal r by lower index),
  *                    the mask bits, and the ascending channel lists
@@ -167,6 +168,27 @@ __global__ void vk_rank_kernel(uint8_t *mask, uint32_t *lists, uint32_t *pos, co
             ia += __popc(bal);
         }
     }
+}
+
+/* Handed-in ranges as the rank kernel's ordered integers [VIDKV-DEV-07]. */
+__global__ void vk_ranges_ord_kernel(uint32_t *gmn, uint32_t *gmx, const float *mn, const float *mx, uint64_t n)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        gmn[i] = vk_ord(mn[i]);
+        gmx[i] = vk_ord(mx[i]);
+    }
+}
+
+kvq_status vk_split_ranges_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, const float *mn,
+                                   const float *mx, const kvq_vidkv_params *p, void *scratch,
+                                   cudaStream_t s)
+{
+    const uint32_t rows = kvq_vidkv_mask_rows(p), d = p->dim;
+    uint32_t *gmn = (uint32_t *)scratch, *gmx = gmn + (size_t)rows * d;
+    vk_ranges_ord_kernel<<<vk_blocks((uint64_t)rows * d, 256u), 256u, 0, s>>>(gmn, gmx, mn, mx, (uint64_t)rows * d);
+    vk_rank_kernel<<<rows, (d + 31u) / 32u * 32u, 0, s>>>(mask, lists, pos, gmn, gmx, d, kvq_vidkv_n_abn(p),
+                                                         kvq_vidkv_mask_row_bytes(p));
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
 size_t vk_split_scratch(const kvq_vidkv_params *p)

@@ -29,6 +29,7 @@
 
 #define VK_ERR_NONFINITE 0x1u
 #define VK_ERR_RANGE     0x2u
+#define VK_ERR_RANGES    0x4u   /* handed-in channel ranges are not the keys' extremes [VIDKV-DEV-07] */
 
 /* Device-side state of one call. */
 typedef struct vk_state {
@@ -269,11 +270,13 @@ static inline kvq_status vk_check_call(const kvq_vidkv_params *p, const kvq_poli
     return KVQ_OK;
 }
 
-/* The status of a finished call's state (nonfinite before range [VIDKV-L-05]). */
+/* The status of a finished call's state (nonfinite before range [VIDKV-L-05];
+ * the handed-in ranges' check after both [VIDKV-DEV-07]). */
 static inline kvq_status vk_state_status(const vk_state *h)
 {
     if (h->err & VK_ERR_NONFINITE) return KVQ_E_NONFINITE;
     if (h->err & VK_ERR_RANGE) return KVQ_E_RANGE;
+    if (h->err & VK_ERR_RANGES) return KVQ_E_PARAM;
     return KVQ_OK;
 }
 
@@ -287,12 +290,25 @@ kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_st
                             void *scratch, cudaStream_t s);
 /* Device scratch bytes vk_split_enqueue needs. */
 size_t vk_split_scratch(const kvq_vidkv_params *p);
+/* The split of handed-in channel ranges mn, mx [rows][d] [VIDKV-DEV-07]: the mask,
+ * lists and positions as vk_split_enqueue's, without reading the keys (scratch
+ * as vk_split_enqueue's). */
+kvq_status vk_split_ranges_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, const float *mn,
+                                   const float *mx, const kvq_vidkv_params *p, void *scratch,
+                                   cudaStream_t s);
 
 /* The abnormal 2-bit groups [VIDKV-K-03] and, when mode is MINMAX or
- * SIGNMEAN, the normal groups [VIDKV-K-08]; pos from vk_split_enqueue. */
+ * SIGNMEAN, the normal groups [VIDKV-K-08]; pos from vk_split_enqueue.  rmn
+ * NULL: the split read and checked the keys, the groups take their values.
+ * rmn, rmx [rows][d] the handed-in ranges [VIDKV-DEV-07]: the groups read and
+ * check every key [VIDKV-L-03..04], every group's extremes are checked to lie
+ * within its channel's range (VK_ERR_RANGES otherwise) and att [2][rows][d]
+ * (zeroed) marks the ranges' ends some group attains (vk_att_enqueue checks). */
 void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, const uint32_t *pos,
                        const kvq_vidkv_params *p, const kvq_policy *pol, uint32_t mode,
-                       cudaStream_t s);
+                       const float *rmn, const float *rmx, uint32_t *att, cudaStream_t s);
+/* VK_ERR_RANGES into *st unless every entry of att [n] is set. */
+void vk_att_enqueue(vk_state *st, const uint32_t *att, uint64_t n, cudaStream_t s);
 
 /* The key dequantizer's input checks [VIDKV-D-02..03] (synchronous: returns
  * the first failure's status in the reference's order), then the elements of

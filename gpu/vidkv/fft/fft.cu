@@ -370,9 +370,12 @@ static kvq_status vk_forward(float2 *z, float2 *tmp, float2 *tw, const float *d_
 
 /* ---- keys --------------------------------------------------------------------- */
 
-kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags,
-                                        const float *d_k, const kvq_vidkv_params *p,
-                                        const kvq_policy *pol, uint32_t opts, cudaStream_t s)
+/* The key quantizer; d_mn NULL: the split of the keys read [VIDKV-K-01..02];
+ * else the split of the handed-in ranges d_mn, d_mx and the keys read once,
+ * by the groups, which check them against the ranges [VIDKV-DEV-07]. */
+static kvq_status quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags, const float *d_k,
+                                const float *d_mn, const float *d_mx, const kvq_vidkv_params *p,
+                                const kvq_policy *pol, uint32_t opts, cudaStream_t s)
 {
     kvq_status st;
     uint32_t mode, na, nn;
@@ -398,13 +401,15 @@ kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *fla
     const int naive = fft && !kvq_cuda_vidkv_fft_length_ok(nn);
     const size_t zb = fft ? rows * nn * sizeof(float2) : 0u;
     size_t off[16], tot = 256u;
+    if ((d_mn == NULL) != (d_mx == NULL)) return KVQ_E_PARAM;
     int ni = 0;
-    /* workspace: state, split scratch, lists, pos, [scratch outputs x7], z, tmp, twiddles */
-    const size_t sz[13] = {vk_split_scratch(p), rowsd, rowsd,
+    /* workspace: state, split scratch, lists, pos, [scratch outputs x7], z, tmp, twiddles,
+     * the ranges' attained ends */
+    const size_t sz[14] = {vk_split_scratch(p), rowsd, rowsd,
                            direct ? 0u : mb, direct ? 0u : acb, direct ? 0u : nag, direct ? 0u : nag,
                            direct ? 0u : ncb, direct ? 0u : nng, direct ? 0u : nng,
-                           zb, naive ? zb : 0u, naive ? nn * sizeof(float2) : 0u};
-    for (ni = 0; ni < 13; ni++) {
+                           zb, naive ? zb : 0u, naive ? nn * sizeof(float2) : 0u, d_mn ? 2u * rowsd : 0u};
+    for (ni = 0; ni < 14; ni++) {
         off[ni] = tot;
         tot += up256(sz[ni]);
     }
@@ -425,10 +430,17 @@ kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *fla
             o.nrm_scale = (float *)(w + off[8]);
             o.nrm_zero = (float *)(w + off[9]);
         }
+        uint32_t *att = d_mn ? (uint32_t *)(w + off[13]) : NULL;
         VK_CK(cudaMemsetAsync(dst, 0, sizeof *dst, s));
-        if ((st = vk_split_enqueue(o.mask, lists, pos, dst, d_k, p, pol, w + off[0], s)) != KVQ_OK)
+        if (d_mn != NULL) {
+            VK_CK(cudaMemsetAsync(att, 0, 2u * rowsd, s));
+            if ((st = vk_split_ranges_enqueue(o.mask, lists, pos, d_mn, d_mx, p, w + off[0], s)) != KVQ_OK)
+                goto out;
+        } else if ((st = vk_split_enqueue(o.mask, lists, pos, dst, d_k, p, pol, w + off[0], s)) != KVQ_OK) {
             goto out;
-        vk_groups_enqueue(&o, dst, d_k, pos, p, pol, mode, s);
+        }
+        vk_groups_enqueue(&o, dst, d_k, pos, p, pol, mode, d_mn, d_mx, att, s);
+        if (d_mn != NULL) vk_att_enqueue(dst, att, 2u * (uint64_t)kvq_vidkv_mask_rows(p) * p->dim, s);
         VK_CK(cudaGetLastError());
         if (fft) {
             if ((st = vk_forward(z, tmp, tw, d_k, lists, p, pol, na, nn, s)) != KVQ_OK) goto out;
@@ -468,6 +480,22 @@ out:
     cudaFreeAsync(ws, s);
     if (cudaStreamSynchronize(s) != cudaSuccess && st == KVQ_OK) st = KVQ_E_DEVICE;
     return st;
+}
+
+kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags,
+                                        const float *d_k, const kvq_vidkv_params *p,
+                                        const kvq_policy *pol, uint32_t opts, cudaStream_t s)
+{
+    return quantize_keys(out, flags, d_k, NULL, NULL, p, pol, opts, s);
+}
+
+kvq_status kvq_cuda_vidkv_quantize_keys_ranged(const kvq_vidkv_keys *out, uint32_t *flags,
+                                               const float *d_k, const float *d_mn, const float *d_mx,
+                                               const kvq_vidkv_params *p, const kvq_policy *pol,
+                                               uint32_t opts, cudaStream_t s)
+{
+    if (d_mn == NULL || d_mx == NULL) return KVQ_E_PARAM;
+    return quantize_keys(out, flags, d_k, d_mn, d_mx, p, pol, opts, s);
 }
 
 kvq_status kvq_cuda_vidkv_dequantize_keys(float *d_y, uint32_t *flags, const kvq_vidkv_keys *in,
