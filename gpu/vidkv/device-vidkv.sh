@@ -166,7 +166,7 @@ if want inst; then
     els=$("$B" --small --reps 1 | awk '/^elements/ { print $2 }')
     { echo "# gpu/reports/vidkv-inst.txt -- thread instructions per element, kvq_vidkv_bench --small on $dev; commit $COMMIT"
       echo "# elements $els; ncu metric smsp__thread_inst_executed.sum, summed per kernel over its launches"
-      timeout 240 ncu --metrics smsp__thread_inst_executed.sum --csv -k regex:'vk_' "$B" --small --reps 1 2>/dev/null |
+      timeout $(( 175 - SECONDS > 20 ? 175 - SECONDS : 20 )) ncu --metrics smsp__thread_inst_executed.sum --csv -k regex:'vk_' "$B" --small --reps 1 2>/dev/null |
         awk -F'","' -v els="$els" 'NR > 1 && $0 ~ /thread_inst_executed/ { k = $5; v = $NF; gsub(/[",]/, "", v); s[k] += v }
           END { for (k in s) printf "%-40s %10.2f\n", k, s[k] / els }' | sort; } > "$OUT/vidkv-inst.txt" 2>&1
     cat "$OUT/vidkv-inst.txt"

@@ -18,8 +18,6 @@
  *                         (ballots), the channel lists and positions
  *   vk_meta_check4_kernel the first bad stored metadata value of each of the four
  *                         arrays, one launch (grid.y the array)
- *   vk_keys_deq_kernel    one thread an element of [H][T][d] (after a checked mask:
- *                         the FFT path's abnormal channels)
  *   vk_keys_deq_group_kernel  one thread a group, gated on the checks' words on the
  *                         device (no host round trip between checking and writing;
  *                         MINMAX, SIGNMEAN, and keys without normal channels); G = 32
@@ -46,7 +44,8 @@
  * whichever set each channel is in.  pos says the set and the index in it:
  * abnormal -> a KIVI group of bits 2 [VIDKV-K-03]; normal -> MINMAX (KIVI bits 1)
  * or SIGNMEAN [VIDKV-K-08], nothing under FFT (fft.cu). */
-template <uint32_t GT> /* G at compile time (32, 64: values in registers) or 0 */
+template <uint32_t GT, bool RANGED> /* G at compile time (32, 64: values in registers) or 0;
+                                       RANGED: the ranges handed in (rmn, rmx, att) */
 __global__ void __launch_bounds__(GROUP_BS)
 vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_t *pos,
                    kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode, bool daz, bool away,
@@ -67,7 +66,7 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
 #pragma unroll
             for (uint32_t i = 0; i < G; i++) r[GT ? i : 0u] = k[(hb * G + i) * d + c];
         }
-        if (rmn != NULL) {
+        if (RANGED) {
             /* handed-in ranges [VIDKV-DEV-07]: this is the keys' one read -- the checks
              * [VIDKV-L-03..04], and the group's extremes against its channel's range */
             float lo = VK_F32_MAX, hi = -VK_F32_MAX;
@@ -199,15 +198,21 @@ void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, co
     /* word stores of the codes when the arrays allow them (G = 32: a group's codes are
      * 8 bytes (abnormal) and 4 bytes (normal) at a multiple of those) */
     const bool wordst = ((uintptr_t)o->abn_codes & 7u) == 0u && ((uintptr_t)o->nrm_codes & 3u) == 0u;
-    if (p->group == 32u)
-        vk_keygroup_kernel<32u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol,
-                                                         wordst, rmn, rmx, att);
-    else if (p->group == 64u)
-        vk_keygroup_kernel<64u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol,
-                                                         wordst, rmn, rmx, att);
-    else
-        vk_keygroup_kernel<0u><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol,
-                                                        wordst, rmn, rmx, att);
+#define VK_KEYGROUP(GT, R)                                                                                   \
+    vk_keygroup_kernel<GT, R><<<nbk, GROUP_BS, 0, s>>>(*o, st, k, pos, *p, na, nn, mode, daz, away, nanpol, wordst, \
+                                                      rmn, rmx, att)
+    const bool r = rmn != NULL;
+    if (p->group == 32u) {
+        if (r) VK_KEYGROUP(32u, true);
+        else VK_KEYGROUP(32u, false);
+    } else if (p->group == 64u) {
+        if (r) VK_KEYGROUP(64u, true);
+        else VK_KEYGROUP(64u, false);
+    } else {
+        if (r) VK_KEYGROUP(0u, true);
+        else VK_KEYGROUP(0u, false);
+    }
+#undef VK_KEYGROUP
 }
 
 /* ---- dequantization ---------------------------------------------------------- */
@@ -320,23 +325,6 @@ static kvq_status keys_check_status(const unsigned long long *hk, uint32_t hbad)
     return KVQ_OK;
 }
 
-kvq_status vk_keys_deq_check(const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
-                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
-{
-    kvq_status st;
-    unsigned long long *key = (unsigned long long *)scratch, hk[4], hw[5];
-    uint32_t *bad = (uint32_t *)(key + 4), hbad = 0;
-    if ((st = keys_check_enqueue(key, bad, in, p, mode, lists, pos, s)) != KVQ_OK) return st;
-    /* the four keys and the mask word, contiguous: one read-back */
-    VK_CK(cudaMemcpyAsync(hw, key, sizeof hw, cudaMemcpyDeviceToHost, s));
-    VK_CK(cudaStreamSynchronize(s));
-    memcpy(hk, hw, sizeof hk);
-    memcpy(&hbad, hw + 4, sizeof hbad);
-    st = keys_check_status(hk, hbad);
-out:
-    return st;
-}
-
 /* One thread a (head, block, channel) group, consecutive threads consecutive
  * channels (every row's store one coalesced segment of the warp): the group's
  * metadata read once, its codes from its own bytes, G elements down the
@@ -407,46 +395,6 @@ out:
     return st;
 }
 
-/* The elements of [H][T][d] [VIDKV-K-11]: a block DEQ_ROWS tokens of one head
- * (grid.y the head), threads over the channels; the group, slot and channel
- * position come per row and from shared memory, so an element costs a code
- * load, a metadata load (cached: a group serves G rows) and one FMA.  FFT
- * normal channels are skipped (fft.cu writes them). */
-#define DEQ_ROWS 16u
-__global__ void vk_keys_deq_kernel(float *y, kvq_vidkv_keys in, const uint32_t *pos,
-                                   kvq_vidkv_params p, uint32_t na, uint32_t nn, uint32_t mode)
-{
-    __shared__ uint32_t spos[KVQ_VIDKV_MAX_DIM];
-    const uint32_t d = p.dim, G = p.group, nb = p.tokens / G, h = blockIdx.y;
-    const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-    for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) spos[c] = pos[(uint64_t)row * d + c];
-    __syncthreads();
-    const uint32_t t0 = blockIdx.x * DEQ_ROWS, t1 = min(p.tokens, t0 + DEQ_ROWS);
-    uint32_t b = t0 / G, i = t0 % G;
-    for (uint32_t t = t0; t < t1; t++) {
-        const uint64_t hb = (uint64_t)h * nb + b;
-        float *yr = y + ((uint64_t)h * p.tokens + t) * d;
-        for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
-            const uint32_t q = spos[c];
-            if (q & 0x80000000u) {
-                const uint64_t g = hb * na + (q & 0x7FFFFFFFu);
-                const uint32_t code = (in.abn_codes[g * (G / 4u) + i / 4u] >> (2u * (i % 4u))) & 3u;
-                yr[c] = __fmaf_rn((float)code, in.abn_scale[g], in.abn_zero[g]); /* [KIVI-D-01] */
-            } else if (mode != KVQ_VIDKV_NORMAL_FFT) {
-                const uint64_t g = hb * nn + q;
-                const uint32_t code = (in.nrm_codes[g * (G / 8u) + i / 8u] >> (i % 8u)) & 1u;
-                const float s = in.nrm_scale[g];
-                yr[c] = mode == KVQ_VIDKV_NORMAL_SIGNMEAN ? (code ? s : 0.0f)
-                                                          : __fmaf_rn((float)code, s, in.nrm_zero[g]);
-            }
-        }
-        if (++i == G) {
-            i = 0;
-            b++;
-        }
-    }
-}
-
 kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
                              uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
 {
@@ -477,10 +425,3 @@ out:
     return st;
 }
 
-void vk_keys_deq_enqueue(float *y, const kvq_vidkv_keys *in, const uint32_t *pos,
-                         const kvq_vidkv_params *p, uint32_t mode, cudaStream_t s)
-{
-    const uint32_t bs = p->dim >= 256u ? 256u : (p->dim + 31u) / 32u * 32u;
-    const dim3 grid((p->tokens + DEQ_ROWS - 1u) / DEQ_ROWS, p->heads);
-    vk_keys_deq_kernel<<<grid, bs, 0, s>>>(y, *in, pos, *p, kvq_vidkv_n_abn(p), kvq_vidkv_n_nrm(p), mode);
-}

@@ -24,6 +24,13 @@ GPU_TARGETS += $(B)/gpu/kvq_gpu_vidkv_test $(B)/gpu/kvq_vidkv_bench
 vpath libcufft.so $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
 $(B)/gpu/vidkv/entries.o: $(VIDKV_HDR)
 $(B)/gpu/libkvq_subject_gpu.so: $(VIDKV_FFT_OBJ) -lcufft
+# its vidkv_stream is ref/fast/vidkv_stream.c's composition over device stages [VIDKV-DEV-05]:
+# the subject links that unit and what it calls (the window and the fast path it also offers)
+VIDKV_STREAM_REF_OBJ := $(B)/gpu/ref/ref/fast/vidkv_stream.o $(B)/gpu/ref/ref/fast/vidkv.o \
+    $(B)/gpu/ref/ref/fast/kivi.o $(B)/gpu/ref/ref/common/fbits.o
+$(B)/gpu/vidkv/entries.o: ref/fast/vidkv_stream.h
+$(B)/gpu/ref/ref/fast/vidkv_stream.o: ref/fast/vidkv_stream.h include/kvq_vidkv.h
+$(B)/gpu/libkvq_subject_gpu.so: $(VIDKV_STREAM_REF_OBJ)
 
 # VIDKV's part of `make gpu-test`: the judge's self-test (host only: the judge must accept
 # the reference's own FFT-path output and reject planted errors), then the device test.

@@ -37,8 +37,10 @@ import sys
 KERNELS = [
     ("split: channel ranges (float4)", r"^_Z15vk_range_kernelILb1E", "vidkv/split.o", 256, "loop", 16,
      "keys 0.52 (2 reads)"),
-    ("keys: 2-bit / 1-bit groups, G=32", r"^_Z18vk_keygroup_kernelILj32E", "vidkv/groups.o", 128, "thread", 32,
+    ("keys: 2-bit / 1-bit groups, G=32", r"^_Z18vk_keygroup_kernelILj32ELb0E", "vidkv/groups.o", 128, "thread", 32,
      "keys 0.52 (2 reads)"),
+    ("keys: groups, ranges handed in, G=32", r"^_Z18vk_keygroup_kernelILj32ELb1E", "vidkv/groups.o", 128, "thread",
+     32, "keys 1.0 (1 read)"),
     ("keys: dequantize groups, G=32", r"^_Z24vk_keys_deq_group_kernelILj32E", "vidkv/groups.o", 128, "thread", 32,
      "0.97"),
     ("keys: metadata checks", r"^_Z21vk_meta_check4_kernel", "vidkv/groups.o", 256, "loop", 1, "0.97"),

@@ -310,20 +310,15 @@ void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, co
 /* VK_ERR_RANGES into *st unless every entry of att [n] is set. */
 void vk_att_enqueue(vk_state *st, const uint32_t *att, uint64_t n, cudaStream_t s);
 
-/* The key dequantizer's input checks [VIDKV-D-02..03] (synchronous: returns
- * the first failure's status in the reference's order), then the elements of
- * every abnormal channel and, unless FFT, every normal channel. */
-kvq_status vk_keys_deq_check(const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
-                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s);
 /* The channel lists and positions of a stored mask (synchronous; KVQ_E_PARAM
  * when a row is malformed [VIDKV-D-02]). */
 kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
                          const kvq_vidkv_params *p, void *scratch, cudaStream_t s);
-void vk_keys_deq_enqueue(float *y, const kvq_vidkv_keys *in, const uint32_t *pos,
-                         const kvq_vidkv_params *p, uint32_t mode, cudaStream_t s);
-/* Without the FFT: the checks and the element kernel in one stream pass, the
- * elements written only when every check passed [VIDKV-DEV-04]; synchronous,
- * the first failure's status (scratch as vk_keys_deq_check's). */
+/* The key dequantizer's input checks [VIDKV-D-02..03] and the group kernel in
+ * one stream pass, the elements of every abnormal channel and, unless FFT,
+ * every normal channel written only when every check passed [VIDKV-DEV-04];
+ * synchronous, the first failure's status in the reference's order (scratch:
+ * 256 bytes of check words). */
 kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
                              uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s);
 

@@ -533,9 +533,9 @@ kvq_status kvq_cuda_vidkv_dequantize_keys(float *d_y, uint32_t *flags, const kvq
             if (flags != NULL) *flags = 0u;
             goto out;
         }
-        if ((st = vk_keys_deq_check(in, p, mode, lists, pos, w, s)) != KVQ_OK) goto out;
-        vk_keys_deq_enqueue(d_y, in, pos, p, mode, s);
-        VK_CK(cudaGetLastError());
+        /* the checks, then the abnormal channels by the group kernel (gated on the checks,
+         * FFT normal channels skipped), read back before the transform */
+        if ((st = vk_keys_deq_gated(d_y, in, p, mode, lists, pos, w, s)) != KVQ_OK) goto out;
         if (fft) {
             if (naive && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK) goto out;
             vk_build_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(z, in->nrm_codes, in->nrm_scale, *p, nn);
