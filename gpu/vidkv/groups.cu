@@ -120,7 +120,8 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
                 unsigned long long w = 0;
 #pragma unroll
                 for (uint32_t i = 0; i < (GT == 32u ? 32u : 1u); i++) {
-                    const uint32_t code = vk_kivi_code_rcp(r[GT ? i : 0u], sc, rcp, z, cmaxu, away, f);
+                    /* the keys' domain [VIDKV-L-03]: t = x - z finite on every call that succeeds */
+                    const uint32_t code = vk_kivi_code_rcp_t<true>(r[GT ? i : 0u], sc, rcp, z, cmaxu, away, f);
 #if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 7
                     /* planted: the last element's code in the slot of the one before it */
                     w |= (unsigned long long)code << ((i == G - 1u ? i - 1u : i) * bits);

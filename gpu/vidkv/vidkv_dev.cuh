@@ -186,13 +186,19 @@ __device__ __forceinline__ uint32_t vk_kivi_code(float xv, float s, float z, uin
  * clamping after, rounding being monotone. */
 #define VK_MAGIC_RND 0x1.8p23f
 #define VK_MAGIC_RND_BITS 0x4B400000u
-__device__ __forceinline__ uint32_t vk_kivi_code_rcp(float xv, float s, float rcp, float z,
-                                                     uint32_t cmaxu, bool away, uint32_t &f)
+/* FIN: x and z are known finite and below 2^102 in magnitude (the inputs of a
+ * call that succeeds lie in the domain [VIDKV-L-03], z is one of them or its
+ * binary16 rounding), so t = x - z cannot overflow and the saturation test is
+ * dropped; a call with an input outside the domain fails and returns neither
+ * its outputs nor its flags. */
+template <bool FIN>
+__device__ __forceinline__ uint32_t vk_kivi_code_rcp_t(float xv, float s, float rcp, float z,
+                                                       uint32_t cmaxu, bool away, uint32_t &f)
 {
     if (s == 0.0f) return 0u;
     const float cmax = (float)cmaxu;
     float t = __fsub_rn(xv, z);
-    if (isinf(t)) {
+    if (!FIN && isinf(t)) {
         t = copysignf(VK_F32_MAX, t);
         f |= KVQ_FLAG_SATURATED;
     }
@@ -208,6 +214,11 @@ __device__ __forceinline__ uint32_t vk_kivi_code_rcp(float xv, float s, float rc
     }
     if ((uint32_t)c > cmaxu) f |= KVQ_FLAG_CLAMPED;
     return (uint32_t)min(max(c, 0), (int32_t)cmaxu);
+}
+__device__ __forceinline__ uint32_t vk_kivi_code_rcp(float xv, float s, float rcp, float z,
+                                                     uint32_t cmaxu, bool away, uint32_t &f)
+{
+    return vk_kivi_code_rcp_t<false>(xv, s, rcp, z, cmaxu, away, f);
 }
 
 /* gid = q * d + c, by 32-bit division whenever the grid allows it. */
