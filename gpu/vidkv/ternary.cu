@@ -16,9 +16,12 @@
  *                         [VIDKV-V-03].  Packing and SCALED are template
  *                         arguments, so the per-element work is branch-free
  *   vk_tern_list_kernel   any G and any token list (the unprotected list under
- *                         STP, its short last group included [VIDKV-V-01])
+ *                         STP, its short last group included [VIDKV-V-01]); G =
+ *                         32, 64: the members loaded into registers in one
+ *                         unrolled pass, each read once
  *   vk_prot_kernel        the 2-bit KIVI groups of the protected list, a short
  *                         group's slots repeating its first member [VIDKV-STP-03]
+ *                         (G = 32, 64: the members in registers, as the list kernel)
  *   checks                [VIDKV-D-02..03] on the device, the first failure of
  *                         each array kept (atomicMin), no host round trip:
  *                         vk_tern_check_bytes_kernel (full groups: every code
@@ -192,12 +195,15 @@ vk_tern_list_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, co
     vk_publish(st, f, err);
 }
 
-/* The protected list's 2-bit KIVI groups [VIDKV-STP-03] [KIVI-Q-01..06]. */
+/* The protected list's 2-bit KIVI groups [VIDKV-STP-03] [KIVI-Q-01..06].  GT = G
+ * at compile time (32, 64): the members loaded into registers in one unrolled
+ * pass (every load in flight), each read once; GT = 0: any G, read twice. */
+template <uint32_t GT>
 __global__ void __launch_bounds__(TERN_BS)
 vk_prot_kernel(uint8_t *pc, float *psc, float *pzr, vk_state *st, const float *v, const uint32_t *lp,
                uint32_t np, kvq_vidkv_params p, bool daz, bool away, bool nanpol)
 {
-    const uint32_t G = p.group, d = p.dim, nb = kvq_vidkv_list_blocks(np, G);
+    const uint32_t G = GT ? GT : p.group, d = p.dim, nb = kvq_vidkv_list_blocks(np, G);
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t ng = (uint64_t)p.heads * nb * d;
     uint32_t f = 0, err = 0;
@@ -208,10 +214,22 @@ vk_prot_kernel(uint8_t *pc, float *psc, float *pzr, vk_state *st, const float *v
         const uint32_t m = kvq_vidkv_block_members(np, G, b);
         const float *x = v + (uint64_t)h * p.tokens * d + c;
         const uint32_t *li = lp + (uint64_t)b * G;
+        float r[GT ? GT : 1u];
+        if (GT) {
+            uint32_t tk[GT ? GT : 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) tk[i] = i < m ? li[i] : 0u;
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) r[i] = i < m ? x[(uint64_t)tk[i] * d] : 0.0f;
+        }
         /* the slots m .. G-1 repeat member 0: they move neither extreme */
-        float mn = vk_read(x[(uint64_t)li[0] * d], KVQ_VIDKV_DOMAIN, daz, f, err), mx = mn, sc, z;
-        for (uint32_t i = 1; i < m; i++) {
-            const float xv = vk_read(x[(uint64_t)li[i] * d], KVQ_VIDKV_DOMAIN, daz, f, err);
+        float mn = vk_read(GT ? r[0] : x[(uint64_t)li[0] * d], KVQ_VIDKV_DOMAIN, daz, f, err), mx = mn, sc, z;
+        if (GT) r[0] = mn;
+#pragma unroll
+        for (uint32_t i = 1; i < (GT ? GT : m); i++) {
+            if (i >= m) break;
+            const float xv = vk_read(GT ? r[GT ? i : 0u] : x[(uint64_t)li[i] * d], KVQ_VIDKV_DOMAIN, daz, f, err);
+            if (GT) r[GT ? i : 0u] = xv;
             if (xv < mn) mn = xv;
             if (xv > mx) mx = xv;
         }
@@ -219,9 +237,11 @@ vk_prot_kernel(uint8_t *pc, float *psc, float *pzr, vk_state *st, const float *v
         const float rcp = sc != 0.0f ? __frcp_rn(sc) : 0.0f;
         uint8_t *grp = pc + gid * (G / 4u);
         uint32_t acc = 0;
+#pragma unroll
         for (uint32_t i = 0; i < G; i++) {
             /* a repeated slot's code (that of member 0) is stored as 0 */
-            const uint32_t code = i < m ? vk_kivi_code_rcp(vk_daz(x[(uint64_t)li[i] * d], daz), sc, rcp, z, 3u, away, f)
+            const uint32_t code = i < m ? vk_kivi_code_rcp(GT ? r[GT ? i : 0u] : vk_daz(x[(uint64_t)li[i] * d], daz),
+                                                           sc, rcp, z, 3u, away, f)
                                         : 0u;
             acc |= code << kvq_code_shift(i, 2u);
             if (i % 4u == 3u) {
@@ -318,9 +338,15 @@ kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_
         else if (ntg > 0u)
             vk_tern_list_kernel<0u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt,
                                                                                     *p, daz, nanpol);
-        if (npg > 0u)
-            vk_prot_kernel<<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
-                                                                           daz, away, nanpol);
+        if (npg > 0u && p->group == 32u)
+            vk_prot_kernel<32u><<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
+                                                                                daz, away, nanpol);
+        else if (npg > 0u && p->group == 64u)
+            vk_prot_kernel<64u><<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
+                                                                                daz, away, nanpol);
+        else if (npg > 0u)
+            vk_prot_kernel<0u><<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
+                                                                               daz, away, nanpol);
         VK_CK(cudaGetLastError());
         VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, stream));
         VK_CK(cudaStreamSynchronize(stream));
@@ -488,6 +514,7 @@ vk_tern_deq_list_kernel(float *y, const uint8_t *tern, const float *beta, const 
     const uint8_t *grp = tern + gid * kvq_vidkv_tern_group_bytes(&p);
     float *out = y + (uint64_t)h * p.tokens * d + c;
     const uint32_t bb = p.vdeq == KVQ_VIDKV_VDEQ_SCALED ? __float_as_uint(beta[gid]) : 0x3F800000u;
+#pragma unroll 8 /* the list entries' loads ahead of the stores */
     for (uint32_t i = 0; i < m; i++)
         out[(uint64_t)vk_tok(list, b, G, i) * d] = vk_tval(kvq_vidkv_tern_get(grp, i, p.vpack), bb);
 }
@@ -507,6 +534,7 @@ vk_prot_deq_kernel(float *y, const uint8_t *pc, const float *psc, const float *p
     const uint8_t *grp = pc + gid * (G / 4u);
     float *out = y + (uint64_t)h * p.tokens * d + c;
     const float s = psc[gid], z = pzr[gid];
+#pragma unroll 8 /* the list entries' loads ahead of the stores */
     for (uint32_t i = 0; i < m; i++)
         out[(uint64_t)lp[(uint64_t)b * G + i] * d] = __fmaf_rn((float)kvq_unpack_code(grp, i, 2u), s, z);
 }
