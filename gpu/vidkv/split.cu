@@ -10,8 +10,8 @@
  *                    fminf / fmaxf, then per-channel extremes in shared memory
  *                    (ordered-integer atomics, once a thread), then one global
  *                    atomic a channel; the input checks [VIDKV-L-03..04] on the way
- *   vk_ranges_ord_kernel  handed-in ranges [VIDKV-DEV-07] as ordered integers
- *   vk_rank_kernel   one block a mask row: r_c = RN32(mx - mn), the rank of
+ *   vk_rank_kernel   one block a mask row (the extremes read or, [VIDKV-DEV-07],
+ *                    handed in): r_c = RN32(mx - mn), the rank of
  *                    every channel (greater r first, equal r by lower index),
  *                    the mask bits, and the ascending channel lists
  *
@@ -128,15 +128,32 @@ __global__ void vk_init_kernel(uint32_t *gmn, uint32_t *gmx, uint64_t n)
     }
 }
 
-/* One block a mask row, blockDim.x >= d. */
+/* One block a mask row, blockDim.x >= d.  FL: the extremes are the handed-in
+ * floats fmn, fmx [VIDKV-DEV-07] (vk_unord(vk_ord(x)) == x, so the same r), and
+ * the kernel also zeroes the call's state *st and the attained-ends flags att
+ * [2][rows][d] of its row (it is the call's first kernel). */
+template <bool FL>
 __global__ void vk_rank_kernel(uint8_t *mask, uint32_t *lists, uint32_t *pos, const uint32_t *gmn,
-                               const uint32_t *gmx, uint32_t d, uint32_t na, uint32_t row_bytes)
+                               const uint32_t *gmx, uint32_t d, uint32_t na, uint32_t row_bytes,
+                               const float *fmn, const float *fmx, uint32_t *att, vk_state *st)
 {
     __shared__ float r[KVQ_VIDKV_MAX_DIM];
     __shared__ uint8_t abn[KVQ_VIDKV_MAX_DIM];
     const uint32_t row = blockIdx.x, c = threadIdx.x;
-    if (c < d)
+    if (FL) {
+        if (c < d) {
+            const uint64_t rc = (uint64_t)row * d + c;
+            r[c] = __fsub_rn(fmx[rc], fmn[rc]);
+            att[rc] = 0u;
+            att[(uint64_t)gridDim.x * d + rc] = 0u;
+        }
+        if (row == 0u && c == 0u) {
+            st->flags = 0u;
+            st->err = 0u;
+        }
+    } else if (c < d) {
         r[c] = __fsub_rn(vk_unord(gmx[(uint64_t)row * d + c]), vk_unord(gmn[(uint64_t)row * d + c]));
+    }
     __syncthreads();
     if (c < d) {
         uint32_t rank = 0;
@@ -170,24 +187,13 @@ __global__ void vk_rank_kernel(uint8_t *mask, uint32_t *lists, uint32_t *pos, co
     }
 }
 
-/* Handed-in ranges as the rank kernel's ordered integers [VIDKV-DEV-07]. */
-__global__ void vk_ranges_ord_kernel(uint32_t *gmn, uint32_t *gmx, const float *mn, const float *mx, uint64_t n)
-{
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
-        gmn[i] = vk_ord(mn[i]);
-        gmx[i] = vk_ord(mx[i]);
-    }
-}
-
 kvq_status vk_split_ranges_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, const float *mn,
-                                   const float *mx, const kvq_vidkv_params *p, void *scratch,
+                                   const float *mx, uint32_t *att, vk_state *st, const kvq_vidkv_params *p,
                                    cudaStream_t s)
 {
     const uint32_t rows = kvq_vidkv_mask_rows(p), d = p->dim;
-    uint32_t *gmn = (uint32_t *)scratch, *gmx = gmn + (size_t)rows * d;
-    vk_ranges_ord_kernel<<<vk_blocks((uint64_t)rows * d, 256u), 256u, 0, s>>>(gmn, gmx, mn, mx, (uint64_t)rows * d);
-    vk_rank_kernel<<<rows, (d + 31u) / 32u * 32u, 0, s>>>(mask, lists, pos, gmn, gmx, d, kvq_vidkv_n_abn(p),
-                                                         kvq_vidkv_mask_row_bytes(p));
+    vk_rank_kernel<true><<<rows, (d + 31u) / 32u * 32u, 0, s>>>(mask, lists, pos, NULL, NULL, d, kvq_vidkv_n_abn(p),
+                                                               kvq_vidkv_mask_row_bytes(p), mn, mx, att, st);
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
@@ -214,9 +220,10 @@ kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_st
     else
         vk_range_kernel<false><<<grid, RANGE_BS, 0, s>>>(gmn, gmx, st, k, *p, tpb,
                                                          pol->subnormal == KVQ_SUBNORMAL_DAZ);
-    vk_rank_kernel<<<rows, (d + 31u) / 32u * 32u, 0, s>>>(mask, lists, pos, gmn, gmx, d,
-                                                         kvq_vidkv_n_abn(p),
-                                                         kvq_vidkv_mask_row_bytes(p));
+    vk_rank_kernel<false><<<rows, (d + 31u) / 32u * 32u, 0, s>>>(mask, lists, pos, gmn, gmx, d,
+                                                                kvq_vidkv_n_abn(p),
+                                                                kvq_vidkv_mask_row_bytes(p), NULL, NULL, NULL,
+                                                                NULL);
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 

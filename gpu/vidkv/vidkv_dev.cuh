@@ -302,10 +302,10 @@ kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_st
 /* Device scratch bytes vk_split_enqueue needs. */
 size_t vk_split_scratch(const kvq_vidkv_params *p);
 /* The split of handed-in channel ranges mn, mx [rows][d] [VIDKV-DEV-07]: the mask,
- * lists and positions as vk_split_enqueue's, without reading the keys (scratch
- * as vk_split_enqueue's). */
+ * lists and positions as vk_split_enqueue's, without reading the keys; the same
+ * kernel zeroes *st and att [2][rows][d] (the call's first). */
 kvq_status vk_split_ranges_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, const float *mn,
-                                   const float *mx, const kvq_vidkv_params *p, void *scratch,
+                                   const float *mx, uint32_t *att, vk_state *st, const kvq_vidkv_params *p,
                                    cudaStream_t s);
 
 /* The abnormal 2-bit groups [VIDKV-K-03] and, when mode is MINMAX or
