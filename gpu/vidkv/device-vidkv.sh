@@ -165,10 +165,11 @@ if want inst; then
     # dynamic instruction counts (warp-level SASS instructions x 32 / elements of the small run)
     els=$("$B" --small --reps 1 | awk '/^elements/ { print $2 }')
     { echo "# gpu/reports/vidkv-inst.txt -- thread instructions per element, kvq_vidkv_bench --small on $dev; commit $COMMIT"
-      echo "# elements $els; ncu metric smsp__thread_inst_executed.sum, summed per kernel over its launches"
+      echo "# elements $els; ncu metric smsp__thread_inst_executed.sum: per launch (mean over a kernel's launches) / elements"
+      echo "# (a kernel over the whole input: its instructions an element; launches: how many were averaged)"
       timeout $(( 175 - SECONDS > 20 ? 175 - SECONDS : 20 )) ncu --metrics smsp__thread_inst_executed.sum --csv -k regex:'vk_' "$B" --small --reps 1 2>/dev/null |
-        awk -F'","' -v els="$els" 'NR > 1 && $0 ~ /thread_inst_executed/ { k = $5; v = $NF; gsub(/[",]/, "", v); s[k] += v }
-          END { for (k in s) printf "%-40s %10.2f\n", k, s[k] / els }' | sort; } > "$OUT/vidkv-inst.txt" 2>&1
+        awk -F'","' -v els="$els" 'NR > 1 && $0 ~ /thread_inst_executed/ { k = $5; v = $NF; gsub(/[",]/, "", v); s[k] += v; n[k]++ }
+          END { for (k in s) printf "%-70s %10.2f  (%d launches)\n", substr(k, 1, 70), s[k] / n[k] / els, n[k] }' | sort; } > "$OUT/vidkv-inst.txt" 2>&1
     cat "$OUT/vidkv-inst.txt"
   else
     echo "device-vidkv: no ncu on this machine (inst)"; rc=1
@@ -183,7 +184,7 @@ if want ktime; then
       echo "# ktime not run: ${SECONDS} s used of the 180 s a device call has" > "$OUT/vidkv-ktime.txt"; rc=1
     else
     { echo "# gpu/reports/vidkv-ktime.txt -- vk_ kernel durations (ncu gpu__time_duration.sum), kvq_vidkv_bench --reps 1 on $dev; commit $COMMIT"
-      timeout $left ncu --metrics gpu__time_duration.sum --csv -k regex:'vk_|Radix|Scan|fft' "$B" --reps 1 2> /dev/null |
+      timeout $left ncu --metrics gpu__time_duration.sum --csv -k regex:'vk_|Radix|Scan|fft' "$B" --reps 1 2> "$OUT/ncu.err" |
         python3 -c '
 import csv, sys, statistics
 rows = {}
@@ -205,7 +206,8 @@ print("%-60s %-16s %5s %10s %10s" % ("kernel", "grid", "n", "median us", "total 
 for k, v in sorted(rows.items(), key=lambda kv: -sum(kv[1])):
     print("%-60s %-16s %5d %10.2f %10.1f" % (k[0], k[1], len(v), statistics.median(v), sum(v)))
 '
-      echo "ncu exit ${PIPESTATUS[0]}"; echo "# ktime: $((SECONDS)) s since the start"; } > "$OUT/vidkv-ktime.txt" 2>&1
+      echo "ncu exit ${PIPESTATUS[0]}"; tail -5 "$OUT/ncu.err"; rm -f "$OUT/ncu.err"
+      echo "# ktime: $((SECONDS)) s since the start"; } > "$OUT/vidkv-ktime.txt" 2>&1
     fi
     head -30 "$OUT/vidkv-ktime.txt"
   else
