@@ -167,8 +167,14 @@ __global__ void vk_rank_kernel(uint8_t *mask, uint32_t *lists, uint32_t *pos, co
         for (uint32_t b = 0; b < 8u && 8u * c + b < d; b++) y |= (uint32_t)abn[8u * c + b] << b;
         mask[(uint64_t)row * row_bytes + c] = (uint8_t)y;
     }
-    if (c < 32u && lists != NULL) { /* warp 0: each channel's place from the ballot of the ones below */
-        uint32_t *L = lists + (uint64_t)row * d, *P = pos + (uint64_t)row * d;
+    if (c < 32u && lists != NULL) {
+        /* warp 0: each channel's place from the ballots of the ones below.  The normal
+         * list starts after all the channels marked abnormal -- n_a of them, or more when
+         * a NaN range (the call then fails) ties the ranks -- so every entry of the row's
+         * list is written whatever the marks */
+        uint32_t *L = lists + (uint64_t)row * d, *P = pos + (uint64_t)row * d, na_all = 0;
+        for (uint32_t c0 = 0; c0 < d; c0 += 32u)
+            na_all += __popc(__ballot_sync(0xFFFFFFFFu, c0 + c < d && abn[c0 + c]));
         for (uint32_t c0 = 0, ia = 0; c0 < d; c0 += 32u) {
             const uint32_t cc = c0 + c;
             const bool a = cc < d && abn[cc];
@@ -178,7 +184,7 @@ __global__ void vk_rank_kernel(uint8_t *mask, uint32_t *lists, uint32_t *pos, co
                     L[below] = cc;
                     P[cc] = below | 0x80000000u;
                 } else {
-                    L[na + (cc - below)] = cc;
+                    L[na_all + (cc - below)] = cc;
                     P[cc] = cc - below;
                 }
             }
