@@ -169,7 +169,7 @@ static void fail_msg(const char *what, const char *fmt, ...)
         va_start(ap, fmt);
         vprintf(fmt, ap);
         va_end(ap);
-        printf(" (seed 0x%016llx)\n", (unsigned long long)kvq_tb_seed());
+        printf(" (seed 0x%016llx)\n", (unsigned long long)kvq_tb_st.seed);
     }
 }
 
@@ -205,8 +205,17 @@ static void bs_add(bset *b, const char *name, size_t n)
     kvq_tb_cuda(cudaMalloc((void **)&b->d[i], n + GUARD), "cudaMalloc");
     kvq_tb_cuda(cudaMemset(b->d[i], SENT, n + GUARD), "cudaMemset");
 }
+/* The kind of case running (KIND sets it), named when a kernel faults. */
+static const char *g_kind = "setup";
+
 static void bs_fetch(bset *b)
 {
+    const cudaError_t e = cudaDeviceSynchronize(); /* a kernel fault, named before the copies fail on it */
+    if (e != cudaSuccess) {
+        fprintf(stderr, "vidkv-gpu-test: a kernel failed in case %lu (%s): %s (seed 0x%016llx)\n", kvq_tb_cases(),
+                g_kind, cudaGetErrorString(e), (unsigned long long)kvq_tb_st.seed);
+        exit(2);
+    }
     for (int i = 0; i < b->n; i++)
         kvq_tb_cuda(cudaMemcpy(b->dh[i], b->d[i], b->bytes[i] + GUARD, cudaMemcpyDeviceToHost),
                     "cudaMemcpy");
@@ -1337,6 +1346,7 @@ static unsigned long g_kp[K_KINDS], g_kf[K_KINDS];
 #define KIND(k, call)                                                                   \
     do {                                                                                \
         const unsigned long p0_ = kvq_tb_passed(), f0_ = kvq_tb_failed();               \
+        g_kind = KIND_NAME[k];                                                          \
         call;                                                                           \
         g_kp[k] += kvq_tb_passed() - p0_;                                               \
         g_kf[k] += kvq_tb_failed() - f0_;                                               \
