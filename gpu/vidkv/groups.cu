@@ -308,7 +308,9 @@ static kvq_status keys_check_enqueue(unsigned long long *key, uint32_t *bad, con
             if (m.n[a] > mx) mx = m.n[a];
         }
         if (mx > 0u) {
-            const unsigned int nb = vk_blocks(mx, 256u) > 1024u ? 1024u : vk_blocks(mx, 256u);
+            /* a thread a value up to 2^16 blocks (every load in flight at once; a grid-stride
+             * loop of one load a trip is latency-bound) */
+            const unsigned int nb = vk_blocks(mx, 256u) > 65535u ? 65535u : vk_blocks(mx, 256u);
             vk_meta_check4_kernel<<<dim3(nb, 4u), 256u, 0, s>>>(key, m, p->meta);
         }
     }
@@ -389,8 +391,7 @@ kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
         bad, lists, pos, mask, kvq_vidkv_mask_rows(p), p->dim, kvq_vidkv_n_abn(p),
         kvq_vidkv_mask_row_bytes(p));
     VK_CK(cudaGetLastError());
-    VK_CK(cudaMemcpyAsync(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost, s));
-    VK_CK(cudaStreamSynchronize(s));
+    VK_CK(vk_readback(&hbad, bad, sizeof hbad, s));
     if (hbad) st = KVQ_E_PARAM;
 out:
     return st;
@@ -417,8 +418,7 @@ kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv
                                                                           wordld);
     VK_CK(cudaGetLastError());
     /* the four keys and the mask word, contiguous: one read-back */
-    VK_CK(cudaMemcpyAsync(hw, key, sizeof hw, cudaMemcpyDeviceToHost, s));
-    VK_CK(cudaStreamSynchronize(s));
+    VK_CK(vk_readback(hw, key, sizeof hw, s));
     memcpy(hk, hw, sizeof hk);
     memcpy(&hbad, hw + 4, sizeof hbad);
     st = keys_check_status(hk, hbad);

@@ -254,8 +254,7 @@ kvq_status kvq_cuda_vidkv_split(uint8_t *d_mask, uint32_t *flags, const float *d
         if ((st = vk_split_enqueue(m, NULL, NULL, dst, d_k, prm, pol, (uint8_t *)ws + 256u, stream)) !=
             KVQ_OK)
             goto out;
-        VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, stream));
-        VK_CK(cudaStreamSynchronize(stream));
+        VK_CK(vk_readback(&h, dst, sizeof h, stream));
         if ((st = vk_state_status(&h)) != KVQ_OK) goto out;
         VK_CK(cudaMemcpyAsync(d_mask, m, kvq_vidkv_mask_bytes(prm), cudaMemcpyDeviceToDevice, stream));
         VK_CK(cudaStreamSynchronize(stream));

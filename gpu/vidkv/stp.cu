@@ -319,8 +319,7 @@ kvq_status kvq_cuda_vidkv_stp_select(float *d_score, uint8_t *d_prot, uint32_t *
         if ((st = vk_stp_enqueue(pm, sc, NULL, NULL, dst, p, s, pol->subnormal == KVQ_SUBNORMAL_DAZ,
                                  w + 256u + vb + mb, stream)) != KVQ_OK)
             goto out;
-        VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, stream));
-        VK_CK(cudaStreamSynchronize(stream));
+        VK_CK(vk_readback(&h, dst, sizeof h, stream));
         if ((st = vk_state_status(&h)) != KVQ_OK) goto out;
         VK_CK(cudaMemcpyAsync(d_score, sc, (size_t)s->vis_count * 4u, cudaMemcpyDeviceToDevice, stream));
         VK_CK(cudaMemcpyAsync(d_prot, pm, kvq_vidkv_prot_mask_bytes(p), cudaMemcpyDeviceToDevice, stream));

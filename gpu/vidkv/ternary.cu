@@ -348,8 +348,7 @@ kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_
             vk_prot_kernel<0u><<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
                                                                                daz, away, nanpol);
         VK_CK(cudaGetLastError());
-        VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, stream));
-        VK_CK(cudaStreamSynchronize(stream));
+        VK_CK(vk_readback(&h, dst, sizeof h, stream));
         drained = true;
         if ((st = vk_state_status(&h)) != KVQ_OK) goto out;
         if (!direct) {
@@ -500,26 +499,57 @@ vk_tern_deq_fast_kernel(float *y, const uint8_t *tern, const float *beta, const 
 }
 
 /* The ternary groups of a token list of l tokens (list NULL: all T). */
+/* The elements of a token list's groups (list NULL: all T tokens).  GT = 32, 64
+ * (G at compile time) with PACK: the group's bytes read once and expanded as the
+ * full-group kernel expands them (a base-3 digit by q = (y * 171) >> 9), the
+ * list entries loaded ahead of the stores; GT = 0: any G, digit by digit. */
+template <uint32_t GT, uint32_t PACK>
 __global__ void __launch_bounds__(DEQ_BS)
 vk_tern_deq_list_kernel(float *y, const uint8_t *tern, const float *beta, const vk_vcheck *ck, bool stp,
                         uint32_t np, const uint32_t *list, uint32_t l, kvq_vidkv_params p)
 {
     if (!vk_vcheck_ok(ck, stp, np)) return;
-    const uint32_t G = p.group, d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
-    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (gid >= (uint64_t)p.heads * nb * d) return;
-    const uint32_t c = (uint32_t)(gid % d);
-    const uint64_t hb = gid / d;
-    const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb % nb), m = kvq_vidkv_block_members(l, G, b);
+    const uint32_t G = GT ? GT : p.group, d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
+    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x, ng = (uint64_t)p.heads * nb * d;
+    if (gid >= ng) return;
+    uint64_t hb;
+    uint32_t c;
+    vk_divmod(gid, ng, d, hb, c);
+    const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb - (uint64_t)h * nb), m = kvq_vidkv_block_members(l, G, b);
     const uint8_t *grp = tern + gid * kvq_vidkv_tern_group_bytes(&p);
     float *out = y + (uint64_t)h * p.tokens * d + c;
     const uint32_t bb = p.vdeq == KVQ_VIDKV_VDEQ_SCALED ? __float_as_uint(beta[gid]) : 0x3F800000u;
+    if (GT) {
+        constexpr uint32_t GB = GT == 0u ? 1u : PACK == KVQ_VIDKV_PACK_BASE3 ? (GT + 4u) / 5u : GT / 4u;
+        constexpr uint32_t PER = PACK == KVQ_VIDKV_PACK_BASE3 ? 5u : 4u;
+        uint32_t tk[GT ? GT : 1u];
+#pragma unroll
+        for (uint32_t i = 0; i < (GT ? GT : 1u); i++) tk[i] = i < m ? vk_tok(list, b, G, i) : 0u;
+#pragma unroll
+        for (uint32_t j = 0; j < GB; j++) {
+            uint32_t by = grp[j];
+#pragma unroll
+            for (uint32_t k = 0; k < PER; k++) {
+                const uint32_t i = j * PER + k;
+                if (i < (GT ? GT : 1u)) {
+                    uint32_t dg;
+                    if (PACK == KVQ_VIDKV_PACK_BASE3) {
+                        const uint32_t q = (by * 171u) >> 9; /* floor(by / 3) for by < 256 */
+                        dg = by - 3u * q;
+                        by = q;
+                    } else {
+                        dg = (by >> (2u * k)) & 3u;
+                    }
+                    if (i < m) out[(uint64_t)tk[i < (GT ? GT : 1u) ? i : 0u] * d] = vk_tval(dg, bb);
+                }
+            }
+        }
+    } else {
 #pragma unroll 8 /* the list entries' loads ahead of the stores */
-    for (uint32_t i = 0; i < m; i++)
-        out[(uint64_t)vk_tok(list, b, G, i) * d] = vk_tval(kvq_vidkv_tern_get(grp, i, p.vpack), bb);
+        for (uint32_t i = 0; i < m; i++)
+            out[(uint64_t)vk_tok(list, b, G, i) * d] = vk_tval(kvq_vidkv_tern_get(grp, i, p.vpack), bb);
+    }
 }
-
-/* The protected list's groups: RN32(code * s + z) [KIVI-D-01]. */
 __global__ void __launch_bounds__(DEQ_BS)
 vk_prot_deq_kernel(float *y, const uint8_t *pc, const float *psc, const float *pzr, const vk_vcheck *ck,
                    uint32_t np, const uint32_t *lp, kvq_vidkv_params p)
@@ -560,6 +590,24 @@ static unsigned int check_blocks(uint64_t n)
 {
     unsigned int b = vk_blocks(n, 256u);
     return b > 4096u ? 4096u : b;
+}
+
+static void tern_deq_list_launch(float *y, const uint8_t *tern, const float *beta, const vk_vcheck *ck, bool stp,
+                                 uint32_t np, const uint32_t *list, uint32_t l, const kvq_vidkv_params *p,
+                                 uint64_t ng, cudaStream_t s)
+{
+    const unsigned int nb = vk_blocks(ng, DEQ_BS);
+    const bool b3 = p->vpack == KVQ_VIDKV_PACK_BASE3;
+    if (p->group == 32u && b3)
+        vk_tern_deq_list_kernel<32u, KVQ_VIDKV_PACK_BASE3><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
+    else if (p->group == 32u)
+        vk_tern_deq_list_kernel<32u, KVQ_VIDKV_PACK_BITS2><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
+    else if (p->group == 64u && b3)
+        vk_tern_deq_list_kernel<64u, KVQ_VIDKV_PACK_BASE3><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
+    else if (p->group == 64u)
+        vk_tern_deq_list_kernel<64u, KVQ_VIDKV_PACK_BITS2><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
+    else
+        vk_tern_deq_list_kernel<0u, 0u><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
 }
 
 kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
@@ -614,9 +662,7 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
         VK_CK(cudaGetLastError());
         if (stp) {
             if ((st = vk_prot_lists_enqueue(lt, lp, d_in->prot, T, w + 256u + 2u * lb, stream)) != KVQ_OK) goto out;
-            if (ntg > 0u)
-                vk_tern_deq_list_kernel<<<vk_blocks(ntg, DEQ_BS), DEQ_BS, 0, stream>>>(d_y, d_in->tern, d_in->beta,
-                                                                                      ck, true, np, lt, nt, *p);
+            if (ntg > 0u) tern_deq_list_launch(d_y, d_in->tern, d_in->beta, ck, true, np, lt, nt, p, ntg, stream);
             if (npg > 0u)
                 vk_prot_deq_kernel<<<vk_blocks(npg, DEQ_BS), DEQ_BS, 0, stream>>>(d_y, d_in->p_codes, d_in->p_scale,
                                                                                  d_in->p_zero, ck, np, lp, *p);
@@ -625,12 +671,10 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
         } else if (p->group == 64u) {
             tern_deq_fast_launch<64u>(d_y, d_in->tern, d_in->beta, ck, ntg, p, stream);
         } else {
-            vk_tern_deq_list_kernel<<<vk_blocks(ntg, DEQ_BS), DEQ_BS, 0, stream>>>(d_y, d_in->tern, d_in->beta, ck,
-                                                                                  false, 0u, NULL, T, *p);
+            tern_deq_list_launch(d_y, d_in->tern, d_in->beta, ck, false, 0u, NULL, T, p, ntg, stream);
         }
         VK_CK(cudaGetLastError());
-        VK_CK(cudaMemcpyAsync(&hk, ck, sizeof hk, cudaMemcpyDeviceToHost, stream));
-        VK_CK(cudaStreamSynchronize(stream));
+        VK_CK(vk_readback(&hk, ck, sizeof hk, stream));
         drained = true;
         /* the reference's order: mask, ternary groups, beta, p_scale, p_zero */
         if (stp && (hk.count != np || hk.beyond != 0u)) st = KVQ_E_PARAM;

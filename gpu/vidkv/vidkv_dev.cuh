@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+#include <string.h>
 
 #include "kvq.h"
 #include "kvq_vidkv.h"
@@ -267,6 +268,31 @@ __device__ __forceinline__ uint32_t vk_meta_ok(float v, bool is_scale, uint32_t 
     do {                                                                             \
         if ((x) != cudaSuccess) { st = KVQ_E_DEVICE; goto out; }                     \
     } while (0)
+
+/* A page-locked host buffer of 256 bytes for this host thread's status
+ * read-backs (a real asynchronous copy: no staging through the driver's
+ * buffer, several microseconds a call fewer), allocated on first use and kept
+ * for the thread's life, as the cuFFT plans are; NULL when none could be had. */
+static inline void *vk_pinned(void)
+{
+    static thread_local void *p = NULL;
+    static thread_local bool tried = false;
+    if (!tried) {
+        tried = true;
+        if (cudaMallocHost(&p, 256u) != cudaSuccess) p = NULL;
+    }
+    return p;
+}
+
+/* n bytes of device status words into h (host), the stream synchronized. */
+static inline cudaError_t vk_readback(void *h, const void *d, size_t n, cudaStream_t s)
+{
+    void *p = n <= 256u ? vk_pinned() : NULL;
+    cudaError_t e = cudaMemcpyAsync(p != NULL ? p : h, d, n, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess && p != NULL) memcpy(h, p, n);
+    return e;
+}
 
 static inline unsigned int vk_blocks(uint64_t n, uint32_t bs)
 {

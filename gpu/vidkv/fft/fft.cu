@@ -456,8 +456,7 @@ static kvq_status quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags, cons
                                                        nanpol, wordst);
             VK_CK(cudaGetLastError());
         }
-        VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, s));
-        VK_CK(cudaStreamSynchronize(s));
+        VK_CK(vk_readback(&h, dst, sizeof h, s));
         if ((st = vk_state_status(&h)) != KVQ_OK) goto out;
         if (!direct) {
             VK_CK(cudaMemcpyAsync(out->mask, o.mask, mb, cudaMemcpyDeviceToDevice, s));
