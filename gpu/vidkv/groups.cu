@@ -39,6 +39,16 @@
 
 #define GROUP_BS 128u
 
+/* The even bits of x (bit 2i -> bit i, i < 16). */
+__device__ __forceinline__ uint32_t vk_even_bits(uint32_t x)
+{
+    x &= 0x55555555u;
+    x = (x | (x >> 1)) & 0x33333333u;
+    x = (x | (x >> 2)) & 0x0F0F0F0Fu;
+    x = (x | (x >> 4)) & 0x00FF00FFu;
+    return (x | (x >> 8)) & 0x0000FFFFu;
+}
+
 /* One thread a (head, block, channel) group: consecutive threads consecutive
  * channels, so every token's loads are one coalesced row segment for the warp,
  * whichever set each channel is in.  pos says the set and the index in it:
@@ -108,8 +118,17 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
 #pragma unroll
             for (uint32_t i = 1; i < G; i++) {
                 const float v = GT ? r[GT ? i : 0u] : vk_daz(x[(uint64_t)i * d], daz);
-                if (v < mn) mn = v;
-                if (v > mx) mx = v;
+                if (GT) {
+                    /* fminf / fmaxf: one instruction each; they may pick another zero's sign
+                     * than the comparisons, which moves neither z (+0 for a zero least value)
+                     * nor s (RN32(mx - mn) is then +-0 or a nonzero value, the same either way,
+                     * and a zero s is stored +0); a NaN fails the call */
+                    mn = fminf(mn, v);
+                    mx = fmaxf(mx, v);
+                } else {
+                    if (v < mn) mn = v;
+                    if (v > mx) mx = v;
+                }
             }
             vk_kivi_meta(sc, z, f, err, mn, mx, (float)cmaxu, p.meta, nanpol);
             const float rcp = sc != 0.0f ? __frcp_rn(sc) : 0.0f;
@@ -117,20 +136,58 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
             if (GT == 32u && wordst) {
                 /* G = 32: the group's codes are 64 bits at most (LSB first, as the bytes
                  * hold them [KIVI-Q-06]), stored as one 8-byte (bits 2) or 4-byte (bits 1) word */
-                unsigned long long w = 0;
+                /* The codes in 2-bit slots, element i at bit 2i of lo (i < 16) or hi: a
+                 * compile-time shift, one instruction a slot; the 1-bit codes (0 or 1)
+                 * compacted after.  The fast pass is vk_kivi_code_rcp's common path without
+                 * its branch: qe = RN32(t * rcp) clamped to [-2, cmax + 2], rounded by the
+                 * 1.5 * 2^23 addition, the code clamped to [0, cmax] (CLAMPED when that moved
+                 * it); t = x - z is finite on every call that succeeds (the keys' domain
+                 * [VIDKV-L-03]).  When some qe lies within 2^-12 of a half-integer, or rcp is
+                 * subnormal, the whole group is coded again by vk_kivi_code_rcp (the exact
+                 * quotient, the reference's rounding; the values read again), which raises
+                 * its own flags. */
+                uint32_t lo = 0, hi = 0;
+                if (sc != 0.0f) {
+                    const float cm2 = __fadd_rn((float)cmaxu, 2.0f);
+                    bool slow = rcp < VK_F32_MIN_NORMAL;
+                    uint32_t moved = 0;
 #pragma unroll
-                for (uint32_t i = 0; i < (GT == 32u ? 32u : 1u); i++) {
-                    /* the keys' domain [VIDKV-L-03]: t = x - z finite on every call that succeeds */
-                    const uint32_t code = vk_kivi_code_rcp_t<true>(r[GT ? i : 0u], sc, rcp, z, cmaxu, away, f);
+                    for (uint32_t i = 0; i < (GT == 32u ? 32u : 1u); i++) {
+                        const float t = __fsub_rn(r[GT ? i : 0u], z);
+                        const float qe = fminf(fmaxf(__fmul_rn(t, rcp), -2.0f), cm2);
+                        const float m = __fadd_rn(qe, VK_MAGIC_RND);
+                        slow |= fabsf(__fsub_rn(qe, __fsub_rn(m, VK_MAGIC_RND))) > 0x1.ffcp-2f;
+                        const int32_t c = (int32_t)(__float_as_uint(m) - VK_MAGIC_RND_BITS);
+                        const uint32_t cc = (uint32_t)min(max(c, 0), (int32_t)cmaxu);
+                        moved |= cc ^ (uint32_t)c;
 #if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 7
-                    /* planted: the last element's code in the slot of the one before it */
-                    w |= (unsigned long long)code << ((i == G - 1u ? i - 1u : i) * bits);
+                        /* planted: the last element's code in the slot of the one before it */
+                        const uint32_t sl = i == G - 1u ? i - 1u : i;
 #else
-                    w |= (unsigned long long)code << (i * bits);
+                        const uint32_t sl = i;
 #endif
+                        if (sl < 16u) lo |= cc << (2u * sl);
+                        else hi |= cc << (2u * (sl - 16u));
+                    }
+                    if (slow) {
+                        lo = hi = 0u;
+#pragma unroll
+                        for (uint32_t i = 0; i < (GT == 32u ? 32u : 1u); i++) {
+                            /* read again (rare): the fast pass lets go of its registers */
+                            const uint32_t cc = vk_kivi_code_rcp_t<true>(vk_daz(__ldg(x + (uint64_t)i * d), daz), sc, rcp, z,
+                                                                         cmaxu, away, f);
+                            if (i < 16u) lo |= cc << (2u * i);
+                            else hi |= cc << (2u * (i - 16u));
+                        }
+                    } else if (moved) {
+                        f |= KVQ_FLAG_CLAMPED;
+                    }
                 }
-                if (abn) *(unsigned long long *)grp = w;
-                else *(uint32_t *)grp = (uint32_t)w;
+                if (abn) {
+                    *(unsigned long long *)grp = (unsigned long long)hi << 32 | lo;
+                } else { /* 1-bit codes: bit 2i -> bit i */
+                    *(uint32_t *)grp = vk_even_bits(lo) | vk_even_bits(hi) << 16;
+                }
             } else {
 #pragma unroll
             for (uint32_t i = 0; i < G; i++) {
