@@ -35,7 +35,7 @@ import sys
 
 # (label, mangled-name regex, object, threads a block, basis, elements a unit, floor note)
 KERNELS = [
-    ("split: channel ranges (float4)", r"^_Z15vk_range_kernelILb1E", "vidkv/split.o", 256, "loop", 16,
+    ("split: channel ranges (columns)", r"^_Z19vk_range_col_kernel", "vidkv/split.o", 256, "thread", 32,
      "keys 0.52 (2 reads)"),
     ("keys: 2-bit / 1-bit groups, G=32", r"^_Z18vk_keygroup_kernelILj32ELb0E", "vidkv/groups.o", 128, "thread", 32,
      "keys 0.52 (2 reads)"),

@@ -3,20 +3,20 @@
  * ref/fast/vidkv.c (kvq_vidkv_split).
  *
  * Kernels:
- *   vk_range_kernel  least and greatest value read of every channel: a block a
- *                    run of tokens of one head; when d / 4 divides the block,
- *                    4 channels a thread by 16-byte loads (4 trips unrolled: 64
- *                    bytes a thread in flight), extremes in registers by
- *                    fminf / fmaxf, then per-channel extremes in shared memory
- *                    (ordered-integer atomics, once a thread), then one global
- *                    atomic a channel; the input checks [VIDKV-L-03..04] on the way
+ *   vk_range_col_kernel  least and greatest value read of every channel: a
+ *                    block 32 channels by 8 runs of 32 tokens of one head, a
+ *                    thread a channel's run (32 loads in flight, each warp load a
+ *                    128-byte row segment), extremes in registers by fminf /
+ *                    fmaxf, the input checks [VIDKV-L-03..04] folded into the
+ *                    greatest magnitude bits and decided once, the 8 runs merged
+ *                    in shared memory, one global atomic a channel and block
  *   vk_rank_kernel   one block a mask row (the extremes read or, [VIDKV-DEV-07],
  *                    handed in): r_c = RN32(mx - mn), the rank of
  *                    every channel (greater r first, equal r by lower index),
  *                    the mask bits, and the ascending channel lists
  *
- * KVQ_VIDKV_PLANT 8 (a build of the device test only, gpu/vidkv/rules.mk): the
- * 16-byte path keeps no greatest value for the fourth channel of each quad.
+ * KVQ_VIDKV_PLANT 8 (a build of the device test only, gpu/vidkv/rules.mk): every
+ * fourth channel keeps no greatest value.
  *
  * The extremes' order of evaluation is free: min and max are exact, and a
  * signed zero extreme changes r only between +0 and -0, which compare equal.
@@ -30,8 +30,6 @@
 #include "vidkv/kvq_cuda_vidkv.h"
 #include "vidkv/vidkv_dev.cuh"
 
-#define RANGE_BS    256u
-#define RANGE_ELEMS 16384u  /* elements a range block reads */
 
 /* Order-preserving map of binary32 to uint32 (finite values). */
 __device__ __forceinline__ uint32_t vk_ord(float v)
@@ -44,78 +42,70 @@ __device__ __forceinline__ float vk_unord(uint32_t o)
     return __uint_as_float((o & 0x80000000u) ? (o & 0x7FFFFFFFu) : ~o);
 }
 
-template <bool VEC>
-__global__ void __launch_bounds__(RANGE_BS)
-vk_range_kernel(uint32_t *gmn, uint32_t *gmx, vk_state *st, const float *k, kvq_vidkv_params p,
-                uint32_t tok_per_block, bool daz)
+/* The column form: a block 32 channels (x) by COL_Y token runs (y), a thread one
+ * channel over COL_T consecutive tokens -- COL_T loads in flight at once, each
+ * warp load one 128-byte row segment, the pattern of the ternary and group
+ * kernels -- the extremes in registers (fminf / fmaxf), the input checks folded
+ * into the greatest magnitude bits and the least (bits - 1) [VIDKV-L-03..04],
+ * decided once; the block's COL_Y extremes of a channel merged in shared memory,
+ * then one global atomic a channel and block. */
+#define COL_T 32u
+#define COL_Y 8u
+__global__ void __launch_bounds__(32u * COL_Y)
+vk_range_col_kernel(uint32_t *gmn, uint32_t *gmx, vk_state *st, const float *k, kvq_vidkv_params p, bool daz)
 {
-    __shared__ uint32_t smn[KVQ_VIDKV_MAX_DIM], smx[KVQ_VIDKV_MAX_DIM];
-    const uint32_t d = p.dim, h = blockIdx.y;
-    const uint32_t t0 = blockIdx.x * tok_per_block;
-    const uint32_t t1 = min(p.tokens, t0 + tok_per_block);
-    for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
-        smn[c] = 0xFFFFFFFFu;
-        smx[c] = 0u;
-    }
-    __syncthreads();
-    uint32_t f = 0, err = 0;
-    const uint64_t base = ((uint64_t)h * p.tokens + t0) * d;
-    const uint32_t n = (t1 - t0) * d;
-    uint32_t c = threadIdx.x % d, cstep = blockDim.x % d;
-    if (VEC) { /* 4 channels a thread, 16-byte loads, the block a whole number of rows */
-        const uint32_t q = d / 4u, c4 = (threadIdx.x % q) * 4u, n4 = n / 4u;
-        const float4 *k4 = (const float4 *)(k + base);
-        float lo[4], hi[4];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            lo[j] = VK_F32_MAX * 2.0f; /* +inf: no value read yet */
-            hi[j] = -VK_F32_MAX * 2.0f;
-        }
-#pragma unroll 4
-        for (uint32_t e = threadIdx.x; e < n4; e += RANGE_BS) {
-            const float4 w = k4[e];
-            const float x[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const float v = vk_read(x[j], KVQ_VIDKV_DOMAIN, daz, f, err);
-                lo[j] = fminf(lo[j], v);
+    __shared__ float smn[COL_Y][32], smx[COL_Y][32];
+    const uint32_t d = p.dim, T = p.tokens, h = blockIdx.z, lane = threadIdx.x, ty = threadIdx.y;
+    const uint32_t c = blockIdx.y * 32u + lane, t0 = (blockIdx.x * COL_Y + ty) * COL_T;
+    const bool live = c < d;
+    const float *x = k + ((uint64_t)h * T + t0) * d + c;
+    float lo = __uint_as_float(0x7F800000u), hi = __uint_as_float(0xFF800000u); /* +inf, -inf */
+    uint32_t amax = 0u, smin = 0xFFFFFFFFu;
+    /* one value: the checks' bits, the subnormal rule, the extremes */
 #if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 8
-                if (j != 3) /* planted: the fourth channel of each quad keeps no greatest value */
+#define VK_COL_HI(w) do { if (c % 4u != 3u) hi = fmaxf(hi, w); } while (0) /* planted: every fourth channel keeps no greatest value */
+#else
+#define VK_COL_HI(w) hi = fmaxf(hi, w)
 #endif
-                hi[j] = fmaxf(hi[j], v);
-            }
-        }
-        if (threadIdx.x < n4) {
+#define VK_COL_ONE(val)                                                                     \
+    do {                                                                                    \
+        const float v_ = (val);                                                             \
+        const uint32_t a_ = __float_as_uint(v_) & 0x7FFFFFFFu;                              \
+        amax = max(amax, a_);                                                               \
+        smin = min(smin, a_ - 1u); /* a subnormal iff a - 1 < 0x7FFFFF */                   \
+        const float w_ = daz && a_ - 1u < 0x007FFFFFu ? __uint_as_float(__float_as_uint(v_) & 0x80000000u) : v_; \
+        lo = fminf(lo, w_);                                                                 \
+        VK_COL_HI(w_);                                                                      \
+    } while (0)
+    if (live && t0 + COL_T <= T) { /* a whole run: every load in flight, no guard an element */
+        float v[COL_T];
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                atomicMin(&smn[c4 + j], vk_ord(lo[j]));
-                atomicMax(&smx[c4 + j], vk_ord(hi[j]));
-            }
-        }
-    } else if (cstep == 0u) { /* d divides the block: one channel a thread, extremes in registers */
-        uint32_t lo = 0xFFFFFFFFu, hi = 0u;
-        for (uint32_t e = threadIdx.x; e < n; e += blockDim.x) {
-            const uint32_t o = vk_ord(vk_read(k[base + e], KVQ_VIDKV_DOMAIN, daz, f, err));
-            lo = min(lo, o);
-            hi = max(hi, o);
-        }
-        if (lo != 0xFFFFFFFFu) atomicMin(&smn[c], lo);
-        if (hi != 0u) atomicMax(&smx[c], hi);
-    } else {
-        for (uint32_t e = threadIdx.x; e < n; e += blockDim.x) {
-            const uint32_t o = vk_ord(vk_read(k[base + e], KVQ_VIDKV_DOMAIN, daz, f, err));
-            atomicMin(&smn[c], o);
-            atomicMax(&smx[c], o);
-            c += cstep;
-            if (c >= d) c -= d;
-        }
+        for (uint32_t i = 0; i < COL_T; i++) v[i] = x[(uint64_t)i * d];
+#pragma unroll
+        for (uint32_t i = 0; i < COL_T; i++) VK_COL_ONE(v[i]);
+    } else if (live) {
+        for (uint32_t i = 0; t0 + i < T && i < COL_T; i++) VK_COL_ONE(x[(uint64_t)i * d]);
     }
+#undef VK_COL_ONE
+#undef VK_COL_HI
+    uint32_t f = smin < 0x007FFFFFu ? KVQ_FLAG_SUBNORMAL : 0u;
+    uint32_t err = amax >= 0x7F800000u ? VK_ERR_NONFINITE
+                 : amax >= __float_as_uint(KVQ_VIDKV_DOMAIN) ? VK_ERR_RANGE : 0u;
     vk_publish(st, f, err);
+    smn[ty][lane] = lo;
+    smx[ty][lane] = hi;
     __syncthreads();
-    const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-    for (uint32_t cc = threadIdx.x; cc < d; cc += blockDim.x) {
-        if (smn[cc] != 0xFFFFFFFFu) atomicMin(&gmn[(uint64_t)row * d + cc], smn[cc]);
-        if (smx[cc] != 0u) atomicMax(&gmx[(uint64_t)row * d + cc], smx[cc]);
+    if (ty == 0u && live) {
+#pragma unroll
+        for (uint32_t y = 1; y < COL_Y; y++) {
+            lo = fminf(lo, smn[y][lane]);
+            hi = fmaxf(hi, smx[y][lane]);
+        }
+        const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+        /* a channel with no value in this block keeps +-inf: the ordered atomics leave
+         * the running extremes as they are */
+        if (lo != __uint_as_float(0x7F800000u)) atomicMin(&gmn[(uint64_t)row * d + c], vk_ord(lo));
+        if (hi != __uint_as_float(0xFF800000u)) atomicMax(&gmx[(uint64_t)row * d + c], vk_ord(hi));
     }
 }
 
@@ -214,18 +204,10 @@ kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_st
 {
     const uint32_t rows = kvq_vidkv_mask_rows(p), d = p->dim;
     uint32_t *gmn = (uint32_t *)scratch, *gmx = gmn + (size_t)rows * d;
-    const uint32_t tpb = max(1u, RANGE_ELEMS / d);
-    const dim3 grid((p->tokens + tpb - 1u) / tpb, p->heads);
     vk_init_kernel<<<vk_blocks((uint64_t)rows * d, 256u), 256u, 0, s>>>(gmn, gmx, (uint64_t)rows * d);
-    /* 16-byte loads when a row is whole float4s, the block's threads a whole number of
-     * rows' worth of them (d / 4 divides RANGE_BS) and the keys 16-byte aligned */
-    const bool vec = d % 4u == 0u && RANGE_BS % (d / 4u) == 0u && ((uintptr_t)k & 15u) == 0u;
-    if (vec)
-        vk_range_kernel<true><<<grid, RANGE_BS, 0, s>>>(gmn, gmx, st, k, *p, tpb,
-                                                        pol->subnormal == KVQ_SUBNORMAL_DAZ);
-    else
-        vk_range_kernel<false><<<grid, RANGE_BS, 0, s>>>(gmn, gmx, st, k, *p, tpb,
-                                                         pol->subnormal == KVQ_SUBNORMAL_DAZ);
+    /* the column form (any d and T; blockIdx.z the head) */
+    const dim3 cg((p->tokens + COL_Y * COL_T - 1u) / (COL_Y * COL_T), (d + 31u) / 32u, p->heads);
+    vk_range_col_kernel<<<cg, dim3(32u, COL_Y), 0, s>>>(gmn, gmx, st, k, *p, pol->subnormal == KVQ_SUBNORMAL_DAZ);
     vk_rank_kernel<false><<<rows, (d + 31u) / 32u * 32u, 0, s>>>(mask, lists, pos, gmn, gmx, d,
                                                                 kvq_vidkv_n_abn(p),
                                                                 kvq_vidkv_mask_row_bytes(p), NULL, NULL, NULL,
