@@ -46,7 +46,7 @@ KERNELS = [
     ("keys: metadata checks", r"^_Z21vk_meta_check4_kernel", "vidkv/groups.o", 256, "loop", 1, "0.97"),
     ("values: ternary, G=32 base3 RAW", r"^_Z19vk_tern_fast_kernelILj32ELj0ELb0ELb0E", "vidkv/ternary.o", 128,
      "thread", 32, "1.00"),
-    ("values: ternary list (STP), G=32", r"^_Z19vk_tern_list_kernelILj32E", "vidkv/ternary.o", 128, "thread", 32,
+    ("values: ternary list (STP), G=32", r"^_Z20vk_tern_listg_kernelILj32ELj0ELb0E", "vidkv/ternary.o", 128, "thread", 32,
      "0.97"),
     ("values: dequantize, G=32 base3 RAW", r"^_Z23vk_tern_deq_fast_kernelILj32ELj0ELb0E", "vidkv/ternary.o", 128,
      "thread", 32, "0.95"),

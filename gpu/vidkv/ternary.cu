@@ -15,10 +15,12 @@
  *                         powers of 3 [VIDKV-V-04]; beta under SCALED
  *                         [VIDKV-V-03].  Packing and SCALED are template
  *                         arguments, so the per-element work is branch-free
- *   vk_tern_list_kernel   any G and any token list (the unprotected list under
- *                         STP, its short last group included [VIDKV-V-01]); G =
- *                         32, 64: the members loaded into registers in one
- *                         unrolled pass, each read once
+ *   vk_tern_listg_kernel  G = 32, 64 over a token list (the unprotected list
+ *                         under STP, its short last group included [VIDKV-V-01]):
+ *                         the members in registers, one unrolled pass; packing
+ *                         and SCALED template arguments and the checks folded,
+ *                         as vk_tern_fast_kernel
+ *   vk_tern_list_kernel   any G and any token list
  *   vk_prot_kernel        the 2-bit KIVI groups of the protected list, a short
  *                         group's slots repeating its first member [VIDKV-STP-03]
  *                         (G = 32, 64: the members in registers, as the list kernel)
@@ -195,6 +197,82 @@ vk_tern_list_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, co
     vk_publish(st, f, err);
 }
 
+/* The ternary groups of a token list for G = 32, 64 with the packing and SCALED at
+ * compile time: the members (m <= G; a list's last group may be short) loaded
+ * into registers in one unrolled pass, list entries first; the input checks
+ * folded into the greatest magnitude bits and the least (bits - 1), decided once
+ * a group, as vk_tern_fast_kernel's; S ascending over the members from +0, alpha
+ * = RN32(gamma * RN32(S / m)); the digits packed by constant powers of 3 (a
+ * short group's slots past m hold digit 0, as the reference's zeroed bytes). */
+template <uint32_t G, uint32_t PACK, bool SCALED>
+__global__ void __launch_bounds__(TERN_BS)
+vk_tern_listg_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, const uint32_t *list,
+                     uint32_t l, kvq_vidkv_params p, bool daz, bool nanpol)
+{
+    constexpr uint32_t GB = PACK == KVQ_VIDKV_PACK_BASE3 ? (G + 4u) / 5u : G / 4u;
+    const uint32_t d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
+    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint64_t ng = (uint64_t)p.heads * nb * d;
+    uint32_t f = 0, err = 0;
+    if (gid < ng) {
+        uint64_t hb;
+        uint32_t c;
+        vk_divmod(gid, ng, d, hb, c);
+        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb - (uint64_t)h * nb);
+        const uint32_t m = kvq_vidkv_block_members(l, G, b);
+        const float *x = v + (uint64_t)h * p.tokens * d + c;
+        uint8_t *grp = tern + gid * GB;
+        uint32_t tk[G];
+        float r[G];
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++) tk[i] = i < m ? vk_tok(list, b, G, i) : 0u;
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++) r[i] = i < m ? x[(uint64_t)tk[i] * d] : 0.0f;
+        float S = 0.0f;
+        uint32_t amax = 0u, smin = 0xFFFFFFFFu;
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++) {
+            if (i < m) {
+                const uint32_t u = __float_as_uint(r[i]), a = u & 0x7FFFFFFFu;
+                amax = max(amax, a);
+                smin = min(smin, a - 1u);
+                r[i] = daz && a - 1u < 0x007FFFFFu ? __uint_as_float(u & 0x80000000u) : r[i];
+                S = __fadd_rn(S, fabsf(r[i]));
+            }
+        }
+        const float alpha = __fmul_rn(p.gamma, __fdiv_rn(S, (float)m));
+        float B = 0.0f;
+        uint32_t nz = 0, acc = 0;
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++) {
+            const bool pl = i < m && r[i] > alpha, mi = i < m && r[i] < -alpha; /* [VIDKV-V-02] */
+            const uint32_t dg = pl ? 1u : mi ? 2u : 0u;                         /* [VIDKV-V-04] */
+            if (SCALED && (pl || mi)) {
+                B = __fadd_rn(B, fabsf(r[i]));
+                nz++;
+            }
+            if (PACK == KVQ_VIDKV_PACK_BASE3) {
+                acc += dg * (i % 5u == 0u ? 1u : i % 5u == 1u ? 3u : i % 5u == 2u ? 9u : i % 5u == 3u ? 27u : 81u);
+                if (i % 5u == 4u || i == G - 1u) {
+                    grp[i / 5u] = (uint8_t)acc;
+                    acc = 0u;
+                }
+            } else {
+                acc |= dg << (2u * (i % 4u));
+                if (i % 4u == 3u) {
+                    grp[i / 4u] = (uint8_t)acc;
+                    acc = 0u;
+                }
+            }
+        }
+        if (SCALED) beta[gid] = vk_store_scale(nz ? __fdiv_rn(B, (float)nz) : 0.0f, p.meta, nanpol, f, err);
+        if (amax >= 0x7F800000u) err |= VK_ERR_NONFINITE;
+        else if (amax >= __float_as_uint(KVQ_VIDKV_DOMAIN)) err |= VK_ERR_RANGE;
+        if (smin < 0x007FFFFFu) f |= KVQ_FLAG_SUBNORMAL;
+    }
+    vk_publish(st, f, err);
+}
+
 /* The protected list's 2-bit KIVI groups [VIDKV-STP-03] [KIVI-Q-01..06].  GT = G
  * at compile time (32, 64): the members loaded into registers in one unrolled
  * pass (every load in flight), each read once; GT = 0: any G, read twice. */
@@ -329,13 +407,20 @@ kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_
             goto out;
         if (!stp && p->group == 32u) tern_fast_launch<32u>(tern, beta, dst, d_v, ntg, p, daz, nanpol, stream);
         else if (!stp && p->group == 64u) tern_fast_launch<64u>(tern, beta, dst, d_v, ntg, p, daz, nanpol, stream);
-        else if (ntg > 0u && p->group == 32u)
-            vk_tern_list_kernel<32u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt,
-                                                                                     *p, daz, nanpol);
-        else if (ntg > 0u && p->group == 64u)
-            vk_tern_list_kernel<64u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt,
-                                                                                     *p, daz, nanpol);
-        else if (ntg > 0u)
+        else if (ntg > 0u && (p->group == 32u || p->group == 64u)) {
+            const unsigned int lb = vk_blocks(ntg, TERN_BS);
+            const bool b3 = p->vpack == KVQ_VIDKV_PACK_BASE3;
+#define VK_LISTG(G, PK, SC) \
+    vk_tern_listg_kernel<G, PK, SC><<<lb, TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt, *p, daz, nanpol)
+            if (p->group == 32u) {
+                if (b3) { if (scaled) VK_LISTG(32u, KVQ_VIDKV_PACK_BASE3, true); else VK_LISTG(32u, KVQ_VIDKV_PACK_BASE3, false); }
+                else { if (scaled) VK_LISTG(32u, KVQ_VIDKV_PACK_BITS2, true); else VK_LISTG(32u, KVQ_VIDKV_PACK_BITS2, false); }
+            } else {
+                if (b3) { if (scaled) VK_LISTG(64u, KVQ_VIDKV_PACK_BASE3, true); else VK_LISTG(64u, KVQ_VIDKV_PACK_BASE3, false); }
+                else { if (scaled) VK_LISTG(64u, KVQ_VIDKV_PACK_BITS2, true); else VK_LISTG(64u, KVQ_VIDKV_PACK_BITS2, false); }
+            }
+#undef VK_LISTG
+        } else if (ntg > 0u)
             vk_tern_list_kernel<0u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt,
                                                                                     *p, daz, nanpol);
         if (npg > 0u && p->group == 32u)
