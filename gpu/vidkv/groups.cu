@@ -455,7 +455,7 @@ out:
 }
 
 kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
-                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s)
+                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s, bool elements)
 {
     kvq_status st;
     unsigned long long *key = (unsigned long long *)scratch, hk[4], hw[5];
@@ -464,7 +464,8 @@ kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv
     const uint64_t ng = (uint64_t)p->heads * kvq_vidkv_blocks(p) * p->dim;
     if ((st = keys_check_enqueue(key, bad, in, p, mode, lists, pos, s)) != KVQ_OK) return st;
     const bool wordld = ((uintptr_t)in->abn_codes & 7u) == 0u && ((uintptr_t)in->nrm_codes & 3u) == 0u;
-    if (p->group == 32u)
+    if (!elements) {
+    } else if (p->group == 32u)
         vk_keys_deq_group_kernel<32u><<<vk_blocks(ng, 128u), 128u, 0, s>>>(y, *in, pos, key, bad, *p, na, nn, mode,
                                                                            wordld);
     else if (p->group == 64u)

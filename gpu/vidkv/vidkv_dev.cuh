@@ -355,9 +355,10 @@ kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
  * one stream pass, the elements of every abnormal channel and, unless FFT,
  * every normal channel written only when every check passed [VIDKV-DEV-04];
  * synchronous, the first failure's status in the reference's order (scratch:
- * 256 bytes of check words). */
+ * 256 bytes of check words); elements false: the checks alone (the FFT path
+ * writes every channel itself after them). */
 kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
-                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s);
+                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s, bool elements);
 
 /* STP (stp.cu) [VIDKV-STP-01..03]: vk_stp_check the ranges (KVQ_E_PARAM,
  * KVQ_E_SHAPE, as the reference); vk_stp_enqueue reads and checks every score

@@ -28,7 +28,9 @@
  *   vk_build_kernel     a_k + i b_k of every token from codes and scales
  *                       [VIDKV-K-07]; when G is a multiple of 16 the 16 tokens'
  *                       code bits from two bytes, the scales once
- *   vk_scatter_kernel   RN32(Re / N) into the normal channels (N a power of two:
+ *   vk_rows_kernel      the dequantized rows whole (a thread a channel, every
+ *                       row one coalesced store): abnormal channels from their
+ *                       codes, normal ones RN32(Re / N) (N a power of two:
  *                       RN32(Re * 2^-k), the same rounding, no division)
  */
 #include <cuda_runtime.h>
@@ -269,35 +271,40 @@ __global__ void vk_build_kernel(float2 *z, const uint8_t *codes, const float *sc
     }
 }
 
-/* RN32(Re / N) into the normal channels; N a power of two: RN32(Re * 2^-k), the
- * same real number, so the same rounding, without a division. */
-__global__ void vk_scatter_kernel(float *y, const float2 *z, const uint32_t *lists,
-                                  kvq_vidkv_params p, uint32_t na, uint32_t N)
+/* Whole rows of the FFT path's dequantized keys [VIDKV-K-07] [VIDKV-K-11]: a block
+ * ROWS tokens of one head, a thread a channel, so every row's store is one
+ * coalesced run: an abnormal channel RN32(code * s + z) from its group's code
+ * byte and metadata [KIVI-D-01], a normal one RN32(Re / N) from the inverse
+ * transform's row (RN32(Re * 2^-k) when N = 2^k: the same rounding).  Runs
+ * after the checks passed (read back before the transform). */
+__global__ void vk_rows_kernel(float *y, const float2 *z, kvq_vidkv_keys in, const uint32_t *pos,
+                               kvq_vidkv_params p, uint32_t na, uint32_t N)
 {
-    __shared__ uint32_t nl[KVQ_VIDKV_MAX_DIM];
-    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u, d = p.dim;
-    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * d + na + j];
+    __shared__ uint32_t spos[KVQ_VIDKV_MAX_DIM];
+    const uint32_t h = blockIdx.y, d = p.dim, G = p.group, nb = p.tokens / G;
+    const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+    for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) spos[c] = pos[(uint64_t)row * d + c];
     __syncthreads();
-    const uint32_t t0 = blockIdx.x * ROWS, nt = min(ROWS, p.tokens - t0);
     const bool pow2 = (N & (N - 1u)) == 0u;
     const float rn = pow2 ? __frcp_rn((float)N) : 0.0f; /* exact: 2^-k */
-    float *yr = y + ((uint64_t)h * p.tokens + t0) * d;
-    const float2 *zr = z + ((uint64_t)h * p.tokens + t0) * N;
-    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) {
-        float *yc = yr + nl[j];
-        if (nt == ROWS) {
-            float v[ROWS];
-#pragma unroll
-            for (uint32_t i = 0; i < ROWS; i++) v[i] = zr[i * N + j].x;
-            if (pow2) {
-#pragma unroll
-                for (uint32_t i = 0; i < ROWS; i++) yc[i * d] = __fmul_rn(v[i], rn);
+    const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
+    for (uint32_t t = t0; t < t1; t++) {
+        const uint32_t b = t / G, i = t - b * G;
+        const uint64_t r = (uint64_t)h * p.tokens + t, hb = (uint64_t)h * nb + b;
+        float *yr = y + r * d;
+        const float2 *zr = z + r * N;
+        for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
+            const uint32_t q = spos[c];
+            float v;
+            if (q & 0x80000000u) {
+                const uint64_t g = hb * na + (q & 0x7FFFFFFFu);
+                const uint32_t code = (in.abn_codes[g * (G / 4u) + i / 4u] >> (2u * (i % 4u))) & 3u;
+                v = __fmaf_rn((float)code, in.abn_scale[g], in.abn_zero[g]);
             } else {
-#pragma unroll
-                for (uint32_t i = 0; i < ROWS; i++) yc[i * d] = __fdiv_rn(v[i], (float)N);
+                const float re = zr[q].x;
+                v = pow2 ? __fmul_rn(re, rn) : __fdiv_rn(re, (float)N);
             }
-        } else {
-            for (uint32_t i = 0; i < nt; i++) yc[i * d] = __fdiv_rn(zr[i * N + j].x, (float)N);
+            yr[c] = v;
         }
     }
 }
@@ -527,19 +534,19 @@ kvq_status kvq_cuda_vidkv_dequantize_keys(float *d_y, uint32_t *flags, const kvq
         float2 *z = (float2 *)(w + o3), *tmp = (float2 *)(w + o4), *tw = (float2 *)(w + o5);
         if (!fft) {
             /* checks and elements in one stream pass, gated on the device [VIDKV-DEV-04] */
-            if ((st = vk_keys_deq_gated(d_y, in, p, mode, lists, pos, w, s)) != KVQ_OK) goto out;
+            if ((st = vk_keys_deq_gated(d_y, in, p, mode, lists, pos, w, s, true)) != KVQ_OK) goto out;
             if (flags != NULL) *flags = 0u;
             goto out;
         }
-        /* the checks, then the abnormal channels by the group kernel (gated on the checks,
-         * FFT normal channels skipped), read back before the transform */
-        if ((st = vk_keys_deq_gated(d_y, in, p, mode, lists, pos, w, s)) != KVQ_OK) goto out;
+        /* the checks, read back before the transform; then every row written whole, its
+         * abnormal channels from their codes and its normal ones from the inverse transform */
+        if ((st = vk_keys_deq_gated(d_y, in, p, mode, lists, pos, w, s, false)) != KVQ_OK) goto out;
         if (fft) {
             if (naive && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK) goto out;
             vk_build_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(z, in->nrm_codes, in->nrm_scale, *p, nn);
             VK_CK(cudaGetLastError());
             if ((st = vk_transform(z, tmp, tw, nn, rows, 1, s)) != KVQ_OK) goto out;
-            vk_scatter_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(d_y, z, lists, *p, na, nn);
+            vk_rows_kernel<<<vk_rgrid(p), vk_rbs(p->dim), 0, s>>>(d_y, z, *in, pos, *p, na, nn);
             VK_CK(cudaGetLastError());
         }
         VK_CK(cudaStreamSynchronize(s));
