@@ -55,7 +55,7 @@ KERNELS = [
     ("FFT: gather (x, 0) rows", r"^_Z16vk_gather_kernel", "vidkv/fft/fft.o", 64, "loads", 16, "0.17"),
     ("FFT: component groups, G=32", r"^_Z14vk_comp_kernelILj32E", "vidkv/fft/fft.o", 128, "thread", 32, "0.17"),
     ("FFT: build a + ib rows", r"^_Z15vk_build_kernel", "vidkv/fft/fft.o", 64, "loads", 32, "0.21"),
-    ("FFT: dequantized rows whole", r"^_Z14vk_rows_kernel", "vidkv/fft/fft.o", 128, "loads", 1, "0.21"),
+    ("FFT: dequantized rows whole", r"^_Z14vk_rows_kernel", "vidkv/fft/fft.o", 128, "thread", 16, "0.21"),
 ]
 
 LDG_BYTES = {"128": 16, "64": 8, "U8": 1, "S8": 1, "U16": 2, "S16": 2}

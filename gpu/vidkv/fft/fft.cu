@@ -272,8 +272,9 @@ __global__ void vk_build_kernel(float2 *z, const uint8_t *codes, const float *sc
 }
 
 /* Whole rows of the FFT path's dequantized keys [VIDKV-K-07] [VIDKV-K-11]: a block
- * ROWS tokens of one head, a thread a channel, so every row's store is one
- * coalesced run: an abnormal channel RN32(code * s + z) from its group's code
+ * ROWS tokens of one head, a thread a channel down the ROWS tokens (no division a
+ * row; an abnormal channel's metadata loaded once a group), every row written by
+ * one warp's two paths in quick succession, so its sectors fill in the L2: an abnormal channel RN32(code * s + z) from its group's code
  * byte and metadata [KIVI-D-01], a normal one RN32(Re / N) from the inverse
  * transform's row (RN32(Re * 2^-k) when N = 2^k: the same rounding).  Runs
  * after the checks passed (read back before the transform). */
@@ -288,23 +289,34 @@ __global__ void vk_rows_kernel(float *y, const float2 *z, kvq_vidkv_keys in, con
     const bool pow2 = (N & (N - 1u)) == 0u;
     const float rn = pow2 ? __frcp_rn((float)N) : 0.0f; /* exact: 2^-k */
     const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
-    for (uint32_t t = t0; t < t1; t++) {
-        const uint32_t b = t / G, i = t - b * G;
-        const uint64_t r = (uint64_t)h * p.tokens + t, hb = (uint64_t)h * nb + b;
-        float *yr = y + r * d;
-        const float2 *zr = z + r * N;
-        for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
-            const uint32_t q = spos[c];
-            float v;
-            if (q & 0x80000000u) {
-                const uint64_t g = hb * na + (q & 0x7FFFFFFFu);
+    for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
+        const uint32_t q = spos[c];
+        uint32_t b = t0 / G, i = t0 - b * G; /* one division a thread; then stepped */
+        float *yc = y + ((uint64_t)h * p.tokens + t0) * d + c;
+        if (q & 0x80000000u) {
+            /* the group's code bytes, scale and zero: loaded again only when the rows
+             * cross into the next block */
+            uint64_t g = ((uint64_t)h * nb + b) * na + (q & 0x7FFFFFFFu);
+            float sc = in.abn_scale[g], zz = in.abn_zero[g];
+            const uint64_t gstep = (uint64_t)na;
+#pragma unroll 4
+            for (uint32_t t = t0; t < t1; t++) {
                 const uint32_t code = (in.abn_codes[g * (G / 4u) + i / 4u] >> (2u * (i % 4u))) & 3u;
-                v = __fmaf_rn((float)code, in.abn_scale[g], in.abn_zero[g]);
-            } else {
-                const float re = zr[q].x;
-                v = pow2 ? __fmul_rn(re, rn) : __fdiv_rn(re, (float)N);
+                yc[(uint64_t)(t - t0) * d] = __fmaf_rn((float)code, sc, zz);
+                if (++i == G && t + 1u < t1) {
+                    i = 0;
+                    g += gstep;
+                    sc = in.abn_scale[g];
+                    zz = in.abn_zero[g];
+                }
             }
-            yr[c] = v;
+        } else {
+            const float2 *zc = z + ((uint64_t)h * p.tokens + t0) * N + q;
+#pragma unroll 4
+            for (uint32_t t = t0; t < t1; t++) {
+                const float re = zc[(uint64_t)(t - t0) * N].x;
+                yc[(uint64_t)(t - t0) * d] = pow2 ? __fmul_rn(re, rn) : __fdiv_rn(re, (float)N);
+            }
         }
     }
 }
