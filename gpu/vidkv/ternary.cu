@@ -461,8 +461,9 @@ out:
 /* ---- dequantizer input checks [VIDKV-D-02..03] --------------------------------- */
 
 /* The check words: the first bad ternary group; the first bad beta, p_scale,
- * p_zero as group * 16 + status; the protection mask's set bits below T and
- * whether one lies at or beyond T.  All ones / zero: nothing found. */
+ * p_zero as group * 16 + status; the protection mask's set bits below T (held
+ * complemented: ~count) and whether one lies at or beyond T (all ones: none).
+ * One memset of all ones clears every word. */
 typedef struct vk_vcheck {
     unsigned long long key[4];
     uint32_t count, beyond;
@@ -471,7 +472,7 @@ typedef struct vk_vcheck {
 __device__ __forceinline__ bool vk_vcheck_ok(const vk_vcheck *k, bool stp, uint32_t np)
 {
     return (k->key[0] & k->key[1] & k->key[2] & k->key[3]) == ~0ull &&
-           (!stp || (k->count == np && k->beyond == 0u));
+           (!stp || (~k->count == np && k->beyond == ~0u));
 }
 
 /* Bytes of four holding an invalid code: a BASE3 byte above 242, a BITS2 field 3. */
@@ -531,8 +532,8 @@ __global__ void vk_protmask_check_kernel(vk_vcheck *k, const uint8_t *prot, uint
         cnt += __popc(prot[b] & valid);
         beyond |= prot[b] & ~valid;
     }
-    if (cnt) atomicAdd(&k->count, cnt);
-    if (beyond) atomicOr(&k->beyond, 1u);
+    if (cnt) atomicSub(&k->count, cnt);  /* count holds ~(set bits) */
+    if (beyond) atomicAnd(&k->beyond, 0u); /* all ones: no bit at or past T */
 }
 
 /* ---- dequantization ---------------------------------------------------------- */
@@ -722,8 +723,7 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
         vk_vcheck *ck = (vk_vcheck *)w;
         /* both lists hold T entries: a malformed mask cannot write past them */
         uint32_t *lt = stp ? (uint32_t *)(w + 256u) : NULL, *lp = stp ? (uint32_t *)(w + 256u + lb) : NULL;
-        VK_CK(cudaMemsetAsync(ck->key, 0xFF, sizeof ck->key, stream));
-        VK_CK(cudaMemsetAsync(&ck->count, 0, 2u * sizeof(uint32_t), stream));
+        VK_CK(cudaMemsetAsync(ck, 0xFF, sizeof *ck, stream)); /* every word all ones: nothing found */
         /* the checks, in the stream before every element kernel [VIDKV-D-02..03] */
         if (stp) {
             vk_protmask_check_kernel<<<check_blocks((T + 7u) / 8u), 256u, 0, stream>>>(ck, d_in->prot, T);
@@ -762,7 +762,7 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
         VK_CK(vk_readback(&hk, ck, sizeof hk, stream));
         drained = true;
         /* the reference's order: mask, ternary groups, beta, p_scale, p_zero */
-        if (stp && (hk.count != np || hk.beyond != 0u)) st = KVQ_E_PARAM;
+        if (stp && (~hk.count != np || hk.beyond != ~0u)) st = KVQ_E_PARAM;
         else if (hk.key[0] != ~0ull) st = KVQ_E_PARAM;
         else if (hk.key[1] != ~0ull) st = (kvq_status)(hk.key[1] % 16u);
         else if (hk.key[2] != ~0ull) st = (kvq_status)(hk.key[2] % 16u);
