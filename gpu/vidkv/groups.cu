@@ -275,7 +275,7 @@ void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, co
 
 /* ---- dequantization ---------------------------------------------------------- */
 
-/* Mask rows [VIDKV-D-02]: *bad = 1 when a row has a bit beyond d or a count
+/* Mask rows [VIDKV-D-02]: *bad = 0 (cleared to all ones before) when a row has a bit beyond d or a count
  * other than na; a valid mask's channel lists and positions are written.  One
  * warp a row (block of 32): the set bits counted 32 channels at a time by a
  * ballot, each channel's place in its list the set (or clear) bits below it. */
@@ -295,7 +295,7 @@ __global__ void vk_mask_check_kernel(uint32_t *bad, uint32_t *lists, uint32_t *p
         n += __popc(__ballot_sync(0xFFFFFFFFu, bit));
     }
     if (__any_sync(0xFFFFFFFFu, beyond) || n != na) {
-        if (lane == 0u) *bad = 1u;
+        if (lane == 0u) *bad = 0u;
         return;
     }
     uint32_t *L = lists + (uint64_t)row * d, *P = pos + (uint64_t)row * d;
@@ -340,7 +340,8 @@ __global__ void vk_meta_check4_kernel(unsigned long long *key, vk_meta4 m, uint3
 }
 
 /* The checks [VIDKV-D-02..03] enqueued: key[0..3] the first bad value of abn_scale,
- * abn_zero, nrm_scale, nrm_zero (group * 16 + status), *bad the mask's verdict. */
+ * abn_zero, nrm_scale, nrm_zero (group * 16 + status), *bad the mask's verdict (0: malformed);
+ * the five words contiguous, cleared to all ones by one memset. */
 static kvq_status keys_check_enqueue(unsigned long long *key, uint32_t *bad, const kvq_vidkv_keys *in,
                                      const kvq_vidkv_params *p, uint32_t mode, uint32_t *lists, uint32_t *pos,
                                      cudaStream_t s)
@@ -352,8 +353,7 @@ static kvq_status keys_check_enqueue(unsigned long long *key, uint32_t *bad, con
                            nn && mode == KVQ_VIDKV_NORMAL_MINMAX ? in->nrm_zero : NULL};
     const uint64_t cnt[4] = {kvq_vidkv_abn_groups(p), kvq_vidkv_abn_groups(p),
                              kvq_vidkv_nrm_groups(p), kvq_vidkv_nrm_groups(p)};
-    VK_CK(cudaMemsetAsync(key, 0xFF, 4 * sizeof *key, s));
-    VK_CK(cudaMemsetAsync(bad, 0, sizeof *bad, s));
+    VK_CK(cudaMemsetAsync(key, 0xFF, 4 * sizeof *key + sizeof *bad, s)); /* bad = (uint32_t *)(key + 4) */
     vk_mask_check_kernel<<<kvq_vidkv_mask_rows(p), 32u, 0, s>>>(
         bad, lists, pos, in->mask, kvq_vidkv_mask_rows(p), p->dim, na, kvq_vidkv_mask_row_bytes(p));
     {
@@ -379,7 +379,7 @@ out:
 /* The status of the checks' words, in the reference's order [VIDKV-D-03]. */
 static kvq_status keys_check_status(const unsigned long long *hk, uint32_t hbad)
 {
-    if (hbad) return KVQ_E_PARAM;
+    if (hbad != ~0u) return KVQ_E_PARAM;
     for (int a = 0; a < 4; a++)
         if (hk[a] != 0xFFFFFFFFFFFFFFFFull) return (kvq_status)(hk[a] % 16u);
     return KVQ_OK;
@@ -398,7 +398,7 @@ vk_keys_deq_group_kernel(float *y, kvq_vidkv_keys in, const uint32_t *pos, const
                          bool wordld)
 {
 #if !(defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 5) /* planted: written whatever the checks found */
-    if (*bad || (key[0] & key[1] & key[2] & key[3]) != ~0ull) return;
+    if (*bad != ~0u || (key[0] & key[1] & key[2] & key[3]) != ~0ull) return;
 #endif
     const uint32_t G = GT ? GT : p.group, d = p.dim, nb = p.tokens / G;
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x, ng = (uint64_t)p.heads * nb * d;
@@ -443,13 +443,13 @@ kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
 {
     kvq_status st = KVQ_OK;
     uint32_t *bad = (uint32_t *)scratch, hbad = 0;
-    VK_CK(cudaMemsetAsync(bad, 0, sizeof *bad, s));
+    VK_CK(cudaMemsetAsync(bad, 0xFF, sizeof *bad, s));
     vk_mask_check_kernel<<<kvq_vidkv_mask_rows(p), 32u, 0, s>>>(
         bad, lists, pos, mask, kvq_vidkv_mask_rows(p), p->dim, kvq_vidkv_n_abn(p),
         kvq_vidkv_mask_row_bytes(p));
     VK_CK(cudaGetLastError());
     VK_CK(vk_readback(&hbad, bad, sizeof hbad, s));
-    if (hbad) st = KVQ_E_PARAM;
+    if (hbad != ~0u) st = KVQ_E_PARAM;
 out:
     return st;
 }
