@@ -109,8 +109,13 @@ vk_range_col_kernel(uint32_t *gmn, uint32_t *gmx, vk_state *st, const float *k, 
     }
 }
 
-__global__ void vk_init_kernel(uint32_t *gmn, uint32_t *gmx, uint64_t n)
+/* The running extremes' start, and the call's state zeroed (the call's first kernel). */
+__global__ void vk_init_kernel(uint32_t *gmn, uint32_t *gmx, uint64_t n, vk_state *st)
 {
+    if (blockIdx.x == 0u && threadIdx.x == 0u) {
+        st->flags = 0u;
+        st->err = 0u;
+    }
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (uint64_t)gridDim.x * blockDim.x) {
         gmn[i] = 0xFFFFFFFFu;
@@ -204,7 +209,7 @@ kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_st
 {
     const uint32_t rows = kvq_vidkv_mask_rows(p), d = p->dim;
     uint32_t *gmn = (uint32_t *)scratch, *gmx = gmn + (size_t)rows * d;
-    vk_init_kernel<<<vk_blocks((uint64_t)rows * d, 256u), 256u, 0, s>>>(gmn, gmx, (uint64_t)rows * d);
+    vk_init_kernel<<<vk_blocks((uint64_t)rows * d, 256u), 256u, 0, s>>>(gmn, gmx, (uint64_t)rows * d, st);
     /* the column form (any d and T; blockIdx.z the head) */
     const dim3 cg((p->tokens + COL_Y * COL_T - 1u) / (COL_Y * COL_T), (d + 31u) / 32u, p->heads);
     vk_range_col_kernel<<<cg, dim3(32u, COL_Y), 0, s>>>(gmn, gmx, st, k, *p, pol->subnormal == KVQ_SUBNORMAL_DAZ);
@@ -232,7 +237,6 @@ kvq_status kvq_cuda_vidkv_split(uint8_t *d_mask, uint32_t *flags, const float *d
     {
         vk_state *dst = (vk_state *)ws;
         uint8_t *m = (uint8_t *)ws + 256u + sb;
-        VK_CK(cudaMemsetAsync(dst, 0, sizeof *dst, stream));
         if ((st = vk_split_enqueue(m, NULL, NULL, dst, d_k, prm, pol, (uint8_t *)ws + 256u, stream)) !=
             KVQ_OK)
             goto out;

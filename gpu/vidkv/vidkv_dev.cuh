@@ -319,7 +319,7 @@ static inline kvq_status vk_state_status(const vk_state *h)
 
 /* Enqueue functions (split.cu, groups.cu): device pointers, stream order.
  * vk_split_enqueue: the split mask from the read keys, with the input checks
- * and the SUBNORMAL flag into *st; kr (may be NULL) receives the values read;
+ * and the SUBNORMAL flag into *st (zeroed by its first kernel); kr (may be NULL) receives the values read;
  * lists [rows][d] the ascending abnormal channels then the normal ones, pos[rows][d]
  * the index of each channel in its list. */
 kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_state *st,

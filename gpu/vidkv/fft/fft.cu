@@ -453,9 +453,8 @@ static kvq_status quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags, cons
         if (d_mn != NULL) { /* one kernel: the split of the ranges, the state and att zeroed */
             if ((st = vk_split_ranges_enqueue(o.mask, lists, pos, d_mn, d_mx, att, dst, p, s)) != KVQ_OK)
                 goto out;
-        } else {
-            VK_CK(cudaMemsetAsync(dst, 0, sizeof *dst, s));
-            if ((st = vk_split_enqueue(o.mask, lists, pos, dst, d_k, p, pol, w + off[0], s)) != KVQ_OK) goto out;
+        } else if ((st = vk_split_enqueue(o.mask, lists, pos, dst, d_k, p, pol, w + off[0], s)) != KVQ_OK) {
+            goto out; /* its first kernel zeroes the state */
         }
         vk_groups_enqueue(&o, dst, d_k, pos, p, pol, mode, d_mn, d_mx, att, s);
         if (d_mn != NULL) vk_att_enqueue(dst, att, 2u * (uint64_t)kvq_vidkv_mask_rows(p) * p->dim, s);
