@@ -27,9 +27,12 @@
 #   all     every stage above
 #   NAME=VALUE sets the environment variable NAME (e.g. KVQ_VIDKV_CASES=100 REPS=15): the
 #   device loop passes arguments only.
-# The trimmed run of the device loop, within 180 s including the build:
-#   gpu/vidkv/device-vidkv.sh build test plant bench ktime KVQ_VIDKV_CASES=100 EXTRA_SEEDS= \
-#       PLANT_CASES=30 REPS=15 TEST_TIMEOUT=60 PLANT_TIMEOUT=20
+# The trimmed run of the device loop, within 180 s including the build (the build took
+# 20 s on the H200 without the planted builds):
+#   gpu/vidkv/device-vidkv.sh build test plant bench KVQ_VIDKV_CASES=40 EXTRA_SEEDS= \
+#       PLANT_CASES=20 REPS=20 TEST_TIMEOUT=60 PLANT_TIMEOUT=15
+# and, for the kernels' times and instruction counts (ncu), a second call:
+#   gpu/vidkv/device-vidkv.sh build bench inst ktime REPS=15
 # (each file says the seconds its stage took).  A machine that stays warm keeps build/
 # between calls, so the stages may be split over calls; at most 8 files under $OUT in any call.
 # env: KVQ_COMMIT, KVQ_SEED, KVQ_VIDKV_CASES, REPS, JOBS, PLANT_CASES (60: the planted runs'
