@@ -79,18 +79,26 @@ vk_keygroup_kernel(kvq_vidkv_keys o, vk_state *st, const float *k, const uint32_
         if (RANGED) {
             /* handed-in ranges [VIDKV-DEV-07]: this is the keys' one read -- the checks
              * [VIDKV-L-03..04], and the group's extremes against its channel's range */
-            float lo = VK_F32_MAX, hi = -VK_F32_MAX;
-            bool any = false;
+            /* the checks folded into the greatest magnitude bits and the least (bits - 1),
+             * decided once a group, as the ternary kernel's; the extremes by fminf / fmaxf
+             * from +-inf (a NaN moves neither; the call then fails) */
+            float lo = __uint_as_float(0x7F800000u), hi = __uint_as_float(0xFF800000u);
+            uint32_t amax = 0u, smin = 0xFFFFFFFFu;
 #pragma unroll
             for (uint32_t i = 0; i < G; i++) {
-                const float v = vk_read(GT ? r[GT ? i : 0u] : k[(hb * G + i) * d + c], KVQ_VIDKV_DOMAIN, daz, f, err);
+                const float x0 = GT ? r[GT ? i : 0u] : k[(hb * G + i) * d + c];
+                const uint32_t u = __float_as_uint(x0), a0 = u & 0x7FFFFFFFu;
+                amax = max(amax, a0);
+                smin = min(smin, a0 - 1u);
+                const float v = daz && a0 - 1u < 0x007FFFFFu ? __uint_as_float(u & 0x80000000u) : x0;
                 if (GT) r[GT ? i : 0u] = v;
-                if (v == v) {
-                    lo = any ? fminf(lo, v) : v;
-                    hi = any ? fmaxf(hi, v) : v;
-                    any = true;
-                }
+                lo = fminf(lo, v);
+                hi = fmaxf(hi, v);
             }
+            if (amax >= 0x7F800000u) err |= VK_ERR_NONFINITE;
+            else if (amax >= __float_as_uint(KVQ_VIDKV_DOMAIN)) err |= VK_ERR_RANGE;
+            if (smin < 0x007FFFFFu) f |= KVQ_FLAG_SUBNORMAL;
+            const bool any = lo <= hi; /* some value not a NaN */
             const uint64_t rc = (uint64_t)row * d + c;
             const float a = rmn[rc], b = rmx[rc];
 #if !(defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 10) /* planted: no group is checked against its range */
