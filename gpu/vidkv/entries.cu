@@ -11,19 +11,19 @@
  * failed call writes nothing.  The keys entries cover every normal mode, the
  * FFT path on cuFFT at its bounded level [VIDKV-DEV-01].  The values entries
  * cover the ternary values and semantic token protection [VIDKV-DEV-03], the
- * score vectors copied in beside the values.  vidkv_stream is the composition
- * of ref/fast/vidkv_stream.c over the device launchers [VIDKV-DEV-05]: the same
- * checks in the same order (its input scans on the host, as the reference's),
+ * score vectors copied in beside the values.  vidkv_stream is
+ * ref/fast/vidkv_stream.c's composition itself (kvq_vidkv_stream_compose) over
+ * device stages [VIDKV-DEV-05]: its checks in its order on the host inputs,
  * then the prefill and every flush as device round trips, the key and value
  * caches kept on the device between them.
  */
-#include <math.h>
 #include <string.h>
 
 #include "subject_gpu.h"
 #include "vidkv/kvq_cuda_vidkv.h"
 #include "vidkv/vidkv_dev.cuh"
 #include "devbuf.cuh"
+#include "../../ref/fast/vidkv_stream.h"
 
 
 static kvq_status pre_check(const kvq_vidkv_params *p, const kvq_policy *pol)
@@ -229,17 +229,18 @@ static int gpu_vidkv_dequantize_values(float *y, uint32_t *flags, const kvq_vidk
     return st;
 }
 
-/* ---- vidkv_stream [VIDKV-W-01..02]: the composition of ref/fast/vidkv_stream.c
- * over the device launchers, the caches kept on the device ---------------------- */
+/* ---- vidkv_stream [VIDKV-W-01..02]: ref/fast/vidkv_stream.c's composition over
+ * device stages, the caches kept on the device [VIDKV-DEV-05] ------------------- */
 
 /* One key quantization of x [H][T][d] (device) and its dequantization into y. */
-static kvq_status keys_round_trip(float *y, uint32_t *flags, const float *x, const kvq_vidkv_params *p,
+static kvq_status keys_round_trip(void *ctx, float *y, uint32_t *flags, const float *x, const kvq_vidkv_params *p,
                                   const kvq_policy *pol)
 {
     uint64_t b[7];
     void *d[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     uint32_t f = 0, df = 0;
     kvq_status st = KVQ_OK;
+    (void)ctx;
     key_sizes(b, p);
     for (int i = 0; i < 7 && st == KVQ_OK; i++) st = dev_alloc(&d[i], b[i]);
     if (st == KVQ_OK) {
@@ -253,7 +254,7 @@ static kvq_status keys_round_trip(float *y, uint32_t *flags, const float *x, con
 }
 
 /* One value quantization of x (with STP when stp is not NULL), dequantized into y. */
-static kvq_status values_round_trip(float *y, uint32_t *flags, const float *x, const kvq_vidkv_params *p,
+static kvq_status values_round_trip(void *ctx, float *y, uint32_t *flags, const float *x, const kvq_vidkv_params *p,
                                     const kvq_vidkv_stp *stp, const kvq_policy *pol)
 {
     uint64_t b[6];
@@ -261,6 +262,7 @@ static kvq_status values_round_trip(float *y, uint32_t *flags, const float *x, c
     uint32_t f = 0, df = 0, np = 0;
     kvq_status st = KVQ_OK;
     kvq_vidkv_params q = *p;
+    (void)ctx;
     if (stp == NULL) q.protect = 0.0f;
     else np = kvq_vidkv_prot_count(q.protect, stp->vis_count);
     value_sizes(b, &q, np);
@@ -275,133 +277,50 @@ static kvq_status values_round_trip(float *y, uint32_t *flags, const float *x, c
     return st;
 }
 
-/* dst [H][n][d] = rows [t0, t0 + n) of src [H][T][d] (device). */
-static kvq_status take(float *dst, const float *src, uint32_t H, uint32_t T, uint32_t d, uint32_t t0, uint32_t n)
+static void *d_alloc(void *ctx, size_t n)
 {
-    return cudaMemcpy2D(dst, (size_t)n * d * 4u, src + (size_t)t0 * d, (size_t)T * d * 4u, (size_t)n * d * 4u,
-                        H, cudaMemcpyDeviceToDevice) == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    void *p;
+    (void)ctx;
+    return dev_alloc(&p, n) == KVQ_OK ? p : NULL;
 }
 
-/* out [H][q+n][d] = cache [H][q][d] followed by blk [H][n][d] (device). */
-static kvq_status concat(float *out, const float *cache, const float *blk, uint32_t H, uint32_t q, uint32_t n,
-                         uint32_t d)
+static void d_release(void *ctx, void *p)
 {
-    const size_t row = (size_t)(q + n) * d * 4u;
-    if (q > 0u && cudaMemcpy2D(out, row, cache, (size_t)q * d * 4u, (size_t)q * d * 4u, H,
-                               cudaMemcpyDeviceToDevice) != cudaSuccess)
-        return KVQ_E_DEVICE;
-    return cudaMemcpy2D(out + (size_t)q * d, row, blk, (size_t)n * d * 4u, (size_t)n * d * 4u, H,
-                        cudaMemcpyDeviceToDevice) == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    (void)ctx;
+    cudaFree(p);
 }
 
-/* One cache's step, as ref/fast/vidkv_stream.c step(). */
-static kvq_status step(float *cache, uint32_t *flags, const float *blk, uint32_t q, uint32_t n, int requant,
-                       int keys, kvq_vidkv_params p, const kvq_vidkv_stp *stp, const kvq_policy *pol, float *tmp,
-                       float *tmp2)
+static kvq_status d_stage_in(void *ctx, void *dst, const void *src, size_t n)
 {
-    kvq_status st;
-    const uint32_t H = p.heads, d = p.dim;
-    if (requant) {
-        if ((st = concat(tmp, cache, blk, H, q, n, d)) != KVQ_OK) return st;
-        p.tokens = q + n;
-        st = keys ? keys_round_trip(tmp2, flags, tmp, &p, pol) : values_round_trip(tmp2, flags, tmp, &p, NULL, pol);
-        if (st == KVQ_OK && cudaMemcpy(cache, tmp2, (size_t)H * (q + n) * d * 4u, cudaMemcpyDeviceToDevice) !=
-                                cudaSuccess)
-            st = KVQ_E_DEVICE;
-        return st;
-    }
-    p.tokens = n;
-    st = keys ? keys_round_trip(tmp2, flags, blk, &p, pol) : values_round_trip(tmp2, flags, blk, &p, stp, pol);
-    if (st == KVQ_OK) st = concat(tmp, cache, tmp2, H, q, n, d);
-    if (st == KVQ_OK && cudaMemcpy(cache, tmp, (size_t)H * (q + n) * d * 4u, cudaMemcpyDeviceToDevice) != cudaSuccess)
-        st = KVQ_E_DEVICE;
-    return st;
+    (void)ctx;
+    return cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice) == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
-/* vidkv_stream: the checks of kvq_vidkv_stream in its order (the input scans on
- * the host, as the reference's), then the prefill and every flush on the device. */
+static kvq_status d_stage_out(void *ctx, void *dst, const void *src, size_t n)
+{
+    (void)ctx;
+    return dev_out(dst, src, n);
+}
+
+static kvq_status d_copy2d(void *ctx, void *dst, size_t dpitch, const void *src, size_t spitch, size_t w,
+                           uint32_t rows)
+{
+    (void)ctx;
+    return cudaMemcpy2D(dst, dpitch, src, spitch, w, rows, cudaMemcpyDeviceToDevice) == cudaSuccess ? KVQ_OK
+                                                                                                   : KVQ_E_DEVICE;
+}
+
+static const kvq_vidkv_stream_ops DEVICE_OPS = {
+    NULL, d_alloc, d_release, d_stage_in, d_stage_out, d_copy2d, keys_round_trip, values_round_trip,
+};
+
+/* vidkv_stream: kvq_vidkv_stream's composition (its checks in its order, on the host
+ * inputs, then the prefill and every flush) over the device stages. */
 static int gpu_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const float *k, const float *v,
                             const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode,
                             const kvq_vidkv_params *prm, const kvq_policy *pol)
 {
-    kvq_vidkv_params p;
-    kvq_vidkv_stp dstp;
-    uint64_t N, n;
-    uint32_t f = 0, Tq, Tp, H, d, G, q;
-    int with_stp;
-    void *dk = NULL, *dv = NULL, *dxs = NULL, *kc = NULL, *vc = NULL, *blk = NULL, *tmp = NULL, *tmp2 = NULL;
-    kvq_status st;
-    if (kdeq == NULL || vdeq == NULL || k == NULL || v == NULL || prm == NULL) return KVQ_E_PARAM;
-    p = *prm;
-    p.tokens = p.group;
-    if (kvq_policy_check(pol) != KVQ_OK || !kvq_vidkv_params_ok(&p)) return KVQ_E_PARAM;
-    N = (uint64_t)prefill + decode;
-    if (!kvq_vidkv_shape_ok(&p) || N < p.group || N > KVQ_VIDKV_MAX_TOKENS) return KVQ_E_SHAPE;
-    H = p.heads, d = p.dim, G = p.group;
-    n = (uint64_t)H * N * d;
-    Tp = prefill - prefill % G;
-    with_stp = p.protect > 0.0f;
-    if (with_stp && (stp == NULL || stp->xs == NULL)) return KVQ_E_PARAM;
-    if (with_stp && (stp->ds == 0u || stp->ds > KVQ_VIDKV_MAX_SDIM || stp->rows < Tp ||
-                     stp->rows > KVQ_VIDKV_MAX_TOKENS || stp->vis_count == 0u || stp->txt_count == 0u ||
-                     (uint64_t)stp->vis_first + stp->vis_count > Tp ||
-                     (uint64_t)stp->txt_first + stp->txt_count > stp->rows))
-        return KVQ_E_SHAPE;
-    for (uint64_t e = 0; e < n; e++)
-        if (!isfinite(k[e]) || !isfinite(v[e])) return KVQ_E_NONFINITE;
-    for (uint64_t e = 0; with_stp && e < (uint64_t)stp->rows * stp->ds; e++)
-        if (!isfinite(stp->xs[e])) return KVQ_E_NONFINITE;
-    for (uint64_t e = 0; e < n; e++)
-        if (!(fabsf(k[e]) < KVQ_VIDKV_DOMAIN) || !(fabsf(v[e]) < KVQ_VIDKV_DOMAIN)) return KVQ_E_RANGE;
-    for (uint64_t e = 0; with_stp && e < (uint64_t)stp->rows * stp->ds; e++)
-        if (!(fabsf(stp->xs[e]) < KVQ_VIDKV_SDOMAIN)) return KVQ_E_RANGE;
-    Tq = (uint32_t)(N - N % G);
-    const uint64_t cb = (uint64_t)H * Tq * d * sizeof(float);
-    st = dev_in(&dk, k, n * sizeof(float));
-    if (st == KVQ_OK) st = dev_in(&dv, v, n * sizeof(float));
-    if (st == KVQ_OK && with_stp) {
-        st = dev_in(&dxs, stp->xs, (uint64_t)stp->rows * stp->ds * sizeof(float));
-        dstp = *stp;
-        dstp.xs = (const float *)dxs;
-    }
-    if (st == KVQ_OK) st = dev_alloc(&kc, cb);
-    if (st == KVQ_OK) st = dev_alloc(&vc, cb);
-    if (st == KVQ_OK) st = dev_alloc(&blk, cb);
-    if (st == KVQ_OK) st = dev_alloc(&tmp, cb);
-    if (st == KVQ_OK) st = dev_alloc(&tmp2, cb);
-    if (st != KVQ_OK) goto out;
-    /* [VIDKV-W-01]: the first L - L mod G tokens, quantized as one cache */
-    q = Tp;
-    if (q > 0u) {
-        if ((st = take((float *)blk, (const float *)dk, H, (uint32_t)N, d, 0u, q)) != KVQ_OK) goto out;
-        if ((st = step((float *)kc, &f, (float *)blk, 0u, q, 0, 1, p, NULL, pol, (float *)tmp, (float *)tmp2)) != KVQ_OK)
-            goto out;
-        if ((st = take((float *)blk, (const float *)dv, H, (uint32_t)N, d, 0u, q)) != KVQ_OK) goto out;
-        if ((st = step((float *)vc, &f, (float *)blk, 0u, q, 0, 0, p, with_stp ? &dstp : NULL, pol, (float *)tmp,
-                       (float *)tmp2)) != KVQ_OK)
-            goto out;
-    }
-    /* [VIDKV-W-02]: every G decoded tokens (the residual then full) flush */
-    for (uint32_t pend = prefill % G, i = 0; i < decode; i++) {
-        if (++pend < G) continue;
-        pend = 0u;
-        if ((st = take((float *)blk, (const float *)dk, H, (uint32_t)N, d, q, G)) != KVQ_OK) goto out;
-        if ((st = step((float *)kc, &f, (float *)blk, q, G, p.kflush == KVQ_VIDKV_KFLUSH_REQUANT, 1, p, NULL, pol,
-                       (float *)tmp, (float *)tmp2)) != KVQ_OK)
-            goto out;
-        if ((st = take((float *)blk, (const float *)dv, H, (uint32_t)N, d, q, G)) != KVQ_OK) goto out;
-        if ((st = step((float *)vc, &f, (float *)blk, q, G, p.vflush == KVQ_VIDKV_VFLUSH_REQUANT, 0, p, NULL, pol,
-                       (float *)tmp, (float *)tmp2)) != KVQ_OK)
-            goto out;
-        q += G;
-    }
-    st = dev_out(kdeq, kc, cb);
-    if (st == KVQ_OK) st = dev_out(vdeq, vc, cb);
-    if (st == KVQ_OK && flags != NULL) *flags = f;
-out:
-    cudaFree(dk), cudaFree(dv), cudaFree(dxs), cudaFree(kc), cudaFree(vc), cudaFree(blk), cudaFree(tmp);
-    cudaFree(tmp2);
-    return st;
+    return kvq_vidkv_stream_compose(&DEVICE_OPS, kdeq, vdeq, flags, k, v, stp, prefill, decode, prm, pol);
 }
 
 static const kvq_gpu_entry VIDKV_ENTRIES[] = {

@@ -51,6 +51,21 @@ kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *d_out, uint32_t *f
                                         const kvq_policy *pol, uint32_t opts,
                                         cudaStream_t stream);
 
+/* Keys with the channel ranges handed in [VIDKV-DEV-07]: d_mn, d_mx [rows][d]
+ * (rows = kvq_vidkv_mask_rows: 1 pooled, H per head; device) the least and
+ * greatest key of each channel as read [VIDKV-L-04] (under the policy's
+ * subnormal rule), e.g. accumulated by the producer as it writes the cache.
+ * The split is that of these ranges, and the keys are read once, by the
+ * groups, which check them [VIDKV-L-03..04] and check that every key lies
+ * within its channel's range and that both ends are attained: when they are
+ * not, KVQ_E_PARAM (after KVQ_E_NONFINITE and KVQ_E_RANGE) and nothing
+ * written (KVQ_CUDA_DIRECT: outputs unspecified).  On KVQ_OK the outputs and
+ * flags are kvq_cuda_vidkv_quantize_keys's, bit for bit. */
+kvq_status kvq_cuda_vidkv_quantize_keys_ranged(const kvq_vidkv_keys *d_out, uint32_t *flags,
+                                               const float *d_k, const float *d_mn, const float *d_mx,
+                                               const kvq_vidkv_params *prm, const kvq_policy *pol,
+                                               uint32_t opts, cudaStream_t stream);
+
 /* Dequantize stored keys into d_y [H][T][d] [VIDKV-K-11] [VIDKV-D-01..03]. */
 kvq_status kvq_cuda_vidkv_dequantize_keys(float *d_y, uint32_t *flags, const kvq_vidkv_keys *d_in,
                                           const kvq_vidkv_params *prm, const kvq_policy *pol,

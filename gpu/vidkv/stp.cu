@@ -9,9 +9,12 @@
  * Kernels:
  *   vk_xs_check_kernel  every score input read [VIDKV-L-03..04] (SDOMAIN):
  *                       errors and the SUBNORMAL flag
- *   vk_tsum_kernel      t_c: one thread a channel, the text rows in ascending
- *                       j from +0, one binary32 addition each (16 rows' loads
- *                       issued before their additions)
+ *   vk_tsum_kernel      t_c: a block 8 channels; the text rows in tiles of
+ *                       1024 loaded by all 256 threads into shared memory (32
+ *                       loads a thread in flight), then one thread a channel
+ *                       adds the tile's rows in ascending j, one binary32
+ *                       addition each, from +0 (the loads off the additions'
+ *                       dependent chain)
  *   vk_score_kernel     score_i: one warp a visual row; the lanes form the
  *                       products RN32(xs[i][c] * t_c) of 32 channels, then every
  *                       lane adds them in ascending c from +0 (shuffles), so the
@@ -22,16 +25,19 @@
  *   (cub::DeviceScan)   protected tokens before each token
  *   vk_lists_kernel     the two lists
  *
- * The sort key of visual row i is (K(score_i) << 32) | i, K a map of the
+ * The sort key of visual row i is (K(score_i) << ib) | i, K a map of the
  * binary32 scores onto uint32_t that reverses their numeric order (-0 and +0
- * one value), so ascending keys are greater scores first and, among equal
- * scores, lower indices first: exactly kvq_vidkv_before.  A radix sort is
+ * one value), ib the bits of vis_count - 1, so ascending keys are greater
+ * scores first and, among equal scores, lower indices first: exactly
+ * kvq_vidkv_before; the radix sort runs over the 32 + ib bits in use.  A radix sort is
  * deterministic, so the selection is one answer, whatever the launch.
  *
  * KVQ_VIDKV_PLANT (a build of the device test only, gpu/vidkv/rules.mk) plants
  * one bug: 1 equal scores by higher index, 2 the scores summed in descending
- * channel order within each chunk of 32; 3 and 4 are ternary.cu's, 5 groups.cu's (the key
- * dequantizer writes whatever the checks found).
+ * channel order within each chunk of 32, 6 each tile of text rows added in
+ * descending j; 3 and 4 are ternary.cu's, 5 and 7 groups.cu's (the key
+ * dequantizer writes whatever the checks found; the word store of the G = 32
+ * codes puts the last code in the slot before it), 8 split.cu's.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -52,24 +58,47 @@ __global__ void vk_xs_check_kernel(vk_state *st, const float *xs, uint64_t n, bo
     vk_publish(st, f, err);
 }
 
-__global__ void vk_tsum_kernel(float *tsum, const float *xs, uint32_t ds, uint32_t tf, uint32_t lt,
-                               bool daz)
+/* t_c for a chunk of TS_C channels (one block): the text rows in tiles of TS_R
+ * rows, every thread of the block loading TS_R / (TS_BS / TS_C) rows of the tile
+ * into shared memory (all its loads in flight at once), then one thread a
+ * channel adds the tile's rows in ascending j, one binary32 addition each, from
+ * the running sum (+0 before the first): the pinned sequence, the loads no longer
+ * on the additions' path. */
+#define TS_C  8u
+#define TS_BS 256u
+#define TS_R  1024u
+__global__ void __launch_bounds__(TS_BS)
+vk_tsum_kernel(float *tsum, const float *xs, uint32_t ds, uint32_t tf, uint32_t lt, bool daz)
 {
-    const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= ds) return;
-    const float *x = xs + (uint64_t)tf * ds + c;
+    __shared__ float tile[TS_R][TS_C];
+    const uint32_t c0 = blockIdx.x * TS_C, cl = threadIdx.x % TS_C, r0 = threadIdx.x / TS_C;
+    constexpr uint32_t RS = TS_BS / TS_C; /* rows a load step covers */
+    const bool live = c0 + cl < ds;
+    const float *x = xs + (uint64_t)tf * ds + c0 + cl;
     float a = 0.0f;
-    uint32_t j = 0;
-    /* 16 rows' loads in flight, then their additions in ascending j */
-    for (; j + 16u <= lt; j += 16u) {
-        float r[16];
+    for (uint32_t j0 = 0; j0 < lt; j0 += TS_R) {
+        const uint32_t n = min(TS_R, lt - j0);
+        float r[TS_R / RS];
 #pragma unroll
-        for (uint32_t k = 0; k < 16u; k++) r[k] = x[(uint64_t)(j + k) * ds];
+        for (uint32_t k = 0; k < TS_R / RS; k++) {
+            const uint32_t i = r0 + k * RS;
+            r[k] = live && i < n ? x[(uint64_t)(j0 + i) * ds] : 0.0f;
+        }
+        __syncthreads(); /* the previous tile's additions are done */
 #pragma unroll
-        for (uint32_t k = 0; k < 16u; k++) a = __fadd_rn(a, vk_daz(r[k], daz));
+        for (uint32_t k = 0; k < TS_R / RS; k++) tile[r0 + k * RS][cl] = r[k];
+        __syncthreads();
+        if (threadIdx.x < TS_C && live) {
+#if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 6
+            /* planted: the tile's rows added in descending j */
+            for (uint32_t i = n; i-- > 0u;) a = __fadd_rn(a, vk_daz(tile[i][cl], daz));
+#else
+#pragma unroll 16
+            for (uint32_t i = 0; i < n; i++) a = __fadd_rn(a, vk_daz(tile[i][cl], daz));
+#endif
+        }
     }
-    for (; j < lt; j++) a = __fadd_rn(a, vk_daz(x[(uint64_t)j * ds], daz));
-    tsum[c] = a;
+    if (threadIdx.x < TS_C && live) tsum[c0 + cl] = a;
 }
 
 /* K: descending numeric order of binary32 scores as ascending uint32_t. */
@@ -81,7 +110,8 @@ __device__ __forceinline__ uint32_t vk_desc_key(float s)
 }
 
 __global__ void vk_score_kernel(float *score, unsigned long long *key, const float *xs,
-                                const float *tsum, uint32_t ds, uint32_t vf, uint32_t lv, bool daz)
+                                const float *tsum, uint32_t ds, uint32_t vf, uint32_t lv, uint32_t ib,
+                                bool daz)
 {
     const uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32u;
     const uint32_t lane = threadIdx.x & 31u;
@@ -102,21 +132,22 @@ __global__ void vk_score_kernel(float *score, unsigned long long *key, const flo
         if (score != NULL) score[w] = a;
 #if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 1
         /* planted: equal scores by higher index */
-        key[w] = ((unsigned long long)vk_desc_key(a) << 32) | (unsigned long long)(0xFFFFFFFFu - (uint32_t)w);
+        key[w] = ((unsigned long long)vk_desc_key(a) << ib) | (unsigned long long)(0xFFFFFFFFu - (uint32_t)w);
 #else
-        key[w] = ((unsigned long long)vk_desc_key(a) << 32) | (unsigned long long)w;
+        key[w] = ((unsigned long long)vk_desc_key(a) << ib) | (unsigned long long)w;
 #endif
     }
 }
 
 __global__ void vk_mark_kernel(uint32_t *flag, const unsigned long long *sorted, uint32_t np,
-                               uint32_t vf)
+                               uint32_t vf, uint32_t ib)
 {
     const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long im = (1ull << ib) - 1u;
 #if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 1
-    if (r < np) flag[vf + (0xFFFFFFFFu - (uint32_t)(sorted[r] & 0xFFFFFFFFull))] = 1u;
+    if (r < np) flag[vf + (0xFFFFFFFFu - (uint32_t)(sorted[r] & im))] = 1u;
 #else
-    if (r < np) flag[vf + (uint32_t)(sorted[r] & 0xFFFFFFFFull)] = 1u;
+    if (r < np) flag[vf + (uint32_t)(sorted[r] & im)] = 1u;
 #endif
 }
 
@@ -205,21 +236,28 @@ kvq_status vk_stp_enqueue(uint8_t *prot, float *score, uint32_t *lt, uint32_t *l
     unsigned long long *k0 = (unsigned long long *)(w + L.key0), *k1 = (unsigned long long *)(w + L.key1);
     uint32_t *flag = (uint32_t *)(w + L.flag), *ppos = (uint32_t *)(w + L.ppos);
     const uint64_t n = (uint64_t)s->rows * s->ds;
+    /* the index field of the sort keys: the bits of vis_count - 1, so the sort runs over
+     * 32 + ib bits, not 64 (the planted index 0xFFFFFFFF - i needs all 32) */
+    uint32_t ib = 1u;
+    while (ib < 32u && ((s->vis_count - 1u) >> ib) != 0u) ib++;
+#if defined(KVQ_VIDKV_PLANT) && KVQ_VIDKV_PLANT == 1
+    ib = 32u;
+#endif
     unsigned int nb = vk_blocks(n, STP_BS);
     if (nb > 8192u) nb = 8192u;
     vk_xs_check_kernel<<<nb, STP_BS, 0, cs>>>(st, s->xs, n, daz);
-    vk_tsum_kernel<<<vk_blocks(s->ds, 128u), 128u, 0, cs>>>(tsum, s->xs, s->ds, s->txt_first,
-                                                           s->txt_count, daz);
+    vk_tsum_kernel<<<(s->ds + TS_C - 1u) / TS_C, TS_BS, 0, cs>>>(tsum, s->xs, s->ds, s->txt_first,
+                                                                s->txt_count, daz);
     vk_score_kernel<<<vk_blocks((uint64_t)s->vis_count * 32u, STP_BS), STP_BS, 0, cs>>>(
-        score, k0, s->xs, tsum, s->ds, s->vis_first, s->vis_count, daz);
+        score, k0, s->xs, tsum, s->ds, s->vis_first, s->vis_count, ib, daz);
     if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
     if (cudaMemsetAsync(flag, 0, (size_t)T * 4u, cs) != cudaSuccess) return KVQ_E_DEVICE;
     if (np > 0u) {
         size_t tb = L.temp_bytes;
-        if (cub::DeviceRadixSort::SortKeys(w + L.temp, tb, k0, k1, (int)s->vis_count, 0, 64, cs) !=
-            cudaSuccess)
+        if (cub::DeviceRadixSort::SortKeys(w + L.temp, tb, k0, k1, (int)s->vis_count, 0, (int)(32u + ib),
+                                           cs) != cudaSuccess)
             return KVQ_E_DEVICE;
-        vk_mark_kernel<<<vk_blocks(np, STP_BS), STP_BS, 0, cs>>>(flag, k1, np, s->vis_first);
+        vk_mark_kernel<<<vk_blocks(np, STP_BS), STP_BS, 0, cs>>>(flag, k1, np, s->vis_first, ib);
     }
     vk_protmask_kernel<<<vk_blocks((T + 7u) / 8u, STP_BS), STP_BS, 0, cs>>>(prot, flag, T);
     if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
@@ -281,8 +319,7 @@ kvq_status kvq_cuda_vidkv_stp_select(float *d_score, uint8_t *d_prot, uint32_t *
         if ((st = vk_stp_enqueue(pm, sc, NULL, NULL, dst, p, s, pol->subnormal == KVQ_SUBNORMAL_DAZ,
                                  w + 256u + vb + mb, stream)) != KVQ_OK)
             goto out;
-        VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, stream));
-        VK_CK(cudaStreamSynchronize(stream));
+        VK_CK(vk_readback(&h, dst, sizeof h, stream));
         if ((st = vk_state_status(&h)) != KVQ_OK) goto out;
         VK_CK(cudaMemcpyAsync(d_score, sc, (size_t)s->vis_count * 4u, cudaMemcpyDeviceToDevice, stream));
         VK_CK(cudaMemcpyAsync(d_prot, pm, kvq_vidkv_prot_mask_bytes(p), cudaMemcpyDeviceToDevice, stream));

@@ -15,10 +15,15 @@
  *                         powers of 3 [VIDKV-V-04]; beta under SCALED
  *                         [VIDKV-V-03].  Packing and SCALED are template
  *                         arguments, so the per-element work is branch-free
- *   vk_tern_list_kernel   any G and any token list (the unprotected list under
- *                         STP, its short last group included [VIDKV-V-01])
+ *   vk_tern_listg_kernel  G = 32, 64 over a token list (the unprotected list
+ *                         under STP, its short last group included [VIDKV-V-01]):
+ *                         the members in registers, one unrolled pass; packing
+ *                         and SCALED template arguments and the checks folded,
+ *                         as vk_tern_fast_kernel
+ *   vk_tern_list_kernel   any G and any token list
  *   vk_prot_kernel        the 2-bit KIVI groups of the protected list, a short
  *                         group's slots repeating its first member [VIDKV-STP-03]
+ *                         (G = 32, 64: the members in registers, as the list kernel)
  *   checks                [VIDKV-D-02..03] on the device, the first failure of
  *                         each array kept (atomicMin), no host round trip:
  *                         vk_tern_check_bytes_kernel (full groups: every code
@@ -48,19 +53,6 @@
 static size_t up256(size_t n) { return (n + 255u) / 256u * 256u; }
 
 /* ---- quantization ------------------------------------------------------------ */
-
-/* gid = q * d + c, by 32-bit division whenever the grid allows it. */
-__device__ __forceinline__ void vk_divmod(uint64_t gid, uint64_t ng, uint32_t d, uint64_t &q, uint32_t &c)
-{
-    if (ng <= 0xFFFFFFFFull) {
-        const uint32_t g = (uint32_t)gid;
-        q = g / d;
-        c = g - (uint32_t)q * d;
-    } else {
-        q = gid / d;
-        c = (uint32_t)(gid - q * d);
-    }
-}
 
 template <uint32_t G, uint32_t PACK, bool SCALED, bool DAZ>
 __global__ void __launch_bounds__(TERN_BS)
@@ -131,32 +123,51 @@ __device__ __forceinline__ uint32_t vk_tok(const uint32_t *list, uint32_t b, uin
     return list != NULL ? list[(uint64_t)b * G + i] : b * G + i;
 }
 
-/* The ternary groups of a token list of l tokens (list NULL: all T tokens). */
+/* The ternary groups of a token list of l tokens (list NULL: all T tokens).
+ * GT = G at compile time (32, 64): the group's members loaded into registers in
+ * one unrolled pass (every load in flight at once, the list entries first),
+ * each read once; GT = 0: any G, the members read from memory twice. */
+template <uint32_t GT>
 __global__ void __launch_bounds__(TERN_BS)
 vk_tern_list_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, const uint32_t *list,
                     uint32_t l, kvq_vidkv_params p, bool daz, bool nanpol)
 {
-    const uint32_t G = p.group, d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
+    const uint32_t G = GT ? GT : p.group, d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t ng = (uint64_t)p.heads * nb * d;
     uint32_t f = 0, err = 0;
     if (gid < ng) {
-        const uint32_t c = (uint32_t)(gid % d);
-        const uint64_t hb = gid / d;
-        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb % nb);
+        uint64_t hb;
+        uint32_t c;
+        vk_divmod(gid, ng, d, hb, c);
+        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb - (uint64_t)h * nb);
         const uint32_t m = kvq_vidkv_block_members(l, G, b), gb = kvq_vidkv_tern_group_bytes(&p);
         const float *x = v + (uint64_t)h * p.tokens * d + c;
         uint8_t *grp = tern + gid * gb;
         float S = 0.0f, B = 0.0f;
         uint32_t nz = 0;
-        for (uint32_t i = 0; i < m; i++)
-            S = __fadd_rn(S, fabsf(vk_read(x[(uint64_t)vk_tok(list, b, G, i) * d], KVQ_VIDKV_DOMAIN, daz, f, err)));
+        float r[GT ? GT : 1u];
+        if (GT) {
+            uint32_t tk[GT ? GT : 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) tk[i] = i < m ? vk_tok(list, b, G, i) : 0u;
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) r[i] = i < m ? x[(uint64_t)tk[i] * d] : 0.0f;
+        }
+#pragma unroll
+        for (uint32_t i = 0; i < (GT ? GT : m); i++) {
+            if (i >= m) break;
+            const float xv = GT ? r[GT ? i : 0u] : x[(uint64_t)vk_tok(list, b, G, i) * d];
+            S = __fadd_rn(S, fabsf(vk_read(xv, KVQ_VIDKV_DOMAIN, daz, f, err)));
+        }
         const float alpha = __fmul_rn(p.gamma, __fdiv_rn(S, (float)m));
         uint32_t acc = 0, pw = 1;
-        for (uint32_t i = 0; i < 5u * gb && (p.vpack == KVQ_VIDKV_PACK_BASE3 || i < G); i++) {
+#pragma unroll
+        for (uint32_t i = 0; i < (GT ? GT + 4u : 5u * gb); i++) {
+            if (!(i < 5u * gb && (p.vpack == KVQ_VIDKV_PACK_BASE3 || i < G))) break;
             uint32_t dg = 0;
             if (i < m) {
-                const float xv = vk_daz(x[(uint64_t)vk_tok(list, b, G, i) * d], daz);
+                const float xv = vk_daz(GT ? r[GT && i < GT ? i : 0u] : x[(uint64_t)vk_tok(list, b, G, i) * d], daz);
                 const int32_t t = kvq_vidkv_trit(xv, alpha);
                 dg = kvq_vidkv_trit_digit(t);
                 if (t != 0) {
@@ -186,12 +197,91 @@ vk_tern_list_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, co
     vk_publish(st, f, err);
 }
 
-/* The protected list's 2-bit KIVI groups [VIDKV-STP-03] [KIVI-Q-01..06]. */
+/* The ternary groups of a token list for G = 32, 64 with the packing and SCALED at
+ * compile time: the members (m <= G; a list's last group may be short) loaded
+ * into registers in one unrolled pass, list entries first; the input checks
+ * folded into the greatest magnitude bits and the least (bits - 1), decided once
+ * a group, as vk_tern_fast_kernel's; S ascending over the members from +0, alpha
+ * = RN32(gamma * RN32(S / m)); the digits packed by constant powers of 3 (a
+ * short group's slots past m hold digit 0, as the reference's zeroed bytes). */
+template <uint32_t G, uint32_t PACK, bool SCALED>
+__global__ void __launch_bounds__(TERN_BS)
+vk_tern_listg_kernel(uint8_t *tern, float *beta, vk_state *st, const float *v, const uint32_t *list,
+                     uint32_t l, kvq_vidkv_params p, bool daz, bool nanpol)
+{
+    constexpr uint32_t GB = PACK == KVQ_VIDKV_PACK_BASE3 ? (G + 4u) / 5u : G / 4u;
+    const uint32_t d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
+    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint64_t ng = (uint64_t)p.heads * nb * d;
+    uint32_t f = 0, err = 0;
+    if (gid < ng) {
+        uint64_t hb;
+        uint32_t c;
+        vk_divmod(gid, ng, d, hb, c);
+        const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb - (uint64_t)h * nb);
+        const uint32_t m = kvq_vidkv_block_members(l, G, b);
+        const float *x = v + (uint64_t)h * p.tokens * d + c;
+        uint8_t *grp = tern + gid * GB;
+        uint32_t tk[G];
+        float r[G];
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++) tk[i] = i < m ? vk_tok(list, b, G, i) : 0u;
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++) r[i] = i < m ? x[(uint64_t)tk[i] * d] : 0.0f;
+        float S = 0.0f;
+        uint32_t amax = 0u, smin = 0xFFFFFFFFu;
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++) {
+            if (i < m) {
+                const uint32_t u = __float_as_uint(r[i]), a = u & 0x7FFFFFFFu;
+                amax = max(amax, a);
+                smin = min(smin, a - 1u);
+                r[i] = daz && a - 1u < 0x007FFFFFu ? __uint_as_float(u & 0x80000000u) : r[i];
+                S = __fadd_rn(S, fabsf(r[i]));
+            }
+        }
+        const float alpha = __fmul_rn(p.gamma, __fdiv_rn(S, (float)m));
+        float B = 0.0f;
+        uint32_t nz = 0, acc = 0;
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++) {
+            const bool pl = i < m && r[i] > alpha, mi = i < m && r[i] < -alpha; /* [VIDKV-V-02] */
+            const uint32_t dg = pl ? 1u : mi ? 2u : 0u;                         /* [VIDKV-V-04] */
+            if (SCALED && (pl || mi)) {
+                B = __fadd_rn(B, fabsf(r[i]));
+                nz++;
+            }
+            if (PACK == KVQ_VIDKV_PACK_BASE3) {
+                acc += dg * (i % 5u == 0u ? 1u : i % 5u == 1u ? 3u : i % 5u == 2u ? 9u : i % 5u == 3u ? 27u : 81u);
+                if (i % 5u == 4u || i == G - 1u) {
+                    grp[i / 5u] = (uint8_t)acc;
+                    acc = 0u;
+                }
+            } else {
+                acc |= dg << (2u * (i % 4u));
+                if (i % 4u == 3u) {
+                    grp[i / 4u] = (uint8_t)acc;
+                    acc = 0u;
+                }
+            }
+        }
+        if (SCALED) beta[gid] = vk_store_scale(nz ? __fdiv_rn(B, (float)nz) : 0.0f, p.meta, nanpol, f, err);
+        if (amax >= 0x7F800000u) err |= VK_ERR_NONFINITE;
+        else if (amax >= __float_as_uint(KVQ_VIDKV_DOMAIN)) err |= VK_ERR_RANGE;
+        if (smin < 0x007FFFFFu) f |= KVQ_FLAG_SUBNORMAL;
+    }
+    vk_publish(st, f, err);
+}
+
+/* The protected list's 2-bit KIVI groups [VIDKV-STP-03] [KIVI-Q-01..06].  GT = G
+ * at compile time (32, 64): the members loaded into registers in one unrolled
+ * pass (every load in flight), each read once; GT = 0: any G, read twice. */
+template <uint32_t GT>
 __global__ void __launch_bounds__(TERN_BS)
 vk_prot_kernel(uint8_t *pc, float *psc, float *pzr, vk_state *st, const float *v, const uint32_t *lp,
                uint32_t np, kvq_vidkv_params p, bool daz, bool away, bool nanpol)
 {
-    const uint32_t G = p.group, d = p.dim, nb = kvq_vidkv_list_blocks(np, G);
+    const uint32_t G = GT ? GT : p.group, d = p.dim, nb = kvq_vidkv_list_blocks(np, G);
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t ng = (uint64_t)p.heads * nb * d;
     uint32_t f = 0, err = 0;
@@ -202,10 +292,22 @@ vk_prot_kernel(uint8_t *pc, float *psc, float *pzr, vk_state *st, const float *v
         const uint32_t m = kvq_vidkv_block_members(np, G, b);
         const float *x = v + (uint64_t)h * p.tokens * d + c;
         const uint32_t *li = lp + (uint64_t)b * G;
+        float r[GT ? GT : 1u];
+        if (GT) {
+            uint32_t tk[GT ? GT : 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) tk[i] = i < m ? li[i] : 0u;
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) r[i] = i < m ? x[(uint64_t)tk[i] * d] : 0.0f;
+        }
         /* the slots m .. G-1 repeat member 0: they move neither extreme */
-        float mn = vk_read(x[(uint64_t)li[0] * d], KVQ_VIDKV_DOMAIN, daz, f, err), mx = mn, sc, z;
-        for (uint32_t i = 1; i < m; i++) {
-            const float xv = vk_read(x[(uint64_t)li[i] * d], KVQ_VIDKV_DOMAIN, daz, f, err);
+        float mn = vk_read(GT ? r[0] : x[(uint64_t)li[0] * d], KVQ_VIDKV_DOMAIN, daz, f, err), mx = mn, sc, z;
+        if (GT) r[0] = mn;
+#pragma unroll
+        for (uint32_t i = 1; i < (GT ? GT : m); i++) {
+            if (i >= m) break;
+            const float xv = vk_read(GT ? r[GT ? i : 0u] : x[(uint64_t)li[i] * d], KVQ_VIDKV_DOMAIN, daz, f, err);
+            if (GT) r[GT ? i : 0u] = xv;
             if (xv < mn) mn = xv;
             if (xv > mx) mx = xv;
         }
@@ -213,9 +315,11 @@ vk_prot_kernel(uint8_t *pc, float *psc, float *pzr, vk_state *st, const float *v
         const float rcp = sc != 0.0f ? __frcp_rn(sc) : 0.0f;
         uint8_t *grp = pc + gid * (G / 4u);
         uint32_t acc = 0;
+#pragma unroll
         for (uint32_t i = 0; i < G; i++) {
             /* a repeated slot's code (that of member 0) is stored as 0 */
-            const uint32_t code = i < m ? vk_kivi_code_rcp(vk_daz(x[(uint64_t)li[i] * d], daz), sc, rcp, z, 3u, away, f)
+            const uint32_t code = i < m ? vk_kivi_code_rcp(GT ? r[GT ? i : 0u] : vk_daz(x[(uint64_t)li[i] * d], daz),
+                                                           sc, rcp, z, 3u, away, f)
                                         : 0u;
             acc |= code << kvq_code_shift(i, 2u);
             if (i % 4u == 3u) {
@@ -303,15 +407,33 @@ kvq_status kvq_cuda_vidkv_quantize_values(const kvq_vidkv_values *d_out, uint32_
             goto out;
         if (!stp && p->group == 32u) tern_fast_launch<32u>(tern, beta, dst, d_v, ntg, p, daz, nanpol, stream);
         else if (!stp && p->group == 64u) tern_fast_launch<64u>(tern, beta, dst, d_v, ntg, p, daz, nanpol, stream);
-        else if (ntg > 0u)
-            vk_tern_list_kernel<<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt, *p,
-                                                                                daz, nanpol);
-        if (npg > 0u)
-            vk_prot_kernel<<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
-                                                                           daz, away, nanpol);
+        else if (ntg > 0u && (p->group == 32u || p->group == 64u)) {
+            const unsigned int lb = vk_blocks(ntg, TERN_BS);
+            const bool b3 = p->vpack == KVQ_VIDKV_PACK_BASE3;
+#define VK_LISTG(G, PK, SC) \
+    vk_tern_listg_kernel<G, PK, SC><<<lb, TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt, *p, daz, nanpol)
+            if (p->group == 32u) {
+                if (b3) { if (scaled) VK_LISTG(32u, KVQ_VIDKV_PACK_BASE3, true); else VK_LISTG(32u, KVQ_VIDKV_PACK_BASE3, false); }
+                else { if (scaled) VK_LISTG(32u, KVQ_VIDKV_PACK_BITS2, true); else VK_LISTG(32u, KVQ_VIDKV_PACK_BITS2, false); }
+            } else {
+                if (b3) { if (scaled) VK_LISTG(64u, KVQ_VIDKV_PACK_BASE3, true); else VK_LISTG(64u, KVQ_VIDKV_PACK_BASE3, false); }
+                else { if (scaled) VK_LISTG(64u, KVQ_VIDKV_PACK_BITS2, true); else VK_LISTG(64u, KVQ_VIDKV_PACK_BITS2, false); }
+            }
+#undef VK_LISTG
+        } else if (ntg > 0u)
+            vk_tern_list_kernel<0u><<<vk_blocks(ntg, TERN_BS), TERN_BS, 0, stream>>>(tern, beta, dst, d_v, lt, nt,
+                                                                                    *p, daz, nanpol);
+        if (npg > 0u && p->group == 32u)
+            vk_prot_kernel<32u><<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
+                                                                                daz, away, nanpol);
+        else if (npg > 0u && p->group == 64u)
+            vk_prot_kernel<64u><<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
+                                                                                daz, away, nanpol);
+        else if (npg > 0u)
+            vk_prot_kernel<0u><<<vk_blocks(npg, TERN_BS), TERN_BS, 0, stream>>>(pc, psc, pzr, dst, d_v, lp, np, *p,
+                                                                               daz, away, nanpol);
         VK_CK(cudaGetLastError());
-        VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, stream));
-        VK_CK(cudaStreamSynchronize(stream));
+        VK_CK(vk_readback(&h, dst, sizeof h, stream));
         drained = true;
         if ((st = vk_state_status(&h)) != KVQ_OK) goto out;
         if (!direct) {
@@ -339,8 +461,9 @@ out:
 /* ---- dequantizer input checks [VIDKV-D-02..03] --------------------------------- */
 
 /* The check words: the first bad ternary group; the first bad beta, p_scale,
- * p_zero as group * 16 + status; the protection mask's set bits below T and
- * whether one lies at or beyond T.  All ones / zero: nothing found. */
+ * p_zero as group * 16 + status; the protection mask's set bits below T (held
+ * complemented: ~count) and whether one lies at or beyond T (all ones: none).
+ * One memset of all ones clears every word. */
 typedef struct vk_vcheck {
     unsigned long long key[4];
     uint32_t count, beyond;
@@ -349,7 +472,7 @@ typedef struct vk_vcheck {
 __device__ __forceinline__ bool vk_vcheck_ok(const vk_vcheck *k, bool stp, uint32_t np)
 {
     return (k->key[0] & k->key[1] & k->key[2] & k->key[3]) == ~0ull &&
-           (!stp || (k->count == np && k->beyond == 0u));
+           (!stp || (~k->count == np && k->beyond == ~0u));
 }
 
 /* Bytes of four holding an invalid code: a BASE3 byte above 242, a BITS2 field 3. */
@@ -409,8 +532,8 @@ __global__ void vk_protmask_check_kernel(vk_vcheck *k, const uint8_t *prot, uint
         cnt += __popc(prot[b] & valid);
         beyond |= prot[b] & ~valid;
     }
-    if (cnt) atomicAdd(&k->count, cnt);
-    if (beyond) atomicOr(&k->beyond, 1u);
+    if (cnt) atomicSub(&k->count, cnt);  /* count holds ~(set bits) */
+    if (beyond) atomicAnd(&k->beyond, 0u); /* all ones: no bit at or past T */
 }
 
 /* ---- dequantization ---------------------------------------------------------- */
@@ -462,25 +585,57 @@ vk_tern_deq_fast_kernel(float *y, const uint8_t *tern, const float *beta, const 
 }
 
 /* The ternary groups of a token list of l tokens (list NULL: all T). */
+/* The elements of a token list's groups (list NULL: all T tokens).  GT = 32, 64
+ * (G at compile time) with PACK: the group's bytes read once and expanded as the
+ * full-group kernel expands them (a base-3 digit by q = (y * 171) >> 9), the
+ * list entries loaded ahead of the stores; GT = 0: any G, digit by digit. */
+template <uint32_t GT, uint32_t PACK>
 __global__ void __launch_bounds__(DEQ_BS)
 vk_tern_deq_list_kernel(float *y, const uint8_t *tern, const float *beta, const vk_vcheck *ck, bool stp,
                         uint32_t np, const uint32_t *list, uint32_t l, kvq_vidkv_params p)
 {
     if (!vk_vcheck_ok(ck, stp, np)) return;
-    const uint32_t G = p.group, d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
-    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (gid >= (uint64_t)p.heads * nb * d) return;
-    const uint32_t c = (uint32_t)(gid % d);
-    const uint64_t hb = gid / d;
-    const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb % nb), m = kvq_vidkv_block_members(l, G, b);
+    const uint32_t G = GT ? GT : p.group, d = p.dim, nb = kvq_vidkv_list_blocks(l, G);
+    const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x, ng = (uint64_t)p.heads * nb * d;
+    if (gid >= ng) return;
+    uint64_t hb;
+    uint32_t c;
+    vk_divmod(gid, ng, d, hb, c);
+    const uint32_t h = (uint32_t)(hb / nb), b = (uint32_t)(hb - (uint64_t)h * nb), m = kvq_vidkv_block_members(l, G, b);
     const uint8_t *grp = tern + gid * kvq_vidkv_tern_group_bytes(&p);
     float *out = y + (uint64_t)h * p.tokens * d + c;
     const uint32_t bb = p.vdeq == KVQ_VIDKV_VDEQ_SCALED ? __float_as_uint(beta[gid]) : 0x3F800000u;
-    for (uint32_t i = 0; i < m; i++)
-        out[(uint64_t)vk_tok(list, b, G, i) * d] = vk_tval(kvq_vidkv_tern_get(grp, i, p.vpack), bb);
+    if (GT) {
+        constexpr uint32_t GB = GT == 0u ? 1u : PACK == KVQ_VIDKV_PACK_BASE3 ? (GT + 4u) / 5u : GT / 4u;
+        constexpr uint32_t PER = PACK == KVQ_VIDKV_PACK_BASE3 ? 5u : 4u;
+        uint32_t tk[GT ? GT : 1u];
+#pragma unroll
+        for (uint32_t i = 0; i < (GT ? GT : 1u); i++) tk[i] = i < m ? vk_tok(list, b, G, i) : 0u;
+#pragma unroll
+        for (uint32_t j = 0; j < GB; j++) {
+            uint32_t by = grp[j];
+#pragma unroll
+            for (uint32_t k = 0; k < PER; k++) {
+                const uint32_t i = j * PER + k;
+                if (i < (GT ? GT : 1u)) {
+                    uint32_t dg;
+                    if (PACK == KVQ_VIDKV_PACK_BASE3) {
+                        const uint32_t q = (by * 171u) >> 9; /* floor(by / 3) for by < 256 */
+                        dg = by - 3u * q;
+                        by = q;
+                    } else {
+                        dg = (by >> (2u * k)) & 3u;
+                    }
+                    if (i < m) out[(uint64_t)tk[i < (GT ? GT : 1u) ? i : 0u] * d] = vk_tval(dg, bb);
+                }
+            }
+        }
+    } else {
+#pragma unroll 8 /* the list entries' loads ahead of the stores */
+        for (uint32_t i = 0; i < m; i++)
+            out[(uint64_t)vk_tok(list, b, G, i) * d] = vk_tval(kvq_vidkv_tern_get(grp, i, p.vpack), bb);
+    }
 }
-
-/* The protected list's groups: RN32(code * s + z) [KIVI-D-01]. */
 __global__ void __launch_bounds__(DEQ_BS)
 vk_prot_deq_kernel(float *y, const uint8_t *pc, const float *psc, const float *pzr, const vk_vcheck *ck,
                    uint32_t np, const uint32_t *lp, kvq_vidkv_params p)
@@ -495,6 +650,7 @@ vk_prot_deq_kernel(float *y, const uint8_t *pc, const float *psc, const float *p
     const uint8_t *grp = pc + gid * (G / 4u);
     float *out = y + (uint64_t)h * p.tokens * d + c;
     const float s = psc[gid], z = pzr[gid];
+#pragma unroll 8 /* the list entries' loads ahead of the stores */
     for (uint32_t i = 0; i < m; i++)
         out[(uint64_t)lp[(uint64_t)b * G + i] * d] = __fmaf_rn((float)kvq_unpack_code(grp, i, 2u), s, z);
 }
@@ -520,6 +676,24 @@ static unsigned int check_blocks(uint64_t n)
 {
     unsigned int b = vk_blocks(n, 256u);
     return b > 4096u ? 4096u : b;
+}
+
+static void tern_deq_list_launch(float *y, const uint8_t *tern, const float *beta, const vk_vcheck *ck, bool stp,
+                                 uint32_t np, const uint32_t *list, uint32_t l, const kvq_vidkv_params *p,
+                                 uint64_t ng, cudaStream_t s)
+{
+    const unsigned int nb = vk_blocks(ng, DEQ_BS);
+    const bool b3 = p->vpack == KVQ_VIDKV_PACK_BASE3;
+    if (p->group == 32u && b3)
+        vk_tern_deq_list_kernel<32u, KVQ_VIDKV_PACK_BASE3><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
+    else if (p->group == 32u)
+        vk_tern_deq_list_kernel<32u, KVQ_VIDKV_PACK_BITS2><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
+    else if (p->group == 64u && b3)
+        vk_tern_deq_list_kernel<64u, KVQ_VIDKV_PACK_BASE3><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
+    else if (p->group == 64u)
+        vk_tern_deq_list_kernel<64u, KVQ_VIDKV_PACK_BITS2><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
+    else
+        vk_tern_deq_list_kernel<0u, 0u><<<nb, DEQ_BS, 0, s>>>(y, tern, beta, ck, stp, np, list, l, *p);
 }
 
 kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
@@ -549,8 +723,7 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
         vk_vcheck *ck = (vk_vcheck *)w;
         /* both lists hold T entries: a malformed mask cannot write past them */
         uint32_t *lt = stp ? (uint32_t *)(w + 256u) : NULL, *lp = stp ? (uint32_t *)(w + 256u + lb) : NULL;
-        VK_CK(cudaMemsetAsync(ck->key, 0xFF, sizeof ck->key, stream));
-        VK_CK(cudaMemsetAsync(&ck->count, 0, 2u * sizeof(uint32_t), stream));
+        VK_CK(cudaMemsetAsync(ck, 0xFF, sizeof *ck, stream)); /* every word all ones: nothing found */
         /* the checks, in the stream before every element kernel [VIDKV-D-02..03] */
         if (stp) {
             vk_protmask_check_kernel<<<check_blocks((T + 7u) / 8u), 256u, 0, stream>>>(ck, d_in->prot, T);
@@ -574,9 +747,7 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
         VK_CK(cudaGetLastError());
         if (stp) {
             if ((st = vk_prot_lists_enqueue(lt, lp, d_in->prot, T, w + 256u + 2u * lb, stream)) != KVQ_OK) goto out;
-            if (ntg > 0u)
-                vk_tern_deq_list_kernel<<<vk_blocks(ntg, DEQ_BS), DEQ_BS, 0, stream>>>(d_y, d_in->tern, d_in->beta,
-                                                                                      ck, true, np, lt, nt, *p);
+            if (ntg > 0u) tern_deq_list_launch(d_y, d_in->tern, d_in->beta, ck, true, np, lt, nt, p, ntg, stream);
             if (npg > 0u)
                 vk_prot_deq_kernel<<<vk_blocks(npg, DEQ_BS), DEQ_BS, 0, stream>>>(d_y, d_in->p_codes, d_in->p_scale,
                                                                                  d_in->p_zero, ck, np, lp, *p);
@@ -585,15 +756,13 @@ kvq_status kvq_cuda_vidkv_dequantize_values(float *d_y, uint32_t *flags,
         } else if (p->group == 64u) {
             tern_deq_fast_launch<64u>(d_y, d_in->tern, d_in->beta, ck, ntg, p, stream);
         } else {
-            vk_tern_deq_list_kernel<<<vk_blocks(ntg, DEQ_BS), DEQ_BS, 0, stream>>>(d_y, d_in->tern, d_in->beta, ck,
-                                                                                  false, 0u, NULL, T, *p);
+            tern_deq_list_launch(d_y, d_in->tern, d_in->beta, ck, false, 0u, NULL, T, p, ntg, stream);
         }
         VK_CK(cudaGetLastError());
-        VK_CK(cudaMemcpyAsync(&hk, ck, sizeof hk, cudaMemcpyDeviceToHost, stream));
-        VK_CK(cudaStreamSynchronize(stream));
+        VK_CK(vk_readback(&hk, ck, sizeof hk, stream));
         drained = true;
         /* the reference's order: mask, ternary groups, beta, p_scale, p_zero */
-        if (stp && (hk.count != np || hk.beyond != 0u)) st = KVQ_E_PARAM;
+        if (stp && (~hk.count != np || hk.beyond != ~0u)) st = KVQ_E_PARAM;
         else if (hk.key[0] != ~0ull) st = KVQ_E_PARAM;
         else if (hk.key[1] != ~0ull) st = (kvq_status)(hk.key[1] % 16u);
         else if (hk.key[2] != ~0ull) st = (kvq_status)(hk.key[2] % 16u);

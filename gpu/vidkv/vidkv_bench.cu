@@ -11,7 +11,8 @@
  * metadata, mask) over its median time; ratio = that / the copy's (goal >=
  * 0.85).  floor = the ratio its pass structure reaches at copy speed:
  * compulsory bytes / bytes it moves (the key quantizer reads its input twice,
- * once for the split's channel ranges and once for the groups; the FFT path
+ * once for the split's channel ranges and once for the groups, once with the
+ * ranges handed in [VIDKV-DEV-07]; the FFT path
  * moves its complex rows through memory four times and reads the normal
  * channels once more).  The FFT path's share is reported
  * separately: the transform alone (gather + batched C2C, kvq_cuda_vidkv_dft),
@@ -48,6 +49,36 @@ __global__ void fill_kernel(float *x, uint64_t n, uint32_t d)
         const float sc = (e % d) % 16u == 3u ? 8.0f : 1.0f; /* some outlier channels */
         x[e] = sc * ((float)(h & 0xFFFFFF) - 8388608.0f) * 0x1p-23f;
     }
+}
+
+/* The pooled channel ranges of x [rows][d] (a producer's running min and max), as
+ * ordered integers then floats: a block 512 rows, a thread a channel. */
+__device__ __forceinline__ uint32_t b_ord(float v)
+{
+    uint32_t b = __float_as_uint(v);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__global__ void ranges_kernel(uint32_t *mnu, uint32_t *mxu, const float *x, uint64_t rows, uint32_t d)
+{
+    const uint64_t r0 = (uint64_t)blockIdx.x * 512u;
+    for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
+        uint32_t lo = 0xFFFFFFFFu, hi = 0u;
+        for (uint64_t r = r0; r < r0 + 512u && r < rows; r++) {
+            const uint32_t o = b_ord(x[r * d + c]);
+            lo = min(lo, o);
+            hi = max(hi, o);
+        }
+        atomicMin(&mnu[c], lo);
+        atomicMax(&mxu[c], hi);
+    }
+}
+__global__ void unord_kernel(float *mn, float *mx, const uint32_t *mnu, const uint32_t *mxu, uint32_t d)
+{
+    const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= d) return;
+    const uint32_t a = mnu[c], b = mxu[c];
+    mn[c] = __uint_as_float((a & 0x80000000u) ? (a & 0x7FFFFFFFu) : ~a);
+    mx[c] = __uint_as_float((b & 0x80000000u) ? (b & 0x7FFFFFFFu) : ~b);
 }
 
 static void die(const char *what, kvq_status st)
@@ -97,7 +128,7 @@ int main(int argc, char **argv)
     const double t_copy = time_med(reps, [&] { CK(cudaMemcpyAsync(cpy, x, in_b, cudaMemcpyDeviceToDevice, 0)); });
     const double bw_copy = 2.0 * (double)in_b / (t_copy * 1e-3) / 1e9;
 
-    struct row { char name[80]; double ms, bytes, moved; } rows[32];
+    struct row { char name[80]; double ms, bytes, moved; } rows[40];
     int nr = 0;
     const double mb = 2.0; /* binary16 metadata bytes (F16) */
 
@@ -239,6 +270,39 @@ int main(int argc, char **argv)
             rows[nr].moved = bytes + (double)in_b + regather + zrows + (direct ? 0.0 : 2.0 * out_b);
             nr++;
         }
+        if (!fft) {
+            /* the ranges handed in [VIDKV-DEV-07]: one read of the keys */
+            uint32_t *mnu, *mxu;
+            float *mn, *mx;
+            const uint32_t d = q.dim;
+            const uint64_t rws = (uint64_t)q.heads * q.tokens;
+            CK(cudaMalloc(&mnu, d * 4u));
+            CK(cudaMalloc(&mxu, d * 4u));
+            CK(cudaMalloc(&mn, d * 4u));
+            CK(cudaMalloc(&mx, d * 4u));
+            CK(cudaMemset(mnu, 0xFF, d * 4u));
+            CK(cudaMemset(mxu, 0, d * 4u));
+            ranges_kernel<<<(unsigned int)((rws + 511u) / 512u), 128>>>(mnu, mxu, x, rws, d);
+            unord_kernel<<<(d + 127u) / 128u, 128>>>(mn, mx, mnu, mxu, d);
+            CK(cudaDeviceSynchronize());
+            for (int direct = 1; direct >= 0; direct--) {
+                kvq_status st = KVQ_OK;
+                double ms = time_med(reps, [&] {
+                    kvq_status s = kvq_cuda_vidkv_quantize_keys_ranged(&k, NULL, x, mn, mx, &q, &pol,
+                                                                       direct ? KVQ_CUDA_DIRECT : 0u, 0);
+                    if (s != KVQ_OK) st = s;
+                });
+                if (st != KVQ_OK) die("quantize keys, ranges handed in", st);
+                const double bytes = (double)in_b + out_b;
+                snprintf(rows[nr].name, sizeof rows[nr].name, "K f=0.5 MINMAX quantize, ranges in, %s",
+                         direct ? "direct" : "safe");
+                rows[nr].ms = ms;
+                rows[nr].bytes = bytes;
+                rows[nr].moved = bytes + 8.0 * d + (direct ? 0.0 : 2.0 * out_b);
+                nr++;
+            }
+            cudaFree(mnu); cudaFree(mxu); cudaFree(mn); cudaFree(mx);
+        }
         {
             kvq_status st = KVQ_OK;
             double ms = time_med(reps, [&] {
@@ -284,7 +348,8 @@ int main(int argc, char **argv)
     printf("# floor = the ratio a pass structure reaches at copy speed: (input + output) / bytes it moves\n");
     printf("#   (keys: the split reads the input once more -- the split needs every channel's range over\n");
     printf("#   all T tokens (all heads, pooled) before any group is coded, and 256 MiB does not stay in L2,\n");
-    printf("#   so 0.52 is the keys' design floor [VIDKV-DEV-06]; FFT: complex rows through memory; safe:\n");
+    printf("#   so 0.52 is the keys' design floor [VIDKV-DEV-06], 1.0 with the ranges handed in\n");
+    printf("#   [VIDKV-DEV-07]; FFT: complex rows through memory; safe:\n");
     printf("#   the scratch copy-out; dequantize: the checks read the stored groups and metadata once\n");
     printf("#   more before the elements); of floor = ratio / floor\n");
     printf("# every launcher is blocking (status word read back, stream synchronized, inside the timing)\n");

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+#include <string.h>
 
 #include "kvq.h"
 #include "kvq_vidkv.h"
@@ -29,6 +30,7 @@
 
 #define VK_ERR_NONFINITE 0x1u
 #define VK_ERR_RANGE     0x2u
+#define VK_ERR_RANGES    0x4u   /* handed-in channel ranges are not the keys' extremes [VIDKV-DEV-07] */
 
 /* Device-side state of one call. */
 typedef struct vk_state {
@@ -185,13 +187,19 @@ __device__ __forceinline__ uint32_t vk_kivi_code(float xv, float s, float z, uin
  * clamping after, rounding being monotone. */
 #define VK_MAGIC_RND 0x1.8p23f
 #define VK_MAGIC_RND_BITS 0x4B400000u
-__device__ __forceinline__ uint32_t vk_kivi_code_rcp(float xv, float s, float rcp, float z,
-                                                     uint32_t cmaxu, bool away, uint32_t &f)
+/* FIN: x and z are known finite and below 2^102 in magnitude (the inputs of a
+ * call that succeeds lie in the domain [VIDKV-L-03], z is one of them or its
+ * binary16 rounding), so t = x - z cannot overflow and the saturation test is
+ * dropped; a call with an input outside the domain fails and returns neither
+ * its outputs nor its flags. */
+template <bool FIN>
+__device__ __forceinline__ uint32_t vk_kivi_code_rcp_t(float xv, float s, float rcp, float z,
+                                                       uint32_t cmaxu, bool away, uint32_t &f)
 {
     if (s == 0.0f) return 0u;
     const float cmax = (float)cmaxu;
     float t = __fsub_rn(xv, z);
-    if (isinf(t)) {
+    if (!FIN && isinf(t)) {
         t = copysignf(VK_F32_MAX, t);
         f |= KVQ_FLAG_SATURATED;
     }
@@ -207,6 +215,24 @@ __device__ __forceinline__ uint32_t vk_kivi_code_rcp(float xv, float s, float rc
     }
     if ((uint32_t)c > cmaxu) f |= KVQ_FLAG_CLAMPED;
     return (uint32_t)min(max(c, 0), (int32_t)cmaxu);
+}
+__device__ __forceinline__ uint32_t vk_kivi_code_rcp(float xv, float s, float rcp, float z,
+                                                     uint32_t cmaxu, bool away, uint32_t &f)
+{
+    return vk_kivi_code_rcp_t<false>(xv, s, rcp, z, cmaxu, away, f);
+}
+
+/* gid = q * d + c, by 32-bit division whenever the grid allows it. */
+__device__ __forceinline__ void vk_divmod(uint64_t gid, uint64_t ng, uint32_t d, uint64_t &q, uint32_t &c)
+{
+    if (ng <= 0xFFFFFFFFull) {
+        const uint32_t g = (uint32_t)gid;
+        q = g / d;
+        c = g - (uint32_t)q * d;
+    } else {
+        q = gid / d;
+        c = (uint32_t)(gid - q * d);
+    }
 }
 
 /* OR a warp's flags and errors into the call's state (every lane calls). */
@@ -243,6 +269,31 @@ __device__ __forceinline__ uint32_t vk_meta_ok(float v, bool is_scale, uint32_t 
         if ((x) != cudaSuccess) { st = KVQ_E_DEVICE; goto out; }                     \
     } while (0)
 
+/* A page-locked host buffer of 256 bytes for this host thread's status
+ * read-backs (a real asynchronous copy: no staging through the driver's
+ * buffer, several microseconds a call fewer), allocated on first use and kept
+ * for the thread's life, as the cuFFT plans are; NULL when none could be had. */
+static inline void *vk_pinned(void)
+{
+    static thread_local void *p = NULL;
+    static thread_local bool tried = false;
+    if (!tried) {
+        tried = true;
+        if (cudaMallocHost(&p, 256u) != cudaSuccess) p = NULL;
+    }
+    return p;
+}
+
+/* n bytes of device status words into h (host), the stream synchronized. */
+static inline cudaError_t vk_readback(void *h, const void *d, size_t n, cudaStream_t s)
+{
+    void *p = n <= 256u ? vk_pinned() : NULL;
+    cudaError_t e = cudaMemcpyAsync(p != NULL ? p : h, d, n, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess && p != NULL) memcpy(h, p, n);
+    return e;
+}
+
 static inline unsigned int vk_blocks(uint64_t n, uint32_t bs)
 {
     uint64_t b = (n + bs - 1u) / bs;
@@ -256,17 +307,19 @@ static inline kvq_status vk_check_call(const kvq_vidkv_params *p, const kvq_poli
     return KVQ_OK;
 }
 
-/* The status of a finished call's state (nonfinite before range [VIDKV-L-05]). */
+/* The status of a finished call's state (nonfinite before range [VIDKV-L-05];
+ * the handed-in ranges' check after both [VIDKV-DEV-07]). */
 static inline kvq_status vk_state_status(const vk_state *h)
 {
     if (h->err & VK_ERR_NONFINITE) return KVQ_E_NONFINITE;
     if (h->err & VK_ERR_RANGE) return KVQ_E_RANGE;
+    if (h->err & VK_ERR_RANGES) return KVQ_E_PARAM;
     return KVQ_OK;
 }
 
 /* Enqueue functions (split.cu, groups.cu): device pointers, stream order.
  * vk_split_enqueue: the split mask from the read keys, with the input checks
- * and the SUBNORMAL flag into *st; kr (may be NULL) receives the values read;
+ * and the SUBNORMAL flag into *st (zeroed by its first kernel); kr (may be NULL) receives the values read;
  * lists [rows][d] the ascending abnormal channels then the normal ones, pos[rows][d]
  * the index of each channel in its list. */
 kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_state *st,
@@ -274,29 +327,38 @@ kvq_status vk_split_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, vk_st
                             void *scratch, cudaStream_t s);
 /* Device scratch bytes vk_split_enqueue needs. */
 size_t vk_split_scratch(const kvq_vidkv_params *p);
+/* The split of handed-in channel ranges mn, mx [rows][d] [VIDKV-DEV-07]: the mask,
+ * lists and positions as vk_split_enqueue's, without reading the keys; the same
+ * kernel zeroes *st and att [2][rows][d] (the call's first). */
+kvq_status vk_split_ranges_enqueue(uint8_t *mask, uint32_t *lists, uint32_t *pos, const float *mn,
+                                   const float *mx, uint32_t *att, vk_state *st, const kvq_vidkv_params *p,
+                                   cudaStream_t s);
 
 /* The abnormal 2-bit groups [VIDKV-K-03] and, when mode is MINMAX or
- * SIGNMEAN, the normal groups [VIDKV-K-08]; pos from vk_split_enqueue. */
+ * SIGNMEAN, the normal groups [VIDKV-K-08]; pos from vk_split_enqueue.  rmn
+ * NULL: the split read and checked the keys, the groups take their values.
+ * rmn, rmx [rows][d] the handed-in ranges [VIDKV-DEV-07]: the groups read and
+ * check every key [VIDKV-L-03..04], every group's extremes are checked to lie
+ * within its channel's range (VK_ERR_RANGES otherwise) and att [2][rows][d]
+ * (zeroed) marks the ranges' ends some group attains (vk_att_enqueue checks). */
 void vk_groups_enqueue(const kvq_vidkv_keys *o, vk_state *st, const float *k, const uint32_t *pos,
                        const kvq_vidkv_params *p, const kvq_policy *pol, uint32_t mode,
-                       cudaStream_t s);
+                       const float *rmn, const float *rmx, uint32_t *att, cudaStream_t s);
+/* VK_ERR_RANGES into *st unless every entry of att [n] is set. */
+void vk_att_enqueue(vk_state *st, const uint32_t *att, uint64_t n, cudaStream_t s);
 
-/* The key dequantizer's input checks [VIDKV-D-02..03] (synchronous: returns
- * the first failure's status in the reference's order), then the elements of
- * every abnormal channel and, unless FFT, every normal channel. */
-kvq_status vk_keys_deq_check(const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
-                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s);
 /* The channel lists and positions of a stored mask (synchronous; KVQ_E_PARAM
  * when a row is malformed [VIDKV-D-02]). */
 kvq_status vk_mask_lists(uint32_t *lists, uint32_t *pos, const uint8_t *mask,
                          const kvq_vidkv_params *p, void *scratch, cudaStream_t s);
-void vk_keys_deq_enqueue(float *y, const kvq_vidkv_keys *in, const uint32_t *pos,
-                         const kvq_vidkv_params *p, uint32_t mode, cudaStream_t s);
-/* Without the FFT: the checks and the element kernel in one stream pass, the
- * elements written only when every check passed [VIDKV-DEV-04]; synchronous,
- * the first failure's status (scratch as vk_keys_deq_check's). */
+/* The key dequantizer's input checks [VIDKV-D-02..03] and the group kernel in
+ * one stream pass, the elements of every abnormal channel and, unless FFT,
+ * every normal channel written only when every check passed [VIDKV-DEV-04];
+ * synchronous, the first failure's status in the reference's order (scratch:
+ * 256 bytes of check words); elements false: the checks alone (the FFT path
+ * writes every channel itself after them). */
 kvq_status vk_keys_deq_gated(float *y, const kvq_vidkv_keys *in, const kvq_vidkv_params *p, uint32_t mode,
-                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s);
+                             uint32_t *lists, uint32_t *pos, void *scratch, cudaStream_t s, bool elements);
 
 /* STP (stp.cu) [VIDKV-STP-01..03]: vk_stp_check the ranges (KVQ_E_PARAM,
  * KVQ_E_SHAPE, as the reference); vk_stp_enqueue reads and checks every score

@@ -169,7 +169,7 @@ static void fail_msg(const char *what, const char *fmt, ...)
         va_start(ap, fmt);
         vprintf(fmt, ap);
         va_end(ap);
-        printf(" (seed 0x%016llx)\n", (unsigned long long)kvq_tb_seed());
+        printf(" (seed 0x%016llx)\n", (unsigned long long)kvq_tb_st.seed);
     }
 }
 
@@ -205,8 +205,17 @@ static void bs_add(bset *b, const char *name, size_t n)
     kvq_tb_cuda(cudaMalloc((void **)&b->d[i], n + GUARD), "cudaMalloc");
     kvq_tb_cuda(cudaMemset(b->d[i], SENT, n + GUARD), "cudaMemset");
 }
+/* The kind of case running (KIND sets it), named when a kernel faults. */
+static const char *g_kind = "setup";
+
 static void bs_fetch(bset *b)
 {
+    const cudaError_t e = cudaDeviceSynchronize(); /* a kernel fault, named before the copies fail on it */
+    if (e != cudaSuccess) {
+        fprintf(stderr, "vidkv-gpu-test: a kernel failed in case %lu (%s): %s (seed 0x%016llx)\n", kvq_tb_cases(),
+                g_kind, cudaGetErrorString(e), (unsigned long long)kvq_tb_st.seed);
+        exit(2);
+    }
     for (int i = 0; i < b->n; i++)
         kvq_tb_cuda(cudaMemcpy(b->dh[i], b->d[i], b->bytes[i] + GUARD, cudaMemcpyDeviceToHost),
                     "cudaMemcpy");
@@ -433,6 +442,101 @@ static void keys_case(kvq_vidkv_params p, kvq_policy pol, int special)
     bs_free(&q);
     cudaFree(dx);
     free(x);
+}
+
+/* ---- keys with the channel ranges handed in [VIDKV-DEV-07] ------------------------- */
+
+/* One launch of the ranged quantizer on ranges mn, mx (host) against want (a
+ * buffer set whose host side holds the expected bytes) and status / flags. */
+static void ranged_run(const char *what, const kvq_vidkv_params *p, const kvq_policy *pol, const float *dx,
+                       const float *mn, const float *mx, uint64_t nr, bset *want, kvq_status sw, uint32_t fw)
+{
+    float *dmn = dput(mn, nr), *dmx = dput(mx, nr);
+    kvq_vidkv_keys dk = keys_of(want->d);
+    uint32_t fg = KVQ_TB_FLAGS_SENTINEL;
+    kvq_tb_case();
+    kvq_status sg = kvq_cuda_vidkv_quantize_keys_ranged(&dk, &fg, dx, dmn, dmx, p, pol, 0u, 0);
+    bs_fetch(want);
+    if (sg != sw || fg != fw) {
+        fail_msg(what, "status want %s gpu %s, flags want %08x gpu %08x", kvq_status_str(sw), kvq_status_str(sg),
+                 fw, fg);
+        pparams(p, pol);
+    } else if (!bs_same(want, 0x7Fu, what)) {
+        pparams(p, pol);
+    } else {
+        kvq_tb_pass();
+    }
+    cudaFree(dmn);
+    cudaFree(dmx);
+}
+
+/* SPEC: [VIDKV-DEV-07] the ranged key quantizer: with the keys' own ranges (as read
+ * under the policy, pooled or per head), every status, flag and output byte equals the
+ * reference's kvq_vidkv_quantize_keys; with a range whose greatest end no key attains, or
+ * whose least end lies above a key (and is attained), KVQ_E_PARAM and nothing written. */
+static void ranged_case(kvq_vidkv_params p, kvq_policy pol, int special)
+{
+    if (p.normal == KVQ_VIDKV_NORMAL_FFT) p.normal = KVQ_VIDKV_NORMAL_MINMAX; /* exact level only */
+    const uint64_t n = kvq_vidkv_elems(&p);
+    const uint32_t rows = kvq_vidkv_mask_rows(&p), d = p.dim;
+    const uint64_t nr = (uint64_t)rows * d;
+    float *x = (float *)kvq_tb_malloc(n * 4u);
+    gen_input(x, &p, special, 1.0f);
+    float *dx = dput(x, n);
+    float *mn = (float *)kvq_tb_malloc(nr * 4u), *mx = (float *)kvq_tb_malloc(nr * 4u);
+    for (uint64_t i = 0; i < nr; i++) {
+        mn[i] = INFINITY;
+        mx[i] = -INFINITY;
+    }
+    const int daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
+    for (uint64_t e = 0; e < n; e++) {
+        float v = x[e];
+        if (isnan(v)) continue;
+        if (daz && v != 0.0f && fabsf(v) < 0x1p-126f) v = copysignf(0.0f, v);
+        const uint32_t h = (uint32_t)(e / ((uint64_t)p.tokens * d));
+        const uint64_t r = (uint64_t)(p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u) * d + e % d;
+        if (v < mn[r]) mn[r] = v;
+        if (v > mx[r]) mx[r] = v;
+    }
+    /* the reference */
+    bset q;
+    keys_bset(&q, &p);
+    kvq_vidkv_keys hk = keys_of(q.h);
+    uint32_t fr = KVQ_TB_FLAGS_SENTINEL;
+    kvq_status sr = kvq_vidkv_quantize_keys(&hk, &fr, x, &p, &pol);
+    ranged_run("quantize keys, ranges handed in", &p, &pol, dx, mn, mx, nr, &q, sr, fr);
+    bs_free(&q);
+    if (sr == KVQ_OK) {
+        /* a greatest end above every key of its channel: unattained */
+        const uint64_t r = kvq_tb_rndu((uint32_t)nr);
+        const float keep = mx[r];
+        mx[r] = nextafterf(mx[r], INFINITY);
+        keys_bset(&q, &p); /* host side: the sentinel, nothing written */
+        ranged_run("quantize keys, a range's end unattained", &p, &pol, dx, mn, mx, nr, &q, KVQ_E_PARAM,
+                   KVQ_TB_FLAGS_SENTINEL);
+        bs_free(&q);
+        mx[r] = keep;
+        /* a least end raised to the channel's next value: attained, a key below it */
+        float next = INFINITY;
+        for (uint64_t e = 0; e < n; e++) {
+            float v = x[e];
+            if (daz && v != 0.0f && fabsf(v) < 0x1p-126f) v = copysignf(0.0f, v);
+            const uint32_t h = (uint32_t)(e / ((uint64_t)p.tokens * d));
+            if ((uint64_t)(p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u) * d + e % d == r && v > mn[r] && v < next)
+                next = v;
+        }
+        if (next < INFINITY) {
+            mn[r] = next;
+            keys_bset(&q, &p);
+            ranged_run("quantize keys, a key below its range", &p, &pol, dx, mn, mx, nr, &q, KVQ_E_PARAM,
+                       KVQ_TB_FLAGS_SENTINEL);
+            bs_free(&q);
+        }
+    }
+    cudaFree(dx);
+    free(x);
+    free(mn);
+    free(mx);
 }
 
 /* ---- exact level: values ------------------------------------------------------------- */
@@ -1232,8 +1336,9 @@ static int judge_selftest(void)
 }
 
 /* Pass and fail counts per kind, printed before the closing line. */
-enum { K_KEYS, K_VALUES, K_FFT, K_STP, K_KINDS };
+enum { K_KEYS, K_RANGED, K_VALUES, K_FFT, K_STP, K_KINDS };
 static const char *const KIND_NAME[K_KINDS] = {"keys (split, groups, dequantizer)",
+                                               "keys, ranges handed in (quantize, wrong ranges)",
                                                "values without STP (quantize, dequantize)",
                                                "FFT path (bounded level)",
                                                "values with STP (scores, selection, groups, dequantize)"};
@@ -1241,6 +1346,7 @@ static unsigned long g_kp[K_KINDS], g_kf[K_KINDS];
 #define KIND(k, call)                                                                   \
     do {                                                                                \
         const unsigned long p0_ = kvq_tb_passed(), f0_ = kvq_tb_failed();               \
+        g_kind = KIND_NAME[k];                                                          \
         call;                                                                           \
         g_kp[k] += kvq_tb_passed() - p0_;                                               \
         g_kf[k] += kvq_tb_failed() - f0_;                                               \
@@ -1257,6 +1363,7 @@ int main(int argc, char **argv)
     for (uint64_t c = 0; c < cases; c++) {
         const int special = kvq_tb_chance(10) ? 1 + (int)kvq_tb_rndu(3) : 0;
         KIND(K_KEYS, keys_case(rand_params(0), rand_policy(), special));
+        KIND(K_RANGED, ranged_case(rand_params(0), rand_policy(), special));
         KIND(K_VALUES, values_case(rand_params(0), rand_policy(), special, NULL));
         kvq_policy pol = rand_policy();
         pol.overflow = KVQ_OVERFLOW_SATURATE; /* FFT scales near 65520 are bounded-level */
@@ -1282,6 +1389,7 @@ int main(int argc, char **argv)
             KIND(K_FFT, fft_case(p, kvq_policy_default, 0, 1, NULL, 0));
             p.normal = KVQ_VIDKV_NORMAL_MINMAX;
             KIND(K_KEYS, keys_case(p, kvq_policy_default, 0));
+            KIND(K_RANGED, ranged_case(p, kvq_policy_default, 0));
             p.vpack = (uint32_t)(i % 2u);
             p.vdeq = (uint32_t)((i / 2u) % 2u);
             KIND(K_VALUES, values_case(p, kvq_policy_default, 0, NULL));

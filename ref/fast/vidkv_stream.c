@@ -1,23 +1,30 @@
 /*
  * vidkv_stream.c -- the VIDKV residual window composed (spec/vidkv.md
  * [VIDKV-W-01..02]): prefill (values with STP when p > 0), then decoded
- * tokens, each flush of G tokens made of the fast path's quantizers and
- * dequantizers, keys requantized or appended (kflush), values appended or
- * requantized (vflush), plain ternary.
+ * tokens, each flush of G tokens made of quantizers and dequantizers, keys
+ * requantized or appended (kflush), values appended or requantized (vflush),
+ * plain ternary.  The composition runs over a table of stage callbacks
+ * (vidkv_stream.h): kvq_vidkv_stream is it over host memory and the fast
+ * path's calls; the CUDA subject's vidkv_stream is it over device memory and
+ * the device launchers [VIDKV-DEV-05], so the two cannot drift apart.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kvq_vidkv.h"
+#include "vidkv_stream.h"
+
+/* ---- the host stages: the fast path ----------------------------------------- */
 
 /* One key quantization of x [H][T][d] and its dequantization into y. */
-static kvq_status keys_round_trip(float *y, uint32_t *flags, const float *x, const kvq_vidkv_params *p,
-                                  const kvq_policy *pol)
+static kvq_status keys_round_trip(void *ctx, float *y, uint32_t *flags, const float *x,
+                                  const kvq_vidkv_params *p, const kvq_policy *pol)
 {
     kvq_vidkv_keys s;
     uint32_t f = 0, df = 0;
     kvq_status st;
+    (void)ctx;
     s.mask = calloc(kvq_vidkv_mask_bytes(p) + 1u, 1);
     s.abn_codes = calloc(kvq_vidkv_abn_code_bytes(p) + 1u, 1);
     s.abn_scale = calloc(kvq_vidkv_abn_groups(p) + 1u, 4);
@@ -43,13 +50,14 @@ static kvq_status keys_round_trip(float *y, uint32_t *flags, const float *x, con
 
 /* One value quantization of x [H][T][d] (with STP when stp is not NULL),
  * dequantized into y. */
-static kvq_status values_round_trip(float *y, uint32_t *flags, const float *x, const kvq_vidkv_params *p,
-                                    const kvq_vidkv_stp *stp, const kvq_policy *pol)
+static kvq_status values_round_trip(void *ctx, float *y, uint32_t *flags, const float *x,
+                                    const kvq_vidkv_params *p, const kvq_vidkv_stp *stp, const kvq_policy *pol)
 {
     kvq_vidkv_values s;
     uint32_t f = 0, df = 0, np = 0;
     kvq_status st = KVQ_E_NOMEM;
     kvq_vidkv_params q = *p;
+    (void)ctx;
     if (stp == NULL) q.protect = 0.0f;
     else np = kvq_vidkv_prot_count(q.protect, stp->vis_count);
     memset(&s, 0, sizeof s);
@@ -73,57 +81,95 @@ static kvq_status values_round_trip(float *y, uint32_t *flags, const float *x, c
     return st;
 }
 
-/* dst [H][n][d] = rows [t0, t0 + n) of src [H][T][d]. */
-static void take(float *dst, const float *src, uint32_t H, uint32_t T, uint32_t d, uint32_t t0, uint32_t n)
+static void *host_alloc(void *ctx, size_t n)
 {
-    for (uint32_t h = 0; h < H; h++)
-        memcpy(dst + (size_t)h * n * d, src + ((size_t)h * T + t0) * d, (size_t)n * d * sizeof *dst);
+    (void)ctx;
+    return malloc(n);
 }
 
-/* cache [H][q][d] (capacity Tq) followed by blk [H][G][d], into out [H][q+G][d]. */
-static void concat(float *out, const float *cache, const float *blk, uint32_t H, uint32_t q, uint32_t G,
-                   uint32_t d)
+static void host_release(void *ctx, void *p)
 {
-    for (uint32_t h = 0; h < H; h++) {
-        memcpy(out + (size_t)h * (q + G) * d, cache + (size_t)h * q * d, (size_t)q * d * sizeof *out);
-        memcpy(out + ((size_t)h * (q + G) + q) * d, blk + (size_t)h * G * d, (size_t)G * d * sizeof *out);
-    }
+    (void)ctx;
+    free(p);
+}
+
+static kvq_status host_out(void *ctx, void *dst, const void *src, size_t n)
+{
+    (void)ctx;
+    memcpy(dst, src, n);
+    return KVQ_OK;
+}
+
+static kvq_status host_copy2d(void *ctx, void *dst, size_t dpitch, const void *src, size_t spitch, size_t w,
+                              uint32_t rows)
+{
+    (void)ctx;
+    for (uint32_t r = 0; r < rows; r++)
+        memcpy((char *)dst + (size_t)r * dpitch, (const char *)src + (size_t)r * spitch, w);
+    return KVQ_OK;
+}
+
+/* ---- the composition ----------------------------------------------------------- */
+
+/* dst [H][n][d] = rows [t0, t0 + n) of src [H][T][d]. */
+static kvq_status take(const kvq_vidkv_stream_ops *o, float *dst, const float *src, uint32_t H, uint32_t T,
+                       uint32_t d, uint32_t t0, uint32_t n)
+{
+    return o->copy2d(o->ctx, dst, (size_t)n * d * sizeof *dst, src + (size_t)t0 * d, (size_t)T * d * sizeof *src,
+                     (size_t)n * d * sizeof *dst, H);
+}
+
+/* cache [H][q][d] followed by blk [H][n][d], into out [H][q+n][d]. */
+static kvq_status concat(const kvq_vidkv_stream_ops *o, float *out, const float *cache, const float *blk,
+                         uint32_t H, uint32_t q, uint32_t n, uint32_t d)
+{
+    const size_t row = (size_t)(q + n) * d * sizeof *out;
+    kvq_status st = KVQ_OK;
+    if (q > 0u) st = o->copy2d(o->ctx, out, row, cache, (size_t)q * d * sizeof *cache, (size_t)q * d * sizeof *cache, H);
+    if (st == KVQ_OK)
+        st = o->copy2d(o->ctx, out + (size_t)q * d, row, blk, (size_t)n * d * sizeof *blk, (size_t)n * d * sizeof *blk,
+                       H);
+    return st;
 }
 
 /* One cache's step: REQUANT requantizes the cache followed by the block; the
  * other quantizes the block alone and appends it.  cache holds [H][q][d]
  * and afterwards [H][q + n][d] (n = the block's tokens). */
-static kvq_status step(float *cache, uint32_t *flags, const float *blk, uint32_t q, uint32_t n, int requant,
-                       int keys, kvq_vidkv_params p, const kvq_vidkv_stp *stp, const kvq_policy *pol, float *tmp,
-                       float *tmp2)
+static kvq_status step(const kvq_vidkv_stream_ops *o, float *cache, uint32_t *flags, const float *blk, uint32_t q,
+                       uint32_t n, int requant, int keys, kvq_vidkv_params p, const kvq_vidkv_stp *stp,
+                       const kvq_policy *pol, float *tmp, float *tmp2)
 {
     kvq_status st;
-    uint32_t H = p.heads, d = p.dim;
+    const uint32_t H = p.heads, d = p.dim;
+    const size_t all = (size_t)H * (q + n) * d * sizeof *cache;
     if (requant) {
-        concat(tmp, cache, blk, H, q, n, d);
+        if ((st = concat(o, tmp, cache, blk, H, q, n, d)) != KVQ_OK) return st;
         p.tokens = q + n;
-        st = keys ? keys_round_trip(tmp2, flags, tmp, &p, pol) : values_round_trip(tmp2, flags, tmp, &p, NULL, pol);
-        if (st == KVQ_OK) memcpy(cache, tmp2, (size_t)H * (q + n) * d * sizeof *cache);
+        st = keys ? o->keys(o->ctx, tmp2, flags, tmp, &p, pol) : o->values(o->ctx, tmp2, flags, tmp, &p, NULL, pol);
+        if (st == KVQ_OK) st = o->copy2d(o->ctx, cache, all, tmp2, all, all, 1u);
         return st;
     }
     p.tokens = n;
-    st = keys ? keys_round_trip(tmp2, flags, blk, &p, pol) : values_round_trip(tmp2, flags, blk, &p, stp, pol);
-    if (st != KVQ_OK) return st;
-    concat(tmp, cache, tmp2, H, q, n, d);
-    memcpy(cache, tmp, (size_t)H * (q + n) * d * sizeof *cache);
-    return KVQ_OK;
+    st = keys ? o->keys(o->ctx, tmp2, flags, blk, &p, pol) : o->values(o->ctx, tmp2, flags, blk, &p, stp, pol);
+    if (st == KVQ_OK) st = concat(o, tmp, cache, tmp2, H, q, n, d);
+    if (st == KVQ_OK) st = o->copy2d(o->ctx, cache, all, tmp, all, all, 1u);
+    return st;
 }
 
-kvq_status kvq_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const float *k, const float *v,
-                            const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode,
-                            const kvq_vidkv_params *prm, const kvq_policy *pol)
+kvq_status kvq_vidkv_stream_compose(const kvq_vidkv_stream_ops *o, float *kdeq, float *vdeq,
+                                    uint32_t *flags, const float *k, const float *v,
+                                    const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode,
+                                    const kvq_vidkv_params *prm, const kvq_policy *pol)
 {
     kvq_vidkv_params p;
     kvq_vidkv_window w;
     uint64_t N, n;
     uint32_t f = 0, Tq, Tp, H, d, G, flush;
     int with_stp;
-    float *kc = NULL, *vc = NULL, *blk = NULL, *tmp = NULL, *tmp2 = NULL;
+    float *kc = NULL, *vc = NULL, *blk = NULL, *tmp = NULL, *tmp2 = NULL, *wk = NULL, *wv = NULL, *wxs = NULL;
+    const float *ik = k, *iv = v;
+    kvq_vidkv_stp wstp;
+    size_t cb;
     kvq_status st;
     if (kdeq == NULL || vdeq == NULL || k == NULL || v == NULL || prm == NULL) return KVQ_E_PARAM;
     p = *prm;
@@ -152,40 +198,74 @@ kvq_status kvq_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const flo
     for (uint64_t e = 0; with_stp && e < (uint64_t)stp->rows * stp->ds; e++)
         if (!(fabsf(stp->xs[e]) < KVQ_VIDKV_SDOMAIN)) return KVQ_E_RANGE;
     Tq = (uint32_t)(N - N % G);
-    kc = malloc((size_t)H * Tq * d * sizeof *kc);
-    vc = malloc((size_t)H * Tq * d * sizeof *vc);
-    blk = malloc((size_t)H * Tq * d * sizeof *blk);
-    tmp = malloc((size_t)H * Tq * d * sizeof *tmp);
-    tmp2 = malloc((size_t)H * Tq * d * sizeof *tmp2);
+    cb = (size_t)H * Tq * d * sizeof *kc;
+    kc = o->alloc(o->ctx, cb);
+    vc = o->alloc(o->ctx, cb);
+    blk = o->alloc(o->ctx, cb);
+    tmp = o->alloc(o->ctx, cb);
+    tmp2 = o->alloc(o->ctx, cb);
     if (!kc || !vc || !blk || !tmp || !tmp2) { st = KVQ_E_NOMEM; goto out; }
+    memset(&wstp, 0, sizeof wstp);
+    if (with_stp) wstp = *stp;
+    if (o->stage_in != NULL) { /* the inputs into working memory */
+        wk = o->alloc(o->ctx, (size_t)n * sizeof *wk);
+        wv = o->alloc(o->ctx, (size_t)n * sizeof *wv);
+        if (with_stp) wxs = o->alloc(o->ctx, (size_t)stp->rows * stp->ds * sizeof *wxs);
+        if (!wk || !wv || (with_stp && !wxs)) { st = KVQ_E_NOMEM; goto out; }
+        if ((st = o->stage_in(o->ctx, wk, k, (size_t)n * sizeof *wk)) != KVQ_OK ||
+            (st = o->stage_in(o->ctx, wv, v, (size_t)n * sizeof *wv)) != KVQ_OK ||
+            (with_stp && (st = o->stage_in(o->ctx, wxs, stp->xs, (size_t)stp->rows * stp->ds * sizeof *wxs)) != KVQ_OK))
+            goto out;
+        ik = wk;
+        iv = wv;
+        if (with_stp) wstp.xs = wxs;
+    }
     /* [VIDKV-W-01]: the first L - L mod G tokens, quantized as one cache */
     if ((st = kvq_vidkv_window_prefill(&w, G, prefill)) != KVQ_OK) goto out;
     if (w.quantized > 0u) {
-        take(blk, k, H, (uint32_t)N, d, 0u, w.quantized);
-        if ((st = step(kc, &f, blk, 0u, w.quantized, 0, 1, p, NULL, pol, tmp, tmp2)) != KVQ_OK) goto out;
-        take(blk, v, H, (uint32_t)N, d, 0u, w.quantized);
-        if ((st = step(vc, &f, blk, 0u, w.quantized, 0, 0, p, with_stp ? stp : NULL, pol, tmp, tmp2)) != KVQ_OK) goto out;
+        if ((st = take(o, blk, ik, H, (uint32_t)N, d, 0u, w.quantized)) != KVQ_OK) goto out;
+        if ((st = step(o, kc, &f, blk, 0u, w.quantized, 0, 1, p, NULL, pol, tmp, tmp2)) != KVQ_OK) goto out;
+        if ((st = take(o, blk, iv, H, (uint32_t)N, d, 0u, w.quantized)) != KVQ_OK) goto out;
+        if ((st = step(o, vc, &f, blk, 0u, w.quantized, 0, 0, p, with_stp ? &wstp : NULL, pol, tmp, tmp2)) != KVQ_OK)
+            goto out;
     }
     /* [VIDKV-W-02]: each decoded token joins the residual; G of them flush */
     for (uint32_t i = 0; i < decode; i++) {
         uint32_t q = w.quantized;
         if ((st = kvq_vidkv_window_append(&w, &flush)) != KVQ_OK) goto out;
         if (!flush) continue;
-        take(blk, k, H, (uint32_t)N, d, q, G);
-        if ((st = step(kc, &f, blk, q, G, p.kflush == KVQ_VIDKV_KFLUSH_REQUANT, 1, p, NULL, pol, tmp, tmp2)) != KVQ_OK)
+        if ((st = take(o, blk, ik, H, (uint32_t)N, d, q, G)) != KVQ_OK) goto out;
+        if ((st = step(o, kc, &f, blk, q, G, p.kflush == KVQ_VIDKV_KFLUSH_REQUANT, 1, p, NULL, pol, tmp, tmp2)) !=
+            KVQ_OK)
             goto out;
-        take(blk, v, H, (uint32_t)N, d, q, G);
-        if ((st = step(vc, &f, blk, q, G, p.vflush == KVQ_VIDKV_VFLUSH_REQUANT, 0, p, NULL, pol, tmp, tmp2)) != KVQ_OK)
+        if ((st = take(o, blk, iv, H, (uint32_t)N, d, q, G)) != KVQ_OK) goto out;
+        if ((st = step(o, vc, &f, blk, q, G, p.vflush == KVQ_VIDKV_VFLUSH_REQUANT, 0, p, NULL, pol, tmp, tmp2)) !=
+            KVQ_OK)
             goto out;
     }
-    memcpy(kdeq, kc, (size_t)H * Tq * d * sizeof *kc);
-    memcpy(vdeq, vc, (size_t)H * Tq * d * sizeof *vc);
+    /* the outputs only after every step succeeded */
+    if ((st = o->stage_out(o->ctx, kdeq, kc, cb)) != KVQ_OK) goto out;
+    if ((st = o->stage_out(o->ctx, vdeq, vc, cb)) != KVQ_OK) goto out;
     if (flags != NULL) *flags = f;
 out:
-    free(kc);
-    free(vc);
-    free(blk);
-    free(tmp);
-    free(tmp2);
+    o->release(o->ctx, kc);
+    o->release(o->ctx, vc);
+    o->release(o->ctx, blk);
+    o->release(o->ctx, tmp);
+    o->release(o->ctx, tmp2);
+    o->release(o->ctx, wk);
+    o->release(o->ctx, wv);
+    o->release(o->ctx, wxs);
     return st;
+}
+
+static const kvq_vidkv_stream_ops HOST_OPS = {
+    NULL, host_alloc, host_release, NULL, host_out, host_copy2d, keys_round_trip, values_round_trip,
+};
+
+kvq_status kvq_vidkv_stream(float *kdeq, float *vdeq, uint32_t *flags, const float *k, const float *v,
+                            const kvq_vidkv_stp *stp, uint32_t prefill, uint32_t decode,
+                            const kvq_vidkv_params *prm, const kvq_policy *pol)
+{
+    return kvq_vidkv_stream_compose(&HOST_OPS, kdeq, vdeq, flags, k, v, stp, prefill, decode, prm, pol);
 }

@@ -17,18 +17,27 @@
  * reconstructions lie within [VIDKV-B-02..03].  The length rule is
  * [VIDKV-DEV-01] (spec/bounds/vidkv.md).
  *
- * Kernels:
+ * Kernels (the row-blocked ones: a block 16 tokens of one head, a thread a
+ * channel, the 16 tokens' loads unrolled so they are in flight at once):
  *   vk_gather_kernel    normal channels of every token into (x, 0) rows
  *   vk_dft_kernel       naive forward / inverse DFT of one row a block
  *   vk_comp_kernel      the 1-bit component groups [VIDKV-K-06]: one thread a
- *                       (head, block, component) group, S ascending from +0
- *   vk_build_kernel     a_k + i b_k of every token from codes and scales [VIDKV-K-07]
- *   vk_scatter_kernel   RN32(Re / N) into the normal channels
+ *                       (head, block, component) group, S ascending from +0;
+ *                       G = 32, 64: the group's loads unrolled, the codes stored
+ *                       as 4-byte words
+ *   vk_build_kernel     a_k + i b_k of every token from codes and scales
+ *                       [VIDKV-K-07]; when G is a multiple of 16 the 16 tokens'
+ *                       code bits from two bytes, the scales once
+ *   vk_rows_kernel      the dequantized rows whole (a thread a channel, every
+ *                       row one coalesced store): abnormal channels from their
+ *                       codes, normal ones RN32(Re / N) (N a power of two:
+ *                       RN32(Re * 2^-k), the same rounding, no division)
  */
 #include <cuda_runtime.h>
 #include <cufft.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <mutex>
 #include <stdlib.h>
 #include <string.h>
@@ -117,15 +126,23 @@ __global__ void vk_gather_kernel(float2 *z, const float *k, const uint32_t *list
                                  kvq_vidkv_params p, uint32_t na, uint32_t N, bool daz)
 {
     __shared__ uint32_t nl[KVQ_VIDKV_MAX_DIM];
-    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * p.dim + na + j];
+    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u, d = p.dim;
+    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * d + na + j];
     __syncthreads();
-    const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
-    for (uint32_t t = t0; t < t1; t++) {
-        const uint64_t r = (uint64_t)h * p.tokens + t;
-        for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) {
-            uint32_t f = 0;
-            z[r * N + j] = make_float2(vk_reread(k[r * p.dim + nl[j]], daz, f), 0.0f);
+    const uint32_t t0 = blockIdx.x * ROWS, nt = min(ROWS, p.tokens - t0);
+    const float *kr = k + ((uint64_t)h * p.tokens + t0) * d;
+    float2 *zr = z + ((uint64_t)h * p.tokens + t0) * N;
+    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) {
+        const float *kc = kr + nl[j];
+        uint32_t f = 0;
+        if (nt == ROWS) { /* the ROWS tokens' loads in flight at once, then the stores */
+            float v[ROWS];
+#pragma unroll
+            for (uint32_t i = 0; i < ROWS; i++) v[i] = kc[i * d];
+#pragma unroll
+            for (uint32_t i = 0; i < ROWS; i++) zr[i * N + j] = make_float2(vk_reread(v[i], daz, f), 0.0f);
+        } else {
+            for (uint32_t i = 0; i < nt; i++) zr[i * N + j] = make_float2(vk_reread(kc[i * d], daz, f), 0.0f);
         }
     }
 }
@@ -160,28 +177,54 @@ __global__ void vk_dft_kernel(float2 *out, const float2 *in, const float2 *tw, u
     }
 }
 
-/* Component group (h, b, j), j < 2N: the components y_{2k} = Re X_k, y_{2k+1} = Im X_k. */
+/* Component group (h, b, j), j < 2N: the components y_{2k} = Re X_k, y_{2k+1} = Im X_k.
+ * GT = G at compile time (32, 64): the group's G loads in flight at once; the codes
+ * stored as 4-byte words when wordst (G = 32: a group's 4 code bytes at a multiple of 4). */
+template <uint32_t GT>
 __global__ void vk_comp_kernel(uint8_t *codes, float *scale, vk_state *st, const float *y,
-                               kvq_vidkv_params p, uint32_t N, bool nanpol)
+                               kvq_vidkv_params p, uint32_t N, bool nanpol, bool wordst)
 {
     const uint64_t gid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t G = p.group, nb = p.tokens / G, m = 2u * N;
+    const uint32_t G = GT ? GT : p.group, nb = p.tokens / G, m = 2u * N;
     const uint64_t ng = (uint64_t)p.heads * nb * m;
     uint32_t f = 0, err = 0;
     if (gid < ng) {
-        const uint32_t j = (uint32_t)(gid % m);
-        const uint64_t hb = gid / m;
+        uint64_t hb;
+        uint32_t j;
+        vk_divmod(gid, ng, m, hb, j);
         const float *x = y + hb * G * m + j; /* ((h*T + b*G) + i)*2N + j */
         uint8_t *grp = codes + gid * (G / 8u);
         float S = 0.0f;
         uint32_t acc = 0;
-        for (uint32_t i = 0; i < G; i++) {
-            const float v = x[(uint64_t)i * m];
-            S = __fadd_rn(S, fabsf(v));
-            acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
-            if (i % 8u == 7u) {
-                grp[i / 8u] = (uint8_t)acc;
-                acc = 0;
+        if (GT) {
+            float v[GT ? GT : 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) v[i] = x[(uint64_t)i * m];
+            uint32_t wd[GT ? GT / 32u : 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < (GT ? GT : 1u); i++) {
+                S = __fadd_rn(S, fabsf(v[i]));
+                if (i % 32u == 0u) wd[i / 32u] = 0u;
+                wd[i / 32u] |= (v[i] >= 0.0f ? 1u : 0u) << (i % 32u);
+            }
+#pragma unroll
+            for (uint32_t w = 0; w < (GT ? GT / 32u : 1u); w++) {
+                if (wordst) {
+                    ((uint32_t *)grp)[w] = wd[w];
+                } else {
+#pragma unroll
+                    for (uint32_t q = 0; q < 4u; q++) grp[4u * w + q] = (uint8_t)(wd[w] >> (8u * q));
+                }
+            }
+        } else {
+            for (uint32_t i = 0; i < G; i++) {
+                const float v = x[(uint64_t)i * m];
+                S = __fadd_rn(S, fabsf(v));
+                acc |= (v >= 0.0f ? 1u : 0u) << (i % 8u);
+                if (i % 8u == 7u) {
+                    grp[i / 8u] = (uint8_t)acc;
+                    acc = 0;
+                }
             }
         }
         scale[gid] = vk_store_scale(__fdiv_rn(S, (float)G), p.meta, nanpol, f, err);
@@ -194,13 +237,31 @@ __global__ void vk_build_kernel(float2 *z, const uint8_t *codes, const float *sc
 {
     const uint32_t h = blockIdx.y, G = p.group, nb = p.tokens / G;
     const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
+    const uint32_t gbytes = G / 8u;
+    float2 *zr = z + ((uint64_t)h * p.tokens + t0) * N;
+    if (t1 - t0 == ROWS && G % ROWS == 0u) {
+        /* the ROWS tokens lie in one block b, at slots i0 .. i0 + 15 of its groups: each
+         * component's 16 code bits from two bytes, its scale once */
+        const uint32_t b = t0 / G, i0 = t0 % G;
+        const uint64_t gb = ((uint64_t)h * nb + b) * (2u * N);
+        for (uint32_t k = threadIdx.x; k < N; k += blockDim.x) {
+            const uint64_t g0 = gb + 2u * k;
+            const uint8_t *ca = codes + g0 * gbytes + i0 / 8u, *cb = ca + gbytes;
+            const uint32_t wa = (uint32_t)ca[0] | (uint32_t)ca[1] << 8, wb = (uint32_t)cb[0] | (uint32_t)cb[1] << 8;
+            const float sa = scale[g0], sb = scale[g0 + 1u];
+#pragma unroll
+            for (uint32_t i = 0; i < ROWS; i++)
+                zr[i * N + k] = make_float2((wa >> i) & 1u ? sa : 0.0f, (wb >> i) & 1u ? sb : 0.0f);
+        }
+        return;
+    }
     uint32_t b = t0 / G, i = t0 % G;
     for (uint32_t t = t0; t < t1; t++) {
         const uint64_t r = (uint64_t)h * p.tokens + t, gb = ((uint64_t)h * nb + b) * (2u * N);
         for (uint32_t k = threadIdx.x; k < N; k += blockDim.x) {
             const uint64_t g0 = gb + 2u * k;
-            const uint32_t ca = (codes[g0 * (G / 8u) + i / 8u] >> (i % 8u)) & 1u;
-            const uint32_t cb = (codes[(g0 + 1u) * (G / 8u) + i / 8u] >> (i % 8u)) & 1u;
+            const uint32_t ca = (codes[g0 * gbytes + i / 8u] >> (i % 8u)) & 1u;
+            const uint32_t cb = (codes[(g0 + 1u) * gbytes + i / 8u] >> (i % 8u)) & 1u;
             z[r * N + k] = make_float2(ca ? scale[g0] : 0.0f, cb ? scale[g0 + 1u] : 0.0f);
         }
         if (++i == G) {
@@ -210,18 +271,53 @@ __global__ void vk_build_kernel(float2 *z, const uint8_t *codes, const float *sc
     }
 }
 
-__global__ void vk_scatter_kernel(float *y, const float2 *z, const uint32_t *lists,
-                                  kvq_vidkv_params p, uint32_t na, uint32_t N)
+/* Whole rows of the FFT path's dequantized keys [VIDKV-K-07] [VIDKV-K-11]: a block
+ * ROWS tokens of one head, a thread a channel down the ROWS tokens (no division a
+ * row; an abnormal channel's metadata loaded once a group), every row written by
+ * one warp's two paths in quick succession, so its sectors fill in the L2: an abnormal channel RN32(code * s + z) from its group's code
+ * byte and metadata [KIVI-D-01], a normal one RN32(Re / N) from the inverse
+ * transform's row (RN32(Re * 2^-k) when N = 2^k: the same rounding).  Runs
+ * after the checks passed (read back before the transform). */
+__global__ void vk_rows_kernel(float *y, const float2 *z, kvq_vidkv_keys in, const uint32_t *pos,
+                               kvq_vidkv_params p, uint32_t na, uint32_t N)
 {
-    __shared__ uint32_t nl[KVQ_VIDKV_MAX_DIM];
-    const uint32_t h = blockIdx.y, row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
-    for (uint32_t j = threadIdx.x; j < N; j += blockDim.x) nl[j] = lists[(uint64_t)row * p.dim + na + j];
+    __shared__ uint32_t spos[KVQ_VIDKV_MAX_DIM];
+    const uint32_t h = blockIdx.y, d = p.dim, G = p.group, nb = p.tokens / G;
+    const uint32_t row = p.split == KVQ_VIDKV_SPLIT_PER_HEAD ? h : 0u;
+    for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) spos[c] = pos[(uint64_t)row * d + c];
     __syncthreads();
+    const bool pow2 = (N & (N - 1u)) == 0u;
+    const float rn = pow2 ? __frcp_rn((float)N) : 0.0f; /* exact: 2^-k */
     const uint32_t t0 = blockIdx.x * ROWS, t1 = min(p.tokens, t0 + ROWS);
-    for (uint32_t t = t0; t < t1; t++) {
-        const uint64_t r = (uint64_t)h * p.tokens + t;
-        for (uint32_t j = threadIdx.x; j < N; j += blockDim.x)
-            y[r * p.dim + nl[j]] = __fdiv_rn(z[r * N + j].x, (float)N);
+    for (uint32_t c = threadIdx.x; c < d; c += blockDim.x) {
+        const uint32_t q = spos[c];
+        uint32_t b = t0 / G, i = t0 - b * G; /* one division a thread; then stepped */
+        float *yc = y + ((uint64_t)h * p.tokens + t0) * d + c;
+        if (q & 0x80000000u) {
+            /* the group's code bytes, scale and zero: loaded again only when the rows
+             * cross into the next block */
+            uint64_t g = ((uint64_t)h * nb + b) * na + (q & 0x7FFFFFFFu);
+            float sc = in.abn_scale[g], zz = in.abn_zero[g];
+            const uint64_t gstep = (uint64_t)na;
+#pragma unroll 4
+            for (uint32_t t = t0; t < t1; t++) {
+                const uint32_t code = (in.abn_codes[g * (G / 4u) + i / 4u] >> (2u * (i % 4u))) & 3u;
+                yc[(uint64_t)(t - t0) * d] = __fmaf_rn((float)code, sc, zz);
+                if (++i == G && t + 1u < t1) {
+                    i = 0;
+                    g += gstep;
+                    sc = in.abn_scale[g];
+                    zz = in.abn_zero[g];
+                }
+            }
+        } else {
+            const float2 *zc = z + ((uint64_t)h * p.tokens + t0) * N + q;
+#pragma unroll 4
+            for (uint32_t t = t0; t < t1; t++) {
+                const float re = zc[(uint64_t)(t - t0) * N].x;
+                yc[(uint64_t)(t - t0) * d] = pow2 ? __fmul_rn(re, rn) : __fdiv_rn(re, (float)N);
+            }
+        }
     }
 }
 
@@ -293,9 +389,12 @@ static kvq_status vk_forward(float2 *z, float2 *tmp, float2 *tw, const float *d_
 
 /* ---- keys --------------------------------------------------------------------- */
 
-kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags,
-                                        const float *d_k, const kvq_vidkv_params *p,
-                                        const kvq_policy *pol, uint32_t opts, cudaStream_t s)
+/* The key quantizer; d_mn NULL: the split of the keys read [VIDKV-K-01..02];
+ * else the split of the handed-in ranges d_mn, d_mx and the keys read once,
+ * by the groups, which check them against the ranges [VIDKV-DEV-07]. */
+static kvq_status quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags, const float *d_k,
+                                const float *d_mn, const float *d_mx, const kvq_vidkv_params *p,
+                                const kvq_policy *pol, uint32_t opts, cudaStream_t s)
 {
     kvq_status st;
     uint32_t mode, na, nn;
@@ -321,13 +420,15 @@ kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *fla
     const int naive = fft && !kvq_cuda_vidkv_fft_length_ok(nn);
     const size_t zb = fft ? rows * nn * sizeof(float2) : 0u;
     size_t off[16], tot = 256u;
+    if ((d_mn == NULL) != (d_mx == NULL)) return KVQ_E_PARAM;
     int ni = 0;
-    /* workspace: state, split scratch, lists, pos, [scratch outputs x7], z, tmp, twiddles */
-    const size_t sz[13] = {vk_split_scratch(p), rowsd, rowsd,
+    /* workspace: state, split scratch, lists, pos, [scratch outputs x7], z, tmp, twiddles,
+     * the ranges' attained ends */
+    const size_t sz[14] = {vk_split_scratch(p), rowsd, rowsd,
                            direct ? 0u : mb, direct ? 0u : acb, direct ? 0u : nag, direct ? 0u : nag,
                            direct ? 0u : ncb, direct ? 0u : nng, direct ? 0u : nng,
-                           zb, naive ? zb : 0u, naive ? nn * sizeof(float2) : 0u};
-    for (ni = 0; ni < 13; ni++) {
+                           zb, naive ? zb : 0u, naive ? nn * sizeof(float2) : 0u, d_mn ? 2u * rowsd : 0u};
+    for (ni = 0; ni < 14; ni++) {
         off[ni] = tot;
         tot += up256(sz[ni]);
     }
@@ -348,20 +449,32 @@ kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *fla
             o.nrm_scale = (float *)(w + off[8]);
             o.nrm_zero = (float *)(w + off[9]);
         }
-        VK_CK(cudaMemsetAsync(dst, 0, sizeof *dst, s));
-        if ((st = vk_split_enqueue(o.mask, lists, pos, dst, d_k, p, pol, w + off[0], s)) != KVQ_OK)
-            goto out;
-        vk_groups_enqueue(&o, dst, d_k, pos, p, pol, mode, s);
+        uint32_t *att = d_mn ? (uint32_t *)(w + off[13]) : NULL;
+        if (d_mn != NULL) { /* one kernel: the split of the ranges, the state and att zeroed */
+            if ((st = vk_split_ranges_enqueue(o.mask, lists, pos, d_mn, d_mx, att, dst, p, s)) != KVQ_OK)
+                goto out;
+        } else if ((st = vk_split_enqueue(o.mask, lists, pos, dst, d_k, p, pol, w + off[0], s)) != KVQ_OK) {
+            goto out; /* its first kernel zeroes the state */
+        }
+        vk_groups_enqueue(&o, dst, d_k, pos, p, pol, mode, d_mn, d_mx, att, s);
+        if (d_mn != NULL) vk_att_enqueue(dst, att, 2u * (uint64_t)kvq_vidkv_mask_rows(p) * p->dim, s);
         VK_CK(cudaGetLastError());
         if (fft) {
             if ((st = vk_forward(z, tmp, tw, d_k, lists, p, pol, na, nn, s)) != KVQ_OK) goto out;
-            vk_comp_kernel<<<vk_blocks(kvq_vidkv_nrm_groups(p), 128u), 128u, 0, s>>>(
-                o.nrm_codes, o.nrm_scale, dst, (const float *)z, *p, nn,
-                pol->overflow == KVQ_OVERFLOW_NAN);
+            const bool wordst = ((uintptr_t)o.nrm_codes & 3u) == 0u, nanpol = pol->overflow == KVQ_OVERFLOW_NAN;
+            const unsigned int cb = vk_blocks(kvq_vidkv_nrm_groups(p), 128u);
+            if (p->group == 32u)
+                vk_comp_kernel<32u><<<cb, 128u, 0, s>>>(o.nrm_codes, o.nrm_scale, dst, (const float *)z, *p, nn,
+                                                        nanpol, wordst);
+            else if (p->group == 64u)
+                vk_comp_kernel<64u><<<cb, 128u, 0, s>>>(o.nrm_codes, o.nrm_scale, dst, (const float *)z, *p, nn,
+                                                        nanpol, wordst);
+            else
+                vk_comp_kernel<0u><<<cb, 128u, 0, s>>>(o.nrm_codes, o.nrm_scale, dst, (const float *)z, *p, nn,
+                                                       nanpol, wordst);
             VK_CK(cudaGetLastError());
         }
-        VK_CK(cudaMemcpyAsync(&h, dst, sizeof h, cudaMemcpyDeviceToHost, s));
-        VK_CK(cudaStreamSynchronize(s));
+        VK_CK(vk_readback(&h, dst, sizeof h, s));
         if ((st = vk_state_status(&h)) != KVQ_OK) goto out;
         if (!direct) {
             VK_CK(cudaMemcpyAsync(out->mask, o.mask, mb, cudaMemcpyDeviceToDevice, s));
@@ -383,6 +496,22 @@ out:
     cudaFreeAsync(ws, s);
     if (cudaStreamSynchronize(s) != cudaSuccess && st == KVQ_OK) st = KVQ_E_DEVICE;
     return st;
+}
+
+kvq_status kvq_cuda_vidkv_quantize_keys(const kvq_vidkv_keys *out, uint32_t *flags,
+                                        const float *d_k, const kvq_vidkv_params *p,
+                                        const kvq_policy *pol, uint32_t opts, cudaStream_t s)
+{
+    return quantize_keys(out, flags, d_k, NULL, NULL, p, pol, opts, s);
+}
+
+kvq_status kvq_cuda_vidkv_quantize_keys_ranged(const kvq_vidkv_keys *out, uint32_t *flags,
+                                               const float *d_k, const float *d_mn, const float *d_mx,
+                                               const kvq_vidkv_params *p, const kvq_policy *pol,
+                                               uint32_t opts, cudaStream_t s)
+{
+    if (d_mn == NULL || d_mx == NULL) return KVQ_E_PARAM;
+    return quantize_keys(out, flags, d_k, d_mn, d_mx, p, pol, opts, s);
 }
 
 kvq_status kvq_cuda_vidkv_dequantize_keys(float *d_y, uint32_t *flags, const kvq_vidkv_keys *in,
@@ -416,19 +545,19 @@ kvq_status kvq_cuda_vidkv_dequantize_keys(float *d_y, uint32_t *flags, const kvq
         float2 *z = (float2 *)(w + o3), *tmp = (float2 *)(w + o4), *tw = (float2 *)(w + o5);
         if (!fft) {
             /* checks and elements in one stream pass, gated on the device [VIDKV-DEV-04] */
-            if ((st = vk_keys_deq_gated(d_y, in, p, mode, lists, pos, w, s)) != KVQ_OK) goto out;
+            if ((st = vk_keys_deq_gated(d_y, in, p, mode, lists, pos, w, s, true)) != KVQ_OK) goto out;
             if (flags != NULL) *flags = 0u;
             goto out;
         }
-        if ((st = vk_keys_deq_check(in, p, mode, lists, pos, w, s)) != KVQ_OK) goto out;
-        vk_keys_deq_enqueue(d_y, in, pos, p, mode, s);
-        VK_CK(cudaGetLastError());
+        /* the checks, read back before the transform; then every row written whole, its
+         * abnormal channels from their codes and its normal ones from the inverse transform */
+        if ((st = vk_keys_deq_gated(d_y, in, p, mode, lists, pos, w, s, false)) != KVQ_OK) goto out;
         if (fft) {
             if (naive && (st = vk_put_twiddles(tw, nn, s)) != KVQ_OK) goto out;
             vk_build_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(z, in->nrm_codes, in->nrm_scale, *p, nn);
             VK_CK(cudaGetLastError());
             if ((st = vk_transform(z, tmp, tw, nn, rows, 1, s)) != KVQ_OK) goto out;
-            vk_scatter_kernel<<<vk_rgrid(p), vk_rbs(nn), 0, s>>>(d_y, z, lists, *p, na, nn);
+            vk_rows_kernel<<<vk_rgrid(p), vk_rbs(p->dim), 0, s>>>(d_y, z, *in, pos, *p, na, nn);
             VK_CK(cudaGetLastError());
         }
         VK_CK(cudaStreamSynchronize(s));
