@@ -645,15 +645,18 @@ static const kvq_field PV_FIELDS[] = {
 
 #define AREF(m) .role = KVQ_ROLE_REFERENCE, .offset = offsetof(kvq_sage_attn_ref, m)
 #define AOUT(m) .role = KVQ_ROLE_OUTPUT, .offset = offsetof(kvq_sage_attn_out, m)
+/* The pipeline's parameters, in the order both attention ops write them. */
+#define ATTN_PARAM_FIELDS \
+    { .key = "nq", .type = KVQ_FT_U32, IN(attn.nq) }, \
+    { .key = "nk", .type = KVQ_FT_U32, IN(attn.nk) }, \
+    { .key = "dim", .type = KVQ_FT_U32, IN(attn.dim) }, \
+    { .key = "causal", .type = KVQ_FT_U32, IN(attn.causal) }, \
+    { .key = "buffer", .type = KVQ_FT_U32, IN(attn.buffer) }, \
+    { .key = "bits", .type = KVQ_FT_U32, IN(attn.qk_bits) }, \
+    { .key = "tau", .type = KVQ_FT_F32, IN(attn.tau) }
 static const kvq_field ATTN_FIELDS[] = {
     KVQ_F_ID, KVQ_F_LEVEL, KVQ_F_OP,
-    { .key = "nq", .type = KVQ_FT_U32, IN(attn.nq) },
-    { .key = "nk", .type = KVQ_FT_U32, IN(attn.nk) },
-    { .key = "dim", .type = KVQ_FT_U32, IN(attn.dim) },
-    { .key = "causal", .type = KVQ_FT_U32, IN(attn.causal) },
-    { .key = "buffer", .type = KVQ_FT_U32, IN(attn.buffer) },
-    { .key = "bits", .type = KVQ_FT_U32, IN(attn.qk_bits) },
-    { .key = "tau", .type = KVQ_FT_F32, IN(attn.tau) },
+    ATTN_PARAM_FIELDS,
     KVQ_F_STATUS,
     { .key = "q", .type = KVQ_FT_A_F32, .finite = 1, IN(x), .count_rule = N_ATTN_Q },
     { .key = "k", .type = KVQ_FT_A_F32, .finite = 1, IN(qm), .count_rule = N_ATTN_K },
@@ -672,13 +675,7 @@ static const kvq_field MHA_FIELDS[] = {
     { .key = "hq", .type = KVQ_FT_U32, IN(hq) },
     { .key = "hkv", .type = KVQ_FT_U32, IN(hkv) },
     { .key = "in_fmt", .type = KVQ_FT_ENUM, IN(in_fmt), .names = IN_FMTS, .nnames = 3 },
-    { .key = "nq", .type = KVQ_FT_U32, IN(attn.nq) },
-    { .key = "nk", .type = KVQ_FT_U32, IN(attn.nk) },
-    { .key = "dim", .type = KVQ_FT_U32, IN(attn.dim) },
-    { .key = "causal", .type = KVQ_FT_U32, IN(attn.causal) },
-    { .key = "buffer", .type = KVQ_FT_U32, IN(attn.buffer) },
-    { .key = "bits", .type = KVQ_FT_U32, IN(attn.qk_bits) },
-    { .key = "tau", .type = KVQ_FT_F32, IN(attn.tau) },
+    ATTN_PARAM_FIELDS,
     KVQ_F_STATUS,
     { .key = "q", .type = KVQ_FT_A_F32, .finite = 1, IN(x), .count_rule = N_MHA_Q },
     { .key = "k", .type = KVQ_FT_A_F32, .finite = 1, IN(qm), .count_rule = N_MHA_K },
