@@ -4,7 +4,8 @@
 #   ci/trace.sh               lists the spec IDs that no test references, and
 #                             fails (exit 1) if code or tests cite an ID that
 #                             neither spec/ nor the register of assumptions
-#                             (proofs/TRUSTED.md, its [TR-*] entries) defines
+#                             (proofs/TRUSTED.md, its [TR-*] entries) defines,
+#                             or if one ID opens two requirements of spec/
 #   ci/trace.sh --where ID... for each ID, or each ID of a family prefix
 #                             (SAGE-ATT, SAGE, TR), where it is defined (spec
 #                             or TRUSTED.md file:line and the line), mentioned
@@ -174,6 +175,17 @@ nd=$(echo "$defined" | grep -c . || true)
 nt=$(echo "$untested" | grep -c . || true)
 echo "trace: $nd requirement IDs in spec/, $((nd - nt)) referenced by tests, $nt not referenced:"
 [ -n "$untested" ] && echo "$untested" | tr '\n' ' ' | fold -s -w 100 | sed 's/^/  /' && echo
+# an ID introduced twice (a bold label opening a line of a family spec; the
+# restatements in spec/bounds/ excepted) names two requirements
+twice=$(grep -rhoE '^(- |\| )?\*\*\[[A-Z][A-Z0-9]*(-[A-Z0-9]+)+\]' spec --exclude-dir=bounds \
+  | grep -oE "$idre" | sort | uniq -d || true)
+if [ -n "$twice" ]; then
+  echo "trace: IDs introduced by more than one requirement in spec/:"
+  for id in $twice; do
+    echo "  $id  $(grep -rnF "**$id" spec --exclude-dir=bounds | cut -d: -f1,2 | tr '\n' ' ')"
+  done
+  exit 1
+fi
 if [ -n "$undefined" ]; then
   echo "trace: IDs cited in code or tests but defined neither in spec/ nor in proofs/TRUSTED.md:"
   echo "$undefined" | sed 's/^/  /'

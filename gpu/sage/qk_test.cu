@@ -3,7 +3,7 @@
  * CuTe (TMA loads, one warpgroup), judged bit for bit and timed side by side
  * against the current core's QK loop.
  *
- * SPEC: [SAGE-DEV-10] [SAGE-ATT-03]
+ * SPEC: [SAGE-DEV-11] [SAGE-ATT-03]
  *
  * The stage: for query row i of head h and key j, the score
  *   s = fma((float)dot_ij, RN32(qsc_i sk_j), ds[i / 128][j])   [SAGE-ATT-03]
