@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -56,6 +56,8 @@ Print Assumptions SAGE_ATT_07_f_Z.
 Print Assumptions SAGE_ATT_07_b_flush.
 Print Assumptions SAGE_ATT_07_e_count.
 Print Assumptions SAGE_ATT_07_e_B.
+Print Assumptions SAGE_ACC_06.
+Print Assumptions SAGE_ACC_06_d.
 Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.
