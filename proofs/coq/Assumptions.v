@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA SageP.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA SageP SageS.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -62,6 +62,8 @@ Print Assumptions SAGE_ATT_07_c.
 Print Assumptions SAGE_ATT_07_d_zero.
 Print Assumptions SAGE_ATT_07_d_P.
 Print Assumptions SAGE_ATT_07_d_Lambda.
+Print Assumptions SAGE_ATT_07_e_tree.
+Print Assumptions SAGE_ATT_07_e_block.
 Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.
