@@ -80,6 +80,7 @@ Print Assumptions PKV_B_01_real.
 Print Assumptions PKV_B_01_real_s.
 Print Assumptions PKV_B_01.
 Print Assumptions PKV_B_01_flush.
+Print Assumptions PKV_B_01_daz.
 Print Assumptions KIVI_B_01_quotient.
 Print Assumptions paper_thm44_eq13.
 Print Assumptions sum_tree_error.
