@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA SageP SageS.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA SageP SageS FftR.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -90,6 +90,8 @@ Print Assumptions VIDKV_lemma_F_expr.
 Print Assumptions VIDKV_lemma_F.
 Print Assumptions VIDKV_B_01_fft.
 Print Assumptions VIDKV_B_01_sign.
+Print Assumptions VIDKV_lemma_F_approx.
+Print Assumptions VIDKV_lemma_F_r2c.
 Print Assumptions VIDKV_B_02.
 Print Assumptions VIDKV_B_03.
 Print Assumptions VIDKV_B_04.
