@@ -58,6 +58,7 @@ Print Assumptions SAGE_ATT_07_e_count.
 Print Assumptions SAGE_ATT_07_e_B.
 Print Assumptions SAGE_ACC_06.
 Print Assumptions SAGE_ACC_06_d.
+Print Assumptions SAGE_ACC_06_outside.
 Print Assumptions SAGE_ATT_07_c.
 Print Assumptions SAGE_ATT_07_d_zero.
 Print Assumptions SAGE_ATT_07_d_P.

@@ -313,3 +313,51 @@ Proof.
       assert (0 <= bpow radix2 (-13) * (Rabs C + sum 32 (fun k => Rabs (a k * b k)) + 33 * bpow radix2 (-13) * 0))
         by (apply Rmult_le_pos; lra). lra.
 Qed.
+
+(* Outside the class: a binary32 C below 2^-126 off the 2^-139 grid, in an instruction with
+   no nonzero product.  C = 2^-140 is cut to +0 (E_op = -126, terms cut at 2^-139), an error
+   of 2^-140, while K(13, 14) at C's own exponent E = -140 allows
+   33 2^-153 + 2^-13 (2^-140 + 33 2^-153) < 2^-140. *)
+Theorem SAGE_ACC_06_outside : forall emin,
+  let C := bpow radix2 (-140) in
+  let E := (-140)%Z in
+  wgmma emin 32 (fun _ => 0) (fun _ => 0) C = 0 /\
+  33 * bpow radix2 (E - 13) + bpow radix2 (-13) * (Rabs C + sum 32 (fun k => Rabs (0 * 0)) + 33 * bpow radix2 (E - 13))
+  < Rabs (wgmma emin 32 (fun _ => 0) (fun _ => 0) C - (C + sum 32 (fun k => 0 * 0))).
+Proof.
+  intros emin C E.
+  assert (HC : 0 < C) by apply bpow_gt_0.
+  assert (HE : Ealign emin (fun _ => 0) (fun _ => 0) C 32 = (-126)%Z).
+  { assert (Ealign emin (fun _ => 0) (fun _ => 0) C 32 = calign C).
+    { generalize 32%nat. intros n. induction n as [|n IH]; simpl; [reflexivity|].
+      destruct (Req_EM_T (0 * 0) 0) as [_|NZ]; [exact IH | exfalso; apply NZ; ring]. }
+    rewrite H. unfold calign. destruct (Req_EM_T C 0) as [Z|_]; [lra|].
+    unfold C. rewrite mag_bpow. reflexivity. }
+  assert (Hcut : cut (-139) C = 0).
+  { unfold cut, round, scaled_mantissa, cexp, FIX_exp. cbn [Fnum Fexp].
+    assert (Hm : C * bpow radix2 (- -139) = / 2).
+    { unfold C. rewrite <- bpow_plus. simpl. unfold Z.pow_pos. simpl. lra. }
+    rewrite Hm, Ztrunc_floor by lra. rewrite (Zfloor_imp 0) by (simpl; lra). apply F2R_0. }
+  assert (Hw : wgmma emin 32 (fun _ => 0) (fun _ => 0) C = 0).
+  { unfold wgmma. rewrite HE. simpl (-126 - 13)%Z. rewrite Hcut.
+    rewrite (sum_zero 32 (fun k => cut (-139) (0 * 0))).
+    - rewrite Rplus_0_r. apply round_0. auto with typeclass_instances.
+    - intros k _. rewrite Rmult_0_r. unfold cut. apply round_0. auto with typeclass_instances. }
+  split; [exact Hw|]. rewrite Hw.
+  rewrite (sum_zero 32 (fun k => 0 * 0)) by (intros; ring).
+  rewrite (sum_zero 32 (fun k => Rabs (0 * 0))) by (intros; rewrite Rmult_0_r; apply Rabs_R0).
+  rewrite Rplus_0_r, Rminus_0_l, Rabs_Ropp, Rabs_pos_eq by lra.
+  set (b := bpow radix2 (-153)).
+  assert (Hb : 0 < b) by apply bpow_gt_0.
+  assert (E1 : bpow radix2 (E - 13) = b) by reflexivity.
+  assert (E2 : C = 8192 * b).
+  { unfold C, b. replace (-140)%Z with (13 + -153)%Z by lia. rewrite bpow_plus. simpl (bpow radix2 13).
+    unfold Z.pow_pos. simpl. ring. }
+  assert (E3 : bpow radix2 (-13) * C = b) by (unfold C, b; rewrite <- bpow_plus; reflexivity).
+  assert (E4 : bpow radix2 (-13) <= 1) by (simpl; unfold Z.pow_pos; simpl; lra).
+  pose proof (bpow_gt_0 radix2 (-13)).
+  rewrite E1. rewrite Rplus_0_r.
+  assert (bpow radix2 (-13) * (C + 33 * b) = b + bpow radix2 (-13) * 33 * b) by (rewrite <- E3; ring).
+  assert (bpow radix2 (-13) * 33 * b <= 33 * b) by (apply Rmult_le_compat_r; lra).
+  rewrite (Rabs_pos_eq C) by lra. lra.
+Qed.
