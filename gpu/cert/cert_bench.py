@@ -9,7 +9,11 @@ tensors: the paper variant (the default; Phase 2 over every block,
 tokens: sparse attention) and "near-uniform".
 
 Usage: cert_bench.py LIB.so OUT.json [--reps N] [--ns 8192,32768,...]
-                     [--floor FLOOR.json] [--profile]
+                     [--workloads sinks+clusters,near-uniform] [--floor FLOOR.json] [--profile]
+The paper variant is timed with its early segment pass (the default: Phase 2
+takes the segments while the select kernel runs, [CERT-DEV-10]) and, side by
+side, without it (Phase 2 waits for the select kernel: "seq"); both give the
+same output bit for bit (checked here too).
 Timing: CUDA events around each repetition, after warm-up; medians.  Before
 each repetition a 256 MiB buffer is written: the L2 is cold, and the device is
 busy while the host enqueues the repetition (launch latency is not timed).
@@ -86,6 +90,7 @@ def load_lib(path):
     lib.kvq_bench_free.argtypes = [ctypes.c_void_p]
     lib.kvq_bench_variant.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
     lib.kvq_bench_listed.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    lib.kvq_bench_overlap.argtypes = [ctypes.c_void_p, ctypes.c_int]
     assert lib.kvq_bench_record_size() == ctypes.sizeof(Rec)
     return lib
 
@@ -139,6 +144,7 @@ def main():
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--ns", default="8192,16384,32768,65536,131072")
     ap.add_argument("--floor", default=None)
+    ap.add_argument("--workloads", default="sinks+clusters,near-uniform")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
     lib = load_lib(a.lib)
@@ -154,7 +160,10 @@ def main():
     gen.manual_seed(SEED)
     rows = []
     for n in [int(x) for x in a.ns.split(",")]:
-        for kind in ("sinks+clusters", "near-uniform"):
+        for kind in a.workloads.split(","):
+            if kind not in ("sinks+clusters", "near-uniform"):
+                print(f"--workloads: unknown workload '{kind}'", file=sys.stderr)
+                return 2
             q, k, v = make_workload(kind, kvh, group, n, d, gen)
             ctx = ctypes.c_void_p()
             st = lib.kvq_bench_setup(ctypes.byref(ctx), kvh, group, n, d, k.data_ptr(),
@@ -211,6 +220,21 @@ def main():
                      # informative only: SDPA is itself approximate (binary16 output)
                      "dist_to_sdpa_max": float((o - o_ref).norm(dim=1).max())}
                 if var == PAPER:
+                    # without the early segment pass: Phase 2 waits for the select kernel
+                    # (the step before [CERT-DEV-10]); the same output bit for bit
+                    lib.kvq_bench_overlap(ctx, 0)
+                    t_seq, _ = time_fn(step, reps, 5)
+                    out2 = (ctypes.c_float * (qh * d))()
+                    if step() != 0 or lib.kvq_bench_fetch(ctx, recs, stat, out2) != 0:
+                        print(f"step failed n={n} {kind} {name} (seq)", file=sys.stderr)
+                        return 2
+                    lib.kvq_bench_overlap(ctx, 1)
+                    r["us_seq"] = t_seq
+                    r["ratio_seq_sdpa"] = t_seq / t_sdpa
+                    r["seq_same_bits"] = bytes(out) == bytes(out2)
+                    if not r["seq_same_bits"]:
+                        print(f"n={n} {kind}: the output with and without the early segment pass "
+                              "differs", file=sys.stderr)
                     listed = (ctypes.c_uint32 * kvh)()
                     orig = (ctypes.c_uint32 * kvh)()
                     if lib.kvq_bench_listed(ctx, listed, orig) == 0:
@@ -232,7 +256,7 @@ def main():
             p, sp = res["paper"], res["sparse"]
             fl = row.get("floor")
             print(f"n={n:6d} {kind:15s} sdpa {t_sdpa:8.1f} us  paper {p['us']:9.1f} us "
-                  f"({p['ratio_sdpa']:5.2f}x)  sparse {sp['us']:9.1f} us ({sp['ratio_sdpa']:5.2f}x)  "
+                  f"({p['ratio_sdpa']:5.2f}x; seq {p['us_seq']:.1f} us {p['ratio_seq_sdpa']:.2f}x)  sparse {sp['us']:9.1f} us ({sp['ratio_sdpa']:5.2f}x)  "
                   f"rungs {sorted(set(p['rungs']))}/{sorted(set(sp['rungs']))} "
                   f"K {min(p['k_sel'])}..{max(p['k_sel'])}"
                   + (f"  floor {fl['overlapped_us']:.1f} us" if fl else ""), flush=True)
@@ -250,7 +274,8 @@ def main():
     txt = a.out[:-5] + ".txt" if a.out.endswith(".json") else a.out + ".txt"
     with open(txt, "w") as f:
         f.write(summary(rows, dev, commit, os.path.basename(txt)))
-    return 0
+    # the early segment pass must not change the output
+    return 1 if any(not r["paper"]["seq_same_bits"] for r in rows) else 0
 
 
 def summary(rows, dev, commit, name):
@@ -263,6 +288,8 @@ def summary(rows, dev, commit, name):
            "# medians, cold L2 (256 MiB written before each rep, so host launch latency is not timed);",
            "# certification on, default parameters (vtol 0.05); the same tensors for all three;",
            "# pap_off / spa_off: the same step with certification off, overhead = on / off - 1.",
+           "# pap_seq: the paper variant without the early segment pass (Phase 2 waits for the",
+           "# select kernel), certification on; same=Y: its output equals paper_us's bit for bit.",
            "# paper: Phase 2 over every block, binary16 keys of the selected blocks from tier 2",
            "# [CERT-DEV-10]; sparse: Phase 2 over the selected blocks with their INT8 keys.",
            "# floor: the paper variant's bytes alone -- every block's INT8 keys and INT4 values with",
@@ -271,7 +298,7 @@ def summary(rows, dev, commit, name):
            "",
            f"{'n':>7} {'workload':15} {'sdpa_us':>8} {'paper_us':>9} {'sparse_us':>9} "
            f"{'pap/sdpa':>8} {'spa/sdpa':>8} {'dev_us':>7} {'host_us':>7} {'floor':>7} "
-           f"{'pap/floor':>9} {'pap_off':>8} {'spa_off':>8} {'ovh_p':>6} {'ovh_s':>6}  rungs(p/s)  K       prom   listed"]
+           f"{'pap/floor':>9} {'pap_off':>8} {'spa_off':>8} {'ovh_p':>6} {'ovh_s':>6} {'pap_seq':>8} {'seq/sdpa':>8} same  rungs(p/s)  K       prom   listed"]
     for r in rows:
         p, sp, fl = r["paper"], r["sparse"], r.get("floor")
         fcol = (f"{fl['device_us']:>7.1f} {fl['host_us']:>7.1f} {fl['overlapped_us']:>7.1f} "
@@ -280,7 +307,8 @@ def summary(rows, dev, commit, name):
         out.append(f"{r['n']:>7} {r['workload']:15} {r['sdpa_us']:>8.1f} {p['us']:>9.1f} {sp['us']:>9.1f} "
                    f"{p['ratio_sdpa']:>8.2f} {sp['ratio_sdpa']:>8.2f} {fcol} "
                    f"{p['us_nocert']:>8.1f} {sp['us_nocert']:>8.1f} {100 * p['cert_overhead']:>5.1f}% "
-                   f"{100 * sp['cert_overhead']:>5.1f}%  "
+                   f"{100 * sp['cert_overhead']:>5.1f}% {p['us_seq']:>8.1f} {p['ratio_seq_sdpa']:>8.2f} "
+                   f"{'Y' if p['seq_same_bits'] else 'N':>4}  "
                    f"{sorted(set(p['rungs']))!s}/{sorted(set(sp['rungs']))!s:5} "
                    f"{min(p['k_sel'])}-{max(p['k_sel'])}  {min(p['n_prom'])}-{max(p['n_prom'])}  {lst}")
     sparse = [r for r in rows if r["workload"] != "near-uniform"]
@@ -306,6 +334,13 @@ def summary(rows, dev, commit, name):
         out.append(f"- certification overhead <= 10% (sinks+clusters, on / off - 1): "
                    f"{'MET' if len(within) == len(ov) else 'NOT met'} ({len(within)} of {len(ov)} rows); "
                    f"worst {100 * worst[2]:.1f}% ({worst[1]}, n={worst[0]})")
+    if rows:
+        diff = [r for r in rows if not r["paper"]["seq_same_bits"]]
+        out.append(f"- the paper variant with and without the early segment pass, bit for bit: "
+                   f"{'equal on every row' if not diff else 'DIFFERENT on ' + str(len(diff)) + ' rows'}; "
+                   "time with it / without it: " + ", ".join(
+                       f"n={r['n']} {r['workload']}: {r['paper']['us'] / r['paper']['us_seq']:.2f}"
+                       for r in rows))
     uni = [r for r in rows if r["workload"] == "near-uniform"]
     if uni:
         out.append("- near-uniform keys (the ladder reaches rung 3, whose dense pass reads tier 2): " + ", ".join(
