@@ -77,8 +77,9 @@ PAPER, SPARSE = 0, 1            # KVQ_CERT_VARIANT_* (include/kvq_cert.h)
 BLOCK_KEY_BYTES = 16 * D * 2    # a block's binary16 keys (or values) in tier 2
 
 
-def load_lib(path):
-    """The benchmark library (gpu/cert/cert_bench.cu) with its entry points typed."""
+def load_lib(path, old=False):
+    """The benchmark library (gpu/cert/cert_bench.cu) with its entry points typed
+    (old: a library of an earlier commit, without kvq_bench_overlap)."""
     lib = ctypes.CDLL(path)
     lib.kvq_bench_setup.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32,
                                     ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
@@ -90,7 +91,8 @@ def load_lib(path):
     lib.kvq_bench_free.argtypes = [ctypes.c_void_p]
     lib.kvq_bench_variant.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
     lib.kvq_bench_listed.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    lib.kvq_bench_overlap.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    if not old:
+        lib.kvq_bench_overlap.argtypes = [ctypes.c_void_p, ctypes.c_int]
     assert lib.kvq_bench_record_size() == ctypes.sizeof(Rec)
     return lib
 
@@ -145,9 +147,13 @@ def main():
     ap.add_argument("--ns", default="8192,16384,32768,65536,131072")
     ap.add_argument("--floor", default=None)
     ap.add_argument("--workloads", default="sinks+clusters,near-uniform")
+    ap.add_argument("--lib-old", default=None,
+                    help="the benchmark library of an earlier commit: its paper variant is timed "
+                         "on the same tensors too (KVQ_COMMIT_OLD names the commit)")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
     lib = load_lib(a.lib)
+    lib_old = load_lib(a.lib_old, old=True) if a.lib_old else None
     kvh, group, d = KVH, GROUP, D
     qh = kvh * group
     scale = SCALE
@@ -174,13 +180,31 @@ def main():
             stream = torch.cuda.current_stream().cuda_stream
             step = lambda: lib.kvq_bench_step(ctx, 1, ctypes.c_void_p(stream))
             step_off = lambda: lib.kvq_bench_step(ctx, 0, ctypes.c_void_p(stream))
+            ctx_old = None
+            if lib_old is not None:
+                ctx_old = ctypes.c_void_p()
+                if lib_old.kvq_bench_setup(ctypes.byref(ctx_old), kvh, group, n, d, k.data_ptr(),
+                                           v.data_ptr(), q.data_ptr(), scale, -1.0) != 0:
+                    print(f"setup (old library) failed n={n} {kind}", file=sys.stderr)
+                    return 2
+                step_old = lambda: lib_old.kvq_bench_step(ctx_old, 1, ctypes.c_void_p(stream))
             if a.profile:
-                for var in (PAPER, SPARSE):
+                # one step each: paper (early segment pass), paper (without it), sparse,
+                # the old library's paper step
+                for var, ov in ((PAPER, 1), (PAPER, 0), (SPARSE, 1)):
                     lib.kvq_bench_variant(ctx, var)
+                    lib.kvq_bench_overlap(ctx, ov)
+                    torch.cuda.synchronize()
                     if step() != 0:
                         print(f"step failed n={n} {kind}", file=sys.stderr)
                         return 2
-                torch.cuda.synchronize()
+                    torch.cuda.synchronize()
+                lib.kvq_bench_overlap(ctx, 1)
+                if ctx_old is not None:
+                    if step_old() != 0:
+                        return 2
+                    torch.cuda.synchronize()
+                    lib_old.kvq_bench_free(ctx_old)
                 print(f"profiled n={n} {kind}", flush=True)
                 lib.kvq_bench_free(ctx)
                 del q, k, v
@@ -232,6 +256,16 @@ def main():
                     r["us_seq"] = t_seq
                     r["ratio_seq_sdpa"] = t_seq / t_sdpa
                     r["seq_same_bits"] = bytes(out) == bytes(out2)
+                    if ctx_old is not None:
+                        # the earlier commit's kernels on the same tensors, the same output
+                        t_old, _ = time_fn(step_old, reps, 5)
+                        out3 = (ctypes.c_float * (qh * d))()
+                        if step_old() != 0 or lib_old.kvq_bench_fetch(ctx_old, recs, stat, out3) != 0:
+                            print(f"step failed n={n} {kind} (old library)", file=sys.stderr)
+                            return 2
+                        r["us_old"] = t_old
+                        r["old_commit"] = os.environ.get("KVQ_COMMIT_OLD", "unknown")
+                        r["old_same_bits"] = bytes(out) == bytes(out3)
                     if not r["seq_same_bits"]:
                         print(f"n={n} {kind}: the output with and without the early segment pass "
                               "differs", file=sys.stderr)
@@ -256,11 +290,15 @@ def main():
             p, sp = res["paper"], res["sparse"]
             fl = row.get("floor")
             print(f"n={n:6d} {kind:15s} sdpa {t_sdpa:8.1f} us  paper {p['us']:9.1f} us "
-                  f"({p['ratio_sdpa']:5.2f}x; seq {p['us_seq']:.1f} us {p['ratio_seq_sdpa']:.2f}x)  sparse {sp['us']:9.1f} us ({sp['ratio_sdpa']:5.2f}x)  "
+                  f"({p['ratio_sdpa']:5.2f}x; seq {p['us_seq']:.1f} us {p['ratio_seq_sdpa']:.2f}x"
+                  + (f"; old {p['us_old']:.1f} us {p['us_old'] / t_sdpa:.2f}x" if 'us_old' in p else "")
+                  + f")  sparse {sp['us']:9.1f} us ({sp['ratio_sdpa']:5.2f}x)  "
                   f"rungs {sorted(set(p['rungs']))}/{sorted(set(sp['rungs']))} "
                   f"K {min(p['k_sel'])}..{max(p['k_sel'])}"
                   + (f"  floor {fl['overlapped_us']:.1f} us" if fl else ""), flush=True)
             lib.kvq_bench_free(ctx)
+            if ctx_old is not None:
+                lib_old.kvq_bench_free(ctx_old)
             del q, k, v
             torch.cuda.empty_cache()
     if a.profile:
@@ -275,7 +313,8 @@ def main():
     with open(txt, "w") as f:
         f.write(summary(rows, dev, commit, os.path.basename(txt)))
     # the early segment pass must not change the output
-    return 1 if any(not r["paper"]["seq_same_bits"] for r in rows) else 0
+    return 1 if any(not r["paper"]["seq_same_bits"] or not r["paper"].get("old_same_bits", True)
+                    for r in rows) else 0
 
 
 def summary(rows, dev, commit, name):
@@ -341,6 +380,15 @@ def summary(rows, dev, commit, name):
                    "time with it / without it: " + ", ".join(
                        f"n={r['n']} {r['workload']}: {r['paper']['us'] / r['paper']['us_seq']:.2f}"
                        for r in rows))
+    old = [r for r in rows if "us_old" in r["paper"]]
+    if old:
+        out.append(f"- the paper variant of commit {old[0]['paper']['old_commit']} on the same tensors "
+                   "(same output bit for bit: "
+                   + ("yes" if all(r["paper"]["old_same_bits"] for r in old) else "NO") + "): " + ", ".join(
+                       f"n={r['n']} {r['workload']}: {r['paper']['us_old']:.1f} us = "
+                       f"{r['paper']['us_old'] / r['sdpa_us']:.2f}x SDPA; now {r['paper']['us'] / r['paper']['us_old']:.2f} "
+                       f"of it (without the early pass {r['paper']['us_seq'] / r['paper']['us_old']:.2f})"
+                       for r in old))
     uni = [r for r in rows if r["workload"] == "near-uniform"]
     if uni:
         out.append("- near-uniform keys (the ladder reaches rung 3, whose dense pass reads tier 2): " + ", ".join(

@@ -187,7 +187,7 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
  * to shared memory, l = the thread's sum (in i order) summed by a butterfly
  * over the warp and the head's two warps in order.  Values: warp w walks the
  * tokens 64 w .. 64 w + 63 in order, 16 a round, each round's codes, scale and
- * offset copied to shared memory with cp.async, two rounds in flight (the first two
+ * offset copied to shared memory with cp.async one round ahead (the first
  * before the scores are read); lane L holds channels c0 + 4 L .. + 3 of a
  * 128-channel slab, forms v^ = fmaf(code, s, zv) once a token [CERT-V4-02]
  * and acc = fmaf(w, v^, acc) for the four heads (one rounding a step); the
@@ -235,9 +235,7 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         }
         __pipeline_commit();
     };
-    /* the first two rounds in flight while the scores are read */
     if (nrd > 0u) issue(0u, 0u, 0u);
-    if (nrd > 1u) issue(0u, 1u, 1u);
     if (tid < SEG_BLOCKS) {
         uint32_t x = ~0u;                                   /* past the last full block */
         if (tid < nbs) {
@@ -271,7 +269,7 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         if (!((okm >> i) & 1u)) continue;
         mx = fmaxf(mx, s[i]);
         mn = fminf(mn, s[i]);
-        if (CERT) ab = fmaxf(ab, __ldcg(ws.ab + (uint64_t)qh * nb + b0 + (j0 + 64u * i) / KVQ_CERT_BLOCK));
+        if (CERT) ab = fmaxf(ab, ws.ab[(uint64_t)qh * nb + b0 + (j0 + 64u * i) / KVQ_CERT_BLOCK]);
     }
     for (int o = 16; o > 0; o >>= 1) {
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
@@ -312,14 +310,14 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         for (uint32_t i = 0; i < 4u; i++)
 #pragma unroll
             for (uint32_t x = 0; x < 4u; x++) acc[i][x] = 0.0f;
-        if (c0 > 0u) {                                      /* the stages are free again */
-            if (nrd > 0u) issue(c0, 0u, 0u);
-            if (nrd > 1u) issue(c0, 1u, 1u);
-        }
+        if (c0 > 0u && nrd > 0u) issue(c0, 0u, 0u);       /* the stages are free again */
         for (uint32_t r = 0; r < nrd; r++) {
-            /* rounds r and r + 1 in flight; round r has landed (this lane's) */
-            if (r + 1u < nrd) __pipeline_wait_prior(1);
-            else __pipeline_wait_prior(0);
+            if (r + 1u < nrd) {
+                issue(c0, r + 1u, (r + 1u) & 1u);
+                __pipeline_wait_prior(1);                   /* round r has landed (this lane's) */
+            } else {
+                __pipeline_wait_prior(0);
+            }
             __syncwarp();                                   /* ... and every lane's */
             const uint8_t *sb = G.u.stage[warp][r & 1u];
             if (4u * lane < cw) {
@@ -344,8 +342,7 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
                     }
                 }
             }
-            __syncwarp();                                   /* done with this stage: */
-            if (r + 2u < nrd) issue(c0, r + 2u, r & 1u);    /* round r + 2 into it */
+            __syncwarp();                                   /* done with this stage */
         }
         __syncthreads();                                    /* every warp's stages free: red */
 #pragma unroll

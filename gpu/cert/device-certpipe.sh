@@ -3,25 +3,29 @@
 # [CERT-DEV-10] on a GPU machine without MPFR, in at most 180 s of wall time.
 #
 # It runs, in this order (outputs under $OUT, six files):
-#   1. kvq_gpu_cert_decode_test for KVQ_CERT_SECONDS (40) on a held-out seed
+#   1. kvq_gpu_cert_decode_test for KVQ_CERT_SECONDS (30) on a held-out seed
 #      (KVQ_SEED, default from the clock; printed): both variants, both
 #      selectors and stagings, the paper variant with and without the early
 #      segment pass compared bit for bit [CERT-DEV-08]; the dumps it writes
 #      judged by `kvq cert`                                 -> certpipe-test.txt
 #   2. the same test over Phase 2 with a planted bug (a segment recomputed
 #      after the selection keeps the selected tokens: KVQ_CERT_PLANT=1) for
-#      PLANT_SECONDS (12); it must FAIL                     -> certpipe-plant.txt
+#      PLANT_SECONDS (8); it must FAIL                      -> certpipe-plant.txt
 #   3. `kvq gen --family cert --level standard` and `kvq verify` with the GPU
 #      subject (its CERT entries run the device step)       -> certpipe-verify.txt
 #   4. the floor (kvq_cert_floor) and cert_bench.py at NS (32768,65536,131072) on
 #      the sinks+clusters workload: SDPA, the paper variant with and without
-#      the early segment pass, the sparse one, certification on and off
+#      the early segment pass, the sparse one, certification on and off, and
+#      the paper variant of an earlier commit's kernels when
+#      build/gpu/libkvq_cert_bench_old.so is there (gpu/cert/bench-old.sh)
 #                                          -> cert-paper-bench.{json,txt}
+#   5. with ncu on the PATH, one step of each at n = 32768 and 131072 under
+#      Nsight Compute: every kernel's duration in isolation
 #   and certpipe-log.txt: the device, the commit, each part's exit and time, the
-#   floor's table and the benchmark's log.
+#   floor's table, the benchmark's log and the kernels' durations.
 # The MPFR-linked programs (the two decode tests) and the others (the GPU
-# subject, the benchmark library, the floor) are built where MPFR is and
-# carried in one file, build/gpu/cert-carry.tar.gz (make build/gpu/cert-carry.tar.gz),
+# subject, the benchmark libraries, the floor) are built where MPFR is and
+# carried in one file, build/gpu/cert-carry.tar.gz (make gpu-cert-carry),
 # unpacked here; one that is missing is built here (make -j16), except the
 # MPFR-linked ones.  .devcarry/kvq is the CLI, .devcarry/lib/ libmpfr and libgmp.
 # usage: gpu/cert/device-certpipe.sh     env: KVQ_SEED, KVQ_CERT_SECONDS, PLANT_SECONDS,
@@ -58,11 +62,11 @@ echo "[$(since) s] builds done" >> "$LOG"
 {
     echo "# device check of the certified CERT decode step (gpu/cert/cert_decode_test.cu),"
     echo "# both variants; the paper variant's Phase 2 with and without its early segment pass"
-    echo "# [CERT-DEV-10]; commit ${KVQ_COMMIT:-unknown}; KVQ_SEED=$SEED KVQ_CERT_SECONDS=${KVQ_CERT_SECONDS:-40}"
+    echo "# [CERT-DEV-10]; commit ${KVQ_COMMIT:-unknown}; KVQ_SEED=$SEED KVQ_CERT_SECONDS=${KVQ_CERT_SECONDS:-30}"
 } > "$OUT/certpipe-test.txt"
 mkdir -p "$T/dumps"
-KVQ_SEED=$SEED KVQ_CERT_SECONDS=${KVQ_CERT_SECONDS:-40} KVQ_CERT_DUMP_DIR="$T/dumps" \
-    timeout $(( ${KVQ_CERT_SECONDS:-40} + 45 )) "$B/kvq_gpu_cert_decode_test" >> "$OUT/certpipe-test.txt" 2>&1
+KVQ_SEED=$SEED KVQ_CERT_SECONDS=${KVQ_CERT_SECONDS:-30} KVQ_CERT_DUMP_DIR="$T/dumps" \
+    timeout $(( ${KVQ_CERT_SECONDS:-30} + 45 )) "$B/kvq_gpu_cert_decode_test" >> "$OUT/certpipe-test.txt" 2>&1
 t=$?
 echo "kvq_gpu_cert_decode_test exit $t" >> "$OUT/certpipe-test.txt"
 [ $t -ne 0 ] && rc=1
@@ -82,8 +86,8 @@ echo "[$(since) s] device check done" >> "$LOG"
     echo "# the device check over Phase 2 with a planted bug (KVQ_CERT_PLANT=1: a segment"
     echo "# recomputed after the selection keeps the selected tokens); it must FAIL"
 } > "$OUT/certpipe-plant.txt"
-KVQ_SEED=$SEED KVQ_CERT_SECONDS=${PLANT_SECONDS:-12} \
-    timeout $(( ${PLANT_SECONDS:-12} + 30 )) "$B/kvq_gpu_cert_decode_test_plant" >> "$OUT/certpipe-plant.txt" 2>&1
+KVQ_SEED=$SEED KVQ_CERT_SECONDS=${PLANT_SECONDS:-8} \
+    timeout $(( ${PLANT_SECONDS:-8} + 30 )) "$B/kvq_gpu_cert_decode_test_plant" >> "$OUT/certpipe-plant.txt" 2>&1
 t=$?
 if [ $t -ne 0 ] && [ $t -ne 124 ] && grep -q "steps judged exactly" "$OUT/certpipe-plant.txt"; then
     echo "planted bug caught: exit $t (expected nonzero)" >> "$OUT/certpipe-plant.txt"
@@ -110,9 +114,14 @@ timeout 40 "$B/kvq_cert_floor" --reps "${FLOOR_REPS:-30}" --json "$T/floor.json"
 echo "kvq_cert_floor exit $?" >> "$T/floor.txt"
 fl=""
 [ -s "$T/floor.json" ] && fl="--floor $T/floor.json"
+old=""
+if [ -s "$B/libkvq_cert_bench_old.so" ]; then
+    old="--lib-old $B/libkvq_cert_bench_old.so"
+    export KVQ_COMMIT_OLD=$(cat "$B/libkvq_cert_bench_old.commit" 2>/dev/null || echo unknown)
+fi
 KVQ_COMMIT=${KVQ_COMMIT:-unknown} PYTHONUNBUFFERED=1 timeout 90 python3 gpu/cert/cert_bench.py \
     "$B/libkvq_cert_bench.so" "$OUT/cert-paper-bench.json" --reps "${REPS:-100}" \
-    --ns "${NS:-32768,65536,131072}" --workloads sinks+clusters $fl > "$T/bench.log" 2>&1
+    --ns "${NS:-32768,65536,131072}" --workloads sinks+clusters $fl $old > "$T/bench.log" 2>&1
 t=$?
 echo "cert_bench.py exit $t" >> "$T/bench.log"
 [ $t -ne 0 ] && rc=1
@@ -122,7 +131,31 @@ echo "cert_bench.py exit $t" >> "$T/bench.log"
     cat "$T/floor.txt"
     echo "## cert_bench.py"
     cat "$T/bench.log"
-    echo "exit $rc"
 } >> "$LOG"
+
+# 5. each kernel alone (Nsight Compute serialises them: no overlap), informative
+if command -v ncu > /dev/null 2>&1 && [ $(( $(date +%s) - T0 )) -lt 120 ]; then
+    PYTHONUNBUFFERED=1 timeout $(( 170 - $(date +%s) + T0 )) ncu --kernel-name regex:'cert_(phase1|select|phase2|combine)' \
+        --metrics gpu__time_duration.sum --csv python3 gpu/cert/cert_bench.py "$B/libkvq_cert_bench.so" \
+        /dev/null --profile --ns 32768,131072 --workloads sinks+clusters $old > "$T/prof.csv" 2> "$T/prof.err"
+    t=$?
+    {
+        echo "## ncu (exit $t): each kernel's duration alone, in launch order; a row's steps:"
+        echo "## paper with the early pass, paper without it, sparse, the old library's paper"
+        python3 - "$T/prof.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+if rows:
+    h = rows[0]
+    ik, ig, iv, iu = (h.index(x) for x in ("Kernel Name", "Grid Size", "Metric Value", "Metric Unit"))
+    for r in rows[1:]:
+        print(f"{r[ik].split('(')[0][:34]:34s} grid {r[ig]:>14s} {r[iv]:>10s} {r[iu]}")
+PY
+        grep -v "^==PROF==" "$T/prof.err" | tail -n 5
+    } >> "$LOG" 2>&1
+else
+    echo "## ncu: not run (not on the PATH, or past 120 s)" >> "$LOG"
+fi
+echo "[$(since) s] exit $rc" >> "$LOG"
 rm -rf "$T"
 exit $rc
