@@ -190,6 +190,13 @@ void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *ws);
  * the same selection [CERT-DEV-03]; KVQ_E_PARAM when cap > 1024. */
 kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t cap);
 
+/* The paper variant's Phase 2 [CERT-DEV-10]: on = 1 (default), the segment
+ * entries are computed with all their tokens while the select kernel runs,
+ * and the segments that hold a selected block again after it; on = 0, Phase
+ * 2 waits for the select kernel.  The step's output does not depend on it;
+ * KVQ_E_PARAM unless on is 0 or 1. */
+kvq_status kvq_cuda_cert_ws_set_overlap(kvq_cuda_cert_ws *ws, int on);
+
 /* Promoted blocks' binary16 values are copied from tier 2 once per KV head and
  * step into a device pool of `group * cap` blocks (cap: slots a query head,
  * default and maximum 32); the rest, and every block when cap = 0, Phase 2
