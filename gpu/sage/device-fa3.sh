@@ -1,0 +1,83 @@
+#!/bin/bash
+# device-fa3.sh -- the FlashAttention-3-structured SAGE core (gpu/sage/sage_fa3.cu,
+# spec/sage.md [SAGE-DEV-12]) in one device call, within 180 s including the build:
+# builds ONLY build/gpu/kvq_sage_fa3_test and build/gpu/kvq_sage_fa3_test_plant (no MPFR;
+# the CUTLASS/CuTe headers unpacked from the carried wheel nvidia_cutlass-4.2.0.0, found
+# as build/deps/*.whl or anywhere under .devcarry/, or $CUTLASS_WHEEL), then runs
+#   - the planted build (a buffer flush skipped): its check must FAIL,
+#   - the check (every output of the FA3 core against the warpgroup core bit for bit on
+#     random shapes, partial blocks, causal, the three buffers, extreme codes; the
+#     default core; qk_bits 4; the pipeline with either core) and the timing of both
+#     cores side by side at 32 heads, N = 4K..32K, causal and not, with a copy of the
+#     input bytes,
+#   - an ncu profile of one FA3 launch at N = 8192, 32 heads (--set full, the summary
+#     lines), in the time left,
+# and writes under $OUT: summary.txt, fa3-test.txt, fa3-plant.txt, fa3-profile.txt,
+# build.log.
+# usage: gpu/sage/device-fa3.sh [SIZES]   (default 4096,8192,16384,32768; env OUT, KVQ_COMMIT)
+set -u
+T0=$(date +%s)
+OUT=${OUT:-/tmp/kvq-fa3-out}
+COMMIT=${KVQ_COMMIT:-unknown}
+SIZES=${1:-4096,8192,16384,32768}
+mkdir -p "$OUT"
+WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
+say() { echo "device-fa3: $*" | tee -a "$OUT/summary.txt"; }
+dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
+say "device $dev, commit $COMMIT, nvcc $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*')"
+
+inc=${CUTLASS_INC:-}
+if [ -z "$inc" ]; then
+    whl=${CUTLASS_WHEEL:-}
+    [ -n "$whl" ] && [ -f "$whl" ] || whl=$(find -L build/deps .devcarry . -maxdepth 6 -name "$WHL_NAME" -print -quit 2>/dev/null)
+    if [ -n "$whl" ] && [ -f "$whl" ]; then
+        mkdir -p build/deps/cutlass
+        python3 - "$whl" build/deps/cutlass <<'PYEOF' || unzip -q -o "$whl" 'cutlass_library/source/include/*' -d build/deps/cutlass
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("cutlass_library/source/include/")])
+PYEOF
+        inc=$PWD/build/deps/cutlass/cutlass_library/source/include
+        say "CUTLASS headers from $whl"
+    else
+        inc=$(python3 -c 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); print(os.path.join(os.path.dirname(s.origin), "source", "include") if s else "")' 2>/dev/null)
+        [ -n "$inc" ] && say "CUTLASS headers from the installed cutlass_library"
+    fi
+fi
+if [ -z "$inc" ] || [ ! -f "$inc/cute/tensor.hpp" ]; then
+    say "error: no CUTLASS/CuTe headers (no $WHL_NAME under build/deps or .devcarry, no cutlass_library)"
+    exit 2
+fi
+if ! make -j16 CUTLASS_INC="$inc" build/gpu/kvq_sage_fa3_test build/gpu/kvq_sage_fa3_test_plant > "$OUT/build.log" 2>&1; then
+    say "error: the build failed (build.log)"
+    tail -20 "$OUT/build.log"
+    exit 2
+fi
+say "built in $(( $(date +%s) - T0 )) s"
+rc=0
+{ stdbuf -oL timeout 40 build/gpu/kvq_sage_fa3_test_plant --plant --commit "$COMMIT"
+  echo "kvq_sage_fa3_test_plant --plant exit $?"; } > "$OUT/fa3-plant.txt" 2>&1
+if grep -q "plant exit 0$" "$OUT/fa3-plant.txt"; then
+    say "planted build: the check FAILS, as it must"
+else
+    say "error: planted build: $(tail -2 "$OUT/fa3-plant.txt" | tr '\n' ' ')"
+    rc=1
+fi
+left=$(( 175 - 40 - ($(date +%s) - T0) ))
+[ "$left" -gt 30 ] || left=30
+{ stdbuf -oL timeout "$left" build/gpu/kvq_sage_fa3_test --time --sizes "$SIZES" --commit "$COMMIT"
+  echo "kvq_sage_fa3_test exit $?"; } > "$OUT/fa3-test.txt" 2>&1
+grep -q "^kvq_sage_fa3_test exit 0$" "$OUT/fa3-test.txt" || rc=1
+grep -E "^fa3-test (check|qk_bits|pipeline|timing)|FAILED|exit [0-9]+$|SKIPPED" "$OUT/fa3-test.txt" >> "$OUT/summary.txt"
+left=$(( 178 - ($(date +%s) - T0) ))
+if [ "$left" -gt 15 ] && command -v ncu > /dev/null; then
+    { echo "# ncu --set full, sage_fa3_kernel, 32 heads, nq = nk = 8192, buffer 128; commit $COMMIT"
+      timeout "$left" ncu --set full -k regex:sage_fa3_kernel -c 1 build/gpu/kvq_sage_fa3_test --profile 8192 2>&1 |
+        grep -v '^==PROF==' | grep -E "Duration|Throughput|Pipe|Issue|Registers|Occupancy|Block Size|Grid Size|Shared Memory|Warp Cycles|Eligible|Executed Ipc|Active Warps|Theoretical|tensor|Tensor|status" ; } \
+        > "$OUT/fa3-profile.txt" 2>&1
+    head -40 "$OUT/fa3-profile.txt" >> "$OUT/summary.txt"
+else
+    say "ncu profile skipped ($left s left or no ncu)"
+fi
+say "finished in $(( $(date +%s) - T0 )) s, exit $rc"
+exit $rc
