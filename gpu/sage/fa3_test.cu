@@ -22,13 +22,16 @@
  * qk_bits 4: the FA3 core refuses (KVQ_E_PARAM) and the default core is the
  * warpgroup one; checked as such.
  *
- * A planted build (kvq_sage_fa3_test_plant: sage_fa3.cu with
+ * The check runs twice: on the FA3 core's serial form (KVQ_SAGE_FA3_SERIAL=1:
+ * each warpgroup's QK, softmax and P~V in turn) and on its ping-pong form (the
+ * default).  A planted build (kvq_sage_fa3_test_plant: sage_fa3.cu with
  * KVQ_SAGE_FA3_PLANT, the buffer flush after block 0 skipped) must fail the
- * check (--plant: exit 0 only when it does).
+ * check in both forms (--plant: exit 0 only when it does).
  *
  * The timing (--time): 32 heads, d = 128, N = nq = nk in --sizes, causal and
- * not, buffer 128; medians of --reps launches of each core and of a
- * device-to-device copy of the core's input bytes, side by side, in one run.
+ * not, buffer 128; medians of --reps launches of the warpgroup core, the two
+ * forms of the FA3 core and a device-to-device copy of the core's input
+ * bytes, side by side, in one run (the outputs compared bit for bit again).
  * --profile N: one launch of the FA3 core at N (for ncu), nothing judged.
  *
  * usage: kvq_sage_fa3_test [--plant] [--time] [--sizes N,N,..] [--reps R] [--profile N]
@@ -184,7 +187,7 @@ static const shape SHAPES[] = {
     {2u, 2048u, 2048u, 1u, 128u, 0u, 7}, {1u, 63u, 4097u, 1u, 0u, 0u, 1},    {1u, 320u, 20000u, 0u, 128u, 0u, 3},
 };
 
-static int check_cores(bool plant)
+static int check_cores(bool plant, const char *form)
 {
     uint64_t bad = 0, total = 0;
     int fails = 0;
@@ -208,8 +211,8 @@ static int check_cores(bool plant)
         const kvq_status s3 = run(kvq_cuda_sage_attn_core, o3, c);
         CK(cudaDeviceSynchronize());
         char what[128];
-        snprintf(what, sizeof what, "heads %u nq %u nk %u causal %u buffer %u %s dS<2^%u", s.heads, s.nq, s.nk,
-                 s.causal, s.buffer, s.ext ? "extremes" : "uniform", s.dspread);
+        snprintf(what, sizeof what, "%s: heads %u nq %u nk %u causal %u buffer %u %s dS<2^%u", form, s.heads, s.nq,
+                 s.nk, s.causal, s.buffer, s.ext ? "extremes" : "uniform", s.dspread);
         if (s1 != KVQ_OK || s2 != KVQ_OK || s3 != KVQ_OK) {
             printf("fa3-test %s: status loop %d fa3 %d default %d: FAILED\n", what, (int)s1, (int)s2, (int)s3);
             fails++;
@@ -226,7 +229,7 @@ static int check_cores(bool plant)
     }
     if (plant) {
         const int failed = bad != 0u || fails != 0;
-        printf("fa3-test --plant: the planted core %s (%llu of %llu outputs differ)\n",
+        printf("fa3-test --plant: the planted core (%s) %s (%llu of %llu outputs differ)\n", form,
                failed ? "FAILS the check, as it must" : "PASSES the check: the check is blind",
                (unsigned long long)bad, (unsigned long long)total);
         return failed ? 0 : 1;
@@ -250,9 +253,9 @@ static int check_cores(bool plant)
         CK(cudaDeviceSynchronize());
         const uint64_t b = s1 == KVQ_OK && s3 == KVQ_OK ? compare(o1, o3, n, "qk_bits 4 default", c.a.nq) : n;
         const int ok = s2 == KVQ_E_PARAM && b == 0u;
-        printf("fa3-test qk_bits 4: fa3 status %d (KVQ_E_PARAM expected), default core vs warpgroup core %llu of "
+        printf("fa3-test %s: qk_bits 4: fa3 status %d (KVQ_E_PARAM expected), default core vs warpgroup core %llu of "
                "%llu differ: %s\n",
-               (int)s2, (unsigned long long)b, (unsigned long long)n, ok ? "PASS" : "FAILED");
+               form, (int)s2, (unsigned long long)b, (unsigned long long)n, ok ? "PASS" : "FAILED");
         fails += !ok;
         cudaFree(o1), cudaFree(o3);
         free_in(c);
@@ -289,15 +292,15 @@ static int check_cores(bool plant)
         const uint64_t b = compare(o1, o2, n, "pipeline", a.nq);
         const int ok = s1 == KVQ_OK && s2 == KVQ_OK && hr[0].status == (uint32_t)KVQ_OK &&
                        memcmp(&hr[0], &hr[1], sizeof hr[0]) == 0 && b == 0u;
-        printf("fa3-test pipeline heads %u nq %u nk %u causal %u: %llu of %llu outputs differ, result words %s: %s\n",
-               H, a.nq, a.nk, causal, (unsigned long long)b, (unsigned long long)n,
+        printf("fa3-test %s: pipeline heads %u nq %u nk %u causal %u: %llu of %llu outputs differ, result words %s: %s\n",
+               form, H, a.nq, a.nk, causal, (unsigned long long)b, (unsigned long long)n,
                memcmp(&hr[0], &hr[1], sizeof hr[0]) == 0 ? "equal" : "differ", ok ? "PASS" : "FAILED");
         fails += !ok;
         cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o1), cudaFree(o2), cudaFree(ws), cudaFree(r);
     }
     const int ok = bad == 0u && fails == 0;
-    printf("fa3-test check: %llu outputs compared, %llu differ, %d other failures: %s\n", (unsigned long long)total,
-           (unsigned long long)bad, fails, ok ? "PASS" : "FAILED");
+    printf("fa3-test check (%s): %llu outputs compared, %llu differ, %d other failures: %s\n", form,
+           (unsigned long long)total, (unsigned long long)bad, fails, ok ? "PASS" : "FAILED");
     return ok ? 0 : 1;
 }
 
@@ -336,38 +339,39 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
             CK(cudaMalloc(&cs, c.bytes));
             CK(cudaMalloc(&cd, c.bytes));
             CK(cudaMemset(cs, 0, c.bytes));
-            std::vector<float> tl, tf, tc;
+            std::vector<float> tl, tf, tp, tc;
             kvq_status st = KVQ_OK;
-            for (uint32_t r = 0; r <= reps; r++) {              /* round 0 warms up */
+            float *o3;
+            CK(cudaMalloc(&o3, on * 4u));
+            auto timed = [&](std::vector<float> &tv, bool rec, auto fn) {
                 float ms;
                 CK(cudaEventRecord(e0));
-                st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_loop, o1, c));
+                fn();
                 CK(cudaEventRecord(e1));
                 CK(cudaEventSynchronize(e1));
                 CK(cudaEventElapsedTime(&ms, e0, e1));
-                if (r) tl.push_back(ms);
-                CK(cudaEventRecord(e0));
-                st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, o2, c));
-                CK(cudaEventRecord(e1));
-                CK(cudaEventSynchronize(e1));
-                CK(cudaEventElapsedTime(&ms, e0, e1));
-                if (r) tf.push_back(ms);
-                CK(cudaEventRecord(e0));
-                CK(cudaMemcpyAsync(cd, cs, c.bytes, cudaMemcpyDeviceToDevice));
-                CK(cudaEventRecord(e1));
-                CK(cudaEventSynchronize(e1));
-                CK(cudaEventElapsedTime(&ms, e0, e1));
-                if (r) tc.push_back(ms);
+                if (rec) tv.push_back(ms);
+            };
+            for (uint32_t r = 0; r <= reps; r++) {              /* round 0 warms up */
+                timed(tl, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_loop, o1, c)); });
+                setenv("KVQ_SAGE_FA3_SERIAL", "1", 1);
+                timed(tf, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, o3, c)); });
+                unsetenv("KVQ_SAGE_FA3_SERIAL");
+                timed(tp, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, o2, c)); });
+                timed(tc, r > 0u, [&] { CK(cudaMemcpyAsync(cd, cs, c.bytes, cudaMemcpyDeviceToDevice)); });
             }
-            const uint64_t bad = compare(o1, o2, on, "timing case", n);
-            const double ml = median(tl), mf = median(tf), mc = median(tc);
+            const uint64_t bad = compare(o1, o2, on, "timing case (ping-pong)", n) +
+                                 compare(o1, o3, on, "timing case (serial)", n);
+            const double ml = median(tl), mf = median(tf), mp = median(tp), mc = median(tc);
             const double flop = 4.0 * c.heads * (double)n * n * D * (causal ? 0.5 : 1.0);
             printf("fa3-test timing: 32 heads, N = %u, causal %u, buffer 128; medians of %u: warpgroup core %.3f ms "
-                   "(%.0f TFLOP/s), fa3 %.3f ms (%.0f TFLOP/s), copy of the %zu input bytes %.3f ms; "
-                   "warpgroup / fa3 = %.2f, fa3 / copy = %.2f; outputs %s (%llu differ)%s\n",
-                   n, causal, reps, ml, flop / (ml * 1e-3) / 1e12, mf, flop / (mf * 1e-3) / 1e12, c.bytes, mc,
-                   ml / mf, mf / mc, bad ? "DIFFER" : "equal", (unsigned long long)bad,
-                   st != KVQ_OK ? ", a launch FAILED" : "");
+                   "(%.0f TFLOP/s), fa3 serial %.3f ms (%.0f TFLOP/s), fa3 ping-pong %.3f ms (%.0f TFLOP/s), copy "
+                   "of the %zu input bytes %.3f ms; warpgroup / serial = %.2f, warpgroup / ping-pong = %.2f, "
+                   "ping-pong / copy = %.2f; outputs %s (%llu differ)%s\n",
+                   n, causal, reps, ml, flop / (ml * 1e-3) / 1e12, mf, flop / (mf * 1e-3) / 1e12, mp,
+                   flop / (mp * 1e-3) / 1e12, c.bytes, mc, ml / mf, ml / mp, mp / mc, bad ? "DIFFER" : "equal",
+                   (unsigned long long)bad, st != KVQ_OK ? ", a launch FAILED" : "");
+            cudaFree(o3);
             cudaFree(o1), cudaFree(o2), cudaFree(cs), cudaFree(cd);
             free_in(c);
             if (bad || st != KVQ_OK) return 1;
@@ -433,7 +437,12 @@ int main(int argc, char **argv)
     }
     printf("# fa3-test%s: device %s, commit %s\n", plant ? " --plant (must FAIL)" : "", prop.name, commit);
     if (profile) return time_cores(std::vector<uint32_t>{profile}, reps, profile);
-    const int rc = check_cores(plant);
+    /* the serial form first (it has no turn-taking to hang on), then the ping-pong one */
+    setenv("KVQ_SAGE_FA3_SERIAL", "1", 1);
+    const int rc1 = check_cores(plant, "serial");
+    unsetenv("KVQ_SAGE_FA3_SERIAL");
+    const int rc2 = check_cores(plant, "ping-pong");
+    const int rc = rc1 != 0 ? rc1 : rc2;
     if (plant || rc != 0 || !timing) return rc;
     return time_cores(sizes, reps, 0u);
 }

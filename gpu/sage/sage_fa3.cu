@@ -43,9 +43,22 @@
  *            two instructions [SAGE-ACC-05], per row, in the order of the
  *            warpgroup core; the output o = RN32(RN32(buf vsc_c) / l)
  *
+ * Two forms (a template flag; the launcher takes the ping-pong one unless the
+ * environment's KVQ_SAGE_FA3_SERIAL is "1"):
+ *   ping-pong  FlashAttention-3's schedule: in step i a consumer waits for its
+ *              turn (a named barrier a warpgroup), issues block i's QK and
+ *              block i - 1's P~V as one batch, passes the turn to the other
+ *              consumer, then waits for its batch, flushes block i - 1 and
+ *              computes block i's softmax while the other's instructions run;
+ *              per row the order stays P~V(i - 1), flush(i - 1), rescale(i),
+ *              P~V(i)
+ *   serial     each consumer: QK, wait, softmax, P~V, wait, flush, block after
+ *              block (the two consumers interleave as the warp schedulers let
+ *              them)
  * A consumer whose 64 rows see fewer blocks than the tile's (causal) walks the
- * rest only to release their stages.  Each stage is released when both
- * consumers' instructions on it are done (every consumer thread arrives).
+ * rest only to pass the turn and release their stages.  Each stage is released
+ * when both consumers' instructions on it are done (every consumer thread
+ * arrives).
  *
  * KVQ_SAGE_FA3_PLANT (a planted build for the device test, never shipped):
  * the buffer flush after block 0 is skipped.
@@ -56,6 +69,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kvq.h"
@@ -171,7 +185,7 @@ __device__ __forceinline__ void pv_wgmma(float *d, const uint32_t *a, uint64_t d
 
 /* ---- the kernel ------------------------------------------------------------------ */
 
-template <bool PLANT>
+template <bool PLANT, bool PP>
 __global__ void __maxnreg__(224)
     sage_fa3_kernel(const kvq_sage_fa3_args p, CUTLASS_GRID_CONSTANT TmaQT const tma_q,
                     CUTLASS_GRID_CONSTANT TmaKT const tma_k, CUTLASS_GRID_CONSTANT TmaKT const tma_v)
@@ -309,25 +323,39 @@ __global__ void __maxnreg__(224)
     for (uint32_t x = 0; x < 64u; x++) acc[x] = 0.0f, buf[x] = 0.0f;
     float mA = -INFINITY, mB = -INFINITY, lA = 0.0f, lB = 0.0f;
 
-    if (nbw > 0u) Bar::wait(&sm.bar_q, 0u);
-    for (uint32_t kb = 0; kb < nbw; kb++) {
-        const uint32_t s = kb % FA_STAGES, ph = (kb / FA_STAGES) & 1u;
-        Bar::wait(&sm.full[s], ph);
-        /* QK: 64 rows x 64 keys, exact int32 [SAGE-ATT-03] */
+    uint32_t pa[2][4];                                        /* P~ of the block whose P~V is next */
+#pragma unroll
+    for (uint32_t h = 0; h < 2u; h++) pa[h][0] = pa[h][1] = pa[h][2] = pa[h][3] = 0u;
+
+    /* block kb's QK: 64 rows x 64 keys, exact int32 [SAGE-ATT-03] (into the open batch) */
+    auto issue_qk = [&](uint32_t kb) {
+        const uint32_t s = kb % FA_STAGES;
         mma.accumulate_ = GMMA::ScaleOut::Zero;
-        warpgroup_fence_operand(sacc);
-        warpgroup_arrive();
         CUTE_UNROLL
         for (int k = 0; k < 4; k++) {
             cute::gemm(mma, tCrA(_, _, k, cw), tCrB(_, _, k, s), sacc);
             mma.accumulate_ = GMMA::ScaleOut::One;
         }
-        warpgroup_commit_batch();
-        warpgroup_wait<0>();
+    };
+    /* block kb's P~V: two wgmma m64n128k32, A from registers [SAGE-ATT-04] */
+    auto issue_pv = [&](uint32_t kb) {
+        const uint8_t *vt = sm.vt[kb % FA_STAGES];
+        pv_wgmma(acc, pa[0], fa_desc(vt));
+        pv_wgmma(acc, pa[1], fa_desc(vt + 4096u));
+    };
+    auto fence_all = [&]() {
         warpgroup_fence_operand(sacc);
-
-        /* scores and the block maxima of the lane's rows (sacc(i): key 8 (i / 4) +
-         * 2t + i % 2, row + 8 when i % 4 >= 2: the mma.sync fragment) */
+        fence_f64(acc);
+#pragma unroll
+        for (uint32_t h = 0; h < 2u; h++)
+#pragma unroll
+            for (uint32_t r = 0; r < 4u; r++) asm volatile("" : "+r"(pa[h][r])::"memory");
+    };
+    /* block kb's scores, softmax, l and P~ (into pa), then the rescale of acc and
+     * buf (block kb - 1's flush is done) */
+    auto softmax = [&](uint32_t kb) {
+        /* sacc(i): key 8 (i / 4) + 2t + i % 2, row + 8 when i % 4 >= 2 (the
+         * mma.sync fragment) */
         const uint32_t kbase = kb * FA_BKV;
         float sv[8][4];
         float xA = -INFINITY, xB = -INFINITY;
@@ -381,16 +409,15 @@ __global__ void __maxnreg__(224)
         if (seeA) lA = __fadd_rn(__fmul_rn(lA, alA), sumA);
         if (seeB) lB = __fadd_rn(__fmul_rn(lB, alB), sumB);
 
-        /* rescale acc and buf (block kb - 1's flush is done) */
+        /* rescale acc and buf (alpha is 1 when m did not change) */
 #pragma unroll
         for (uint32_t x = 0; x < 64u; x++) {
             const float al = (x % 4u) >= 2u ? alB : alA;
             acc[x] = __fmul_rn(acc[x], al);
             if (F != 0u) buf[x] = __fmul_rn(buf[x], al);
         }
-        /* the A fragments: a[h][0] row A positions 4t..4t+3, a[h][1] row B, a[h][2]
-         * row A positions 16 + 4t.., a[h][3] row B */
-        uint32_t pa[2][4];
+        /* the A fragments: pa[h][0] row A positions 4t..4t+3, pa[h][1] row B,
+         * pa[h][2] row A positions 16 + 4t.., pa[h][3] row B */
 #pragma unroll
         for (uint32_t h = 0; h < 2u; h++) {
             pa[h][0] = cA[4u * h] | (cA[4u * h + 1u] << 16);
@@ -398,28 +425,90 @@ __global__ void __maxnreg__(224)
             pa[h][2] = cA[4u * h + 2u] | (cA[4u * h + 3u] << 16);
             pa[h][3] = cB[4u * h + 2u] | (cB[4u * h + 3u] << 16);
         }
+    };
 
-        /* PV: two wgmma m64n128k32, A from registers [SAGE-ATT-04] */
-        PBar::wait(&sm.vfull[s], ph);
-        fence_f64(acc);
-        warpgroup_arrive();
-        pv_wgmma(acc, pa[0], fa_desc(sm.vt[s]));
-        pv_wgmma(acc, pa[1], fa_desc(sm.vt[s] + 4096u));
-        warpgroup_commit_batch();
-        warpgroup_wait<0>();
-        fence_f64(acc);
-#pragma unroll
-        for (uint32_t h = 0; h < 2u; h++)
-#pragma unroll
-            for (uint32_t r = 0; r < 4u; r++) asm volatile("" : "+r"(pa[h][r])::"memory");
-        PBar::arrive(&sm.empty[s]);
-        flush(acc, buf, kb);
-    }
-    /* the tile's blocks past the warpgroup's: released once transposed */
-    for (uint32_t kb = nbw; kb < nb; kb++) {
-        const uint32_t s = kb % FA_STAGES, ph = (kb / FA_STAGES) & 1u;
-        PBar::wait(&sm.vfull[s], ph);
-        PBar::arrive(&sm.empty[s]);
+    if (nbw > 0u) Bar::wait(&sm.bar_q, 0u);
+    if (!PP) {
+        /* serial: QK, wait, softmax, P~V, wait, flush, block after block */
+        for (uint32_t kb = 0; kb < nbw; kb++) {
+            const uint32_t s = kb % FA_STAGES, ph = (kb / FA_STAGES) & 1u;
+            Bar::wait(&sm.full[s], ph);
+            fence_all();
+            warpgroup_arrive();
+            issue_qk(kb);
+            warpgroup_commit_batch();
+            warpgroup_wait<0>();
+            fence_all();
+            softmax(kb);
+            PBar::wait(&sm.vfull[s], ph);
+            fence_all();
+            warpgroup_arrive();
+            issue_pv(kb);
+            warpgroup_commit_batch();
+            warpgroup_wait<0>();
+            fence_all();
+            PBar::arrive(&sm.empty[s]);
+            flush(acc, buf, kb);
+        }
+        /* the tile's blocks past the warpgroup's: released once transposed */
+        for (uint32_t kb = nbw; kb < nb; kb++) {
+            const uint32_t s = kb % FA_STAGES, ph = (kb / FA_STAGES) & 1u;
+            PBar::wait(&sm.vfull[s], ph);
+            PBar::arrive(&sm.empty[s]);
+        }
+    } else {
+        /* ping-pong: in step i a warpgroup waits for its turn (named barrier 1 +
+         * its index), issues block i's QK and block i - 1's P~V in one batch,
+         * hands the turn to the other warpgroup, waits for its batch, flushes
+         * block i - 1 and computes block i's softmax -- under the other's
+         * instructions.  The per-row order stays P~V(i - 1), flush(i - 1),
+         * rescale(i), P~V(i).  Both warpgroups take the nb + 1 steps of the tile
+         * (a step past a warpgroup's own blocks only passes the turn and
+         * releases the stage); warpgroup 1 gives warpgroup 0 its first turn. */
+        const uint32_t steps = nb + 1u;
+        if (cw == 1u) cutlass::arch::NamedBarrier::arrive(256, 1u);
+        auto pass = [&](uint32_t i) {
+            if (cw == 0u || i + 1u < steps) cutlass::arch::NamedBarrier::arrive(256, 2u - cw);
+        };
+        auto release = [&](uint32_t i) {                      /* a block past the warpgroup's */
+            if (i >= nbw && i < nb) {
+                PBar::wait(&sm.vfull[i % FA_STAGES], (i / FA_STAGES) & 1u);
+                PBar::arrive(&sm.empty[i % FA_STAGES]);
+            }
+        };
+        /* one step with block i's QK (QK) and block i - 1's P~V (PV), both known
+         * at compile time so that no wgmma sits on a divergent path */
+        auto step = [&](uint32_t i, auto QK, auto PV) {
+            if (decltype(QK)::value) Bar::wait(&sm.full[i % FA_STAGES], (i / FA_STAGES) & 1u);
+            if (decltype(PV)::value) PBar::wait(&sm.vfull[(i - 1u) % FA_STAGES], ((i - 1u) / FA_STAGES) & 1u);
+            cutlass::arch::NamedBarrier::sync(256, 1u + cw);
+            fence_all();
+            warpgroup_arrive();
+            if constexpr (decltype(QK)::value) issue_qk(i);
+            if constexpr (decltype(PV)::value) issue_pv(i - 1u);
+            warpgroup_commit_batch();
+            pass(i);
+            warpgroup_wait<0>();
+            fence_all();
+            if constexpr (decltype(PV)::value) {
+                PBar::arrive(&sm.empty[(i - 1u) % FA_STAGES]);
+                flush(acc, buf, i - 1u);
+            }
+            release(i);
+            if constexpr (decltype(QK)::value) softmax(i);
+        };
+        uint32_t i = 0;
+        if (nbw > 0u) {
+            step(0u, cute::true_type{}, cute::false_type{});
+            for (i = 1u; i < nbw; i++) step(i, cute::true_type{}, cute::true_type{});
+            step(nbw, cute::false_type{}, cute::true_type{});
+            i = nbw + 1u;
+        }
+        for (; i < steps; i++) {                              /* steps past the warpgroup's blocks */
+            cutlass::arch::NamedBarrier::sync(256, 1u + cw);
+            pass(i);
+            release(i);
+        }
     }
 
     /* o = RN32(RN32(buf vsc) / l); +0 for a row that sees no key */
@@ -456,12 +545,16 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
         return KVQ_E_PARAM;
     const uint32_t qblocks = kvq_sage_blocks(nq, FA_BQ);
     const int smem = (int)sizeof(fa_smem);
-    void (*kern)(kvq_sage_fa3_args, TmaQT, TmaKT, TmaKT) =
+    /* the ping-pong form, or (KVQ_SAGE_FA3_SERIAL=1 in the environment) the serial one */
+    const char *ser = getenv("KVQ_SAGE_FA3_SERIAL");
+    const bool serial = ser != NULL && strcmp(ser, "1") == 0;
 #ifdef KVQ_SAGE_FA3_PLANT
-        sage_fa3_kernel<true>;
+    constexpr bool plant = true;
 #else
-        sage_fa3_kernel<false>;
+    constexpr bool plant = false;
 #endif
+    void (*kern)(kvq_sage_fa3_args, TmaQT, TmaKT, TmaKT) =
+        serial ? sage_fa3_kernel<plant, false> : sage_fa3_kernel<plant, true>;
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
         (void)cudaGetLastError();
         return KVQ_E_DEVICE;
