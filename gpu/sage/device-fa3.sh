@@ -14,12 +14,19 @@
 #     lines), in the time left,
 # and writes under $OUT: summary.txt, fa3-test.txt, fa3-plant.txt, fa3-profile.txt,
 # build.log.
-# usage: gpu/sage/device-fa3.sh [SIZES]   (default 4096,8192,16384,32768; env OUT, KVQ_COMMIT)
+# With `bench` first: builds ONLY build/gpu/libkvq_sage_attn.so (with the FA3 core) and runs
+# gpu/sage/device-attn-bench.sh on it in the time left (torch SDPA flash/cuDNN/efficient,
+# SageAttention 1 from .devcarry/wheels, kvq's pipeline with the default core and with the
+# warpgroup core, SIZES default 8192,32768, 5 reps, no buffer-0 rows), writing
+# sage-attn-bench.{txt,json}, sage-attn-bench.log, summary.txt, build.log.
+# usage: gpu/sage/device-fa3.sh [bench] [SIZES]   (env OUT, KVQ_COMMIT)
 set -u
 T0=$(date +%s)
 OUT=${OUT:-/tmp/kvq-fa3-out}
 COMMIT=${KVQ_COMMIT:-unknown}
-SIZES=${1:-4096,8192,16384,32768}
+MODE=check
+if [ "${1:-}" = bench ]; then MODE=bench; shift; fi
+if [ "$MODE" = bench ]; then SIZES=${1:-8192,32768}; else SIZES=${1:-4096,8192,16384,32768}; fi
 mkdir -p "$OUT"
 WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
 say() { echo "device-fa3: $*" | tee -a "$OUT/summary.txt"; }
@@ -47,6 +54,21 @@ fi
 if [ -z "$inc" ] || [ ! -f "$inc/cute/tensor.hpp" ]; then
     say "error: no CUTLASS/CuTe headers (no $WHL_NAME under build/deps or .devcarry, no cutlass_library)"
     exit 2
+fi
+if [ "$MODE" = bench ]; then
+    if ! make -j16 CUTLASS_INC="$inc" build/gpu/libkvq_sage_attn.so > "$OUT/build.log" 2>&1; then
+        say "error: the build failed (build.log)"
+        tail -20 "$OUT/build.log"
+        exit 2
+    fi
+    left=$(( 176 - ($(date +%s) - T0) ))
+    say "built in $(( $(date +%s) - T0 )) s; the benchmark gets $left s"
+    OUT=$OUT LIB=build/gpu/libkvq_sage_attn.so REPS=${REPS:-5} SIZES=$SIZES TIMEOUT=$left \
+        bash gpu/sage/device-attn-bench.sh --no-buffer0 > /dev/null 2>&1
+    rc=$?
+    grep -E "^ *[0-9]+ +[01] |^- |MET|NOT" "$OUT/sage-attn-bench.txt" >> "$OUT/summary.txt" 2>/dev/null
+    say "finished in $(( $(date +%s) - T0 )) s, exit $rc"
+    exit $rc
 fi
 if ! make -j16 CUTLASS_INC="$inc" build/gpu/kvq_sage_fa3_test build/gpu/kvq_sage_fa3_test_plant > "$OUT/build.log" 2>&1; then
     say "error: the build failed (build.log)"
