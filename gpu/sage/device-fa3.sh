@@ -19,13 +19,18 @@
 # SageAttention 1 from .devcarry/wheels, kvq's pipeline with the default core and with the
 # warpgroup core, SIZES default 8192,32768, 5 reps, no buffer-0 rows), writing
 # sage-attn-bench.{txt,json}, sage-attn-bench.log, summary.txt, build.log.
-# usage: gpu/sage/device-fa3.sh [bench] [SIZES]   (env OUT, KVQ_COMMIT)
+# With `attn` first: nothing is built; runs the attention device test
+# build/gpu/kvq_gpu_sage_attn_test (built elsewhere, it links MPFR: carried, with
+# .devcarry/lib) with the default core -- the FA3 one -- in the pipeline: every
+# intermediate against ref/fast, the traced warpgroup core's output against the pipeline's
+# bit for bit, every output within the bound; writes sage-attn-test.txt, summary.txt.
+# usage: gpu/sage/device-fa3.sh [bench|attn] [SIZES]   (env OUT, KVQ_COMMIT)
 set -u
 T0=$(date +%s)
 OUT=${OUT:-/tmp/kvq-fa3-out}
 COMMIT=${KVQ_COMMIT:-unknown}
 MODE=check
-if [ "${1:-}" = bench ]; then MODE=bench; shift; fi
+case "${1:-}" in bench|attn) MODE=$1; shift ;; esac
 if [ "$MODE" = bench ]; then SIZES=${1:-8192,32768}; else SIZES=${1:-4096,8192,16384,32768}; fi
 mkdir -p "$OUT"
 WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
@@ -33,6 +38,18 @@ say() { echo "device-fa3: $*" | tee -a "$OUT/summary.txt"; }
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 say "device $dev, commit $COMMIT, nvcc $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*')"
 
+if [ "$MODE" = attn ]; then
+    export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL
+    { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the pipeline's core: the default, FA3 [SAGE-DEV-12])"
+      stdbuf -oL timeout 170 build/gpu/kvq_gpu_sage_attn_test
+      echo "kvq_gpu_sage_attn_test exit $?"; } > "$OUT/sage-attn-test.txt" 2>&1
+    rc=0
+    grep -q "exit 0$" "$OUT/sage-attn-test.txt" || rc=1
+    grep -E "FAIL|failed|passed|SKIPPED|exit [0-9]+$" "$OUT/sage-attn-test.txt" | head -40 >> "$OUT/summary.txt"
+    say "finished in $(( $(date +%s) - T0 )) s, exit $rc"
+    exit $rc
+fi
 inc=${CUTLASS_INC:-}
 if [ -z "$inc" ]; then
     whl=${CUTLASS_WHEEL:-}

@@ -240,7 +240,7 @@ __global__ void __maxnreg__(224)
             copy(tma_k.with(sm.full[s]), tKg(_, kb), tKs(_, s));
             copy(tma_v.with(sm.full[s]), tVg(_, kb), tVs(_, s));
         };
-        if (ptid == 0u) {
+        if (ptid == 0u && nb > 0u) {                           /* (no load when no row sees a key) */
             const bool two = q0 + FA_BW < nq;
             Bar::arrive_and_expect_tx(&sm.bar_q, (two ? 2 : 1) * (int)(FA_BW * FA_D));
             copy(tma_q.with(sm.bar_q), tQg(_, 2u * blockIdx.x), tQs(_, 0));
