@@ -17,7 +17,8 @@
  *            channel's keys contiguous: the K-major B operand of the FP8 wgmma,
  *            no swizzle, core matrices of 8 rows x 16 bytes, LBO 128, SBO 256)
  *            with the keys of each 32-key half in the order of the P~ registers
- *            below, and marks the stage's V~ full
+ *            below (no bank conflict), and the block's K scales and dS values
+ *            into shared memory, and marks the stage's V~ full
  *   consumers (warpgroups 0 and 1: warps 0-3 and 4-7)
  *            rows 64 wg .. + 63 of the tile, 16 a warp; per key block:
  *            QK   wgmma m64n64k32 .s32.s8.s8 (SM90_64x64x32_S32S8S8_SS_TN, both
@@ -127,6 +128,7 @@ struct fa_smem {
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemK>> k;
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemK>> v;   /* V codes as stored, [key][channel] */
     alignas(1024) uint8_t vt[FA_STAGES][VT_BYTES];
+    float sks[FA_STAGES][FA_BKV], sds[FA_STAGES][FA_BKV];  /* the block's K scales and dS (0 past nk) */
     alignas(8) uint64_t bar_q, full[FA_STAGES], vfull[FA_STAGES], empty[FA_STAGES];
 };
 
@@ -217,6 +219,9 @@ __global__ void __maxnreg__(224)
     Tensor sK = make_tensor(make_smem_ptr(sm.k.begin()), SmemK{});
     Tensor sV = make_tensor(make_smem_ptr(sm.v.begin()), SmemK{});
     constexpr int kv_bytes = 2 * FA_BKV * FA_D;
+    const kvq_sage_qk qq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_K);
+    const float *ks = p.ks + (uint64_t)head * p.ks_head;
+    const float *dsrow = p.ds + (uint64_t)head * p.ds_head + (uint64_t)(q0 / KVQ_SAGE_ATTN_BQ) * nk;
 
     if (wg == 2u) {
         /* ---- producer: warp 8 ---- */
@@ -251,27 +256,45 @@ __global__ void __maxnreg__(224)
         for (uint32_t kb = 0; kb < nb; kb++) {
             const uint32_t s = kb % FA_STAGES, ph = (kb / FA_STAGES) & 1u;
             Bar::wait(&sm.full[s], ph);
-            /* V~: [key][channel] -> 2 k32 tiles of channel rows, keys in P~'s order */
+            /* V~: [key][channel] -> 2 k32 tiles of channel rows, keys in P~'s order.
+             * A task: channels c0 .. c0 + 3 (c0 = 4 (8 G + qq)) of keys 16 h + 2 tt +
+             * {0, 1, 8, 9}, which are positions 16 (h % 2) + 4 tt .. + 3 of tile h / 2
+             * (fa_pos): four 4-byte loads, a 4 x 4 byte transpose, four 4-byte
+             * stores.  Lane = 4 qq + tt: a load reads 32 bytes of 4 key rows (the
+             * 128-byte swizzle spreads them over the 32 banks), a store writes 8
+             * channel rows x 4 words of core matrices (the channel is rotated by
+             * qq / 2 so that the 8 rows differ): no bank conflict. */
             uint8_t *vt = sm.vt[s];
             Tensor sVs = sV(_, _, s);
+            const uint32_t tt = pl % 4u, qq = pl / 4u;
+#pragma unroll 1
+            for (uint32_t G = 0; G < 4u; G++)
 #pragma unroll
-            for (uint32_t it = 0; it < 16u; it++) {
-                const uint32_t k0 = 4u * it, c0 = 4u * pl;
-                const uint32_t w0 = *reinterpret_cast<const uint32_t *>(&sVs(k0, c0));
-                const uint32_t w1 = *reinterpret_cast<const uint32_t *>(&sVs(k0 + 1u, c0));
-                const uint32_t w2 = *reinterpret_cast<const uint32_t *>(&sVs(k0 + 2u, c0));
-                const uint32_t w3 = *reinterpret_cast<const uint32_t *>(&sVs(k0 + 3u, c0));
-                const uint32_t t0 = __byte_perm(w0, w1, 0x5140u), t1 = __byte_perm(w2, w3, 0x5140u);
-                const uint32_t t2 = __byte_perm(w0, w1, 0x7362u), t3 = __byte_perm(w2, w3, 0x7362u);
-                uint8_t *tile = vt + (k0 / 32u) * 4096u;
-                const uint32_t pa = fa_pos(k0 % 32u), pb = fa_pos(k0 % 32u + 2u);
-                const uint32_t c[4] = {__byte_perm(t0, t1, 0x5410u), __byte_perm(t0, t1, 0x7632u),
-                                       __byte_perm(t2, t3, 0x5410u), __byte_perm(t2, t3, 0x7632u)};
+                for (uint32_t h = 0; h < 4u; h++) {
+                    const uint32_t c0 = 4u * (8u * G + qq), k0 = 16u * h + 2u * tt;
+                    const uint32_t w0 = *reinterpret_cast<const uint32_t *>(&sVs(k0, c0));
+                    const uint32_t w1 = *reinterpret_cast<const uint32_t *>(&sVs(k0 + 1u, c0));
+                    const uint32_t w2 = *reinterpret_cast<const uint32_t *>(&sVs(k0 + 8u, c0));
+                    const uint32_t w3 = *reinterpret_cast<const uint32_t *>(&sVs(k0 + 9u, c0));
+                    const uint32_t t0 = __byte_perm(w0, w1, 0x5140u), t1 = __byte_perm(w2, w3, 0x5140u);
+                    const uint32_t t2 = __byte_perm(w0, w1, 0x7362u), t3 = __byte_perm(w2, w3, 0x7362u);
+                    const uint32_t o0 = __byte_perm(t0, t1, 0x5410u), o1 = __byte_perm(t0, t1, 0x7632u);
+                    const uint32_t o2 = __byte_perm(t2, t3, 0x5410u), o3 = __byte_perm(t2, t3, 0x7632u);
+                    uint8_t *tile = vt + (h / 2u) * 4096u;
+                    const uint32_t pos = 16u * (h % 2u) + 4u * tt;
 #pragma unroll
-                for (uint32_t i = 0; i < 4u; i++) {
-                    *reinterpret_cast<uint16_t *>(tile + fa_off(c0 + i, pa)) = (uint16_t)(c[i] & 0xFFFFu);
-                    *reinterpret_cast<uint16_t *>(tile + fa_off(c0 + i, pb)) = (uint16_t)(c[i] >> 16);
+                    for (uint32_t u = 0; u < 4u; u++) {
+                        const uint32_t bb = (u + qq / 2u) % 4u;
+                        const uint32_t x = bb == 0u ? o0 : bb == 1u ? o1 : bb == 2u ? o2 : o3;
+                        *reinterpret_cast<uint32_t *>(tile + fa_off(c0 + bb, pos)) = x;
+                    }
                 }
+            /* the block's K scales and dS row slice, for the consumers' scores */
+#pragma unroll
+            for (uint32_t e = pl; e < FA_BKV; e += 32u) {
+                const uint32_t j = kb * FA_BKV + e;
+                sm.sks[s][e] = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
+                sm.sds[s][e] = j < nk ? __ldg(dsrow + j) : 0.0f;
             }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             PBar::arrive(&sm.vfull[s]);
@@ -288,10 +311,7 @@ __global__ void __maxnreg__(224)
     const uint32_t cw = wg, ctid = tid - 128u * wg, w = ctid / 32u, lane = ctid % 32u, g = lane / 4u,
                    t = lane % 4u;
     const uint32_t F = a.buffer;
-    const kvq_sage_qk qq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_K);
     const float *qs = p.qs + (uint64_t)head * p.qs_head;
-    const float *ks = p.ks + (uint64_t)head * p.ks_head;
-    const float *dsrow = p.ds + (uint64_t)head * p.ds_head + (uint64_t)(q0 / KVQ_SAGE_ATTN_BQ) * nk;
     const float *vs = p.vs + (uint64_t)head * FA_D;
     float *o = p.o + (uint64_t)head * nq * FA_D;
     const uint32_t r0 = q0 + FA_BW * cw;                      /* the warpgroup's first row */
@@ -353,10 +373,14 @@ __global__ void __maxnreg__(224)
     };
     /* block kb's scores, softmax, l and P~ (into pa), then the rescale of acc and
      * buf (block kb - 1's flush is done) */
-    auto softmax = [&](uint32_t kb) {
+    auto softmax_f = [&](uint32_t kb, auto FULLC) {
+        /* FULL: every row of the warpgroup sees every key of the block (no
+         * visibility test; the same operations) */
+        constexpr bool FULL = decltype(FULLC)::value;
         /* sacc(i): key 8 (i / 4) + 2t + i % 2, row + 8 when i % 4 >= 2 (the
          * mma.sync fragment) */
         const uint32_t kbase = kb * FA_BKV;
+        const float *sks = sm.sks[kb % FA_STAGES], *sds = sm.sds[kb % FA_STAGES];
         float sv[8][4];
         float xA = -INFINITY, xB = -INFINITY;
 #pragma unroll
@@ -365,10 +389,8 @@ __global__ void __maxnreg__(224)
             for (uint32_t i = 0; i < 4u; i++) {
                 const uint32_t kk = 8u * n + 2u * t + i % 2u, j = kbase + kk;
                 const bool hi = i >= 2u;
-                const bool vis = j < (hi ? nvB : nvA);
-                const float skj = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
-                const float dsj = j < nk ? __ldg(dsrow + j) : 0.0f;
-                const float v = __fmaf_rn(__int2float_rn(sacc(4u * n + i)), __fmul_rn(hi ? qscB : qscA, skj), dsj);
+                const bool vis = FULL || j < (hi ? nvB : nvA);
+                const float v = __fmaf_rn(__int2float_rn(sacc(4u * n + i)), __fmul_rn(hi ? qscB : qscA, sks[kk]), sds[kk]);
                 sv[n][i] = v;
                 if (vis) {
                     if (hi) xB = fmaxf(xB, v);
@@ -379,7 +401,7 @@ __global__ void __maxnreg__(224)
         xA = fmaxf(xA, __shfl_xor_sync(0xFFFFFFFFu, xA, 2));
         xB = fmaxf(xB, __shfl_xor_sync(0xFFFFFFFFu, xB, 1));
         xB = fmaxf(xB, __shfl_xor_sync(0xFFFFFFFFu, xB, 2));
-        const bool seeA = kbase < nvA, seeB = kbase < nvB;
+        const bool seeA = FULL || kbase < nvA, seeB = FULL || kbase < nvB;
         const float nmA = seeA ? fmaxf(mA, xA) : mA, nmB = seeB ? fmaxf(mB, xB) : mB;
         const float alA = seeA ? fa_ex2(mA - nmA) : 1.0f, alB = seeB ? fa_ex2(mB - nmB) : 1.0f;
         mA = nmA, mB = nmB;
@@ -394,7 +416,7 @@ __global__ void __maxnreg__(224)
             for (uint32_t i = 0; i < 4u; i++) {
                 const uint32_t kk = 8u * n + 2u * t + i % 2u;
                 const bool hi = i >= 2u;
-                const bool vis = kbase + kk < (hi ? nvB : nvA);
+                const bool vis = FULL || kbase + kk < (hi ? nvB : nvA);
                 pv[i] = vis ? fa_ex2(sv[n][i] - (hi ? mB : mA)) : 0.0f;
                 if (hi) sumB = __fadd_rn(sumB, pv[i]);
                 else sumA = __fadd_rn(sumA, pv[i]);
@@ -427,6 +449,14 @@ __global__ void __maxnreg__(224)
         }
     };
 
+    /* the warpgroup's rows all see block kb whole: its first row sees it (rows
+     * see prefixes that grow with the row) and its last row exists */
+    const uint32_t nv0 = r0 < nq ? kvq_sage_attn_nvisible(&a, r0) : 0u;
+    auto softmax = [&](uint32_t kb) {
+        if (r0 + FA_BW <= nq && (kb + 1u) * FA_BKV <= nv0) softmax_f(kb, cute::true_type{});
+        else softmax_f(kb, cute::false_type{});
+    };
+
     if (nbw > 0u) Bar::wait(&sm.bar_q, 0u);
     if (!PP) {
         /* serial: QK, wait, softmax, P~V, wait, flush, block after block */
@@ -439,8 +469,8 @@ __global__ void __maxnreg__(224)
             warpgroup_commit_batch();
             warpgroup_wait<0>();
             fence_all();
-            softmax(kb);
             PBar::wait(&sm.vfull[s], ph);
+            softmax(kb);
             fence_all();
             warpgroup_arrive();
             issue_pv(kb);
@@ -495,7 +525,10 @@ __global__ void __maxnreg__(224)
                 flush(acc, buf, i - 1u);
             }
             release(i);
-            if constexpr (decltype(QK)::value) softmax(i);
+            if constexpr (decltype(QK)::value) {
+                PBar::wait(&sm.vfull[i % FA_STAGES], (i / FA_STAGES) & 1u);   /* scales, dS */
+                softmax(i);
+            }
         };
         uint32_t i = 0;
         if (nbw > 0u) {
