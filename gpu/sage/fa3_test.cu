@@ -228,10 +228,13 @@ static int check_cores(bool plant, const char *form)
         free_in(c);
     }
     if (plant) {
-        const int failed = bad != 0u || fails != 0;
-        printf("fa3-test --plant: the planted core (%s) %s (%llu of %llu outputs differ)\n", form,
-               failed ? "FAILS the check, as it must" : "PASSES the check: the check is blind",
-               (unsigned long long)bad, (unsigned long long)total);
+        /* the planted core must run (every launch KVQ_OK) and differ */
+        const int failed = bad != 0u && fails == 0;
+        printf("fa3-test --plant: the planted core (%s) %s (%llu of %llu outputs differ, %d launches failed)\n",
+               form,
+               fails ? "did not run: the plant is not judged"
+                     : failed ? "FAILS the check, as it must" : "PASSES the check: the check is blind",
+               (unsigned long long)bad, (unsigned long long)total, fails);
         return failed ? 0 : 1;
     }
     /* qk_bits 4: refused by fa3, the default is the warpgroup core */

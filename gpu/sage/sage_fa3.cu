@@ -5,15 +5,16 @@
  * ([SAGE-ATT-10]); INT8 Q/K codes only (qk_bits 8; INT4 stays on that core).
  *
  * One CTA = 128 query rows of one head = two consumer warpgroups and one
- * producer warp (288 threads, 224 registers a thread: no register
- * reallocation needed):
+ * producer warpgroup (384 threads; setmaxnreg gives the consumers 224
+ * registers and the producer 56; a block of 288 threads at 224 registers
+ * does not launch: registers are allocated for warps in groups of four):
  *
- *   producer (warp 8)
- *            one lane loads Q's two 64-row tiles once and the key blocks of 64
+ *   producer (warpgroup 2)
+ *            one thread loads Q's two 64-row tiles once and the key blocks of 64
  *            keys by TMA (SM90_TMA_LOAD, 128-byte swizzle): K's INT8 codes and
  *            V's E4M3 codes as [SAGE-V-*] stores them ([key][channel]), into a
- *            ring of FA_STAGES stages on transaction barriers; the warp then
- *            writes each block's V codes transposed (channels as rows, each
+ *            ring of FA_STAGES stages on transaction barriers; the warpgroup
+ *            then writes each block's V codes transposed (channels as rows, each
  *            channel's keys contiguous: the K-major B operand of the FP8 wgmma,
  *            no swizzle, core matrices of 8 rows x 16 bytes, LBO 128, SBO 256)
  *            with the keys of each 32-key half in the order of the P~ registers
@@ -91,6 +92,7 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *, cudaStream_
 #include <cute/tensor.hpp>
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
 #include <cutlass/arch/barrier.h>
+#include <cutlass/arch/reg_reconfig.h>
 #include <cutlass/device_kernel.h>
 #include <cutlass/version.h>
 
@@ -105,7 +107,9 @@ using namespace cute;
 #define FA_BW     64u                    /* query rows a consumer warpgroup */
 #define FA_BKV    KVQ_SAGE_ATTN_BKV      /* keys a block (64) */
 #define FA_STAGES 4u
-#define FA_THREADS 288u                  /* 2 consumer warpgroups, 1 producer warp */
+#define FA_THREADS 384u                  /* 2 consumer warpgroups, 1 producer warpgroup */
+#define FA_REG_PRODUCER 56                /* setmaxnreg: 56 + 2 x 224 <= 512 (65536 / 128) */
+#define FA_REG_CONSUMER 224
 
 using SmemQ = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<int8_t>{}, make_shape(Int<FA_BW>{}, Int<FA_D>{}, Int<2>{})));
 using SmemK = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<int8_t>{}, make_shape(Int<FA_BKV>{}, Int<FA_D>{}, Int<FA_STAGES>{})));
@@ -188,7 +192,7 @@ __device__ __forceinline__ void pv_wgmma(float *d, const uint32_t *a, uint64_t d
 /* ---- the kernel ------------------------------------------------------------------ */
 
 template <bool PLANT, bool PP>
-__global__ void __maxnreg__(224)
+__global__ void __launch_bounds__(FA_THREADS, 1)
     sage_fa3_kernel(const kvq_sage_fa3_args p, CUTLASS_GRID_CONSTANT TmaQT const tma_q,
                     CUTLASS_GRID_CONSTANT TmaKT const tma_k, CUTLASS_GRID_CONSTANT TmaKT const tma_v)
 {
@@ -208,7 +212,7 @@ __global__ void __maxnreg__(224)
         Bar::init(&sm.bar_q, 1);
         for (uint32_t s = 0; s < FA_STAGES; s++) {
             Bar::init(&sm.full[s], 1);
-            PBar::init(&sm.vfull[s], 32);
+            PBar::init(&sm.vfull[s], 128);
             PBar::init(&sm.empty[s], 256);
         }
         cutlass::arch::fence_barrier_init();
@@ -224,7 +228,8 @@ __global__ void __maxnreg__(224)
     const float *dsrow = p.ds + (uint64_t)head * p.ds_head + (uint64_t)(q0 / KVQ_SAGE_ATTN_BQ) * nk;
 
     if (wg == 2u) {
-        /* ---- producer: warp 8 ---- */
+        /* ---- producer: warpgroup 2 ---- */
+        cutlass::arch::warpgroup_reg_dealloc<FA_REG_PRODUCER>();
         Tensor mQ = tma_q.get_tma_tensor(make_shape((int)nq, (int)FA_D, (int)heads));
         Tensor mK = tma_k.get_tma_tensor(make_shape((int)nk, (int)FA_D, (int)heads));
         Tensor mV = tma_v.get_tma_tensor(make_shape((int)nk, (int)FA_D, (int)heads));
@@ -252,7 +257,7 @@ __global__ void __maxnreg__(224)
             if (two) copy(tma_q.with(sm.bar_q), tQg(_, 2u * blockIdx.x + 1u), tQs(_, 1));
             for (uint32_t kb = 0; kb < FA_STAGES && kb < nb; kb++) load(kb);
         }
-        const uint32_t pl = ptid;
+        const uint32_t pw = ptid / 32u, pl = ptid % 32u;
         for (uint32_t kb = 0; kb < nb; kb++) {
             const uint32_t s = kb % FA_STAGES, ph = (kb / FA_STAGES) & 1u;
             Bar::wait(&sm.full[s], ph);
@@ -267,8 +272,8 @@ __global__ void __maxnreg__(224)
             uint8_t *vt = sm.vt[s];
             Tensor sVs = sV(_, _, s);
             const uint32_t tt = pl % 4u, qq = pl / 4u;
-#pragma unroll 1
-            for (uint32_t G = 0; G < 4u; G++)
+            {
+                const uint32_t G = pw;                        /* warp pw: channels 32 pw .. + 31 */
 #pragma unroll
                 for (uint32_t h = 0; h < 4u; h++) {
                     const uint32_t c0 = 4u * (8u * G + qq), k0 = 16u * h + 2u * tt;
@@ -289,9 +294,10 @@ __global__ void __maxnreg__(224)
                         *reinterpret_cast<uint32_t *>(tile + fa_off(c0 + bb, pos)) = x;
                     }
                 }
+            }
             /* the block's K scales and dS row slice, for the consumers' scores */
 #pragma unroll
-            for (uint32_t e = pl; e < FA_BKV; e += 32u) {
+            for (uint32_t e = ptid; e < FA_BKV; e += 128u) {
                 const uint32_t j = kb * FA_BKV + e;
                 sm.sks[s][e] = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
                 sm.sds[s][e] = j < nk ? __ldg(dsrow + j) : 0.0f;
@@ -308,6 +314,7 @@ __global__ void __maxnreg__(224)
     }
 
     /* ---- consumers ---- */
+    cutlass::arch::warpgroup_reg_alloc<FA_REG_CONSUMER>();
     const uint32_t cw = wg, ctid = tid - 128u * wg, w = ctid / 32u, lane = ctid % 32u, g = lane / 4u,
                    t = lane % 4u;
     const uint32_t F = a.buffer;
