@@ -11,9 +11,12 @@
 #     cores side by side at 32 heads, N = 4K..32K, causal and not, with a copy of the
 #     input bytes,
 #   - an ncu profile of one FA3 launch at N = 8192, 32 heads (--set full, the summary
-#     lines), in the time left,
+#     lines), at most 45 s,
+#   - in the time left, the attention device test build/gpu/kvq_gpu_sage_attn_test (built
+#     elsewhere: it links MPFR; carried, with .devcarry/lib) with the FA3 core in the
+#     pipeline (a timeout there reads as such, not as a pass),
 # and writes under $OUT: summary.txt, fa3-test.txt, fa3-plant.txt, fa3-profile.txt,
-# build.log.
+# sage-attn-test.txt, build.log.
 # With `bench` first: builds ONLY build/gpu/libkvq_sage_attn.so (with the FA3 core) and runs
 # gpu/sage/device-attn-bench.sh on it in the time left (torch SDPA flash/cuDNN/efficient,
 # SageAttention 1 from .devcarry/wheels, kvq's pipeline with the default core and with the
@@ -108,15 +111,31 @@ left=$(( 175 - 40 - ($(date +%s) - T0) ))
   echo "kvq_sage_fa3_test exit $?"; } > "$OUT/fa3-test.txt" 2>&1
 grep -q "^kvq_sage_fa3_test exit 0$" "$OUT/fa3-test.txt" || rc=1
 grep -E "^fa3-test (check|qk_bits|pipeline|timing)|FAILED|exit [0-9]+$|SKIPPED" "$OUT/fa3-test.txt" >> "$OUT/summary.txt"
+grep -E "^  " "$OUT/fa3-test.txt" | head -12 >> "$OUT/summary.txt"
+# the profile (at most 45 s), then the attention device test in what is left
 left=$(( 178 - ($(date +%s) - T0) ))
-if [ "$left" -gt 15 ] && command -v ncu > /dev/null; then
+if [ "$left" -gt 40 ] && command -v ncu > /dev/null; then
+    t=$(( left - 30 )); [ "$t" -le 45 ] || t=45
     { echo "# ncu --set full, sage_fa3_kernel, 32 heads, nq = nk = 8192, buffer 128; commit $COMMIT"
-      timeout "$left" ncu --set full -k regex:sage_fa3_kernel -c 1 build/gpu/kvq_sage_fa3_test --profile 8192 2>&1 |
+      timeout "$t" ncu --set full -k regex:sage_fa3_kernel -c 1 build/gpu/kvq_sage_fa3_test --profile 8192 2>&1 |
         grep -v '^==PROF==' | grep -E "Duration|Throughput|Pipe|Issue|Registers|Occupancy|Block Size|Grid Size|Shared Memory|Warp Cycles|Eligible|Executed Ipc|Active Warps|Theoretical|tensor|Tensor|status" ; } \
         > "$OUT/fa3-profile.txt" 2>&1
     head -40 "$OUT/fa3-profile.txt" >> "$OUT/summary.txt"
 else
     say "ncu profile skipped ($left s left or no ncu)"
+fi
+left=$(( 178 - ($(date +%s) - T0) ))
+if [ "$left" -ge 20 ] && [ -x build/gpu/kvq_gpu_sage_attn_test ]; then
+    export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the pipeline's core: the default, FA3 [SAGE-DEV-12]); $left s"
+      stdbuf -oL timeout "$left" build/gpu/kvq_gpu_sage_attn_test
+      echo "kvq_gpu_sage_attn_test exit $?"; } > "$OUT/sage-attn-test.txt" 2>&1
+    say "attention device test ($left s): $(grep -cE '^  case' "$OUT/sage-attn-test.txt") cases reported, $(tail -1 "$OUT/sage-attn-test.txt")"
+    grep -E "FAIL|differ|passed" "$OUT/sage-attn-test.txt" | head -12 >> "$OUT/summary.txt"
+    # exit 124: cut at the time left (its cases so far are in the file), not judged as a whole
+    grep -qE "exit (0|124)$" "$OUT/sage-attn-test.txt" || rc=1
+else
+    say "attention device test skipped ($left s left or not carried)"
 fi
 say "finished in $(( $(date +%s) - T0 )) s, exit $rc"
 exit $rc
