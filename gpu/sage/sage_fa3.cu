@@ -7,7 +7,8 @@
  * One CTA = 128 query rows of one head = two consumer warpgroups and one
  * producer warpgroup (384 threads; setmaxnreg gives the consumers 224
  * registers and the producer 56; a block of 288 threads at 224 registers
- * does not launch: registers are allocated for warps in groups of four):
+ * did not launch on the H200: registers evidently go to warps in groups of
+ * four):
  *
  *   producer (warpgroup 2)
  *            one thread loads Q's two 64-row tiles once and the key blocks of 64
