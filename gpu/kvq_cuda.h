@@ -324,6 +324,21 @@ kvq_status kvq_cuda_sage_attn_core(float *d_o, const kvq_sage_attn *a, uint32_t 
                                    const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
                                    const float *d_ks, const float *d_ds, const uint8_t *d_vc,
                                    const float *d_vs, cudaStream_t stream);
+/* The core is the FlashAttention-3-structured one (gpu/sage/sage_fa3.cu,
+ * [SAGE-DEV-12]) when it was built (kvq_cuda_sage_attn_fa3_built() == 1) and
+ * qk_bits is 8, unless the environment's KVQ_SAGE_CORE is "loop"; else the
+ * warpgroup core of gpu/sage/sage_attn.cu [SAGE-ATT-10].  The pinned sequence
+ * is the same: the two give the same bits.  _loop and _fa3 pick one core (_fa3:
+ * KVQ_E_PARAM for qk_bits 4, KVQ_E_DEVICE when it was not built). */
+kvq_status kvq_cuda_sage_attn_core_loop(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                        const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                        const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                        const float *d_vs, cudaStream_t stream);
+kvq_status kvq_cuda_sage_attn_core_fa3(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                       const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                       const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                       const float *d_vs, cudaStream_t stream);
+int kvq_cuda_sage_attn_fa3_built(void);
 /* The whole pipeline from binary32 Q, K, V ([heads][n][dim] each): smoothing,
  * dS, the three quantizers and the core, every stage one launch a kernel for
  * all heads.  The workspace holds the intermediates: at least

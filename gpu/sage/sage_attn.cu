@@ -70,6 +70,9 @@
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
 #include "sage/sage_common.cuh"
+#include "sage/sage_fa3.h"
+
+#include <stdlib.h>
 
 #define ATT_BQ   64u                     /* query rows a CTA */
 #define ATT_BKV  KVQ_SAGE_ATTN_BKV       /* keys a block */
@@ -484,10 +487,24 @@ __global__ void __launch_bounds__(128) sage_attn_kernel(const attn_args p)
 
 static inline int is_aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0u; }
 
+/* Which core: CORE_DEFAULT (the FlashAttention-3-structured core of
+ * gpu/sage/sage_fa3.cu when it was built and takes the shape, unless the
+ * environment's KVQ_SAGE_CORE is "loop"; [SAGE-DEV-12]), CORE_LOOP (this
+ * file's warpgroup core) or CORE_FA3 (that core or an error). */
+enum { CORE_DEFAULT, CORE_LOOP, CORE_FA3 };
+
+static int use_fa3(const kvq_sage_attn *a, int which)
+{
+    if (which == CORE_LOOP || !kvq_sage_fa3_built() || !kvq_sage_fa3_fits(a)) return 0;
+    if (which == CORE_FA3) return 1;
+    const char *e = getenv("KVQ_SAGE_CORE");
+    return e == NULL || strcmp(e, "loop") != 0;
+}
+
 static kvq_status launch_core(float *d_o, const kvq_sage_attn *a, uint32_t heads, const uint8_t *d_qc,
                               const float *d_qs, const uint8_t *d_kc, const float *d_ks, const float *d_ds,
                               const uint8_t *d_vc, const float *d_vs, const kvq_cuda_result *gate,
-                              const kvq_cuda_sage_attn_trace *tr, cudaStream_t stream)
+                              const kvq_cuda_sage_attn_trace *tr, cudaStream_t stream, int which = CORE_DEFAULT)
 {
     if (a == NULL || !kvq_sage_attn_ok(a) || heads < 1u) return KVQ_E_PARAM;
     if (d_o == NULL || d_qc == NULL || d_qs == NULL || d_kc == NULL || d_ks == NULL || d_ds == NULL ||
@@ -512,6 +529,25 @@ static kvq_status launch_core(float *d_o, const kvq_sage_attn *a, uint32_t heads
         return KVQ_E_DEVICE;
     }
     if (major != 9 || minor != 0) return KVQ_E_DEVICE;        /* sm_90a only */
+    if (which == CORE_FA3 && !kvq_sage_fa3_built()) return KVQ_E_DEVICE;
+    if (which == CORE_FA3 && !kvq_sage_fa3_fits(a)) return KVQ_E_PARAM;
+    if (tr == NULL && use_fa3(a, which)) {
+        kvq_sage_fa3_args f;
+        memset(&f, 0, sizeof f);
+        f.a = *a;
+        f.tau2 = kvq_sage_attn_tau2(a->tau);
+        f.heads = heads;
+        f.o = d_o, f.qc = d_qc, f.kc = d_kc, f.vc = d_vc, f.qs = d_qs, f.ks = d_ks, f.ds = d_ds, f.vs = d_vs;
+        const kvq_sage_shape qsh = {a->nq, ATT_D}, ksh = {a->nk, ATT_D};
+        const kvq_sage_qk qq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_K);
+        f.qc_head = kvq_sage_code_bytes(&qsh, a->qk_bits);
+        f.kc_head = kvq_sage_code_bytes(&ksh, a->qk_bits);
+        f.qs_head = kvq_sage_scale_count(&qsh, &qq);
+        f.ks_head = kvq_sage_scale_count(&ksh, &kq);
+        f.ds_head = (uint64_t)kvq_sage_mean_rows(a->nq, KVQ_SAGE_ATTN_BQ) * a->nk;
+        f.gate = gate;
+        return kvq_sage_fa3_launch(&f, stream);
+    }
 
     attn_args p;
     memset(&p, 0, sizeof p);
@@ -557,6 +593,24 @@ extern "C" kvq_status kvq_cuda_sage_attn_core(float *d_o, const kvq_sage_attn *a
 {
     return launch_core(d_o, a, heads, d_qc, d_qs, d_kc, d_ks, d_ds, d_vc, d_vs, NULL, NULL, stream);
 }
+
+extern "C" kvq_status kvq_cuda_sage_attn_core_loop(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                                   const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                                   const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                                   const float *d_vs, cudaStream_t stream)
+{
+    return launch_core(d_o, a, heads, d_qc, d_qs, d_kc, d_ks, d_ds, d_vc, d_vs, NULL, NULL, stream, CORE_LOOP);
+}
+
+extern "C" kvq_status kvq_cuda_sage_attn_core_fa3(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                                  const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                                  const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                                  const float *d_vs, cudaStream_t stream)
+{
+    return launch_core(d_o, a, heads, d_qc, d_qs, d_kc, d_ks, d_ds, d_vc, d_vs, NULL, NULL, stream, CORE_FA3);
+}
+
+extern "C" int kvq_cuda_sage_attn_fa3_built(void) { return kvq_sage_fa3_built(); }
 
 extern "C" kvq_status kvq_cuda_sage_attn_core_trace(float *d_o, const kvq_sage_attn *a, uint32_t heads,
                                                     const uint8_t *d_qc, const float *d_qs,
