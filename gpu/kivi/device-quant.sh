@@ -1,7 +1,26 @@
 #!/bin/bash
 # device-quant.sh -- the KIVI and SAGE quantizers on the device in one call of at most
 # 180 s, built there from the checkout (they link the fast path only: no MPFR, no Check).
-# It builds (make gpu-quant-kivi gpu-quant-sage; gpu/kivi/rules.mk, gpu/sage/rules.mk: each
+#
+# usage: gpu/kivi/device-quant.sh [all|prof]   (in the repository root; env KVQ_COMMIT, JOBS
+#        (16), REPS (25), CASES (KVQ_GPU_CASES of the KIVI test, 1500), PLANT_CASES (400))
+#
+# prof: what bounds the KIVI kernels [KIVI-DEV-05]. It builds (make gpu-quant-prof and the
+# SAGE benchmark) kvq_gpu_kivi_kbench (+ _minb6, _minb8: the quantize kernels compiled for 6
+# and 8 blocks an SM), kvq_sage_qbench, and writes under $OUT (5 files):
+#   quant-build.log    the build
+#   kbench.txt         gpu/kivi/kernel_bench.cu time: each kernel alone, its launcher, the
+#                      floor kernels and a device copy, side by side (the three builds)
+#   ncu-summary.txt    Nsight Compute, one launch of each kernel (kernel_bench once; the SAGE
+#                      Q/K kernels of one kvq_sage_qbench --reps 1): sections SpeedOfLight,
+#                      MemoryWorkloadAnalysis(_Tables), WarpStateStats, LaunchStats,
+#                      Occupancy, SchedulerStats, a line a kernel (gpu/kivi/ncu_table.py)
+#   ncu-raw.csv.gz     ncu's raw CSV of those launches (every metric of the sections)
+#   quant-summary.txt  what ran, the worst ratios, the time each stage took
+# Exit status 0 when the build, the timing and every ncu run went through; 1 otherwise.
+#
+# all (the default): the device tests, the planted bugs and the benchmarks. It builds
+# (make gpu-quant-kivi gpu-quant-sage; gpu/kivi/rules.mk, gpu/sage/rules.mk: each
 # program links one family's kernels, not every family's):
 #   kvq_gpu_kivi_test (+ _plant1, _plant2), kvq_gpu_kivi_bench (+ _base),
 #   kvq_gpu_sage_qtest (+ _plant1), kvq_sage_qbench (+ _base)
@@ -20,8 +39,6 @@
 #   quant-summary.txt  the verdicts, the worst ratios, the time each stage took
 # A stage that would not end within the 180 s is not started; it is reported as not run (a
 # skip is never a pass: the exit status is then 1).
-# usage: gpu/kivi/device-quant.sh   (in the repository root; env KVQ_COMMIT, JOBS (16),
-#        REPS (25), CASES (KVQ_GPU_CASES of the KIVI test, 1500), PLANT_CASES (400))
 # Exit status 0 when the build, both tests (0 failed), every planted run (caught) and both
 # benchmarks went as required; 1 otherwise.
 set -u
@@ -43,6 +60,74 @@ left() { local l=$(( LIMIT - $(el) )); [ $l -lt 5 ] && l=0; echo $l; }
 cap() { local l; l=$(left); [ "$1" -lt "$l" ] && echo "$1" || echo "$l"; }
 stages=""
 stage() { stages="$stages$1 at $(el) s; "; }
+MODE=${1:-all}
+case "$MODE" in
+all|prof) ;;
+*) echo "device-quant: mode $MODE: not all or prof" >&2; exit 2 ;;
+esac
+if [ "$MODE" = prof ]; then
+    {
+        echo "# build of the profiling programs on $dev; commit $COMMIT"
+        timeout 120 make -j"${JOBS:-16}" gpu-quant-prof "$B/kvq_sage_qbench"
+        echo "make exit $?"
+        echo "# built at $(el) s"
+    } > "$OUT/quant-build.log" 2>&1
+    stage build
+    if ! grep -q "^make exit 0$" "$OUT/quant-build.log"; then
+        echo "device-quant: the build failed (see quant-build.log):"
+        tail -30 "$OUT/quant-build.log"
+        exit 1
+    fi
+    {
+        for v in "" _minb6 _minb8; do
+            echo "# gpu/kivi/kernel_bench.cu time, build kvq_gpu_kivi_kbench$v"
+            t=$(cap 20)
+            if [ "$t" -le 0 ]; then echo "kvq_gpu_kivi_kbench$v: NOT RUN (the 180 s were spent)"; continue; fi
+            KVQ_COMMIT=$COMMIT timeout "$t" "$B/kvq_gpu_kivi_kbench$v" time "${REPS:-25}"
+            echo "kvq_gpu_kivi_kbench$v exit $?"
+        done
+    } > "$OUT/kbench.txt" 2>&1
+    stage kbench
+    grep -q "^kvq_gpu_kivi_kbench exit 0$" "$OUT/kbench.txt" || rc=1
+    NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+    SECS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables
+          --section WarpStateStats --section LaunchStats --section Occupancy --section SchedulerStats"
+    # ncu_run NAME SECONDS NCUARGS -- PROGRAM ARGS: one ncu run, its log in $TMPJ/NAME.log and
+    # the program's stdout (the launch names) in $TMPJ/NAME.lab; the table appended to the summary
+    ncu_run() {
+        local name=$1 t; t=$(cap "$2"); shift 2
+        echo "# ncu $name: $*"
+        if [ "$t" -le 10 ]; then echo "ncu $name: NOT RUN (the 180 s were spent)"; rc=1; return; fi
+        # shellcheck disable=SC2086
+        timeout "$t" "$NCU" --csv --page raw --clock-control none $SECS --log-file "$TMPJ/$name.log" "$@" \
+            > "$TMPJ/$name.lab" 2> "$TMPJ/$name.err"
+        local e=$?
+        echo "ncu $name exit $e ($(el) s)"
+        [ $e -eq 0 ] || { rc=1; tail -3 "$TMPJ/$name.err"; grep -m 3 "ERROR\|WARN" "$TMPJ/$name.log"; }
+        python3 gpu/kivi/ncu_table.py "$TMPJ/$name.log" "$TMPJ/$name.lab" || rc=1
+    }
+    {
+        echo "# Nsight Compute on $dev; commit $COMMIT; $($NCU --version 2>/dev/null | tail -1)"
+        echo "# gpu/kivi/kernel_bench.cu once: one launch a kernel at 256 MiB (bench.cu's input), clocks not locked"
+        if [ -z "$NCU" ]; then
+            echo "device-quant: no ncu on this machine"; rc=1
+        else
+            ncu_run quant 60 -k regex:'kivi_|kq_' "$B/kvq_gpu_kivi_kbench" once floor quant launcher
+            ncu_run dequant 40 -k regex:'kivi_dequant' "$B/kvq_gpu_kivi_kbench" once dequant
+            ncu_run sage 25 -k regex:'sage_qk_fast' --launch-count 3 "$B/kvq_sage_qbench" --reps 1
+            ncu_run minb8 25 -k regex:'kivi_quant' "$B/kvq_gpu_kivi_kbench_minb8" once quant
+        fi
+    } > "$OUT/ncu-summary.txt" 2>&1
+    stage ncu
+    cat "$TMPJ"/*.log 2>/dev/null | gzip -9 > "$OUT/ncu-raw.csv.gz"
+    {
+        echo "# device-quant.sh prof on $dev; commit $COMMIT; exit $rc; $(el) s in all ($stages)"
+        grep "^copy\|^worst\|^# gpu\|exit [0-9]*$" "$OUT/kbench.txt"
+        grep "^ncu .* exit\|NOT RUN\|no ncu" "$OUT/ncu-summary.txt"
+    } > "$OUT/quant-summary.txt" 2>&1
+    cat "$OUT/quant-summary.txt"
+    exit $rc
+fi
 {
     echo "# build of the quantizers' device programs on $dev; commit $COMMIT"
     timeout 100 make -j"${JOBS:-16}" gpu-quant-kivi gpu-quant-sage

@@ -45,6 +45,15 @@
 #define WS_RESULT KVQ_CUDA_WS_RESULT
 #define WS_HEAD   KVQ_CUDA_WS_HEAD
 
+/* Thread blocks an SM the quantize kernels are compiled for (__launch_bounds__'
+ * second argument, the register budget): none unless a benchmark's build asks
+ * (gpu/kivi/rules.mk: kvq_gpu_kivi_kbench_minb6, _minb8). */
+#if defined(KVQ_KIVI_QMINB) && KVQ_KIVI_QMINB > 1
+#define KIVI_QBOUNDS(t) __launch_bounds__(t, KVQ_KIVI_QMINB)
+#else
+#define KIVI_QBOUNDS(t) __launch_bounds__(t)
+#endif
+
 /* ---- quantize ----------------------------------------------------------- */
 
 /* Per-token groups, G = 2^LG, 8 <= G <= 256.  A warp takes a tile of 1024
@@ -183,7 +192,7 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
 #else
 #define TOK_WARPS 4
 template <int BITS, int LG>
-__global__ void __launch_bounds__(TOK_WARPS * 32)
+__global__ void KIVI_QBOUNDS(TOK_WARPS * 32)
 kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
                         float *__restrict__ scale, float *__restrict__ zero,
                         kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n)
@@ -297,7 +306,7 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
  * token row are one coalesced 128-byte line.  Min and max meet in shared memory;
  * each thread writes the 4*BITS code bytes of its 32 tokens. */
 template <int BITS, int G>
-__global__ void __launch_bounds__(128)
+__global__ void KIVI_QBOUNDS(128)
 kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
                           float *__restrict__ scale, float *__restrict__ zero,
                           kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng)

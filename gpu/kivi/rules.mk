@@ -32,3 +32,23 @@ QUANT_DEVICE := $(B)/gpu/kvq_gpu_kivi_test $(B)/gpu/kvq_gpu_kivi_test_plant1 \
 .PHONY: gpu-quant-kivi
 gpu-quant-kivi: $(QUANT_DEVICE)
 GPU_TARGETS += $(QUANT_DEVICE)
+
+# What bounds the kernels [KIVI-DEV-05] (gpu/kivi/device-quant.sh prof): gpu/kivi/kernel_bench.cu
+# includes gpu/kivi/kivi.cu and launches each kernel alone, beside its launcher, a device copy
+# and floor kernels of the same bytes; the _minb6/_minb8 builds compile the quantize kernels for
+# 6 and 8 thread blocks an SM (KVQ_KIVI_QMINB: at most 80 and 64 registers a thread).
+#   kvq_gpu_kivi_kbench, kvq_gpu_kivi_kbench_minb6, kvq_gpu_kivi_kbench_minb8
+$(B)/gpu/kivi/kernel_bench.o $(B)/gpu/kivi/kernel_bench_minb6.o $(B)/gpu/kivi/kernel_bench_minb8.o: \
+    gpu/kivi/kivi.cu $(KIVI_DEV_HDR)
+$(B)/gpu/kivi/kernel_bench_minb%.o: gpu/kivi/kernel_bench.cu $(GPU_HDR)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_QMINB=$* -c $< -o $@
+$(B)/gpu/kvq_gpu_kivi_kbench: $(B)/gpu/kivi/kernel_bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_gpu_kivi_kbench_minb%: $(B)/gpu/kivi/kernel_bench_minb%.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+QUANT_PROF := $(B)/gpu/kvq_gpu_kivi_kbench $(B)/gpu/kvq_gpu_kivi_kbench_minb6 \
+    $(B)/gpu/kvq_gpu_kivi_kbench_minb8
+.PHONY: gpu-quant-prof
+gpu-quant-prof: $(QUANT_PROF)
+GPU_TARGETS += $(QUANT_PROF)
