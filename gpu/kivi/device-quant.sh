@@ -6,8 +6,8 @@
 #        (16), REPS (25), CASES (KVQ_GPU_CASES of the KIVI test, 1500), PLANT_CASES (400))
 #
 # prof: what bounds the KIVI kernels [KIVI-DEV-05]. It builds (make gpu-quant-prof and the
-# SAGE benchmark) kvq_gpu_kivi_kbench (+ _minb6, _minb8: the quantize kernels compiled for 6
-# and 8 blocks an SM), kvq_sage_qbench, and writes under $OUT (5 files):
+# SAGE benchmark) kvq_gpu_kivi_kbench (+ _minb8, _pack8: other quantize kernels,
+# gpu/kivi/rules.mk), kvq_sage_qbench, and writes under $OUT (5 files):
 #   quant-build.log    the build
 #   kbench.txt         gpu/kivi/kernel_bench.cu time: each kernel alone, its launcher, the
 #                      floor kernels and a device copy, side by side (the three builds)
@@ -79,7 +79,7 @@ if [ "$MODE" = prof ]; then
         exit 1
     fi
     {
-        for v in "" _minb6 _minb8; do
+        for v in "" _minb8 _pack8; do
             echo "# gpu/kivi/kernel_bench.cu time, build kvq_gpu_kivi_kbench$v"
             t=$(cap 20)
             if [ "$t" -le 0 ]; then echo "kvq_gpu_kivi_kbench$v: NOT RUN (the 180 s were spent)"; continue; fi
@@ -112,10 +112,12 @@ if [ "$MODE" = prof ]; then
         if [ -z "$NCU" ]; then
             echo "device-quant: no ncu on this machine"; rc=1
         else
-            ncu_run quant 60 -k regex:'kivi_|kq_' "$B/kvq_gpu_kivi_kbench" once floor quant launcher
-            ncu_run dequant 40 -k regex:'kivi_dequant' "$B/kvq_gpu_kivi_kbench" once dequant
+            ncu_run quant 45 -k regex:'kivi_' "$B/kvq_gpu_kivi_kbench" once quant launcher
+            ncu_run dequant 35 -k regex:'kivi_dequant' "$B/kvq_gpu_kivi_kbench" once dequant
             ncu_run sage 25 -k regex:'sage_qk_fast' --launch-count 3 "$B/kvq_sage_qbench" --reps 1
+            ncu_run floor 35 -k regex:'kq_' "$B/kvq_gpu_kivi_kbench" once floor
             ncu_run minb8 25 -k regex:'kivi_quant' "$B/kvq_gpu_kivi_kbench_minb8" once quant
+            ncu_run pack8 25 -k regex:'kivi_quant' "$B/kvq_gpu_kivi_kbench_pack8" once quant
         fi
     } > "$OUT/ncu-summary.txt" 2>&1
     stage ncu

@@ -45,9 +45,12 @@
 #define WS_RESULT KVQ_CUDA_WS_RESULT
 #define WS_HEAD   KVQ_CUDA_WS_HEAD
 
+#ifndef KVQ_KIVI_PACK
+#define KVQ_KIVI_PACK 0 /* 1: codes packed as they are made (dev_group_pack) */
+#endif
 /* Thread blocks an SM the quantize kernels are compiled for (__launch_bounds__'
  * second argument, the register budget): none unless a benchmark's build asks
- * (gpu/kivi/rules.mk: kvq_gpu_kivi_kbench_minb6, _minb8). */
+ * (gpu/kivi/rules.mk: kvq_gpu_kivi_kbench_minb8, _pack8). */
 #if defined(KVQ_KIVI_QMINB) && KVQ_KIVI_QMINB > 1
 #define KIVI_QBOUNDS(t) __launch_bounds__(t, KVQ_KIVI_QMINB)
 #else
@@ -257,6 +260,12 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
         }
         float s, z;
         dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
+#if KVQ_KIVI_PACK
+        /* element i0+k's bit within the lane's code bytes: group j's bytes start at
+         * byte j*GB of them, element i0's at `first` (i0*BITS a multiple of 8) */
+        dev_group_pack<GV, BITS>(w, 8u * j * GB, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
+        (void)first;
+#else
         uint32_t mb[GV];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
         dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
 #pragma unroll
@@ -267,6 +276,7 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
             const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
             w[pos / 32u] += (mb[k] - MAGIC_RND_BITS) << (pos % 32u);
         }
+#endif
         if (act) {
             const uint64_t g = (e0 + j * GV) >> LG;
             if (i0 == 0u) {
@@ -350,6 +360,10 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     uint32_t w[BITS];                    /* 32 codes of BITS bits */
 #pragma unroll
     for (int k = 0; k < BITS; k++) w[k] = 0;
+#if KVQ_KIVI_PACK && !KVQ_KIVI_BASELINE
+    /* element i0+i at bit i*BITS of the thread's 4*BITS code bytes (i0*BITS a multiple of 8) */
+    dev_group_pack<32, BITS>(w, 0u, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, f, err);
+#else
     {
         uint32_t mb[32];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
         dev_group_codes<32>(mb, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, f, err);
@@ -361,6 +375,7 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
             w[pos / 32u] += (mb[i] - MAGIC_RND_BITS) << (pos % 32u);
         }
     }
+#endif
     /* Stage the codes in shared memory and store the block's contiguous code
      * bytes (groups gb0 .. gb0 + 128/SUB - 1) as coalesced 32-bit words: a
      * thread's own 4*BITS bytes are only part of a 32-byte sector when G > 32,

@@ -35,20 +35,25 @@ GPU_TARGETS += $(QUANT_DEVICE)
 
 # What bounds the kernels [KIVI-DEV-05] (gpu/kivi/device-quant.sh prof): gpu/kivi/kernel_bench.cu
 # includes gpu/kivi/kivi.cu and launches each kernel alone, beside its launcher, a device copy
-# and floor kernels of the same bytes; the _minb6/_minb8 builds compile the quantize kernels for
-# 6 and 8 thread blocks an SM (KVQ_KIVI_QMINB: at most 80 and 64 registers a thread).
-#   kvq_gpu_kivi_kbench, kvq_gpu_kivi_kbench_minb6, kvq_gpu_kivi_kbench_minb8
-$(B)/gpu/kivi/kernel_bench.o $(B)/gpu/kivi/kernel_bench_minb6.o $(B)/gpu/kivi/kernel_bench_minb8.o: \
+# and floor kernels of the same bytes.  Builds of it with other quantize kernels:
+#   kvq_gpu_kivi_kbench_minb8  compiled for 8 thread blocks an SM (KVQ_KIVI_QMINB=8: at most
+#                              64 registers a thread)
+#   kvq_gpu_kivi_kbench_pack8  codes packed as they are made (KVQ_KIVI_PACK=1, dev_group_pack), 8 blocks an SM
+KBENCH_DEFS_minb8 := -DKVQ_KIVI_QMINB=8
+KBENCH_DEFS_pack8 := -DKVQ_KIVI_PACK=1 -DKVQ_KIVI_QMINB=8
+KBENCH_VARIANTS := minb8 pack8
+$(B)/gpu/kivi/kernel_bench.o $(KBENCH_VARIANTS:%=$(B)/gpu/kivi/kernel_bench_%.o): \
     gpu/kivi/kivi.cu $(KIVI_DEV_HDR)
-$(B)/gpu/kivi/kernel_bench_minb%.o: gpu/kivi/kernel_bench.cu $(GPU_HDR)
+$(KBENCH_VARIANTS:%=$(B)/gpu/kivi/kernel_bench_%.o): $(B)/gpu/kivi/kernel_bench_%.o: \
+    gpu/kivi/kernel_bench.cu $(GPU_HDR)
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_QMINB=$* -c $< -o $@
+	$(NVCC) $(NVFLAGS) $(KBENCH_DEFS_$*) -c $< -o $@
 $(B)/gpu/kvq_gpu_kivi_kbench: $(B)/gpu/kivi/kernel_bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/kvq_gpu_kivi_kbench_minb%: $(B)/gpu/kivi/kernel_bench_minb%.o $(B)/gpu/ref/ref/common/status.o
+$(KBENCH_VARIANTS:%=$(B)/gpu/kvq_gpu_kivi_kbench_%): $(B)/gpu/kvq_gpu_kivi_kbench_%: \
+    $(B)/gpu/kivi/kernel_bench_%.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-QUANT_PROF := $(B)/gpu/kvq_gpu_kivi_kbench $(B)/gpu/kvq_gpu_kivi_kbench_minb6 \
-    $(B)/gpu/kvq_gpu_kivi_kbench_minb8
+QUANT_PROF := $(B)/gpu/kvq_gpu_kivi_kbench $(KBENCH_VARIANTS:%=$(B)/gpu/kvq_gpu_kivi_kbench_%)
 .PHONY: gpu-quant-prof
 gpu-quant-prof: $(QUANT_PROF)
 GPU_TARGETS += $(QUANT_PROF)
