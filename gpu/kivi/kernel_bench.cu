@@ -33,10 +33,15 @@
  *   dk        the dequantize kernel alone (launch_dequant_fast)
  *   dchk      the dequantize pre-pass alone (kivi_dequant_check_kernel)
  *   da        kvq_cuda_kivi_dequantize_async (memsets, pre-pass, kernel, finish)
+ * and then, for the state of L2 a timed call starts in (warm: back to back; dirty: after a
+ * 256 MiB memset, as gpu/bench_time.cuh flushes; clean: after a 256 MiB read), the copy,
+ * the SAGE Q/K quantizers (async, direct) and two KIVI quantize kernels.
  * Exit 0 after the table; 2 on a CUDA error or bad arguments; 77 (SKIPPED) without a device.
  */
 #define KVQ_BENCH_NAME "kvq_gpu_kivi_kbench"
 #include "kivi.cu"
+
+#include "kvq_sage.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +182,25 @@ template <typename F> static float kb_median(F op)
     for (int k = 0; k < 3; k++) op();
     CK(cudaDeviceSynchronize());
     for (int k = 0; k < g_reps; k++) {
+        CK(cudaEventRecord(ev0, 0));
+        op();
+        CK(cudaEventRecord(ev1, 0));
+        CK(cudaEventSynchronize(ev1));
+        CK(cudaEventElapsedTime(&t[(size_t)k], ev0, ev1));
+    }
+    CK(cudaGetLastError());
+    std::sort(t.begin(), t.end());
+    return g_reps % 2 ? t[(size_t)g_reps / 2] : 0.5f * (t[(size_t)g_reps / 2 - 1] + t[(size_t)g_reps / 2]);
+}
+
+/* The median of op() as kb_median, each run preceded (outside the timed interval) by pre(). */
+template <typename P, typename F> static float kb_median_pre(P pre, F op)
+{
+    std::vector<float> t((size_t)g_reps);
+    for (int k = 0; k < 3; k++) { pre(); op(); }
+    CK(cudaDeviceSynchronize());
+    for (int k = 0; k < g_reps; k++) {
+        pre();
         CK(cudaEventRecord(ev0, 0));
         op();
         CK(cudaEventRecord(ev1, 0));
@@ -429,5 +453,58 @@ int main(int argc, char **argv)
     printf("worst ratio to copy: floor %.3f, quantize kernel %.3f, quantize direct (launcher) %.3f, "
            "dequantize kernel %.3f, dequantize (launcher) %.3f (goal 0.85)\n",
            worst_floor, worst_qk, worst_qa, worst_dk, worst_da);
+
+    /* The state of L2 when a timed call starts: warm (back to back, as gpu/bench.cu),
+     * dirty (a 256 MiB memset first, as gpu/bench_time.cuh: up to an L2 of dirty lines to
+     * write back in the timed call) or clean (a 256 MiB read first).  SAGE Q int8 and K int4
+     * (async, KVQ_CUDA_DIRECT, the [2^19][128] input of gpu/sage/sage_bench.cu) and two KIVI
+     * quantize kernels, each beside the copy under the same state. */
+    void *flush;
+    CK(cudaMalloc(&flush, xbytes));
+    CK(cudaMemset(flush, 0, xbytes));
+    const kvq_sage_shape ssh = {T, D};
+    const kvq_sage_qk sq = kvq_sage_qk_default(KVQ_SAGE_ROLE_Q, 8u), sk = kvq_sage_qk_default(KVQ_SAGE_ROLE_K, 4u);
+    void *sws;
+    CK(cudaMalloc(&sws, kvq_cuda_sage_workspace()));
+    printf("L2 state | copy ms | SAGE Q int8 ms ratio | SAGE K int4 ms ratio | KIVI qk 2b G32 token ms ratio | "
+           "KIVI qk 8b G128 channel ms ratio\n");
+    const kvq_kivi_shape s1 = {2u, 32u, KVQ_GROUP_TOKEN, KVQ_META_F32, T, D};
+    const kvq_kivi_shape s2 = {8u, 128u, KVQ_GROUP_CHANNEL, KVQ_META_F32, T, D};
+    CK(kvq_cuda_state_init(b.ws, 0) == KVQ_OK ? cudaSuccess : cudaErrorUnknown);
+    for (int mode = 0; mode < 3; mode++) {
+        auto pre = [&] {
+            if (mode == 1) CK(cudaMemsetAsync(flush, mode, xbytes, 0));
+            if (mode == 2) kq_read_kernel<<<nb4, 256>>>(b.sink, (const float4 *)flush, n4);
+        };
+        const float tc = kb_median_pre(pre, [&] {
+            CK(cudaMemcpyAsync(b.y, b.x, xbytes, cudaMemcpyDeviceToDevice, 0));
+        });
+        const double bwc = 2.0 * xbytes / tc;
+        float ts[2];
+        double rs[2];
+        for (int q = 0; q < 2; q++) {
+            const kvq_sage_qk &k = q ? sk : sq;
+            ts[q] = kb_median_pre(pre, [&] {
+                if (kvq_cuda_sage_quantize_qk_async(b.codes, b.scale, b.res, b.x, &ssh, &k, &pol, sws,
+                                                    kvq_cuda_sage_workspace(), KVQ_CUDA_DIRECT, 0) != KVQ_OK)
+                    exit(2);
+            });
+            kb_status(b, q ? "SAGE K" : "SAGE Q");
+            const double bytes = (double)xbytes + (double)kvq_sage_code_bytes(&ssh, k.bits) +
+                                 4.0 * (double)kvq_sage_scale_count(&ssh, &k);
+            rs[q] = bytes / ts[q] / bwc;
+        }
+        float tk[2];
+        double rk[2];
+        for (int q = 0; q < 2; q++) {
+            const kvq_kivi_shape &sh = q ? s2 : s1;
+            tk[q] = kb_median_pre(pre, [&] { kb_quant_kernel(b, sh, pol); });
+            const double bytes = (double)xbytes + (double)kvq_kivi_code_bytes(&sh) + 8.0 * kvq_kivi_groups(&sh);
+            rk[q] = bytes / tk[q] / bwc;
+        }
+        printf("%-8s | %7.4f | %.4f %5.3f | %.4f %5.3f | %.4f %5.3f | %.4f %5.3f\n",
+               mode == 0 ? "warm" : mode == 1 ? "dirty" : "clean", tc, ts[0], rs[0], ts[1], rs[1], tk[0], rk[0],
+               tk[1], rk[1]);
+    }
     return 0;
 }

@@ -48,10 +48,14 @@ $(KBENCH_VARIANTS:%=$(B)/gpu/kivi/kernel_bench_%.o): $(B)/gpu/kivi/kernel_bench_
     gpu/kivi/kernel_bench.cu $(GPU_HDR)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) $(KBENCH_DEFS_$*) -c $< -o $@
-$(B)/gpu/kvq_gpu_kivi_kbench: $(B)/gpu/kivi/kernel_bench.o $(B)/gpu/ref/ref/common/status.o
+# (the SAGE Q/K quantizers too: sage.o, sage_ds.o; kivi.cu's symbols are the bench's own)
+KBENCH_LIBS := $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/ref/ref/common/status.o
+$(B)/gpu/kivi/kernel_bench.o $(KBENCH_VARIANTS:%=$(B)/gpu/kivi/kernel_bench_%.o): include/kvq_sage.h \
+    include/kvq_sage_layout.h
+$(B)/gpu/kvq_gpu_kivi_kbench: $(B)/gpu/kivi/kernel_bench.o $(KBENCH_LIBS)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(KBENCH_VARIANTS:%=$(B)/gpu/kvq_gpu_kivi_kbench_%): $(B)/gpu/kvq_gpu_kivi_kbench_%: \
-    $(B)/gpu/kivi/kernel_bench_%.o $(B)/gpu/ref/ref/common/status.o
+    $(B)/gpu/kivi/kernel_bench_%.o $(KBENCH_LIBS)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_PROF := $(B)/gpu/kvq_gpu_kivi_kbench $(KBENCH_VARIANTS:%=$(B)/gpu/kvq_gpu_kivi_kbench_%)
 .PHONY: gpu-quant-prof
