@@ -45,17 +45,45 @@
 #define WS_RESULT KVQ_CUDA_WS_RESULT
 #define WS_HEAD   KVQ_CUDA_WS_HEAD
 
-#ifndef KVQ_KIVI_PACK
-#define KVQ_KIVI_PACK 0 /* 1: codes packed as they are made (dev_group_pack) */
-#endif
 /* Thread blocks an SM the quantize kernels are compiled for (__launch_bounds__'
- * second argument, the register budget): none unless a benchmark's build asks
- * (gpu/kivi/rules.mk: kvq_gpu_kivi_kbench_minb8, _pack8). */
-#if defined(KVQ_KIVI_QMINB) && KVQ_KIVI_QMINB > 1
+ * second argument): 8, so at most 64 registers a thread and 32 warps an SM
+ * [KIVI-DEV-05] (the rare blocks' values spill; the common path needs 55).
+ * A benchmark's build may ask for another (gpu/kivi/rules.mk); 1: no bound,
+ * the kernels of before (95 registers, 5 blocks, 20 warps an SM), and of the
+ * KVQ_KIVI_BASELINE build. */
+#ifndef KVQ_KIVI_QMINB
+#define KVQ_KIVI_QMINB (KVQ_KIVI_BASELINE ? 1 : 8)
+#endif
+#if KVQ_KIVI_QMINB > 1
 #define KIVI_QBOUNDS(t) __launch_bounds__(t, KVQ_KIVI_QMINB)
 #else
 #define KIVI_QBOUNDS(t) __launch_bounds__(t)
 #endif
+/* 1: the dequantize kernels are launched as programmatic dependents of the
+ * pre-pass (cudaLaunchAttributeProgrammaticStreamSerialization): they are
+ * scheduled once every pre-pass block has started and wait for its end and
+ * its writes (griddepcontrol.wait) before reading the call's state
+ * [KIVI-DEV-05]; 0: a plain launch after it, as before (and in the
+ * KVQ_KIVI_BASELINE build). */
+#ifndef KVQ_KIVI_PDL
+#define KVQ_KIVI_PDL (KVQ_KIVI_BASELINE ? 0 : 1)
+#endif
+
+/* A programmatic dependent's wait for the grids before it in its stream (their
+ * completion and memory); returns at once in a grid launched without the
+ * attribute.  The launch_dependents hint lets such a grid be scheduled. */
+__device__ __forceinline__ void dev_grid_wait(void)
+{
+#if KVQ_KIVI_PDL
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void dev_grid_launch_dependents(void)
+{
+#if KVQ_KIVI_PDL
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 /* ---- quantize ----------------------------------------------------------- */
 
@@ -260,12 +288,6 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
         }
         float s, z;
         dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
-#if KVQ_KIVI_PACK
-        /* element i0+k's bit within the lane's code bytes: group j's bytes start at
-         * byte j*GB of them, element i0's at `first` (i0*BITS a multiple of 8) */
-        dev_group_pack<GV, BITS>(w, 8u * j * GB, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
-        (void)first;
-#else
         uint32_t mb[GV];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
         dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
 #pragma unroll
@@ -276,7 +298,6 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
             const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
             w[pos / 32u] += (mb[k] - MAGIC_RND_BITS) << (pos % 32u);
         }
-#endif
         if (act) {
             const uint64_t g = (e0 + j * GV) >> LG;
             if (i0 == 0u) {
@@ -360,10 +381,6 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     uint32_t w[BITS];                    /* 32 codes of BITS bits */
 #pragma unroll
     for (int k = 0; k < BITS; k++) w[k] = 0;
-#if KVQ_KIVI_PACK && !KVQ_KIVI_BASELINE
-    /* element i0+i at bit i*BITS of the thread's 4*BITS code bytes (i0*BITS a multiple of 8) */
-    dev_group_pack<32, BITS>(w, 0u, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, f, err);
-#else
     {
         uint32_t mb[32];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
         dev_group_codes<32>(mb, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, f, err);
@@ -375,7 +392,6 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
             w[pos / 32u] += (mb[i] - MAGIC_RND_BITS) << (pos % 32u);
         }
     }
-#endif
     /* Stage the codes in shared memory and store the block's contiguous code
      * bytes (groups gb0 .. gb0 + 128/SUB - 1) as coalesced 32-bit words: a
      * thread's own 4*BITS bytes are only part of a 32-byte sector when G > 32,
@@ -527,6 +543,7 @@ kivi_dequant_check_kernel(const uint8_t *__restrict__ codes, const float *__rest
                           const float *__restrict__ zero, kvq_dev_state *st, kvq_kivi_shape sh,
                           kvq_policy pol, uint64_t ng)
 {
+    dev_grid_launch_dependents();        /* the writing kernel may be scheduled; it waits */
     uint64_t g = dev_tid();
     uint32_t err = 0;
     if (g < ng) {
@@ -567,6 +584,7 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
                           const float *__restrict__ scale, const float *__restrict__ zero,
                           kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g)
 {
+    dev_grid_wait();                     /* the pre-pass has ended [KIVI-DEV-05] */
     if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t tile = dev_tid() / 32u * 256u;
@@ -606,6 +624,7 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
                             const float *__restrict__ scale, const float *__restrict__ zero,
                             kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
 {
+    dev_grid_wait();                     /* the pre-pass has ended [KIVI-DEV-05] */
     if (dev_failed(st)) return;
     constexpr int NW = G * BITS / 32;
     uint64_t g = dev_tid();
@@ -666,6 +685,7 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
                           const float *__restrict__ scale, const float *__restrict__ zero,
                           kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g)
 {
+    dev_grid_wait();                     /* the pre-pass has ended [KIVI-DEV-05] */
     if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t tile = dev_tid() / 32u * (DQ_CHUNKS * 128u);
@@ -730,6 +750,7 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
                             const float *__restrict__ scale, const float *__restrict__ zero,
                             kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
 {
+    dev_grid_wait();                     /* the pre-pass has ended [KIVI-DEV-05] */
     if (dev_failed(st)) return;
     constexpr int NW = G * BITS / 32;
     uint64_t g = dev_tid();
@@ -790,6 +811,7 @@ kivi_dequant_generic_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
                             const float *__restrict__ scale, const float *__restrict__ zero,
                             kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n)
 {
+    dev_grid_wait();                     /* the pre-pass has ended [KIVI-DEV-05] */
     if (dev_failed(st)) return;
     uint64_t e = dev_tid();
     uint32_t f = 0;
@@ -901,6 +923,30 @@ static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, floa
     }
 }
 
+/* Launch kernel k on `grid` blocks of `block` threads in stream order after the
+ * pre-pass; a programmatic dependent of it under KVQ_KIVI_PDL (the kernels wait
+ * in dev_grid_wait before reading the call's state). */
+template <typename... P, typename... A>
+static void launch_after_check(void (*k)(P...), unsigned int grid, unsigned int block,
+                               cudaStream_t stream, A... args)
+{
+#if KVQ_KIVI_PDL
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(block);
+    cfg.stream = stream;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    (void)cudaLaunchKernelEx(&cfg, k, args...); /* an error shows in cudaGetLastError */
+#else
+    k<<<grid, block, 0, stream>>>(args...);
+#endif
+}
+
 template <int BITS>
 static void launch_dequant_fast(float *y, const uint8_t *codes, const float *scale,
                                 const float *zero, kvq_dev_state *st, const kvq_kivi_shape &sh,
@@ -908,17 +954,18 @@ static void launch_dequant_fast(float *y, const uint8_t *codes, const float *sca
 {
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
-        kivi_dequant_token_kernel<BITS><<<nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256, 0, stream>>>(
-            y, codes, scale, zero, st, sh, n, ilog2(sh.group));
+        launch_after_check(kivi_dequant_token_kernel<BITS>,
+                           nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256u,
+                           stream, y, codes, scale, zero, st, sh, n, ilog2(sh.group));
     } else if (sh.group == 32u) {
-        kivi_dequant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
-            y, codes, scale, zero, st, sh, ng);
+        launch_after_check(kivi_dequant_channel_kernel<BITS, 32>, nblocks(ng, 128), 128u, stream, y,
+                           codes, scale, zero, st, sh, ng);
     } else if (sh.group == 64u) {
-        kivi_dequant_channel_kernel<BITS, 64><<<nblocks(ng, 128), 128, 0, stream>>>(
-            y, codes, scale, zero, st, sh, ng);
+        launch_after_check(kivi_dequant_channel_kernel<BITS, 64>, nblocks(ng, 128), 128u, stream, y,
+                           codes, scale, zero, st, sh, ng);
     } else {
-        kivi_dequant_channel_kernel<BITS, 128><<<nblocks(ng, 128), 128, 0, stream>>>(
-            y, codes, scale, zero, st, sh, ng);
+        launch_after_check(kivi_dequant_channel_kernel<BITS, 128>, nblocks(ng, 128), 128u, stream, y,
+                           codes, scale, zero, st, sh, ng);
     }
 }
 

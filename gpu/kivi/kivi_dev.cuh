@@ -288,68 +288,6 @@ __device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, fl
 #endif
 }
 
-/* dev_group_codes with each code packed as it is made: code k goes to bits
- * pos0 + k*BITS of the words w (fields disjoint and zero before: adding is
- * OR-ing), so no array of N codes is live beside the N values (32 registers
- * fewer in the quantize kernels) [KIVI-DEV-05].  The codes are dev_group_codes':
- * a near tie's field first receives the estimate's low bits (for a NaN input,
- * bits of m outside the field too); the rare pass adds, modulo 2^32, the exact
- * code less what was added, which leaves the exact code in the field and every
- * other bit as it was. */
-template <uint32_t N, int BITS>
-__device__ __forceinline__ void dev_group_pack(uint32_t *w, uint32_t pos0, const float *v, float mn,
-                                               float mx, float s, float z, float cmax, bool away,
-                                               uint32_t &f, uint32_t &err)
-{
-    const float rcp = s != 0.0f ? __frcp_rn(s) : 0.0f;
-    const float nzr = s != 0.0f ? -__fmul_rn(z, rcp) : 0.0f; /* negation exact */
-    const float qlo = __fmaf_rn(mn, rcp, nzr), qhi = __fmaf_rn(mx, rcp, nzr);
-#if KVQ_KIVI_PLANT == 2
-    /* planted bug: the range condition dropped */
-    const bool fast = s == 0.0f || (rcp >= F32_MIN_NORMAL && fabsf(nzr) <= FUSED_ZR_MAX);
-#else
-    const bool fast = s == 0.0f || (rcp >= F32_MIN_NORMAL && fabsf(nzr) <= FUSED_ZR_MAX
-                                    && qlo >= -0.25f && qhi <= __fadd_rn(cmax, 0.25f));
-#endif
-#if KVQ_KIVI_PLANT == 1
-    const float near_half = 0.5f;          /* planted bug: near ties not redone */
-#else
-    const float near_half = NEAR_HALF;
-#endif
-    if (KVQ_KIVI_HOTCOUNT || fast) {
-        bool near = false;
-#pragma unroll
-        for (uint32_t k = 0; k < N; k++) {
-            const float qe = __fmaf_rn(v[k], rcp, nzr);
-            const float m = __fadd_rn(qe, MAGIC_RND);
-            near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half);
-            const uint32_t p = pos0 + k * (uint32_t)BITS;
-            w[p / 32u] += (__float_as_uint(m) - MAGIC_RND_BITS) << (p % 32u);
-        }
-        if (!KVQ_KIVI_HOTCOUNT && near) {  /* rare: about 2^-11 of the elements */
-#pragma unroll
-            for (uint32_t k = 0; k < N; k++) {
-                const float qe = __fmaf_rn(v[k], rcp, nzr);
-                const float m = __fadd_rn(qe, MAGIC_RND);
-                if (!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half)) {
-                    if (!isfinite(v[k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
-                    const uint32_t c = s != 0.0f ? dev_code(v[k], s, __frcp_rn(s), z, cmax, away, f) : 0u;
-                    const uint32_t p = pos0 + k * (uint32_t)BITS;
-                    w[p / 32u] += (c - (__float_as_uint(m) - MAGIC_RND_BITS)) << (p % 32u);
-                }
-            }
-        }
-    } else {
-        const float r = __frcp_rn(s);      /* s != 0 here */
-#pragma unroll
-        for (uint32_t k = 0; k < N; k++) {
-            if (!isfinite(v[k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
-            const uint32_t p = pos0 + k * (uint32_t)BITS;
-            w[p / 32u] += dev_code(v[k], s, r, z, cmax, away, f) << (p % 32u);
-        }
-    }
-}
-
 /* Stored-metadata check of dequantization [KIVI-D-02]: the reference's meta_ok. */
 __device__ __forceinline__ uint32_t dev_meta_ok(float s, float z, uint32_t meta)
 {

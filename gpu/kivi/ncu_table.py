@@ -2,7 +2,7 @@
 """ncu_table.py -- one line a kernel from Nsight Compute's raw CSV (ncu --csv --page raw),
 for gpu/kivi/device-quant.sh prof [KIVI-DEV-05].
 
-usage: ncu_table.py NCU_LOG [LABELS]
+usage: ncu_table.py NCU_LOG [LABELS [VALUES]]
 
 NCU_LOG is the file ncu --log-file wrote (its ==PROF== lines are skipped); LABELS, when
 given, is the profiled program's stdout, whose lines "launch I: TEXT" name the kernels in
@@ -17,6 +17,9 @@ Columns (a metric the sections did not give prints as -):
             contiguous bytes as 32-byte sectors; 16 for 16-byte accesses)
   reg       registers a thread;  occT occA  theoretical and achieved occupancy (%)
   issue%    issue slots busy (SchedulerStats)
+  elig      eligible warps a cycle (a scheduler)
+  inst/v    thread instructions a value (inst_executed x 32 / VALUES; - without VALUES)
+  lmem      warp instructions to local memory (spilled registers), loads + stores
   stalls    the three largest warp stall reasons, cycles a stall per issued instruction
 Exit 2 when NCU_LOG holds no kernel rows.
 """
@@ -34,8 +37,14 @@ def num(v):
 
 def main(argv):
     if len(argv) < 2:
-        sys.stderr.write("usage: ncu_table.py NCU_LOG [LABELS]\n")
+        sys.stderr.write("usage: ncu_table.py NCU_LOG [LABELS [VALUES]]\n")
         return 2
+    values = None
+    if len(argv) > 3:
+        values = num(argv[3])
+        if not values or values <= 0:
+            sys.stderr.write("ncu_table.py: VALUES %s: not a positive count\n" % argv[3])
+            return 2
     try:
         lines = [l for l in open(argv[1], errors="replace") if not l.startswith("==")]
     except OSError as e:
@@ -100,9 +109,9 @@ def main(argv):
         return x / y if x is not None and y else None
 
     stall_re = re.compile(r"^smsp__average_warps?_issue_stalled_(\w+?)_per_issue_active\.ratio$")
-    fmt = "%-44s %8s %6s %7s %7s %6s %6s %6s %6s %4s %5s %5s %6s  %s"
+    fmt = "%-44s %8s %6s %7s %7s %6s %6s %6s %6s %4s %5s %5s %6s %5s %6s %8s  %s"
     print(fmt % ("kernel", "us", "dram%", "rdMB", "wrMB", "L2hit", "L1hit", "ld/rq", "st/rq", "reg", "occT",
-                 "occA", "issue%", "stalls (cycles an issue)"))
+                 "occA", "issue%", "elig", "inst/v", "lmem", "stalls (cycles an issue)"))
 
     def f(v, p=1):
         return "-" if v is None else "%.*f" % (p, v)
@@ -129,6 +138,12 @@ def main(argv):
                      f(get(d, "sm__maximum_warps_per_active_cycle_pct"), 0),
                      f(get(d, "sm__warps_active.avg.pct_of_peak_sustained_active"), 0),
                      f(get(d, "smsp__issue_active.avg.pct_of_peak_sustained_active")),
+                     f(get(d, "smsp__warps_eligible.avg.per_cycle_active"), 2),
+                     f(None if values is None or get(d, "inst_executed") is None
+                       else get(d, "inst_executed") * 32.0 / values, 1),
+                     f(None if get(d, "smsp__sass_inst_executed_op_local_ld.sum") is None
+                       else get(d, "smsp__sass_inst_executed_op_local_ld.sum")
+                       + (get(d, "smsp__sass_inst_executed_op_local_st.sum") or 0.0), 0),
                      " ".join("%s %.1f" % (n, v) for v, n in st[:3])))
     return 0
 

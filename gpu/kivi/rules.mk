@@ -33,15 +33,18 @@ QUANT_DEVICE := $(B)/gpu/kvq_gpu_kivi_test $(B)/gpu/kvq_gpu_kivi_test_plant1 \
 gpu-quant-kivi: $(QUANT_DEVICE)
 GPU_TARGETS += $(QUANT_DEVICE)
 
-# What bounds the kernels [KIVI-DEV-05] (gpu/kivi/device-quant.sh prof): gpu/kivi/kernel_bench.cu
+# What bounds the kernels [KIVI-DEV-05] (gpu/kivi/device-quant.sh): gpu/kivi/kernel_bench.cu
 # includes gpu/kivi/kivi.cu and launches each kernel alone, beside its launcher, a device copy
-# and floor kernels of the same bytes.  Builds of it with other quantize kernels:
-#   kvq_gpu_kivi_kbench_minb8  compiled for 8 thread blocks an SM (KVQ_KIVI_QMINB=8: at most
-#                              64 registers a thread)
-#   kvq_gpu_kivi_kbench_pack8  codes packed as they are made (KVQ_KIVI_PACK=1, dev_group_pack), 8 blocks an SM
-KBENCH_DEFS_minb8 := -DKVQ_KIVI_QMINB=8
-KBENCH_DEFS_pack8 := -DKVQ_KIVI_PACK=1 -DKVQ_KIVI_QMINB=8
-KBENCH_VARIANTS := minb8 pack8
+# and floor kernels of the same bytes.  Builds of it over other kernels, side by side:
+#   kvq_gpu_kivi_kbench_prev    the kernels of before: quantize kernels without a register
+#                               bound (KVQ_KIVI_QMINB=1), dequantize kernels plainly after
+#                               the pre-pass (KVQ_KIVI_PDL=0)
+#   kvq_gpu_kivi_kbench_minb6   quantize kernels for 6 thread blocks an SM (80 registers)
+#   kvq_gpu_kivi_kbench_minb10  for 10 (48 registers)
+KBENCH_DEFS_prev := -DKVQ_KIVI_QMINB=1 -DKVQ_KIVI_PDL=0
+KBENCH_DEFS_minb6 := -DKVQ_KIVI_QMINB=6
+KBENCH_DEFS_minb10 := -DKVQ_KIVI_QMINB=10
+KBENCH_VARIANTS := prev minb6 minb10
 $(B)/gpu/kivi/kernel_bench.o $(KBENCH_VARIANTS:%=$(B)/gpu/kivi/kernel_bench_%.o): \
     gpu/kivi/kivi.cu $(KIVI_DEV_HDR)
 $(KBENCH_VARIANTS:%=$(B)/gpu/kivi/kernel_bench_%.o): $(B)/gpu/kivi/kernel_bench_%.o: \
