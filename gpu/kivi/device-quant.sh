@@ -10,7 +10,7 @@
 # gpu/kivi/rules.mk, gpu/sage/rules.mk: each program links one family's kernels):
 #   kvq_gpu_kivi_test (+ _plant1, _plant2), kvq_gpu_kivi_bench (+ _base),
 #   kvq_gpu_sage_qtest (+ _plant1), kvq_sage_qbench (+ _base),
-#   kvq_gpu_kivi_kbench (+ _prev)
+#   kvq_gpu_kivi_kbench (+ _prev, _minb6, _minb10, _hot)
 # and writes under $OUT (6 files):
 #   quant-build.log    the build
 #   quant-test.txt     gpu/gpu_test.cu over gpu/kivi/kivi.cu (random cases, then 3 tensors of
@@ -25,12 +25,13 @@
 #                      device copy in the same run
 #   kbench.txt         gpu/kivi/kernel_bench.cu time: each KIVI kernel alone, its launcher,
 #                      floor kernels and a device copy, this commit's kernels, then those of
-#                      before [KIVI-DEV-05] (_prev: no register bound, no dependent launch)
+#                      before [KIVI-DEV-05] (_prev: no register bound, no dependent launch),
+#                      at 6 and 10 blocks an SM, and with the rare blocks compiled out (_hot,
+#                      times only: gpu/kivi/rules.mk)
 #   sage-ncu.txt       gpu/sage/sage_bench.cu likewise (KVQ_SAGE_BASELINE: the Q/K codes of
 #                      before); then Nsight Compute over one launch of each of this commit's
-#                      KIVI quantize and dequantize kernels at G = 32 (the pre-pass too) and
-#                      the SAGE Q/K kernels (sections below, a line a kernel:
-#                      gpu/kivi/ncu_table.py)
+#                      KIVI quantize and dequantize kernels at G = 32 (the pre-pass too;
+#                      sections below, a line a kernel: gpu/kivi/ncu_table.py)
 #   quant-summary.txt  the verdicts, the worst ratios, the time each stage took
 # Exit status 0 when the build, both tests (0 failed), every planted run (caught), the
 # benchmarks and the profiles went as required; 1 otherwise.
@@ -131,7 +132,7 @@ ncu_head() {
 
 if [ "$MODE" = prof ]; then
     build gpu-quant-prof "$B/kvq_sage_qbench"
-    kbench "" _prev _minb6 _minb10 > "$OUT/kbench.txt" 2>&1
+    kbench "" _prev _minb6 _minb10 _hot > "$OUT/kbench.txt" 2>&1
     stage kbench
     {
         ncu_head
@@ -153,7 +154,7 @@ if [ "$MODE" = prof ]; then
     exit $rc
 fi
 
-build gpu-quant-kivi gpu-quant-sage "$B/kvq_gpu_kivi_kbench" "$B/kvq_gpu_kivi_kbench_prev"
+build gpu-quant-kivi gpu-quant-sage gpu-quant-prof
 {
     echo "# quantizer device tests on $dev; commit $COMMIT"
     echo "# gpu/gpu_test.cu over gpu/kivi/kivi.cu (KIVI, bit for bit against ref/fast/kivi.c), KVQ_GPU_CASES=${CASES:-1500}"
@@ -202,7 +203,7 @@ cat "$TMPJ/test.txt" "$TMPJ/plant.txt" > "$OUT/quant-test.txt"
 } > "$OUT/kivi-bench.txt" 2>&1
 stage kivi-bench
 [ "$(grep -c "exit 0$" "$OUT/kivi-bench.txt")" -eq 2 ] || rc=1
-kbench "" _prev > "$OUT/kbench.txt" 2>&1
+kbench "" _prev _minb6 _minb10 _hot > "$OUT/kbench.txt" 2>&1
 stage kbench
 {
     echo "# gpu/sage/sage_bench.cu over this commit's Q/K codes"
@@ -220,7 +221,6 @@ stage sage-bench
     # the G = 32 configurations (bits 2, 4, 8; per channel, per token): the first 6 launches
     ncu_run quant 25 -k regex:'kivi_quant' --launch-count 6 "$B/kvq_gpu_kivi_kbench" once quant
     ncu_run dequant 20 -k regex:'kivi_dequant' --launch-count 7 "$B/kvq_gpu_kivi_kbench" once dequant
-    ncu_run sage 15 -k regex:'sage_qk_fast' --launch-count 3 "$B/kvq_sage_qbench" --reps 1
 } > "$OUT/sage-ncu.txt" 2>&1
 stage ncu
 {
