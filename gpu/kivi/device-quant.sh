@@ -10,7 +10,7 @@
 # gpu/kivi/rules.mk, gpu/sage/rules.mk: each program links one family's kernels):
 #   kvq_gpu_kivi_test (+ _plant1, _plant2), kvq_gpu_kivi_bench (+ _base),
 #   kvq_gpu_sage_qtest (+ _plant1), kvq_sage_qbench (+ _base),
-#   kvq_gpu_kivi_kbench (+ _prev, _minb6, _minb10, _hot)
+#   kvq_gpu_kivi_kbench (+ _prev, _inl, _minb6, _minb10, _hot)
 # and writes under $OUT (6 files):
 #   quant-build.log    the build
 #   quant-test.txt     gpu/gpu_test.cu over gpu/kivi/kivi.cu (random cases, then 3 tensors of
@@ -25,9 +25,10 @@
 #                      device copy in the same run
 #   kbench.txt         gpu/kivi/kernel_bench.cu time: each KIVI kernel alone, its launcher,
 #                      floor kernels and a device copy, this commit's kernels, then those of
-#                      before [KIVI-DEV-05] (_prev: no register bound, no dependent launch),
-#                      at 6 and 10 blocks an SM, and with the rare blocks compiled out (_hot,
-#                      times only: gpu/kivi/rules.mk)
+#                      before [KIVI-DEV-05] (_prev: no register bound, rare blocks inlined,
+#                      no dependent launch), with the rare blocks inlined (_inl), at 6 and 10
+#                      blocks an SM, and with the rare blocks compiled out (_hot, times only:
+#                      gpu/kivi/rules.mk)
 #   sage-ncu.txt       gpu/sage/sage_bench.cu likewise (KVQ_SAGE_BASELINE: the Q/K codes of
 #                      before); then Nsight Compute over one launch of each of this commit's
 #                      KIVI quantize and dequantize kernels at G = 32 (the pre-pass too;
@@ -132,7 +133,7 @@ ncu_head() {
 
 if [ "$MODE" = prof ]; then
     build gpu-quant-prof "$B/kvq_sage_qbench"
-    kbench "" _prev _minb6 _minb10 _hot > "$OUT/kbench.txt" 2>&1
+    kbench "" _prev _inl _minb6 _minb10 _hot > "$OUT/kbench.txt" 2>&1
     stage kbench
     {
         ncu_head
@@ -203,7 +204,7 @@ cat "$TMPJ/test.txt" "$TMPJ/plant.txt" > "$OUT/quant-test.txt"
 } > "$OUT/kivi-bench.txt" 2>&1
 stage kivi-bench
 [ "$(grep -c "exit 0$" "$OUT/kivi-bench.txt")" -eq 2 ] || rc=1
-kbench "" _prev _minb6 _minb10 _hot > "$OUT/kbench.txt" 2>&1
+kbench "" _prev _inl _minb6 _minb10 _hot > "$OUT/kbench.txt" 2>&1
 stage kbench
 {
     echo "# gpu/sage/sage_bench.cu over this commit's Q/K codes"

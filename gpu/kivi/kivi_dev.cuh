@@ -159,6 +159,36 @@ __device__ __forceinline__ uint32_t dev_code(float xv, float s, float rcp, float
     return (uint32_t)min(max(c, 0), cm);
 }
 
+#ifndef KVQ_KIVI_RARECALL
+#define KVQ_KIVI_RARECALL 1 /* 0: dev_code inlined in the rare blocks too, as before */
+#endif
+
+/* dev_code out of line, for the rare blocks of dev_group_codes [KIVI-DEV-05]:
+ * a call there in place of 32 inlined copies of its division and rounding keeps
+ * their registers and code out of the common path.  Returns the code in bits
+ * 0..7 and the flags dev_code set in bits 8.. (KVQ_FLAG_* < 2^5): no pointer
+ * argument, so no caller variable lives in memory. */
+static __device__ __noinline__ uint32_t dev_code_rare(float xv, float s, float rcp, float z,
+                                                      float cmax, bool away)
+{
+    uint32_t f = 0;
+    const uint32_t c = dev_code(xv, s, rcp, z, cmax, away, f);
+    return c | f << 8;
+}
+
+/* dev_code in a rare block: out of line (KVQ_KIVI_RARECALL) or inlined */
+__device__ __forceinline__ uint32_t dev_code_r(float xv, float s, float rcp, float z, float cmax,
+                                               bool away, uint32_t &f)
+{
+#if KVQ_KIVI_RARECALL
+    const uint32_t r = dev_code_rare(xv, s, rcp, z, cmax, away);
+    f |= r >> 8;
+    return r & 0xFFu;
+#else
+    return dev_code(xv, s, rcp, z, cmax, away, f);
+#endif
+}
+
 /* ---- one group's inputs and codes, the quantize kernels' common path ----
  * [KIVI-DEV-01] [KIVI-DEV-02] (spec/kivi.md, "CUDA kernels"). */
 
@@ -273,7 +303,7 @@ __device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, fl
                 if (!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half)) {
                     if (!isfinite(v[k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
                     mb[k] = MAGIC_RND_BITS
-                            + (s != 0.0f ? dev_code(v[k], s, __frcp_rn(s), z, cmax, away, f) : 0u);
+                            + (s != 0.0f ? dev_code_r(v[k], s, __frcp_rn(s), z, cmax, away, f) : 0u);
                 }
             }
         }
@@ -282,7 +312,7 @@ __device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, fl
 #pragma unroll
         for (uint32_t k = 0; k < N; k++) {
             if (!isfinite(v[k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
-            mb[k] = MAGIC_RND_BITS + dev_code(v[k], s, r, z, cmax, away, f);
+            mb[k] = MAGIC_RND_BITS + dev_code_r(v[k], s, r, z, cmax, away, f);
         }
     }
 #endif
