@@ -10,7 +10,7 @@
 # gpu/kivi/rules.mk, gpu/sage/rules.mk: each program links one family's kernels):
 #   kvq_gpu_kivi_test (+ _plant1, _plant2), kvq_gpu_kivi_bench (+ _base),
 #   kvq_gpu_sage_qtest (+ _plant1), kvq_sage_qbench (+ _base),
-#   kvq_gpu_kivi_kbench (+ _prev, _inl, _minb6, _minb10, _hot)
+#   kvq_gpu_kivi_kbench (+ _prev, _inl)
 # and writes under $OUT (6 files):
 #   quant-build.log    the build
 #   quant-test.txt     gpu/gpu_test.cu over gpu/kivi/kivi.cu (random cases, then 3 tensors of
@@ -26,9 +26,7 @@
 #   kbench.txt         gpu/kivi/kernel_bench.cu time: each KIVI kernel alone, its launcher,
 #                      floor kernels and a device copy, this commit's kernels, then those of
 #                      before [KIVI-DEV-05] (_prev: no register bound, rare blocks inlined,
-#                      no dependent launch), with the rare blocks inlined (_inl), at 6 and 10
-#                      blocks an SM, and with the rare blocks compiled out (_hot, times only:
-#                      gpu/kivi/rules.mk)
+#                      no dependent launch) and with the rare blocks inlined (_inl)
 #   sage-ncu.txt       gpu/sage/sage_bench.cu likewise (KVQ_SAGE_BASELINE: the Q/K codes of
 #                      before); then Nsight Compute over one launch of each of this commit's
 #                      KIVI quantize and dequantize kernels at G = 32 (the pre-pass too;
@@ -38,7 +36,8 @@
 # benchmarks and the profiles went as required; 1 otherwise.
 #
 # prof: what bounds the kernels, more of it: the builds of kernel_bench.cu (make
-# gpu-quant-prof) and the SAGE benchmark, and under $OUT (5 files) quant-build.log,
+# gpu-quant-prof: also at 6 and 10 blocks an SM and with the rare blocks compiled out, _hot,
+# times only) and the SAGE benchmark, and under $OUT (5 files) quant-build.log,
 # kbench.txt, ncu-summary.txt (Nsight Compute over the quantize kernels and the checked
 # launcher's, the dequantize kernels, SAGE Q/K, the floor kernels, and the quantize kernels
 # of kvq_gpu_kivi_kbench_minb6 and _minb10), ncu-raw.csv.gz (ncu's raw CSV: every metric of
@@ -155,7 +154,7 @@ if [ "$MODE" = prof ]; then
     exit $rc
 fi
 
-build gpu-quant-kivi gpu-quant-sage gpu-quant-prof
+build gpu-quant-kivi gpu-quant-sage "$B/kvq_gpu_kivi_kbench" "$B/kvq_gpu_kivi_kbench_prev" "$B/kvq_gpu_kivi_kbench_inl"
 {
     echo "# quantizer device tests on $dev; commit $COMMIT"
     echo "# gpu/gpu_test.cu over gpu/kivi/kivi.cu (KIVI, bit for bit against ref/fast/kivi.c), KVQ_GPU_CASES=${CASES:-1500}"
@@ -204,7 +203,7 @@ cat "$TMPJ/test.txt" "$TMPJ/plant.txt" > "$OUT/quant-test.txt"
 } > "$OUT/kivi-bench.txt" 2>&1
 stage kivi-bench
 [ "$(grep -c "exit 0$" "$OUT/kivi-bench.txt")" -eq 2 ] || rc=1
-kbench "" _prev _inl _minb6 _minb10 _hot > "$OUT/kbench.txt" 2>&1
+kbench "" _prev _inl > "$OUT/kbench.txt" 2>&1
 stage kbench
 {
     echo "# gpu/sage/sage_bench.cu over this commit's Q/K codes"
