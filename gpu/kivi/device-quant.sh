@@ -78,11 +78,11 @@ run() {
     if [ "$t" -le 0 ]; then echo "$name: NOT RUN (the 180 s were spent)"; return 125; fi
     stdbuf -oL timeout "$t" "$@"
 }
-# build TARGET...: make under 120 s into quant-build.log; the script ends when it fails
+# build TARGET...: make under 140 s into quant-build.log; the script ends when it fails
 build() {
     {
         echo "# build of the quantizers' device programs on $dev; commit $COMMIT: $*"
-        timeout 120 make -j"${JOBS:-16}" "$@"
+        timeout 140 make -j"${JOBS:-16}" "$@"
         echo "make exit $?"
         echo "# built at $(el) s"
     } > "$OUT/quant-build.log" 2>&1
