@@ -318,6 +318,58 @@ __device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, fl
 #endif
 }
 
+/* The common path of the quantize kernels [KIVI-DEV-05]: dev_group_read and
+ * dev_group_codes without their rare blocks.  Each returns true when its group
+ * needs one (a zero or subnormal value, an infinite extreme; a group off the
+ * fast path, a near tie or a NaN), and then leaves its flags, errors, extremes
+ * or codes to the rare pass, which recomputes the lane's groups whole with
+ * dev_group_read and dev_group_codes (gpu/kivi/kivi.cu).  Otherwise their
+ * results are those two functions' (their fast loops, verbatim). */
+template <uint32_t N>
+__device__ __forceinline__ bool dev_group_read_common(const float *v, float &mn, float &mx)
+{
+    bool tiny = false;
+#pragma unroll
+    for (uint32_t k = 0; k < N; k++) tiny |= fabsf(v[k]) < F32_MIN_NORMAL;
+    mn = mx = v[0];
+#pragma unroll
+    for (uint32_t k = 1; k < N; k++) {
+        mn = fminf(mn, v[k]);
+        mx = fmaxf(mx, v[k]);
+    }
+    return tiny || isinf(mn) || isinf(mx);
+}
+
+template <uint32_t N>
+__device__ __forceinline__ bool dev_group_codes_common(uint32_t *mb, const float *v, float mn, float mx,
+                                                       float s, float z, float cmax)
+{
+    const float rcp = s != 0.0f ? __frcp_rn(s) : 0.0f;
+    const float nzr = s != 0.0f ? -__fmul_rn(z, rcp) : 0.0f; /* negation exact */
+    const float qlo = __fmaf_rn(mn, rcp, nzr), qhi = __fmaf_rn(mx, rcp, nzr);
+#if KVQ_KIVI_PLANT == 2
+    /* planted bug: the range condition dropped */
+    const bool fast = s == 0.0f || (rcp >= F32_MIN_NORMAL && fabsf(nzr) <= FUSED_ZR_MAX);
+#else
+    const bool fast = s == 0.0f || (rcp >= F32_MIN_NORMAL && fabsf(nzr) <= FUSED_ZR_MAX
+                                    && qlo >= -0.25f && qhi <= __fadd_rn(cmax, 0.25f));
+#endif
+#if KVQ_KIVI_PLANT == 1
+    const float near_half = 0.5f;          /* planted bug: near ties not redone */
+#else
+    const float near_half = NEAR_HALF;
+#endif
+    bool near = false;
+#pragma unroll
+    for (uint32_t k = 0; k < N; k++) {
+        const float qe = __fmaf_rn(v[k], rcp, nzr);
+        const float m = __fadd_rn(qe, MAGIC_RND);
+        near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half);
+        mb[k] = __float_as_uint(m);
+    }
+    return !fast || near;
+}
+
 /* Stored-metadata check of dequantization [KIVI-D-02]: the reference's meta_ok. */
 __device__ __forceinline__ uint32_t dev_meta_ok(float s, float z, uint32_t meta)
 {

@@ -37,17 +37,18 @@ GPU_TARGETS += $(QUANT_DEVICE)
 # includes gpu/kivi/kivi.cu and launches each kernel alone, beside its launcher, a device copy
 # and floor kernels of the same bytes.  Builds of it over other kernels, side by side:
 #   kvq_gpu_kivi_kbench_prev    the kernels of before: quantize kernels without a register
-#                               bound (KVQ_KIVI_QMINB=1) and dev_code inlined in their rare
-#                               blocks (KVQ_KIVI_RARECALL=0), dequantize kernels plainly after
-#                               the pre-pass (KVQ_KIVI_PDL=0)
-#   kvq_gpu_kivi_kbench_inl     this commit's but dev_code inlined in the rare blocks
+#                               bound (KVQ_KIVI_QMINB=1), their rare blocks inline in the
+#                               group loop (KVQ_KIVI_RAREPASS=0) with dev_code inlined
+#                               (KVQ_KIVI_RARECALL=0)
+#   kvq_gpu_kivi_kbench_inl     this commit's register bound, the rare blocks inline in the
+#                               group loop (KVQ_KIVI_RAREPASS=0: the kernels of 19f9aec)
 #   kvq_gpu_kivi_kbench_minb6   quantize kernels for 6 thread blocks an SM (80 registers)
 #   kvq_gpu_kivi_kbench_minb10  for 10 (48 registers)
 #   kvq_gpu_kivi_kbench_hot     the rare blocks compiled out (KVQ_KIVI_HOTCOUNT=1: wrong on
 #                               near ties and rare inputs; times only): what the kernels would
 #                               run at if their rare blocks cost no registers and no code
-KBENCH_DEFS_prev := -DKVQ_KIVI_QMINB=1 -DKVQ_KIVI_PDL=0 -DKVQ_KIVI_RARECALL=0
-KBENCH_DEFS_inl := -DKVQ_KIVI_RARECALL=0
+KBENCH_DEFS_prev := -DKVQ_KIVI_QMINB=1 -DKVQ_KIVI_RAREPASS=0 -DKVQ_KIVI_RARECALL=0
+KBENCH_DEFS_inl := -DKVQ_KIVI_RAREPASS=0
 KBENCH_DEFS_minb6 := -DKVQ_KIVI_QMINB=6
 KBENCH_DEFS_minb10 := -DKVQ_KIVI_QMINB=10
 KBENCH_DEFS_hot := -DKVQ_KIVI_HOTCOUNT=1
