@@ -213,7 +213,8 @@ template <int BITS, int LG, bool RARE>
 __device__ __forceinline__ bool tok_groups(float *v, uint32_t (&w)[BITS], uint32_t &f, uint32_t &err,
                                            float *__restrict__ scale, float *__restrict__ zero,
                                            uint64_t e0, uint64_t n, uint32_t lane, uint32_t meta,
-                                           bool daz, bool away, bool nanpol)
+                                           bool daz, bool away, bool nanpol, uint32_t &nearm,
+                                           float &s0, float &z0)
 {
     constexpr uint32_t G = 1u << LG;
     constexpr uint32_t GV = G < 32u ? G : 32u;   /* values of one group a lane holds */
@@ -224,6 +225,7 @@ __device__ __forceinline__ bool tok_groups(float *v, uint32_t (&w)[BITS], uint32
     const uint32_t i0 = G > 32u ? (lane % SUBT) * 32u : 0u; /* element of v[0] in its group */
     const uint32_t first = kvq_code_byte(i0, BITS);
     bool rare = false;
+    nearm = 0;
 #pragma unroll
     for (int k = 0; k < BITS; k++) w[k] = 0;
 #pragma unroll
@@ -244,8 +246,15 @@ __device__ __forceinline__ bool tok_groups(float *v, uint32_t (&w)[BITS], uint32
         float s, z;
         dev_group_meta(s, z, fh, eh, mn, mx, cmax, meta, nanpol);
         uint32_t mb[GV];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
-        if (RARE) dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
-        else rare |= dev_group_codes_common<GV>(mb, &v[j * GV], mn, mx, s, z, cmax);
+        if (RARE) {
+            dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
+        } else {
+            uint32_t nm;
+            rare |= dev_group_codes_common<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, nm);
+            nearm |= nm << (j * GV);         /* bit k: value v[k] */
+        }
+        s0 = s;                          /* the group's, when the lane holds one (NG = 1) */
+        z0 = z;
 #pragma unroll
         for (uint32_t k = 0; k < GV; k++) {
             /* bit of element i0+k within the lane's code bytes: group j's
@@ -288,13 +297,46 @@ __device__ __noinline__ uint32_t tok_rare(const float *__restrict__ x, float *__
                                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         v[4 * k] = a.x; v[4 * k + 1] = a.y; v[4 * k + 2] = a.z; v[4 * k + 3] = a.w;
     }
-    uint32_t w[BITS], f = 0, err = 0;
+    uint32_t w[BITS], f = 0, err = 0, nearm;
+    float s0, z0;
     tok_groups<BITS, LG, true>(v, w, f, err, scale, zero, e0, n, lane, meta,
                                pol.subnormal == KVQ_SUBNORMAL_DAZ, pol.ties == KVQ_TIES_AWAY,
-                               pol.overflow == KVQ_OVERFLOW_NAN);
+                               pol.overflow == KVQ_OVERFLOW_NAN, nearm, s0, z0);
 #pragma unroll
     for (int k = 0; k < BITS; k++) cw[lane * BITS + (uint32_t)k] = w[k];
     return f | err << 8;
+}
+
+/* The near ties of a lane's fast groups (bits of nearm: value v[k] = x[e0 + k]),
+ * each redone as dev_group_codes redoes it (dev_near_code) and its field of the
+ * lane's staged code words cwl replaced: value k's code sits at bit k*BITS of the
+ * lane's code bytes.  The scale and offset: the lane's one group's (s0, z0), or,
+ * when it holds several (G < 32), those it stored.  True (nothing changed after
+ * that value) when a value is NaN: the rare pass then recomputes the tile. */
+template <int BITS, int LG>
+__device__ __forceinline__ bool tok_near(uint32_t *cwl, uint32_t nearm, const float *__restrict__ x,
+                                         const float *scale, const float *zero, uint64_t e0,
+                                         float s0, float z0, bool away, uint32_t &f)
+{
+    const float cmax = (float)kvq_code_max(BITS);
+    while (nearm != 0u) {
+        const uint32_t k = (uint32_t)__ffs((int)nearm) - 1u;
+        nearm &= nearm - 1u;
+        const float xv = x[e0 + k];
+        if (xv != xv) return true;       /* NaN [POL-NF-01]: the rare pass */
+        float s = s0, z = z0;
+        if ((1u << LG) < 32u) {          /* the lane stored its groups' (i0 = 0) */
+            const uint64_t g = (e0 + k) >> LG;
+            s = scale[g];
+            z = zero[g];
+        }
+        const uint32_t r = dev_near_code(xv, s, z, cmax, away);
+        f |= r >> 8;
+        const uint32_t p = k * (uint32_t)BITS;
+        const uint32_t m = kvq_code_max(BITS) << (p % 32u);
+        cwl[p / 32u] = (cwl[p / 32u] & ~m) | ((r & 0xFFu) << (p % 32u));
+    }
+    return false;
 }
 
 template <int BITS, int LG>
@@ -338,18 +380,23 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
     }
     /* Values past n are zeros of inactive groups (n is a multiple of G and of
      * 8, so a group or a float4 is wholly in or out); their flags are dropped. */
-    uint32_t w[BITS];
-    const bool rare = tok_groups<BITS, LG, !KVQ_KIVI_RAREPASS>(v, w, f, err, scale, zero, e0, n, lane,
-                                                               sh.meta, daz, away, nanpol);
+    uint32_t w[BITS], nearm;
+    float s0, z0;
+    bool rare = tok_groups<BITS, LG, !KVQ_KIVI_RAREPASS>(v, w, f, err, scale, zero, e0, n, lane,
+                                                         sh.meta, daz, away, nanpol, nearm, s0, z0);
     /* Stage the codes: lane l's LB bytes at byte l*LB of the warp's block. */
     __syncwarp();                        /* every lane has read its values */
     uint32_t *cw = (uint32_t *)tile;
 #pragma unroll
     for (int k = 0; k < BITS; k++) cw[lane * BITS + (uint32_t)k] = w[k];
-    if (KVQ_KIVI_RAREPASS && !KVQ_KIVI_HOTCOUNT && __any_sync(0xFFFFFFFFu, rare)) { /* about 2% of the tiles */
-        const uint32_t r = tok_rare<BITS, LG>(x, scale, zero, cw, tbase, n, sh.meta, pol);
-        f = r & 0xFFu;
-        err = r >> 8;
+    if (KVQ_KIVI_RAREPASS && !KVQ_KIVI_HOTCOUNT) {
+        if (nearm != 0u && !rare)        /* near ties: about one value in 2^11 */
+            rare = tok_near<BITS, LG>(cw + lane * BITS, nearm, x, scale, zero, e0, s0, z0, away, f);
+        if (__any_sync(0xFFFFFFFFu, rare)) { /* zeros, subnormals, infinities, NaNs, off-path groups */
+            const uint32_t r = tok_rare<BITS, LG>(x, scale, zero, cw, tbase, n, sh.meta, pol);
+            f = r & 0xFFu;
+            err = r >> 8;
+        }
     }
     __syncwarp();
     /* the warp's code bytes: groups tbase/G .. , contiguous [LAY-PACK-01] */
@@ -379,7 +426,8 @@ template <int BITS, int G, bool RARE>
 __device__ __forceinline__ bool ch_group(float *v, uint32_t &f, uint32_t &err, float (*smn)[32],
                                          float (*smx)[32], uint32_t *sw, float *__restrict__ scale,
                                          float *__restrict__ zero, uint64_t g, bool act,
-                                         uint32_t meta, kvq_policy pol)
+                                         uint32_t meta, kvq_policy pol, uint32_t &nearm,
+                                         float &so, float &zo)
 {
     constexpr int SUB = G / 32;          /* warps a group */
     const float cmax = (float)kvq_code_max(BITS);
@@ -409,8 +457,11 @@ __device__ __forceinline__ bool ch_group(float *v, uint32_t &f, uint32_t &err, f
     for (int k = 0; k < BITS; k++) w[k] = 0;
     {
         uint32_t mb[32];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
+        nearm = 0;
         if (RARE) dev_group_codes<32>(mb, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, f, err);
-        else rare |= dev_group_codes_common<32>(mb, v, mn, mx, s, z, cmax);
+        else rare |= dev_group_codes_common<32>(mb, v, mn, mx, s, z, cmax, nearm);
+        so = s;
+        zo = z;
 #pragma unroll
         for (int i = 0; i < 32; i++) {
             /* bit of element i0+i within the thread's 4*BITS code bytes (disjoint
@@ -469,8 +520,9 @@ __device__ __noinline__ uint32_t ch_rare(const float *__restrict__ x, float *__r
     const uint32_t i0 = (threadIdx.x >> 5) % (G / 32) * 32u;
     float v[32];
     ch_load<G>(v, x, sh, g, i0, act);
-    uint32_t f = 0, err = 0;
-    ch_group<BITS, G, true>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol);
+    uint32_t f = 0, err = 0, nearm;
+    float so, zo;
+    ch_group<BITS, G, true>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol, nearm, so, zo);
     return act ? f | err << 8 : 0u;
 }
 
@@ -498,14 +550,40 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     uint32_t f = 0, err = 0;
     float v[32];
     ch_load<G>(v, x, sh, g, sub * 32u, act);
+    uint32_t nearm;
+    float so, zo;
 #if KVQ_KIVI_BASELINE || !KVQ_KIVI_RAREPASS
-    ch_group<BITS, G, true>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol);
+    ch_group<BITS, G, true>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol, nearm, so, zo);
 #else
-    const bool rare = ch_group<BITS, G, false>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol);
-    if (!KVQ_KIVI_HOTCOUNT && __syncthreads_or(rare)) { /* block-uniform; about 2% of the blocks */
-        const uint32_t r = ch_rare<BITS, G>(x, scale, zero, sw, smn, smx, sh, pol, g, act);
-        f = r & 0xFFu;
-        err = r >> 8;
+    bool rare = ch_group<BITS, G, false>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol,
+                                         nearm, so, zo);
+    if (!KVQ_KIVI_HOTCOUNT) {
+        if (nearm != 0u && !rare) {      /* near ties of a fast group: about one value in 2^11 */
+            /* value i = x[p + i*stride], its code at bit i*BITS of the thread's words in sw */
+            const uint64_t stride = kvq_kivi_group_stride(&sh);
+            const float *p = x + kvq_kivi_elem_index(&sh, g, sub * 32u);
+            const uint32_t u0 = ((set * 32u + lane) * GB + kvq_code_byte(sub * 32u, BITS)) / 4u;
+            const float cmax = (float)kvq_code_max(BITS);
+            while (nearm != 0u) {
+                const uint32_t i = (uint32_t)__ffs((int)nearm) - 1u;
+                nearm &= nearm - 1u;
+                const float xv = p[(uint64_t)i * stride];
+                if (xv != xv) {          /* NaN [POL-NF-01]: the rare pass */
+                    rare = true;
+                    break;
+                }
+                const uint32_t r = dev_near_code(xv, so, zo, cmax, pol.ties == KVQ_TIES_AWAY);
+                f |= r >> 8;
+                const uint32_t b = i * (uint32_t)BITS, u = u0 + b / 32u;
+                const uint32_t m = kvq_code_max(BITS) << (b % 32u);
+                sw[u + u / 32u] = (sw[u + u / 32u] & ~m) | ((r & 0xFFu) << (b % 32u));
+            }
+        }
+        if (__syncthreads_or(rare)) {    /* block-uniform: zeros, subnormals, infinities, NaNs, off-path groups */
+            const uint32_t r = ch_rare<BITS, G>(x, scale, zero, sw, smn, smx, sh, pol, g, act);
+            f = r & 0xFFu;
+            err = r >> 8;
+        }
     }
 #endif
     if (!act) f = err = 0;               /* idle threads report nothing */

@@ -320,11 +320,13 @@ __device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, fl
 
 /* The common path of the quantize kernels [KIVI-DEV-05]: dev_group_read and
  * dev_group_codes without their rare blocks.  Each returns true when its group
- * needs one (a zero or subnormal value, an infinite extreme; a group off the
- * fast path, a near tie or a NaN), and then leaves its flags, errors, extremes
- * or codes to the rare pass, which recomputes the lane's groups whole with
- * dev_group_read and dev_group_codes (gpu/kivi/kivi.cu).  Otherwise their
- * results are those two functions' (their fast loops, verbatim). */
+ * needs the rare pass (a zero or subnormal value, an infinite extreme; a group
+ * off the fast path), which recomputes the lane's groups whole with
+ * dev_group_read and dev_group_codes (gpu/kivi/kivi.cu); dev_group_codes_common
+ * also gives the elements of a fast group its test fails (near ties, NaNs) as
+ * the bits of nearm: the kernel redoes those one by one (dev_near_code; a NaN
+ * takes the rare pass).  Otherwise their results are those two functions' (their
+ * fast loops, verbatim). */
 template <uint32_t N>
 __device__ __forceinline__ bool dev_group_read_common(const float *v, float &mn, float &mx)
 {
@@ -342,7 +344,7 @@ __device__ __forceinline__ bool dev_group_read_common(const float *v, float &mn,
 
 template <uint32_t N>
 __device__ __forceinline__ bool dev_group_codes_common(uint32_t *mb, const float *v, float mn, float mx,
-                                                       float s, float z, float cmax)
+                                                       float s, float z, float cmax, uint32_t &nearm)
 {
     const float rcp = s != 0.0f ? __frcp_rn(s) : 0.0f;
     const float nzr = s != 0.0f ? -__fmul_rn(z, rcp) : 0.0f; /* negation exact */
@@ -359,15 +361,26 @@ __device__ __forceinline__ bool dev_group_codes_common(uint32_t *mb, const float
 #else
     const float near_half = NEAR_HALF;
 #endif
-    bool near = false;
+    uint32_t nm = 0;
 #pragma unroll
     for (uint32_t k = 0; k < N; k++) {
         const float qe = __fmaf_rn(v[k], rcp, nzr);
         const float m = __fadd_rn(qe, MAGIC_RND);
-        near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half);
+        nm |= (uint32_t)!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half) << k;
         mb[k] = __float_as_uint(m);
     }
-    return !fast || near;
+    nearm = nm;
+    return !fast;
+}
+
+/* The exact code of a near tie of a fast group (dev_group_codes' redo): xv is not
+ * NaN (a NaN takes the rare pass), so the code is dev_code's, in bits 0..7, and
+ * its flags in bits 8.. */
+__device__ __forceinline__ uint32_t dev_near_code(float xv, float s, float z, float cmax, bool away)
+{
+    uint32_t f = 0;
+    const uint32_t c = s != 0.0f ? dev_code_r(xv, s, __frcp_rn(s), z, cmax, away, f) : 0u;
+    return c | f << 8;
 }
 
 /* Stored-metadata check of dequantization [KIVI-D-02]: the reference's meta_ok. */
