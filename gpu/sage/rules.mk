@@ -55,7 +55,7 @@ GPU_TARGETS += $(B)/gpu/kvq_sage_qk_test
 # GPU_OBJ, CuTe): with the CUTLASS/CuTe headers when CUTLASS_INC is found (cutlass-check
 # stops on a wrong version), else built as an absent core (KVQ_SAGE_NO_CUTE) and
 # kvq_cuda_sage_attn_core keeps the warpgroup core; the planted build skips a buffer flush
-$(B)/gpu/sage/sage_fa3.o $(B)/gpu/sage/sage_fa3_plant.o: gpu/sage/sage_fa3.cu gpu/sage/sage_fa3.h $(GPU_HDR) \
+$(B)/gpu/sage/sage_fa3.o $(B)/gpu/sage/sage_fa3_plant.o: gpu/sage/sage_fa3.cu gpu/sage/sage_fa3.h gpu/sage/sage_instr.cuh $(GPU_HDR) \
     $(SAGE_HDR) include/kvq_sage_attn.h $(if $(CUTLASS_INC),| cutlass-check)
 $(B)/gpu/sage/sage_fa3.o:
 	@mkdir -p $(@D)
@@ -66,7 +66,7 @@ $(B)/gpu/sage/sage_fa3_plant.o: | cutlass-check
 # the attention core and pipeline (gpu/sage/sage_attn.cu, a kernel unit of GPU_OBJ), its
 # device test (bitwise against ref/fast/sage.c and the wgmma model; OpenMP host checks) and
 # the shared library a benchmark loads (kvq_cuda_sage_attn, _workspace, _core, ...)
-$(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h gpu/sage/sage_common.cuh gpu/sage/sage_fa3.h
+$(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h gpu/sage/sage_common.cuh gpu/sage/sage_instr.cuh gpu/sage/sage_fa3.h
 $(B)/gpu/sage/attn_test.o: $(SAGE_HDR) include/kvq_sage_attn.h include/kvq_mma.h
 $(B)/gpu/sage/attn_test.o: NVFLAGS += -Xcompiler -fopenmp
 $(B)/gpu/kvq_gpu_sage_attn_test: $(GPU_OBJ) $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ) \

@@ -70,6 +70,7 @@
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
 #include "sage/sage_common.cuh"
+#include "sage/sage_instr.cuh"
 #include "sage/sage_fa3.h"
 
 #include <stdlib.h>
@@ -126,21 +127,6 @@ template <int N> __device__ __forceinline__ void cp_wait()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-__device__ __forceinline__ float ex2_approx(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
-
-/* Two FP8 E4M3 codes, lo in the low byte [SAGE-DEV-06]. */
-__device__ __forceinline__ uint32_t e4m3x2(float lo, float hi)
-{
-    uint16_t r;
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-
 __device__ __forceinline__ void mma_s8(int32_t *c, const uint32_t *a, uint32_t b0, uint32_t b1)
 {
     asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
@@ -149,33 +135,9 @@ __device__ __forceinline__ void mma_s8(int32_t *c, const uint32_t *a, uint32_t b
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* Byte of row `row`, column k (< 32) of a k32 tile in the no-swizzle K-major
- * layout: core matrix (row / 8, k / 16) of 8 rows x 16 bytes at
- * ((row / 8) * 2 + k / 16) * 128 (gpu/sage/mma_probe.cu wg_off). */
-__device__ __forceinline__ uint32_t wg_off(uint32_t row, uint32_t k)
-{
-    return ((row / 8u) * 2u + k / 16u) * 128u + (row % 8u) * 16u + k % 16u;
-}
-
-/* Shared-memory matrix descriptor: LBO 128 (between the two core matrices of
- * a row group along k), SBO 256 (between row groups), no swizzle. */
-__device__ __forceinline__ uint64_t wg_desc(const void *smem)
-{
-    const uint32_t a = (uint32_t)__cvta_generic_to_shared(smem);
-    return (uint64_t)((a >> 4) & 0x3FFFu) | ((uint64_t)(128u >> 4) << 16) | ((uint64_t)(256u >> 4) << 32);
-}
-
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-
-/* Keep the compiler from moving accesses of the accumulator registers across
- * the wgmma issue and wait (they are written asynchronously in between). */
-__device__ __forceinline__ void fence_acc(float *d)
-{
-#pragma unroll
-    for (uint32_t x = 0; x < 64u; x++) asm volatile("" : "+f"(d[x])::"memory");
-}
 
 /* d += A B: A 64 x 32 E4M3 (desc da), B 128 x 32 E4M3 K-major (desc db). */
 __device__ __forceinline__ void wgmma_e4m3_n128(float *d, uint64_t da, uint64_t db)

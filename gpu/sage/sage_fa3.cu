@@ -80,6 +80,7 @@
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
 #include "sage/sage_fa3.h"
+#include "sage/sage_instr.cuh"
 
 #ifdef KVQ_SAGE_NO_CUTE
 
@@ -139,46 +140,12 @@ struct fa_smem {
 
 /* ---- instructions ---------------------------------------------------------- */
 
-__device__ __forceinline__ float fa_ex2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
-
-/* Two FP8 E4M3 codes, lo in the low byte [SAGE-DEV-06]. */
-__device__ __forceinline__ uint32_t fa_e4m3x2(float lo, float hi)
-{
-    uint16_t r;
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-
-/* Byte of row `row`, column k (< 32) of a k32 tile in the no-swizzle K-major
- * layout (gpu/sage/sage_attn.cu wg_off). */
-__device__ __forceinline__ uint32_t fa_off(uint32_t row, uint32_t k)
-{
-    return ((row / 8u) * 2u + k / 16u) * 128u + (row % 8u) * 16u + k % 16u;
-}
-
-__device__ __forceinline__ uint64_t fa_desc(const void *smem)
-{
-    const uint32_t a = (uint32_t)__cvta_generic_to_shared(smem);
-    return (uint64_t)((a >> 4) & 0x3FFFu) | ((uint64_t)(128u >> 4) << 16) | ((uint64_t)(256u >> 4) << 32);
-}
-
 /* The position in its k32 instruction of key kk (< 32) of a block's half:
  * the inverse of the P~ register order (4t + m <- 8 (m / 2) + 2t + m % 2). */
 __device__ __forceinline__ uint32_t fa_pos(uint32_t kk)
 {
     const uint32_t r = kk % 16u;
     return 16u * (kk / 16u) + 4u * ((r % 8u) / 2u) + 2u * (r / 8u) + kk % 2u;
-}
-
-__device__ __forceinline__ void fence_f64(float *d)
-{
-#pragma unroll
-    for (uint32_t x = 0; x < 64u; x++) asm volatile("" : "+f"(d[x])::"memory");
 }
 
 __device__ __forceinline__ void pv_wgmma(float *d, const uint32_t *a, uint64_t db)
@@ -292,7 +259,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                     for (uint32_t u = 0; u < 4u; u++) {
                         const uint32_t bb = (u + qq / 2u) % 4u;
                         const uint32_t x = bb == 0u ? o0 : bb == 1u ? o1 : bb == 2u ? o2 : o3;
-                        *reinterpret_cast<uint32_t *>(tile + fa_off(c0 + bb, pos)) = x;
+                        *reinterpret_cast<uint32_t *>(tile + wg_off(c0 + bb, pos)) = x;
                     }
                 }
             }
@@ -368,12 +335,12 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     /* block kb's P~V: two wgmma m64n128k32, A from registers [SAGE-ATT-04] */
     auto issue_pv = [&](uint32_t kb) {
         const uint8_t *vt = sm.vt[kb % FA_STAGES];
-        pv_wgmma(acc, pa[0], fa_desc(vt));
-        pv_wgmma(acc, pa[1], fa_desc(vt + 4096u));
+        pv_wgmma(acc, pa[0], wg_desc(vt));
+        pv_wgmma(acc, pa[1], wg_desc(vt + 4096u));
     };
     auto fence_all = [&]() {
         warpgroup_fence_operand(sacc);
-        fence_f64(acc);
+        fence_acc(acc);
 #pragma unroll
         for (uint32_t h = 0; h < 2u; h++)
 #pragma unroll
@@ -411,7 +378,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         xB = fmaxf(xB, __shfl_xor_sync(0xFFFFFFFFu, xB, 2));
         const bool seeA = FULL || kbase < nvA, seeB = FULL || kbase < nvB;
         const float nmA = seeA ? fmaxf(mA, xA) : mA, nmB = seeB ? fmaxf(mB, xB) : mB;
-        const float alA = seeA ? fa_ex2(mA - nmA) : 1.0f, alB = seeB ? fa_ex2(mB - nmB) : 1.0f;
+        const float alA = seeA ? ex2_approx(mA - nmA) : 1.0f, alB = seeB ? ex2_approx(mB - nmB) : 1.0f;
         mA = nmA, mB = nmB;
 
         /* P, its FP8 codes (cA[n]: row A's keys 8n + 2t, + 1; cB[n]: row B's) */
@@ -425,12 +392,12 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 const uint32_t kk = 8u * n + 2u * t + i % 2u;
                 const bool hi = i >= 2u;
                 const bool vis = FULL || kbase + kk < (hi ? nvB : nvA);
-                pv[i] = vis ? fa_ex2(sv[n][i] - (hi ? mB : mA)) : 0.0f;
+                pv[i] = vis ? ex2_approx(sv[n][i] - (hi ? mB : mA)) : 0.0f;
                 if (hi) sumB = __fadd_rn(sumB, pv[i]);
                 else sumA = __fadd_rn(sumA, pv[i]);
             }
-            cA[n] = fa_e4m3x2(__fmul_rn(pv[0], 448.0f), __fmul_rn(pv[1], 448.0f));
-            cB[n] = fa_e4m3x2(__fmul_rn(pv[2], 448.0f), __fmul_rn(pv[3], 448.0f));
+            cA[n] = e4m3x2(__fmul_rn(pv[0], 448.0f), __fmul_rn(pv[1], 448.0f));
+            cB[n] = e4m3x2(__fmul_rn(pv[2], 448.0f), __fmul_rn(pv[3], 448.0f));
         }
         sumA = __fadd_rn(sumA, __shfl_xor_sync(0xFFFFFFFFu, sumA, 1));
         sumA = __fadd_rn(sumA, __shfl_xor_sync(0xFFFFFFFFu, sumA, 2));
