@@ -53,28 +53,8 @@ if [ "$MODE" = attn ]; then
     say "finished in $(( $(date +%s) - T0 )) s, exit $rc"
     exit $rc
 fi
-inc=${CUTLASS_INC:-}
-if [ -z "$inc" ]; then
-    whl=${CUTLASS_WHEEL:-}
-    [ -n "$whl" ] && [ -f "$whl" ] || whl=$(find -L build/deps .devcarry . -maxdepth 6 -name "$WHL_NAME" -print -quit 2>/dev/null)
-    if [ -n "$whl" ] && [ -f "$whl" ]; then
-        mkdir -p build/deps/cutlass
-        python3 - "$whl" build/deps/cutlass <<'PYEOF' || unzip -q -o "$whl" 'cutlass_library/source/include/*' -d build/deps/cutlass
-import sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("cutlass_library/source/include/")])
-PYEOF
-        inc=$PWD/build/deps/cutlass/cutlass_library/source/include
-        say "CUTLASS headers from $whl"
-    else
-        inc=$(python3 -c 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); print(os.path.join(os.path.dirname(s.origin), "source", "include") if s else "")' 2>/dev/null)
-        [ -n "$inc" ] && say "CUTLASS headers from the installed cutlass_library"
-    fi
-fi
-if [ -z "$inc" ] || [ ! -f "$inc/cute/tensor.hpp" ]; then
-    say "error: no CUTLASS/CuTe headers (no $WHL_NAME under build/deps or .devcarry, no cutlass_library)"
-    exit 2
-fi
+. gpu/sage/cutlass-inc.sh
+kvq_cutlass_inc || exit 2
 if [ "$MODE" = bench ]; then
     if ! make -j16 CUTLASS_INC="$inc" build/gpu/libkvq_sage_attn.so > "$OUT/build.log" 2>&1; then
         say "error: the build failed (build.log)"
