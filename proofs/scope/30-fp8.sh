@@ -9,3 +9,8 @@ scope_add proofs/fp8.c fp8_decode kvq_fp8_round_bits32
 FCT_OF[fp8_decode]=kvq_fp8_e4m3_is_nan,kvq_fp8_e5m2_is_nan,kvq_fp8_e5m2_is_inf,kvq_fp8_e4m3_to_f32,\
 kvq_fp8_e5m2_to_f32
 scope_add ref/common/fp8.c bits32_of_f16 kvq_fp8_e4m3_from_f16 kvq_fp8_e5m2_from_f16
+# downcast alarms (RTE: a conversion to a narrower integer type keeps the
+# value) on every run of this part (TRUSTED.md [TR-DOWNCAST])
+for f in fp8_decode kvq_fp8_round_bits32 bits32_of_f16 kvq_fp8_e4m3_from_f16 kvq_fp8_e5m2_from_f16; do
+  EXTRA[$f]="${EXTRA[$f]:+${EXTRA[$f]} }-warn-signed-downcast -warn-unsigned-downcast"
+done
