@@ -20,3 +20,8 @@ FCT_OF[pkv_nearest_lowest_mm]=kvq_pkv_nearest
 EXTRA[pkv_nearest_lowest_mm]="-wp-split -wp-prop=lowest_mm"
 STEPS_OF[pkv_nearest_lowest_mm]="15000000 500000"
 PROP_OF[pkv_lemmas]=kvq_pkv_lt_finite
+# downcast alarms (RTE: a conversion to a narrower integer type keeps the
+# value) on every run of this part but the lemma's (TRUSTED.md [TR-DOWNCAST])
+for f in pkv_layout kvq_pkv_nearest pkv_nearest_lowest_mm; do
+  EXTRA[$f]="${EXTRA[$f]:+${EXTRA[$f]} }-warn-signed-downcast -warn-unsigned-downcast"
+done
