@@ -44,6 +44,49 @@
     // no |x| above 2^48: what the smoothing accepts [SAGE-SM-06]
     predicate kvq_sage_small_l{L}(float *x, integer n) =
         \forall integer e; 0 <= e < n ==> \abs(x[e]) <= 0x1p48;
+
+    // The contract of kvq_sage_attention_variant and of kvq_sage_attention
+    // (variant 0) [SAGE-ATT-01], stated once: each clause of the two
+    // contracts below is one of these predicates, so the two say the same.
+    // Where the tensors must be valid: a valid record gives their extents.
+    predicate kvq_sage_attn_tensors_l{L}(float *o, float *q, float *k, float *v, kvq_sage_attn *a) =
+        a != \null && kvq_sage_attn_ok_l(a) ==>
+        (o != \null ==> \valid(o + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
+        (q != \null ==> \valid_read(q + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
+        (k != \null ==> \valid_read(k + (0 .. kvq_sage_attn_kn_l(a) - 1))) &&
+        (v != \null ==> \valid_read(v + (0 .. kvq_sage_attn_kn_l(a) - 1)));
+    predicate kvq_sage_attn_separated_l{L}(float *o, kvq_sage_attn *a, kvq_policy *pol) =
+        a != \null && kvq_sage_attn_ok_l(a) ==>
+        \separated(o + (0 .. kvq_sage_attn_qn_l(a) - 1), a, pol);
+    // The behaviors, in the spec's order of the errors.
+    predicate kvq_sage_attn_null_l(float *o, float *q, float *k, float *v, kvq_sage_attn *a,
+                                   kvq_policy *pol) =
+        o == \null || q == \null || k == \null || v == \null || a == \null || pol == \null;
+    predicate kvq_sage_attn_bad_policy_l{L}(float *o, float *q, float *k, float *v, kvq_sage_attn *a,
+                                         kvq_policy *pol) =
+        !kvq_sage_attn_null_l(o, q, k, v, a, pol) && !kvq_policy_ok_l(pol);
+    predicate kvq_sage_attn_bad_parameter_l{L}(float *o, float *q, float *k, float *v, kvq_sage_attn *a,
+                                            kvq_policy *pol) =
+        !kvq_sage_attn_null_l(o, q, k, v, a, pol) && kvq_policy_ok_l(pol) && !kvq_sage_attn_ok_l(a);
+    predicate kvq_sage_attn_pipeline_l{L}(float *o, float *q, float *k, float *v, kvq_sage_attn *a,
+                                       kvq_policy *pol) =
+        !kvq_sage_attn_null_l(o, q, k, v, a, pol) && kvq_policy_ok_l(pol) && kvq_sage_attn_ok_l(a);
+    // The pipeline's status: the stages' errors, K whole before Q.
+    predicate kvq_sage_attn_status_l(integer r) =
+        r == KVQ_OK || r == KVQ_E_NONFINITE || r == KVQ_E_PARAM || r == KVQ_E_NOMEM;
+    predicate kvq_sage_attn_k_first_l{L}(integer r, float *k, kvq_sage_attn *a) =
+        r != KVQ_E_NOMEM && !kvq_sage_finite(k, kvq_sage_attn_kn_l(a)) ==> r == KVQ_E_NONFINITE;
+    predicate kvq_sage_attn_k_range_l{L}(integer r, float *k, kvq_sage_attn *a) =
+        r != KVQ_E_NOMEM && kvq_sage_finite(k, kvq_sage_attn_kn_l(a)) &&
+        !kvq_sage_small_l(k, kvq_sage_attn_kn_l(a)) ==> r == KVQ_E_PARAM;
+    predicate kvq_sage_attn_q_next_l{L}(integer r, float *q, float *k, kvq_sage_attn *a) =
+        r != KVQ_E_NOMEM && kvq_sage_finite(k, kvq_sage_attn_kn_l(a)) &&
+        kvq_sage_small_l(k, kvq_sage_attn_kn_l(a)) && !kvq_sage_finite(q, kvq_sage_attn_qn_l(a)) ==>
+        r == KVQ_E_NONFINITE;
+    // Nothing written on an error: the output at Post as it was at Pre.
+    predicate kvq_sage_attn_kept_l{Pre,Post}(integer r, float *o, kvq_sage_attn *a) =
+        r != KVQ_OK ==> \forall integer e; 0 <= e < kvq_sage_attn_qn_l{Post}(a) ==>
+            \at(o[e], Post) == \at(o[e], Pre);
 */
 
 /* kvq_policy_check (ref/common/status.c), as [TR-POLICY-CHECK] states it for
@@ -218,49 +261,34 @@ static void core_row(float *o, const attn_work *w, const kvq_sage_attn *a, uint3
 /* [SAGE-ATT-01]: the parameter errors in the spec's order, then the stages'
  * (prepare's contract), nothing written on an error; on success the output,
  * and nothing else but the heap's state, is written.  kvq_sage_attention is
- * variant 0; every variant has this contract. */
+ * variant 0; every variant has this contract (the predicates above). */
 /*@ requires a_read: a == \null || \valid_read(a);
     requires pol_read: pol == \null || \valid_read(pol);
-    requires tensors: a != \null && kvq_sage_attn_ok_l(a) ==>
-        (o != \null ==> \valid(o + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
-        (q != \null ==> \valid_read(q + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
-        (k != \null ==> \valid_read(k + (0 .. kvq_sage_attn_kn_l(a) - 1))) &&
-        (v != \null ==> \valid_read(v + (0 .. kvq_sage_attn_kn_l(a) - 1)));
-    requires separated: a != \null && kvq_sage_attn_ok_l(a) ==>
-        \separated(o + (0 .. kvq_sage_attn_qn_l(a) - 1), a, pol);
+    requires tensors: kvq_sage_attn_tensors_l(o, q, k, v, a);
+    requires separated: kvq_sage_attn_separated_l(o, a, pol);
     behavior null_pointer:                                                  // [SAGE-ATT-01]
-      assumes o == \null || q == \null || k == \null || v == \null || a == \null || pol == \null;
+      assumes kvq_sage_attn_null_l(o, q, k, v, a, pol);
       assigns \nothing;
       ensures status: \result == KVQ_E_PARAM;
     behavior bad_policy:
-      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
-              !kvq_policy_ok_l(pol);
+      assumes kvq_sage_attn_bad_policy_l(o, q, k, v, a, pol);
       assigns \nothing;
       ensures status: \result == KVQ_E_PARAM;
     behavior bad_parameter:
-      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
-              kvq_policy_ok_l(pol) && !kvq_sage_attn_ok_l(a);
+      assumes kvq_sage_attn_bad_parameter_l(o, q, k, v, a, pol);
       assigns \nothing;
       ensures status: \result == KVQ_E_PARAM;
     behavior pipeline:
-      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
-              kvq_policy_ok_l(pol) && kvq_sage_attn_ok_l(a);
+      assumes kvq_sage_attn_pipeline_l(o, q, k, v, a, pol);
       assigns o[0 .. kvq_sage_attn_qn_l(a) - 1], __fc_heap_status;
-      ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM ||
-          \result == KVQ_E_NOMEM;
-      ensures k_first: \result != KVQ_E_NOMEM && !kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==>
-          \result == KVQ_E_NONFINITE;                                       // [SAGE-SM-06]
-      ensures k_range: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
-          !kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==> \result == KVQ_E_PARAM;
-      ensures q_next: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
-          kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) && !kvq_sage_finite{Pre}(q, kvq_sage_attn_qn_l{Pre}(a)) ==>
-          \result == KVQ_E_NONFINITE;
-      ensures nothing_on_error: \result != KVQ_OK ==>
-          \forall integer e; 0 <= e < kvq_sage_attn_qn_l(a) ==> o[e] == \old(o[e]);
+      ensures status: kvq_sage_attn_status_l(\result);
+      ensures k_first: kvq_sage_attn_k_first_l{Pre}(\result, k, a);       // [SAGE-SM-06]
+      ensures k_range: kvq_sage_attn_k_range_l{Pre}(\result, k, a);
+      ensures q_next: kvq_sage_attn_q_next_l{Pre}(\result, q, k, a);
+      ensures nothing_on_error: kvq_sage_attn_kept_l{Pre,Here}(\result, o, a);
     complete behaviors;
     disjoint behaviors;
-*/
-kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, const float *v,
+*/kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, const float *v,
                                       const kvq_sage_attn *a, const kvq_policy *pol, uint32_t variant)
 {
     if (!o || !q || !k || !v || !a || !pol || kvq_policy_check(pol) != KVQ_OK || !kvq_sage_attn_ok(a))
@@ -290,49 +318,34 @@ kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, 
     return st;
 }
 
-/* The contract of kvq_sage_attention_variant, variant 0 (the same clauses). */
+/* The contract of kvq_sage_attention_variant, variant 0: the same predicates. */
 /*@ requires a_read: a == \null || \valid_read(a);
     requires pol_read: pol == \null || \valid_read(pol);
-    requires tensors: a != \null && kvq_sage_attn_ok_l(a) ==>
-        (o != \null ==> \valid(o + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
-        (q != \null ==> \valid_read(q + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
-        (k != \null ==> \valid_read(k + (0 .. kvq_sage_attn_kn_l(a) - 1))) &&
-        (v != \null ==> \valid_read(v + (0 .. kvq_sage_attn_kn_l(a) - 1)));
-    requires separated: a != \null && kvq_sage_attn_ok_l(a) ==>
-        \separated(o + (0 .. kvq_sage_attn_qn_l(a) - 1), a, pol);
+    requires tensors: kvq_sage_attn_tensors_l(o, q, k, v, a);
+    requires separated: kvq_sage_attn_separated_l(o, a, pol);
     behavior null_pointer:                                                  // [SAGE-ATT-01]
-      assumes o == \null || q == \null || k == \null || v == \null || a == \null || pol == \null;
+      assumes kvq_sage_attn_null_l(o, q, k, v, a, pol);
       assigns \nothing;
       ensures status: \result == KVQ_E_PARAM;
     behavior bad_policy:
-      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
-              !kvq_policy_ok_l(pol);
+      assumes kvq_sage_attn_bad_policy_l(o, q, k, v, a, pol);
       assigns \nothing;
       ensures status: \result == KVQ_E_PARAM;
     behavior bad_parameter:
-      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
-              kvq_policy_ok_l(pol) && !kvq_sage_attn_ok_l(a);
+      assumes kvq_sage_attn_bad_parameter_l(o, q, k, v, a, pol);
       assigns \nothing;
       ensures status: \result == KVQ_E_PARAM;
     behavior pipeline:
-      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
-              kvq_policy_ok_l(pol) && kvq_sage_attn_ok_l(a);
+      assumes kvq_sage_attn_pipeline_l(o, q, k, v, a, pol);
       assigns o[0 .. kvq_sage_attn_qn_l(a) - 1], __fc_heap_status;
-      ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM ||
-          \result == KVQ_E_NOMEM;
-      ensures k_first: \result != KVQ_E_NOMEM && !kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==>
-          \result == KVQ_E_NONFINITE;                                       // [SAGE-SM-06]
-      ensures k_range: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
-          !kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==> \result == KVQ_E_PARAM;
-      ensures q_next: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
-          kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) && !kvq_sage_finite{Pre}(q, kvq_sage_attn_qn_l{Pre}(a)) ==>
-          \result == KVQ_E_NONFINITE;
-      ensures nothing_on_error: \result != KVQ_OK ==>
-          \forall integer e; 0 <= e < kvq_sage_attn_qn_l(a) ==> o[e] == \old(o[e]);
+      ensures status: kvq_sage_attn_status_l(\result);
+      ensures k_first: kvq_sage_attn_k_first_l{Pre}(\result, k, a);       // [SAGE-SM-06]
+      ensures k_range: kvq_sage_attn_k_range_l{Pre}(\result, k, a);
+      ensures q_next: kvq_sage_attn_q_next_l{Pre}(\result, q, k, a);
+      ensures nothing_on_error: kvq_sage_attn_kept_l{Pre,Here}(\result, o, a);
     complete behaviors;
     disjoint behaviors;
-*/
-kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const float *v,
+*/kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const float *v,
                               const kvq_sage_attn *a, const kvq_policy *pol)
 {
     return kvq_sage_attention_variant(o, q, k, v, a, pol, KVQ_SAGE_ATTN_VAR_NONE);
