@@ -190,6 +190,13 @@ void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *ws);
  * the same selection [CERT-DEV-03]; KVQ_E_PARAM when cap > 1024. */
 kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t cap);
 
+/* The paper variant's Phase 2 [CERT-DEV-10]: on = 1 (default), the segment
+ * entries are computed with all their tokens while the select kernel runs,
+ * and the segments that hold a selected block again after it; on = 0, Phase
+ * 2 waits for the select kernel.  The step's output does not depend on it;
+ * KVQ_E_PARAM unless on is 0 or 1. */
+kvq_status kvq_cuda_cert_ws_set_overlap(kvq_cuda_cert_ws *ws, int on);
+
 /* Promoted blocks' binary16 values are copied from tier 2 once per KV head and
  * step into a device pool of `group * cap` blocks (cap: slots a query head,
  * default and maximum 32); the rest, and every block when cap = 0, Phase 2
@@ -317,6 +324,21 @@ kvq_status kvq_cuda_sage_attn_core(float *d_o, const kvq_sage_attn *a, uint32_t 
                                    const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
                                    const float *d_ks, const float *d_ds, const uint8_t *d_vc,
                                    const float *d_vs, cudaStream_t stream);
+/* The core is the FlashAttention-3-structured one (gpu/sage/sage_fa3.cu,
+ * [SAGE-DEV-12]) when it was built (kvq_cuda_sage_attn_fa3_built() == 1) and
+ * qk_bits is 8, unless the environment's KVQ_SAGE_CORE is "loop"; else the
+ * warpgroup core of gpu/sage/sage_attn.cu [SAGE-ATT-10].  The pinned sequence
+ * is the same: the two give the same bits.  _loop and _fa3 pick one core (_fa3:
+ * KVQ_E_PARAM for qk_bits 4, KVQ_E_DEVICE when it was not built). */
+kvq_status kvq_cuda_sage_attn_core_loop(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                        const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                        const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                        const float *d_vs, cudaStream_t stream);
+kvq_status kvq_cuda_sage_attn_core_fa3(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                       const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                       const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                       const float *d_vs, cudaStream_t stream);
+int kvq_cuda_sage_attn_fa3_built(void);
 /* The whole pipeline from binary32 Q, K, V ([heads][n][dim] each): smoothing,
  * dS, the three quantizers and the core, every stage one launch a kernel for
  * all heads.  The workspace holds the intermediates: at least

@@ -285,6 +285,8 @@ KVQ_HD static inline int64_t kvq_mma_cut(kvq_mma_term t, int32_t q, uint32_t cut
         //@ assert k: k == t.e - q && k <= 62;
         const uint64_t p = ((uint64_t)1) << k;
         //@ assert p: p == kvq_mma_pow2_l(k);
+        /* the precondition fits: the conversion to int64_t keeps the product */
+        //@ assert v_fits: 0 <= t.mag * p <= 0x7FFFFFFFFFFFFFFF;
         const int64_t v = (int64_t)(t.mag * p);
         //@ assert v: v == kvq_mma_whole_l(t.mag, t.e, q) && kvq_mma_low_l(t.mag, t.e, q) == 0;
         if (t.neg) {
@@ -348,8 +350,14 @@ KVQ_HD static inline uint32_t kvq_mma_to_f32(int64_t n, int32_t q, uint32_t bits
     int32_t kt = lsb + kvq_mma_bitlen(keep) - 1;
     if (kt > 127) return (neg ? 0x80000000u : 0u) | (round == KVQ_MMA_ROUND_RNE ? 0x7F800000u : 0x7F7FFFFFu);
     uint32_t bitsf;
-    if (kt < -126) {                                          /* subnormal: keep 2^lsb, lsb = -149 */
-        bitsf = (uint32_t)(keep << (uint32_t)(lsb + 149));
+    if (kt < -126) {                                          /* subnormal: keep 2^lsb, lsb >= -149 */
+        /* keep has kt - lsb + 1 <= 23 bits (kt <= -127, lsb >= -149), so the
+         * conversion keeps it; the field keep 2^(lsb + 149) < 2^(kt + 150) <= 2^23
+         * fits the 32-bit shift */
+        //@ assert sub_bits: 1 <= kt - lsb + 1 <= 23 && 0 <= lsb + 149 <= 22;
+        //@ assert sub_len: kvq_mma_pow2_l(kt - lsb + 1) <= kvq_mma_pow2_l(23);
+        //@ assert keep24: keep < 0x1000000;
+        bitsf = (uint32_t)keep << (uint32_t)(lsb + 149);
     } else {
         /* 24 bits, hidden one first; a carry of a 24-bit keep (bits == 24, RNE)
          * makes keep == 2^24, kt - lsb == 24: shift it right, not by -1 */

@@ -390,6 +390,10 @@ KVQ_HD static inline void kvq_sage_pack_code(uint8_t *codes, uint64_t e, uint32_
 {
     uint64_t at = e * bits / 8u;
     uint32_t i = (uint32_t)((e * bits) % 8u) / bits; /* element within its byte */
+    /* the element's bit offset, i bits, by cases of the width (the solvers do
+     * not close the product with bits symbolic) */
+    //@ assert i_4: bits == 4 ==> i * 4 == (e * 4) % 8;
+    //@ assert i_8: bits == 8 ==> i == 0 && (e * 8) % 8 == 0;
     kvq_pack_code(codes + at, i, bits, kvq_sage_code_field(k, bits));
 }
 

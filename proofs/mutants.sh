@@ -40,6 +40,7 @@ MUTATIONS=(
 "kivi_group_wrong_elem|ref/fast/kivi.c|s/xv = read_input\(v\[at\], pol, &f\);\n        c = code_of/xv = read_input(v[0], pol, &f);\n        c = code_of/|kvq_kivi_quantize_group"
 "f16_overflow_gt|ref/fast/kivi.c|s/if \(a >= KVQ_F16_OVF\) \{/if (a > KVQ_F16_OVF) {/|kvq_round_f16"
 "mma_cut_floor_as_rz|include/kvq_mma.h|s/        return -w - 1;/        return -w;/|mma_terms"
+"sage_attn_no_param_check|ref/fast/sage_attn.c|s/ \x7c\x7c !kvq_sage_attn_ok\(a\)\)\n        return KVQ_E_PARAM;\n    attn_work w;/)\n        return KVQ_E_PARAM;\n    attn_work w;/|sage_attention"
 )
 
 want=" $* "

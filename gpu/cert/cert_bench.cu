@@ -11,6 +11,8 @@
  *   kvq_bench_step    enqueues one step (certify 1 or 0) on a CUDA stream
  *   kvq_bench_variant the step variant of the following steps [CERT-VAR-01]
  *                     (default: the paper variant)
+ *   kvq_bench_overlap the paper variant's early segment pass on or off
+ *                     [CERT-DEV-10] (default: on)
  *   kvq_bench_fetch   records, statuses and the output of the last step
  *   kvq_bench_listed  after a paper step: per KV head the blocks some head
  *                     selects, and those whose original values are read
@@ -176,6 +178,14 @@ extern "C" int kvq_bench_variant(void *p, uint32_t variant)
     if (variant >= KVQ_CERT_VARIANTS) return KVQ_E_PARAM;
     c->prm.variant = variant;
     return KVQ_OK;
+}
+
+/* The paper variant's early segment pass on (1, the default) or off (0:
+ * Phase 2 waits for the select kernel) for the following steps [CERT-DEV-10]. */
+extern "C" int kvq_bench_overlap(void *p, int on)
+{
+    bench_ctx *c = (bench_ctx *)p;
+    return kvq_cuda_cert_ws_set_overlap(c->ws, on);
 }
 
 /* listed, orig: kv_heads counts each (host). */

@@ -9,7 +9,11 @@ tensors: the paper variant (the default; Phase 2 over every block,
 tokens: sparse attention) and "near-uniform".
 
 Usage: cert_bench.py LIB.so OUT.json [--reps N] [--ns 8192,32768,...]
-                     [--floor FLOOR.json] [--profile]
+                     [--workloads sinks+clusters,near-uniform] [--floor FLOOR.json] [--profile]
+The paper variant is timed with its early segment pass (the default: Phase 2
+takes the segments while the select kernel runs, [CERT-DEV-10]) and, side by
+side, without it (Phase 2 waits for the select kernel: "seq"); both give the
+same output bit for bit (checked here too).
 Timing: CUDA events around each repetition, after warm-up; medians.  Before
 each repetition a 256 MiB buffer is written: the L2 is cold, and the device is
 busy while the host enqueues the repetition (launch latency is not timed).
@@ -73,8 +77,9 @@ PAPER, SPARSE = 0, 1            # KVQ_CERT_VARIANT_* (include/kvq_cert.h)
 BLOCK_KEY_BYTES = 16 * D * 2    # a block's binary16 keys (or values) in tier 2
 
 
-def load_lib(path):
-    """The benchmark library (gpu/cert/cert_bench.cu) with its entry points typed."""
+def load_lib(path, old=False):
+    """The benchmark library (gpu/cert/cert_bench.cu) with its entry points typed
+    (old: a library of an earlier commit, without kvq_bench_overlap)."""
     lib = ctypes.CDLL(path)
     lib.kvq_bench_setup.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32,
                                     ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
@@ -86,6 +91,8 @@ def load_lib(path):
     lib.kvq_bench_free.argtypes = [ctypes.c_void_p]
     lib.kvq_bench_variant.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
     lib.kvq_bench_listed.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    if not old:
+        lib.kvq_bench_overlap.argtypes = [ctypes.c_void_p, ctypes.c_int]
     assert lib.kvq_bench_record_size() == ctypes.sizeof(Rec)
     return lib
 
@@ -139,9 +146,14 @@ def main():
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--ns", default="8192,16384,32768,65536,131072")
     ap.add_argument("--floor", default=None)
+    ap.add_argument("--workloads", default="sinks+clusters,near-uniform")
+    ap.add_argument("--lib-old", default=None,
+                    help="the benchmark library of an earlier commit: its paper variant is timed "
+                         "on the same tensors too (KVQ_COMMIT_OLD names the commit)")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
     lib = load_lib(a.lib)
+    lib_old = load_lib(a.lib_old, old=True) if a.lib_old else None
     kvh, group, d = KVH, GROUP, D
     qh = kvh * group
     scale = SCALE
@@ -154,7 +166,10 @@ def main():
     gen.manual_seed(SEED)
     rows = []
     for n in [int(x) for x in a.ns.split(",")]:
-        for kind in ("sinks+clusters", "near-uniform"):
+        for kind in a.workloads.split(","):
+            if kind not in ("sinks+clusters", "near-uniform"):
+                print(f"--workloads: unknown workload '{kind}'", file=sys.stderr)
+                return 2
             q, k, v = make_workload(kind, kvh, group, n, d, gen)
             ctx = ctypes.c_void_p()
             st = lib.kvq_bench_setup(ctypes.byref(ctx), kvh, group, n, d, k.data_ptr(),
@@ -165,13 +180,31 @@ def main():
             stream = torch.cuda.current_stream().cuda_stream
             step = lambda: lib.kvq_bench_step(ctx, 1, ctypes.c_void_p(stream))
             step_off = lambda: lib.kvq_bench_step(ctx, 0, ctypes.c_void_p(stream))
+            ctx_old = None
+            if lib_old is not None:
+                ctx_old = ctypes.c_void_p()
+                if lib_old.kvq_bench_setup(ctypes.byref(ctx_old), kvh, group, n, d, k.data_ptr(),
+                                           v.data_ptr(), q.data_ptr(), scale, -1.0) != 0:
+                    print(f"setup (old library) failed n={n} {kind}", file=sys.stderr)
+                    return 2
+                step_old = lambda: lib_old.kvq_bench_step(ctx_old, 1, ctypes.c_void_p(stream))
             if a.profile:
-                for var in (PAPER, SPARSE):
+                # one step each: paper (early segment pass), paper (without it), sparse,
+                # the old library's paper step
+                for var, ov in ((PAPER, 1), (PAPER, 0), (SPARSE, 1)):
                     lib.kvq_bench_variant(ctx, var)
+                    lib.kvq_bench_overlap(ctx, ov)
+                    torch.cuda.synchronize()
                     if step() != 0:
                         print(f"step failed n={n} {kind}", file=sys.stderr)
                         return 2
-                torch.cuda.synchronize()
+                    torch.cuda.synchronize()
+                lib.kvq_bench_overlap(ctx, 1)
+                if ctx_old is not None:
+                    if step_old() != 0:
+                        return 2
+                    torch.cuda.synchronize()
+                    lib_old.kvq_bench_free(ctx_old)
                 print(f"profiled n={n} {kind}", flush=True)
                 lib.kvq_bench_free(ctx)
                 del q, k, v
@@ -211,6 +244,31 @@ def main():
                      # informative only: SDPA is itself approximate (binary16 output)
                      "dist_to_sdpa_max": float((o - o_ref).norm(dim=1).max())}
                 if var == PAPER:
+                    # without the early segment pass: Phase 2 waits for the select kernel
+                    # (the step before [CERT-DEV-10]); the same output bit for bit
+                    lib.kvq_bench_overlap(ctx, 0)
+                    t_seq, _ = time_fn(step, reps, 5)
+                    out2 = (ctypes.c_float * (qh * d))()
+                    if step() != 0 or lib.kvq_bench_fetch(ctx, recs, stat, out2) != 0:
+                        print(f"step failed n={n} {kind} {name} (seq)", file=sys.stderr)
+                        return 2
+                    lib.kvq_bench_overlap(ctx, 1)
+                    r["us_seq"] = t_seq
+                    r["ratio_seq_sdpa"] = t_seq / t_sdpa
+                    r["seq_same_bits"] = bytes(out) == bytes(out2)
+                    if ctx_old is not None:
+                        # the earlier commit's kernels on the same tensors, the same output
+                        t_old, _ = time_fn(step_old, reps, 5)
+                        out3 = (ctypes.c_float * (qh * d))()
+                        if step_old() != 0 or lib_old.kvq_bench_fetch(ctx_old, recs, stat, out3) != 0:
+                            print(f"step failed n={n} {kind} (old library)", file=sys.stderr)
+                            return 2
+                        r["us_old"] = t_old
+                        r["old_commit"] = os.environ.get("KVQ_COMMIT_OLD", "unknown")
+                        r["old_same_bits"] = bytes(out) == bytes(out3)
+                    if not r["seq_same_bits"]:
+                        print(f"n={n} {kind}: the output with and without the early segment pass "
+                              "differs", file=sys.stderr)
                     listed = (ctypes.c_uint32 * kvh)()
                     orig = (ctypes.c_uint32 * kvh)()
                     if lib.kvq_bench_listed(ctx, listed, orig) == 0:
@@ -232,11 +290,15 @@ def main():
             p, sp = res["paper"], res["sparse"]
             fl = row.get("floor")
             print(f"n={n:6d} {kind:15s} sdpa {t_sdpa:8.1f} us  paper {p['us']:9.1f} us "
-                  f"({p['ratio_sdpa']:5.2f}x)  sparse {sp['us']:9.1f} us ({sp['ratio_sdpa']:5.2f}x)  "
+                  f"({p['ratio_sdpa']:5.2f}x; seq {p['us_seq']:.1f} us {p['ratio_seq_sdpa']:.2f}x"
+                  + (f"; old {p['us_old']:.1f} us {p['us_old'] / t_sdpa:.2f}x" if 'us_old' in p else "")
+                  + f")  sparse {sp['us']:9.1f} us ({sp['ratio_sdpa']:5.2f}x)  "
                   f"rungs {sorted(set(p['rungs']))}/{sorted(set(sp['rungs']))} "
                   f"K {min(p['k_sel'])}..{max(p['k_sel'])}"
                   + (f"  floor {fl['overlapped_us']:.1f} us" if fl else ""), flush=True)
             lib.kvq_bench_free(ctx)
+            if ctx_old is not None:
+                lib_old.kvq_bench_free(ctx_old)
             del q, k, v
             torch.cuda.empty_cache()
     if a.profile:
@@ -250,7 +312,9 @@ def main():
     txt = a.out[:-5] + ".txt" if a.out.endswith(".json") else a.out + ".txt"
     with open(txt, "w") as f:
         f.write(summary(rows, dev, commit, os.path.basename(txt)))
-    return 0
+    # the early segment pass must not change the output
+    return 1 if any(not r["paper"]["seq_same_bits"] or not r["paper"].get("old_same_bits", True)
+                    for r in rows) else 0
 
 
 def summary(rows, dev, commit, name):
@@ -263,6 +327,8 @@ def summary(rows, dev, commit, name):
            "# medians, cold L2 (256 MiB written before each rep, so host launch latency is not timed);",
            "# certification on, default parameters (vtol 0.05); the same tensors for all three;",
            "# pap_off / spa_off: the same step with certification off, overhead = on / off - 1.",
+           "# pap_seq: the paper variant without the early segment pass (Phase 2 waits for the",
+           "# select kernel), certification on; same=Y: its output equals paper_us's bit for bit.",
            "# paper: Phase 2 over every block, binary16 keys of the selected blocks from tier 2",
            "# [CERT-DEV-10]; sparse: Phase 2 over the selected blocks with their INT8 keys.",
            "# floor: the paper variant's bytes alone -- every block's INT8 keys and INT4 values with",
@@ -271,7 +337,7 @@ def summary(rows, dev, commit, name):
            "",
            f"{'n':>7} {'workload':15} {'sdpa_us':>8} {'paper_us':>9} {'sparse_us':>9} "
            f"{'pap/sdpa':>8} {'spa/sdpa':>8} {'dev_us':>7} {'host_us':>7} {'floor':>7} "
-           f"{'pap/floor':>9} {'pap_off':>8} {'spa_off':>8} {'ovh_p':>6} {'ovh_s':>6}  rungs(p/s)  K       prom   listed"]
+           f"{'pap/floor':>9} {'pap_off':>8} {'spa_off':>8} {'ovh_p':>6} {'ovh_s':>6} {'pap_seq':>8} {'seq/sdpa':>8} same  rungs(p/s)  K       prom   listed"]
     for r in rows:
         p, sp, fl = r["paper"], r["sparse"], r.get("floor")
         fcol = (f"{fl['device_us']:>7.1f} {fl['host_us']:>7.1f} {fl['overlapped_us']:>7.1f} "
@@ -280,7 +346,8 @@ def summary(rows, dev, commit, name):
         out.append(f"{r['n']:>7} {r['workload']:15} {r['sdpa_us']:>8.1f} {p['us']:>9.1f} {sp['us']:>9.1f} "
                    f"{p['ratio_sdpa']:>8.2f} {sp['ratio_sdpa']:>8.2f} {fcol} "
                    f"{p['us_nocert']:>8.1f} {sp['us_nocert']:>8.1f} {100 * p['cert_overhead']:>5.1f}% "
-                   f"{100 * sp['cert_overhead']:>5.1f}%  "
+                   f"{100 * sp['cert_overhead']:>5.1f}% {p['us_seq']:>8.1f} {p['ratio_seq_sdpa']:>8.2f} "
+                   f"{'Y' if p['seq_same_bits'] else 'N':>4}  "
                    f"{sorted(set(p['rungs']))!s}/{sorted(set(sp['rungs']))!s:5} "
                    f"{min(p['k_sel'])}-{max(p['k_sel'])}  {min(p['n_prom'])}-{max(p['n_prom'])}  {lst}")
     sparse = [r for r in rows if r["workload"] != "near-uniform"]
@@ -306,6 +373,22 @@ def summary(rows, dev, commit, name):
         out.append(f"- certification overhead <= 10% (sinks+clusters, on / off - 1): "
                    f"{'MET' if len(within) == len(ov) else 'NOT met'} ({len(within)} of {len(ov)} rows); "
                    f"worst {100 * worst[2]:.1f}% ({worst[1]}, n={worst[0]})")
+    if rows:
+        diff = [r for r in rows if not r["paper"]["seq_same_bits"]]
+        out.append(f"- the paper variant with and without the early segment pass, bit for bit: "
+                   f"{'equal on every row' if not diff else 'DIFFERENT on ' + str(len(diff)) + ' rows'}; "
+                   "time with it / without it: " + ", ".join(
+                       f"n={r['n']} {r['workload']}: {r['paper']['us'] / r['paper']['us_seq']:.2f}"
+                       for r in rows))
+    old = [r for r in rows if "us_old" in r["paper"]]
+    if old:
+        out.append(f"- the paper variant of commit {old[0]['paper']['old_commit']} on the same tensors "
+                   "(same output bit for bit: "
+                   + ("yes" if all(r["paper"]["old_same_bits"] for r in old) else "NO") + "): " + ", ".join(
+                       f"n={r['n']} {r['workload']}: {r['paper']['us_old']:.1f} us = "
+                       f"{r['paper']['us_old'] / r['sdpa_us']:.2f}x SDPA; now {r['paper']['us'] / r['paper']['us_old']:.2f} "
+                       f"of it (without the early pass {r['paper']['us_seq'] / r['paper']['us_old']:.2f})"
+                       for r in old))
     uni = [r for r in rows if r["workload"] == "near-uniform"]
     if uni:
         out.append("- near-uniform keys (the ladder reaches rung 3, whose dense pass reads tier 2): " + ", ".join(

@@ -22,8 +22,10 @@
  *     [CERT-SEL-02] and every check the record claims passed [CERT-CHK-01];
  *   - the promotion rule against ref/fast's annotations [CERT-PROM-01..03],
  *     the clamp, the record's counts;
- *   - bitwise: every batch again with the other selector [CERT-DEV-03] and
- *     the other staging of promoted values [CERT-DEV-01], all outputs equal,
+ *   - bitwise: every batch again with the other selector [CERT-DEV-03], the
+ *     other staging of promoted values [CERT-DEV-01] and, in the paper
+ *     variant, its Phase 2 with and without the early segment pass
+ *     [CERT-DEV-10], all outputs equal,
  *     and the workspace left clear (kvq_cuda_cert_ws_residue);
  *   - bitwise: the device's key codes, sigma, z, value codes and metadata
  *     (ref/fast quantizers) and eta, nu (kvq_cert_annotate) [CERT-DEV-07].
@@ -722,7 +724,13 @@ static void run_batch(dev *D, uint64_t *steps_left)
      * at its end are met (the second run fetches all it can, or stages
      * nothing) */
     const uint32_t pcap = kvq_tb_chance(70) ? 1024u : kvq_tb_rndu(5);
+    /* and the paper variant's Phase 2 mostly with its early segment pass,
+     * sometimes waiting for the select kernel (the second run the other way):
+     * a segment computed before the selection and one recomputed after it
+     * must give the step of the pass that waits, bit for bit [CERT-DEV-10] */
+    const int ovl = kvq_tb_chance(70) ? 1 : 0;
     if (kvq_cuda_cert_ws_set_gather(D->ws, cap) != KVQ_OK ||
+        kvq_cuda_cert_ws_set_overlap(D->ws, ovl) != KVQ_OK ||
         kvq_cuda_cert_ws_set_stage(D->ws, scap) != KVQ_OK ||
         kvq_cuda_cert_ws_set_prefetch(D->ws, pcap) != KVQ_OK)
         exit(2);
@@ -755,6 +763,7 @@ static void run_batch(dev *D, uint64_t *steps_left)
         if (kvq_cuda_cert_ws_set_gather(D->ws, cap == 1024u ? 0u : 1024u) != KVQ_OK ||
             kvq_cuda_cert_ws_set_stage(D->ws, scap == 32u ? 0u : 32u) != KVQ_OK ||
             kvq_cuda_cert_ws_set_prefetch(D->ws, 1024u) != KVQ_OK ||
+            kvq_cuda_cert_ws_set_overlap(D->ws, 1 - ovl) != KVQ_OK ||
             kvq_cuda_cert_step_async(D->out, D->rec, D->decl, D->d1, D->status, D->sel, D->prom,
                                      &H, &b->prm, 1, D->ws, 0) != KVQ_OK) {
             fprintf(stderr, "gpu-cert-decode-test: second step launch failed\n");
@@ -786,9 +795,10 @@ static void run_batch(dev *D, uint64_t *steps_left)
                     (unsigned long long)residue);
         if (!same && ++g_paths_fail <= 10)
             fprintf(stderr, "FAIL seed 0x%016llx n=%u d=%u variant=%s: the fast and the radix "
-                    "selector (gather capacity %u, staging slots %u, early fetch %u) give "
-                    "different steps\n", (unsigned long long)kvq_tb_seed(), b->n, b->d,
-                    b->prm.variant == KVQ_CERT_VARIANT_PAPER ? "paper" : "sparse", cap, scap, pcap);
+                    "selector (gather capacity %u, staging slots %u, early fetch %u, early "
+                    "segment pass %d) give different steps\n", (unsigned long long)kvq_tb_seed(),
+                    b->n, b->d, b->prm.variant == KVQ_CERT_VARIANT_PAPER ? "paper" : "sparse", cap,
+                    scap, pcap, ovl);
         pthread_mutex_unlock(&g_mx);
     }
     for (uint32_t i = 0; i < qh; i++)
@@ -975,6 +985,10 @@ int main(void)
     for (long i = 0; i < nthr; i++) pthread_create(&th[i], NULL, worker, NULL);
     dev D;
     dev_init(&D);
+    if (kvq_cuda_cert_ws_set_overlap(D.ws, 2) != KVQ_E_PARAM) {
+        fprintf(stderr, "FAIL kvq_cuda_cert_ws_set_overlap(ws, 2) accepted\n");
+        g_fail++;
+    }
     run_host_api(40);
     uint64_t left = steps;
     unsigned long next = 20000;

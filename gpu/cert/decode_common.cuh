@@ -38,7 +38,10 @@
  *                        blocks with Phase 1's scores and INT4 values for the
  *                        group's heads at once, and the selected blocks and the
  *                        residual with their binary16 keys read from tier 2
- *                        once a KV head; then cert_combine_p_kernel (same
+ *                        once a KV head (the segments start before the
+ *                        select kernel ends and those that hold a selected
+ *                        block are recomputed after it: the early segment
+ *                        pass); then cert_combine_p_kernel (same
  *                        unit), one CTA a head: the combine as above
  *
  * The variant is prm->variant [CERT-VAR-01]: Phase 1 and the select kernel
@@ -107,7 +110,7 @@
 #define SEG_WB      4u               /* blocks a warp walks in a segment */
 #define SEG_BLOCKS  (P2P_WARPS * SEG_WB)         /* full blocks a segment: 32 */
 #define SEG_TOK     (SEG_BLOCKS * KVQ_CERT_BLOCK) /* tokens a segment: 512 */
-#define P2P_SPC     16u              /* CTAs a KV head for the selected blocks and the residual */
+#define P2P_SPC     16u              /* items a KV head besides its segments, for the grid's size */
 #define P2P_TILE    1024u            /* the combine's entries a tile */
 /* Roundings a term meets inside its entry: a segment's token meets one fmaf
  * a token of its warp's walk (<= 64) and the sum of the 8 warps' partials
@@ -215,9 +218,32 @@ struct kvq_cuda_cert_ws {
     uint32_t *kvlist;                /* [qheads][nb] (indexed by KV head): the blocks some head
                                         of the group selects, kvn[kv] of them (any order) */
     uint32_t *kvn;                   /* [qheads] (indexed by KV head; cleared by Phase 1) */
-    uint32_t *p2task;                /* [2] Phase 2's segment counter and CTAs done (paper;
-                                        cleared by its last CTA) */
+    uint32_t *p2task;                /* [P2T_WORDS] the paper variant's Phase-2 counters
+                                        (P2T_*; cleared by its last CTA) */
+    /* the early segment pass [CERT-DEV-10]: with `overlap`, Phase 2's CTAs take
+     * every segment with all its tokens while the select kernel runs (entry
+     * nb + s), and after it only the segments in which a head of the pass
+     * selects a block (entry nb + nseg + s); without it they wait for the
+     * select kernel and take every segment once with the masks (entry nb + s) */
+    uint32_t overlap;                /* 1 (default): the early segment pass */
+    uint32_t *segm;                  /* [qheads][nseg] (indexed by KV head): bit g set when
+                                        query head g selects a block of segment s (cleared by
+                                        Phase 1) */
+    uint32_t *post;                  /* [qheads][nb + nseg]: the work that waits for the
+                                        selection, appended by the select kernel (P2Q_*) */
 };
+
+/* the paper variant's Phase-2 counters (ws.p2task) */
+#define P2T_EARLY   0u               /* segment tasks drawn */
+#define P2T_DONE    1u               /* Phase-2 CTAs done */
+#define P2T_POST    2u               /* post-selection tasks drawn */
+#define P2T_SELDONE 3u               /* select CTAs finished (their writes fenced) */
+#define P2T_NPOST   4u               /* entries of ws.post */
+#define P2T_WORDS   5u
+/* an entry of ws.post: kv * nb + b, a listed block b of KV head kv; or
+ * P2Q_REC | ((kv * nseg + s) * npass + p): segment s of KV head kv to be
+ * recomputed for the pass of heads 4p .. 4p + 3 */
+#define P2Q_REC     0x80000000u
 
 /* ---- small device helpers ------------------------------------------------ */
 

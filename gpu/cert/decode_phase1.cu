@@ -217,6 +217,7 @@ cert_phase1_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nb; i += gridDim.x * blockDim.x) {
         ws.stag[(uint64_t)kv * nb + i] = 0u;
         if (ws.paper) ws.selm[(uint64_t)kv * nb + i] = ws.promm[(uint64_t)kv * nb + i] = 0u;
+        if (ws.paper && i < ws.nseg) ws.segm[(uint64_t)kv * ws.nseg + i] = 0u;
     }
     const uint32_t mc = (d + 127u) / 128u;
     const int8_t *kc = h.d_kcodes + (uint64_t)kv * kvq_cert_key_code_bytes(&sh);

@@ -7,21 +7,24 @@
  * are read; then the combine, one CTA a head (cert_combine_p_kernel): the
  * output, E_arith [CERT-AR-01], the record; and their launch.
  *
- * Work, CTAs of P2P_THREADS (a one-dimensional grid: P2P_SPC CTAs a KV head
- * first, so that the host reads start early, then as many as the device
- * holds at once; every CTA then draws segments from a counter):
- *   - a *special* CTA walks its KV head's list of blocks that some head of
- *     the group selects (ws.kvlist, kvn of them) and the residual block: the
- *     block's binary16 keys (tier 2, mapped pinned host memory; the residual's
- *     device copy) and values (INT4 of tier 1, and the originals when a head
- *     reads them: promoted blocks, rung 3, the residual) are read once into
- *     shared memory, and each head that selects the block scores it there
- *     (one warp a head): entry b of that head;
- *   - a *segment* CTA takes SEG_BLOCKS consecutive full blocks of a KV head
- *     and up to four heads of its group: each head's unselected tokens, with
- *     the scores s~ Phase 1 kept (ws.sc) and the INT4 values dequantized once
- *     for the four heads: entry nb + segment of each head (a head that selects
- *     every block of the segment gets an empty entry: m = -inf, l = 0).
+ * Work, CTAs of P2P_THREADS, as many as the device holds at once, each
+ * drawing items until none is left (cert_phase2p_kernel says in which order):
+ *   - a *segment*: SEG_BLOCKS consecutive full blocks of a KV head and up to
+ *     four heads of its group, with the scores s~ Phase 1 kept (ws.sc) and
+ *     the INT4 values dequantized once for the four heads.  The early pass
+ *     (ws.overlap) takes every segment with all its tokens while the select
+ *     kernel runs: entry nb + s; the segments in which a head of the pass
+ *     selects a block come again after the selection with the masks (a
+ *     selected block's tokens have no term): entry nb + nseg + s.  Without
+ *     the early pass, every segment once after the selection with the masks:
+ *     entry nb + s (a head that selects every block of the segment gets an
+ *     empty entry: m = -inf, l = 0);
+ *   - a *listed block* (ws.post, appended by the select kernel) or the
+ *     residual: the block's binary16 keys (tier 2, mapped pinned host memory;
+ *     the residual's device copy) and values (INT4 of tier 1, and the
+ *     originals when a head reads them: promoted blocks, rung 3, the
+ *     residual) are read once into shared memory, and each head that selects
+ *     the block scores it there (one warp a head): entry b of that head.
  * Each entry is (m_e, l_e, acc_e): m_e its greatest score, l_e and acc_e the
  * sums of w = expf(RN(s - m_e)) and w v~.  cert_combine_p_kernel, a
  * programmatic dependent of this kernel, then combines each head's entries
@@ -29,6 +32,11 @@
  * SPEC: [CERT-DEV-10] [CERT-AR-01] [CERT-V4-02] [CERT-K8-03]
  */
 #include "decode_common.cuh"
+
+#ifndef KVQ_CERT_PLANT
+#define KVQ_CERT_PLANT 0     /* 1: a planted bug the device check must catch (a segment
+                              * recomputed after the selection keeps the selected tokens) */
+#endif
 
 /* shared memory: a segment's and a special item's share Phase 2's dynamic
  * buffer; the combine kernel has its own */
@@ -77,9 +85,18 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
     const uint32_t tent = I.nent, nent = tent + ws.nseg;
     const uint64_t p0 = (uint64_t)qh * ws.ent;
     const uint32_t *list = ws.list + (uint64_t)qh * nb;
+    /* segment s: the entry recomputed after the selection when the head
+     * selects a block of it (the early one holds its selected tokens too),
+     * else the early one, which equals it bit for bit [CERT-DEV-10] */
+    const uint32_t *segm = ws.segm + (uint64_t)(qh / h.group) * ws.nseg, gb = qh % h.group;
+    auto entry = [&](uint32_t j) -> uint32_t {
+        if (j < tent) return list[j] & ENT_BLOCK;
+        const uint32_t sg = j - tent;
+        return ws.overlap && ((segm[sg] >> gb) & 1u) ? nb + ws.nseg + sg : nb + sg;
+    };
     float M = -INFINITY, smin = INFINITY, amax = 0.0f;
     for (uint32_t j = tid; j < nent; j += blockDim.x) {
-        const uint32_t e = j < tent ? (list[j] & ENT_BLOCK) : nb + (j - tent);
+        const uint32_t e = entry(j);
         M = fmaxf(M, __ldcg(ws.pm + p0 + e));
         if (CERT) {
             smin = fminf(smin, __ldcg(ws.pmin + p0 + e));
@@ -110,7 +127,7 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         const uint32_t top = min(nent, base + P2P_TILE), T = top - base;
         __syncthreads();
         for (uint32_t j = base + tid; j < top; j += blockDim.x) {
-            const uint32_t e = j < tent ? (list[j] & ENT_BLOCK) : nb + (j - tent);
+            const uint32_t e = entry(j);
             C.idx[j - base] = e;
             C.alpha[j - base] = expf(__fsub_rn(__ldcg(ws.pm + p0 + e), M)); /* m_e = -inf: 0 */
         }
@@ -177,7 +194,8 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
  * eight warps' sums are added in warp order. */
 template <bool CERT>
 __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws &ws,
-                            uint32_t kv, uint32_t g0, uint32_t seg, seg_smem &G)
+                            uint32_t kv, uint32_t g0, uint32_t seg, bool masked, uint32_t dst,
+                            seg_smem &G)
 {
     __shared__ uint32_t msk[SEG_BLOCKS];
     __shared__ float hm[P2P_WARPS], hl[P2P_WARPS], hn[P2P_WARPS], ha[P2P_WARPS];
@@ -218,7 +236,17 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         __pipeline_commit();
     };
     if (nrd > 0u) issue(0u, 0u, 0u);
-    if (tid < SEG_BLOCKS) msk[tid] = tid < nbs ? ws.selm[(uint64_t)kv * nb + b0 + tid] >> g0 : ~0u;
+    if (tid < SEG_BLOCKS) {
+        uint32_t x = ~0u;                                   /* past the last full block */
+        if (tid < nbs) {
+            x = masked ? __ldcg(ws.selm + (uint64_t)kv * nb + b0 + tid) >> g0 : 0u;
+#if KVQ_CERT_PLANT == 1
+            if (dst >= nb + ws.nseg) x = 0u;                /* planted bug: a recomputed segment
+                                                             * keeps the selected tokens */
+#endif
+        }
+        msk[tid] = x;
+    }
     __syncthreads();
     /* scores, maxima, weights */
     const uint32_t hh = tid >> 6, j0 = tid & 63u;
@@ -266,7 +294,7 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
     if (lane == 0u) hl[warp] = l;
     __syncthreads();
     if (tid < np) {                                         /* the entry's scalars */
-        const uint64_t at = (uint64_t)(kv * h.group + g0 + tid) * ws.ent + nb + seg;
+        const uint64_t at = (uint64_t)(kv * h.group + g0 + tid) * ws.ent + dst;
         ws.pm[at] = fmaxf(hm[2u * tid], hm[2u * tid + 1u]);
         ws.pl[at] = __fadd_rn(hl[2u * tid], hl[2u * tid + 1u]);
         if (CERT) {
@@ -327,7 +355,7 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
                 float x = 0.0f;
 #pragma unroll
                 for (uint32_t w = 0; w < P2P_WARPS; w++) x = __fadd_rn(x, G.u.red[w][hx][cc]);
-                ws.pacc[((uint64_t)(kv * h.group + g0 + hx) * ws.ent + nb + seg) * d + c0 + cc] = x;
+                ws.pacc[((uint64_t)(kv * h.group + g0 + hx) * ws.ent + dst) * d + c0 + cc] = x;
             }
         }
         __syncthreads();
@@ -466,48 +494,104 @@ __device__ void p2p_special(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
     }
 }
 
+/* Has every select CTA finished (its writes fenced before it counted)? */
+static __device__ __forceinline__ bool select_done(const kvq_cuda_cert_ws &ws, uint32_t nsel)
+{
+    return *(volatile const uint32_t *)(ws.p2task + P2T_SELDONE) >= nsel;
+}
+
+/* Phase 2 [CERT-DEV-10].  Every CTA draws work until none is left:
+ *   - early: (KV head, segment, pass of four heads) from P2T_EARLY, each
+ *     segment with all its tokens into entry nb + s (with ws.overlap; the
+ *     kernel does not wait for the select kernel, only for Phase 1, which the
+ *     select kernel waited for before it let this kernel start), or, without
+ *     it, after the select kernel with the masks;
+ *   - post (once the select kernel is done, first whenever there is some):
+ *     the residual block of each KV head, then ws.post in the order the
+ *     select kernel appended it: a listed block (its binary16 keys from tier
+ *     2, read once for the heads that select it) or, with ws.overlap, a
+ *     segment in which some head of the pass selects a block, recomputed
+ *     with the masks into entry nb + nseg + s.
+ * Which CTA takes an item does not change its entry.  A CTA that runs out of
+ * early work waits for the select kernel: its CTAs are all resident (each
+ * let this kernel start), so the wait ends. */
 template <bool CERT>
 __global__ void __launch_bounds__(P2P_THREADS, 4)
 cert_phase2p_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
 {
     extern __shared__ __align__(16) uint8_t p2p_dyn[];
-    __shared__ uint32_t task;
-    cudaGridDependencySynchronize();                       /* the select kernel is done */
+    __shared__ uint32_t task, ready, npost, left_e, left_p;
+    const uint32_t qheads = h.kv_heads * h.group;
+    if (!ws.overlap) cudaGridDependencySynchronize();      /* the select kernel is done */
     const kvq_cert_shape sh = h.shape;
     const uint32_t nq = kvq_cert_full_blocks(&sh), nb = kvq_cert_blocks(&sh);
-    const uint32_t npass = (h.group + 3u) / 4u, nspc = P2P_SPC * h.kv_heads;
+    const uint32_t npass = (h.group + 3u) / 4u;
     const uint32_t all = h.group >= 32u ? ~0u : (1u << h.group) - 1u;
-    if (blockIdx.x < nspc) {
-        /* the KV head's selected blocks and residual, P2P_SPC CTAs a KV head */
-        const uint32_t kv = blockIdx.x / P2P_SPC, sx = blockIdx.x % P2P_SPC;
-        const uint32_t nl = ws.kvn[kv];
-        const uint32_t items = nl + (nb > nq ? 1u : 0u);   /* the list, then the residual */
-        for (uint32_t it = sx; it < items; it += P2P_SPC) {
-            const uint32_t b = it < nl ? ws.kvlist[(uint64_t)kv * nb + it] : nq;
-            const uint32_t mask = it < nl ? ws.selm[(uint64_t)kv * nb + b] : all;
-            const uint32_t orig = it < nl ? ws.promm[(uint64_t)kv * nb + b] : all;
-            __syncthreads();                               /* smem free */
-            p2p_special<CERT>(h, ws, kv, b, mask, orig, p2p_dyn);
-        }
-    }
-    /* segments (KV head, segment, pass of four heads), drawn from a counter
-     * by every CTA, the special ones once their blocks are done: which CTA
-     * takes a segment does not change its entry */
+    const uint32_t nres = nb > nq ? h.kv_heads : 0u;        /* residual items */
     const uint32_t per = ws.nseg * npass, ntask = h.kv_heads * per;
+    const uint32_t NONE = ~0u, POST = 0x80000000u;
+    if (threadIdx.x == 0u) {
+        ready = 0u;
+        left_e = 1u;
+        left_p = 1u;
+        npost = 0u;
+    }
     for (;;) {
         __syncthreads();                                   /* smem and `task` free */
-        if (threadIdx.x == 0u) task = atomicAdd(ws.p2task, 1u);
+        if (threadIdx.x == 0u) {
+            uint32_t t = NONE;
+            for (int pass = 0; pass < 2 && t == NONE; pass++) {
+                if (!ready && (pass == 1 || !left_e) && left_p) {
+                    while (!select_done(ws, qheads)) __nanosleep(256);
+                }
+                if (!ready && select_done(ws, qheads)) {
+                    __threadfence();
+                    ready = 1u;
+                    npost = __ldcg(ws.p2task + P2T_NPOST);
+                }
+                if (ready && left_p) {
+                    const uint32_t u = atomicAdd(ws.p2task + P2T_POST, 1u);
+                    if (u < nres + npost) t = POST | u;
+                    else left_p = 0u;
+                }
+                if (t == NONE && left_e) {
+                    const uint32_t u = atomicAdd(ws.p2task + P2T_EARLY, 1u);
+                    if (u < ntask) t = u;
+                    else left_e = 0u;
+                }
+                if (!left_p) break;
+            }
+            task = t;
+        }
         __syncthreads();
         const uint32_t i = task;
-        if (i >= ntask) break;
-        const uint32_t kv = i / per, r = i % per, seg = r / npass, g0 = 4u * (r % npass);
-        p2p_segment<CERT>(h, ws, kv, g0, seg, *(seg_smem *)p2p_dyn);
+        if (i == NONE) break;
+        if (!(i & POST)) {                                 /* early: a segment */
+            const uint32_t kv = i / per, r = i % per, seg = r / npass, g0 = 4u * (r % npass);
+            p2p_segment<CERT>(h, ws, kv, g0, seg, ws.overlap == 0u, nb + seg, *(seg_smem *)p2p_dyn);
+            continue;
+        }
+        const uint32_t u = i & ~POST;
+        if (u < nres) {                                    /* the residual block of KV head u */
+            p2p_special<CERT>(h, ws, u, nq, all, all, p2p_dyn);
+            continue;
+        }
+        const uint32_t x = __ldcg(ws.post + (u - nres));
+        if (x & P2Q_REC) {                                 /* a segment again, with the masks */
+            const uint32_t y = x & ~P2Q_REC, kv = y / per, r = y % per;
+            const uint32_t seg = r / npass, g0 = 4u * (r % npass);
+            p2p_segment<CERT>(h, ws, kv, g0, seg, true, nb + ws.nseg + seg, *(seg_smem *)p2p_dyn);
+        } else {                                           /* a listed block */
+            const uint32_t kv = x / nb, b = x % nb;
+            p2p_special<CERT>(h, ws, kv, b, __ldcg(ws.selm + (uint64_t)kv * nb + b),
+                              __ldcg(ws.promm + (uint64_t)kv * nb + b), p2p_dyn);
+        }
     }
-    /* the last CTA out clears the counter and itself for the next step; the
-     * combine kernel may be placed as CTAs retire */
-    if (threadIdx.x == 0u && atomicAdd(ws.p2task + 1, 1u) + 1u == gridDim.x) {
-        ws.p2task[0] = 0u;
-        ws.p2task[1] = 0u;
+    /* the last CTA out clears the counters for the next step (every CTA has
+     * seen the select kernel done, so its counts are in); the combine kernel
+     * may be placed as CTAs retire */
+    if (threadIdx.x == 0u && atomicAdd(ws.p2task + P2T_DONE, 1u) + 1u == gridDim.x) {
+        for (uint32_t k = 0; k < P2T_WORDS; k++) ws.p2task[k] = 0u;
     }
     cudaTriggerProgrammaticLaunchCompletion();
 }
@@ -567,12 +651,11 @@ cudaError_t cert_phase2p_launch(bool cert, cudaStream_t stream, const kvq_cuda_c
                          : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cert_phase2p_kernel<false>,
                                                                          (int)P2P_THREADS, sm);
     if (e != cudaSuccess) return e;
-    const uint32_t nspc = P2P_SPC * h.kv_heads;
-    const uint32_t ntask = h.kv_heads * w.nseg * ((h.group + 3u) / 4u);
-    uint32_t more = per_sm > 0 ? (uint32_t)per_sm * w.sms : w.sms;
-    more = more > nspc ? more - nspc : 1u;
-    if (more > ntask) more = ntask;
-    const dim3 g(nspc + more);
+    /* as many CTAs as the device holds at once, at most one an item */
+    const uint32_t items = h.kv_heads * (w.nseg * ((h.group + 3u) / 4u) + P2P_SPC);
+    uint32_t ctas = per_sm > 0 ? (uint32_t)per_sm * w.sms : w.sms;
+    if (ctas > items) ctas = items;
+    const dim3 g(ctas);
     e = cert ? launch_dep(cert_phase2p_kernel<true>, g, dim3(P2P_THREADS), sm, stream, h, w)
              : launch_dep(cert_phase2p_kernel<false>, g, dim3(P2P_THREADS), sm, stream, h, w);
     if (e != cudaSuccess) return e;

@@ -1263,13 +1263,25 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
          * [CERT-DEV-10]: this head's bit on its selected blocks, and on the
          * blocks whose original values it reads (promoted; every block at
          * rung 3); a block's first head lists it */
-        const uint32_t bit = 1u << (qh - kv * h.group), cnt = dense ? nq : nsel;
+        const uint32_t g = qh - kv * h.group, bit = 1u << g, cnt = dense ? nq : nsel;
+        const uint32_t npass = (h.group + 3u) / 4u, pnib = 15u << (4u * (g / 4u));
         uint32_t *selm = ws.selm + (uint64_t)kv * nb, *promm = ws.promm + (uint64_t)kv * nb;
+        uint32_t *segm = ws.segm + (uint64_t)kv * ws.nseg;
         for (uint32_t i = tid; i < cnt; i += blockDim.x) {
             const uint32_t e = dense ? i : list[i], b = e & ENT_BLOCK;
             if (dense || (e & ENT_PROM)) atomicOr(promm + b, bit);
-            if (atomicOr(selm + b, bit) == 0u)
+            if (atomicOr(selm + b, bit) == 0u) {
                 ws.kvlist[(uint64_t)kv * nb + atomicAdd(ws.kvn + kv, 1u)] = b;
+                ws.post[atomicAdd(ws.p2task + P2T_NPOST, 1u)] = kv * nb + b;
+            }
+            /* the early segment pass: the first head of its pass to select a
+             * block of segment s has the segment recomputed for the pass */
+            if (ws.overlap && b < nq) {
+                const uint32_t s = b / SEG_BLOCKS;
+                if ((atomicOr(segm + s, bit) & pnib) == 0u)
+                    ws.post[atomicAdd(ws.p2task + P2T_NPOST, 1u)] =
+                        P2Q_REC | ((kv * ws.nseg + s) * npass + g / 4u);
+            }
         }
     }
     TL_SEL(8);                                             /* list written */
@@ -1330,6 +1342,13 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             I.vh = vmax;                                    /* originals [CERT-LAD-03] */
         }
         *inf = I;
+    }
+    if (PAPER) {
+        /* this CTA's writes are done: the paper variant's Phase 2 may take
+         * the work that waits for the selection [CERT-DEV-10] */
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) atomicAdd(ws.p2task + P2T_SELDONE, 1u);
     }
     TL_SEL_AT(10);
 }

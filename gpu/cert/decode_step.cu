@@ -70,8 +70,9 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
         if (e == cudaSuccess) e = cert_select_attrs();
         if (e == cudaSuccess) e = cert_phase2p_attrs();
     }
-    /* entries a head: nb blocks, and the paper variant's segments [CERT-DEV-10] */
-    const uint64_t nseg = (nq + SEG_BLOCKS - 1u) / SEG_BLOCKS, ent = nb + nseg;
+    /* entries a head: nb blocks, and the paper variant's segments, early and
+     * recomputed [CERT-DEV-10] */
+    const uint64_t nseg = (nq + SEG_BLOCKS - 1u) / SEG_BLOCKS, ent = nb + 2u * nseg;
 #define WS_ALLOC(p, n) if (e == cudaSuccess) e = cudaMalloc((void **)&w->p, (n) * sizeof *w->p)
     WS_ALLOC(lt, H * nb);
     WS_ALLOC(dp, H * nb);
@@ -93,7 +94,9 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     WS_ALLOC(promm, H * nb);
     WS_ALLOC(kvlist, H * nb);
     WS_ALLOC(kvn, H);
-    WS_ALLOC(p2task, 2u);
+    WS_ALLOC(p2task, P2T_WORDS);
+    WS_ALLOC(segm, H * (nseg ? nseg : 1u));
+    WS_ALLOC(post, H * (nb + nseg));
     WS_ALLOC(dbg, H * 12u);
     WS_ALLOC(stage, H * STAGE_SLOTS * KVQ_CERT_BLOCK * w->d);
     WS_ALLOC(stag, H * nb);
@@ -111,7 +114,9 @@ extern "C" kvq_status kvq_cuda_cert_ws_create(kvq_cuda_cert_ws **out, uint32_t q
     if (e == cudaSuccess) e = cudaMemset(w->selm, 0, H * nb * sizeof *w->selm);
     if (e == cudaSuccess) e = cudaMemset(w->promm, 0, H * nb * sizeof *w->promm);
     if (e == cudaSuccess) e = cudaMemset(w->kvn, 0, H * sizeof *w->kvn);
-    if (e == cudaSuccess) e = cudaMemset(w->p2task, 0, 2u * sizeof *w->p2task);
+    if (e == cudaSuccess) e = cudaMemset(w->p2task, 0, P2T_WORDS * sizeof *w->p2task);
+    if (e == cudaSuccess) e = cudaMemset(w->segm, 0, H * (nseg ? nseg : 1u) * sizeof *w->segm);
+    w->overlap = 1u;
     w->stage_cap = STAGE_SLOTS;
     w->pre_cap = SEL_PRE_DEFAULT;
     if (e != cudaSuccess) {
@@ -128,7 +133,8 @@ extern "C" void kvq_cuda_cert_ws_destroy(kvq_cuda_cert_ws *w)
     if (w == NULL) return;
     void *p[] = {w->lt, w->dp, w->eb, w->ab, w->key, w->lo, w->hi, w->flag, w->list, w->info, w->pm,
                  w->pl, w->pmin, w->pab, w->pacc, w->dbg, w->stage, w->stag, w->scnt, w->hmax,
-                 w->p1cnt, w->p2cnt, w->sc, w->selm, w->promm, w->kvlist, w->kvn, w->p2task};
+                 w->p1cnt, w->p2cnt, w->sc, w->selm, w->promm, w->kvlist, w->kvn, w->p2task,
+                 w->segm, w->post};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         if (p[i]) cudaFree(p[i]);
     free(w);
@@ -181,7 +187,7 @@ extern "C" kvq_status kvq_cuda_cert_step_async(float *d_out, kvq_cert_record *d_
     w.paper = prm->variant == KVQ_CERT_VARIANT_PAPER ? 1u : 0u;
     if (w.paper && h->group > 32u) return KVQ_E_PARAM;
     w.nseg = (w.nq + SEG_BLOCKS - 1u) / SEG_BLOCKS;
-    w.ent = w.paper ? nb + w.nseg : nb;
+    w.ent = w.paper ? nb + 2u * w.nseg : nb;
     if (!w.paper) w.sc = NULL;
 
     /* Phase 1: two CTAs an SM over all KV heads, at most one warp a full block */
@@ -204,6 +210,18 @@ extern "C" kvq_status kvq_cuda_cert_ws_set_stage(kvq_cuda_cert_ws *ws, uint32_t 
 {
     if (ws == NULL || cap > STAGE_SLOTS) return KVQ_E_PARAM;
     ws->stage_cap = cap;
+    return KVQ_OK;
+}
+
+/* The paper variant's early segment pass [CERT-DEV-10]: 1 (default), Phase 2
+ * takes the segments with all their tokens while the select kernel runs and
+ * recomputes those that hold a selected block; 0, Phase 2 waits for the
+ * select kernel.  The output does not depend on it; the device check varies
+ * it. */
+extern "C" kvq_status kvq_cuda_cert_ws_set_overlap(kvq_cuda_cert_ws *ws, int on)
+{
+    if (ws == NULL || (on != 0 && on != 1)) return KVQ_E_PARAM;
+    ws->overlap = (uint32_t)on;
     return KVQ_OK;
 }
 
@@ -230,7 +248,7 @@ extern "C" kvq_status kvq_cuda_cert_ws_set_gather(kvq_cuda_cert_ws *ws, uint32_t
 extern "C" kvq_status kvq_cuda_cert_ws_residue(const kvq_cuda_cert_ws *ws, uint64_t *nonzero)
 {
     if (ws == NULL || nonzero == NULL) return KVQ_E_PARAM;
-    const uint64_t n = (2u + P1CNT_STRIDE) * (uint64_t)ws->qheads + 2u;
+    const uint64_t n = (2u + P1CNT_STRIDE) * (uint64_t)ws->qheads + P2T_WORDS;
     uint32_t *t = (uint32_t *)malloc(n * sizeof *t);
     if (t == NULL) return KVQ_E_NOMEM;
     kvq_status st = KVQ_E_DEVICE;
@@ -239,7 +257,7 @@ extern "C" kvq_status kvq_cuda_cert_ws_residue(const kvq_cuda_cert_ws *ws, uint6
             cudaSuccess &&
         cudaMemcpy(t + 2u * ws->qheads, ws->p1cnt, P1CNT_STRIDE * ws->qheads * sizeof *t,
                    cudaMemcpyDeviceToHost) == cudaSuccess &&
-        cudaMemcpy(t + (2u + P1CNT_STRIDE) * (uint64_t)ws->qheads, ws->p2task, 2u * sizeof *t,
+        cudaMemcpy(t + (2u + P1CNT_STRIDE) * (uint64_t)ws->qheads, ws->p2task, P2T_WORDS * sizeof *t,
                    cudaMemcpyDeviceToHost) == cudaSuccess) {
         uint64_t c = 0;
         for (uint64_t i = 0; i < n; i++) c += t[i] != 0u ? 1u : 0u;

@@ -40,6 +40,33 @@ $(B)/gpu/libkvq_cert_bench.so: $(GPU_CERT_OBJ) $(B)/gpu/cert/cert_bench.o $(GPU_
     $(B)/gpu/ref/ref/fast/cert.o $(B)/gpu/ref/ref/fast/cert_step.o
 	$(NVCC) $(NVFLAGS) -shared $^ -o $@ -lm
 
+# The device check over Phase 2 with a planted bug (KVQ_CERT_PLANT=1: a segment
+# recomputed after the selection keeps the selected tokens [CERT-DEV-10]); it
+# must FAIL (gpu/cert/device-certpipe.sh runs it).
+$(B)/gpu-plant-cert/cert/decode_phase2p.o: gpu/cert/decode_phase2p.cu $(GPU_HDR) $(CERT_DECODE_HDR) \
+    conformance/kvq_subject.h
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_CERT_PLANT=1 -c $< -o $@
+
+$(B)/gpu-plant-cert/cert_decode.o: $(filter-out $(B)/gpu/cert/decode_phase2p.o,$(CERT_DECODE_OBJ)) \
+    $(B)/gpu-plant-cert/cert/decode_phase2p.o
+	$(LD) -r $^ -o $@
+
+$(B)/gpu/kvq_gpu_cert_decode_test_plant: $(B)/gpu-plant-cert/cert_decode.o $(GPU_OBJ) \
+    $(B)/gpu/cert/cert_decode_test.o $(B)/rel/libkvq.a $(B)/rel/conformance/families/cert_dump.o
+	$(NVCC) $(NVFLAGS) $(B)/gpu/cert/cert_decode_test.o $(B)/gpu-plant-cert/cert_decode.o $(GPU_OBJ) \
+	  $(B)/rel/conformance/families/cert_dump.o $(B)/rel/libkvq.a -o $@ -lmpfr -lgmp -lm -lpthread
+
+# What gpu/cert/device-certpipe.sh runs, built here (the decode tests link MPFR)
+# and packed into one file to carry to a device machine (with an earlier
+# commit's benchmark library when gpu/cert/bench-old.sh made one).
+CERT_CARRY := $(B)/gpu/kvq_gpu_cert_decode_test $(B)/gpu/kvq_gpu_cert_decode_test_plant \
+    $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/libkvq_cert_bench.so $(B)/gpu/kvq_cert_floor
+.PHONY: gpu-cert-carry
+gpu-cert-carry: $(CERT_CARRY)
+	tar -czf $(B)/gpu/cert-carry.tar.gz $(CERT_CARRY) \
+	  $(wildcard $(B)/gpu/libkvq_cert_bench_old.so $(B)/gpu/libkvq_cert_bench_old.commit)
+
 .PHONY: gpu-test-cert
 gpu-test-cert: $(B)/gpu/kvq_gpu_cert_decode_test
 	$(B)/gpu/kvq_gpu_cert_decode_test

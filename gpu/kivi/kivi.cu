@@ -45,6 +45,25 @@
 #define WS_RESULT KVQ_CUDA_WS_RESULT
 #define WS_HEAD   KVQ_CUDA_WS_HEAD
 
+/* 1: the quantize kernels' rare blocks run in a rare pass out of line (tok_rare,
+ * ch_rare) [KIVI-DEV-05]; 0: inline in the group loop, as before. */
+#ifndef KVQ_KIVI_RAREPASS
+#define KVQ_KIVI_RAREPASS 1
+#endif
+/* Thread blocks an SM the quantize kernels are compiled for (__launch_bounds__'
+ * second argument): 8, so at most 64 registers a thread and 32 warps an SM
+ * [KIVI-DEV-05] (the rare blocks' values spill; the common path needs 55).
+ * A benchmark's build may ask for another (gpu/kivi/rules.mk); 1: no bound,
+ * the kernels of before (95 registers, 5 blocks, 20 warps an SM), and of the
+ * KVQ_KIVI_BASELINE build. */
+#ifndef KVQ_KIVI_QMINB
+#define KVQ_KIVI_QMINB (KVQ_KIVI_BASELINE ? 1 : 8)
+#endif
+#if KVQ_KIVI_QMINB > 1
+#define KIVI_QBOUNDS(t) __launch_bounds__(t, KVQ_KIVI_QMINB)
+#else
+#define KIVI_QBOUNDS(t) __launch_bounds__(t)
+#endif
 /* ---- quantize ----------------------------------------------------------- */
 
 /* Per-token groups, G = 2^LG, 8 <= G <= 256.  A warp takes a tile of 1024
@@ -182,19 +201,153 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
 }
 #else
 #define TOK_WARPS 4
-template <int BITS, int LG>
-__global__ void __launch_bounds__(TOK_WARPS * 32)
-kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
-                        float *__restrict__ scale, float *__restrict__ zero,
-                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n)
+/* A lane's NG groups (or parts) of GV values, v[] (32 values from element e0 on):
+ * extremes (shuffled across the SUBT lanes of a group), metadata, codes packed
+ * into w, scale and zero stored by the group's first lane; flags and errors of
+ * the active groups into f, err.  RARE = false: the common path
+ * (dev_group_read_common, dev_group_codes_common) -- returns true when a group
+ * of the lane needs a rare block, whose flags, metadata and codes are then the
+ * rare pass's; RARE = true: the whole sequence, rare blocks included (returns
+ * false). */
+template <int BITS, int LG, bool RARE>
+__device__ __forceinline__ bool tok_groups(float *v, uint32_t (&w)[BITS], uint32_t &f, uint32_t &err,
+                                           float *__restrict__ scale, float *__restrict__ zero,
+                                           uint64_t e0, uint64_t n, uint32_t lane, uint32_t meta,
+                                           bool daz, bool away, bool nanpol, uint32_t &nearm,
+                                           float &s0, float &z0)
 {
     constexpr uint32_t G = 1u << LG;
     constexpr uint32_t GV = G < 32u ? G : 32u;   /* values of one group a lane holds */
     constexpr uint32_t NG = 32u / GV;            /* groups (or parts) a lane holds */
     constexpr uint32_t SUBT = G > 32u ? G / 32u : 1u; /* lanes a group */
     constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
-    __shared__ float4 tile_s[TOK_WARPS][256];
     const float cmax = (float)kvq_code_max(BITS);
+    const uint32_t i0 = G > 32u ? (lane % SUBT) * 32u : 0u; /* element of v[0] in its group */
+    const uint32_t first = kvq_code_byte(i0, BITS);
+    bool rare = false;
+    nearm = 0;
+#pragma unroll
+    for (int k = 0; k < BITS; k++) w[k] = 0;
+#pragma unroll
+    for (uint32_t j = 0; j < NG; j++) {
+        const bool act = e0 + j * GV < n;
+        uint32_t fh = 0, eh = 0;
+        float mn, mx;
+        if (RARE) dev_group_read<GV>(&v[j * GV], daz, fh, eh, mn, mx); /* [POL-NF-01] [POL-SN-01] */
+        else rare |= dev_group_read_common<GV>(&v[j * GV], mn, mx);
+        /* min/max are exact in any order; the sign of a zero extreme cannot
+         * reach the stored metadata (z of a zero min is +0; r and s of zeros
+         * are exact). */
+#pragma unroll
+        for (uint32_t o = SUBT >> 1; o > 0u; o >>= 1) {
+            mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
+            mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
+        }
+        float s, z;
+        dev_group_meta(s, z, fh, eh, mn, mx, cmax, meta, nanpol);
+        uint32_t mb[GV];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
+        if (RARE) {
+            dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
+        } else {
+            uint32_t nm;
+            rare |= dev_group_codes_common<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, nm);
+            nearm |= nm << (j * GV);         /* bit k: value v[k] */
+        }
+        s0 = s;                          /* the group's, when the lane holds one (NG = 1) */
+        z0 = z;
+#pragma unroll
+        for (uint32_t k = 0; k < GV; k++) {
+            /* bit of element i0+k within the lane's code bytes: group j's
+             * bytes start at byte j*GB of them, element i0's at `first`;
+             * fields are disjoint, so adding is OR-ing */
+            const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
+            w[pos / 32u] += (mb[k] - MAGIC_RND_BITS) << (pos % 32u);
+        }
+        if (act) {
+            const uint64_t g = (e0 + j * GV) >> LG;
+            if (i0 == 0u) {
+                scale[g] = s;
+                zero[g] = z;
+            }
+            f |= fh;
+            err |= eh;
+        }
+    }
+    return rare;
+}
+
+/* The rare pass of a warp's tile [KIVI-DEV-05]: every lane reads its 32 values
+ * again (from L2, most likely) and recomputes its groups whole, rare blocks
+ * included; its code words replace the common path's in cw (lane l's at
+ * cw[l*BITS ..]), its scale and zero are stored again (the same, but where DAZ
+ * flushed a value), and its flags and errors replace the common path's: the
+ * result is f | err << 8.  Out of line, called by every lane of the warp when
+ * one needs it: its registers and code stay out of the common path. */
+template <int BITS, int LG>
+__device__ __noinline__ uint32_t tok_rare(const float *__restrict__ x, float *__restrict__ scale,
+                                          float *__restrict__ zero, uint32_t *cw, uint64_t tbase,
+                                          uint64_t n, uint32_t meta, kvq_policy pol)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t e0 = tbase + lane * 32u;
+    float v[32];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {        /* n is a multiple of 8: a float4 is wholly in or out */
+        const float4 a = e0 + 4u * k < n ? *(const float4 *)(x + e0 + 4u * k)
+                                         : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        v[4 * k] = a.x; v[4 * k + 1] = a.y; v[4 * k + 2] = a.z; v[4 * k + 3] = a.w;
+    }
+    uint32_t w[BITS], f = 0, err = 0, nearm;
+    float s0, z0;
+    tok_groups<BITS, LG, true>(v, w, f, err, scale, zero, e0, n, lane, meta,
+                               pol.subnormal == KVQ_SUBNORMAL_DAZ, pol.ties == KVQ_TIES_AWAY,
+                               pol.overflow == KVQ_OVERFLOW_NAN, nearm, s0, z0);
+#pragma unroll
+    for (int k = 0; k < BITS; k++) cw[lane * BITS + (uint32_t)k] = w[k];
+    return f | err << 8;
+}
+
+/* The near ties of a lane's fast groups (bits of nearm: value v[k] = x[e0 + k]),
+ * each redone as dev_group_codes redoes it (dev_near_code) and its field of the
+ * lane's staged code words cwl replaced: value k's code sits at bit k*BITS of the
+ * lane's code bytes.  The scale and offset: the lane's one group's (s0, z0), or,
+ * when it holds several (G < 32), those it stored.  True (nothing changed after
+ * that value) when a value is NaN: the rare pass then recomputes the tile. */
+template <int BITS, int LG>
+__device__ __forceinline__ bool tok_near(uint32_t *cwl, uint32_t nearm, const float *__restrict__ x,
+                                         const float *scale, const float *zero, uint64_t e0,
+                                         float s0, float z0, bool away, uint32_t &f)
+{
+    const float cmax = (float)kvq_code_max(BITS);
+    while (nearm != 0u) {
+        const uint32_t k = (uint32_t)__ffs((int)nearm) - 1u;
+        nearm &= nearm - 1u;
+        const float xv = x[e0 + k];
+        if (xv != xv) return true;       /* NaN [POL-NF-01]: the rare pass */
+        float s = s0, z = z0;
+        if ((1u << LG) < 32u) {          /* the lane stored its groups' (i0 = 0) */
+            const uint64_t g = (e0 + k) >> LG;
+            s = scale[g];
+            z = zero[g];
+        }
+        const uint32_t r = dev_near_code(xv, s, z, cmax, away);
+        f |= r >> 8;
+        const uint32_t p = k * (uint32_t)BITS;
+        const uint32_t m = kvq_code_max(BITS) << (p % 32u);
+        cwl[p / 32u] = (cwl[p / 32u] & ~m) | ((r & 0xFFu) << (p % 32u));
+    }
+    return false;
+}
+
+template <int BITS, int LG>
+__global__ void KIVI_QBOUNDS(TOK_WARPS * 32)
+kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
+                        float *__restrict__ scale, float *__restrict__ zero,
+                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n)
+{
+    constexpr uint32_t G = 1u << LG;
+    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
+    __shared__ float4 tile_s[TOK_WARPS][256];
     const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
     const bool away = pol.ties == KVQ_TIES_AWAY;
     const bool nanpol = pol.overflow == KVQ_OVERFLOW_NAN;
@@ -227,52 +380,24 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
     }
     /* Values past n are zeros of inactive groups (n is a multiple of G and of
      * 8, so a group or a float4 is wholly in or out); their flags are dropped. */
-    uint32_t w[BITS];
-#pragma unroll
-    for (int k = 0; k < BITS; k++) w[k] = 0;
-    const uint32_t i0 = G > 32u ? (lane % SUBT) * 32u : 0u; /* element of v[0] in its group */
-    const uint32_t first = kvq_code_byte(i0, BITS);
-#pragma unroll
-    for (uint32_t j = 0; j < NG; j++) {
-        const bool act = e0 + j * GV < n;
-        uint32_t fh = 0, eh = 0;
-        float mn, mx;
-        dev_group_read<GV>(&v[j * GV], daz, fh, eh, mn, mx); /* [POL-NF-01] [POL-SN-01] */
-        /* min/max are exact in any order; the sign of a zero extreme cannot
-         * reach the stored metadata (z of a zero min is +0; r and s of zeros
-         * are exact). */
-#pragma unroll
-        for (uint32_t o = SUBT >> 1; o > 0u; o >>= 1) {
-            mn = fminf(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, (int)o));
-            mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, (int)o));
-        }
-        float s, z;
-        dev_group_meta(s, z, fh, eh, mn, mx, cmax, sh.meta, nanpol);
-        uint32_t mb[GV];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
-        dev_group_codes<GV>(mb, &v[j * GV], mn, mx, s, z, cmax, away, fh, eh);
-#pragma unroll
-        for (uint32_t k = 0; k < GV; k++) {
-            /* bit of element i0+k within the lane's code bytes: group j's
-             * bytes start at byte j*GB of them, element i0's at `first`;
-             * fields are disjoint, so adding is OR-ing */
-            const uint32_t pos = 8u * j * GB + kvq_code_word_shift(i0 + k, BITS, first);
-            w[pos / 32u] += (mb[k] - MAGIC_RND_BITS) << (pos % 32u);
-        }
-        if (act) {
-            const uint64_t g = (e0 + j * GV) >> LG;
-            if (i0 == 0u) {
-                scale[g] = s;
-                zero[g] = z;
-            }
-            f |= fh;
-            err |= eh;
-        }
-    }
+    uint32_t w[BITS], nearm;
+    float s0, z0;
+    bool rare = tok_groups<BITS, LG, !KVQ_KIVI_RAREPASS>(v, w, f, err, scale, zero, e0, n, lane,
+                                                         sh.meta, daz, away, nanpol, nearm, s0, z0);
     /* Stage the codes: lane l's LB bytes at byte l*LB of the warp's block. */
     __syncwarp();                        /* every lane has read its values */
     uint32_t *cw = (uint32_t *)tile;
 #pragma unroll
     for (int k = 0; k < BITS; k++) cw[lane * BITS + (uint32_t)k] = w[k];
+    if (KVQ_KIVI_RAREPASS && !KVQ_KIVI_HOTCOUNT) {
+        if (nearm != 0u && !rare)        /* near ties: about one value in 2^11 */
+            rare = tok_near<BITS, LG>(cw + lane * BITS, nearm, x, scale, zero, e0, s0, z0, away, f);
+        if (__any_sync(0xFFFFFFFFu, rare)) { /* zeros, subnormals, infinities, NaNs, off-path groups */
+            const uint32_t r = tok_rare<BITS, LG>(x, scale, zero, cw, tbase, n, sh.meta, pol);
+            f = r & 0xFFu;
+            err = r >> 8;
+        }
+    }
     __syncwarp();
     /* the warp's code bytes: groups tbase/G .. , contiguous [LAY-PACK-01] */
     uint8_t *out = codes + kvq_kivi_group_code_offset(&sh, tbase >> LG);
@@ -291,40 +416,29 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
 }
 #endif /* KVQ_KIVI_BASELINE */
 
-/* Per-channel groups, G in {32, 64, 128}.  A block is 4 warps; SUB = G/32
- * warps share 32 groups (32 consecutive channels): lane l of each takes group
- * set*32 + l, warp `sub` its tokens 32*sub .. 32*sub+31, so a warp's loads of a
- * token row are one coalesced 128-byte line.  Min and max meet in shared memory;
- * each thread writes the 4*BITS code bytes of its 32 tokens. */
-template <int BITS, int G>
-__global__ void __launch_bounds__(128)
-kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
-                          float *__restrict__ scale, float *__restrict__ zero,
-                          kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng)
+/* A thread's part of its group (32 values v[], elements i0 .. i0+31): extremes
+ * (met in shared memory smn/smx when SUB > 1: every thread of the block calls
+ * this), metadata, codes staged in sw, scale and zero stored by sub 0; flags and
+ * errors into f, err.  RARE = false: the common path, true when the thread's
+ * group needs a rare block (whose results are then the rare pass's); RARE =
+ * true: the whole sequence [KIVI-DEV-05]. */
+template <int BITS, int G, bool RARE>
+__device__ __forceinline__ bool ch_group(float *v, uint32_t &f, uint32_t &err, float (*smn)[32],
+                                         float (*smx)[32], uint32_t *sw, float *__restrict__ scale,
+                                         float *__restrict__ zero, uint64_t g, bool act,
+                                         uint32_t meta, kvq_policy pol, uint32_t &nearm,
+                                         float &so, float &zo)
 {
     constexpr int SUB = G / 32;          /* warps a group */
-    constexpr int SETS = 4 / SUB;        /* sets of 32 groups a block */
-    __shared__ float smn[4][32], smx[4][32];
     const float cmax = (float)kvq_code_max(BITS);
     const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const uint32_t sub = warp % SUB, set = warp / SUB;
-    const uint64_t g = ((uint64_t)blockIdx.x * SETS + set) * 32u + lane;
     const uint32_t i0 = sub * 32u;       /* first element of this thread */
-    const bool act = KVQ_KIVI_HOTCOUNT || g < ng; /* the counted path: whole blocks */
-    uint32_t f = 0, err = 0;
-    float v[32];
-    if (act) {
-        const uint64_t stride = kvq_kivi_group_stride(&sh);
-        const float *p = x + kvq_kivi_elem_index(&sh, g, i0);
-#pragma unroll
-        for (int i = 0; i < 32; i++) v[i] = __ldcs(p + (uint64_t)i * stride);
-    } else {
-#pragma unroll
-        for (int i = 0; i < 32; i++) v[i] = 0.0f;
-    }
+    bool rare = false;
     float mn, mx;
-    dev_group_read<32>(v, daz, f, err, mn, mx); /* [POL-NF-01] [POL-SN-01] */
+    if (RARE) dev_group_read<32>(v, daz, f, err, mn, mx); /* [POL-NF-01] [POL-SN-01] */
+    else rare = dev_group_read_common<32>(v, mn, mx);
     if (SUB > 1) {                       /* min/max are exact in any order */
         smn[warp][lane] = mn;
         smx[warp][lane] = mx;
@@ -336,14 +450,18 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
         }
     }
     float s, z;
-    dev_group_meta(s, z, f, err, mn, mx, cmax, sh.meta, pol.overflow == KVQ_OVERFLOW_NAN);
+    dev_group_meta(s, z, f, err, mn, mx, cmax, meta, pol.overflow == KVQ_OVERFLOW_NAN);
     const uint32_t first = kvq_code_byte(i0, BITS);
     uint32_t w[BITS];                    /* 32 codes of BITS bits */
 #pragma unroll
     for (int k = 0; k < BITS; k++) w[k] = 0;
     {
         uint32_t mb[32];                 /* MAGIC_RND_BITS + code [KIVI-DEV-01] */
-        dev_group_codes<32>(mb, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, f, err);
+        nearm = 0;
+        if (RARE) dev_group_codes<32>(mb, v, mn, mx, s, z, cmax, pol.ties == KVQ_TIES_AWAY, f, err);
+        else rare |= dev_group_codes_common<32>(mb, v, mn, mx, s, z, cmax, nearm);
+        so = s;
+        zo = z;
 #pragma unroll
         for (int i = 0; i < 32; i++) {
             /* bit of element i0+i within the thread's 4*BITS code bytes (disjoint
@@ -352,15 +470,13 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
             w[pos / 32u] += (mb[i] - MAGIC_RND_BITS) << (pos % 32u);
         }
     }
-    /* Stage the codes in shared memory and store the block's contiguous code
-     * bytes (groups gb0 .. gb0 + 128/SUB - 1) as coalesced 32-bit words: a
+    /* Stage the codes in shared memory: the block's contiguous code bytes
+     * (groups gb0 .. gb0 + 128/SUB - 1) leave as coalesced 32-bit words: a
      * thread's own 4*BITS bytes are only part of a 32-byte sector when G > 32,
      * and partial-sector stores from different warps cost L2 and DRAM work.
      * Word u of the block sits at u + u/32 (one pad word in 32): the stores
      * of a warp, GB/4 words apart, then fall in distinct banks. */
     constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
-    constexpr uint32_t NWB = 128u * BITS;        /* code words of a block */
-    __shared__ uint32_t sw[NWB + NWB / 32u];
     const uint32_t gl = set * 32u + lane;        /* group within the block */
 #pragma unroll
     for (int k = 0; k < BITS; k++) {
@@ -371,6 +487,105 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
         scale[g] = s;
         zero[g] = z;
     }
+    return rare;
+}
+
+/* The thread's values of group g from element i0 on (zeros when g is past the end). */
+template <int G>
+__device__ __forceinline__ void ch_load(float *v, const float *__restrict__ x, const kvq_kivi_shape &sh,
+                                        uint64_t g, uint32_t i0, bool act)
+{
+    if (act) {
+        const uint64_t stride = kvq_kivi_group_stride(&sh);
+        const float *p = x + kvq_kivi_elem_index(&sh, g, i0);
+#pragma unroll
+        for (int i = 0; i < 32; i++) v[i] = __ldcs(p + (uint64_t)i * stride);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 32; i++) v[i] = 0.0f;
+    }
+}
+
+/* The rare pass of a block [KIVI-DEV-05]: every thread reads its values again and
+ * recomputes its part of its group whole, rare blocks included; its code words
+ * replace the common path's in sw, scale and zero are stored again, and the
+ * thread's flags and errors (0 for an idle thread) come back as f | err << 8.
+ * Out of line, called by every thread of the block when one needs it. */
+template <int BITS, int G>
+__device__ __noinline__ uint32_t ch_rare(const float *__restrict__ x, float *__restrict__ scale,
+                                         float *__restrict__ zero, uint32_t *sw, float (*smn)[32],
+                                         float (*smx)[32], kvq_kivi_shape sh, kvq_policy pol,
+                                         uint64_t g, bool act)
+{
+    const uint32_t i0 = (threadIdx.x >> 5) % (G / 32) * 32u;
+    float v[32];
+    ch_load<G>(v, x, sh, g, i0, act);
+    uint32_t f = 0, err = 0, nearm;
+    float so, zo;
+    ch_group<BITS, G, true>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol, nearm, so, zo);
+    return act ? f | err << 8 : 0u;
+}
+
+/* Per-channel groups, G in {32, 64, 128}.  A block is 4 warps; SUB = G/32
+ * warps share 32 groups (32 consecutive channels): lane l of each takes group
+ * set*32 + l, warp `sub` its tokens 32*sub .. 32*sub+31, so a warp's loads of a
+ * token row are one coalesced 128-byte line.  Min and max meet in shared memory;
+ * each thread's 4*BITS code bytes are staged, the block's stored as words. */
+template <int BITS, int G>
+__global__ void KIVI_QBOUNDS(128)
+kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
+                          float *__restrict__ scale, float *__restrict__ zero,
+                          kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng)
+{
+    constexpr int SUB = G / 32;          /* warps a group */
+    constexpr int SETS = 4 / SUB;        /* sets of 32 groups a block */
+    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
+    constexpr uint32_t NWB = 128u * BITS;        /* code words of a block */
+    __shared__ float smn[4][32], smx[4][32];
+    __shared__ uint32_t sw[NWB + NWB / 32u];
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const uint32_t sub = warp % SUB, set = warp / SUB;
+    const uint64_t g = ((uint64_t)blockIdx.x * SETS + set) * 32u + lane;
+    const bool act = KVQ_KIVI_HOTCOUNT || g < ng; /* the counted path: whole blocks */
+    uint32_t f = 0, err = 0;
+    float v[32];
+    ch_load<G>(v, x, sh, g, sub * 32u, act);
+    uint32_t nearm;
+    float so, zo;
+#if KVQ_KIVI_BASELINE || !KVQ_KIVI_RAREPASS
+    ch_group<BITS, G, true>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol, nearm, so, zo);
+#else
+    bool rare = ch_group<BITS, G, false>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol,
+                                         nearm, so, zo);
+    if (!KVQ_KIVI_HOTCOUNT) {
+        if (nearm != 0u && !rare) {      /* near ties of a fast group: about one value in 2^11 */
+            /* value i = x[p + i*stride], its code at bit i*BITS of the thread's words in sw */
+            const uint64_t stride = kvq_kivi_group_stride(&sh);
+            const float *p = x + kvq_kivi_elem_index(&sh, g, sub * 32u);
+            const uint32_t u0 = ((set * 32u + lane) * GB + kvq_code_byte(sub * 32u, BITS)) / 4u;
+            const float cmax = (float)kvq_code_max(BITS);
+            while (nearm != 0u) {
+                const uint32_t i = (uint32_t)__ffs((int)nearm) - 1u;
+                nearm &= nearm - 1u;
+                const float xv = p[(uint64_t)i * stride];
+                if (xv != xv) {          /* NaN [POL-NF-01]: the rare pass */
+                    rare = true;
+                    break;
+                }
+                const uint32_t r = dev_near_code(xv, so, zo, cmax, pol.ties == KVQ_TIES_AWAY);
+                f |= r >> 8;
+                const uint32_t b = i * (uint32_t)BITS, u = u0 + b / 32u;
+                const uint32_t m = kvq_code_max(BITS) << (b % 32u);
+                sw[u + u / 32u] = (sw[u + u / 32u] & ~m) | ((r & 0xFFu) << (b % 32u));
+            }
+        }
+        if (__syncthreads_or(rare)) {    /* block-uniform: zeros, subnormals, infinities, NaNs, off-path groups */
+            const uint32_t r = ch_rare<BITS, G>(x, scale, zero, sw, smn, smx, sh, pol, g, act);
+            f = r & 0xFFu;
+            err = r >> 8;
+        }
+    }
+#endif
     if (!act) f = err = 0;               /* idle threads report nothing */
     __syncthreads();
     const uint64_t gb0 = (uint64_t)blockIdx.x * SETS * 32u;

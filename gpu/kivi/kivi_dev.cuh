@@ -159,6 +159,36 @@ __device__ __forceinline__ uint32_t dev_code(float xv, float s, float rcp, float
     return (uint32_t)min(max(c, 0), cm);
 }
 
+#ifndef KVQ_KIVI_RARECALL
+#define KVQ_KIVI_RARECALL 1 /* 0: dev_code inlined in the rare blocks too, as before */
+#endif
+
+/* dev_code out of line, for the rare blocks of dev_group_codes [KIVI-DEV-05]:
+ * a call there in place of 32 inlined copies of its division and rounding keeps
+ * their registers and code out of the common path.  Returns the code in bits
+ * 0..7 and the flags dev_code set in bits 8.. (KVQ_FLAG_* < 2^5): no pointer
+ * argument, so no caller variable lives in memory. */
+static __device__ __noinline__ uint32_t dev_code_rare(float xv, float s, float rcp, float z,
+                                                      float cmax, bool away)
+{
+    uint32_t f = 0;
+    const uint32_t c = dev_code(xv, s, rcp, z, cmax, away, f);
+    return c | f << 8;
+}
+
+/* dev_code in a rare block: out of line (KVQ_KIVI_RARECALL) or inlined */
+__device__ __forceinline__ uint32_t dev_code_r(float xv, float s, float rcp, float z, float cmax,
+                                               bool away, uint32_t &f)
+{
+#if KVQ_KIVI_RARECALL
+    const uint32_t r = dev_code_rare(xv, s, rcp, z, cmax, away);
+    f |= r >> 8;
+    return r & 0xFFu;
+#else
+    return dev_code(xv, s, rcp, z, cmax, away, f);
+#endif
+}
+
 /* ---- one group's inputs and codes, the quantize kernels' common path ----
  * [KIVI-DEV-01] [KIVI-DEV-02] (spec/kivi.md, "CUDA kernels"). */
 
@@ -273,7 +303,7 @@ __device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, fl
                 if (!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half)) {
                     if (!isfinite(v[k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
                     mb[k] = MAGIC_RND_BITS
-                            + (s != 0.0f ? dev_code(v[k], s, __frcp_rn(s), z, cmax, away, f) : 0u);
+                            + (s != 0.0f ? dev_code_r(v[k], s, __frcp_rn(s), z, cmax, away, f) : 0u);
                 }
             }
         }
@@ -282,10 +312,75 @@ __device__ __forceinline__ void dev_group_codes(uint32_t *mb, const float *v, fl
 #pragma unroll
         for (uint32_t k = 0; k < N; k++) {
             if (!isfinite(v[k])) err |= ERR_NONFINITE; /* [POL-NF-01] */
-            mb[k] = MAGIC_RND_BITS + dev_code(v[k], s, r, z, cmax, away, f);
+            mb[k] = MAGIC_RND_BITS + dev_code_r(v[k], s, r, z, cmax, away, f);
         }
     }
 #endif
+}
+
+/* The common path of the quantize kernels [KIVI-DEV-05]: dev_group_read and
+ * dev_group_codes without their rare blocks.  Each returns true when its group
+ * needs the rare pass (a zero or subnormal value, an infinite extreme; a group
+ * off the fast path), which recomputes the lane's groups whole with
+ * dev_group_read and dev_group_codes (gpu/kivi/kivi.cu); dev_group_codes_common
+ * also gives the elements of a fast group its test fails (near ties, NaNs) as
+ * the bits of nearm: the kernel redoes those one by one (dev_near_code; a NaN
+ * takes the rare pass).  Otherwise their results are those two functions' (their
+ * fast loops, verbatim). */
+template <uint32_t N>
+__device__ __forceinline__ bool dev_group_read_common(const float *v, float &mn, float &mx)
+{
+    bool tiny = false;
+#pragma unroll
+    for (uint32_t k = 0; k < N; k++) tiny |= fabsf(v[k]) < F32_MIN_NORMAL;
+    mn = mx = v[0];
+#pragma unroll
+    for (uint32_t k = 1; k < N; k++) {
+        mn = fminf(mn, v[k]);
+        mx = fmaxf(mx, v[k]);
+    }
+    return tiny || isinf(mn) || isinf(mx);
+}
+
+template <uint32_t N>
+__device__ __forceinline__ bool dev_group_codes_common(uint32_t *mb, const float *v, float mn, float mx,
+                                                       float s, float z, float cmax, uint32_t &nearm)
+{
+    const float rcp = s != 0.0f ? __frcp_rn(s) : 0.0f;
+    const float nzr = s != 0.0f ? -__fmul_rn(z, rcp) : 0.0f; /* negation exact */
+    const float qlo = __fmaf_rn(mn, rcp, nzr), qhi = __fmaf_rn(mx, rcp, nzr);
+#if KVQ_KIVI_PLANT == 2
+    /* planted bug: the range condition dropped */
+    const bool fast = s == 0.0f || (rcp >= F32_MIN_NORMAL && fabsf(nzr) <= FUSED_ZR_MAX);
+#else
+    const bool fast = s == 0.0f || (rcp >= F32_MIN_NORMAL && fabsf(nzr) <= FUSED_ZR_MAX
+                                    && qlo >= -0.25f && qhi <= __fadd_rn(cmax, 0.25f));
+#endif
+#if KVQ_KIVI_PLANT == 1
+    const float near_half = 0.5f;          /* planted bug: near ties not redone */
+#else
+    const float near_half = NEAR_HALF;
+#endif
+    uint32_t nm = 0;
+#pragma unroll
+    for (uint32_t k = 0; k < N; k++) {
+        const float qe = __fmaf_rn(v[k], rcp, nzr);
+        const float m = __fadd_rn(qe, MAGIC_RND);
+        nm |= (uint32_t)!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= near_half) << k;
+        mb[k] = __float_as_uint(m);
+    }
+    nearm = nm;
+    return !fast;
+}
+
+/* The exact code of a near tie of a fast group (dev_group_codes' redo): xv is not
+ * NaN (a NaN takes the rare pass), so the code is dev_code's, in bits 0..7, and
+ * its flags in bits 8.. */
+__device__ __forceinline__ uint32_t dev_near_code(float xv, float s, float z, float cmax, bool away)
+{
+    uint32_t f = 0;
+    const uint32_t c = s != 0.0f ? dev_code_r(xv, s, __frcp_rn(s), z, cmax, away, f) : 0u;
+    return c | f << 8;
 }
 
 /* Stored-metadata check of dequantization [KIVI-D-02]: the reference's meta_ok. */

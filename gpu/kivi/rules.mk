@@ -32,3 +32,43 @@ QUANT_DEVICE := $(B)/gpu/kvq_gpu_kivi_test $(B)/gpu/kvq_gpu_kivi_test_plant1 \
 .PHONY: gpu-quant-kivi
 gpu-quant-kivi: $(QUANT_DEVICE)
 GPU_TARGETS += $(QUANT_DEVICE)
+
+# What bounds the kernels [KIVI-DEV-05] (gpu/kivi/device-quant.sh): gpu/kivi/kernel_bench.cu
+# includes gpu/kivi/kivi.cu and launches each kernel alone, beside its launcher, a device copy
+# and floor kernels of the same bytes.  Builds of it over other kernels, side by side:
+#   kvq_gpu_kivi_kbench_prev    the kernels of before: quantize kernels without a register
+#                               bound (KVQ_KIVI_QMINB=1), their rare blocks inline in the
+#                               group loop (KVQ_KIVI_RAREPASS=0) with dev_code inlined
+#                               (KVQ_KIVI_RARECALL=0)
+#   kvq_gpu_kivi_kbench_inl     this commit's register bound, the rare blocks inline in the
+#                               group loop (KVQ_KIVI_RAREPASS=0: the kernels of 19f9aec)
+#   kvq_gpu_kivi_kbench_minb6   quantize kernels for 6 thread blocks an SM (80 registers)
+#   kvq_gpu_kivi_kbench_minb10  for 10 (48 registers)
+#   kvq_gpu_kivi_kbench_hot     the rare blocks compiled out (KVQ_KIVI_HOTCOUNT=1: wrong on
+#                               near ties and rare inputs; times only): what the kernels would
+#                               run at if their rare blocks cost no registers and no code
+KBENCH_DEFS_prev := -DKVQ_KIVI_QMINB=1 -DKVQ_KIVI_RAREPASS=0 -DKVQ_KIVI_RARECALL=0
+KBENCH_DEFS_inl := -DKVQ_KIVI_RAREPASS=0
+KBENCH_DEFS_minb6 := -DKVQ_KIVI_QMINB=6
+KBENCH_DEFS_minb10 := -DKVQ_KIVI_QMINB=10
+KBENCH_DEFS_hot := -DKVQ_KIVI_HOTCOUNT=1
+KBENCH_VARIANTS := prev inl minb6 minb10 hot
+$(B)/gpu/kivi/kernel_bench.o $(KBENCH_VARIANTS:%=$(B)/gpu/kivi/kernel_bench_%.o): \
+    gpu/kivi/kivi.cu $(KIVI_DEV_HDR)
+$(KBENCH_VARIANTS:%=$(B)/gpu/kivi/kernel_bench_%.o): $(B)/gpu/kivi/kernel_bench_%.o: \
+    gpu/kivi/kernel_bench.cu $(GPU_HDR)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) $(KBENCH_DEFS_$*) -c $< -o $@
+# (the SAGE Q/K quantizers too: sage.o, sage_ds.o; kivi.cu's symbols are the bench's own)
+KBENCH_LIBS := $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/ref/ref/common/status.o
+$(B)/gpu/kivi/kernel_bench.o $(KBENCH_VARIANTS:%=$(B)/gpu/kivi/kernel_bench_%.o): include/kvq_sage.h \
+    include/kvq_sage_layout.h
+$(B)/gpu/kvq_gpu_kivi_kbench: $(B)/gpu/kivi/kernel_bench.o $(KBENCH_LIBS)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(KBENCH_VARIANTS:%=$(B)/gpu/kvq_gpu_kivi_kbench_%): $(B)/gpu/kvq_gpu_kivi_kbench_%: \
+    $(B)/gpu/kivi/kernel_bench_%.o $(KBENCH_LIBS)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+QUANT_PROF := $(B)/gpu/kvq_gpu_kivi_kbench $(KBENCH_VARIANTS:%=$(B)/gpu/kvq_gpu_kivi_kbench_%)
+.PHONY: gpu-quant-prof
+gpu-quant-prof: $(QUANT_PROF)
+GPU_TARGETS += $(QUANT_PROF)

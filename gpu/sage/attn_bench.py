@@ -8,7 +8,8 @@ same inputs, on the device.
 Shape: batch 1, 32 heads, d = 128, nq = nk = N for N in --sizes (default
 4096,8192,16384,32768), causal and not; softmax scale tau = RN32(1/sqrt(128)).
 Inputs: Q, K, V random normal binary32 [32][N][128] (seeded per N); the kvq
-pipeline takes them as they are (buffer=128 and buffer=0, qk_bits=8), the
+pipeline takes them as they are (buffer=128 and buffer=0 with the library's
+default core, and buffer=128 with the warpgroup core: KVQ_SAGE_CORE=loop; qk_bits=8), the
 binary16 methods take them rounded to binary16, as [1][32][N][128].
 
 Timing: CUDA events around the call on torch's current stream, after warm-up;
@@ -39,7 +40,7 @@ remaining rows (they are reported as failed with the reason).
 
 Usage: attn_bench.py [--lib PATH] [--sizes 4096,...] [--reps 20] [--commit C]
                      [--out DIR] [--quick] [--samples 128] [--deadline S]
-                     [--no-buffer0] [--no-isolate]
+                     [--no-buffer0] [--no-loop] [--no-isolate]
 Writes DIR/sage-attn-bench.json and DIR/sage-attn-bench.txt (DIR: --out, else
 $OUT, else .).  Exit status: 0 report written and every kvq row measured;
 1 report written, some kvq row failed / skipped; 2 no report.
@@ -64,8 +65,11 @@ SLEEP_CYCLES = 600000                          # ~0.3 ms at H100/H200 clocks
 # the rows of one (N, causal), in the order they run within a child (kvq last)
 SDPA_METHODS = [("sdpa-flash", "FLASH_ATTENTION"), ("sdpa-cudnn", "CUDNN_ATTENTION"),
                 ("sdpa-efficient", "EFFICIENT_ATTENTION")]
-KVQ_METHODS = [("kvq-b128", 128), ("kvq-b0", 0)]
+# (method, buffer, KVQ_SAGE_CORE): None = the library's default core (the FlashAttention-3
+# structured one [SAGE-DEV-12] when built), "loop" = the warpgroup core [SAGE-ATT-10]
+KVQ_METHODS = [("kvq-b128", 128, None), ("kvq-b128-loop", 128, "loop"), ("kvq-b0", 0, None)]
 LABELS = {"kvq-b128": "kvq SageAttn2 (INT8 QK, FP8 PV, buffer 128)",
+          "kvq-b128-loop": "kvq SageAttn2, warpgroup core (KVQ_SAGE_CORE=loop, buffer 128)",
           "kvq-b0": "kvq SageAttn2 (INT8 QK, FP8 PV, buffer 0)",
           "sdpa-flash": "torch SDPA FLASH_ATTENTION (fp16)",
           "sdpa-cudnn": "torch SDPA CUDNN_ATTENTION (fp16)",
@@ -87,6 +91,8 @@ def status_name(st):
 def methods_of(args):
     """Method ids in run order: SDPA backends, SageAttention 1, then kvq."""
     m = [name for name, _ in SDPA_METHODS] + ["sage1", "kvq-b128"]
+    if not args.no_loop:
+        m.append("kvq-b128-loop")
     if not args.no_buffer0:
         m.append("kvq-b0")
     return m
@@ -293,13 +299,19 @@ def run_child(args):
     o = torch.empty(HEADS, n, D, dtype=torch.float32, device="cuda")
     res = torch.zeros(2, dtype=torch.int32, device="cuda")       # kvq_cuda_result {status, flags}
     for causal in (0, 1):
-        for method, buf in KVQ_METHODS:
+        for method, buf, core in KVQ_METHODS:
             if method not in args.methods:
                 continue
 
-            def body(row, buf=buf, causal=causal):
+            def body(row, buf=buf, causal=causal, core=core):
                 row["fail_state"] = "failed"
-                row["params"] = {"buffer": buf, "qk_bits": 8, "tau": TAU}
+                row["params"] = {"buffer": buf, "qk_bits": 8, "tau": TAU, "core": core or "default"}
+                if core is None:
+                    os.environ.pop("KVQ_SAGE_CORE", None)
+                else:
+                    os.environ["KVQ_SAGE_CORE"] = core                # read by the library at each call
+                if lib is not None and hasattr(lib, "kvq_cuda_sage_attn_fa3_built"):
+                    row["fa3_built"] = int(lib.kvq_cuda_sage_attn_fa3_built())
                 if lib is None:
                     raise RuntimeError(lib_why)
                 a = SageAttn(nq=n, nk=n, dim=D, tau=TAU, causal=causal, buffer=buf, qk_bits=8)
@@ -342,6 +354,7 @@ def run_child(args):
                     check_result("after the stage split")
                 del ws
             guarded(method, causal, body)
+            os.environ.pop("KVQ_SAGE_CORE", None)
     return 0
 
 
@@ -478,6 +491,8 @@ def run_size(args, n, methods):
                "--row-budget", str(args.row_budget), "--deadline-at", str(args.deadline_at - 10)]
         if args.no_buffer0:
             cmd.append("--no-buffer0")
+        if args.no_loop:
+            cmd.append("--no-loop")
         try:
             p = subprocess.run(cmd, timeout=left)
             if p.returncode != 0:
@@ -523,6 +538,9 @@ def annotate(rows):
         sage = [x for x in same if x["method"] == "sage1"]
         if r["method"].startswith("kvq") and sage:
             r["speedup_vs_sage1"] = sage[0]["ms"] / r["ms"]
+        loop = [x for x in same if x["method"] == "kvq-b128-loop"]
+        if r["method"] == "kvq-b128" and loop:
+            r["speedup_vs_loop"] = loop[0]["ms"] / r["ms"]
 
 
 def goals(rows):
@@ -601,6 +619,10 @@ def summary(doc):
             tot = sum(r["stages_ms"].values())
             out.append(f"{r['N']:>6} {r['causal']:>6} {r['method']:15} " + stages_text(r["stages_ms"]) +
                        f"  (sum {tot:.3f})")
+    lp = [r for r in rows if r.get("speedup_vs_loop")]
+    if lp:
+        out.append("- the default core vs the warpgroup core (kvq-b128-loop / kvq-b128, whole pipeline): " + ", ".join(
+            f"N={r['N']}{' causal' if r['causal'] else ''}: {r['speedup_vs_loop']:.2f}x" for r in lp))
     b0 = [r for r in rows if r["method"] == "kvq-b0" and r["state"] == "ok"]
     if b0:
         out.append("- buffer 0 (informative): " + ", ".join(
@@ -610,7 +632,7 @@ def summary(doc):
 
 
 def methods_order(m):
-    order = [x for x, _ in SDPA_METHODS] + ["sage1", "kvq-b128", "kvq-b0"]
+    order = [x for x, _ in SDPA_METHODS] + ["sage1", "kvq-b128", "kvq-b128-loop", "kvq-b0"]
     return order.index(m) if m in order else len(order)
 
 
@@ -626,6 +648,7 @@ def main():
     ap.add_argument("--row-budget", type=float, default=8.0, help="seconds of timed calls per row, at most")
     ap.add_argument("--deadline", type=float, default=480.0, help="seconds for the whole run")
     ap.add_argument("--no-buffer0", action="store_true", help="no kvq buffer=0 rows")
+    ap.add_argument("--no-loop", action="store_true", help="no rows of the warpgroup core (KVQ_SAGE_CORE=loop)")
     ap.add_argument("--no-isolate", action="store_true", help="run every size in this process")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--frag", default=None, help=argparse.SUPPRESS)

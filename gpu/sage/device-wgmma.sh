@@ -26,28 +26,8 @@ say() { echo "device-wgmma: $*" | tee -a "$OUT/summary.txt"; }
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 say "device $dev, commit $COMMIT, nvcc $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*')"
 
-inc=${CUTLASS_INC:-}
-if [ -z "$inc" ]; then
-    whl=${CUTLASS_WHEEL:-}
-    [ -n "$whl" ] && [ -f "$whl" ] || whl=$(find -L build/deps .devcarry . -maxdepth 6 -name "$WHL_NAME" -print -quit 2>/dev/null)
-    if [ -n "$whl" ] && [ -f "$whl" ]; then
-        mkdir -p build/deps/cutlass
-        python3 - "$whl" build/deps/cutlass <<'EOF' || unzip -q -o "$whl" 'cutlass_library/source/include/*' -d build/deps/cutlass
-import sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("cutlass_library/source/include/")])
-EOF
-        inc=$PWD/build/deps/cutlass/cutlass_library/source/include
-        say "CUTLASS headers from $whl"
-    else
-        inc=$(python3 -c 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); print(os.path.join(os.path.dirname(s.origin), "source", "include") if s else "")' 2>/dev/null)
-        [ -n "$inc" ] && say "CUTLASS headers from the installed cutlass_library"
-    fi
-fi
-if [ -z "$inc" ] || [ ! -f "$inc/cute/tensor.hpp" ]; then
-    say "error: no CUTLASS/CuTe headers (no $WHL_NAME under build/deps or .devcarry, no cutlass_library)"
-    exit 2
-fi
+. gpu/sage/cutlass-inc.sh
+kvq_cutlass_inc || exit 2
 if ! make -j16 CUTLASS_INC="$inc" build/gpu/kvq_sage_wgmma_probe build/gpu/kvq_sage_qk_test > "$OUT/build.log" 2>&1; then
     say "error: the build failed (build.log)"
     tail -20 "$OUT/build.log"

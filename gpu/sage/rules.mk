@@ -51,10 +51,22 @@ $(B)/gpu/sage/qk_test.o: gpu/sage/qk_test.cu $(GPU_HDR) | cutlass-check
 $(B)/gpu/kvq_sage_qk_test: $(B)/gpu/sage/qk_test.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 GPU_TARGETS += $(B)/gpu/kvq_sage_qk_test
+# the attention core in FlashAttention-3's structure (gpu/sage/sage_fa3.cu, a kernel unit of
+# GPU_OBJ, CuTe): with the CUTLASS/CuTe headers when CUTLASS_INC is found (cutlass-check
+# stops on a wrong version), else built as an absent core (KVQ_SAGE_NO_CUTE) and
+# kvq_cuda_sage_attn_core keeps the warpgroup core; the planted build skips a buffer flush
+$(B)/gpu/sage/sage_fa3.o $(B)/gpu/sage/sage_fa3_plant.o: gpu/sage/sage_fa3.cu gpu/sage/sage_fa3.h gpu/sage/sage_instr.cuh $(GPU_HDR) \
+    $(SAGE_HDR) include/kvq_sage_attn.h $(if $(CUTLASS_INC),| cutlass-check)
+$(B)/gpu/sage/sage_fa3.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) $(if $(CUTLASS_INC),-isystem $(CUTLASS_INC) --expt-relaxed-constexpr,-DKVQ_SAGE_NO_CUTE=1) -c $< -o $@
+$(B)/gpu/sage/sage_fa3_plant.o: | cutlass-check
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -isystem $(CUTLASS_INC) --expt-relaxed-constexpr -DKVQ_SAGE_FA3_PLANT=1 -c $< -o $@
 # the attention core and pipeline (gpu/sage/sage_attn.cu, a kernel unit of GPU_OBJ), its
 # device test (bitwise against ref/fast/sage.c and the wgmma model; OpenMP host checks) and
 # the shared library a benchmark loads (kvq_cuda_sage_attn, _workspace, _core, ...)
-$(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h gpu/sage/sage_common.cuh
+$(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h gpu/sage/sage_common.cuh gpu/sage/sage_instr.cuh gpu/sage/sage_fa3.h
 $(B)/gpu/sage/attn_test.o: $(SAGE_HDR) include/kvq_sage_attn.h include/kvq_mma.h
 $(B)/gpu/sage/attn_test.o: NVFLAGS += -Xcompiler -fopenmp
 $(B)/gpu/kvq_gpu_sage_attn_test: $(GPU_OBJ) $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ) \
@@ -143,3 +155,15 @@ $(B)/gpu/sage/sage_base_hot.o:
 .PHONY: quant-sass
 quant-sass: $(QUANT_HOT)
 	bash gpu/kivi/sass-count.sh $(QUANT_HOT)
+
+# The FlashAttention-3-structured core against the warpgroup core, bit for bit, and the two
+# timed side by side (gpu/sage/fa3_test.cu, no MPFR); the planted build links the core with a
+# buffer flush skipped (must fail).  gpu/sage/device-fa3.sh runs both on the device.
+FA3_TEST_OBJ := $(B)/gpu/sage/sage_attn.o $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o \
+    $(B)/gpu/ref/ref/common/status.o
+$(B)/gpu/sage/fa3_test.o: $(SAGE_HDR) include/kvq_sage_attn.h
+$(B)/gpu/kvq_sage_fa3_test: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3.o $(FA3_TEST_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_sage_fa3_test_plant: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3_plant.o $(FA3_TEST_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+GPU_TARGETS += $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_plant

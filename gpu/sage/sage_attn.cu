@@ -70,6 +70,10 @@
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
 #include "sage/sage_common.cuh"
+#include "sage/sage_instr.cuh"
+#include "sage/sage_fa3.h"
+
+#include <stdlib.h>
 
 #define ATT_BQ   64u                     /* query rows a CTA */
 #define ATT_BKV  KVQ_SAGE_ATTN_BKV       /* keys a block */
@@ -123,21 +127,6 @@ template <int N> __device__ __forceinline__ void cp_wait()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-__device__ __forceinline__ float ex2_approx(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
-
-/* Two FP8 E4M3 codes, lo in the low byte [SAGE-DEV-06]. */
-__device__ __forceinline__ uint32_t e4m3x2(float lo, float hi)
-{
-    uint16_t r;
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-
 __device__ __forceinline__ void mma_s8(int32_t *c, const uint32_t *a, uint32_t b0, uint32_t b1)
 {
     asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
@@ -146,33 +135,9 @@ __device__ __forceinline__ void mma_s8(int32_t *c, const uint32_t *a, uint32_t b
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* Byte of row `row`, column k (< 32) of a k32 tile in the no-swizzle K-major
- * layout: core matrix (row / 8, k / 16) of 8 rows x 16 bytes at
- * ((row / 8) * 2 + k / 16) * 128 (gpu/sage/mma_probe.cu wg_off). */
-__device__ __forceinline__ uint32_t wg_off(uint32_t row, uint32_t k)
-{
-    return ((row / 8u) * 2u + k / 16u) * 128u + (row % 8u) * 16u + k % 16u;
-}
-
-/* Shared-memory matrix descriptor: LBO 128 (between the two core matrices of
- * a row group along k), SBO 256 (between row groups), no swizzle. */
-__device__ __forceinline__ uint64_t wg_desc(const void *smem)
-{
-    const uint32_t a = (uint32_t)__cvta_generic_to_shared(smem);
-    return (uint64_t)((a >> 4) & 0x3FFFu) | ((uint64_t)(128u >> 4) << 16) | ((uint64_t)(256u >> 4) << 32);
-}
-
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-
-/* Keep the compiler from moving accesses of the accumulator registers across
- * the wgmma issue and wait (they are written asynchronously in between). */
-__device__ __forceinline__ void fence_acc(float *d)
-{
-#pragma unroll
-    for (uint32_t x = 0; x < 64u; x++) asm volatile("" : "+f"(d[x])::"memory");
-}
 
 /* d += A B: A 64 x 32 E4M3 (desc da), B 128 x 32 E4M3 K-major (desc db). */
 __device__ __forceinline__ void wgmma_e4m3_n128(float *d, uint64_t da, uint64_t db)
@@ -484,10 +449,24 @@ __global__ void __launch_bounds__(128) sage_attn_kernel(const attn_args p)
 
 static inline int is_aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0u; }
 
+/* Which core: CORE_DEFAULT (the FlashAttention-3-structured core of
+ * gpu/sage/sage_fa3.cu when it was built and takes the shape, unless the
+ * environment's KVQ_SAGE_CORE is "loop"; [SAGE-DEV-12]), CORE_LOOP (this
+ * file's warpgroup core) or CORE_FA3 (that core or an error). */
+enum { CORE_DEFAULT, CORE_LOOP, CORE_FA3 };
+
+static int use_fa3(const kvq_sage_attn *a, int which)
+{
+    if (which == CORE_LOOP || !kvq_sage_fa3_built() || !kvq_sage_fa3_fits(a)) return 0;
+    if (which == CORE_FA3) return 1;
+    const char *e = getenv("KVQ_SAGE_CORE");
+    return e == NULL || strcmp(e, "loop") != 0;
+}
+
 static kvq_status launch_core(float *d_o, const kvq_sage_attn *a, uint32_t heads, const uint8_t *d_qc,
                               const float *d_qs, const uint8_t *d_kc, const float *d_ks, const float *d_ds,
                               const uint8_t *d_vc, const float *d_vs, const kvq_cuda_result *gate,
-                              const kvq_cuda_sage_attn_trace *tr, cudaStream_t stream)
+                              const kvq_cuda_sage_attn_trace *tr, cudaStream_t stream, int which = CORE_DEFAULT)
 {
     if (a == NULL || !kvq_sage_attn_ok(a) || heads < 1u) return KVQ_E_PARAM;
     if (d_o == NULL || d_qc == NULL || d_qs == NULL || d_kc == NULL || d_ks == NULL || d_ds == NULL ||
@@ -512,6 +491,25 @@ static kvq_status launch_core(float *d_o, const kvq_sage_attn *a, uint32_t heads
         return KVQ_E_DEVICE;
     }
     if (major != 9 || minor != 0) return KVQ_E_DEVICE;        /* sm_90a only */
+    if (which == CORE_FA3 && !kvq_sage_fa3_built()) return KVQ_E_DEVICE;
+    if (which == CORE_FA3 && !kvq_sage_fa3_fits(a)) return KVQ_E_PARAM;
+    if (tr == NULL && use_fa3(a, which)) {
+        kvq_sage_fa3_args f;
+        memset(&f, 0, sizeof f);
+        f.a = *a;
+        f.tau2 = kvq_sage_attn_tau2(a->tau);
+        f.heads = heads;
+        f.o = d_o, f.qc = d_qc, f.kc = d_kc, f.vc = d_vc, f.qs = d_qs, f.ks = d_ks, f.ds = d_ds, f.vs = d_vs;
+        const kvq_sage_shape qsh = {a->nq, ATT_D}, ksh = {a->nk, ATT_D};
+        const kvq_sage_qk qq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_K);
+        f.qc_head = kvq_sage_code_bytes(&qsh, a->qk_bits);
+        f.kc_head = kvq_sage_code_bytes(&ksh, a->qk_bits);
+        f.qs_head = kvq_sage_scale_count(&qsh, &qq);
+        f.ks_head = kvq_sage_scale_count(&ksh, &kq);
+        f.ds_head = (uint64_t)kvq_sage_mean_rows(a->nq, KVQ_SAGE_ATTN_BQ) * a->nk;
+        f.gate = gate;
+        return kvq_sage_fa3_launch(&f, stream);
+    }
 
     attn_args p;
     memset(&p, 0, sizeof p);
@@ -557,6 +555,24 @@ extern "C" kvq_status kvq_cuda_sage_attn_core(float *d_o, const kvq_sage_attn *a
 {
     return launch_core(d_o, a, heads, d_qc, d_qs, d_kc, d_ks, d_ds, d_vc, d_vs, NULL, NULL, stream);
 }
+
+extern "C" kvq_status kvq_cuda_sage_attn_core_loop(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                                   const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                                   const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                                   const float *d_vs, cudaStream_t stream)
+{
+    return launch_core(d_o, a, heads, d_qc, d_qs, d_kc, d_ks, d_ds, d_vc, d_vs, NULL, NULL, stream, CORE_LOOP);
+}
+
+extern "C" kvq_status kvq_cuda_sage_attn_core_fa3(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                                  const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                                  const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                                  const float *d_vs, cudaStream_t stream)
+{
+    return launch_core(d_o, a, heads, d_qc, d_qs, d_kc, d_ks, d_ds, d_vc, d_vs, NULL, NULL, stream, CORE_FA3);
+}
+
+extern "C" int kvq_cuda_sage_attn_fa3_built(void) { return kvq_sage_fa3_built(); }
 
 extern "C" kvq_status kvq_cuda_sage_attn_core_trace(float *d_o, const kvq_sage_attn *a, uint32_t heads,
                                                     const uint8_t *d_qc, const float *d_qs,

@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA SageP SageS FftR.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -56,6 +56,15 @@ Print Assumptions SAGE_ATT_07_f_Z.
 Print Assumptions SAGE_ATT_07_b_flush.
 Print Assumptions SAGE_ATT_07_e_count.
 Print Assumptions SAGE_ATT_07_e_B.
+Print Assumptions SAGE_ACC_06.
+Print Assumptions SAGE_ACC_06_d.
+Print Assumptions SAGE_ACC_06_outside.
+Print Assumptions SAGE_ATT_07_c.
+Print Assumptions SAGE_ATT_07_d_zero.
+Print Assumptions SAGE_ATT_07_d_P.
+Print Assumptions SAGE_ATT_07_d_Lambda.
+Print Assumptions SAGE_ATT_07_e_tree.
+Print Assumptions SAGE_ATT_07_e_block.
 Print Assumptions CERT_K8_04_real.
 Print Assumptions CERT_K8_04.
 Print Assumptions CERT_AR_01_weights.
@@ -72,6 +81,7 @@ Print Assumptions PKV_B_01_real.
 Print Assumptions PKV_B_01_real_s.
 Print Assumptions PKV_B_01.
 Print Assumptions PKV_B_01_flush.
+Print Assumptions PKV_B_01_daz.
 Print Assumptions KIVI_B_01_quotient.
 Print Assumptions paper_thm44_eq13.
 Print Assumptions sum_tree_error.
@@ -81,6 +91,8 @@ Print Assumptions VIDKV_lemma_F_expr.
 Print Assumptions VIDKV_lemma_F.
 Print Assumptions VIDKV_B_01_fft.
 Print Assumptions VIDKV_B_01_sign.
+Print Assumptions VIDKV_lemma_F_approx.
+Print Assumptions VIDKV_lemma_F_r2c.
 Print Assumptions VIDKV_B_02.
 Print Assumptions VIDKV_B_03.
 Print Assumptions VIDKV_B_04.

@@ -36,8 +36,8 @@ PROP_OF[kivi_index]=kvq_kivi_block_in,kvq_kivi_block_end,kvq_kivi_index_in,kvq_k
 EXTRA[kvq_kivi_window_append]="-wp-split"
 EXTRA[kvq_kivi_window_prefill]="-wp-split"
 # downcast alarms (RTE: a conversion to a narrower integer type keeps the
-# value) on every run of this file; the other parts of the scope do not have
-# them yet (TRUSTED.md [TR-DOWNCAST])
+# value) on every run of this file; of the other parts, CERT, FP8 and PKV do
+# not have them yet (TRUSTED.md [TR-DOWNCAST])
 for f in kvq_pow2_small kvq_code_max kvq_code_byte kvq_code_shift kvq_unpack_code kvq_pack_code \
          kvq_kivi_residual_after_prefill round_up floor_split round_nonneg kvq_round_int \
          kvq_round_f16 read_input group_meta code_quotient code_of group_minmax \

@@ -11,3 +11,17 @@ kvq_sage_blocks,kvq_sage_scale_count,kvq_sage_scale_slot,kvq_sage_slot_size,kvq_
 kvq_sage_mma_row,kvq_sage_mma_col,kvq_sage_elems,kvq_sage_code_bytes,kvq_sage_mean_rows,\
 kvq_sage_code_field,kvq_sage_code_value,kvq_sage_pack_code,kvq_sage_unpack_code
 scope_add ref/fast/sage.c all_finite all_within clamp_code qk_code to_fp8 v_code
+# downcast alarms (RTE: a conversion to a narrower integer type keeps the
+# value) on every run of this part (TRUSTED.md [TR-DOWNCAST]); to_fp8 returns
+# through two returns, not ?:, whose int promotion would convert back
+for f in sage_layout all_finite all_within clamp_code qk_code to_fp8 v_code; do
+  EXTRA[$f]="${EXTRA[$f]:+${EXTRA[$f]} }-warn-signed-downcast -warn-unsigned-downcast"
+done
+# kvq_sage_attention (ref/fast/sage_attn.c) [SAGE-ATT-01]: its contract and
+# kvq_sage_attention_variant's (the parameter errors as behaviors in the
+# spec's order, the statuses of the stages by prepare's contract, nothing
+# written on an error), with kvq_sage_attn_ok; the contracts of prepare,
+# core_row and work_free are assumed (TRUSTED.md [TR-SAGE-ATT])
+scope_add ref/fast/sage_attn.c sage_attention
+FCT_OF[sage_attention]=kvq_sage_attn_ok,kvq_sage_attention_variant,kvq_sage_attention
+EXTRA[sage_attention]="-warn-signed-downcast -warn-unsigned-downcast"

@@ -11,3 +11,11 @@
 scope_add proofs/mma.c mma_terms kvq_mma_to_f32 mma_lemmas
 FCT_OF[mma_terms]=kvq_mma_fp8_term,kvq_mma_f32_term,kvq_mma_bitlen,kvq_mma_top,kvq_mma_below,kvq_mma_cut
 PROP_OF[mma_lemmas]=kvq_mma_div_one,kvq_mma_div_half,kvq_mma_shl,kvq_mma_shr,kvq_mma_mask
+# downcast alarms (RTE: a conversion to a narrower integer type keeps the
+# value) on every run of this part but the lemmas (TRUSTED.md [TR-DOWNCAST]):
+# kvq_mma_cut's (int64_t) of t.mag 2^k by its precondition fits (assertion
+# v_fits), kvq_mma_to_f32's (uint32_t) of a subnormal's field by keep24 and
+# sub_field
+for f in mma_terms kvq_mma_to_f32; do
+  EXTRA[$f]="${EXTRA[$f]:+${EXTRA[$f]} }-warn-signed-downcast -warn-unsigned-downcast"
+done

@@ -12,3 +12,8 @@ kvq_vidkv_base3_byte,kvq_vidkv_base3_digit,kvq_vidkv_tern_get,kvq_vidkv_tern_put
 # the residual window of ref/fast/vidkv.c [VIDKV-W-01..02]: statuses, the
 # prefill's split L = quantized + pending, a step's flush and counts
 scope_add ref/fast/vidkv.c kvq_vidkv_window_prefill kvq_vidkv_window_append
+# downcast alarms (RTE: a conversion to a narrower integer type keeps the
+# value) on every run of this part (TRUSTED.md [TR-DOWNCAST])
+for f in vidkv_layout kvq_vidkv_window_prefill kvq_vidkv_window_append; do
+  EXTRA[$f]="${EXTRA[$f]:+${EXTRA[$f]} }-warn-signed-downcast -warn-unsigned-downcast"
+done

@@ -221,7 +221,11 @@ kvq_status kvq_exact_sage_pv(float *d, float *lo, float *hi, const uint8_t *a, c
                 }
             }
             acc = kvq_exact_mma_dot(x, y, 32u, acc, fmt, &m);
-            const double h = kvq_up(S + Ea) > Xg ? kvq_up(S + Ea) : Xg;
+            /* 2^E of the class, at least 2^-126: a C below 2^-126 off the
+             * 2^-139 grid is cut to the grid by the wgmma step, more than the
+             * allowance at C's own exponent (SageA.v SAGE_ACC_06_outside) */
+            double h = kvq_up(S + Ea) > Xg ? kvq_up(S + Ea) : Xg;
+            if (h < 0x1p-126) h = 0x1p-126;
             const double cut = kvq_up(hp * h);
             Ea = kvq_up(Ea + kvq_up(cut + kvq_up(hb * kvq_up(kvq_up(kvq_up(S + Ea) + Tg) + cut))));
             S = kvq_up(S + Tg);

@@ -194,7 +194,9 @@ static void row_bound(kvq_sage_attn_bound *out, const xwork *w, const xrow *z, c
             mlo_b = mx(mlo_b, z->slo[j]);
             mhi_b = mx(mhi_b, z->shi[j]);
         }
-        const double lam = mx(0.0, mhi_b - Mlo) > 0.0 ? 1.0 : exp2_dir(up(mhi_b - Mlo), MPFR_RNDU, t);
+        /* Lambda_b = min(1, 2^((1 - u)(mhi_b - Mlo))): the rescale arguments are
+         * rounded, RN32(m_k - m_(k+1)) <= (1 - u)(m_k - m_(k+1)) (SageP.v) */
+        const double lam = mx(0.0, mhi_b - Mlo) > 0.0 ? 1.0 : exp2_dir(up((1.0 - u) * up(mhi_b - Mlo)), MPFR_RNDU, t);
         const double zf = exp2_dir(up(Mlo - mlo_b), MPFR_RNDU, t);          /* >= 1 */
         for (uint32_t j = j0; j < j1; j++) {
             const double wl = dn(z->yl[j] / up(up(Yhi - z->yh[j]) + z->yl[j]));

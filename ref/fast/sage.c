@@ -285,8 +285,10 @@ kvq_status kvq_sage_dequantize_qk(float *y, const uint8_t *codes, const float *s
 */
 static uint8_t to_fp8(float t, uint32_t fmt, uint32_t overflow, uint32_t *flags)
 {
-    return fmt == KVQ_SAGE_FP8_E5M2 ? kvq_fp8_e5m2_from_f32(t, overflow, flags)
-                                    : kvq_fp8_e4m3_from_f32(t, overflow, flags);
+    /* two returns, not ?: -- its int promotion would convert back to uint8_t
+     * (a downcast goal, TRUSTED.md [TR-DOWNCAST]) */
+    if (fmt == KVQ_SAGE_FP8_E5M2) return kvq_fp8_e5m2_from_f32(t, overflow, flags);
+    return kvq_fp8_e4m3_from_f32(t, overflow, flags);
 }
 
 /* The code of v in a channel of stored scale s [SAGE-V-02..03]: 0x00 in a zero

@@ -23,26 +23,93 @@
 #include "kvq_bits.h"
 #include "sage_attn_internal.h"
 
+/* ---- the contract of kvq_sage_attention [SAGE-ATT-01] (WP: proofs/run.sh,
+ * run sage_attention; proofs/TRUSTED.md [TR-SAGE-ATT]) ---------------------
+ * What the callers' contracts say, as logic: a valid policy and parameter
+ * record, the tensors' extents, finite and smoothable inputs. */
+/*@ predicate kvq_policy_ok_l{L}(kvq_policy *pol) =
+        pol != \null &&
+        (pol->ties == KVQ_TIES_EVEN || pol->ties == KVQ_TIES_AWAY) &&
+        (pol->overflow == KVQ_OVERFLOW_SATURATE || pol->overflow == KVQ_OVERFLOW_NAN) &&
+        (pol->subnormal == KVQ_SUBNORMAL_KEEP || pol->subnormal == KVQ_SUBNORMAL_DAZ);
+    // the parameters of [SAGE-ATT-01] (kvq_sage_attn_ok)
+    predicate kvq_sage_attn_ok_l{L}(kvq_sage_attn *a) =
+        1 <= a->nq <= KVQ_SAGE_MAX_TOKENS && 1 <= a->nk <= KVQ_SAGE_MAX_TOKENS &&
+        a->dim == 128 && (a->causal == 0 || a->causal == 1) &&
+        (a->buffer == 0 || a->buffer == 64 || a->buffer == 128) &&
+        (a->qk_bits == 4 || a->qk_bits == 8) &&
+        \is_finite(a->tau) && 0x1p-126 <= a->tau <= 0x1p16;
+    logic integer kvq_sage_attn_qn_l{L}(kvq_sage_attn *a) = a->nq * a->dim;
+    logic integer kvq_sage_attn_kn_l{L}(kvq_sage_attn *a) = a->nk * a->dim;
+    // no |x| above 2^48: what the smoothing accepts [SAGE-SM-06]
+    predicate kvq_sage_small_l{L}(float *x, integer n) =
+        \forall integer e; 0 <= e < n ==> \abs(x[e]) <= 0x1p48;
+*/
+
+/* kvq_policy_check (ref/common/status.c), as [TR-POLICY-CHECK] states it for
+ * KIVI: KVQ_OK exactly for a valid policy, nothing assigned.  Assumed here,
+ * backed by tests/kivi/check_kivi.c bad_policy_check (TRUSTED.md [TR-SAGE-ATT]). */
+/*@ requires pol == \null || \valid_read(pol);
+    assigns \nothing;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_PARAM;
+    ensures def: \result == KVQ_OK <==> kvq_policy_ok_l(pol);
+*/
+kvq_status kvq_policy_check(const kvq_policy *pol);
+
+/* kvq_sage_attn_ok (kvq_sage_attn.h) as the logic above (proved in the run). */
+/*@ requires a: \valid_read(a);
+    assigns \nothing;
+    ensures def: \result != 0 <==> kvq_sage_attn_ok_l(a);
+*/
+static inline int kvq_sage_attn_ok(const kvq_sage_attn *a);
+
 /* The intermediates of one head. */
 typedef struct attn_work {
     float *ks, *kmean, *qs, *qmean, *ds, *qsc, *ksc, *vsc;
     uint8_t *qc, *kc, *vc;
 } attn_work;
 
+/* Frees what prepare allocated (NULL or malloc's).  Not proved: free's
+ * precondition (\freeable) is beyond WP (TRUSTED.md [TR-SAGE-ATT]). */
+/*@ requires w: \valid_read(w);
+    assigns __fc_heap_status;
+*/
 static void work_free(attn_work *w)
 {
     free(w->ks); free(w->kmean); free(w->qs); free(w->qmean); free(w->ds);
     free(w->qsc); free(w->ksc); free(w->vsc); free(w->qc); free(w->kc); free(w->vc);
 }
 
-/* The pinned stages [SAGE-ATT-02]: smoothing, dS, the three quantizers. */
+/* The pinned stages [SAGE-ATT-02]: smoothing, dS, the three quantizers, in
+ * the order of [SAGE-ATT-01]; the first error is returned.  What it writes is
+ * *w and the intermediates it allocates (fresh: no assigns clause names them).
+ * Its contract is assumed, not proved (TRUSTED.md [TR-SAGE-ATT]): WP 25 stops
+ * on the stages' contracts (their `assigns xs[..]` is an unbounded range) and
+ * does not implement malloc's \fresh. */
+/*@ requires w: \valid(w);
+    requires a: \valid_read(a) && kvq_sage_attn_ok_l(a);
+    requires pol: \valid_read(pol) && kvq_policy_ok_l(pol);
+    requires in: \valid_read(q + (0 .. kvq_sage_attn_qn_l(a) - 1)) &&
+        \valid_read(k + (0 .. kvq_sage_attn_kn_l(a) - 1)) && \valid_read(v + (0 .. kvq_sage_attn_kn_l(a) - 1));
+    assigns *w, __fc_heap_status;
+    ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM ||
+        \result == KVQ_E_NOMEM;
+    ensures k_first: \result != KVQ_E_NOMEM && !kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==>
+        \result == KVQ_E_NONFINITE;
+    ensures k_range: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
+        !kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==> \result == KVQ_E_PARAM;
+    ensures q_next: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
+        kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) && !kvq_sage_finite{Pre}(q, kvq_sage_attn_qn_l{Pre}(a)) ==>
+        \result == KVQ_E_NONFINITE;
+*/
 static kvq_status prepare(attn_work *w, const float *q, const float *k, const float *v,
                           const kvq_sage_attn *a, const kvq_policy *pol, uint32_t variant)
 {
     const uint32_t d = a->dim, rows = kvq_sage_mean_rows(a->nq, KVQ_SAGE_ATTN_BQ);
     const kvq_sage_shape qsh = {a->nq, d}, ksh = {a->nk, d};
     const kvq_sage_qk qq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_K);
-    memset(w, 0, sizeof *w);
+    const attn_work none = {0};
+    *w = none;
     w->ks = malloc((size_t)a->nk * d * sizeof(float));
     w->kmean = malloc((size_t)d * sizeof(float));
     w->qs = malloc((size_t)a->nq * d * sizeof(float));
@@ -69,7 +136,12 @@ static kvq_status prepare(attn_work *w, const float *q, const float *k, const fl
     return kvq_sage_quantize_v(w->vc, w->vsc, &fl, v, &ksh, KVQ_SAGE_FP8_E4M3, pol);
 }
 
-/* One query row of the core [SAGE-ATT-03..06]. */
+/* One query row of the core [SAGE-ATT-03..06].  Its contract is assumed:
+ * it writes its row of the output and nothing else (TRUSTED.md [TR-SAGE-ATT]). */
+/*@ requires o: \valid(o + (0 .. a->dim - 1));
+    requires a: \valid_read(a) && \valid_read(w) && \valid_read(pol);
+    assigns o[0 .. a->dim - 1];
+*/
 static void core_row(float *o, const attn_work *w, const kvq_sage_attn *a, uint32_t i,
                      const kvq_policy *pol, uint32_t variant)
 {
@@ -143,6 +215,51 @@ static void core_row(float *o, const attn_work *w, const kvq_sage_attn *a, uint3
     }
 }
 
+/* [SAGE-ATT-01]: the parameter errors in the spec's order, then the stages'
+ * (prepare's contract), nothing written on an error; on success the output,
+ * and nothing else but the heap's state, is written.  kvq_sage_attention is
+ * variant 0; every variant has this contract. */
+/*@ requires a_read: a == \null || \valid_read(a);
+    requires pol_read: pol == \null || \valid_read(pol);
+    requires tensors: a != \null && kvq_sage_attn_ok_l(a) ==>
+        (o != \null ==> \valid(o + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
+        (q != \null ==> \valid_read(q + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
+        (k != \null ==> \valid_read(k + (0 .. kvq_sage_attn_kn_l(a) - 1))) &&
+        (v != \null ==> \valid_read(v + (0 .. kvq_sage_attn_kn_l(a) - 1)));
+    requires separated: a != \null && kvq_sage_attn_ok_l(a) ==>
+        \separated(o + (0 .. kvq_sage_attn_qn_l(a) - 1), a, pol);
+    behavior null_pointer:                                                  // [SAGE-ATT-01]
+      assumes o == \null || q == \null || k == \null || v == \null || a == \null || pol == \null;
+      assigns \nothing;
+      ensures status: \result == KVQ_E_PARAM;
+    behavior bad_policy:
+      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
+              !kvq_policy_ok_l(pol);
+      assigns \nothing;
+      ensures status: \result == KVQ_E_PARAM;
+    behavior bad_parameter:
+      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
+              kvq_policy_ok_l(pol) && !kvq_sage_attn_ok_l(a);
+      assigns \nothing;
+      ensures status: \result == KVQ_E_PARAM;
+    behavior pipeline:
+      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
+              kvq_policy_ok_l(pol) && kvq_sage_attn_ok_l(a);
+      assigns o[0 .. kvq_sage_attn_qn_l(a) - 1], __fc_heap_status;
+      ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM ||
+          \result == KVQ_E_NOMEM;
+      ensures k_first: \result != KVQ_E_NOMEM && !kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==>
+          \result == KVQ_E_NONFINITE;                                       // [SAGE-SM-06]
+      ensures k_range: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
+          !kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==> \result == KVQ_E_PARAM;
+      ensures q_next: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
+          kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) && !kvq_sage_finite{Pre}(q, kvq_sage_attn_qn_l{Pre}(a)) ==>
+          \result == KVQ_E_NONFINITE;
+      ensures nothing_on_error: \result != KVQ_OK ==>
+          \forall integer e; 0 <= e < kvq_sage_attn_qn_l(a) ==> o[e] == \old(o[e]);
+    complete behaviors;
+    disjoint behaviors;
+*/
 kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, const float *v,
                                       const kvq_sage_attn *a, const kvq_policy *pol, uint32_t variant)
 {
@@ -155,8 +272,17 @@ kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, 
         if (!out) {
             st = KVQ_E_NOMEM;
         } else {
+            const uint64_t n = (uint64_t)a->nq * a->dim;
+            /*@ loop invariant i_range: 0 <= i <= a->nq;
+                loop assigns i, out[0 .. n - 1];
+                loop variant a->nq - i;
+            */
             for (uint32_t i = 0; i < a->nq; i++) core_row(out + (uint64_t)i * a->dim, &w, a, i, pol, variant);
-            memcpy(o, out, (size_t)a->nq * a->dim * sizeof(float));
+            /*@ loop invariant e_range: 0 <= e <= n;
+                loop assigns e, o[0 .. n - 1];
+                loop variant n - e;
+            */
+            for (uint64_t e = 0; e < n; e++) o[e] = out[e];   /* the output, once every row is done */
             free(out);
         }
     }
@@ -164,6 +290,48 @@ kvq_status kvq_sage_attention_variant(float *o, const float *q, const float *k, 
     return st;
 }
 
+/* The contract of kvq_sage_attention_variant, variant 0 (the same clauses). */
+/*@ requires a_read: a == \null || \valid_read(a);
+    requires pol_read: pol == \null || \valid_read(pol);
+    requires tensors: a != \null && kvq_sage_attn_ok_l(a) ==>
+        (o != \null ==> \valid(o + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
+        (q != \null ==> \valid_read(q + (0 .. kvq_sage_attn_qn_l(a) - 1))) &&
+        (k != \null ==> \valid_read(k + (0 .. kvq_sage_attn_kn_l(a) - 1))) &&
+        (v != \null ==> \valid_read(v + (0 .. kvq_sage_attn_kn_l(a) - 1)));
+    requires separated: a != \null && kvq_sage_attn_ok_l(a) ==>
+        \separated(o + (0 .. kvq_sage_attn_qn_l(a) - 1), a, pol);
+    behavior null_pointer:                                                  // [SAGE-ATT-01]
+      assumes o == \null || q == \null || k == \null || v == \null || a == \null || pol == \null;
+      assigns \nothing;
+      ensures status: \result == KVQ_E_PARAM;
+    behavior bad_policy:
+      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
+              !kvq_policy_ok_l(pol);
+      assigns \nothing;
+      ensures status: \result == KVQ_E_PARAM;
+    behavior bad_parameter:
+      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
+              kvq_policy_ok_l(pol) && !kvq_sage_attn_ok_l(a);
+      assigns \nothing;
+      ensures status: \result == KVQ_E_PARAM;
+    behavior pipeline:
+      assumes o != \null && q != \null && k != \null && v != \null && a != \null && pol != \null &&
+              kvq_policy_ok_l(pol) && kvq_sage_attn_ok_l(a);
+      assigns o[0 .. kvq_sage_attn_qn_l(a) - 1], __fc_heap_status;
+      ensures status: \result == KVQ_OK || \result == KVQ_E_NONFINITE || \result == KVQ_E_PARAM ||
+          \result == KVQ_E_NOMEM;
+      ensures k_first: \result != KVQ_E_NOMEM && !kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==>
+          \result == KVQ_E_NONFINITE;                                       // [SAGE-SM-06]
+      ensures k_range: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
+          !kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) ==> \result == KVQ_E_PARAM;
+      ensures q_next: \result != KVQ_E_NOMEM && kvq_sage_finite{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) &&
+          kvq_sage_small_l{Pre}(k, kvq_sage_attn_kn_l{Pre}(a)) && !kvq_sage_finite{Pre}(q, kvq_sage_attn_qn_l{Pre}(a)) ==>
+          \result == KVQ_E_NONFINITE;
+      ensures nothing_on_error: \result != KVQ_OK ==>
+          \forall integer e; 0 <= e < kvq_sage_attn_qn_l(a) ==> o[e] == \old(o[e]);
+    complete behaviors;
+    disjoint behaviors;
+*/
 kvq_status kvq_sage_attention(float *o, const float *q, const float *k, const float *v,
                               const kvq_sage_attn *a, const kvq_policy *pol)
 {

@@ -188,6 +188,67 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* The errors of [SAGE-ATT-01] in the spec's order, as kvq_sage_attention's
+ * contract states them (proofs/TRUSTED.md [TR-SAGE-ATT]): a NULL pointer, an
+ * invalid policy and each parameter outside its values -> KVQ_E_PARAM; then
+ * the stages, K whole before Q and Q before V (the smoothing's range
+ * [SAGE-SM-06]: prepare's contract); nothing written on any of them.
+ * SPEC: [SAGE-ATT-01] [SAGE-SM-06] [TR-SAGE-ATT] */
+START_TEST(error_order)
+{
+    const kvq_sage_attn a = {8u, 8u, 128u, 0.125f, 1u, 64u, 4u};
+    static float q[8 * 128], k[8 * 128], v[8 * 128], o[8 * 128];
+    const kvq_policy *pol = &kvq_policy_default;
+    for (int e = 0; e < 8 * 128; e++) q[e] = k[e] = v[e] = (float)(e % 7) - 3.0f;
+    memset(o, 0xA5, sizeof o);
+    /* parameters: the pointers, the policy, the record */
+    REQ_EQ(kvq_sage_attention(NULL, q, k, v, &a, pol), KVQ_E_PARAM);
+    REQ_EQ(kvq_sage_attention(o, NULL, k, v, &a, pol), KVQ_E_PARAM);
+    REQ_EQ(kvq_sage_attention(o, q, NULL, v, &a, pol), KVQ_E_PARAM);
+    REQ_EQ(kvq_sage_attention(o, q, k, NULL, &a, pol), KVQ_E_PARAM);
+    REQ_EQ(kvq_sage_attention(o, q, k, v, NULL, pol), KVQ_E_PARAM);
+    REQ_EQ(kvq_sage_attention(o, q, k, v, &a, NULL), KVQ_E_PARAM);
+    for (int f = 0; f < 3; f++) {
+        kvq_policy bp = kvq_policy_default;
+        if (f == 0) bp.ties = 2u;
+        if (f == 1) bp.overflow = 2u;
+        if (f == 2) bp.subnormal = 2u;
+        REQ_EQ(kvq_sage_attention(o, q, k, v, &a, &bp), KVQ_E_PARAM);
+    }
+    static const float bad_tau[] = { 0x1p-127f, 0x1.000002p16f, 0.0f, -0.125f, INFINITY, NAN };
+    for (int c = 0; c < 13; c++) {
+        kvq_sage_attn b = a;
+        switch (c) {
+        case 0: b.nq = 0u; break;
+        case 1: b.nq = (1u << 24) + 1u; break;
+        case 2: b.nk = 0u; break;
+        case 3: b.nk = (1u << 24) + 1u; break;
+        case 4: b.dim = 64u; break;
+        case 5: b.causal = 2u; break;
+        case 6: b.buffer = 32u; break;
+        case 7: b.qk_bits = 6u; break;
+        default: b.tau = bad_tau[c - 8]; break;
+        }
+        REQ_MSG(kvq_sage_attention(o, q, k, v, &b, pol) == KVQ_E_PARAM, "parameter case %d accepted", c);
+    }
+    /* the stages: K before Q, Q before V */
+    k[5] = NAN, q[3] = 0x1p49f;
+    REQ_EQ(kvq_sage_attention(o, q, k, v, &a, pol), KVQ_E_NONFINITE);
+    k[5] = -0x1p49f, q[3] = NAN;
+    REQ_EQ(kvq_sage_attention(o, q, k, v, &a, pol), KVQ_E_PARAM);
+    k[5] = 0x1p48f, v[9] = INFINITY;
+    REQ_EQ(kvq_sage_attention(o, q, k, v, &a, pol), KVQ_E_NONFINITE);
+    q[3] = 0x1p49f;
+    REQ_EQ(kvq_sage_attention(o, q, k, v, &a, pol), KVQ_E_PARAM);
+    q[3] = 0.0f;
+    REQ_EQ(kvq_sage_attention(o, q, k, v, &a, pol), KVQ_E_NONFINITE);
+    REQ(all_bytes(o, sizeof o, 0xA5));
+    v[9] = 1.0f;                                       /* every defect removed: the output is written */
+    REQ_EQ(kvq_sage_attention(o, q, k, v, &a, pol), KVQ_OK);
+    REQ(!all_bytes(o, sizeof o, 0xA5));
+}
+END_TEST
+
 /* The input formats [SAGE-MHA-02]: the fast path's test (binary32 bits and
  * frexp, ref/common/fbits.c) and the exact path's (MPFR's exponent and an
  * integer test) agree on the edges of binary16 and bfloat16 and on random
@@ -324,6 +385,7 @@ static Suite *attn_suite(void)
     tcase_add_loop_test(tc, pipeline_within_bound, 0, (int)NCASES);
     tcase_add_loop_test(tc, wrong_pipelines_fail, 0, (int)(sizeof g_wrong / sizeof g_wrong[0]));
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, error_order);
     tcase_add_test(tc, input_formats);
     tcase_add_test(tc, mha_heads);
     tcase_add_test(tc, mha_bad_input);

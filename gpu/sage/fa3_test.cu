@@ -1,0 +1,451 @@
+/*
+ * fa3_test.cu -- the FlashAttention-3-structured SAGE core (gpu/sage/sage_fa3.cu)
+ * judged bit for bit against the warpgroup core (gpu/sage/sage_attn.cu), and the
+ * two timed side by side (spec/sage.md [SAGE-DEV-12]).
+ *
+ * SPEC: [SAGE-DEV-12] [SAGE-ATT-10]
+ *
+ * The check: random core inputs made on the device (INT8 Q/K codes uniform in
+ * -127..127 or the extremes -128, -127, 127; E4M3 V codes, any finite code;
+ * positive Q/K/V scales over several binades; signed dS of a case's spread),
+ * shapes with partial query and key blocks, nq above and below nk, causal or
+ * not, the three buffer policies, 1 to 3 heads; every output of
+ * kvq_cuda_sage_attn_core_fa3 against kvq_cuda_sage_attn_core_loop bit for bit
+ * (both outputs pre-filled with different NaN patterns, so an unwritten output
+ * differs), and the default core (kvq_cuda_sage_attn_core) against the FA3 one.
+ * The pinned sequence is the same in both cores -- the exact int32 dots, the
+ * same fmaf score, ex2.approx.ftz, l's block sum in the same lane order and
+ * butterfly, the same 32 products in each FP8 wgmma, the same flushes -- so
+ * every output bit must agree; nothing is judged by a bound here.  Then the
+ * whole pipeline (kvq_cuda_sage_attn) on binary32 inputs, with
+ * KVQ_SAGE_CORE=loop and with the default core: output and result word equal.
+ * qk_bits 4: the FA3 core refuses (KVQ_E_PARAM) and the default core is the
+ * warpgroup one; checked as such.
+ *
+ * The check runs twice: on the FA3 core's serial form (KVQ_SAGE_FA3_SERIAL=1:
+ * each warpgroup's QK, softmax and P~V in turn) and on its ping-pong form (the
+ * default).  A planted build (kvq_sage_fa3_test_plant: sage_fa3.cu with
+ * KVQ_SAGE_FA3_PLANT, the buffer flush after block 0 skipped) must fail the
+ * check in both forms (--plant: exit 0 only when it does).
+ *
+ * The timing (--time): 32 heads, d = 128, N = nq = nk in --sizes, causal and
+ * not, buffer 128; medians of --reps launches of the warpgroup core, the two
+ * forms of the FA3 core and a device-to-device copy of the core's input
+ * bytes, side by side, in one run (the outputs compared bit for bit again).
+ * --profile N: one launch of the FA3 core at N (for ncu), nothing judged.
+ *
+ * usage: kvq_sage_fa3_test [--plant] [--time] [--sizes N,N,..] [--reps R] [--profile N]
+ *                          [--commit TEXT]
+ * Exit status: 0 when every check passes (with --plant: when the check FAILS);
+ * 1 otherwise; 2 on a usage or CUDA error; 77 without an sm_90 device or
+ * without the FA3 core built (SKIPPED, not a pass).
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "kvq.h"
+#include "kvq_sage.h"
+#include "kvq_sage_attn.h"
+#include "kvq_cuda.h"
+
+#define CK(x)                                                                       \
+    do {                                                                            \
+        cudaError_t e_ = (x);                                                       \
+        if (e_ != cudaSuccess) {                                                    \
+            fprintf(stderr, "fa3-test: %s:%d: %s: %s\n", __FILE__, __LINE__, #x,    \
+                    cudaGetErrorString(e_));                                        \
+            exit(2);                                                                \
+        }                                                                           \
+    } while (0)
+
+#define D 128u
+
+__device__ __forceinline__ uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* kind 0: INT8 codes (ext: -128, -127, 127 only), 1: E4M3 codes (no NaN),
+ * 2: positive floats 2^lo .. 2^hi, 3: signed floats, magnitude < 2^hi,
+ * 4: binary32 Gaussian-like (sum of uniforms) times 2^hi */
+__global__ void fill_kernel(void *p, uint64_t n, uint64_t seed, int kind, int ext, int lo, int hi)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t r = mix(seed * 0x9E3779B97F4A7C15ull + i + 1u);
+        if (kind == 0) {
+            int v = (int)(r % 255u) - 127;
+            if (ext) v = (r & 3u) == 0u ? -128 : (r & 3u) == 1u ? -127 : 127;
+            ((int8_t *)p)[i] = (int8_t)v;
+        } else if (kind == 1) {
+            uint8_t b = (uint8_t)r;
+            if ((b & 0x7Fu) == 0x7Fu) b ^= 1u;
+            ((uint8_t *)p)[i] = b;
+        } else if (kind == 2) {
+            const int e = lo + (int)((r >> 32) % (uint64_t)(hi - lo + 1));
+            ((float *)p)[i] = ldexpf(1.0f + (float)(r & 0xFFFFFFu) * 0x1p-24f, e);
+        } else if (kind == 3) {
+            const float u = (float)(r & 0xFFFFFFu) * 0x1p-24f;
+            ((float *)p)[i] = ((r >> 40) & 1u ? -1.0f : 1.0f) * ldexpf(u, hi);
+        } else {
+            const float u = (float)(r & 0xFFFFu) + (float)((r >> 16) & 0xFFFFu) + (float)((r >> 32) & 0xFFFFu) -
+                            1.5f * 65536.0f;
+            ((float *)p)[i] = ldexpf(u * 0x1p-15f, hi);
+        }
+    }
+}
+
+static void fill(void *p, uint64_t n, uint64_t seed, int kind, int ext, int lo, int hi)
+{
+    fill_kernel<<<1024, 256>>>(p, n, seed, kind, ext, lo, hi);
+    CK(cudaGetLastError());
+}
+
+struct core_in {
+    kvq_sage_attn a;
+    uint32_t heads;
+    uint8_t *qc, *kc, *vc;
+    float *qs, *ks, *ds, *vs;
+    size_t bytes;                            /* the input bytes a launch reads at least once */
+};
+
+static void make_in(core_in &c, uint64_t seed, int ext, int dspread)
+{
+    const kvq_sage_attn &a = c.a;
+    const uint64_t H = c.heads;
+    const kvq_sage_shape qsh = {a.nq, D}, ksh = {a.nk, D};
+    const kvq_sage_qk qq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_K);
+    const uint64_t nqc = H * kvq_sage_code_bytes(&qsh, a.qk_bits), nkc = H * kvq_sage_code_bytes(&ksh, a.qk_bits);
+    const uint64_t nqs = H * kvq_sage_scale_count(&qsh, &qq), nks = H * kvq_sage_scale_count(&ksh, &kq);
+    const uint64_t nds = H * kvq_sage_mean_rows(a.nq, KVQ_SAGE_ATTN_BQ) * a.nk, nvc = H * a.nk * D;
+    CK(cudaMalloc(&c.qc, nqc));
+    CK(cudaMalloc(&c.kc, nkc));
+    CK(cudaMalloc(&c.vc, nvc));
+    CK(cudaMalloc(&c.qs, nqs * 4u));
+    CK(cudaMalloc(&c.ks, nks * 4u));
+    CK(cudaMalloc(&c.ds, nds * 4u));
+    CK(cudaMalloc(&c.vs, H * D * 4u));
+    /* INT4 codes: any byte holds two valid 4-bit codes */
+    fill(c.qc, nqc, seed + 1u, a.qk_bits == 8u ? 0 : 1, ext, 0, 0);
+    fill(c.kc, nkc, seed + 2u, a.qk_bits == 8u ? 0 : 1, ext, 0, 0);
+    fill(c.vc, nvc, seed + 3u, 1, 0, 0, 0);
+    fill(c.qs, nqs, seed + 4u, 2, 0, -9, -5);
+    fill(c.ks, nks, seed + 5u, 2, 0, -9, -5);
+    fill(c.ds, nds, seed + 6u, 3, 0, 0, dspread);
+    fill(c.vs, H * D, seed + 7u, 2, 0, -4, 4);
+    c.bytes = nqc + nkc + nvc + 4u * (nqs + nks + nds + H * D);
+}
+
+static void free_in(core_in &c)
+{
+    cudaFree(c.qc), cudaFree(c.kc), cudaFree(c.vc), cudaFree(c.qs), cudaFree(c.ks), cudaFree(c.ds), cudaFree(c.vs);
+}
+
+typedef kvq_status (*core_fn)(float *, const kvq_sage_attn *, uint32_t, const uint8_t *, const float *,
+                              const uint8_t *, const float *, const float *, const uint8_t *, const float *,
+                              cudaStream_t);
+
+static kvq_status run(core_fn f, float *o, const core_in &c)
+{
+    return f(o, &c.a, c.heads, c.qc, c.qs, c.kc, c.ks, c.ds, c.vc, c.vs, 0);
+}
+
+/* Bitwise comparison of two outputs; the first few differences printed. */
+static uint64_t compare(const float *d1, const float *d2, uint64_t n, const char *what, uint32_t nq)
+{
+    std::vector<uint32_t> x(n), y(n);
+    CK(cudaMemcpy(x.data(), d1, n * 4u, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(y.data(), d2, n * 4u, cudaMemcpyDeviceToHost));
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (x[i] != y[i] && bad++ < 3u) {
+            float a, b;
+            memcpy(&a, &x[i], 4), memcpy(&b, &y[i], 4);
+            printf("  %s: head %llu row %llu channel %llu: warpgroup core %a (0x%08x), fa3 %a (0x%08x)\n", what,
+                   (unsigned long long)(i / D / nq), (unsigned long long)(i / D % nq), (unsigned long long)(i % D), a,
+                   x[i], b, y[i]);
+        }
+    return bad;
+}
+
+struct shape {
+    uint32_t heads, nq, nk, causal, buffer, ext, dspread;
+};
+
+static const shape SHAPES[] = {
+    {1u, 64u, 64u, 0u, 128u, 0u, 2},     {2u, 200u, 333u, 1u, 64u, 0u, 3},   {1u, 1u, 65u, 0u, 0u, 0u, 2},
+    {3u, 130u, 1000u, 0u, 128u, 1u, 4},  {1u, 128u, 128u, 1u, 128u, 0u, 2},  {2u, 257u, 129u, 1u, 0u, 0u, 5},
+    {1u, 1000u, 4100u, 1u, 64u, 0u, 3},  {2u, 4096u, 4096u, 0u, 128u, 0u, 4}, {1u, 513u, 2047u, 0u, 64u, 1u, 6},
+    {2u, 2048u, 2048u, 1u, 128u, 0u, 7}, {1u, 63u, 4097u, 1u, 0u, 0u, 1},    {1u, 320u, 20000u, 0u, 128u, 0u, 3},
+};
+
+static int check_cores(bool plant, const char *form)
+{
+    uint64_t bad = 0, total = 0;
+    int fails = 0;
+    for (size_t si = 0; si < sizeof SHAPES / sizeof SHAPES[0]; si++) {
+        const shape &s = SHAPES[si];
+        core_in c;
+        memset(&c, 0, sizeof c);
+        c.a.nq = s.nq, c.a.nk = s.nk, c.a.dim = D, c.a.tau = 1.0f / sqrtf((float)D), c.a.causal = s.causal;
+        c.a.buffer = s.buffer, c.a.qk_bits = 8u, c.heads = s.heads;
+        make_in(c, 0x6b76712d66613300ull + 16u * si, (int)s.ext, (int)s.dspread);
+        const uint64_t n = (uint64_t)s.heads * s.nq * D;
+        float *o1, *o2, *o3;
+        CK(cudaMalloc(&o1, n * 4u));
+        CK(cudaMalloc(&o2, n * 4u));
+        CK(cudaMalloc(&o3, n * 4u));
+        CK(cudaMemset(o1, 0xFF, n * 4u));
+        CK(cudaMemset(o2, 0x7F, n * 4u));
+        CK(cudaMemset(o3, 0xFE, n * 4u));
+        const kvq_status s1 = run(kvq_cuda_sage_attn_core_loop, o1, c);
+        const kvq_status s2 = run(kvq_cuda_sage_attn_core_fa3, o2, c);
+        const kvq_status s3 = run(kvq_cuda_sage_attn_core, o3, c);
+        CK(cudaDeviceSynchronize());
+        char what[128];
+        snprintf(what, sizeof what, "%s: heads %u nq %u nk %u causal %u buffer %u %s dS<2^%u", form, s.heads, s.nq,
+                 s.nk, s.causal, s.buffer, s.ext ? "extremes" : "uniform", s.dspread);
+        if (s1 != KVQ_OK || s2 != KVQ_OK || s3 != KVQ_OK) {
+            printf("fa3-test %s: status loop %d fa3 %d default %d: FAILED\n", what, (int)s1, (int)s2, (int)s3);
+            fails++;
+        } else {
+            const uint64_t b = compare(o1, o2, n, what, s.nq);
+            const uint64_t b3 = plant ? 0u : compare(o2, o3, n, "default core vs fa3", s.nq);
+            printf("fa3-test %s: %llu of %llu outputs differ (fa3 vs warpgroup core)%s\n", what,
+                   (unsigned long long)b, (unsigned long long)n, b3 ? ", the default core differs from fa3" : "");
+            bad += b + b3;
+            total += n;
+        }
+        cudaFree(o1), cudaFree(o2), cudaFree(o3);
+        free_in(c);
+    }
+    if (plant) {
+        /* the planted core must run (every launch KVQ_OK) and differ */
+        const int failed = bad != 0u && fails == 0;
+        printf("fa3-test --plant: the planted core (%s) %s (%llu of %llu outputs differ, %d launches failed)\n",
+               form,
+               fails ? "did not run: the plant is not judged"
+                     : failed ? "FAILS the check, as it must" : "PASSES the check: the check is blind",
+               (unsigned long long)bad, (unsigned long long)total, fails);
+        return failed ? 0 : 1;
+    }
+    /* qk_bits 4: refused by fa3, the default is the warpgroup core */
+    {
+        core_in c;
+        memset(&c, 0, sizeof c);
+        c.a.nq = 200u, c.a.nk = 333u, c.a.dim = D, c.a.tau = 1.0f / sqrtf((float)D), c.a.causal = 1u;
+        c.a.buffer = 128u, c.a.qk_bits = 4u, c.heads = 2u;
+        make_in(c, 0x6b76712d66613400ull, 0, 3);
+        const uint64_t n = (uint64_t)c.heads * c.a.nq * D;
+        float *o1, *o3;
+        CK(cudaMalloc(&o1, n * 4u));
+        CK(cudaMalloc(&o3, n * 4u));
+        CK(cudaMemset(o1, 0xFF, n * 4u));
+        CK(cudaMemset(o3, 0x7F, n * 4u));
+        const kvq_status s2 = run(kvq_cuda_sage_attn_core_fa3, o3, c);
+        const kvq_status s1 = run(kvq_cuda_sage_attn_core_loop, o1, c);
+        const kvq_status s3 = run(kvq_cuda_sage_attn_core, o3, c);
+        CK(cudaDeviceSynchronize());
+        const uint64_t b = s1 == KVQ_OK && s3 == KVQ_OK ? compare(o1, o3, n, "qk_bits 4 default", c.a.nq) : n;
+        const int ok = s2 == KVQ_E_PARAM && b == 0u;
+        printf("fa3-test %s: qk_bits 4: fa3 status %d (KVQ_E_PARAM expected), default core vs warpgroup core %llu of "
+               "%llu differ: %s\n",
+               form, (int)s2, (unsigned long long)b, (unsigned long long)n, ok ? "PASS" : "FAILED");
+        fails += !ok;
+        cudaFree(o1), cudaFree(o3);
+        free_in(c);
+    }
+    /* the pipeline on binary32 inputs: KVQ_SAGE_CORE=loop vs the default core */
+    for (uint32_t causal = 0; causal < 2u; causal++) {
+        kvq_sage_attn a;
+        memset(&a, 0, sizeof a);
+        a.nq = 700u, a.nk = 1500u, a.dim = D, a.tau = 1.0f / sqrtf((float)D), a.causal = causal;
+        a.buffer = 128u, a.qk_bits = 8u;
+        const uint32_t H = 2u;
+        const size_t ws_bytes = kvq_cuda_sage_attn_workspace(&a, H);
+        float *q, *k, *v, *o1, *o2;
+        void *ws;
+        kvq_cuda_result *r;
+        CK(cudaMalloc(&q, (size_t)H * a.nq * D * 4u));
+        CK(cudaMalloc(&k, (size_t)H * a.nk * D * 4u));
+        CK(cudaMalloc(&v, (size_t)H * a.nk * D * 4u));
+        CK(cudaMalloc(&o1, (size_t)H * a.nq * D * 4u));
+        CK(cudaMalloc(&o2, (size_t)H * a.nq * D * 4u));
+        CK(cudaMalloc(&ws, ws_bytes));
+        CK(cudaMalloc(&r, 2u * sizeof(kvq_cuda_result)));
+        fill(q, (uint64_t)H * a.nq * D, 0x51u + causal, 4, 0, 0, 1);
+        fill(k, (uint64_t)H * a.nk * D, 0x52u + causal, 4, 0, 0, 1);
+        fill(v, (uint64_t)H * a.nk * D, 0x53u + causal, 4, 0, 0, 0);
+        setenv("KVQ_SAGE_CORE", "loop", 1);
+        const kvq_status s1 = kvq_cuda_sage_attn(o1, r, q, k, v, &a, H, ws, ws_bytes, 0);
+        unsetenv("KVQ_SAGE_CORE");
+        const kvq_status s2 = kvq_cuda_sage_attn(o2, r + 1, q, k, v, &a, H, ws, ws_bytes, 0);
+        CK(cudaDeviceSynchronize());
+        kvq_cuda_result hr[2];
+        CK(cudaMemcpy(hr, r, sizeof hr, cudaMemcpyDeviceToHost));
+        const uint64_t n = (uint64_t)H * a.nq * D;
+        const uint64_t b = compare(o1, o2, n, "pipeline", a.nq);
+        const int ok = s1 == KVQ_OK && s2 == KVQ_OK && hr[0].status == (uint32_t)KVQ_OK &&
+                       memcmp(&hr[0], &hr[1], sizeof hr[0]) == 0 && b == 0u;
+        printf("fa3-test %s: pipeline heads %u nq %u nk %u causal %u: %llu of %llu outputs differ, result words %s: %s\n",
+               form, H, a.nq, a.nk, causal, (unsigned long long)b, (unsigned long long)n,
+               memcmp(&hr[0], &hr[1], sizeof hr[0]) == 0 ? "equal" : "differ", ok ? "PASS" : "FAILED");
+        fails += !ok;
+        cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o1), cudaFree(o2), cudaFree(ws), cudaFree(r);
+    }
+    const int ok = bad == 0u && fails == 0;
+    printf("fa3-test check (%s): %llu outputs compared, %llu differ, %d other failures: %s\n", form,
+           (unsigned long long)total, (unsigned long long)bad, fails, ok ? "PASS" : "FAILED");
+    return ok ? 0 : 1;
+}
+
+static float median(std::vector<float> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2u];
+}
+
+static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_t profile)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (uint32_t n : sizes)
+        for (uint32_t causal = 0; causal < 2u; causal++) {
+            if (profile && causal) continue;
+            core_in c;
+            memset(&c, 0, sizeof c);
+            c.a.nq = n, c.a.nk = n, c.a.dim = D, c.a.tau = 1.0f / sqrtf((float)D), c.a.causal = causal;
+            c.a.buffer = 128u, c.a.qk_bits = 8u, c.heads = 32u;
+            make_in(c, 0x6b76712d66613500ull + n + causal, 0, 3);
+            float *o1, *o2;
+            void *cs, *cd;
+            const uint64_t on = (uint64_t)c.heads * n * D;
+            CK(cudaMalloc(&o1, on * 4u));
+            CK(cudaMalloc(&o2, on * 4u));
+            if (profile) {
+                const kvq_status s = run(kvq_cuda_sage_attn_core_fa3, o2, c);
+                CK(cudaDeviceSynchronize());
+                printf("fa3-test --profile %u: status %d\n", n, (int)s);
+                cudaFree(o1), cudaFree(o2);
+                free_in(c);
+                continue;
+            }
+            CK(cudaMalloc(&cs, c.bytes));
+            CK(cudaMalloc(&cd, c.bytes));
+            CK(cudaMemset(cs, 0, c.bytes));
+            std::vector<float> tl, tf, tp, tc;
+            kvq_status st = KVQ_OK;
+            float *o3;
+            CK(cudaMalloc(&o3, on * 4u));
+            auto timed = [&](std::vector<float> &tv, bool rec, auto fn) {
+                float ms;
+                CK(cudaEventRecord(e0));
+                fn();
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                if (rec) tv.push_back(ms);
+            };
+            for (uint32_t r = 0; r <= reps; r++) {              /* round 0 warms up */
+                timed(tl, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_loop, o1, c)); });
+                setenv("KVQ_SAGE_FA3_SERIAL", "1", 1);
+                timed(tf, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, o3, c)); });
+                unsetenv("KVQ_SAGE_FA3_SERIAL");
+                timed(tp, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, o2, c)); });
+                timed(tc, r > 0u, [&] { CK(cudaMemcpyAsync(cd, cs, c.bytes, cudaMemcpyDeviceToDevice)); });
+            }
+            const uint64_t bad = compare(o1, o2, on, "timing case (ping-pong)", n) +
+                                 compare(o1, o3, on, "timing case (serial)", n);
+            const double ml = median(tl), mf = median(tf), mp = median(tp), mc = median(tc);
+            const double flop = 4.0 * c.heads * (double)n * n * D * (causal ? 0.5 : 1.0);
+            printf("fa3-test timing: 32 heads, N = %u, causal %u, buffer 128; medians of %u: warpgroup core %.3f ms "
+                   "(%.0f TFLOP/s), fa3 serial %.3f ms (%.0f TFLOP/s), fa3 ping-pong %.3f ms (%.0f TFLOP/s), copy "
+                   "of the %zu input bytes %.3f ms; warpgroup / serial = %.2f, warpgroup / ping-pong = %.2f, "
+                   "ping-pong / copy = %.2f; outputs %s (%llu differ)%s\n",
+                   n, causal, reps, ml, flop / (ml * 1e-3) / 1e12, mf, flop / (mf * 1e-3) / 1e12, mp,
+                   flop / (mp * 1e-3) / 1e12, c.bytes, mc, ml / mf, ml / mp, mp / mc, bad ? "DIFFER" : "equal",
+                   (unsigned long long)bad, st != KVQ_OK ? ", a launch FAILED" : "");
+            cudaFree(o3);
+            cudaFree(o1), cudaFree(o2), cudaFree(cs), cudaFree(cd);
+            free_in(c);
+            if (bad || st != KVQ_OK) return 1;
+        }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    bool plant = false, timing = false;
+    uint32_t reps = 10u, profile = 0u;
+    const char *commit = "unknown";
+    std::vector<uint32_t> sizes = {4096u, 8192u, 16384u, 32768u};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--plant")) plant = true;
+        else if (!strcmp(argv[i], "--time")) timing = true;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = (uint32_t)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = (uint32_t)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+            sizes.clear();
+            for (char *s = argv[++i]; *s;) {
+                char *e;
+                const unsigned long v = strtoul(s, &e, 10);
+                if (e == s || v < 64u || v > 131072u) {
+                    fprintf(stderr, "fa3-test: --sizes: '%s': sizes 64..131072, comma-separated\n", argv[i]);
+                    return 2;
+                }
+                sizes.push_back((uint32_t)v);
+                s = *e == ',' ? e + 1 : e;
+                if (*e != ',' && *e != '\0') {
+                    fprintf(stderr, "fa3-test: --sizes: '%s': sizes 64..131072, comma-separated\n", argv[i]);
+                    return 2;
+                }
+            }
+        } else {
+            fprintf(stderr, "fa3-test: argument %d (%s): not understood\n"
+                            "usage: kvq_sage_fa3_test [--plant] [--time] [--sizes N,N,..] [--reps R] [--profile N] "
+                            "[--commit TEXT]\n",
+                    i, argv[i]);
+            return 2;
+        }
+    }
+    if (reps < 3u || reps > 1000u) {
+        fprintf(stderr, "fa3-test: --reps 3..1000\n");
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("fa3-test: SKIPPED (no CUDA device)\n");
+        return 77;
+    }
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9 || prop.minor != 0) {
+        printf("fa3-test: SKIPPED (%s is sm_%d%d; the cores are sm_90a)\n", prop.name, prop.major, prop.minor);
+        return 77;
+    }
+    if (!kvq_cuda_sage_attn_fa3_built()) {
+        printf("fa3-test: SKIPPED (the FA3 core was built without the CUTLASS/CuTe headers)\n");
+        return 77;
+    }
+    printf("# fa3-test%s: device %s, commit %s\n", plant ? " --plant (must FAIL)" : "", prop.name, commit);
+    if (profile) return time_cores(std::vector<uint32_t>{profile}, reps, profile);
+    /* the serial form first (it has no turn-taking to hang on), then the ping-pong one */
+    setenv("KVQ_SAGE_FA3_SERIAL", "1", 1);
+    const int rc1 = check_cores(plant, "serial");
+    unsetenv("KVQ_SAGE_FA3_SERIAL");
+    const int rc2 = check_cores(plant, "ping-pong");
+    const int rc = rc1 != 0 ? rc1 : rc2;
+    if (plant || rc != 0 || !timing) return rc;
+    return time_cores(sizes, reps, 0u);
+}

@@ -1,0 +1,46 @@
+/*
+ * sage_fa3.h -- the SAGE attention core in FlashAttention-3's structure
+ * (gpu/sage/sage_fa3.cu, spec/sage.md [SAGE-DEV-12]), as gpu/sage/sage_attn.cu
+ * launches it: the arguments of one launch, already checked by that launcher.
+ */
+#ifndef KVQ_SAGE_FA3_H
+#define KVQ_SAGE_FA3_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kvq.h"
+#include "kvq_sage_attn.h"
+#include "kvq_cuda.h"
+
+typedef struct kvq_sage_fa3_args {
+    kvq_sage_attn a;
+    float tau2;
+    uint32_t head0, heads;               /* head0: 0 (the launcher offsets the pointers) */
+    float *o;
+    const uint8_t *qc, *kc, *vc;
+    const float *qs, *ks, *ds, *vs;
+    uint64_t qc_head, kc_head, qs_head, ks_head, ds_head;  /* per-head sizes (elements) */
+    const kvq_cuda_result *gate;         /* NULL, or skip when its status is not KVQ_OK */
+} kvq_sage_fa3_args;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* 1 when the core was built (the CUTLASS/CuTe headers were found), else 0. */
+int kvq_sage_fa3_built(void);
+/* The shapes the core takes: INT8 Q/K codes, and a head's codes within the
+ * 32-bit strides of its TMA descriptors. */
+static inline int kvq_sage_fa3_fits(const kvq_sage_attn *a)
+{
+    return a->qk_bits == 8u && (uint64_t)a->nq * 128u < ((uint64_t)1 << 31) &&
+           (uint64_t)a->nk * 128u < ((uint64_t)1 << 31);
+}
+/* Enqueue the core on `stream` (KVQ_E_PARAM: not a shape it takes or a
+ * pointer TMA cannot load; KVQ_E_DEVICE: a failed launch or not built). */
+kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream_t stream);
+#ifdef __cplusplus
+}
+#endif
+
+#endif
