@@ -33,10 +33,7 @@ MUTATIONS=(
 "kivi_deq_minus_zero|ref/fast/kivi.c|s/float r = fmaf\(cf, s, z\);/float r = fmaf(cf, s, -z);/|deq_value"
 "kivi_deq_group_off_by_one|ref/fast/kivi.c|s/scale\[g\], zero\[g\],\n                              shape, g\);/scale[g], zero[g],\n                              shape, g > 0 ? g - 1 : g);/|kvq_kivi_dequantize"
 "kivi_deq_elem_off_by_one|ref/fast/kivi.c|s/deq_value\(&y\[kvq_kivi_elem_index\(shape, g, i\)\]/deq_value(\&y[kvq_kivi_elem_index(shape, g, i > 0 ? i - 1 : i)]/|dequantize_group"
-# kvq_kivi_quantize (when its run joins the scope, scope/10-kivi.sh):
-# "kivi_quant_extent_status|ref/fast/kivi.c|s/if \(!kvq_kivi_shape_ok\(shape\)\)
-# return KVQ_E_SHAPE;\n    n = /if (!kvq_kivi_shape_ok(shape)) return KVQ_E_PARAM;\n    n =
-# /|kvq_kivi_quantize"
+"kivi_quant_extent_status|ref/fast/kivi.c|s/if \(!kvq_kivi_shape_ok\(shape\)\) return KVQ_E_SHAPE;\n    n = /if (!kvq_kivi_shape_ok(shape)) return KVQ_E_PARAM;\n    n = /|kvq_kivi_quantize"
 "kivi_group_wrong_elem|ref/fast/kivi.c|s/xv = read_input\(v\[at\], pol, &f\);\n        c = code_of/xv = read_input(v[0], pol, &f);\n        c = code_of/|kvq_kivi_quantize_group"
 "f16_overflow_gt|ref/fast/kivi.c|s/if \(a >= KVQ_F16_OVF\) \{/if (a > KVQ_F16_OVF) {/|kvq_round_f16"
 "mma_cut_floor_as_rz|include/kvq_mma.h|s/        return -w - 1;/        return -w;/|mma_terms"

@@ -9,15 +9,14 @@ scope_add ref/fast/kivi.c \
   kvq_unpack_code kvq_pack_code kvq_kivi_residual_after_prefill \
   round_up floor_split round_nonneg kvq_round_int kvq_round_f16 read_input group_meta code_quotient code_of \
   group_minmax kvq_kivi_quantize_group kivi_layout meta_ok \
-  code_float deq_value dequantize_group kvq_kivi_dequantize \
+  code_float deq_value dequantize_group kvq_kivi_dequantize kvq_kivi_quantize \
   kvq_kivi_window_prefill kvq_kivi_window_append
 # The dequantizer: a per-value step (code_float, deq_value), a per-group loop
 # (dequantize_group: the group's values, the other groups' kept) and the tensor
 # loop over whole groups; its index facts are the lemmas of runs kivi_bytes and
-# kivi_index.  kvq_kivi_quantize carries its contract and annotations but is not
-# a run yet (its first run had not finished on the loaded machine, TRUSTED.md
-# [TR-SCOPE]); add it after kvq_kivi_dequantize, with the mutation
-# kivi_quant_extent_status of proofs/mutants.sh.
+# kivi_index.  The quantizer's tensor loop calls kvq_kivi_quantize_group once a
+# group (its accepted goals: TRUSTED.md [TR-GOAL-KIVI-PREPASS],
+# [TR-GOAL-KIVI-TENSOR]; -wp-split makes its invariant `before` fail in parts).
 # the KIVI tensor-layout helpers of kvq_layout.h that the tensor calls use, one run
 FCT_OF[kivi_layout]=kvq_kivi_params_ok,kvq_kivi_shape_ok,kvq_kivi_elems,kvq_kivi_groups,\
 kvq_kivi_group_bytes,kvq_kivi_group_base,kvq_kivi_group_stride,kvq_kivi_elem_index,\
@@ -42,6 +41,6 @@ for f in kvq_pow2_small kvq_code_max kvq_code_byte kvq_code_shift kvq_unpack_cod
          kvq_kivi_residual_after_prefill round_up floor_split round_nonneg kvq_round_int \
          kvq_round_f16 read_input group_meta code_quotient code_of group_minmax \
          kvq_kivi_quantize_group kivi_layout meta_ok code_float deq_value dequantize_group \
-         kvq_kivi_dequantize kvq_kivi_window_prefill kvq_kivi_window_append; do
+         kvq_kivi_dequantize kvq_kivi_quantize kvq_kivi_window_prefill kvq_kivi_window_append; do
   EXTRA[$f]="${EXTRA[$f]:+${EXTRA[$f]} }-warn-signed-downcast -warn-unsigned-downcast"
 done

@@ -1268,6 +1268,7 @@ START_TEST(grouping_maps)
 END_TEST
 
 /* SPEC: [KIVI-L-01] [KIVI-L-03] [KIVI-Q-01] [KIVI-Q-02] [KIVI-Q-03] [KIVI-Q-04] [KIVI-D-01]
+ * [TR-GOAL-KIVI-TENSOR]
  * Both groupings, every n in {1, 2, 4, 8}: each group g gets its own scale s_g,
  * offset z_g and code pattern (x = z_g + c s_g, exact by construction), so the
  * quantizer must put exactly the layout's elements into each group: stored
@@ -1873,7 +1874,7 @@ END_TEST
 /* bad_input                                                                 */
 /* ========================================================================= */
 
-/* SPEC: [POL-NF-01] [KIVI-Q-07] [API-ERR-01] [API-FLAGS-02] [API-STATUS-01]
+/* SPEC: [POL-NF-01] [KIVI-Q-07] [API-ERR-01] [API-FLAGS-02] [API-STATUS-01] [TR-GOAL-KIVI-TENSOR]
  * A NaN (quiet, signalling, negative) or an infinity at any position, under
  * every policy: both paths return KVQ_E_NONFINITE and write nothing (outputs
  * and flags keep their sentinel bytes). */
