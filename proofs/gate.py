@@ -238,8 +238,9 @@ INV_HEAD = """\
 #                       versions and every source file it reads
 #   goal RUN GOAL STATUS PROVER STATEMENT
 #       STATUS     proved | accepted (unproved; proofs/accepted.txt lists it)
-#       PROVER     Qed | Z3 | CVC4 | - (accepted); which solver wins a goal
-#                  both close is a race, so the prover is not compared
+#       PROVER     Qed | Z3 | CVC4 | Script (a run with -wp-auto: WP's tactic
+#                  and the solvers on its subgoals) | - (accepted); which solver
+#                  wins a goal both close is a race, so the prover is not compared
 #       STATEMENT  sha256 (16 hex digits) of the goal's Why3 theory and the
 #                  local theories it uses, as WP generates it; qed when WP's
 #                  simplifier closes the goal

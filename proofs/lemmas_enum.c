@@ -143,5 +143,18 @@ int main(void)
         printf("lemmas_enum: floor_split frac (binary32 q - floor(q) exact, 0 <= q < 2^31): %ld cases, %ld failures\n", ccases, cbad);
         bad += cbad;
     }
+    {
+        /* code_float (ref/fast/kivi.c): (float)c == c for every code c <= 255,
+         * the dequantizer's int-to-float step [TR-GOAL-CODE-CAST] */
+        long kcases = 0, kbad = 0;
+        for (uint32_t c = 0; c <= 255u; c++) {
+            volatile uint32_t vc = c;
+            float f = (float)vc;
+            kcases++;
+            if ((double)f != (double)c && kbad++ < 8) printf("code_float c=%u\n", (unsigned)c);
+        }
+        printf("lemmas_enum: code_float exact ((float)c == c, 0 <= c <= 255): %ld cases, %ld failures\n", kcases, kbad);
+        bad += kbad;
+    }
     return bad != 0;
 }

@@ -30,12 +30,10 @@ MUTATIONS=(
 "sage_qk_floorf|ref/fast/sage.c|s/k = \(int32_t\)kvq_round_int\(q, ties\);/k = (int32_t)floorf(q);/|qk_code"
 "vidkv_trit_ge|include/kvq_vidkv.h|s/if \(v > alpha\) return 1;/if (v >= alpha) return 1;/|vidkv_layout"
 "pkv_ties_highest|ref/fast/pkv.c|s/if \(dj < bd\) \{  /if (dj <= bd) { /|kvq_pkv_nearest"
-# kvq_kivi_dequantize, kvq_kivi_quantize (when their runs join the scope,
-# scope/10-kivi.sh): "kivi_deq_minus_zero|ref/fast/kivi.c|s/float r =
-# fmaf\(c, scale\[g\], zero\[g\]\);/float r = fmaf(c, scale[g],
-# -zero[g]);/|kvq_kivi_dequantize" and "kivi_quant_extent_status|
-# ref/fast/kivi.c|s/if \(!kvq_kivi_shape_ok\(shape\)\) return KVQ_E_SHAPE;/if
-# (!kvq_kivi_shape_ok(shape)) return KVQ_E_PARAM;/|kvq_kivi_quantize"
+"kivi_deq_minus_zero|ref/fast/kivi.c|s/float r = fmaf\(cf, s, z\);/float r = fmaf(cf, s, -z);/|deq_value"
+"kivi_deq_group_off_by_one|ref/fast/kivi.c|s/scale\[g\], zero\[g\],\n                              shape, g\);/scale[g], zero[g],\n                              shape, g > 0 ? g - 1 : g);/|kvq_kivi_dequantize"
+"kivi_deq_elem_off_by_one|ref/fast/kivi.c|s/deq_value\(&y\[kvq_kivi_elem_index\(shape, g, i\)\]/deq_value(\&y[kvq_kivi_elem_index(shape, g, i > 0 ? i - 1 : i)]/|dequantize_group"
+"kivi_quant_extent_status|ref/fast/kivi.c|s/if \(!kvq_kivi_shape_ok\(shape\)\) return KVQ_E_SHAPE;\n    n = /if (!kvq_kivi_shape_ok(shape)) return KVQ_E_PARAM;\n    n = /|kvq_kivi_quantize"
 "kivi_group_wrong_elem|ref/fast/kivi.c|s/xv = read_input\(v\[at\], pol, &f\);\n        c = code_of/xv = read_input(v[0], pol, &f);\n        c = code_of/|kvq_kivi_quantize_group"
 "f16_overflow_gt|ref/fast/kivi.c|s/if \(a >= KVQ_F16_OVF\) \{/if (a > KVQ_F16_OVF) {/|kvq_round_f16"
 "mma_cut_floor_as_rz|include/kvq_mma.h|s/        return -w - 1;/        return -w;/|mma_terms"

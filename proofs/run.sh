@@ -316,8 +316,16 @@ run_wp() {
       exit 2
     fi
   fi
+  # the statements are the goals' own: without the -wp-auto tactic (the
+  # proof pass's), whose subgoals would print theories of their own
+  local gen=() skip=0 a
+  for a in "$@"; do
+    if [ $skip -eq 1 ]; then skip=0; continue; fi
+    if [ "$a" = -wp-auto ]; then skip=1; continue; fi
+    gen+=("$a")
+  done
   "$FRAMAC" "${WP_OPTS[@]}" -wp-prover z3pinned -wp-par 1 -wp-gen -wp-msg-key print-generated,prover \
-    -wp-debug 1 "$src" "$@" > "$W3/gen.log" 2>&1
+    -wp-debug 1 "$src" "${gen[@]}" > "$W3/gen.log" 2>&1
   rc=$?
   if [ $rc -ne 0 ]; then
     echo "run.sh: the generation pass of $name failed (rc=$rc)"; tail -20 "$W3/gen.log"; exit 2
@@ -331,7 +339,8 @@ for f in "${ALL_FUNCS[@]}"; do
   echo "== $f"
   T2=$(date +%s)
   if [ -n "${PROP_OF[$f]:-}" ]; then
-    run_wp "$f" "${SRC_OF[$f]}" -wp-prop "${PROP_OF[$f]}"
+    # shellcheck disable=SC2086
+    run_wp "$f" "${SRC_OF[$f]}" -wp-prop "${PROP_OF[$f]}" ${EXTRA[$f]:-}
   else
   # shellcheck disable=SC2086
   run_wp "$f" "${SRC_OF[$f]}" -wp-fct "${FCT_OF[$f]:-$f}" ${EXTRA[$f]:-}

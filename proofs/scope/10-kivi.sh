@@ -4,22 +4,32 @@
 # with a contract, in dependency order; "lemmas" proves the lemmas of
 # kvq_layout.h that WP is asked to prove.
 scope_add ref/fast/kivi.c \
-  lemmas \
+  lemmas kivi_bytes kivi_index \
   kvq_pow2_small kvq_code_max kvq_code_byte kvq_code_shift \
   kvq_unpack_code kvq_pack_code kvq_kivi_residual_after_prefill \
   round_up floor_split round_nonneg kvq_round_int kvq_round_f16 read_input group_meta code_quotient code_of \
   group_minmax kvq_kivi_quantize_group kivi_layout meta_ok \
+  code_float deq_value dequantize_group kvq_kivi_dequantize kvq_kivi_quantize \
   kvq_kivi_window_prefill kvq_kivi_window_append
-# kvq_kivi_quantize and kvq_kivi_dequantize carry their contracts, but are not
-# runs yet: at the load of the shared 2-core machine their first run had not
-# finished (TRUSTED.md [TR-SCOPE]); add them here after meta_ok, with their run
-# in the inventory and the mutations kivi_deq_minus_zero and
-# kivi_quant_extent_status of proofs/mutants.sh
+# The dequantizer: a per-value step (code_float, deq_value), a per-group loop
+# (dequantize_group: the group's values, the other groups' kept) and the tensor
+# loop over whole groups; its index facts are the lemmas of runs kivi_bytes and
+# kivi_index.  The quantizer's tensor loop calls kvq_kivi_quantize_group once a
+# group (its accepted goals: TRUSTED.md [TR-GOAL-KIVI-PREPASS],
+# [TR-GOAL-KIVI-TENSOR]; -wp-split makes its invariant `before` fail in parts).
 # the KIVI tensor-layout helpers of kvq_layout.h that the tensor calls use, one run
 FCT_OF[kivi_layout]=kvq_kivi_params_ok,kvq_kivi_shape_ok,kvq_kivi_elems,kvq_kivi_groups,\
 kvq_kivi_group_bytes,kvq_kivi_group_base,kvq_kivi_group_stride,kvq_kivi_elem_index,\
 kvq_kivi_group_code_offset
 PROP_OF[lemmas]=kvq_code_shift_distinct,kvq_round_ties_above,kvq_round_ties_below
+# the index facts of kivi.c the tensor calls use (axiomatic KviLayout), two
+# runs: the code-byte bound split on the bit width by WP's range tactic
+# (wp:range: one subgoal per width, each linear), and the block and
+# element-index facts
+PROP_OF[kivi_bytes]=kvq_kivi_byte_in_1,kvq_kivi_byte_in_2,kvq_kivi_byte_in_4,kvq_kivi_byte_in_8,\
+kvq_kivi_byte_in
+EXTRA[kivi_bytes]="-wp-auto wp:range"
+PROP_OF[kivi_index]=kvq_kivi_block_in,kvq_kivi_block_end,kvq_kivi_index_in,kvq_kivi_index_distinct
 # the window invariant is a conjunction of ten integer facts; split, each
 # closes in well under the limit
 EXTRA[kvq_kivi_window_append]="-wp-split"
@@ -30,7 +40,7 @@ EXTRA[kvq_kivi_window_prefill]="-wp-split"
 for f in kvq_pow2_small kvq_code_max kvq_code_byte kvq_code_shift kvq_unpack_code kvq_pack_code \
          kvq_kivi_residual_after_prefill round_up floor_split round_nonneg kvq_round_int \
          kvq_round_f16 read_input group_meta code_quotient code_of group_minmax \
-         kvq_kivi_quantize_group kivi_layout meta_ok kvq_kivi_window_prefill \
-         kvq_kivi_window_append; do
+         kvq_kivi_quantize_group kivi_layout meta_ok code_float deq_value dequantize_group \
+         kvq_kivi_dequantize kvq_kivi_quantize kvq_kivi_window_prefill kvq_kivi_window_append; do
   EXTRA[$f]="${EXTRA[$f]:+${EXTRA[$f]} }-warn-signed-downcast -warn-unsigned-downcast"
 done

@@ -25,22 +25,66 @@
 
 /*@ // ---- the KIVI tensor layout [KIVI-L-01..04], over the shape's fields
     // (T tokens, D channels, G the group, b the bits)
-    predicate kvq_kivi_params_l(integer b, integer G, integer grouping, integer meta) =
-        kvq_valid_bits(b) && 8 <= G <= KVQ_MAX_GROUP && G % 8 == 0 &&
-        (grouping == KVQ_GROUP_CHANNEL || grouping == KVQ_GROUP_TOKEN) &&
-        (meta == KVQ_META_F32 || meta == KVQ_META_F16);
-    predicate kvq_kivi_extent_l(integer T, integer D, integer G, integer grouping) =
-        0 < T <= KVQ_MAX_DIM && 0 < D <= KVQ_MAX_DIM && T * D <= KVQ_MAX_ELEMS &&
-        (grouping == KVQ_GROUP_CHANNEL ? T % G == 0 : D % G == 0);
-    logic integer kvq_kivi_groups_l(integer T, integer D, integer G) = (T * D) / G;
-    logic integer kvq_kivi_gbytes_l(integer G, integer b) = (G * b) / 8;
-    logic integer kvq_kivi_stride_l(integer D, integer grouping) =
-        grouping == KVQ_GROUP_CHANNEL ? D : 1;
-    // Index into x of element 0 of group g, and of its element i [KIVI-L-03].
-    logic integer kvq_kivi_base_l(integer D, integer G, integer grouping, integer g) =
-        grouping == KVQ_GROUP_CHANNEL ? (g / D) * G * D + g % D : g * G;
-    logic integer kvq_kivi_index_l(integer D, integer G, integer grouping, integer g, integer i) =
-        kvq_kivi_base_l(D, G, grouping, g) + i * kvq_kivi_stride_l(D, grouping);
+    // One axiomatic block: WP gives its lemmas only to the goals that use one
+    // of its logic functions (the tensor calls and the layout helpers), not
+    // to every goal of this file (nonlinear lemmas in a goal's context stop
+    // CVC4 1.8 on goals it otherwise closes).
+    axiomatic KviLayout {
+      predicate kvq_kivi_params_l(integer b, integer G, integer grouping, integer meta) =
+          kvq_valid_bits(b) && 8 <= G <= KVQ_MAX_GROUP && G % 8 == 0 &&
+          (grouping == KVQ_GROUP_CHANNEL || grouping == KVQ_GROUP_TOKEN) &&
+          (meta == KVQ_META_F32 || meta == KVQ_META_F16);
+      predicate kvq_kivi_extent_l(integer T, integer D, integer G, integer grouping) =
+          0 < T <= KVQ_MAX_DIM && 0 < D <= KVQ_MAX_DIM && T * D <= KVQ_MAX_ELEMS &&
+          (grouping == KVQ_GROUP_CHANNEL ? T % G == 0 : D % G == 0);
+      logic integer kvq_kivi_groups_l(integer T, integer D, integer G) = (T * D) / G;
+      logic integer kvq_kivi_gbytes_l(integer G, integer b) = (G * b) / 8;
+      logic integer kvq_kivi_stride_l(integer D, integer grouping) =
+          grouping == KVQ_GROUP_CHANNEL ? D : 1;
+      // Index into x of element 0 of group g, and of its element i [KIVI-L-03].
+      logic integer kvq_kivi_base_l(integer D, integer G, integer grouping, integer g) =
+          grouping == KVQ_GROUP_CHANNEL ? (g / D) * G * D + g % D : g * G;
+      logic integer kvq_kivi_index_l(integer D, integer G, integer grouping, integer g, integer i) =
+          kvq_kivi_base_l(D, G, grouping, g) + i * kvq_kivi_stride_l(D, grouping);
+
+      // ---- the layout's index facts, stated once as lemmas (run `kivi_index`) and
+      // used by the tensor calls as instances.  A code byte's offset is a
+      // product with the bit width: split on the width, each case linear.
+      lemma kvq_kivi_byte_in_1: \forall integer i, G; 0 <= i < G && G % 8 == 0 ==>
+          0 <= kvq_code_byte_l(i, 1) < kvq_kivi_gbytes_l(G, 1);
+      lemma kvq_kivi_byte_in_2: \forall integer i, G; 0 <= i < G && G % 8 == 0 ==>
+          0 <= kvq_code_byte_l(i, 2) < kvq_kivi_gbytes_l(G, 2);
+      lemma kvq_kivi_byte_in_4: \forall integer i, G; 0 <= i < G && G % 8 == 0 ==>
+          0 <= kvq_code_byte_l(i, 4) < kvq_kivi_gbytes_l(G, 4);
+      lemma kvq_kivi_byte_in_8: \forall integer i, G; 0 <= i < G && G % 8 == 0 ==>
+          0 <= kvq_code_byte_l(i, 8) < kvq_kivi_gbytes_l(G, 8);
+      // Element i < G of a group is at byte (i b)/8 < (G b)/8 of its codes.
+      lemma kvq_kivi_byte_in: \forall integer i, G, b;
+          kvq_valid_bits(b) && 1 <= b <= 8 && 0 <= i < G && G % 8 == 0 ==>
+          0 <= kvq_code_byte_l(i, b) < kvq_kivi_gbytes_l(G, b);
+      // Byte k < B of group g < ng lies within the ng B bytes, and (ng := a
+      // later group) before that group's first byte; group g's B bytes end
+      // within them (a product of symbolic sizes: accepted, [TR-GOAL-KIVI-LAYOUT]).
+      lemma kvq_kivi_block_in: \forall integer g, ng, B, k;
+          0 <= g < ng && 0 <= k < B ==> 0 <= g * B + k < ng * B;
+      lemma kvq_kivi_block_end: \forall integer g, ng, B;
+          0 <= g < ng && 0 <= B ==> 0 <= g * B && g * B + B <= ng * B;
+      // Element i < G of group g < T D / G is at an index below T D [KIVI-L-03]
+      // (per token g G + i, per channel ((g / D) G + i) D + g % D) ...
+      lemma kvq_kivi_index_in: \forall integer T, D, G, grouping, g, i;
+          8 <= G && kvq_kivi_extent_l(T, D, G, grouping) &&
+          (grouping == KVQ_GROUP_CHANNEL || grouping == KVQ_GROUP_TOKEN) &&
+          0 <= g < kvq_kivi_groups_l(T, D, G) && 0 <= i < G ==>
+          0 <= kvq_kivi_index_l(D, G, grouping, g, i) < T * D;
+      // ... and no two (group, element) pairs share one.  Both are products of
+      // three symbolic sizes: accepted, [TR-GOAL-KIVI-LAYOUT].
+      lemma kvq_kivi_index_distinct: \forall integer T, D, G, grouping, g, i, g2, i2;
+          8 <= G && kvq_kivi_extent_l(T, D, G, grouping) &&
+          (grouping == KVQ_GROUP_CHANNEL || grouping == KVQ_GROUP_TOKEN) &&
+          0 <= g < kvq_kivi_groups_l(T, D, G) && 0 <= i < G &&
+          0 <= g2 < kvq_kivi_groups_l(T, D, G) && 0 <= i2 < G && (g2 != g || i2 != i) ==>
+          kvq_kivi_index_l(D, G, grouping, g2, i2) != kvq_kivi_index_l(D, G, grouping, g, i);
+    }
 
     // ---- a policy whose every field holds a defined value [POL-01]
     predicate kvq_policy_ok_l{L}(kvq_policy *pol) =
@@ -57,9 +101,12 @@
     // A dequantized KIVI value [KIVI-D-01]: RN32(c*s + z), one rounding,
     // saturated to +-FLT_MAX past the binary32 range [POL-OV-01] (a value
     // between FLT_MAX and the overflow threshold rounds to FLT_MAX anyway).
-    logic real kvq_kivi_deq_l(real c, real s, real z) =
-        \abs(c * s + z) <= 0x1.fffffep127 ? kvq_rn32_l(c * s + z) :
-        c * s + z > 0 ? 0x1.fffffep127 : -0x1.fffffep127;
+    // The exact x y + z of fmaf, named: the provers see one term, not a product.
+    logic real kvq_fma_l(real x, real y, real z) = x * y + z;
+    // v rounded once, saturated to +-FLT_MAX past the binary32 range.
+    logic real kvq_kivi_sat_l(real v) =
+        \abs(v) <= 0x1.fffffep127 ? kvq_rn32_l(v) : v > 0 ? 0x1.fffffep127 : -0x1.fffffep127;
+    logic real kvq_kivi_deq_l(real c, real s, real z) = kvq_kivi_sat_l(kvq_fma_l(c, s, z));
     // The spacing of the binary16 grid at magnitude a < 2^16: 2^-24 below
     // 2^-13 (the subnormal quantum, and the binade [2^-14, 2^-13)), 2^(k-10)
     // in the binade [2^k, 2^(k+1)) [POL-F16-01].
@@ -113,15 +160,19 @@ kvq_status kvq_policy_check(const kvq_policy *pol);
 
 /* [TR-LIBM-FMA] fmaf's value (C11 F.10.10.1), for the dequantizer: RN32 of the
  * exact x*y + z within the finite range; past it, the largest finite value of
- * its sign or the infinity (RN32 overflows at 2^128 - 2^103, beyond FLT_MAX).
- * The rest of its contract is in proofs/libm_spec.h. */
+ * its sign or the infinity (RN32 overflows at 2^128 - 2^103, beyond FLT_MAX),
+ * and an infinity only past it, of the sign of x*y + z.  The rest of its
+ * contract is in proofs/libm_spec.h. */
 /*@ ensures value: \is_finite(x) && \is_finite(y) && \is_finite(z) &&
-        -0x1.fffffep127 <= x * y + z <= 0x1.fffffep127 ==>
-        \is_finite(\result) && \result == \round_float(\NearestEven, x * y + z);
+        -0x1.fffffep127 <= kvq_fma_l(x, y, z) <= 0x1.fffffep127 ==>
+        \is_finite(\result) && \result == kvq_rn32_l(kvq_fma_l(x, y, z));
     ensures above: \is_finite(x) && \is_finite(y) && \is_finite(z) &&
-        x * y + z > 0x1.fffffep127 ==> \result == 0x1.fffffep127 || \is_plus_infinity(\result);
+        kvq_fma_l(x, y, z) > 0x1.fffffep127 ==> \result == 0x1.fffffep127 || \is_infinite(\result);
     ensures below: \is_finite(x) && \is_finite(y) && \is_finite(z) &&
-        x * y + z < -0x1.fffffep127 ==> \result == -0x1.fffffep127 || \is_minus_infinity(\result);
+        kvq_fma_l(x, y, z) < -0x1.fffffep127 ==> \result == -0x1.fffffep127 || \is_infinite(\result);
+    ensures infinite: \is_finite(x) && \is_finite(y) && \is_finite(z) && \is_infinite(\result) ==>
+        (kvq_fma_l(x, y, z) > 0x1.fffffep127 && \is_plus_infinity(\result)) ||
+        (kvq_fma_l(x, y, z) < -0x1.fffffep127 && \is_minus_infinity(\result));
 */
 extern float fmaf(float x, float y, float z);
 
@@ -182,6 +233,9 @@ static inline uint64_t kvq_kivi_elem_index(const kvq_kivi_shape *s, uint64_t g, 
     requires g_range: g < kvq_kivi_groups_l(s->tokens, s->channels, s->group);
     assigns \nothing;
     ensures def: \result == g * kvq_kivi_gbytes_l(s->group, s->bits);
+    // the group's bytes lie within the tensor's (lemma kvq_kivi_block_end)
+    ensures block: \result + kvq_kivi_gbytes_l(s->group, s->bits) <=
+        kvq_kivi_groups_l(s->tokens, s->channels, s->group) * kvq_kivi_gbytes_l(s->group, s->bits);
 */
 static inline uint64_t kvq_kivi_group_code_offset(const kvq_kivi_shape *s, uint64_t g);
 
@@ -587,7 +641,7 @@ kvq_status kvq_kivi_quantize(uint8_t *codes, float *scale, float *zero, uint32_t
                              const kvq_policy *pol)
 {
     uint64_t n, ng, e, g;
-    uint32_t f = 0;
+    uint32_t f = 0, G, bits, meta;
     size_t stride;
     if (codes == NULL || scale == NULL || zero == NULL || x == NULL || shape == NULL)
         return KVQ_E_PARAM;
@@ -618,34 +672,43 @@ kvq_status kvq_kivi_quantize(uint8_t *codes, float *scale, float *zero, uint32_t
                 return KVQ_E_RANGE;
         }
     }
+    G = shape->group;
+    bits = shape->bits;
+    meta = shape->meta;
     /*@ loop invariant g_range: 0 <= g <= ng;
+        loop invariant before: \forall integer g2, k; 0 <= g2 < g && 0 <= k < kvq_kivi_gbytes_l(G, bits) ==>
+            g2 * kvq_kivi_gbytes_l(G, bits) + k < g * kvq_kivi_gbytes_l(G, bits);
         loop invariant meta: \forall integer g2; 0 <= g2 < g ==>
-            \is_finite(scale[g2]) && \is_finite(zero[g2]) && kvq_scale_form(scale[g2], shape->meta);
-        loop invariant done: \forall integer g2, i; 0 <= g2 < g && 0 <= i < shape->group &&
-            kvq_quot_ok_l(kvq_read_l(\at(x[kvq_kivi_at_l(shape, g2, i)], Pre), pol->subnormal),
-                          scale[g2], zero[g2]) ==>
-            kvq_code_l(codes + g2 * kvq_kivi_gb_l(shape), i, shape->bits) ==
-              kvq_kivi_code_l(kvq_read_l(\at(x[kvq_kivi_at_l(shape, g2, i)], Pre), pol->subnormal),
-                              scale[g2], zero[g2], shape->bits, pol->ties);
-        loop assigns g, f, codes[0 .. kvq_kivi_nb_l(shape) - 1], scale[0 .. ng - 1], zero[0 .. ng - 1];
+            \is_finite(scale[g2]) && \is_finite(zero[g2]) && kvq_scale_form(scale[g2], meta);
+        loop invariant done: \forall integer g2, i; 0 <= g2 < g && 0 <= i < G &&
+            kvq_quot_ok_l(kvq_read_l(\at(x[kvq_kivi_at_l{Pre}(shape, g2, i)], Pre),
+                                     \at(pol->subnormal, Pre)), scale[g2], zero[g2]) ==>
+            kvq_code_l(codes + g2 * kvq_kivi_gbytes_l(G, bits), i, bits) ==
+              kvq_kivi_code_l(kvq_read_l(\at(x[kvq_kivi_at_l{Pre}(shape, g2, i)], Pre),
+                                         \at(pol->subnormal, Pre)),
+                              scale[g2], zero[g2], bits, \at(pol->ties, Pre));
+        loop assigns g, f, codes[0 .. ng * kvq_kivi_gbytes_l(G, bits) - 1], scale[0 .. ng - 1],
+                     zero[0 .. ng - 1];
         loop variant ng - g;
     */
     for (g = 0; g < ng; g++) {
         kvq_status st;
-        //@ assert elems: \forall integer i; 0 <= i < shape->group ==> 0 <= kvq_kivi_at_l(shape, g, i) < n;
-        //@ assert block: (g + 1) * kvq_kivi_gb_l(shape) <= kvq_kivi_nb_l(shape);
-        //@ assert earlier: \forall integer g2; 0 <= g2 < g ==> (g2 + 1) * kvq_kivi_gb_l(shape) <= g * kvq_kivi_gb_l(shape);
-        st = kvq_kivi_quantize_group(codes + kvq_kivi_group_code_offset(shape, g),
-                                     &scale[g], &zero[g], &f,
-                                     x + kvq_kivi_group_base(shape, g), stride,
-                                     shape->group, shape->bits, shape->meta, pol);
+        uint64_t off = kvq_kivi_group_code_offset(shape, g);
+        /*@ assert kept: shape->group == \at(shape->group, Pre) && shape->bits == \at(shape->bits, Pre) &&
+                shape->channels == \at(shape->channels, Pre) && shape->grouping == \at(shape->grouping, Pre) &&
+                shape->tokens == \at(shape->tokens, Pre) &&
+                pol->ties == \at(pol->ties, Pre) && pol->subnormal == \at(pol->subnormal, Pre);
+        */
+        //@ assert elems: \forall integer i; 0 <= i < G ==> 0 <= kvq_kivi_at_l(shape, g, i) < n;
+        /*@ assert x_pre: \let gg = g; \forall integer i; 0 <= i < G ==>
+              x[kvq_kivi_at_l(shape, gg, i)] == \at(x[kvq_kivi_at_l(shape, gg, i)], Pre);
+        */
+        st = kvq_kivi_quantize_group(codes + off, &scale[g], &zero[g], &f,
+                                     x + kvq_kivi_group_base(shape, g), stride, G, bits, meta, pol);
         /* unreachable: the pre-pass computed the same group's minimum,
          * maximum and metadata from the same values [TR-GOAL-KIVI-PREPASS] */
         //@ assert pre_pass: st == KVQ_OK;
         if (st != KVQ_OK) return st;
-        /*@ assert x_pre: \let gg = g; \forall integer i; 0 <= i < shape->group ==>
-              x[kvq_kivi_at_l(shape, gg, i)] == \at(x[kvq_kivi_at_l(shape, gg, i)], Pre);
-        */
     }
     if (flags != NULL) *flags = f;
     return KVQ_OK;
@@ -672,6 +735,79 @@ static kvq_status meta_ok(float s, float z, uint32_t meta)
         return KVQ_E_PARAM;
     }
     return KVQ_OK;
+}
+
+/* (float) of a code: exact, a code is at most 255 < 2^24. */
+/*@ requires code: c <= 255;
+    assigns \nothing;
+    ensures exact: \is_finite(\result) && \result == c;
+*/
+static float code_float(uint32_t c)
+{
+    return (float)c;
+}
+
+/* One value [KIVI-D-01]: *y = RN32(c s + z), one rounding (fmaf), saturated to
+ * +-FLT_MAX past the binary32 range [POL-OV-01]; returns the flag it raises. */
+/*@ requires code: c <= 255;
+    requires meta: \is_finite(s) && \is_finite(z);
+    requires out: \valid(y);
+    assigns *y;
+    ensures value: *y == kvq_kivi_deq_l(c, s, z);                   // [KIVI-D-01]
+*/
+static uint32_t deq_value(float *y, uint32_t c, float s, float z)
+{
+    float cf = code_float(c);
+    float r = fmaf(cf, s, z);            /* one rounding [KIVI-D-01] */
+    //@ assert exact: kvq_fma_l(cf, s, z) == kvq_fma_l(c, s, z);
+    if (isinf(r)) {
+        *y = copysignf(KVQ_F32_MAX, r);
+        return KVQ_FLAG_SATURATED;
+    }
+    *y = r;
+    return 0u;
+}
+
+/* One group of the dequantizer: element i of group g of the shape, from code i
+ * of the group's bytes grp and its scale s and zero z; returns the flags it
+ * raises.  Writes the group's elements only (others). */
+/*@ requires shape: \valid_read(shape) &&
+        kvq_kivi_params_l(shape->bits, shape->group, shape->grouping, shape->meta) &&
+        kvq_kivi_ext_l(shape);
+    requires g_range: g < kvq_kivi_ng_l(shape);
+    requires meta: \is_finite(s) && \is_finite(z);
+    requires codes: \valid_read(grp + (0 .. kvq_kivi_gb_l(shape) - 1));
+    requires out: \valid(y + (0 .. kvq_kivi_n_l(shape) - 1));
+    requires separated: \separated(y + (0 .. kvq_kivi_n_l(shape) - 1),
+                                    grp + (0 .. kvq_kivi_gb_l(shape) - 1), shape);
+    assigns y[0 .. kvq_kivi_n_l(shape) - 1];
+    ensures row: \forall integer i; 0 <= i < shape->group ==>            // [KIVI-D-01]
+        y[kvq_kivi_at_l(shape, g, i)] == kvq_kivi_deq_l(kvq_code_l{Pre}(grp, i, shape->bits), s, z);
+    ensures others: \forall integer g2, i2;
+        0 <= g2 < kvq_kivi_ng_l(shape) && g2 != g && 0 <= i2 < shape->group ==>
+        y[kvq_kivi_at_l(shape, g2, i2)] == \old(y[kvq_kivi_at_l(shape, g2, i2)]);
+*/
+static uint32_t dequantize_group(float *y, const uint8_t *grp, float s, float z,
+                                 const kvq_kivi_shape *shape, uint64_t g)
+{
+    uint32_t f = 0;
+    /*@ loop invariant i_range: 0 <= i <= shape->group;
+        loop invariant row: \forall integer i2; 0 <= i2 < i ==>
+            y[kvq_kivi_at_l(shape, g, i2)] ==
+              kvq_kivi_deq_l(kvq_code_l{Pre}(grp, i2, shape->bits), s, z);
+        loop invariant others: \forall integer g2, i2;
+            0 <= g2 < kvq_kivi_ng_l(shape) && g2 != g && 0 <= i2 < shape->group ==>
+            y[kvq_kivi_at_l(shape, g2, i2)] == \at(y[kvq_kivi_at_l(shape, g2, i2)], Pre);
+        loop assigns i, f, y[0 .. kvq_kivi_n_l(shape) - 1];
+        loop variant shape->group - i;
+    */
+    for (uint32_t i = 0; i < shape->group; i++) {
+        //@ assert byte: 0 <= kvq_code_byte_l(i, shape->bits) < kvq_kivi_gb_l(shape);
+        //@ assert at: 0 <= kvq_kivi_at_l(shape, g, i) < kvq_kivi_n_l(shape);
+        f |= deq_value(&y[kvq_kivi_elem_index(shape, g, i)], kvq_unpack_code(grp, i, shape->bits),
+                       s, z);
+    }
+    return f;
 }
 
 /* [KIVI-D-01..03]: the statuses in the order of [KIVI-D-03], nothing written
@@ -752,18 +888,21 @@ kvq_status kvq_kivi_dequantize(float *y, uint32_t *flags,
         */
         for (g = 0; g < ng; g++) {       /* fail before writing [POL-OV-02] */
             const uint8_t *grp = codes + kvq_kivi_group_code_offset(shape, g);
-            //@ assert block: (g + 1) * kvq_kivi_gb_l(shape) <= kvq_kivi_nb_l(shape);
+            //@ assert bytes: kvq_kivi_nb_l(shape) == kvq_kivi_ng_l(shape) * kvq_kivi_gb_l(shape);
             /*@ loop invariant i_range: 0 <= i <= G;
                 loop assigns i;
                 loop variant G - i;
             */
             for (uint32_t i = 0; i < G; i++) {
+                //@ assert byte: 0 <= kvq_code_byte_l(i, shape->bits) < kvq_kivi_gb_l(shape);
                 float c = (float)kvq_unpack_code(grp, i, shape->bits);
                 if (isinf(fmaf(c, scale[g], zero[g]))) return KVQ_E_RANGE;
             }
         }
     }
     /*@ loop invariant g_range: 0 <= g <= ng;
+        loop invariant meta: \forall integer g2; 0 <= g2 < ng ==>
+            \is_finite(\at(scale[g2], Pre)) && \is_finite(\at(zero[g2], Pre));
         loop invariant done: \forall integer g2, i2; 0 <= g2 < g && 0 <= i2 < G ==>
             y[kvq_kivi_at_l(shape, g2, i2)] ==
               kvq_kivi_deq_l(kvq_code_l{Pre}(codes + g2 * kvq_kivi_gb_l(shape), i2, shape->bits),
@@ -772,38 +911,10 @@ kvq_status kvq_kivi_dequantize(float *y, uint32_t *flags,
         loop variant ng - g;
     */
     for (g = 0; g < ng; g++) {
-        const uint8_t *grp = codes + kvq_kivi_group_code_offset(shape, g);
-        //@ assert block: (g + 1) * kvq_kivi_gb_l(shape) <= kvq_kivi_nb_l(shape);
-        /*@ loop invariant i_range: 0 <= i <= G;
-            loop invariant done: \forall integer g2, i2; 0 <= g2 < g && 0 <= i2 < G ==>
-                y[kvq_kivi_at_l(shape, g2, i2)] ==
-                  kvq_kivi_deq_l(kvq_code_l{Pre}(codes + g2 * kvq_kivi_gb_l(shape), i2, shape->bits),
-                                 \at(scale[g2], Pre), \at(zero[g2], Pre));
-            loop invariant row: \let gg = g; \forall integer i2; 0 <= i2 < i ==>
-                y[kvq_kivi_at_l(shape, gg, i2)] ==
-                  kvq_kivi_deq_l(kvq_code_l{Pre}(codes + gg * kvq_kivi_gb_l(shape), i2, shape->bits),
-                                 \at(scale[gg], Pre), \at(zero[gg], Pre));
-            loop assigns i, f, y[0 .. kvq_kivi_n_l(shape) - 1];
-            loop variant G - i;
-        */
-        for (uint32_t i = 0; i < G; i++) {
-            float c = (float)kvq_unpack_code(grp, i, shape->bits);
-            float r = fmaf(c, scale[g], zero[g]); /* one rounding [KIVI-D-01] */
-            //@ assert c_exact: c == kvq_code_l(grp, i, shape->bits);
-            //@ assert code_pre: kvq_code_l(grp, i, shape->bits) == kvq_code_l{Pre}(grp, i, shape->bits);
-            //@ assert meta_pre: \let gg = g; scale[gg] == \at(scale[gg], Pre) && zero[gg] == \at(zero[gg], Pre);
-            if (isinf(r)) {
-                r = copysignf(KVQ_F32_MAX, r);
-                f |= KVQ_FLAG_SATURATED;
-            }
-            //@ assert r_value: r == kvq_kivi_deq_l(c, scale[g], zero[g]);
-            //@ assert at_range: 0 <= kvq_kivi_at_l(shape, g, i) < kvq_kivi_n_l(shape);
-            /*@ assert fresh: \forall integer g2, i2;
-                    (0 <= g2 < g && 0 <= i2 < G) || (g2 == g && 0 <= i2 < i) ==>
-                    kvq_kivi_at_l(shape, g2, i2) != kvq_kivi_at_l(shape, g, i);
-            */
-            y[kvq_kivi_elem_index(shape, g, i)] = r;
-        }
+        //@ assert bytes: kvq_kivi_nb_l(shape) == kvq_kivi_ng_l(shape) * kvq_kivi_gb_l(shape);
+        //@ assert meta_pre: \let gg = g; scale[gg] == \at(scale[gg], Pre) && zero[gg] == \at(zero[gg], Pre);
+        f |= dequantize_group(y, codes + kvq_kivi_group_code_offset(shape, g), scale[g], zero[g],
+                              shape, g);
     }
     if (flags != NULL) *flags = f;
     return KVQ_OK;

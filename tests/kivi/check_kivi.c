@@ -542,7 +542,7 @@ START_TEST(special_group_core_vs_exact)
 }
 END_TEST
 
-/* SPEC: [KIVI-D-01] [KIVI-D-03] [KIVI-B-03] [POL-OV-01] [TEST-CMP-01]
+/* SPEC: [KIVI-D-01] [KIVI-D-03] [KIVI-B-03] [POL-OV-01] [TEST-CMP-01] [TR-GOAL-CODE-CAST]
  * Dequantization of hand-picked metadata and codes (signed zeros, exact
  * cancellation to +0, FLT_MIN, FLT_MAX) equals the exact RN32(c s + z); a
  * saturated result is +-FLT_MAX with the SATURATED flag. */
@@ -1208,7 +1208,8 @@ END_TEST
  * The layout's maps against the definition, for both groupings and several
  * shapes: per channel g = tb*D + c holds tokens tb*G.. of channel c; per token
  * g = t*(D/G) + cb holds channels cb*G..; every element belongs to exactly one
- * (group, element) and kvq_kivi_group_of inverts kvq_kivi_elem_index. */
+ * (group, element) and kvq_kivi_group_of inverts kvq_kivi_elem_index; each
+ * group's code bytes lie after the previous group's, within the tensor's. */
 START_TEST(grouping_maps)
 {
     static const uint32_t Gs[] = { 8, 16, 32 };
@@ -1248,6 +1249,12 @@ START_TEST(grouping_maps)
                         }
                         REQ_EQ(kvq_kivi_group_base(&sh, g),
                                           kvq_kivi_elem_index(&sh, g, 0));
+                        /* group g's code bytes follow group g-1's and end within
+                         * the tensor's (lemma kvq_kivi_block_end) */
+                        REQ_EQ(kvq_kivi_group_code_offset(&sh, g),
+                               g * (uint64_t)kvq_kivi_group_bytes(&sh));
+                        REQ(kvq_kivi_group_code_offset(&sh, g) + kvq_kivi_group_bytes(&sh) <=
+                            kvq_kivi_code_bytes(&sh));
                     }
                     REQ(all_bytes(seen, n, 1));
                     REQ_EQ(kvq_kivi_group_stride(&sh),
@@ -1261,6 +1268,7 @@ START_TEST(grouping_maps)
 END_TEST
 
 /* SPEC: [KIVI-L-01] [KIVI-L-03] [KIVI-Q-01] [KIVI-Q-02] [KIVI-Q-03] [KIVI-Q-04] [KIVI-D-01]
+ * [TR-GOAL-KIVI-TENSOR]
  * Both groupings, every n in {1, 2, 4, 8}: each group g gets its own scale s_g,
  * offset z_g and code pattern (x = z_g + c s_g, exact by construction), so the
  * quantizer must put exactly the layout's elements into each group: stored
@@ -1866,7 +1874,7 @@ END_TEST
 /* bad_input                                                                 */
 /* ========================================================================= */
 
-/* SPEC: [POL-NF-01] [KIVI-Q-07] [API-ERR-01] [API-FLAGS-02] [API-STATUS-01]
+/* SPEC: [POL-NF-01] [KIVI-Q-07] [API-ERR-01] [API-FLAGS-02] [API-STATUS-01] [TR-GOAL-KIVI-TENSOR]
  * A NaN (quiet, signalling, negative) or an infinity at any position, under
  * every policy: both paths return KVQ_E_NONFINITE and write nothing (outputs
  * and flags keep their sentinel bytes). */
