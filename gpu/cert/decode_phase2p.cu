@@ -49,6 +49,7 @@ struct seg_smem {
         float red[P2P_WARPS][4][128];           /* the warps' sums of a 128-channel slab */
     } u;
 };
+#define CMB_FLIGHT  8u               /* the combine's entry loads in flight a thread */
 struct cmb_smem {
     float alpha[P2P_TILE];           /* expf(RN(m_e - M)) of a tile's entries */
     uint32_t idx[P2P_TILE];          /* their storage index */
@@ -94,10 +95,18 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         const uint32_t sg = j - tent;
         return ws.overlap && ((segm[sg] >> gb) & 1u) ? nb + ws.nseg + sg : nb + sg;
     };
+    /* one tile (nent <= P2P_TILE): each entry's index and m_e kept from this
+     * pass for the tile's, so that its loads are not made twice */
+    const bool one = nent <= P2P_TILE;
     float M = -INFINITY, smin = INFINITY, amax = 0.0f;
     for (uint32_t j = tid; j < nent; j += blockDim.x) {
         const uint32_t e = entry(j);
-        M = fmaxf(M, __ldcg(ws.pm + p0 + e));
+        const float me = __ldcg(ws.pm + p0 + e);
+        if (one) {
+            C.idx[j] = e;
+            C.alpha[j] = me;
+        }
+        M = fmaxf(M, me);
         if (CERT) {
             smin = fminf(smin, __ldcg(ws.pmin + p0 + e));
             amax = fmaxf(amax, __ldcg(ws.pab + p0 + e));
@@ -127,6 +136,10 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         const uint32_t top = min(nent, base + P2P_TILE), T = top - base;
         __syncthreads();
         for (uint32_t j = base + tid; j < top; j += blockDim.x) {
+            if (one) {                                   /* this thread's own pass-1 entries */
+                C.alpha[j] = expf(__fsub_rn(C.alpha[j], M));  /* m_e = -inf: 0 */
+                continue;
+            }
             const uint32_t e = entry(j);
             C.idx[j - base] = e;
             C.alpha[j - base] = expf(__fsub_rn(__ldcg(ws.pm + p0 + e), M)); /* m_e = -inf: 0 */
@@ -134,12 +147,12 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         __syncthreads();
         if (p < P) {
             const uint32_t ch = (T + P - 1u) / P, j0 = min(T, p * ch), j1 = min(T, j0 + ch);
-            for (uint32_t j = j0; j < j1; j += 4u) {
-                /* four entries' loads in flight, then their sums in order */
-                float4 v[4];
-                float lv[4];
+            for (uint32_t j = j0; j < j1; j += CMB_FLIGHT) {
+                /* CMB_FLIGHT entries' loads in flight, then their sums in order */
+                float4 v[CMB_FLIGHT];
+                float lv[CMB_FLIGHT];
 #pragma unroll
-                for (uint32_t u = 0; u < 4u; u++) {
+                for (uint32_t u = 0; u < CMB_FLIGHT; u++) {
                     v[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                     lv[u] = 0.0f;
                     if (j + u < j1) {
@@ -149,7 +162,7 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
                     }
                 }
 #pragma unroll
-                for (uint32_t u = 0; u < 4u; u++) {
+                for (uint32_t u = 0; u < CMB_FLIGHT; u++) {
                     if (j + u >= j1) break;
                     const float al = C.alpha[j + u];
                     a.x = __fadd_rn(a.x, __fmul_rn(v[u].x, al));
