@@ -228,9 +228,27 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
      * codes' cw / 2 bytes and the cw / 16 scales and offsets of each token;
      * 16-byte pieces when d is a multiple of 128, else 8 and 4 bytes */
     const bool wide = d % 128u == 0u;
+    const uint32_t gpt = d / 16u;                           /* value groups a token */
     auto issue = [&](uint32_t c0, uint32_t r, uint32_t st) {
         const uint32_t cw = min(128u, d - c0), tok0 = KVQ_CERT_BLOCK * b0 + tw0 + SEG_RT * r;
         uint8_t *sb = G.u.stage[warp][st];
+        if (wide) {
+            /* a whole slab, 16-byte pieces: the same copies as below with their
+             * indices in closed form (pieces lane and lane + 32 of the codes,
+             * 64 bytes a token; of the metadata, the scales' piece lane and the
+             * offsets' piece lane, 32 bytes a token and array) */
+#pragma unroll
+            for (uint32_t k = 0; k < 2u; k++) {
+                const uint32_t p = lane + 32u * k, i = p >> 2, x = p & 3u;
+                __pipeline_memcpy_async(sb + 16u * p,
+                                        vc + ((uint64_t)(tok0 + i) * gpt + c0 / 16u) * 8u + 16u * x, 16u);
+            }
+            const uint64_t g = (uint64_t)(tok0 + (lane >> 1)) * gpt + c0 / 16u + 4u * (lane & 1u);
+            __pipeline_memcpy_async(sb + 1024u + 16u * lane, vs + g, 16u);
+            __pipeline_memcpy_async(sb + 1536u + 16u * lane, vz + g, 16u);
+            __pipeline_commit();
+            return;
+        }
         const uint32_t cb = wide ? 16u : 8u, pc = cw / 2u / cb;       /* code pieces a token */
         for (uint32_t p = lane; p < SEG_RT * pc; p += 32u) {
             const uint32_t i = p / pc, x = p % pc;
@@ -337,6 +355,14 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
 #pragma unroll 4
                 for (uint32_t u = 0; u < SEG_RT; u++) {
                     const uint32_t wd = *(const uint16_t *)(sb + 64u * u + 2u * lane);
+                    /* nibbles 0, 2 and 1, 3 as bytes 0, 1 of two words, each put
+                     * under the exponent byte 0x4B by a byte permutation: the
+                     * word 0x4B0000cc of the code cc, as a mask and an OR give */
+                    const uint32_t n02 = wd & 0x0F0Fu, n13 = (wd >> 4) & 0x0F0Fu;
+                    const uint32_t cb[4] = {__byte_perm(n02, 0x4B000000u, 0x7440u),
+                                            __byte_perm(n13, 0x4B000000u, 0x7440u),
+                                            __byte_perm(n02, 0x4B000000u, 0x7441u),
+                                            __byte_perm(n13, 0x4B000000u, 0x7441u)};
                     const float sc = *(const float *)(sb + 1024u + 32u * u + 4u * (lane >> 2));
                     const float zv = *(const float *)(sb + 1536u + 32u * u + 4u * (lane >> 2));
                     const float4 wv = *(const float4 *)&G.w[tw0 + SEG_RT * r + u][0];
@@ -345,8 +371,7 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
                         /* element 4 (lane % 4) + x of its group: nibble x of the
                          * 16-bit word [LAY-PACK-01]; the code's exact binary32
                          * value is (2^23 + code) - 2^23 */
-                        const float cf = __fsub_rn(__uint_as_float(0x4B000000u | ((wd >> (4u * x)) & 15u)),
-                                                   0x1p+23f);
+                        const float cf = __fsub_rn(__uint_as_float(cb[x]), 0x1p+23f);
                         const float v = __fmaf_rn(cf, sc, zv);              /* [CERT-V4-02] */
                         acc[0][x] = __fmaf_rn(wv.x, v, acc[0][x]);
                         acc[1][x] = __fmaf_rn(wv.y, v, acc[1][x]);

@@ -4,12 +4,12 @@
 # time (builds included: everything it runs is carried, nothing is compiled here unless
 # missing).
 #
-# It runs, in this order (outputs under $OUT, five files):
-#   1. kvq_gpu_cert_decode_test for KVQ_CERT_SECONDS (20) on a held-out seed (KVQ_SEED,
+# It runs, in this order (outputs under $OUT, six files):
+#   1. kvq_gpu_cert_decode_test for KVQ_CERT_SECONDS (15) on a held-out seed (KVQ_SEED,
 #      default from the clock; printed): both variants, both selectors and stagings, the
 #      paper variant with and without the early segment pass compared bit for bit
 #      [CERT-DEV-08]; the dumps it writes judged by `kvq cert`; then the build with a
-#      planted bug (KVQ_CERT_PLANT=1) for PLANT_SECONDS (5), which must FAIL; then
+#      planted bug (KVQ_CERT_PLANT=1) for PLANT_SECONDS (3), which must FAIL; then
 #      `kvq verify` of the CERT standard vectors with the GPU subject  -> certsel-test.txt
 #   2. the floor (kvq_cert_floor) and cert_bench.py at NS (32768,65536,131072),
 #      sinks+clusters: SDPA, the paper variant with and without the early segment pass,
@@ -21,6 +21,9 @@
 #      registers, occupancy limits, achieved occupancy, the busiest and the idlest
 #      multiprocessor's active cycles, instructions, issue activity, spills (local
 #      sectors), DRAM bytes and the warp stall reasons         -> certsel-ncu.txt
+#   4. with build/gpu/libkvq_cert_timeline.so carried (make gpu-cert-timeline) and time
+#      left: gpu/cert/cert_timeline.py --variant paper at n = 32768 and 131072, the select
+#      kernel's stage boundaries in the paper variant's step  -> certsel-timeline.txt
 #   and certsel-log.txt: the device, the commit, each part's exit and time, the floor's
 #   table, the benchmark's log and the kernels' durations.
 # The programs come in build/gpu/cert-carry.tar.gz (make gpu-cert-carry, with
@@ -59,8 +62,8 @@ done
 echo "[$(since) s] builds done" >> "$LOG"
 
 # 1. the device check on a held-out seed, the planted bug, the vectors
-TS=${KVQ_CERT_SECONDS:-20}
-PS=${PLANT_SECONDS:-5}
+TS=${KVQ_CERT_SECONDS:-15}
+PS=${PLANT_SECONDS:-3}
 {
     echo "# device check of the certified CERT decode step (gpu/cert/cert_decode_test.cu),"
     echo "# both variants; commit ${KVQ_COMMIT:-unknown}; KVQ_SEED=$SEED KVQ_CERT_SECONDS=$TS"
@@ -140,12 +143,26 @@ M=$M,launch__waves_per_multiprocessor,sm__warps_active.avg.pct_of_peak_sustained
 M=$M,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_active.min,smsp__inst_executed.sum
 M=$M,smsp__issue_active.avg.pct_of_peak_sustained_active,l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum
 M=$M,l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum,dram__bytes_read.sum
-if command -v ncu > /dev/null 2>&1 && [ $(( $(date +%s) - T0 )) -lt 118 ]; then
-    PYTHONUNBUFFERED=1 timeout $(( 146 - $(date +%s) + T0 )) ncu \
-        --kernel-name regex:'cert_(select|phase2p|combine_p)' --metrics "$M" --section WarpStateStats \
+for r in barrier long_scoreboard short_scoreboard wait mio_throttle lg_throttle math_pipe_throttle \
+         no_instruction not_selected selected dispatch_stall branch_resolving membar sleeping drain; do
+    M=$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
+done
+if command -v ncu > /dev/null 2>&1 && [ $(( $(date +%s) - T0 )) -lt 112 ]; then
+    PYTHONUNBUFFERED=1 timeout $(( 136 - $(date +%s) + T0 )) ncu \
+        --kernel-name regex:'cert_(select|phase2p|combine_p)' --metrics "$M" \
         --csv python3 gpu/cert/cert_bench.py "$B/libkvq_cert_bench.so" /dev/null --profile \
         --ns 32768 --workloads sinks+clusters $old > "$T/ncu.csv" 2> "$T/ncu.err"
     t=$?
+    if ! grep -q '^"ID"' "$T/ncu.csv" && [ $(( $(date +%s) - T0 )) -lt 126 ]; then
+        # a metric this ncu does not know fails the whole call: the durations alone
+        grep -v "^==PROF==" "$T/ncu.err" | tail -n 3 >> "$LOG"
+        M=gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread
+        PYTHONUNBUFFERED=1 timeout $(( 140 - $(date +%s) + T0 )) ncu \
+            --kernel-name regex:'cert_(select|phase2p|combine_p)' --metrics "$M" \
+            --csv python3 gpu/cert/cert_bench.py "$B/libkvq_cert_bench.so" /dev/null --profile \
+            --ns 32768 --workloads sinks+clusters $old > "$T/ncu.csv" 2> "$T/ncu.err"
+        t=$?
+    fi
     {
         echo "# gpu/cert/device-certsel.sh, part 3; commit ${KVQ_COMMIT:-unknown}; ncu exit $t"
         echo "# one step of each at n = 32768, sinks+clusters, in launch order: the paper variant"
@@ -170,7 +187,8 @@ if rows:
         for nm, v, u in ms:
             if nm.startswith("Stall") or "stalled" in nm:
                 try:
-                    stalls.append((float(v.replace(',', '')), nm))
+                    short = nm.replace("smsp__average_warps_issue_stalled_", "").replace("_per_issue_active.ratio", "")
+                    stalls.append((float(v.replace(',', '')), short))
                 except ValueError:
                     pass
                 continue
@@ -184,8 +202,20 @@ PY
     } > "$OUT/certsel-ncu.txt" 2>&1
     echo "[$(since) s] ncu done (exit $t)" >> "$LOG"
 else
-    echo "## ncu: not run (not on the PATH, or past 118 s)" >> "$LOG"
+    echo "## ncu: not run (not on the PATH, or past 112 s)" >> "$LOG"
 fi
+# 4. the select kernel's stages in the paper variant's step (the timeline build,
+#     when carried; informative: its stamps add barriers of their own)
+if [ -s "$B/libkvq_cert_timeline.so" ] && [ $(( $(date +%s) - T0 )) -lt 126 ]; then
+    KVQ_COMMIT=${KVQ_COMMIT:-unknown} PYTHONUNBUFFERED=1 timeout $(( 147 - $(date +%s) + T0 )) python3 gpu/cert/cert_timeline.py \
+        "$B/libkvq_cert_timeline.so" --variant paper --ns 32768,131072 --reps 5 --vtols -1 \
+        > "$OUT/certsel-timeline.txt" 2>&1
+    echo "cert_timeline.py exit $?" >> "$OUT/certsel-timeline.txt"
+    echo "[$(since) s] timeline done" >> "$LOG"
+else
+    echo "## timeline: not run (no $B/libkvq_cert_timeline.so, or past 126 s)" >> "$LOG"
+fi
+
 echo "[$(since) s] exit $rc" >> "$LOG"
 rm -rf "$T"
 exit $rc
