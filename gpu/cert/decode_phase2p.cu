@@ -545,11 +545,12 @@ static __device__ __forceinline__ bool select_done(const kvq_cuda_cert_ws &ws, u
  *     select kernel waited for before it let this kernel start), or, without
  *     it, after the select kernel with the masks;
  *   - post (once the select kernel is done, first whenever there is some):
- *     the residual block of each KV head, then ws.post in the order the
- *     select kernel appended it: a listed block (its binary16 keys from tier
- *     2, read once for the heads that select it) or, with ws.overlap, a
- *     segment in which some head of the pass selects a block, recomputed
- *     with the masks into entry nb + nseg + s.
+ *     with ws.overlap, the segments in which some head of the pass selects
+ *     a block, recomputed with the masks into entry nb + nseg + s (the
+ *     longest items, first; from the end of ws.post); then the residual
+ *     block of each KV head; then the listed blocks (from the start of
+ *     ws.post: the binary16 keys from tier 2, read once for the heads that
+ *     select the block).
  * Which CTA takes an item does not change its entry.  A CTA that runs out of
  * early work waits for the select kernel: its CTAs are all resident (each
  * let this kernel start), so the wait ends. */
@@ -558,7 +559,7 @@ __global__ void __launch_bounds__(P2P_THREADS, 4)
 cert_phase2p_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
 {
     extern __shared__ __align__(16) uint8_t p2p_dyn[];
-    __shared__ uint32_t task, ready, npost, left_e, left_p;
+    __shared__ uint32_t task, ready, npost, nrec, left_e, left_p;
     const uint32_t qheads = h.kv_heads * h.group;
     if (!ws.overlap) cudaGridDependencySynchronize();      /* the select kernel is done */
     const kvq_cert_shape sh = h.shape;
@@ -573,6 +574,7 @@ cert_phase2p_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
         left_e = 1u;
         left_p = 1u;
         npost = 0u;
+        nrec = 0u;
     }
     for (;;) {
         __syncthreads();                                   /* smem and `task` free */
@@ -586,10 +588,11 @@ cert_phase2p_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
                     __threadfence();
                     ready = 1u;
                     npost = __ldcg(ws.p2task + P2T_NPOST);
+                    nrec = __ldcg(ws.p2task + P2T_NREC);
                 }
                 if (ready && left_p) {
                     const uint32_t u = atomicAdd(ws.p2task + P2T_POST, 1u);
-                    if (u < nres + npost) t = POST | u;
+                    if (u < nrec + nres + npost) t = POST | u;
                     else left_p = 0u;
                 }
                 if (t == NONE && left_e) {
@@ -609,12 +612,18 @@ cert_phase2p_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
             p2p_segment<CERT>(h, ws, kv, g0, seg, ws.overlap == 0u, nb + seg, *(seg_smem *)p2p_dyn);
             continue;
         }
+        /* the segments to recompute first (the longest items), then the
+         * residual blocks and the listed blocks */
         const uint32_t u = i & ~POST;
-        if (u < nres) {                                    /* the residual block of KV head u */
-            p2p_special<CERT>(h, ws, u, nq, all, all, p2p_dyn);
+        uint32_t x;
+        if (u < nrec) {
+            x = __ldcg(ws.post + (P2Q_CAP(ws) - 1u - u));
+        } else if (u - nrec < nres) {                      /* the residual block of KV head u - nrec */
+            p2p_special<CERT>(h, ws, u - nrec, nq, all, all, p2p_dyn);
             continue;
+        } else {
+            x = __ldcg(ws.post + (u - nrec - nres));
         }
-        const uint32_t x = __ldcg(ws.post + (u - nres));
         if (x & P2Q_REC) {                                 /* a segment again, with the masks */
             const uint32_t y = x & ~P2Q_REC, kv = y / per, r = y % per;
             const uint32_t seg = r / npass, g0 = 4u * (r % npass);

@@ -5,19 +5,21 @@
 # missing).
 #
 # It runs, in this order (outputs under $OUT, six files):
-#   1. kvq_gpu_cert_decode_test for KVQ_CERT_SECONDS (15) on a held-out seed (KVQ_SEED,
+#   1. kvq_gpu_cert_decode_test for KVQ_CERT_SECONDS (30) on a held-out seed (KVQ_SEED,
 #      default from the clock; printed): both variants, both selectors and stagings, the
 #      paper variant with and without the early segment pass compared bit for bit
 #      [CERT-DEV-08]; the dumps it writes judged by `kvq cert`; then the build with a
-#      planted bug (KVQ_CERT_PLANT=1) for PLANT_SECONDS (3), which must FAIL; then
+#      planted bug (KVQ_CERT_PLANT=1) for PLANT_SECONDS (5), which must FAIL; then
 #      `kvq verify` of the CERT standard vectors with the GPU subject  -> certsel-test.txt
 #   2. the floor (kvq_cert_floor) and cert_bench.py at NS (32768,65536,131072),
 #      sinks+clusters: SDPA, the paper variant with and without the early segment pass,
 #      the sparse one, certification on and off, and the paper variant of the earlier
 #      commit's kernels (build/gpu/libkvq_cert_bench_old.so, gpu/cert/bench-old.sh),
 #      checked equal bit for bit                       -> cert-paper-bench.{json,txt}
-#   3. with ncu on the PATH and time left: one step of each at n = 32768 under Nsight
-#      Compute, the select, Phase-2 and combine kernels alone: duration, launch shape,
+#   3. with ncu on the PATH and time left: one step of each at n = 32768 and 131072 under
+#      Nsight Compute (the earlier kernels: build/gpu/libkvq_cert_bench_ref.so when carried,
+#      a second library of gpu/cert/bench-old.sh renamed, else the benchmark's), the
+#      select, Phase-2 and combine kernels alone: duration, launch shape,
 #      registers, occupancy limits, achieved occupancy, the busiest and the idlest
 #      multiprocessor's active cycles, instructions, issue activity, spills (local
 #      sectors), DRAM bytes and the warp stall reasons         -> certsel-ncu.txt
@@ -62,8 +64,8 @@ done
 echo "[$(since) s] builds done" >> "$LOG"
 
 # 1. the device check on a held-out seed, the planted bug, the vectors
-TS=${KVQ_CERT_SECONDS:-15}
-PS=${PLANT_SECONDS:-3}
+TS=${KVQ_CERT_SECONDS:-30}
+PS=${PLANT_SECONDS:-5}
 {
     echo "# device check of the certified CERT decode step (gpu/cert/cert_decode_test.cu),"
     echo "# both variants; commit ${KVQ_COMMIT:-unknown}; KVQ_SEED=$SEED KVQ_CERT_SECONDS=$TS"
@@ -147,11 +149,13 @@ for r in barrier long_scoreboard short_scoreboard wait mio_throttle lg_throttle 
          no_instruction not_selected selected dispatch_stall branch_resolving membar sleeping drain; do
     M=$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
 done
+ref=$old
+[ -s "$B/libkvq_cert_bench_ref.so" ] && ref="--lib-old $B/libkvq_cert_bench_ref.so ($(cat "$B/libkvq_cert_bench_ref.commit" 2>/dev/null))"
 if command -v ncu > /dev/null 2>&1 && [ $(( $(date +%s) - T0 )) -lt 112 ]; then
     PYTHONUNBUFFERED=1 timeout $(( 136 - $(date +%s) + T0 )) ncu \
         --kernel-name regex:'cert_(select|phase2p|combine_p)' --metrics "$M" \
         --csv python3 gpu/cert/cert_bench.py "$B/libkvq_cert_bench.so" /dev/null --profile \
-        --ns 32768 --workloads sinks+clusters $old > "$T/ncu.csv" 2> "$T/ncu.err"
+        --ns 32768,131072 --workloads sinks+clusters ${ref% (*} > "$T/ncu.csv" 2> "$T/ncu.err"
     t=$?
     if ! grep -q '^"ID"' "$T/ncu.csv" && [ $(( $(date +%s) - T0 )) -lt 126 ]; then
         # a metric this ncu does not know fails the whole call: the durations alone
@@ -160,14 +164,14 @@ if command -v ncu > /dev/null 2>&1 && [ $(( $(date +%s) - T0 )) -lt 112 ]; then
         PYTHONUNBUFFERED=1 timeout $(( 140 - $(date +%s) + T0 )) ncu \
             --kernel-name regex:'cert_(select|phase2p|combine_p)' --metrics "$M" \
             --csv python3 gpu/cert/cert_bench.py "$B/libkvq_cert_bench.so" /dev/null --profile \
-            --ns 32768 --workloads sinks+clusters $old > "$T/ncu.csv" 2> "$T/ncu.err"
+            --ns 32768,131072 --workloads sinks+clusters ${ref% (*} > "$T/ncu.csv" 2> "$T/ncu.err"
         t=$?
     fi
     {
         echo "# gpu/cert/device-certsel.sh, part 3; commit ${KVQ_COMMIT:-unknown}; ncu exit $t"
-        echo "# one step of each at n = 32768, sinks+clusters, in launch order: the paper variant"
-        echo "# with the early segment pass, without it, the sparse variant, the old library's"
-        echo "# paper step ($old); each kernel alone (Nsight Compute serialises them)"
+        echo "# one step of each at n = 32768, then 131072, sinks+clusters, in launch order: the paper"
+        echo "# variant with the early segment pass, without it, the sparse variant, the earlier"
+        echo "# library's paper step ($ref); each kernel alone (Nsight Compute serialises them)"
         python3 - "$T/ncu.csv" <<'PY'
 import csv, sys
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
