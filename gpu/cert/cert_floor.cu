@@ -11,6 +11,11 @@
  *             Phase 1's and the INT4 values with their binary32 scale and
  *             offset (2.5 MiB a 1024 tokens for 8 KV heads, d = 128): every
  *             block's keys and values once
+ *   segment   the same read of the paper Phase 2 segment pass's bytes
+ *             [CERT-DEV-10]: the INT4 values with their scale and offset and
+ *             Phase 1's binary32 scores of 32 query heads (1.125 MiB a 1024
+ *             tokens for 8 KV heads, d = 128): what the early segment pass
+ *             reads once
  *   chain     the same read followed by two one-CTA kernels launched as
  *             programmatic dependents (each waits for the one before, as the
  *             select kernel and Phase 2 do); the difference is what two
@@ -38,6 +43,7 @@
 #define BLOCK_BYTES (16u * 128u * 2u)                   /* a block's binary16 values */
 #define P1_BYTES_PER_K (1536u * 1024u)                  /* Phase 1's bytes a 1024 tokens */
 #define PAPER_BYTES_PER_K (2560u * 1024u)               /* and the INT4 values' (paper) */
+#define SEG_BYTES_PER_K (1152u * 1024u)                 /* INT4 values and 32 heads' scores */
 
 #define CK(x) \
     do { \
@@ -225,25 +231,27 @@ int main(int argc, char **argv)
                     a ? ", " : "", ns[a], (unsigned long long)bytes, med[0], med[1]);
     }
 
-    /* the paper variant's tier-1 bytes, read once */
-    if (jf) fprintf(jf, "], \"read_paper\": [");
-    printf("\n       n   paper_MiB   read_us  read_TB/s\n");
-    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
-        const uint64_t bytes = (uint64_t)PAPER_BYTES_PER_K * (ns[a] / 1024u);
-        for (int r = -2; r < reps; r++) {
-            CK(cudaMemsetAsync(flush, r & 0xff, FLUSH_BYTES, s));
-            CK(cudaEventRecord(e0, s));
-            read_kernel<<<rgrid, rthreads, 0, s>>>((const uint4 *)buf, bytes / 16u, sink);
-            CK(cudaGetLastError());
-            CK(cudaEventRecord(e1, s));
-            CK(cudaEventSynchronize(e1));
-            if (r >= 0) CK(cudaEventElapsedTime(&t[r], e0, e1));
+    /* the paper variant's tier-1 bytes, read once; then the segment pass's */
+    for (int part = 0; part < 2; part++) {
+        if (jf) fprintf(jf, part ? "], \"read_segment\": [" : "], \"read_paper\": [");
+        printf(part ? "\n       n segment_MiB   read_us  read_TB/s\n" : "\n       n   paper_MiB   read_us  read_TB/s\n");
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
+            const uint64_t bytes = (uint64_t)(part ? SEG_BYTES_PER_K : PAPER_BYTES_PER_K) * (ns[a] / 1024u);
+            for (int r = -2; r < reps; r++) {
+                CK(cudaMemsetAsync(flush, r & 0xff, FLUSH_BYTES, s));
+                CK(cudaEventRecord(e0, s));
+                read_kernel<<<rgrid, rthreads, 0, s>>>((const uint4 *)buf, bytes / 16u, sink);
+                CK(cudaGetLastError());
+                CK(cudaEventRecord(e1, s));
+                CK(cudaEventSynchronize(e1));
+                if (r >= 0) CK(cudaEventElapsedTime(&t[r], e0, e1));
+            }
+            const float m = 1000.0f * median(t, reps);
+            printf("%8u  %10.1f  %8.1f  %9.2f\n", ns[a], bytes / 1048576.0, m, bytes / (m * 1e6));
+            if (jf)
+                fprintf(jf, "%s{\"n\": %u, \"bytes\": %llu, \"read_us\": %.2f}", a ? ", " : "", ns[a],
+                        (unsigned long long)bytes, m);
         }
-        const float m = 1000.0f * median(t, reps);
-        printf("%8u  %10.1f  %8.1f  %9.2f\n", ns[a], bytes / 1048576.0, m, bytes / (m * 1e6));
-        if (jf)
-            fprintf(jf, "%s{\"n\": %u, \"bytes\": %llu, \"read_us\": %.2f}", a ? ", " : "", ns[a],
-                    (unsigned long long)bytes, m);
     }
 
     /* host link: G CTAs x K blocks each */

@@ -2,11 +2,13 @@
 """cert_timeline.py -- where the time of one certified decode step goes, stage
 by stage, on the device (spec/cert.md [CERT-DEV-09]).
 
-Usage: cert_timeline.py LIB.so [--ns 32768,131072] [--reps 7]
+Usage: cert_timeline.py LIB.so [--ns 32768,131072] [--reps 7] [--variant sparse|paper]
 LIB.so is the diagnostics build of the benchmark library (make
 gpu-cert-timeline: gpu/cert/decode_*.cu with -DKVQ_CERT_TIMELINE), whose
 kernels stamp %globaltimer at their stage boundaries; it times the sparse
-variant, whose kernels have the stamps.  The workload and the
+variant (default), whose kernels have the stamps, or the paper variant, whose
+select kernel has them and whose Phase 2 and combine have none (its rows end
+with the select kernel: the first and the last head's end).  The workload and the
 cold L2 are those of gpu/cert/cert_bench.py; each row is one step repeated --reps
 times, each stage the median over the query heads (over the Phase-2 CTAs
 that had entries) and then over the repetitions.  Times are microseconds
@@ -56,7 +58,10 @@ def one_step(lib, ctx, cert, stream, flush):
     for i, name in enumerate(SEL):
         if cert or name != "judge":
             r["select " + name] = med([us(h[i]) for h in heads])
+    r["select first end"] = min(us(h[10]) for h in heads)
     r["select last end"] = max(us(h[10]) for h in heads)
+    if not ctas:                                      # the paper variant: no Phase-2 stamps
+        return r
     r["phase2 wait"] = med([us(c[1]) for c in ctas])
     r["phase2 entries (last)"] = max(us(c[2]) for c in ctas)
     comb = [c for c in ctas if c[4] != 0]
@@ -70,7 +75,11 @@ def main():
     ap.add_argument("lib")
     ap.add_argument("--ns", default="32768,131072")
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--variant", default="sparse", choices=("sparse", "paper"))
+    ap.add_argument("--vtols", default="-1,0.25",
+                    help="vtol of each row (-1: the default, 0.05)")
     a = ap.parse_args()
+    variant = cert_bench.PAPER if a.variant == "paper" else cert_bench.SPARSE
     lib = cert_bench.load_lib(a.lib)
     lib.kvq_cuda_cert_timeline.argtypes = [ctypes.c_void_p] * 3
     kvh, group, d, scale = cert_bench.KVH, cert_bench.GROUP, cert_bench.D, cert_bench.SCALE
@@ -81,7 +90,7 @@ def main():
           f"Phase 1 (medians)\n# device: {torch.cuda.get_device_name(0)}; commit "
           f"{os.environ.get('KVQ_COMMIT', 'unknown')}; 8 KV heads, 32 query heads, d = 128")
     for n in [int(x) for x in a.ns.split(",")]:
-        for vtol in (-1.0, 0.25):
+        for vtol in [float(x) for x in a.vtols.split(",")]:
             q, k, v = cert_bench.make_workload("sinks+clusters", kvh, group, n, d, gen)
             ctx = ctypes.c_void_p()
             if lib.kvq_bench_setup(ctypes.byref(ctx), kvh, group, n, d, k.data_ptr(),
@@ -90,14 +99,14 @@ def main():
                 return 2
             # the stage stamps are the sparse variant's kernels' (the paper
             # variant's Phase 2, decode_phase2p.cu, has none) [CERT-VAR-01]
-            if lib.kvq_bench_variant(ctx, cert_bench.SPARSE) != 0:
+            if lib.kvq_bench_variant(ctx, variant) != 0:
                 return 2
             stream = torch.cuda.current_stream().cuda_stream
             for cert in (1, 0):
                 one_step(lib, ctx, cert, stream, flush)             # warm-up
                 runs = [one_step(lib, ctx, cert, stream, flush) for _ in range(a.reps)]
-                print(f"\nn = {n}, sinks+clusters, vtol {'0.05 (default)' if vtol < 0 else vtol}, "
-                      f"certification {'on' if cert else 'off'}")
+                print(f"\nn = {n}, sinks+clusters, {a.variant} variant, vtol "
+                      f"{'0.05 (default)' if vtol < 0 else vtol}, certification {'on' if cert else 'off'}")
                 prev = 0.0
                 for key in runs[0]:
                     t = med([r[key] for r in runs])

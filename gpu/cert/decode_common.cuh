@@ -238,12 +238,15 @@ struct kvq_cuda_cert_ws {
 #define P2T_DONE    1u               /* Phase-2 CTAs done */
 #define P2T_POST    2u               /* post-selection tasks drawn */
 #define P2T_SELDONE 3u               /* select CTAs finished (their writes fenced) */
-#define P2T_NPOST   4u               /* entries of ws.post */
-#define P2T_WORDS   5u
-/* an entry of ws.post: kv * nb + b, a listed block b of KV head kv; or
- * P2Q_REC | ((kv * nseg + s) * npass + p): segment s of KV head kv to be
- * recomputed for the pass of heads 4p .. 4p + 3 */
+#define P2T_NPOST   4u               /* listed blocks in ws.post (from its start) */
+#define P2T_NREC    5u               /* segments to recompute in ws.post (from its end) */
+#define P2T_WORDS   6u
+/* an entry of ws.post: kv * nb + b, a listed block b of KV head kv (entries
+ * 0, 1, ...); or P2Q_REC | ((kv * nseg + s) * npass + p): segment s of KV
+ * head kv to be recomputed for the pass of heads 4p .. 4p + 3 (entries
+ * cap - 1, cap - 2, ..., cap = P2Q_CAP(ws)) */
 #define P2Q_REC     0x80000000u
+#define P2Q_CAP(w)  ((uint64_t)(w).qheads * ((w).nb + (w).nseg))
 
 /* ---- small device helpers ------------------------------------------------ */
 

@@ -49,6 +49,7 @@ struct seg_smem {
         float red[P2P_WARPS][4][128];           /* the warps' sums of a 128-channel slab */
     } u;
 };
+#define CMB_FLIGHT  8u               /* the combine's entry loads in flight a thread */
 struct cmb_smem {
     float alpha[P2P_TILE];           /* expf(RN(m_e - M)) of a tile's entries */
     uint32_t idx[P2P_TILE];          /* their storage index */
@@ -94,10 +95,18 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         const uint32_t sg = j - tent;
         return ws.overlap && ((segm[sg] >> gb) & 1u) ? nb + ws.nseg + sg : nb + sg;
     };
+    /* one tile (nent <= P2P_TILE): each entry's index and m_e kept from this
+     * pass for the tile's, so that its loads are not made twice */
+    const bool one = nent <= P2P_TILE;
     float M = -INFINITY, smin = INFINITY, amax = 0.0f;
     for (uint32_t j = tid; j < nent; j += blockDim.x) {
         const uint32_t e = entry(j);
-        M = fmaxf(M, __ldcg(ws.pm + p0 + e));
+        const float me = __ldcg(ws.pm + p0 + e);
+        if (one) {
+            C.idx[j] = e;
+            C.alpha[j] = me;
+        }
+        M = fmaxf(M, me);
         if (CERT) {
             smin = fminf(smin, __ldcg(ws.pmin + p0 + e));
             amax = fmaxf(amax, __ldcg(ws.pab + p0 + e));
@@ -127,6 +136,10 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         const uint32_t top = min(nent, base + P2P_TILE), T = top - base;
         __syncthreads();
         for (uint32_t j = base + tid; j < top; j += blockDim.x) {
+            if (one) {                                   /* this thread's own pass-1 entries */
+                C.alpha[j] = expf(__fsub_rn(C.alpha[j], M));  /* m_e = -inf: 0 */
+                continue;
+            }
             const uint32_t e = entry(j);
             C.idx[j - base] = e;
             C.alpha[j - base] = expf(__fsub_rn(__ldcg(ws.pm + p0 + e), M)); /* m_e = -inf: 0 */
@@ -134,12 +147,12 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
         __syncthreads();
         if (p < P) {
             const uint32_t ch = (T + P - 1u) / P, j0 = min(T, p * ch), j1 = min(T, j0 + ch);
-            for (uint32_t j = j0; j < j1; j += 4u) {
-                /* four entries' loads in flight, then their sums in order */
-                float4 v[4];
-                float lv[4];
+            for (uint32_t j = j0; j < j1; j += CMB_FLIGHT) {
+                /* CMB_FLIGHT entries' loads in flight, then their sums in order */
+                float4 v[CMB_FLIGHT];
+                float lv[CMB_FLIGHT];
 #pragma unroll
-                for (uint32_t u = 0; u < 4u; u++) {
+                for (uint32_t u = 0; u < CMB_FLIGHT; u++) {
                     v[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                     lv[u] = 0.0f;
                     if (j + u < j1) {
@@ -149,7 +162,7 @@ __device__ void p2p_combine(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
                     }
                 }
 #pragma unroll
-                for (uint32_t u = 0; u < 4u; u++) {
+                for (uint32_t u = 0; u < CMB_FLIGHT; u++) {
                     if (j + u >= j1) break;
                     const float al = C.alpha[j + u];
                     a.x = __fadd_rn(a.x, __fmul_rn(v[u].x, al));
@@ -215,9 +228,27 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
      * codes' cw / 2 bytes and the cw / 16 scales and offsets of each token;
      * 16-byte pieces when d is a multiple of 128, else 8 and 4 bytes */
     const bool wide = d % 128u == 0u;
+    const uint32_t gpt = d / 16u;                           /* value groups a token */
     auto issue = [&](uint32_t c0, uint32_t r, uint32_t st) {
         const uint32_t cw = min(128u, d - c0), tok0 = KVQ_CERT_BLOCK * b0 + tw0 + SEG_RT * r;
         uint8_t *sb = G.u.stage[warp][st];
+        if (wide) {
+            /* a whole slab, 16-byte pieces: the same copies as below with their
+             * indices in closed form (pieces lane and lane + 32 of the codes,
+             * 64 bytes a token; of the metadata, the scales' piece lane and the
+             * offsets' piece lane, 32 bytes a token and array) */
+#pragma unroll
+            for (uint32_t k = 0; k < 2u; k++) {
+                const uint32_t p = lane + 32u * k, i = p >> 2, x = p & 3u;
+                __pipeline_memcpy_async(sb + 16u * p,
+                                        vc + ((uint64_t)(tok0 + i) * gpt + c0 / 16u) * 8u + 16u * x, 16u);
+            }
+            const uint64_t g = (uint64_t)(tok0 + (lane >> 1)) * gpt + c0 / 16u + 4u * (lane & 1u);
+            __pipeline_memcpy_async(sb + 1024u + 16u * lane, vs + g, 16u);
+            __pipeline_memcpy_async(sb + 1536u + 16u * lane, vz + g, 16u);
+            __pipeline_commit();
+            return;
+        }
         const uint32_t cb = wide ? 16u : 8u, pc = cw / 2u / cb;       /* code pieces a token */
         for (uint32_t p = lane; p < SEG_RT * pc; p += 32u) {
             const uint32_t i = p / pc, x = p % pc;
@@ -324,6 +355,14 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
 #pragma unroll 4
                 for (uint32_t u = 0; u < SEG_RT; u++) {
                     const uint32_t wd = *(const uint16_t *)(sb + 64u * u + 2u * lane);
+                    /* nibbles 0, 2 and 1, 3 as bytes 0, 1 of two words, each put
+                     * under the exponent byte 0x4B by a byte permutation: the
+                     * word 0x4B0000cc of the code cc, as a mask and an OR give */
+                    const uint32_t n02 = wd & 0x0F0Fu, n13 = (wd >> 4) & 0x0F0Fu;
+                    const uint32_t cb[4] = {__byte_perm(n02, 0x4B000000u, 0x7440u),
+                                            __byte_perm(n13, 0x4B000000u, 0x7440u),
+                                            __byte_perm(n02, 0x4B000000u, 0x7441u),
+                                            __byte_perm(n13, 0x4B000000u, 0x7441u)};
                     const float sc = *(const float *)(sb + 1024u + 32u * u + 4u * (lane >> 2));
                     const float zv = *(const float *)(sb + 1536u + 32u * u + 4u * (lane >> 2));
                     const float4 wv = *(const float4 *)&G.w[tw0 + SEG_RT * r + u][0];
@@ -332,8 +371,7 @@ __device__ void p2p_segment(const kvq_cuda_cert_heads &h, const kvq_cuda_cert_ws
                         /* element 4 (lane % 4) + x of its group: nibble x of the
                          * 16-bit word [LAY-PACK-01]; the code's exact binary32
                          * value is (2^23 + code) - 2^23 */
-                        const float cf = __fsub_rn(__uint_as_float(0x4B000000u | ((wd >> (4u * x)) & 15u)),
-                                                   0x1p+23f);
+                        const float cf = __fsub_rn(__uint_as_float(cb[x]), 0x1p+23f);
                         const float v = __fmaf_rn(cf, sc, zv);              /* [CERT-V4-02] */
                         acc[0][x] = __fmaf_rn(wv.x, v, acc[0][x]);
                         acc[1][x] = __fmaf_rn(wv.y, v, acc[1][x]);
@@ -507,11 +545,12 @@ static __device__ __forceinline__ bool select_done(const kvq_cuda_cert_ws &ws, u
  *     select kernel waited for before it let this kernel start), or, without
  *     it, after the select kernel with the masks;
  *   - post (once the select kernel is done, first whenever there is some):
- *     the residual block of each KV head, then ws.post in the order the
- *     select kernel appended it: a listed block (its binary16 keys from tier
- *     2, read once for the heads that select it) or, with ws.overlap, a
- *     segment in which some head of the pass selects a block, recomputed
- *     with the masks into entry nb + nseg + s.
+ *     with ws.overlap, the segments in which some head of the pass selects
+ *     a block, recomputed with the masks into entry nb + nseg + s (the
+ *     longest items, first; from the end of ws.post); then the residual
+ *     block of each KV head; then the listed blocks (from the start of
+ *     ws.post: the binary16 keys from tier 2, read once for the heads that
+ *     select the block).
  * Which CTA takes an item does not change its entry.  A CTA that runs out of
  * early work waits for the select kernel: its CTAs are all resident (each
  * let this kernel start), so the wait ends. */
@@ -520,7 +559,7 @@ __global__ void __launch_bounds__(P2P_THREADS, 4)
 cert_phase2p_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
 {
     extern __shared__ __align__(16) uint8_t p2p_dyn[];
-    __shared__ uint32_t task, ready, npost, left_e, left_p;
+    __shared__ uint32_t task, ready, npost, nrec, left_e, left_p;
     const uint32_t qheads = h.kv_heads * h.group;
     if (!ws.overlap) cudaGridDependencySynchronize();      /* the select kernel is done */
     const kvq_cert_shape sh = h.shape;
@@ -535,6 +574,7 @@ cert_phase2p_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
         left_e = 1u;
         left_p = 1u;
         npost = 0u;
+        nrec = 0u;
     }
     for (;;) {
         __syncthreads();                                   /* smem and `task` free */
@@ -548,10 +588,11 @@ cert_phase2p_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
                     __threadfence();
                     ready = 1u;
                     npost = __ldcg(ws.p2task + P2T_NPOST);
+                    nrec = __ldcg(ws.p2task + P2T_NREC);
                 }
                 if (ready && left_p) {
                     const uint32_t u = atomicAdd(ws.p2task + P2T_POST, 1u);
-                    if (u < nres + npost) t = POST | u;
+                    if (u < nrec + nres + npost) t = POST | u;
                     else left_p = 0u;
                 }
                 if (t == NONE && left_e) {
@@ -571,12 +612,18 @@ cert_phase2p_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws)
             p2p_segment<CERT>(h, ws, kv, g0, seg, ws.overlap == 0u, nb + seg, *(seg_smem *)p2p_dyn);
             continue;
         }
+        /* the segments to recompute first (the longest items), then the
+         * residual blocks and the listed blocks */
         const uint32_t u = i & ~POST;
-        if (u < nres) {                                    /* the residual block of KV head u */
-            p2p_special<CERT>(h, ws, u, nq, all, all, p2p_dyn);
+        uint32_t x;
+        if (u < nrec) {
+            x = __ldcg(ws.post + (P2Q_CAP(ws) - 1u - u));
+        } else if (u - nrec < nres) {                      /* the residual block of KV head u - nrec */
+            p2p_special<CERT>(h, ws, u - nrec, nq, all, all, p2p_dyn);
             continue;
+        } else {
+            x = __ldcg(ws.post + (u - nrec - nres));
         }
-        const uint32_t x = __ldcg(ws.post + (u - nres));
         if (x & P2Q_REC) {                                 /* a segment again, with the masks */
             const uint32_t y = x & ~P2Q_REC, kv = y / per, r = y % per;
             const uint32_t seg = r / npass, g0 = 4u * (r % npass);

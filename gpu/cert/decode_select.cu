@@ -1279,7 +1279,7 @@ cert_select_kernel(kvq_cuda_cert_heads h, kvq_cuda_cert_ws ws, kvq_cert_params p
             if (ws.overlap && b < nq) {
                 const uint32_t s = b / SEG_BLOCKS;
                 if ((atomicOr(segm + s, bit) & pnib) == 0u)
-                    ws.post[atomicAdd(ws.p2task + P2T_NPOST, 1u)] =
+                    ws.post[P2Q_CAP(ws) - 1u - atomicAdd(ws.p2task + P2T_NREC, 1u)] =
                         P2Q_REC | ((kv * ws.nseg + s) * npass + g / 4u);
             }
         }

@@ -59,13 +59,17 @@ $(B)/gpu/kvq_gpu_cert_decode_test_plant: $(B)/gpu-plant-cert/cert_decode.o $(GPU
 
 # What gpu/cert/device-certpipe.sh runs, built here (the decode tests link MPFR)
 # and packed into one file to carry to a device machine (with an earlier
-# commit's benchmark library when gpu/cert/bench-old.sh made one).
+# commit's benchmark library when gpu/cert/bench-old.sh made one, a second
+# one renamed libkvq_cert_bench_ref.so, and the timeline build when make
+# gpu-cert-timeline made it).
 CERT_CARRY := $(B)/gpu/kvq_gpu_cert_decode_test $(B)/gpu/kvq_gpu_cert_decode_test_plant \
     $(B)/gpu/libkvq_subject_gpu.so $(B)/gpu/libkvq_cert_bench.so $(B)/gpu/kvq_cert_floor
 .PHONY: gpu-cert-carry
 gpu-cert-carry: $(CERT_CARRY)
 	tar -czf $(B)/gpu/cert-carry.tar.gz $(CERT_CARRY) \
-	  $(wildcard $(B)/gpu/libkvq_cert_bench_old.so $(B)/gpu/libkvq_cert_bench_old.commit)
+	  $(wildcard $(B)/gpu/libkvq_cert_bench_old.so $(B)/gpu/libkvq_cert_bench_old.commit \
+	    $(B)/gpu/libkvq_cert_bench_ref.so $(B)/gpu/libkvq_cert_bench_ref.commit \
+	    $(B)/gpu/libkvq_cert_timeline.so)
 
 .PHONY: gpu-test-cert
 gpu-test-cert: $(B)/gpu/kvq_gpu_cert_decode_test
