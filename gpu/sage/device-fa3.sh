@@ -22,11 +22,15 @@
 #     wait for it,
 # and writes under $OUT: summary.txt, fa3-test.txt, fa3-plant.txt, fa3-profile.txt,
 # sage-attn-test.txt, build.log.
-# With `bench` first: builds ONLY build/gpu/libkvq_sage_attn.so (with the FA3 core) and runs
-# gpu/sage/device-attn-bench.sh on it in the time left (torch SDPA flash/cuDNN/efficient,
-# SageAttention 1 from .devcarry/wheels, kvq's pipeline with the default core and with the
-# warpgroup core, SIZES default 8192,32768, 5 reps, no buffer-0 rows), writing
-# sage-attn-bench.{txt,json}, sage-attn-bench.log, summary.txt, build.log.
+# With `bench` first: takes build/gpu/libkvq_sage_attn.so as carried when its stamp
+# build/gpu/libkvq_sage_attn.commit names this commit, else builds ONLY it (with the FA3
+# core), and runs gpu/sage/device-attn-bench.sh on it in the time left: torch SDPA
+# flash/cuDNN/efficient, SageAttention 1 from .devcarry/wheels and kvq's pipeline (the
+# default core; the FA3 core at level 0 beside it at batch 1, 32 KV heads), batch 1 and 4,
+# 32 and 8 KV heads (of 32 query heads), N = SIZES (default 4K..32K) causal and not, then
+# LONG (default 65536,131072) non-causal at batch 1; 5 reps (at most ~1 s of calls a
+# row), accuracy on 64 rows a head at 32 heads; writing sage-attn-bench.{txt,json},
+# sage-attn-bench.log, device.txt, summary.txt, build.log.
 # With `attn` first: nothing is built; runs the attention device test
 # build/gpu/kvq_gpu_sage_attn_test (built elsewhere, it links MPFR: carried, with
 # .devcarry/lib) with the default core -- the FA3 one -- in the pipeline: every
@@ -39,7 +43,7 @@ OUT=${OUT:-/tmp/kvq-fa3-out}
 COMMIT=${KVQ_COMMIT:-unknown}
 MODE=check
 case "${1:-}" in bench|attn) MODE=$1; shift ;; esac
-if [ "$MODE" = bench ]; then SIZES=${1:-8192,32768}; else SIZES=${1:-4096,8192,16384,32768}; fi
+SIZES=${1:-4096,8192,16384,32768}
 mkdir -p "$OUT"
 WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
 say() { echo "device-fa3: $*" | tee -a "$OUT/summary.txt"; }
@@ -61,17 +65,30 @@ fi
 . gpu/sage/cutlass-inc.sh
 kvq_cutlass_inc || exit 2
 if [ "$MODE" = bench ]; then
-    if ! make -j16 CUTLASS_INC="$inc" build/gpu/libkvq_sage_attn.so > "$OUT/build.log" 2>&1; then
-        say "error: the build failed (build.log)"
-        tail -20 "$OUT/build.log"
-        exit 2
+    # the library carried with its stamp (the commit it was built at) when that is this
+    # commit (one hash a prefix of the other), else built here
+    L=build/gpu/libkvq_sage_attn.so
+    st=$(cat build/gpu/libkvq_sage_attn.commit 2>/dev/null)
+    if [ -f "$L" ] && [ -n "$st" ] && [ "$COMMIT" != unknown ] && { [ "${COMMIT#"$st"}" != "$COMMIT" ] || [ "${st#"$COMMIT"}" != "$st" ]; }; then
+        say "library carried: $L, built at $st (sha256 $(sha256sum "$L" | cut -c1-16))" | tee "$OUT/build.log"
+    else
+        [ -f "$L" ] && say "carried library stamped '${st:-none}', not $COMMIT: built here"
+        rm -f "$L"
+        if ! make -j16 CUTLASS_INC="$inc" "$L" > "$OUT/build.log" 2>&1; then
+            say "error: the build failed (build.log)"
+            tail -20 "$OUT/build.log"
+            exit 2
+        fi
     fi
-    left=$(( 146 - ($(date +%s) - T0) ))
-    say "built in $(( $(date +%s) - T0 )) s; the benchmark gets $left s"
-    OUT=$OUT LIB=build/gpu/libkvq_sage_attn.so REPS=${REPS:-5} SIZES=$SIZES TIMEOUT=$left \
-        bash gpu/sage/device-attn-bench.sh --no-buffer0 > /dev/null 2>&1
+    left=$(( 147 - ($(date +%s) - T0) ))
+    say "ready in $(( $(date +%s) - T0 )) s; the benchmark gets $left s"
+    # the table of issue 33: batch 1 and 4, 32 and 8 KV heads, N = SIZES causal and not, then
+    # 64K and 128K non-causal; the FA3 core at level 0 beside the default in the first group
+    OUT=$OUT LIB=$L REPS=${REPS:-5} SIZES=$SIZES TIMEOUT=$left \
+        bash gpu/sage/device-attn-bench.sh --no-buffer0 --no-loop --level0 --batches 1,4 --kv-heads 32,8 \
+        --long ${LONG-65536,131072} --samples 64 --row-budget 1.0 > /dev/null 2>&1
     rc=$?
-    grep -E "^ *[0-9]+ +[01] |^- |MET|NOT" "$OUT/sage-attn-bench.txt" >> "$OUT/summary.txt" 2>/dev/null
+    grep -E "^B=|^- |MET|NOT" "$OUT/sage-attn-bench.txt" | grep -v "smooth_k" >> "$OUT/summary.txt" 2>/dev/null
     say "finished in $(( $(date +%s) - T0 )) s, exit $rc"
     exit $rc
 fi
