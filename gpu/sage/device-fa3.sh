@@ -143,19 +143,26 @@ grep -E "^fa3-test timing|DIFFER|time-only exit [0-9]+$" "$OUT/fa3-test.txt" >> 
 # the profile in what is left (at most 30 s)
 left=$(( 148 - ($(date +%s) - T0) ))
 if [ "$left" -gt 12 ] && command -v ncu > /dev/null; then
-    t=$(( left - 2 )); [ "$t" -le 30 ] || t=30
     M=sm__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__warps_eligible.avg.per_cycle_active
-    for p in xu fma alu fmaheavy fp16 uniform; do
+    for p in xu fma alu; do
         M=$M,sm__inst_executed_pipe_$p.sum,sm__inst_executed_pipe_$p.avg.pct_of_peak_sustained_active
     done
-    M=$M,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,gpu__time_duration.sum
-    { echo "# ncu --metrics (the pipes' instructions, issue slots, eligible warps), sage_fa3_kernel, ping-pong levels 0..3 in order, 32 heads, nq = nk = 8192, buffer 128; commit $COMMIT; $t s"
-      timeout "$t" ncu --metrics "$M" -k regex:sage_fa3_kernel -c 4 build/gpu/kvq_sage_fa3_test --profile 8192 2>&1 |
-        grep -v '^==PROF==' ; } > "$OUT/fa3-profile.txt" 2>&1
+    M=$M,launch__registers_per_thread,gpu__time_duration.sum
+    # the tensor pipe's metric first; a metric this ncu does not know fails the whole list:
+    # then the list without it, then the sections
+    for metrics in "$M,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active" "$M"; do
+        left=$(( 148 - ($(date +%s) - T0) ))
+        [ "$left" -gt 8 ] || break
+        t=$(( left - 2 )); [ "$t" -le 30 ] || t=30
+        { echo "# ncu --metrics $metrics"
+          echo "# sage_fa3_kernel, ping-pong levels 0..3 in order, 32 heads, nq = nk = 8192, buffer 128; commit $COMMIT; $t s"
+          timeout "$t" ncu --metrics "$metrics" -k regex:sage_fa3_kernel -c 4 build/gpu/kvq_sage_fa3_test --profile 8192 2>&1 |
+            grep -v '^==PROF==' ; } >> "$OUT/fa3-profile.txt" 2>&1
+        grep -qE "^ +sm__inst_executed_pipe_xu\.sum" "$OUT/fa3-profile.txt" && break
+    done
     left=$(( 148 - ($(date +%s) - T0) ))
-    if ! grep -q "sm__inst_executed_pipe_xu" "$OUT/fa3-profile.txt" && [ "$left" -gt 8 ]; then
-        # a metric this ncu does not know fails the whole list: the sections instead
-        { echo "# the metric list failed (above); ncu --section SpeedOfLight,SchedulerStats,LaunchStats"
+    if ! grep -qE "^ +sm__inst_executed_pipe_xu\.sum" "$OUT/fa3-profile.txt" && [ "$left" -gt 8 ]; then
+        { echo "# the metric lists failed (above); ncu --section SpeedOfLight,SchedulerStats,LaunchStats"
           timeout $(( left - 2 )) ncu --section SpeedOfLight --section SchedulerStats --section LaunchStats \
               -k regex:sage_fa3_kernel -c 4 build/gpu/kvq_sage_fa3_test --profile 8192 2>&1 | grep -v '^==PROF==' ; } \
             >> "$OUT/fa3-profile.txt" 2>&1
