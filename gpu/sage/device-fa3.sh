@@ -36,13 +36,23 @@
 # .devcarry/lib) with the default core -- the FA3 one -- in the pipeline: every
 # intermediate against ref/fast, the traced warpgroup core's output against the pipeline's
 # bit for bit, every output within the bound; writes sage-attn-test.txt, summary.txt.
-# usage: gpu/sage/device-fa3.sh [bench|attn] [SIZES]   (env OUT, KVQ_COMMIT)
+# With `final` first: the programs carried from a build at this commit (stamp
+# build/gpu/carried.commit: build/gpu/kvq_sage_fa3_test, _plant, libkvq_sage_attn.so and the
+# MPFR-linked kvq_gpu_sage_attn_test), else built here (all but the last), then: the planted
+# build and the check of the level-3 core (levels 0..2 and the serial form are the code the
+# check-mode run judged), the attention device test for its first ATT_S (40) s under them,
+# the cores timed at levels 0, 2 and 3 (N = 8192, 32768), and the benchmark table as
+# `bench` in the time left (accuracy on 32 rows a head at 32 heads, ~0.8 s of calls a row);
+# when level 3 fails or does not finish its check, the timing and the table take level 2.
+# Writes summary.txt, fa3-plant.txt, fa3-test.txt, sage-attn-test.txt, sage-attn-bench.txt,
+# sage-attn-bench.json (the log and device.txt of device-attn-bench.sh not kept: six files).
+# usage: gpu/sage/device-fa3.sh [bench|attn|final] [SIZES]   (env OUT, KVQ_COMMIT)
 set -u
 T0=$(date +%s)
 OUT=${OUT:-/tmp/kvq-fa3-out}
 COMMIT=${KVQ_COMMIT:-unknown}
 MODE=check
-case "${1:-}" in bench|attn) MODE=$1; shift ;; esac
+case "${1:-}" in bench|attn|final) MODE=$1; shift ;; esac
 SIZES=${1:-4096,8192,16384,32768}
 mkdir -p "$OUT"
 WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
@@ -64,6 +74,84 @@ if [ "$MODE" = attn ]; then
 fi
 . gpu/sage/cutlass-inc.sh
 kvq_cutlass_inc || exit 2
+# stamped: the carried build output $1 was built at this commit (its stamp file
+# build/gpu/carried.commit names it; one hash a prefix of the other)
+stamped() {
+    local st
+    st=$(cat build/gpu/carried.commit 2>/dev/null)
+    [ -f "$1" ] && [ -n "$st" ] && [ "$COMMIT" != unknown ] &&
+        { [ "${COMMIT#"$st"}" != "$COMMIT" ] || [ "${st#"$COMMIT"}" != "$st" ]; }
+}
+if [ "$MODE" = final ]; then
+    # the level-3 core's check, a share of the attention device test, both cores timed, and the
+    # benchmark table, within 150 s: the programs carried (stamped) or built here
+    need=
+    for f in build/gpu/kvq_sage_fa3_test build/gpu/kvq_sage_fa3_test_plant build/gpu/libkvq_sage_attn.so; do
+        stamped "$f" || need="$need $f"
+    done
+    if [ -n "$need" ]; then
+        say "not carried at $COMMIT:$need: built here"
+        rm -f $need
+        if ! make -j16 CUTLASS_INC="$inc" $need > "$OUT/build.log" 2>&1; then
+            say "error: the build failed (build.log)"
+            tail -20 "$OUT/build.log"
+            exit 2
+        fi
+        say "built in $(( $(date +%s) - T0 )) s"
+        rm -f "$OUT/build.log"
+    else
+        say "carried, built at $(cat build/gpu/carried.commit): kvq_sage_fa3_test, kvq_sage_fa3_test_plant, libkvq_sage_attn.so"
+    fi
+    ATT=
+    if stamped build/gpu/kvq_gpu_sage_attn_test; then
+        ( export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OMP_NUM_THREADS=14
+          unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL
+          { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the pipeline's core: the default, FA3 level 3 [SAGE-DEV-12..13]); at most ${ATT_S:-40} s, cut there (the cases reported are judged, the rest not run)"
+            stdbuf -oL timeout ${ATT_S:-40} build/gpu/kvq_gpu_sage_attn_test
+            echo "kvq_gpu_sage_attn_test exit $?"; } > "$OUT/sage-attn-test.txt" 2>&1 ) &
+        ATT=$!
+    else
+        say "attention device test not carried at $COMMIT: not run"
+    fi
+    rc=0
+    { stdbuf -oL timeout 20 build/gpu/kvq_sage_fa3_test_plant --plant --forms 3 --commit "$COMMIT"
+      echo "kvq_sage_fa3_test_plant --plant exit $?"; } > "$OUT/fa3-plant.txt" 2>&1
+    grep -q "plant exit 0$" "$OUT/fa3-plant.txt" && say "planted build (level 3): the check FAILS, as it must" ||
+        { say "error: planted build (level 3): $(tail -2 "$OUT/fa3-plant.txt" | tr '\n' ' ')"; rc=1; }
+    { stdbuf -oL timeout 25 build/gpu/kvq_sage_fa3_test --forms 3 --commit "$COMMIT"
+      echo "kvq_sage_fa3_test --forms 3 exit $?"; } > "$OUT/fa3-test.txt" 2>&1
+    grep -E "^fa3-test (check|i2f and|KVQ|qk_bits)|FAILED|exit [0-9]+$|SKIPPED" "$OUT/fa3-test.txt" >> "$OUT/summary.txt"
+    if grep -q "forms 3 exit 0$" "$OUT/fa3-test.txt"; then
+        lv=3
+    else
+        # level 3 not judged equal: the timing and the table take level 2 (judged by the run
+        # of the same levels 0..2 before), and say so
+        lv=2; rc=1
+        export KVQ_SAGE_FA3_LEVEL=2
+        say "error: level 3 FAILED or did not finish its check: the timing and the table run level 2"
+    fi
+    if [ -n "$ATT" ]; then
+        wait "$ATT"
+        say "attention device test (to $(( $(date +%s) - T0 )) s): $(grep -cE '^  case' "$OUT/sage-attn-test.txt") cases reported, $(tail -1 "$OUT/sage-attn-test.txt")"
+        grep -E "FAIL|differ|passed" "$OUT/sage-attn-test.txt" | head -8 >> "$OUT/summary.txt"
+        grep -qE "exit (0|124)$" "$OUT/sage-attn-test.txt" || rc=1
+        grep -qE "^ *case .*(FAIL|differ)" "$OUT/sage-attn-test.txt" && rc=1
+    fi
+    { stdbuf -oL timeout 20 build/gpu/kvq_sage_fa3_test --time-only --forms 0,2,$lv --reps 5 --sizes 8192,32768 --commit "$COMMIT"
+      echo "kvq_sage_fa3_test --time-only exit $?"; } >> "$OUT/fa3-test.txt" 2>&1
+    grep -E "^fa3-test timing|DIFFER|time-only exit [0-9]+$" "$OUT/fa3-test.txt" >> "$OUT/summary.txt"
+    left=$(( 147 - ($(date +%s) - T0) ))
+    say "the benchmark gets $left s (core level $lv)"
+    OUT=$OUT LIB=build/gpu/libkvq_sage_attn.so REPS=${REPS:-5} SIZES=$SIZES TIMEOUT=$left \
+        bash gpu/sage/device-attn-bench.sh --no-buffer0 --no-loop --level0 --batches 1,4 --kv-heads 32,8 \
+        --long ${LONG-65536,131072} --samples 32 --row-budget 0.8 > /dev/null 2>&1 || rc=1
+    grep -E "^- |MET|NOT" "$OUT/sage-attn-bench.txt" >> "$OUT/summary.txt" 2>/dev/null
+    grep -E "^B=" "$OUT/sage-attn-bench.txt" | grep -E "kvq-b128 |SKIPPED|FAILED" | grep -v smooth_k | head -40 >> "$OUT/summary.txt" 2>/dev/null
+    tail -3 "$OUT/sage-attn-bench.log" >> "$OUT/summary.txt" 2>/dev/null
+    rm -f "$OUT/device.txt" "$OUT/sage-attn-bench.log"
+    say "finished in $(( $(date +%s) - T0 )) s, exit $rc"
+    exit $rc
+fi
 if [ "$MODE" = bench ]; then
     # the library carried with its stamp (the commit it was built at) when that is this
     # commit (one hash a prefix of the other), else built here

@@ -43,10 +43,11 @@
  * --profile N: one launch of the ping-pong form at each level 0..3 at N, in
  * that order (for ncu), nothing judged.
  *
- * --time-only: the timing without the check before it.
+ * --time-only: the timing without the check before it.  --forms: the forms checked and
+ * timed, by key: s (serial), 0..3 (ping-pong levels); all by default.
  *
- * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--sizes N,N,..] [--reps R]
- *                          [--profile N] [--commit TEXT]
+ * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3]
+ *                          [--sizes N,N,..] [--reps R] [--profile N] [--commit TEXT]
  * Exit status: 0 when every check passes (with --plant: when the check FAILS);
  * 1 otherwise; 2 on a usage or CUDA error; 77 without an sm_90 device or
  * without the FA3 core built (SKIPPED, not a pass).
@@ -387,18 +388,19 @@ static int check_level_refused(void)
     return fails;
 }
 
-/* the forms checked and timed: {name, KVQ_SAGE_FA3_SERIAL, KVQ_SAGE_FA3_LEVEL} */
+/* the forms checked and timed: {name, key (--forms), KVQ_SAGE_FA3_SERIAL, KVQ_SAGE_FA3_LEVEL} */
 struct form {
-    const char *name, *serial, *level;
+    const char *name, *key, *serial, *level;
 };
 static const form FORMS[] = {
-    {"serial", "1", "2"},
-    {"ping-pong L0", NULL, "0"},
-    {"ping-pong L1", NULL, "1"},
-    {"ping-pong L2", NULL, "2"},
-    {"ping-pong L3", NULL, NULL},   /* the default: level 3 */
+    {"serial", "s", "1", "2"},
+    {"ping-pong L0", "0", NULL, "0"},
+    {"ping-pong L1", "1", NULL, "1"},
+    {"ping-pong L2", "2", NULL, "2"},
+    {"ping-pong L3", "3", NULL, NULL},   /* the default: level 3 */
 };
 #define NFORMS (sizeof FORMS / sizeof FORMS[0])
+static bool g_form_on[NFORMS] = {true, true, true, true, true};   /* --forms */
 
 static void set_form(const form &f)
 {
@@ -469,6 +471,7 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
             for (uint32_t r = 0; r <= reps; r++) {              /* round 0 warms up */
                 timed(tl, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_loop, ol, c)); });
                 for (size_t f = 0; f < NFORMS; f++) {
+                    if (!g_form_on[f]) continue;
                     set_form(FORMS[f]);
                     timed(tf[f], r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, of[f], c)); });
                     clear_form();
@@ -476,19 +479,22 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
                 timed(tc, r > 0u, [&] { CK(cudaMemcpyAsync(cd, cs, c.bytes, cudaMemcpyDeviceToDevice)); });
             }
             uint64_t bad = 0;
-            for (size_t f = 0; f < NFORMS; f++) bad += compare(ol, of[f], on, FORMS[f].name, n);
-            const double ml = median(tl), mc = median(tc), m0 = median(tf[1]);
+            for (size_t f = 0; f < NFORMS; f++)
+                if (g_form_on[f]) bad += compare(ol, of[f], on, FORMS[f].name, n);
+            const double ml = median(tl), mc = median(tc), m0 = g_form_on[1] ? median(tf[1]) : NAN;
             const double flop = 4.0 * c.heads * (double)n * n * D * (causal ? 0.5 : 1.0);
             printf("fa3-test timing: 32 heads, N = %u, causal %u, buffer 128; medians of %u: warpgroup core %.3f ms "
                    "(%.0f TFLOP/s)",
                    n, causal, reps, ml, flop / (ml * 1e-3) / 1e12);
             for (size_t f = 0; f < NFORMS; f++) {
+                if (!g_form_on[f]) continue;
                 const double m = median(tf[f]);
                 printf(", %s %.3f ms (%.0f TFLOP/s, %.2fx warpgroup, %.2fx L0)", FORMS[f].name, m,
                        flop / (m * 1e-3) / 1e12, ml / m, m0 / m);
             }
             printf(", copy of the %zu input bytes %.3f ms; ping-pong L3 / copy = %.2f; outputs %s (%llu differ)%s\n",
-                   c.bytes, mc, median(tf[NFORMS - 1]) / mc, bad ? "DIFFER" : "equal", (unsigned long long)bad,
+                   c.bytes, mc, g_form_on[NFORMS - 1] ? median(tf[NFORMS - 1]) / mc : NAN, bad ? "DIFFER" : "equal",
+                   (unsigned long long)bad,
                    st != KVQ_OK ? ", a launch FAILED" : "");
             cudaFree(ol);
             for (size_t f = 0; f < NFORMS; f++) cudaFree(of[f]);
@@ -512,6 +518,29 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
+        else if (!strcmp(argv[i], "--forms") && i + 1 < argc) {
+            /* a comma-separated list of form keys: s (serial), 0, 1, 2, 3 (ping-pong levels) */
+            const char *list = argv[++i];
+            for (size_t f = 0; f < NFORMS; f++) g_form_on[f] = false;
+            bool any = false;
+            for (const char *q = list; *q;) {
+                const char *e = strchr(q, ',');
+                const size_t len = e ? (size_t)(e - q) : strlen(q);
+                bool known = false;
+                for (size_t f = 0; f < NFORMS; f++)
+                    if (strlen(FORMS[f].key) == len && !strncmp(q, FORMS[f].key, len)) g_form_on[f] = known = true;
+                if (!known) {
+                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3)\n", list, (int)len, q);
+                    return 2;
+                }
+                any = true;
+                q = e ? e + 1 : q + len;
+            }
+            if (!any) {
+                fprintf(stderr, "fa3-test: --forms '%s': no form named (s, 0, 1, 2, 3)\n", list);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             sizes.clear();
             for (char *s = argv[++i]; *s;) {
@@ -530,8 +559,8 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "fa3-test: argument %d (%s): not understood\n"
-                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--sizes N,N,..] [--reps R] "
-                            "[--profile N] [--commit TEXT]\n",
+                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3] [--sizes N,N,..] "
+                            "[--reps R] [--profile N] [--commit TEXT]\n",
                     i, argv[i]);
             return 2;
         }
@@ -572,8 +601,10 @@ int main(int argc, char **argv)
         printf("fa3-test i2f and level checks: %d failed: %s\n", fi + fl, rc ? "FAILED" : "PASS");
     }
     /* the serial form first (it has no turn-taking to hang on), then the ping-pong levels */
-    int caught = 0;
+    int caught = 0, nform = 0;
     for (size_t f = 0; f < NFORMS; f++) {
+        if (!g_form_on[f]) continue;
+        nform++;
         set_form(FORMS[f]);
         const int r = check_cores(plant, FORMS[f].name);
         clear_form();
@@ -581,9 +612,9 @@ int main(int argc, char **argv)
         else if (r != 0) rc = r;
     }
     if (plant) {
-        printf("fa3-test --plant: the planted core fails the check in %d of %zu forms%s\n", caught, NFORMS,
-               caught == (int)NFORMS ? ", as it must" : ": the check is blind to it somewhere");
-        return caught == (int)NFORMS ? 0 : 1;
+        printf("fa3-test --plant: the planted core fails the check in %d of %d forms%s\n", caught, nform,
+               caught == nform ? ", as it must" : ": the check is blind to it somewhere");
+        return caught == nform ? 0 : 1;
     }
     if (rc != 0 || !timing) return rc;
     return time_cores(sizes, reps, 0u);

@@ -109,7 +109,7 @@ using namespace cute;
 #define FA_BQ     128u                   /* query rows a CTA */
 #define FA_BW     64u                    /* query rows a consumer warpgroup */
 #define FA_BKV    KVQ_SAGE_ATTN_BKV      /* keys a block (64) */
-#define FA_STAGES 4u
+#define FA_STAGES 4u                     /* level 3 reloads the stage of block kb - 2 for kb + 2: four */
 #define FA_THREADS 384u                  /* 2 consumer warpgroups, 1 producer warpgroup */
 #define FA_REG_PRODUCER 56                /* setmaxnreg: 56 + 2 x 224 <= 512 (65536 / 128) */
 #define FA_REG_CONSUMER 224
@@ -229,6 +229,17 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         const uint32_t pw = ptid / 32u, pl = ptid % 32u;
         for (uint32_t kb = 0; kb < nb; kb++) {
             const uint32_t s = kb % FA_STAGES, ph = (kb / FA_STAGES) & 1u;
+            /* level 3: the stage of block kb - 2 again, for block kb + 2, before
+             * block kb is transposed.  A level-3 consumer waits for block kb's
+             * V~, scales and dS (vfull) before it releases block kb - 1 (its
+             * P~V(kb - 1) is still running), so the producer must not wait for
+             * block kb - 1's release before it marks block kb: that is a
+             * deadlock once a tile has more than four blocks */
+            static_assert(FA_STAGES == 4u, "level 3's reload of block kb - 2's stage for kb + 2 needs four stages");
+            if (V >= 3 && ptid == 0u && kb >= 2u && kb + 2u < nb) {
+                PBar::wait(&sm.empty[(kb - 2u) % FA_STAGES], ((kb - 2u) / FA_STAGES) & 1u);
+                load(kb + 2u);
+            }
             Bar::wait(&sm.full[s], ph);
             /* V~: [key][channel] -> 2 k32 tiles of channel rows, keys in P~'s order.
              * A task: channels c0 .. c0 + 3 (c0 = 4 (8 G + qq)) of keys 16 h + 2 tt +
@@ -273,8 +284,8 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             PBar::arrive(&sm.vfull[s]);
-            /* the stage again once both consumers are done with block kb */
-            if (ptid == 0u && kb + FA_STAGES < nb) {
+            /* the stage again once both consumers are done with block kb (levels 0..2) */
+            if (V < 3 && ptid == 0u && kb + FA_STAGES < nb) {
                 PBar::wait(&sm.empty[s], ph);
                 load(kb + FA_STAGES);
             }
