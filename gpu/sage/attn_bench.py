@@ -94,6 +94,18 @@ LABELS = {"kvq-b128": "kvq SageAttn2 (INT8 QK, FP8 PV, buffer 128)",
           "sdpa-efficient": "torch SDPA EFFICIENT_ATTENTION (fp16)",
           "sage1": "SageAttention 1.0.6 sageattn (fp16, Triton)"}
 
+# the FA3 core's level of the default rows: the environment's KVQ_SAGE_FA3_LEVEL when this
+# script starts (unset: the library's default), restored after a row that sets its own
+BASE_LEVEL = os.environ.get("KVQ_SAGE_FA3_LEVEL")
+
+
+def set_level(level):
+    if level is None:
+        os.environ.pop("KVQ_SAGE_FA3_LEVEL", None)
+    else:
+        os.environ["KVQ_SAGE_FA3_LEVEL"] = level
+
+
 # kvq_cuda_sage_attn_stages: one pipeline call split at its stage boundaries (ms)
 STAGES = ["smooth_k", "smooth_q", "ds", "quant_qk", "quant_v", "core"]
 
@@ -399,11 +411,12 @@ def run_child(args):
                     if grp > 1:
                         row["gqa"] = "K, V repeated"
                     os.environ.pop("KVQ_SAGE_CORE", None)
-                    os.environ.pop("KVQ_SAGE_FA3_LEVEL", None)
+                    set_level(BASE_LEVEL)
                     if core == "loop":
                         os.environ["KVQ_SAGE_CORE"] = core            # read by the library at each call
                     elif core == "L0":
-                        os.environ["KVQ_SAGE_FA3_LEVEL"] = "0"
+                        set_level("0")
+                    row["params"]["fa3_level"] = os.environ.get("KVQ_SAGE_FA3_LEVEL", "default")
                     if lib is not None and hasattr(lib, "kvq_cuda_sage_attn_fa3_built"):
                         row["fa3_built"] = int(lib.kvq_cuda_sage_attn_fa3_built())
                     if lib is None:
@@ -450,7 +463,7 @@ def run_child(args):
                     del ws
                 guarded(method, causal, body)
                 os.environ.pop("KVQ_SAGE_CORE", None)
-                os.environ.pop("KVQ_SAGE_FA3_LEVEL", None)
+                set_level(BASE_LEVEL)
         q = k = v = o = refs = None
         try:
             torch.cuda.empty_cache()
@@ -708,7 +721,8 @@ def summary(doc):
     out = [f"# gpu/reports/{name} -- SageAttention2 (kvq_cuda_sage_attn) vs torch SDPA and SageAttention 1",
            f"# device: {doc['device']}; torch {doc['torch']} (CUDA {doc.get('cuda')}, cuDNN {doc.get('cudnn')}); "
            f"triton {doc.get('triton')}; sageattention {doc.get('sageattention')}; commit {doc['commit']}",
-           f"# library: {doc['lib']}; gpu/sage/attn_bench.py",
+           f"# library: {doc['lib']}; gpu/sage/attn_bench.py; the FA3 core's level (KVQ_SAGE_FA3_LEVEL) of the "
+           f"default kvq rows: {doc.get('fa3_level') or 'the default (3)'}",
            f"# B = batch, heads = query/KV heads ({HEADS} query heads; 8 KV heads: grouped, SDPA enable_gqa), d = {D},",
            "# nq = nk = N, tau = RN32(1/sqrt(128)); Q, K, V random normal binary32 (seeded per N, batch, KV heads);",
            "# kvq takes binary32 [B*32][N][128] with K and V repeated to the query heads when grouped (it has no",
@@ -863,7 +877,7 @@ def main():
            "cudnn": meta.get("cudnn"), "triton": meta.get("triton"),
            "sageattention": meta.get("sageattention"), "commit": args.commit, "lib": args.lib,
            "batches": batches, "heads": HEADS, "kv_heads": kvhs, "d": D, "tau": TAU, "seed": SEED,
-           "sizes": sizes, "long": longs, "reps": args.reps, "samples": args.samples,
+           "sizes": sizes, "long": longs, "reps": args.reps, "samples": args.samples, "fa3_level": BASE_LEVEL,
            "peak_fp8_tflops": peak / 1e12 if peak else None,
            "timing": "CUDA events on torch's current stream, median of reps after warm-up; 256 MiB written "
                      "and ~0.3 ms of torch.cuda._sleep before each rep (cold L2, host launch latency hidden); "
