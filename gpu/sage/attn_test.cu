@@ -447,9 +447,11 @@ static void run_case(const acase *c, uint32_t idx)
         if (stc == KVQ_OK && ec == cudaSuccess) {
             CK(cudaGraphInstantiate(&gexec, graph, 0));
             for (int rep = 0; rep < 2; rep++) {
-                CK(cudaMemset(dob2, KVQ_TB_SENTINEL, obytes));    /* nothing of a previous run left */
-                CK(cudaMemset(ws2, 0xA5, L.total));
-                CK(cudaMemset(dres2, 0xA5, sizeof(kvq_cuda_result)));
+                /* nothing of a previous run left; the fills on the graph's stream (a
+                 * non-blocking stream does not wait for the legacy stream's memsets) */
+                CK(cudaMemsetAsync(dob2, KVQ_TB_SENTINEL, obytes, gs));
+                CK(cudaMemsetAsync(ws2, 0xA5, L.total, gs));
+                CK(cudaMemsetAsync(dres2, 0xA5, sizeof(kvq_cuda_result), gs));
                 CK(cudaGraphLaunch(gexec, gs));
                 CK(cudaStreamSynchronize(gs));
                 kvq_cuda_result res2;

@@ -35,7 +35,7 @@ export PYTHONUNBUFFERED=1
 
 T=${TIMEOUT:-510}
 args=(--out "$OUT" --commit "${KVQ_COMMIT:-unknown}" --reps "${REPS:-20}"
-      --sizes "${SIZES:-4096,8192,16384,32768}" --deadline $((T - 30)))
+      --sizes "${SIZES:-4096,8192,16384,32768}" --deadline $((T - 15)))
 [ -n "${LIB:-}" ] && args+=(--lib "$LIB")
 set -o pipefail
 timeout -k 10 "$T" python3 gpu/sage/attn_bench.py "${args[@]}" "$@" 2>&1 | tee -a "$LOG"

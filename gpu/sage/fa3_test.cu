@@ -22,20 +22,32 @@
  * qk_bits 4: the FA3 core refuses (KVQ_E_PARAM) and the default core is the
  * warpgroup one; checked as such.
  *
- * The check runs twice: on the FA3 core's serial form (KVQ_SAGE_FA3_SERIAL=1:
- * each warpgroup's QK, softmax and P~V in turn) and on its ping-pong form (the
- * default).  A planted build (kvq_sage_fa3_test_plant: sage_fa3.cu with
+ * The check runs on every form and level of the FA3 core ([SAGE-DEV-13]): the
+ * serial form (KVQ_SAGE_FA3_SERIAL=1: each warpgroup's QK, softmax and P~V in
+ * turn; its highest level, 2) and the ping-pong form at levels 0 (the first
+ * form: I2F, every rescale), 1 (the int32 score without I2F), 2 (and the
+ * rescale skipped by a warp vote) and 3 (and the in-warpgroup overlap, the
+ * default), chosen by KVQ_SAGE_FA3_LEVEL; a level outside 0..3 must be
+ * refused (KVQ_E_PARAM, the output untouched).  Before it, i2f_exact (the
+ * conversion of levels 1..3) against __int2float_rn on the device for every
+ * int32 in [-2^22, 2^22], and its first failures just outside the range.  A
+ * planted build (kvq_sage_fa3_test_plant: sage_fa3.cu with
  * KVQ_SAGE_FA3_PLANT, the buffer flush after block 0 skipped) must fail the
- * check in both forms (--plant: exit 0 only when it does).
+ * check in every form (--plant: exit 0 only when it does).
  *
  * The timing (--time): 32 heads, d = 128, N = nq = nk in --sizes, causal and
- * not, buffer 128; medians of --reps launches of the warpgroup core, the two
- * forms of the FA3 core and a device-to-device copy of the core's input
- * bytes, side by side, in one run (the outputs compared bit for bit again).
- * --profile N: one launch of the FA3 core at N (for ncu), nothing judged.
+ * not, buffer 128; medians of --reps launches of the warpgroup core, the
+ * serial form, the four levels of the ping-pong form and a device-to-device
+ * copy of the core's input bytes, side by side, in one run (the outputs
+ * compared bit for bit again).
+ * --profile N: one launch of the ping-pong form at each level 0..3 at N, in
+ * that order (for ncu), nothing judged.
  *
- * usage: kvq_sage_fa3_test [--plant] [--time] [--sizes N,N,..] [--reps R] [--profile N]
- *                          [--commit TEXT]
+ * --time-only: the timing without the check before it.  --forms: the forms checked and
+ * timed, by key: s (serial), 0..3 (ping-pong levels); all by default.
+ *
+ * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3]
+ *                          [--sizes N,N,..] [--reps R] [--profile N] [--commit TEXT]
  * Exit status: 0 when every check passes (with --plant: when the check FAILS);
  * 1 otherwise; 2 on a usage or CUDA error; 77 without an sm_90 device or
  * without the FA3 core built (SKIPPED, not a pass).
@@ -54,6 +66,7 @@
 #include "kvq_sage.h"
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
+#include "sage/sage_instr.cuh"
 
 #define CK(x)                                                                       \
     do {                                                                            \
@@ -101,6 +114,43 @@ __global__ void fill_kernel(void *p, uint64_t n, uint64_t seed, int kind, int ex
             ((float *)p)[i] = ldexpf(u * 0x1p-15f, hi);
         }
     }
+}
+
+/* i2f_exact against __int2float_rn for x = lo .. hi; bad[0] counts the
+ * differences, bad[1] the first x that differs (its low 32 bits) */
+__global__ void i2f_kernel(int64_t lo, int64_t hi, unsigned long long *bad)
+{
+    for (int64_t x = lo + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x <= hi;
+         x += (int64_t)gridDim.x * blockDim.x)
+        if (__float_as_uint(i2f_exact((int32_t)x)) != __float_as_uint(__int2float_rn((int32_t)x))) {
+            atomicAdd(&bad[0], 1ull);
+            atomicMin(&bad[1], (unsigned long long)(x + ((int64_t)1 << 40)));
+        }
+}
+
+static int check_i2f(void)
+{
+    unsigned long long *d, h[2];
+    CK(cudaMalloc(&d, sizeof h));
+    struct { int64_t lo, hi; uint64_t want; int64_t first; } R[] = {
+        {-((int64_t)1 << 22), (int64_t)1 << 22, 0u, 0},              /* the range: every value the same bits */
+        {((int64_t)1 << 22) + 1, ((int64_t)1 << 22) + 1, 1u, ((int64_t)1 << 22) + 1},   /* just past it: */
+        {-((int64_t)1 << 22) - 1, -((int64_t)1 << 22) - 1, 1u, -((int64_t)1 << 22) - 1}, /* the check can fail */
+    };
+    int fails = 0;
+    for (auto &r : R) {
+        h[0] = 0u, h[1] = ~0ull;
+        CK(cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice));
+        i2f_kernel<<<1024, 256>>>(r.lo, r.hi, d);
+        CK(cudaGetLastError());
+        CK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+        const int ok = h[0] == r.want && (r.want == 0u || (int64_t)h[1] - ((int64_t)1 << 40) == r.first);
+        printf("fa3-test i2f: x in [%lld, %lld]: i2f_exact and __int2float_rn differ on %llu (%llu expected): %s\n",
+               (long long)r.lo, (long long)r.hi, h[0], (unsigned long long)r.want, ok ? "PASS" : "FAILED");
+        fails += !ok;
+    }
+    cudaFree(d);
+    return fails;
 }
 
 static void fill(void *p, uint64_t n, uint64_t seed, int kind, int ext, int lo, int hi)
@@ -307,6 +357,65 @@ static int check_cores(bool plant, const char *form)
     return ok ? 0 : 1;
 }
 
+/* A KVQ_SAGE_FA3_LEVEL outside 0..3 is refused: KVQ_E_PARAM, the output untouched */
+static int check_level_refused(void)
+{
+    core_in c;
+    memset(&c, 0, sizeof c);
+    c.a.nq = 200u, c.a.nk = 333u, c.a.dim = D, c.a.tau = 1.0f / sqrtf((float)D), c.a.causal = 0u;
+    c.a.buffer = 128u, c.a.qk_bits = 8u, c.heads = 1u;
+    make_in(c, 0x6b76712d66613600ull, 0, 3);
+    const uint64_t n = (uint64_t)c.heads * c.a.nq * D;
+    float *o;
+    CK(cudaMalloc(&o, n * 4u));
+    int fails = 0;
+    for (const char *v : {"4", "-1", "3x", "x"}) {
+        CK(cudaMemset(o, 0x7F, n * 4u));
+        setenv("KVQ_SAGE_FA3_LEVEL", v, 1);
+        const kvq_status st = run(kvq_cuda_sage_attn_core_fa3, o, c);
+        unsetenv("KVQ_SAGE_FA3_LEVEL");
+        CK(cudaDeviceSynchronize());
+        std::vector<uint8_t> h(n * 4u);
+        CK(cudaMemcpy(h.data(), o, n * 4u, cudaMemcpyDeviceToHost));
+        const int ok = st == KVQ_E_PARAM && std::all_of(h.begin(), h.end(), [](uint8_t b) { return b == 0x7Fu; });
+        printf("fa3-test KVQ_SAGE_FA3_LEVEL=%s: status %d (KVQ_E_PARAM expected), output %s: %s\n", v, (int)st,
+               std::all_of(h.begin(), h.end(), [](uint8_t b) { return b == 0x7Fu; }) ? "untouched" : "WRITTEN",
+               ok ? "PASS" : "FAILED");
+        fails += !ok;
+    }
+    cudaFree(o);
+    free_in(c);
+    return fails;
+}
+
+/* the forms checked and timed: {name, key (--forms), KVQ_SAGE_FA3_SERIAL, KVQ_SAGE_FA3_LEVEL} */
+struct form {
+    const char *name, *key, *serial, *level;
+};
+static const form FORMS[] = {
+    {"serial", "s", "1", "2"},
+    {"ping-pong L0", "0", NULL, "0"},
+    {"ping-pong L1", "1", NULL, "1"},
+    {"ping-pong L2", "2", NULL, "2"},
+    {"ping-pong L3", "3", NULL, NULL},   /* the default: level 3 */
+};
+#define NFORMS (sizeof FORMS / sizeof FORMS[0])
+static bool g_form_on[NFORMS] = {true, true, true, true, true};   /* --forms */
+
+static void set_form(const form &f)
+{
+    if (f.serial) setenv("KVQ_SAGE_FA3_SERIAL", f.serial, 1);
+    else unsetenv("KVQ_SAGE_FA3_SERIAL");
+    if (f.level) setenv("KVQ_SAGE_FA3_LEVEL", f.level, 1);
+    else unsetenv("KVQ_SAGE_FA3_LEVEL");
+}
+
+static void clear_form(void)
+{
+    unsetenv("KVQ_SAGE_FA3_SERIAL");
+    unsetenv("KVQ_SAGE_FA3_LEVEL");
+}
+
 static float median(std::vector<float> v)
 {
     std::sort(v.begin(), v.end());
@@ -326,26 +435,30 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
             c.a.nq = n, c.a.nk = n, c.a.dim = D, c.a.tau = 1.0f / sqrtf((float)D), c.a.causal = causal;
             c.a.buffer = 128u, c.a.qk_bits = 8u, c.heads = 32u;
             make_in(c, 0x6b76712d66613500ull + n + causal, 0, 3);
-            float *o1, *o2;
-            void *cs, *cd;
             const uint64_t on = (uint64_t)c.heads * n * D;
-            CK(cudaMalloc(&o1, on * 4u));
-            CK(cudaMalloc(&o2, on * 4u));
             if (profile) {
-                const kvq_status s = run(kvq_cuda_sage_attn_core_fa3, o2, c);
-                CK(cudaDeviceSynchronize());
-                printf("fa3-test --profile %u: status %d\n", n, (int)s);
-                cudaFree(o1), cudaFree(o2);
+                float *o;
+                CK(cudaMalloc(&o, on * 4u));
+                for (const char *lv : {"0", "1", "2", "3"}) {
+                    setenv("KVQ_SAGE_FA3_LEVEL", lv, 1);
+                    const kvq_status st = run(kvq_cuda_sage_attn_core_fa3, o, c);
+                    CK(cudaDeviceSynchronize());
+                    printf("fa3-test --profile %u: ping-pong level %s: status %d\n", n, lv, (int)st);
+                }
+                clear_form();
+                cudaFree(o);
                 free_in(c);
                 continue;
             }
+            void *cs, *cd;
+            float *ol, *of[NFORMS];
+            CK(cudaMalloc(&ol, on * 4u));
+            for (size_t f = 0; f < NFORMS; f++) CK(cudaMalloc(&of[f], on * 4u));
             CK(cudaMalloc(&cs, c.bytes));
             CK(cudaMalloc(&cd, c.bytes));
             CK(cudaMemset(cs, 0, c.bytes));
-            std::vector<float> tl, tf, tp, tc;
+            std::vector<float> tl, tf[NFORMS], tc;
             kvq_status st = KVQ_OK;
-            float *o3;
-            CK(cudaMalloc(&o3, on * 4u));
             auto timed = [&](std::vector<float> &tv, bool rec, auto fn) {
                 float ms;
                 CK(cudaEventRecord(e0));
@@ -356,26 +469,36 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
                 if (rec) tv.push_back(ms);
             };
             for (uint32_t r = 0; r <= reps; r++) {              /* round 0 warms up */
-                timed(tl, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_loop, o1, c)); });
-                setenv("KVQ_SAGE_FA3_SERIAL", "1", 1);
-                timed(tf, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, o3, c)); });
-                unsetenv("KVQ_SAGE_FA3_SERIAL");
-                timed(tp, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, o2, c)); });
+                timed(tl, r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_loop, ol, c)); });
+                for (size_t f = 0; f < NFORMS; f++) {
+                    if (!g_form_on[f]) continue;
+                    set_form(FORMS[f]);
+                    timed(tf[f], r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, of[f], c)); });
+                    clear_form();
+                }
                 timed(tc, r > 0u, [&] { CK(cudaMemcpyAsync(cd, cs, c.bytes, cudaMemcpyDeviceToDevice)); });
             }
-            const uint64_t bad = compare(o1, o2, on, "timing case (ping-pong)", n) +
-                                 compare(o1, o3, on, "timing case (serial)", n);
-            const double ml = median(tl), mf = median(tf), mp = median(tp), mc = median(tc);
+            uint64_t bad = 0;
+            for (size_t f = 0; f < NFORMS; f++)
+                if (g_form_on[f]) bad += compare(ol, of[f], on, FORMS[f].name, n);
+            const double ml = median(tl), mc = median(tc), m0 = g_form_on[1] ? median(tf[1]) : NAN;
             const double flop = 4.0 * c.heads * (double)n * n * D * (causal ? 0.5 : 1.0);
             printf("fa3-test timing: 32 heads, N = %u, causal %u, buffer 128; medians of %u: warpgroup core %.3f ms "
-                   "(%.0f TFLOP/s), fa3 serial %.3f ms (%.0f TFLOP/s), fa3 ping-pong %.3f ms (%.0f TFLOP/s), copy "
-                   "of the %zu input bytes %.3f ms; warpgroup / serial = %.2f, warpgroup / ping-pong = %.2f, "
-                   "ping-pong / copy = %.2f; outputs %s (%llu differ)%s\n",
-                   n, causal, reps, ml, flop / (ml * 1e-3) / 1e12, mf, flop / (mf * 1e-3) / 1e12, mp,
-                   flop / (mp * 1e-3) / 1e12, c.bytes, mc, ml / mf, ml / mp, mp / mc, bad ? "DIFFER" : "equal",
-                   (unsigned long long)bad, st != KVQ_OK ? ", a launch FAILED" : "");
-            cudaFree(o3);
-            cudaFree(o1), cudaFree(o2), cudaFree(cs), cudaFree(cd);
+                   "(%.0f TFLOP/s)",
+                   n, causal, reps, ml, flop / (ml * 1e-3) / 1e12);
+            for (size_t f = 0; f < NFORMS; f++) {
+                if (!g_form_on[f]) continue;
+                const double m = median(tf[f]);
+                printf(", %s %.3f ms (%.0f TFLOP/s, %.2fx warpgroup, %.2fx L0)", FORMS[f].name, m,
+                       flop / (m * 1e-3) / 1e12, ml / m, m0 / m);
+            }
+            printf(", copy of the %zu input bytes %.3f ms; ping-pong L3 / copy = %.2f; outputs %s (%llu differ)%s\n",
+                   c.bytes, mc, g_form_on[NFORMS - 1] ? median(tf[NFORMS - 1]) / mc : NAN, bad ? "DIFFER" : "equal",
+                   (unsigned long long)bad,
+                   st != KVQ_OK ? ", a launch FAILED" : "");
+            cudaFree(ol);
+            for (size_t f = 0; f < NFORMS; f++) cudaFree(of[f]);
+            cudaFree(cs), cudaFree(cd);
             free_in(c);
             if (bad || st != KVQ_OK) return 1;
         }
@@ -384,16 +507,40 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
 
 int main(int argc, char **argv)
 {
-    bool plant = false, timing = false;
+    bool plant = false, timing = false, time_only = false;
     uint32_t reps = 10u, profile = 0u;
     const char *commit = "unknown";
     std::vector<uint32_t> sizes = {4096u, 8192u, 16384u, 32768u};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--plant")) plant = true;
         else if (!strcmp(argv[i], "--time")) timing = true;
+        else if (!strcmp(argv[i], "--time-only")) timing = time_only = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
+        else if (!strcmp(argv[i], "--forms") && i + 1 < argc) {
+            /* a comma-separated list of form keys: s (serial), 0, 1, 2, 3 (ping-pong levels) */
+            const char *list = argv[++i];
+            for (size_t f = 0; f < NFORMS; f++) g_form_on[f] = false;
+            bool any = false;
+            for (const char *q = list; *q;) {
+                const char *e = strchr(q, ',');
+                const size_t len = e ? (size_t)(e - q) : strlen(q);
+                bool known = false;
+                for (size_t f = 0; f < NFORMS; f++)
+                    if (strlen(FORMS[f].key) == len && !strncmp(q, FORMS[f].key, len)) g_form_on[f] = known = true;
+                if (!known) {
+                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3)\n", list, (int)len, q);
+                    return 2;
+                }
+                any = true;
+                q = e ? e + 1 : q + len;
+            }
+            if (!any) {
+                fprintf(stderr, "fa3-test: --forms '%s': no form named (s, 0, 1, 2, 3)\n", list);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             sizes.clear();
             for (char *s = argv[++i]; *s;) {
@@ -412,8 +559,8 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "fa3-test: argument %d (%s): not understood\n"
-                            "usage: kvq_sage_fa3_test [--plant] [--time] [--sizes N,N,..] [--reps R] [--profile N] "
-                            "[--commit TEXT]\n",
+                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3] [--sizes N,N,..] "
+                            "[--reps R] [--profile N] [--commit TEXT]\n",
                     i, argv[i]);
             return 2;
         }
@@ -440,12 +587,35 @@ int main(int argc, char **argv)
     }
     printf("# fa3-test%s: device %s, commit %s\n", plant ? " --plant (must FAIL)" : "", prop.name, commit);
     if (profile) return time_cores(std::vector<uint32_t>{profile}, reps, profile);
-    /* the serial form first (it has no turn-taking to hang on), then the ping-pong one */
-    setenv("KVQ_SAGE_FA3_SERIAL", "1", 1);
-    const int rc1 = check_cores(plant, "serial");
-    unsetenv("KVQ_SAGE_FA3_SERIAL");
-    const int rc2 = check_cores(plant, "ping-pong");
-    const int rc = rc1 != 0 ? rc1 : rc2;
-    if (plant || rc != 0 || !timing) return rc;
+    if (time_only) {
+        if (plant) {
+            fprintf(stderr, "fa3-test: --plant and --time-only: the planted build is only checked\n");
+            return 2;
+        }
+        return time_cores(sizes, reps, 0u);
+    }
+    int rc = 0;
+    if (!plant) {
+        const int fi = check_i2f(), fl = check_level_refused();
+        rc = fi + fl != 0;
+        printf("fa3-test i2f and level checks: %d failed: %s\n", fi + fl, rc ? "FAILED" : "PASS");
+    }
+    /* the serial form first (it has no turn-taking to hang on), then the ping-pong levels */
+    int caught = 0, nform = 0;
+    for (size_t f = 0; f < NFORMS; f++) {
+        if (!g_form_on[f]) continue;
+        nform++;
+        set_form(FORMS[f]);
+        const int r = check_cores(plant, FORMS[f].name);
+        clear_form();
+        if (plant) caught += r == 0;
+        else if (r != 0) rc = r;
+    }
+    if (plant) {
+        printf("fa3-test --plant: the planted core fails the check in %d of %d forms%s\n", caught, nform,
+               caught == nform ? ", as it must" : ": the check is blind to it somewhere");
+        return caught == nform ? 0 : 1;
+    }
+    if (rc != 0 || !timing) return rc;
     return time_cores(sizes, reps, 0u);
 }

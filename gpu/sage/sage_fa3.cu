@@ -87,6 +87,7 @@
 /* Built without the CUTLASS/CuTe headers: the core is absent and
  * kvq_cuda_sage_attn_core keeps the warpgroup core. */
 extern "C" int kvq_sage_fa3_built(void) { return 0; }
+extern "C" int kvq_sage_fa3_level(void) { return -1; }
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *, cudaStream_t) { return KVQ_E_DEVICE; }
 
 #else
@@ -108,7 +109,7 @@ using namespace cute;
 #define FA_BQ     128u                   /* query rows a CTA */
 #define FA_BW     64u                    /* query rows a consumer warpgroup */
 #define FA_BKV    KVQ_SAGE_ATTN_BKV      /* keys a block (64) */
-#define FA_STAGES 4u
+#define FA_STAGES 4u                     /* level 3 reloads the stage of block kb - 2 for kb + 2: four */
 #define FA_THREADS 384u                  /* 2 consumer warpgroups, 1 producer warpgroup */
 #define FA_REG_PRODUCER 56                /* setmaxnreg: 56 + 2 x 224 <= 512 (65536 / 128) */
 #define FA_REG_CONSUMER 224
@@ -159,7 +160,7 @@ __device__ __forceinline__ void pv_wgmma(float *d, const uint32_t *a, uint64_t d
 
 /* ---- the kernel ------------------------------------------------------------------ */
 
-template <bool PLANT, bool PP>
+template <bool PLANT, bool PP, int V>
 __global__ void __launch_bounds__(FA_THREADS, 1)
     sage_fa3_kernel(const kvq_sage_fa3_args p, CUTLASS_GRID_CONSTANT TmaQT const tma_q,
                     CUTLASS_GRID_CONSTANT TmaKT const tma_k, CUTLASS_GRID_CONSTANT TmaKT const tma_v)
@@ -228,6 +229,17 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         const uint32_t pw = ptid / 32u, pl = ptid % 32u;
         for (uint32_t kb = 0; kb < nb; kb++) {
             const uint32_t s = kb % FA_STAGES, ph = (kb / FA_STAGES) & 1u;
+            /* level 3: the stage of block kb - 2 again, for block kb + 2, before
+             * block kb is transposed.  A level-3 consumer waits for block kb's
+             * V~, scales and dS (vfull) before it releases block kb - 1 (its
+             * P~V(kb - 1) is still running), so the producer must not wait for
+             * block kb - 1's release before it marks block kb: that is a
+             * deadlock once a tile has more than four blocks */
+            static_assert(FA_STAGES == 4u, "level 3's reload of block kb - 2's stage for kb + 2 needs four stages");
+            if (V >= 3 && ptid == 0u && kb >= 2u && kb + 2u < nb) {
+                PBar::wait(&sm.empty[(kb - 2u) % FA_STAGES], ((kb - 2u) / FA_STAGES) & 1u);
+                load(kb + 2u);
+            }
             Bar::wait(&sm.full[s], ph);
             /* V~: [key][channel] -> 2 k32 tiles of channel rows, keys in P~'s order.
              * A task: channels c0 .. c0 + 3 (c0 = 4 (8 G + qq)) of keys 16 h + 2 tt +
@@ -272,8 +284,8 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             PBar::arrive(&sm.vfull[s]);
-            /* the stage again once both consumers are done with block kb */
-            if (ptid == 0u && kb + FA_STAGES < nb) {
+            /* the stage again once both consumers are done with block kb (levels 0..2) */
+            if (V < 3 && ptid == 0u && kb + FA_STAGES < nb) {
                 PBar::wait(&sm.empty[s], ph);
                 load(kb + FA_STAGES);
             }
@@ -346,9 +358,9 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
 #pragma unroll
             for (uint32_t r = 0; r < 4u; r++) asm volatile("" : "+r"(pa[h][r])::"memory");
     };
-    /* block kb's scores, softmax, l and P~ (into pa), then the rescale of acc and
-     * buf (block kb - 1's flush is done) */
-    auto softmax_f = [&](uint32_t kb, auto FULLC) {
+    /* block kb's scores, softmax and l, 448 P into pf (pf[n][i]: as sacc) and
+     * the rows' alpha */
+    auto softmax_f = [&](uint32_t kb, auto FULLC, float (&pf)[8][4], float &alA, float &alB) {
         /* FULL: every row of the warpgroup sees every key of the block (no
          * visibility test; the same operations) */
         constexpr bool FULL = decltype(FULLC)::value;
@@ -365,7 +377,10 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 const uint32_t kk = 8u * n + 2u * t + i % 2u, j = kbase + kk;
                 const bool hi = i >= 2u;
                 const bool vis = FULL || j < (hi ? nvB : nvA);
-                const float v = __fmaf_rn(__int2float_rn(sacc(4u * n + i)), __fmul_rn(hi ? qscB : qscA, sks[kk]), sds[kk]);
+                /* float(dot): i2f_exact from level 1 (the same bits, [SAGE-DEV-13]) */
+                const int32_t dot = sacc(4u * n + i);
+                const float fd = V >= 1 ? i2f_exact(dot) : __int2float_rn(dot);
+                const float v = __fmaf_rn(fd, __fmul_rn(hi ? qscB : qscA, sks[kk]), sds[kk]);
                 sv[n][i] = v;
                 if (vis) {
                     if (hi) xB = fmaxf(xB, v);
@@ -378,12 +393,11 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         xB = fmaxf(xB, __shfl_xor_sync(0xFFFFFFFFu, xB, 2));
         const bool seeA = FULL || kbase < nvA, seeB = FULL || kbase < nvB;
         const float nmA = seeA ? fmaxf(mA, xA) : mA, nmB = seeB ? fmaxf(mB, xB) : mB;
-        const float alA = seeA ? ex2_approx(mA - nmA) : 1.0f, alB = seeB ? ex2_approx(mB - nmB) : 1.0f;
+        alA = seeA ? ex2_approx(mA - nmA) : 1.0f, alB = seeB ? ex2_approx(mB - nmB) : 1.0f;
         mA = nmA, mB = nmB;
 
-        /* P, its FP8 codes (cA[n]: row A's keys 8n + 2t, + 1; cB[n]: row B's) */
+        /* P, and 448 P for its FP8 codes */
         float sumA = 0.0f, sumB = 0.0f;
-        uint32_t cA[8], cB[8];
 #pragma unroll
         for (uint32_t n = 0; n < 8u; n++) {
             float pv[4];
@@ -396,8 +410,8 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 if (hi) sumB = __fadd_rn(sumB, pv[i]);
                 else sumA = __fadd_rn(sumA, pv[i]);
             }
-            cA[n] = e4m3x2(__fmul_rn(pv[0], 448.0f), __fmul_rn(pv[1], 448.0f));
-            cB[n] = e4m3x2(__fmul_rn(pv[2], 448.0f), __fmul_rn(pv[3], 448.0f));
+#pragma unroll
+            for (uint32_t i = 0; i < 4u; i++) pf[n][i] = __fmul_rn(pv[i], 448.0f);
         }
         sumA = __fadd_rn(sumA, __shfl_xor_sync(0xFFFFFFFFu, sumA, 1));
         sumA = __fadd_rn(sumA, __shfl_xor_sync(0xFFFFFFFFu, sumA, 2));
@@ -405,16 +419,17 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         sumB = __fadd_rn(sumB, __shfl_xor_sync(0xFFFFFFFFu, sumB, 2));
         if (seeA) lA = __fadd_rn(__fmul_rn(lA, alA), sumA);
         if (seeB) lB = __fadd_rn(__fmul_rn(lB, alB), sumB);
-
-        /* rescale acc and buf (alpha is 1 when m did not change) */
+    };
+    /* P~'s FP8 codes into the A fragments (cA[n]: row A's keys 8n + 2t, + 1;
+     * cB[n]: row B's): pa[h][0] row A positions 4t..4t+3, pa[h][1] row B,
+     * pa[h][2] row A positions 16 + 4t.., pa[h][3] row B */
+    auto pack = [&](const float (&pf)[8][4]) {
+        uint32_t cA[8], cB[8];
 #pragma unroll
-        for (uint32_t x = 0; x < 64u; x++) {
-            const float al = (x % 4u) >= 2u ? alB : alA;
-            acc[x] = __fmul_rn(acc[x], al);
-            if (F != 0u) buf[x] = __fmul_rn(buf[x], al);
+        for (uint32_t n = 0; n < 8u; n++) {
+            cA[n] = e4m3x2(pf[n][0], pf[n][1]);
+            cB[n] = e4m3x2(pf[n][2], pf[n][3]);
         }
-        /* the A fragments: pa[h][0] row A positions 4t..4t+3, pa[h][1] row B,
-         * pa[h][2] row A positions 16 + 4t.., pa[h][3] row B */
 #pragma unroll
         for (uint32_t h = 0; h < 2u; h++) {
             pa[h][0] = cA[4u * h] | (cA[4u * h + 1u] << 16);
@@ -423,13 +438,34 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             pa[h][3] = cB[4u * h + 2u] | (cB[4u * h + 3u] << 16);
         }
     };
+    /* the rescale of acc and buf by the rows' alpha (block kb - 1's flush is
+     * done).  From level 2 it is skipped when every alpha of the warp is 1
+     * (no row maximum of the warp moved): a multiplication by 1 is exact, so
+     * the bits are the same [SAGE-DEV-13]; the vote is the warp's, since a
+     * thread rescales only its own rows' registers. */
+    auto rescale = [&](float alA, float alB) {
+        if (V >= 2 && __all_sync(0xFFFFFFFFu, alA == 1.0f && alB == 1.0f)) return;
+#pragma unroll
+        for (uint32_t x = 0; x < 64u; x++) {
+            const float al = (x % 4u) >= 2u ? alB : alA;
+            acc[x] = __fmul_rn(acc[x], al);
+            if (F != 0u) buf[x] = __fmul_rn(buf[x], al);
+        }
+    };
 
     /* the warpgroup's rows all see block kb whole: its first row sees it (rows
      * see prefixes that grow with the row) and its last row exists */
     const uint32_t nv0 = r0 < nq ? kvq_sage_attn_nvisible(&a, r0) : 0u;
+    auto softmax_p = [&](uint32_t kb, float (&pf)[8][4], float &alA, float &alB) {
+        if (r0 + FA_BW <= nq && (kb + 1u) * FA_BKV <= nv0) softmax_f(kb, cute::true_type{}, pf, alA, alB);
+        else softmax_f(kb, cute::false_type{}, pf, alA, alB);
+    };
+    /* softmax, rescale and P~ in turn (levels 0..2, and the serial form) */
     auto softmax = [&](uint32_t kb) {
-        if (r0 + FA_BW <= nq && (kb + 1u) * FA_BKV <= nv0) softmax_f(kb, cute::true_type{});
-        else softmax_f(kb, cute::false_type{});
+        float alA, alB, pf[8][4];
+        softmax_p(kb, pf, alA, alB);
+        rescale(alA, alB);
+        pack(pf);
     };
 
     if (nbw > 0u) Bar::wait(&sm.bar_q, 0u);
@@ -489,6 +525,45 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             cutlass::arch::NamedBarrier::sync(256, 1u + cw);
             fence_all();
             warpgroup_arrive();
+            if constexpr (V >= 3) {
+                /* level 3, FlashAttention-3's in-warpgroup overlap: QK(i) and
+                 * P~V(i - 1) as two batches; once QK(i) is done, block i's
+                 * softmax runs under P~V(i - 1) (448 P kept as binary32: pa
+                 * is P~V(i - 1)'s operand, still being read, and no register
+                 * a wgmma reads is written before its wait); then P~V(i - 1)'s
+                 * wait, flush(i - 1), rescale(i), P~(i)'s codes into pa -- per
+                 * row the pinned order */
+                if constexpr (decltype(QK)::value) {
+                    issue_qk(i);
+                    warpgroup_commit_batch();
+                }
+                if constexpr (decltype(PV)::value) {
+                    warpgroup_arrive();
+                    issue_pv(i - 1u);
+                    warpgroup_commit_batch();
+                }
+                pass(i);
+                float pf[8][4], alA = 1.0f, alB = 1.0f;
+                if constexpr (decltype(QK)::value) {
+                    if constexpr (decltype(PV)::value) warpgroup_wait<1>();
+                    else warpgroup_wait<0>();
+                    warpgroup_fence_operand(sacc);
+                    PBar::wait(&sm.vfull[i % FA_STAGES], (i / FA_STAGES) & 1u);   /* scales, dS */
+                    softmax_p(i, pf, alA, alB);
+                }
+                if constexpr (decltype(PV)::value) {
+                    warpgroup_wait<0>();
+                    fence_all();
+                    PBar::arrive(&sm.empty[(i - 1u) % FA_STAGES]);
+                    flush(acc, buf, i - 1u);
+                }
+                release(i);
+                if constexpr (decltype(QK)::value) {
+                    rescale(alA, alB);
+                    pack(pf);
+                }
+                return;
+            }
             if constexpr (decltype(QK)::value) issue_qk(i);
             if constexpr (decltype(PV)::value) issue_pv(i - 1u);
             warpgroup_commit_batch();
@@ -543,6 +618,14 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
 
 extern "C" int kvq_sage_fa3_built(void) { return 1; }
 
+extern "C" int kvq_sage_fa3_level(void)
+{
+    const char *e = getenv("KVQ_SAGE_FA3_LEVEL");
+    if (e == NULL || e[0] == '\0') return KVQ_SAGE_FA3_LEVEL_DEFAULT;
+    if (e[1] == '\0' && e[0] >= '0' && e[0] <= '3') return e[0] - '0';
+    return -1;
+}
+
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream_t stream)
 {
     const kvq_sage_fa3_args &q = *p;
@@ -553,16 +636,24 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
         return KVQ_E_PARAM;
     const uint32_t qblocks = kvq_sage_blocks(nq, FA_BQ);
     const int smem = (int)sizeof(fa_smem);
-    /* the ping-pong form, or (KVQ_SAGE_FA3_SERIAL=1 in the environment) the serial one */
+    /* the ping-pong form, or (KVQ_SAGE_FA3_SERIAL=1 in the environment) the serial one;
+     * the level (KVQ_SAGE_FA3_LEVEL, 0..3, default 3; the serial form takes at most 2) */
     const char *ser = getenv("KVQ_SAGE_FA3_SERIAL");
     const bool serial = ser != NULL && strcmp(ser, "1") == 0;
+    const int level = kvq_sage_fa3_level();
+    if (level < 0) return KVQ_E_PARAM;
 #ifdef KVQ_SAGE_FA3_PLANT
     constexpr bool plant = true;
 #else
     constexpr bool plant = false;
 #endif
-    void (*kern)(kvq_sage_fa3_args, TmaQT, TmaKT, TmaKT) =
-        serial ? sage_fa3_kernel<plant, false> : sage_fa3_kernel<plant, true>;
+    typedef void (*kern_t)(kvq_sage_fa3_args, TmaQT, TmaKT, TmaKT);
+    static const kern_t kerns[2][4] = {
+        {sage_fa3_kernel<plant, false, 0>, sage_fa3_kernel<plant, false, 1>, sage_fa3_kernel<plant, false, 2>,
+         sage_fa3_kernel<plant, false, 2>},
+        {sage_fa3_kernel<plant, true, 0>, sage_fa3_kernel<plant, true, 1>, sage_fa3_kernel<plant, true, 2>,
+         sage_fa3_kernel<plant, true, 3>}};
+    const kern_t kern = kerns[serial ? 0 : 1][level];
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
         (void)cudaGetLastError();
         return KVQ_E_DEVICE;

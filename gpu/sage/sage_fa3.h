@@ -29,6 +29,15 @@ extern "C" {
 #endif
 /* 1 when the core was built (the CUTLASS/CuTe headers were found), else 0. */
 int kvq_sage_fa3_built(void);
+/* The core's level (spec/sage.md [SAGE-DEV-13]): 0 the first form (I2F,
+ * every rescale), 1 the score's int32 converted without I2F, 2 and the rescale
+ * skipped by a warp vote when no alpha moved, 3 and FlashAttention-3's
+ * in-warpgroup overlap (ping-pong form only; the serial form runs 2).  Every
+ * level computes the same bits.  From the environment's KVQ_SAGE_FA3_LEVEL
+ * ("0".."3"; unset or empty: the default); -1 for any other value (the
+ * launcher then returns KVQ_E_PARAM) or when the core was not built. */
+#define KVQ_SAGE_FA3_LEVEL_DEFAULT 3
+int kvq_sage_fa3_level(void);
 /* The shapes the core takes: INT8 Q/K codes, and a head's codes within the
  * 32-bit strides of its TMA descriptors. */
 static inline int kvq_sage_fa3_fits(const kvq_sage_attn *a)

@@ -23,6 +23,17 @@ static __device__ __forceinline__ float ex2_approx(float x)
     return y;
 }
 
+/* binary32 of an int32 x with |x| <= 2^22, without I2F [SAGE-DEV-13]: x is
+ * added to the bits of 1.5 * 2^23 (whose ulp is 1), giving 1.5 * 2^23 + x
+ * exactly, and 1.5 * 2^23 is subtracted exactly -- the same bits as
+ * __int2float_rn(x) (+0 for 0), one integer add and one FADD instead of an
+ * I2F on the XU pipe.  A QK dot of INT8 codes is within d * 128 * 128 = 2^21
+ * at d = 128.  tests/sage/check_i2f.c enumerates the range. */
+static __device__ __forceinline__ float i2f_exact(int32_t x)
+{
+    return __fsub_rn(__int_as_float(x + 0x4B400000), 12582912.0f);
+}
+
 /* Two FP8 E4M3 codes, lo in the low byte [SAGE-DEV-06]. */
 static __device__ __forceinline__ uint32_t e4m3x2(float lo, float hi)
 {
