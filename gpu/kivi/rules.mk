@@ -7,14 +7,24 @@
 #   kvq_gpu_kivi_test_plant2  the same over a planted bug: the fast path's range condition dropped
 #   kvq_gpu_kivi_bench        gpu/bench.cu over gpu/kivi/kivi.cu
 #   kvq_gpu_kivi_bench_base   the same over the per-element kernels of before (KVQ_KIVI_BASELINE)
+#   kvq_gpu_kivi_test_plant3  the test over a planted bug: the one-kernel dequantizer writing
+#                             after a failed check [KIVI-DEV-06]
+#   kvq_gpu_kivi_bench_old    gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_DQFUSED=0:
+#                             the dequantize pre-pass a kernel of its own) [KIVI-DEV-06]
 # (the SAGE quantizers' programs are in gpu/sage/rules.mk: gpu-quant-sage)
 KIVI_DEV_HDR := gpu/kivi/kivi_dev.cuh
 $(B)/gpu/kivi/kivi.o: $(KIVI_DEV_HDR)
-$(B)/gpu/kivi/kivi_base.o $(B)/gpu/kivi/kivi_plant1.o $(B)/gpu/kivi/kivi_plant2.o: \
+$(B)/gpu/kivi/kivi_base.o $(B)/gpu/kivi/kivi_old.o $(B)/gpu/kivi/kivi_plant1.o \
+    $(B)/gpu/kivi/kivi_plant2.o $(B)/gpu/kivi/kivi_plant3.o: \
     gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
 $(B)/gpu/kivi/kivi_base.o:
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_BASELINE=1 -c $< -o $@
+$(B)/gpu/kivi/kivi_old.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_DQFUSED=0 -c $< -o $@
+$(B)/gpu/kvq_gpu_kivi_bench_old: $(B)/gpu/kivi/kivi_old.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kivi/kivi_plant%.o:
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_PLANT=$* -c $< -o $@
@@ -28,7 +38,8 @@ $(B)/gpu/kvq_gpu_kivi_bench_base: $(B)/gpu/kivi/kivi_base.o $(B)/gpu/bench.o \
     $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_DEVICE := $(B)/gpu/kvq_gpu_kivi_test $(B)/gpu/kvq_gpu_kivi_test_plant1 \
-    $(B)/gpu/kvq_gpu_kivi_test_plant2 $(B)/gpu/kvq_gpu_kivi_bench $(B)/gpu/kvq_gpu_kivi_bench_base
+    $(B)/gpu/kvq_gpu_kivi_test_plant2 $(B)/gpu/kvq_gpu_kivi_test_plant3 $(B)/gpu/kvq_gpu_kivi_bench \
+    $(B)/gpu/kvq_gpu_kivi_bench_base $(B)/gpu/kvq_gpu_kivi_bench_old
 .PHONY: gpu-quant-kivi
 gpu-quant-kivi: $(QUANT_DEVICE)
 GPU_TARGETS += $(QUANT_DEVICE)

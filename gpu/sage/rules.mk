@@ -105,6 +105,8 @@ $(B)/gpu/sage/sage_bench.o: gpu/bench_time.cuh
 #   kvq_gpu_sage_qtest    gpu/sage/sage_test.cu      kvq_sage_qbench   gpu/sage/sage_bench.cu
 #   kvq_sage_qbench_base  the benchmark over sage.cu's Q/K codes of before (KVQ_SAGE_BASELINE)
 #   kvq_gpu_sage_qtest_plant1  the test over a planted bug: near ties not redone [SAGE-DEV-10]
+#   kvq_gpu_sage_qtest_plant2  the same: a NaN input's error dropped (the maxima pass it over) [SAGE-DEV-13]
+#   kvq_sage_qbench_old   the benchmark over the Q/K kernel of 4e49489 (KVQ_SAGE_QK2=0) [SAGE-DEV-13]
 QUANT_SAGE_OBJ := $(B)/gpu/sage/sage_ds.o $(B)/gpu/kivi/kivi.o
 $(B)/gpu/kvq_gpu_sage_qtest: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/sage_test.o \
     $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
@@ -112,7 +114,8 @@ $(B)/gpu/kvq_gpu_sage_qtest: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sag
 $(B)/gpu/kvq_sage_qbench: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/sage_bench.o \
     $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/sage/sage_base.o $(B)/gpu/sage/sage_plant1.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
+$(B)/gpu/sage/sage_base.o $(B)/gpu/sage/sage_old.o $(B)/gpu/sage/sage_plant1.o \
+    $(B)/gpu/sage/sage_plant2.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
     $(GPU_HDR) $(SAGE_HDR)
 $(B)/gpu/sage/sage_base.o:
 	@mkdir -p $(@D)
@@ -120,14 +123,21 @@ $(B)/gpu/sage/sage_base.o:
 $(B)/gpu/kvq_sage_qbench_base: $(B)/gpu/sage/sage_base.o $(QUANT_SAGE_OBJ) \
     $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/sage/sage_plant1.o:
+$(B)/gpu/sage/sage_old.o:
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_PLANT=1 -c $< -o $@
-$(B)/gpu/kvq_gpu_sage_qtest_plant1: $(B)/gpu/sage/sage_plant1.o $(QUANT_SAGE_OBJ) \
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_QK2=0 -c $< -o $@
+$(B)/gpu/kvq_sage_qbench_old: $(B)/gpu/sage/sage_old.o $(QUANT_SAGE_OBJ) \
+    $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/sage/sage_plant%.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_PLANT=$* -c $< -o $@
+$(B)/gpu/kvq_gpu_sage_qtest_plant%: $(B)/gpu/sage/sage_plant%.o $(QUANT_SAGE_OBJ) \
     $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_SAGE_DEVICE := $(B)/gpu/kvq_gpu_sage_qtest $(B)/gpu/kvq_gpu_sage_qtest_plant1 \
-    $(B)/gpu/kvq_sage_qbench $(B)/gpu/kvq_sage_qbench_base
+    $(B)/gpu/kvq_gpu_sage_qtest_plant2 $(B)/gpu/kvq_sage_qbench $(B)/gpu/kvq_sage_qbench_base \
+    $(B)/gpu/kvq_sage_qbench_old
 .PHONY: gpu-quant-sage
 gpu-quant-sage: $(QUANT_SAGE_DEVICE)
 GPU_TARGETS += $(QUANT_SAGE_DEVICE)

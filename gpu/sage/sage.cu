@@ -348,6 +348,9 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
 #ifndef KVQ_SAGE_HOTCOUNT
 #define KVQ_SAGE_HOTCOUNT 0  /* 1: the rare blocks compiled out, for gpu/kivi/sass-count.sh only */
 #endif
+#ifndef KVQ_SAGE_QK2
+#define KVQ_SAGE_QK2 1       /* 0: the maxima and packing of 4e49489 (benchmarks only) [SAGE-DEV-13] */
+#endif
 #ifndef KVQ_SAGE_PLANT
 #define KVQ_SAGE_PLANT 0     /* 1: a planted bug the device test must catch */
 #endif
@@ -523,9 +526,19 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
 #pragma unroll
     for (uint32_t it = 0; it < FAST_STEPS; it++) {
         const uint32_t i = it * FT * 4u + t4;
+#if KVQ_SAGE_QK2
+        /* [SAGE-DEV-13]: fmaxf of |x| (one FMNMX a value, |.| an operand modifier) orders
+         * finite and infinite magnitudes as their encodings do; it passes over a NaN, which
+         * the codes' tie test then finds (its estimate is NaN) */
+        if (i < ne)
+            run = __float_as_uint(fmaxf(__uint_as_float(run),
+                                        fmaxf(fmaxf(fabsf(v[it].x), fabsf(v[it].y)),
+                                              fmaxf(fabsf(v[it].z), fabsf(v[it].w)))));
+#else
         if (i < ne)
             run = max(run, max(max(__float_as_uint(v[it].x) & 0x7FFFFFFFu, __float_as_uint(v[it].y) & 0x7FFFFFFFu),
                                max(__float_as_uint(v[it].z) & 0x7FFFFFFFu, __float_as_uint(v[it].w) & 0x7FFFFFFFu)));
+#endif
         const uint32_t slot = dev_fast_slot<ROLE, GRAN, D>(i / D);
         const bool last = it + 1u == FAST_STEPS;
         if (last || __any_sync(0xFFFFFFFFu, dev_fast_slot<ROLE, GRAN, D>((i + FT * 4u) / D) != slot)) {
@@ -579,6 +592,26 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
         const float a[4] = {v[it].x, v[it].y, v[it].z, v[it].w};
         uint32_t word = 0u;
         bool near = false;
+#if KVQ_SAGE_QK2
+        /* [SAGE-DEV-13]: the code fields packed by byte permutes (8-bit: the low byte of
+         * each m; 4-bit: nibble pairs by one shift and one bit-select each) */
+        uint32_t mw[4];
+#pragma unroll
+        for (uint32_t j = 0; j < 4u; j++) {
+            const float qe = __fmul_rn(a[j], sr.y);
+            const float m = __fadd_rn(qe, MAGIC_RND);
+            near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF);
+            mw[j] = __float_as_uint(m);
+        }
+        if (BITS == 8u) {
+            word = __byte_perm(__byte_perm(mw[0], mw[1], 0x0040u), __byte_perm(mw[2], mw[3], 0x0040u),
+                               0x5410u);                          /* [LAY-PACK-01] */
+        } else {
+            const uint32_t lo = (mw[0] & 0x0Fu) | ((mw[1] << 4) & 0xF0u);
+            const uint32_t hi = (mw[2] & 0x0Fu) | ((mw[3] << 4) & 0xF0u);
+            word = lo | hi << 8;                                  /* [LAY-PACK-01] nibble order */
+        }
+#else
 #pragma unroll
         for (uint32_t j = 0; j < 4u; j++) {
             const float qe = __fmul_rn(a[j], sr.y);
@@ -586,11 +619,13 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
             near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF);
             word |= (__float_as_uint(m) & ((1u << BITS) - 1u)) << (BITS * j); /* [LAY-PACK-01] */
         }
+#endif
         if (!KVQ_SAGE_HOTCOUNT && near) {                         /* rare: about 2^-11 of the elements */
 #pragma unroll
             for (uint32_t j = 0; j < 4u; j++) {
                 const float qe = __fmul_rn(a[j], sr.y);
                 const float m = __fadd_rn(qe, MAGIC_RND);
+                if (KVQ_SAGE_QK2 && KVQ_SAGE_PLANT != 2 && a[j] != a[j]) err |= ERR_NONFINITE; /* NaN [POL-NF-01] (plant 2 drops it) */
                 if (!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF)) {
                     const uint32_t fld = kvq_sage_code_field(dev_qk_code(a[j], sr.x, CMAX, pub, away), BITS);
                     word = (word & ~(((1u << BITS) - 1u) << (BITS * j))) | fld << (BITS * j);
@@ -599,7 +634,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
         }
         store(i, word);
     }
-    dev_publish(st, f, 0u);
+    dev_publish(st, f, KVQ_SAGE_QK2 ? err : 0u);
 }
 
 #endif /* KVQ_SAGE_BASELINE */
