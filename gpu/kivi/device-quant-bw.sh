@@ -7,7 +7,7 @@
 #        REPS (25), CASES (KVQ_GPU_CASES of the KIVI test, 1000), PLANT_CASES (400), LIMIT (148))
 #
 # It builds (make; gpu/kivi/rules.mk, gpu/sage/rules.mk):
-#   kvq_gpu_kivi_test (+ _plant1, _plant2, _plant3), kvq_gpu_kivi_bench (+ _old),
+#   kvq_gpu_kivi_test (+ _plant1, _plant2, _plant3), kvq_gpu_kivi_bench (+ _old, _nokeep),
 #   kvq_gpu_sage_qtest (+ _plant1, _plant2), kvq_sage_qbench (+ _old)
 # runs the device tests and the planted builds side by side (correctness only: no timing
 # runs meanwhile), then the benchmarks one at a time, and writes under $OUT (5 files):
@@ -21,7 +21,9 @@
 #                      dropped, 3 the one-kernel dequantizer writing after a failed check;
 #                      KVQ_SAGE_PLANT 1 near ties not redone, 2 a NaN input's error dropped
 #   kivi-bench.txt     gpu/bench.cu at 256 MiB over this commit's kernels, then over those of
-#                      91b3d32 (KVQ_KIVI_DQFUSED=0), each against a device copy in its run
+#                      91b3d32 (KVQ_KIVI_DQFUSED=0, KVQ_KIVI_INFIN=0), then this commit's with
+#                      the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0),
+#                      each against a device copy in its run
 #   sage-bench.txt     gpu/sage/sage_bench.cu likewise: this commit's Q/K kernel, then that of
 #                      4e49489 (KVQ_SAGE_QK2=0)
 #   quant-summary.txt  the verdicts, the worst ratios, the time each stage took
@@ -55,7 +57,7 @@ run() {
 }
 
 KIVI_P="kvq_gpu_kivi_test kvq_gpu_kivi_test_plant1 kvq_gpu_kivi_test_plant2 kvq_gpu_kivi_test_plant3
-        kvq_gpu_kivi_bench kvq_gpu_kivi_bench_old"
+        kvq_gpu_kivi_bench kvq_gpu_kivi_bench_old kvq_gpu_kivi_bench_nokeep"
 SAGE_P="kvq_gpu_sage_qtest kvq_gpu_sage_qtest_plant1 kvq_gpu_sage_qtest_plant2 kvq_sage_qbench
         kvq_sage_qbench_old"
 {
@@ -121,9 +123,12 @@ stage tests
     echo "# gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_DQFUSED=0: the dequantize pre-pass a kernel of its own)"
     KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_old 20 "$B/kvq_gpu_kivi_bench_old" "$TMPJ/kbo.json" "$COMMIT"
     echo "kvq_gpu_kivi_bench_old exit $?"
+    echo "# gpu/bench.cu over this commit's kernels, the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0)"
+    KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_nokeep 20 "$B/kvq_gpu_kivi_bench_nokeep" "$TMPJ/kbn.json" "$COMMIT"
+    echo "kvq_gpu_kivi_bench_nokeep exit $?"
 } > "$OUT/kivi-bench.txt" 2>&1
 stage kivi-bench
-[ "$(grep -c "exit 0$" "$OUT/kivi-bench.txt")" -eq 2 ] || rc=1
+[ "$(grep -c "exit 0$" "$OUT/kivi-bench.txt")" -eq 3 ] || rc=1
 {
     echo "# gpu/sage/sage_bench.cu over this commit's Q/K kernel"
     run kvq_sage_qbench 20 "$B/kvq_sage_qbench" --reps "${REPS:-25}" --commit "$COMMIT"

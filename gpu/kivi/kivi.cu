@@ -70,10 +70,39 @@
 #ifndef KVQ_KIVI_INFIN
 #define KVQ_KIVI_INFIN (KVQ_KIVI_BASELINE ? 0 : 1)
 #endif
+/* 1: the checked quantizer's scratch stored at L2's evict-last priority [KIVI-DEV-08]. */
+#ifndef KVQ_KIVI_L2KEEP
+#define KVQ_KIVI_L2KEEP (KVQ_KIVI_BASELINE ? 0 : 1)
+#endif
 /* Blocks of the call that have finished: a word of the state region after
  * kvq_dev_state (KVQ_CUDA_WS_STATE is 64 bytes), zeroed with it. */
 #define WS_DONE_OFF 16u
 #define WS_INIT_BYTES 24u
+
+/* Stores of the checked quantizer's scratch with keep: at L2's evict-last priority
+ * (createpolicy), so that the copy-out finds it in L2 rather than in memory
+ * [KIVI-DEV-08]; plain stores otherwise. */
+__device__ __forceinline__ void st_keep(uint4 *p, uint4 v, bool keep)
+{
+    if (keep)
+        asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+                     "st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, pol;\n\t}"
+                     ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+    else
+        *p = v;
+}
+__device__ __forceinline__ void st_keep(uint32_t *p, uint32_t v, bool keep)
+{
+    if (keep)
+        asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+                     "st.global.L2::cache_hint.u32 [%0], %1, pol;\n\t}" ::"l"(p), "r"(v) : "memory");
+    else
+        *p = v;
+}
+__device__ __forceinline__ void st_keep(float *p, float v, bool keep)
+{
+    st_keep((uint32_t *)p, __float_as_uint(v), keep);
+}
 
 /* The call's status in the reference's order from its final state (as
  * kivi_finish_kernel): key the lowest bad group's g*16 + status, NO_KEY if none. */
@@ -131,9 +160,10 @@ __global__ void __launch_bounds__(TOK_WARPS * 32)
 kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
                         float *__restrict__ scale, float *__restrict__ zero,
                         kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
-                        kvq_cuda_result *res)
+                        kvq_cuda_result *res, int keep)
 {
     (void)res;                           /* the launcher's finish kernel ends the call */
+    (void)keep;
     constexpr uint32_t G = 1u << LG;
     constexpr uint32_t GV = G < 32u ? G : 32u;   /* values of one group a lane holds */
     constexpr uint32_t NG = 32u / GV;            /* groups (or parts) a lane holds */
@@ -261,7 +291,7 @@ __device__ __forceinline__ bool tok_groups(float *v, uint32_t (&w)[BITS], uint32
                                            float *__restrict__ scale, float *__restrict__ zero,
                                            uint64_t e0, uint64_t n, uint32_t lane, uint32_t meta,
                                            bool daz, bool away, bool nanpol, uint32_t &nearm,
-                                           float &s0, float &z0)
+                                           float &s0, float &z0, bool keep = false)
 {
     constexpr uint32_t G = 1u << LG;
     constexpr uint32_t GV = G < 32u ? G : 32u;   /* values of one group a lane holds */
@@ -313,8 +343,8 @@ __device__ __forceinline__ bool tok_groups(float *v, uint32_t (&w)[BITS], uint32
         if (act) {
             const uint64_t g = (e0 + j * GV) >> LG;
             if (i0 == 0u) {
-                scale[g] = s;
-                zero[g] = z;
+                st_keep(&scale[g], s, keep);
+                st_keep(&zero[g], z, keep);
             }
             f |= fh;
             err |= eh;
@@ -391,7 +421,7 @@ __device__ __forceinline__ void tok_tile(const float *__restrict__ x, uint8_t *_
                                          float *__restrict__ scale, float *__restrict__ zero,
                                          kvq_dev_state *st, const kvq_kivi_shape &sh,
                                          const kvq_policy &pol, uint64_t n, float4 *tile,
-                                         uint64_t tbase)
+                                         uint64_t tbase, bool keep)
 {
     constexpr uint32_t G = 1u << LG;
     constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
@@ -427,7 +457,7 @@ __device__ __forceinline__ void tok_tile(const float *__restrict__ x, uint8_t *_
     uint32_t w[BITS], nearm;
     float s0, z0;
     bool rare = tok_groups<BITS, LG, !KVQ_KIVI_RAREPASS>(v, w, f, err, scale, zero, e0, n, lane,
-                                                         sh.meta, daz, away, nanpol, nearm, s0, z0);
+                                                         sh.meta, daz, away, nanpol, nearm, s0, z0, keep);
     /* Stage the codes: lane l's LB bytes at byte l*LB of the warp's block. */
     __syncwarp();                        /* every lane has read its values */
     uint32_t *cw = (uint32_t *)tile;
@@ -448,7 +478,7 @@ __device__ __forceinline__ void tok_tile(const float *__restrict__ x, uint8_t *_
     if (KVQ_KIVI_HOTCOUNT || tbase + 1024u <= n) { /* the counted path: whole tiles */
 #pragma unroll
         for (uint32_t u = lane; u < 8u * BITS; u += 32u)
-            ((uint4 *)out)[u] = ((const uint4 *)tile)[u];
+            st_keep(&((uint4 *)out)[u], ((const uint4 *)tile)[u], keep);
     } else {                             /* the last, partial tile: active groups only */
         const uint8_t *cb = (const uint8_t *)tile;
         for (uint32_t b = lane; b < 128u * BITS; b += 32u) {
@@ -465,13 +495,13 @@ __global__ void KIVI_QBOUNDS(TOK_WARPS * 32)
 kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
                         float *__restrict__ scale, float *__restrict__ zero,
                         kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
-                        kvq_cuda_result *res)
+                        kvq_cuda_result *res, int keep)
 {
     __shared__ float4 tile_s[TOK_WARPS][256];
     const uint32_t warp = threadIdx.x >> 5;
     const uint64_t tbase = ((uint64_t)blockIdx.x * TOK_WARPS + warp) * 1024u;
     if (tbase < n)                       /* warp-uniform; only the last block has idle warps */
-        tok_tile<BITS, LG>(x, codes, scale, zero, st, sh, pol, n, tile_s[warp], tbase);
+        tok_tile<BITS, LG>(x, codes, scale, zero, st, sh, pol, n, tile_s[warp], tbase, keep != 0);
     if (res != NULL) dev_finish_last(st, res, false);
 }
 #endif /* KVQ_KIVI_BASELINE */
@@ -487,7 +517,7 @@ __device__ __forceinline__ bool ch_group(float *v, uint32_t &f, uint32_t &err, f
                                          float (*smx)[32], uint32_t *sw, float *__restrict__ scale,
                                          float *__restrict__ zero, uint64_t g, bool act,
                                          uint32_t meta, kvq_policy pol, uint32_t &nearm,
-                                         float &so, float &zo)
+                                         float &so, float &zo, bool keep = false)
 {
     constexpr int SUB = G / 32;          /* warps a group */
     const float cmax = (float)kvq_code_max(BITS);
@@ -544,8 +574,8 @@ __device__ __forceinline__ bool ch_group(float *v, uint32_t &f, uint32_t &err, f
         sw[u + u / 32u] = w[k];
     }
     if (act && sub == 0u) {
-        scale[g] = s;
-        zero[g] = z;
+        st_keep(&scale[g], s, keep);
+        st_keep(&zero[g], z, keep);
     }
     return rare;
 }
@@ -596,7 +626,7 @@ __global__ void KIVI_QBOUNDS(128)
 kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
                           float *__restrict__ scale, float *__restrict__ zero,
                           kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng,
-                          kvq_cuda_result *res)
+                          kvq_cuda_result *res, int keep)
 {
     constexpr int SUB = G / 32;          /* warps a group */
     constexpr int SETS = 4 / SUB;        /* sets of 32 groups a block */
@@ -617,7 +647,7 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     ch_group<BITS, G, true>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol, nearm, so, zo);
 #else
     bool rare = ch_group<BITS, G, false>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol,
-                                         nearm, so, zo);
+                                         nearm, so, zo, keep != 0);
     if (!KVQ_KIVI_HOTCOUNT) {
         if (nearm != 0u && !rare) {      /* near ties of a fast group: about one value in 2^11 */
             /* value i = x[p + i*stride], its code at bit i*BITS of the thread's words in sw */
@@ -655,9 +685,10 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
 #pragma unroll
     for (uint32_t r = 0; r < BITS; r++) {
         const uint32_t u = r * 128u + threadIdx.x;
-        if ((u * 4u) / GB < nact) out[u] = sw[u + u / 32u]; /* word u is in group 4u/GB */
+        if ((u * 4u) / GB < nact) st_keep(&out[u], sw[u + u / 32u], keep != 0); /* word u is in group 4u/GB */
     }
-    dev_publish(st, f, err);    if (res != NULL) dev_finish_last(st, res, false); /* [KIVI-DEV-07] */
+    dev_publish(st, f, err);
+    if (res != NULL) dev_finish_last(st, res, false); /* [KIVI-DEV-07] */
 }
 
 /* Any shape, any alignment: one thread a group, two reads of the group (min/max,
@@ -1203,7 +1234,7 @@ kivi_dequant_token_fused_kernel(float *__restrict__ y, const uint8_t *__restrict
             if (tile + (c * 128u + lane * 4u) < n) {
                 const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
                 float r[4];
-                if (isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: they can saturate */
+                if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: they can saturate */
 #pragma unroll
                     for (uint32_t k = 0; k < 4u; k++)
                         r[k] = dev_dequant((w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS), s[c], z[c], f);
@@ -1264,7 +1295,7 @@ kivi_dequant_channel_fused_kernel(float *__restrict__ y, const uint8_t *__restri
         }
         const float s = scale[g], z = zero[g];
         float *p = y + kvq_kivi_group_base(&sh, g);
-        if (isinf(__fmaf_rn((float)kvq_code_max(BITS), s, z))) { /* rare */
+        if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn((float)kvq_code_max(BITS), s, z))) { /* rare */
 #pragma unroll
             for (int i = 0; i < G; i++) {
                 const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
@@ -1319,7 +1350,7 @@ kivi_dequant_channel4_fused_kernel(float *__restrict__ y, const uint8_t *__restr
         }
         bool sat = false;                /* a group that can saturate: the per-value check */
 #pragma unroll
-        for (int k = 0; k < 4; k++) sat |= isinf(__fmaf_rn(cmaxf, s[k], z[k]));
+        for (int k = 0; k < 4; k++) sat |= !KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[k], z[k]));
         float *p = y + kvq_kivi_group_base(&sh, g);  /* element 0 of group g: channel c of row tb*G */
         const uint8_t *cq = codes + kvq_kivi_group_code_offset(&sh, g);
 #pragma unroll
@@ -1460,34 +1491,34 @@ extern "C" size_t kvq_cuda_kivi_dequantize_workspace(const kvq_kivi_shape *shape
 template <int BITS>
 static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, float *zero,
                               kvq_dev_state *st, const kvq_kivi_shape &sh, const kvq_policy &pol,
-                              cudaStream_t stream, kvq_cuda_result *res = NULL)
+                              cudaStream_t stream, kvq_cuda_result *res = NULL, int keep = 0)
 {
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
         const unsigned int nb = nblocks((n + 1023u) / 1024u, TOK_WARPS);
         switch (ilog2(sh.group)) {
         case 3: kivi_quant_token_kernel<BITS, 3><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n, res); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         case 4: kivi_quant_token_kernel<BITS, 4><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n, res); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         case 5: kivi_quant_token_kernel<BITS, 5><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n, res); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         case 6: kivi_quant_token_kernel<BITS, 6><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n, res); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         case 7: kivi_quant_token_kernel<BITS, 7><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n, res); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         default: kivi_quant_token_kernel<BITS, 8><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n, res); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         }
     } else if (sh.group == 32u) {          /* 4 sets of 32 groups a block */
         kivi_quant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
-            x, codes, scale, zero, st, sh, pol, ng, res);
+            x, codes, scale, zero, st, sh, pol, ng, res, keep);
     } else if (sh.group == 64u) {          /* 2 sets */
         kivi_quant_channel_kernel<BITS, 64><<<nblocks(ng, 64), 128, 0, stream>>>(
-            x, codes, scale, zero, st, sh, pol, ng, res);
+            x, codes, scale, zero, st, sh, pol, ng, res, keep);
     } else {                               /* 1 set */
         kivi_quant_channel_kernel<BITS, 128><<<nblocks(ng, 32), 128, 0, stream>>>(
-            x, codes, scale, zero, st, sh, pol, ng, res);
+            x, codes, scale, zero, st, sh, pol, ng, res, keep);
     }
 }
 
@@ -1557,12 +1588,14 @@ extern "C" kvq_status kvq_cuda_kivi_quantize_async(uint8_t *d_codes, float *d_sc
     } else if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) {
         return KVQ_E_DEVICE;
     }
+    /* the checked form's scratch kept in L2 for its copy-out [KIVI-DEV-08] */
+    const int keep = KVQ_KIVI_L2KEEP && !direct;
     if (fast) {
         switch (sh.bits) {
-        case 1: launch_quant_fast<1>(d_x, codes, scale, zero, st, sh, pl, stream, res); break;
-        case 2: launch_quant_fast<2>(d_x, codes, scale, zero, st, sh, pl, stream, res); break;
-        case 4: launch_quant_fast<4>(d_x, codes, scale, zero, st, sh, pl, stream, res); break;
-        default: launch_quant_fast<8>(d_x, codes, scale, zero, st, sh, pl, stream, res); break;
+        case 1: launch_quant_fast<1>(d_x, codes, scale, zero, st, sh, pl, stream, res, keep); break;
+        case 2: launch_quant_fast<2>(d_x, codes, scale, zero, st, sh, pl, stream, res, keep); break;
+        case 4: launch_quant_fast<4>(d_x, codes, scale, zero, st, sh, pl, stream, res, keep); break;
+        default: launch_quant_fast<8>(d_x, codes, scale, zero, st, sh, pl, stream, res, keep); break;
         }
     } else {
         kivi_quant_generic_kernel<<<nblocks(ng, 128), 128, 0, stream>>>(d_x, codes, scale, zero,

@@ -145,11 +145,20 @@ GPU_TARGETS += $(QUANT_SAGE_DEVICE)
 # Static instruction counts [KIVI-DEV-03] [SAGE-DEV-10]: the kernels with their rare blocks
 # compiled out (KVQ_*_HOTCOUNT), this commit's and those of before, through
 # gpu/kivi/sass-count.sh (cuobjdump on PATH); the table of spec/kivi.md, "CUDA kernels".
-QUANT_HOT := $(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_base_hot.o $(B)/gpu/sage/sage_hot.o \
-    $(B)/gpu/sage/sage_base_hot.o
-$(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_base_hot.o: gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
-$(B)/gpu/sage/sage_hot.o $(B)/gpu/sage/sage_base_hot.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
-    $(GPU_HDR) $(SAGE_HDR)
+# (*_old_hot: the kernels of 91b3d32 and 4e49489, KVQ_KIVI_DQFUSED=0 KVQ_KIVI_INFIN=0,
+# KVQ_SAGE_QK2=0 [KIVI-DEV-06] [SAGE-DEV-13])
+QUANT_HOT := $(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_old_hot.o $(B)/gpu/kivi/kivi_base_hot.o \
+    $(B)/gpu/sage/sage_hot.o $(B)/gpu/sage/sage_old_hot.o $(B)/gpu/sage/sage_base_hot.o
+$(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_old_hot.o $(B)/gpu/kivi/kivi_base_hot.o: gpu/kivi/kivi.cu \
+    $(KIVI_DEV_HDR) $(GPU_HDR)
+$(B)/gpu/sage/sage_hot.o $(B)/gpu/sage/sage_old_hot.o $(B)/gpu/sage/sage_base_hot.o: gpu/sage/sage.cu \
+    gpu/sage/sage_common.cuh $(GPU_HDR) $(SAGE_HDR)
+$(B)/gpu/kivi/kivi_old_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_HOTCOUNT=1 -DKVQ_KIVI_DQFUSED=0 -DKVQ_KIVI_INFIN=0 -c $< -o $@
+$(B)/gpu/sage/sage_old_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_HOTCOUNT=1 -DKVQ_SAGE_QK2=0 -c $< -o $@
 $(B)/gpu/kivi/kivi_hot.o:
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_HOTCOUNT=1 -c $< -o $@
