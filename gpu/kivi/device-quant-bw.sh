@@ -8,7 +8,7 @@
 #
 # It builds (make; gpu/kivi/rules.mk, gpu/sage/rules.mk):
 #   kvq_gpu_kivi_test (+ _plant1, _plant2, _plant3), kvq_gpu_kivi_bench (+ _old, _nokeep),
-#   kvq_gpu_sage_qtest (+ _plant1, _plant2), kvq_sage_qbench (+ _old)
+#   kvq_gpu_sage_qtest (+ _plant1, _plant2), kvq_sage_qbench (+ _old, _reg)
 # runs the device tests and the planted builds side by side (correctness only: no timing
 # runs meanwhile), then the benchmarks one at a time, and writes under $OUT (5 files):
 #   quant-build.log    the build
@@ -25,7 +25,8 @@
 #                      the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0),
 #                      each against a device copy in its run
 #   sage-bench.txt     gpu/sage/sage_bench.cu likewise: this commit's Q/K kernel, then that of
-#                      4e49489 (KVQ_SAGE_QK2=0)
+#                      4e49489 (KVQ_SAGE_QK2=0), then this commit's with its input in registers
+#                      (KVQ_SAGE_SMEM=0)
 #   quant-summary.txt  the verdicts, the worst ratios, the time each stage took
 # Per-program limits: tests 45 s, planted runs 35 s (the SAGE test has no case count: its
 # whole run, about 17 s), benchmarks 20 s.  A stage that would not end within LIMIT is not
@@ -59,7 +60,7 @@ run() {
 KIVI_P="kvq_gpu_kivi_test kvq_gpu_kivi_test_plant1 kvq_gpu_kivi_test_plant2 kvq_gpu_kivi_test_plant3
         kvq_gpu_kivi_bench kvq_gpu_kivi_bench_old kvq_gpu_kivi_bench_nokeep"
 SAGE_P="kvq_gpu_sage_qtest kvq_gpu_sage_qtest_plant1 kvq_gpu_sage_qtest_plant2 kvq_sage_qbench
-        kvq_sage_qbench_old"
+        kvq_sage_qbench_old kvq_sage_qbench_reg"
 {
     echo "# build on $dev; commit $COMMIT"
     # shellcheck disable=SC2086
@@ -120,7 +121,7 @@ stage tests
     echo "# gpu/bench.cu over this commit's kernels"
     KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench 20 "$B/kvq_gpu_kivi_bench" "$TMPJ/kb.json" "$COMMIT"
     echo "kvq_gpu_kivi_bench exit $?"
-    echo "# gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_DQFUSED=0: the dequantize pre-pass a kernel of its own)"
+    echo "# gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_DQFUSED=0 KVQ_KIVI_INFIN=0: the dequantize pre-pass a kernel of its own, two memsets and a finish kernel a call)"
     KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_old 20 "$B/kvq_gpu_kivi_bench_old" "$TMPJ/kbo.json" "$COMMIT"
     echo "kvq_gpu_kivi_bench_old exit $?"
     echo "# gpu/bench.cu over this commit's kernels, the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0)"
@@ -136,9 +137,12 @@ stage kivi-bench
     echo "# gpu/sage/sage_bench.cu over the Q/K kernel of 4e49489 (KVQ_SAGE_QK2=0)"
     run kvq_sage_qbench_old 20 "$B/kvq_sage_qbench_old" --reps "${REPS:-25}" --commit "$COMMIT"
     echo "kvq_sage_qbench_old exit $?"
+    echo "# gpu/sage/sage_bench.cu over this commit's Q/K kernel with its input in registers (KVQ_SAGE_SMEM=0)"
+    run kvq_sage_qbench_reg 20 "$B/kvq_sage_qbench_reg" --reps "${REPS:-25}" --commit "$COMMIT"
+    echo "kvq_sage_qbench_reg exit $?"
 } > "$OUT/sage-bench.txt" 2>&1
 stage sage-bench
-[ "$(grep -c "exit 0$" "$OUT/sage-bench.txt")" -eq 2 ] || rc=1
+[ "$(grep -c "exit 0$" "$OUT/sage-bench.txt")" -eq 3 ] || rc=1
 {
     echo "# device-quant-bw.sh on $dev; commit $COMMIT; exit $rc; $(el) s in all ($stages)"
     grep "^test \|caught\|NOT RUN" "$OUT/quant-test.txt"

@@ -351,6 +351,9 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
 #ifndef KVQ_SAGE_QK2
 #define KVQ_SAGE_QK2 1       /* 0: the maxima and packing of 4e49489 (benchmarks only) [SAGE-DEV-13] */
 #endif
+#ifndef KVQ_SAGE_SMEM
+#define KVQ_SAGE_SMEM KVQ_SAGE_QK2 /* 1: the Q/K block's input in shared memory [SAGE-DEV-13] */
+#endif
 #ifndef KVQ_SAGE_PLANT
 #define KVQ_SAGE_PLANT 0     /* 1: a planted bug the device test must catch */
 #endif
@@ -473,9 +476,15 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
 }
 
 #else
+#if KVQ_SAGE_SMEM
+#define FAST_K_MIN_BLOCKS 6  /* K, D = 128: the block's input in shared memory (32 KiB), at most
+                              * 40 registers, 6 thread blocks an SM [SAGE-DEV-13] */
+#define FAST_Q_MIN_BLOCKS 3  /* Q, D = 128: 64 KiB, at most 40 registers, 3 blocks an SM */
+#else
 #define FAST_K_MIN_BLOCKS 4  /* K, D = 128: at most 64 registers, 4 thread blocks an SM */
 #define FAST_Q_MIN_BLOCKS 2  /* Q, D = 128 (512 threads): at most 64 registers, 2 blocks an SM
                               * (at 70 registers one block: 16 warps an SM, its reads exposed) */
+#endif
 
 template <uint32_t ROLE, uint32_t GRAN, uint32_t D>
 __device__ __forceinline__ uint32_t dev_fast_slot(uint32_t n)  /* n within the block */
@@ -517,10 +526,33 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     if (KVQ_SAGE_HOTCOUNT) vec = 1;                              /* the counted path: 16-byte rows */
     const uint64_t slot0 = (uint64_t)blockIdx.x * SPB;
     const uint32_t t4 = threadIdx.x * 4u;
+#if KVQ_SAGE_SMEM
+    /* [SAGE-DEV-13]: the block's input in shared memory, not registers (each thread's
+     * own slots: step it at it * FT + thread, so no barrier is needed to read them),
+     * brought by cp.async: every load in flight first, no register held for it */
+    extern __shared__ float4 sage_tile[];
+#pragma unroll
+    for (uint32_t it = 0; it < FAST_STEPS; it++) {
+        const uint32_t i = it * FT * 4u + t4;
+        float4 *dst = &sage_tile[it * FT + threadIdx.x];
+        if (i < ne) {
+            if (vec) {
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                             ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(x + e0 + i) : "memory");
+            } else {
+                *dst = dev_load4(x, e0, (uint64_t)i, ne, vec);
+            }
+        }
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#define SAGE_V(it) (sage_tile[(it) * FT + threadIdx.x])
+#else
     float4 v[FAST_STEPS];
 #pragma unroll
     for (uint32_t it = 0; it < FAST_STEPS; it++)                  /* every load in flight first */
         v[it] = dev_load4(x, e0, (uint64_t)(it * FT * 4u + t4), ne, vec);
+#define SAGE_V(it) (v[it])
+#endif
     /* 1. slot maxima [SAGE-Q-01] */
     uint32_t run = 0u, err = 0u;
 #pragma unroll
@@ -530,14 +562,18 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
         /* [SAGE-DEV-13]: fmaxf of |x| (one FMNMX a value, |.| an operand modifier) orders
          * finite and infinite magnitudes as their encodings do; it passes over a NaN, which
          * the codes' tie test then finds (its estimate is NaN) */
-        if (i < ne)
+        if (i < ne) {
+            const float4 vv = SAGE_V(it);
             run = __float_as_uint(fmaxf(__uint_as_float(run),
-                                        fmaxf(fmaxf(fabsf(v[it].x), fabsf(v[it].y)),
-                                              fmaxf(fabsf(v[it].z), fabsf(v[it].w)))));
+                                        fmaxf(fmaxf(fabsf(vv.x), fabsf(vv.y)),
+                                              fmaxf(fabsf(vv.z), fabsf(vv.w)))));
+        }
 #else
-        if (i < ne)
-            run = max(run, max(max(__float_as_uint(v[it].x) & 0x7FFFFFFFu, __float_as_uint(v[it].y) & 0x7FFFFFFFu),
-                               max(__float_as_uint(v[it].z) & 0x7FFFFFFFu, __float_as_uint(v[it].w) & 0x7FFFFFFFu)));
+        if (i < ne) {
+            const float4 vv = SAGE_V(it);
+            run = max(run, max(max(__float_as_uint(vv.x) & 0x7FFFFFFFu, __float_as_uint(vv.y) & 0x7FFFFFFFu),
+                               max(__float_as_uint(vv.z) & 0x7FFFFFFFu, __float_as_uint(vv.w) & 0x7FFFFFFFu)));
+        }
 #endif
         const uint32_t slot = dev_fast_slot<ROLE, GRAN, D>(i / D);
         const bool last = it + 1u == FAST_STEPS;
@@ -589,7 +625,8 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
         const uint32_t i = it * FT * 4u + t4;
         if (i >= ne) break;                                       /* ne and i multiples of 4 */
         const float2 sr = ssc[dev_fast_slot<ROLE, GRAN, D>(i / D)];
-        const float a[4] = {v[it].x, v[it].y, v[it].z, v[it].w};
+        const float4 vv = SAGE_V(it);
+        const float a[4] = {vv.x, vv.y, vv.z, vv.w};
         uint32_t word = 0u;
         bool near = false;
 #if KVQ_SAGE_QK2
@@ -637,6 +674,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     dev_publish(st, f, KVQ_SAGE_QK2 ? err : 0u);
 }
 
+#undef SAGE_V
 #endif /* KVQ_SAGE_BASELINE */
 
 /* ---- V [SAGE-V-01..04] ------------------------------------------------------ */
@@ -837,8 +875,26 @@ static void launch_fast(uint32_t bits, uint32_t d, dim3 g, cudaStream_t stream, 
                         uint32_t rounding, uint32_t ties, int vec, sage_hstride hs)
 {
     constexpr uint32_t B = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
+#if KVQ_SAGE_SMEM && !KVQ_SAGE_BASELINE
+    /* the block's input in dynamic shared memory (B * D * 4 bytes, up to 64 KiB) [SAGE-DEV-13] */
+#define FAST_LAUNCH(BB, DD) do { \
+        static bool attr_set = false; \
+        const int smem = (int)(B * DD * 4u); \
+        if (!attr_set) { \
+            cudaFuncSetAttribute(sage_qk_fast_kernel<ROLE, GRAN, BB, DD>, \
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, smem); \
+            cudaFuncSetAttribute(sage_qk_fast_kernel<ROLE, GRAN, BB, DD>, \
+                                 cudaFuncAttributePreferredSharedMemoryCarveout, \
+                                 (int)cudaSharedmemCarveoutMaxShared); \
+            attr_set = true; \
+        } \
+        sage_qk_fast_kernel<ROLE, GRAN, BB, DD><<<g, B * DD / 32u, smem, stream>>>(codes, scale, x, st, \
+            tokens, rounding, ties, vec, hs); \
+    } while (0)
+#else
 #define FAST_LAUNCH(BB, DD) \
     sage_qk_fast_kernel<ROLE, GRAN, BB, DD><<<g, B * DD / 32u, 0, stream>>>(codes, scale, x, st, tokens, rounding, ties, vec, hs)
+#endif
     if (bits == 4u && d == 64u) FAST_LAUNCH(4u, 64u);
     else if (bits == 4u) FAST_LAUNCH(4u, 128u);
     else if (d == 64u) FAST_LAUNCH(8u, 64u);
