@@ -22,8 +22,9 @@
 #                      KVQ_SAGE_PLANT 1 near ties not redone, 2 a NaN input's error dropped
 #   kivi-bench.txt     gpu/bench.cu at 256 MiB over this commit's kernels, then over those of
 #                      91b3d32 (KVQ_KIVI_DQFUSED=0, KVQ_KIVI_INFIN=0), then this commit's with
-#                      the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0),
-#                      each against a device copy in its run
+#                      the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0) and
+#                      the one-kernel dequantizer one group a thread per channel
+#                      (KVQ_KIVI_DQ4=0), each against a device copy in its run
 #   sage-bench.txt     gpu/sage/sage_bench.cu likewise: this commit's Q/K kernel, then that of
 #                      4e49489 (KVQ_SAGE_QK2=0), then this commit's with its input in registers
 #                      (KVQ_SAGE_SMEM=0)
@@ -58,7 +59,7 @@ run() {
 }
 
 KIVI_P="kvq_gpu_kivi_test kvq_gpu_kivi_test_plant1 kvq_gpu_kivi_test_plant2 kvq_gpu_kivi_test_plant3
-        kvq_gpu_kivi_bench kvq_gpu_kivi_bench_old kvq_gpu_kivi_bench_nokeep"
+        kvq_gpu_kivi_bench kvq_gpu_kivi_bench_old kvq_gpu_kivi_bench_alt"
 SAGE_P="kvq_gpu_sage_qtest kvq_gpu_sage_qtest_plant1 kvq_gpu_sage_qtest_plant2 kvq_sage_qbench
         kvq_sage_qbench_old kvq_sage_qbench_reg"
 {
@@ -124,9 +125,9 @@ stage tests
     echo "# gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_DQFUSED=0 KVQ_KIVI_INFIN=0: the dequantize pre-pass a kernel of its own, two memsets and a finish kernel a call)"
     KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_old 20 "$B/kvq_gpu_kivi_bench_old" "$TMPJ/kbo.json" "$COMMIT"
     echo "kvq_gpu_kivi_bench_old exit $?"
-    echo "# gpu/bench.cu over this commit's kernels, the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0)"
-    KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_nokeep 20 "$B/kvq_gpu_kivi_bench_nokeep" "$TMPJ/kbn.json" "$COMMIT"
-    echo "kvq_gpu_kivi_bench_nokeep exit $?"
+    echo "# gpu/bench.cu over this commit's kernels, the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0), the one-kernel dequantizer one group a thread per channel (KVQ_KIVI_DQ4=0)"
+    KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_alt 20 "$B/kvq_gpu_kivi_bench_alt" "$TMPJ/kbn.json" "$COMMIT"
+    echo "kvq_gpu_kivi_bench_alt exit $?"
 } > "$OUT/kivi-bench.txt" 2>&1
 stage kivi-bench
 [ "$(grep -c "exit 0$" "$OUT/kivi-bench.txt")" -eq 3 ] || rc=1

@@ -1128,6 +1128,9 @@ static unsigned int nblocks(uint64_t nthreads, uint32_t bs)
 #include <cooperative_groups.h>
 
 #define DQF_THREADS 256u
+#ifndef KVQ_KIVI_DQ4
+#define KVQ_KIVI_DQ4 1   /* 0: per channel one thread a group in the one-kernel dequantizer */
+#endif
 /* The pre-pass's test of group g: its key (g*16 + status) when its metadata is
  * bad, NO_KEY otherwise; ERR_RANGE into err when a value overflows under the
  * NaN policy. */
@@ -1431,7 +1434,7 @@ static cudaError_t launch_dequant_fused(float *y, const uint8_t *codes, const fl
     if (sh.grouping == KVQ_GROUP_TOKEN) {
         K = kivi_dequant_token_fused_kernel<BITS>;
         want = (n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u / DQF_THREADS + 1u;
-    } else if (sh.channels % 4u == 0u && is_aligned(y, 16)) { /* four groups a thread */
+    } else if (KVQ_KIVI_DQ4 && sh.channels % 4u == 0u && is_aligned(y, 16)) { /* four groups a thread */
         K = sh.group == 32u ? kivi_dequant_channel4_fused_kernel<BITS, 32>
           : sh.group == 64u ? kivi_dequant_channel4_fused_kernel<BITS, 64>
                             : kivi_dequant_channel4_fused_kernel<BITS, 128>;

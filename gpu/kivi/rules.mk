@@ -12,12 +12,14 @@
 #   kvq_gpu_kivi_bench_old    gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_DQFUSED=0,
 #                             KVQ_KIVI_INFIN=0: the memsets and finish kernel of before,
 #                             the dequantize pre-pass a kernel of its own) [KIVI-DEV-06]
-#   kvq_gpu_kivi_bench_nokeep the same over this commit's kernels with the checked
-#                             quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0) [KIVI-DEV-08]
+#   kvq_gpu_kivi_bench_alt    the same over this commit's kernels with the checked quantizer's
+#                             scratch stored plainly (KVQ_KIVI_L2KEEP=0) [KIVI-DEV-08] and the
+#                             one-kernel dequantizer at one group a thread per channel
+#                             (KVQ_KIVI_DQ4=0) [KIVI-DEV-06]
 # (the SAGE quantizers' programs are in gpu/sage/rules.mk: gpu-quant-sage)
 KIVI_DEV_HDR := gpu/kivi/kivi_dev.cuh
 $(B)/gpu/kivi/kivi.o: $(KIVI_DEV_HDR)
-$(B)/gpu/kivi/kivi_base.o $(B)/gpu/kivi/kivi_old.o $(B)/gpu/kivi/kivi_nokeep.o $(B)/gpu/kivi/kivi_plant1.o \
+$(B)/gpu/kivi/kivi_base.o $(B)/gpu/kivi/kivi_old.o $(B)/gpu/kivi/kivi_alt.o $(B)/gpu/kivi/kivi_plant1.o \
     $(B)/gpu/kivi/kivi_plant2.o $(B)/gpu/kivi/kivi_plant3.o: \
     gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
 $(B)/gpu/kivi/kivi_base.o:
@@ -28,10 +30,10 @@ $(B)/gpu/kivi/kivi_old.o:
 	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_DQFUSED=0 -DKVQ_KIVI_INFIN=0 -c $< -o $@
 $(B)/gpu/kvq_gpu_kivi_bench_old: $(B)/gpu/kivi/kivi_old.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/kivi/kivi_nokeep.o:
+$(B)/gpu/kivi/kivi_alt.o:
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_L2KEEP=0 -c $< -o $@
-$(B)/gpu/kvq_gpu_kivi_bench_nokeep: $(B)/gpu/kivi/kivi_nokeep.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_L2KEEP=0 -DKVQ_KIVI_DQ4=0 -c $< -o $@
+$(B)/gpu/kvq_gpu_kivi_bench_alt: $(B)/gpu/kivi/kivi_alt.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kivi/kivi_plant%.o:
 	@mkdir -p $(@D)
@@ -47,7 +49,7 @@ $(B)/gpu/kvq_gpu_kivi_bench_base: $(B)/gpu/kivi/kivi_base.o $(B)/gpu/bench.o \
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_DEVICE := $(B)/gpu/kvq_gpu_kivi_test $(B)/gpu/kvq_gpu_kivi_test_plant1 \
     $(B)/gpu/kvq_gpu_kivi_test_plant2 $(B)/gpu/kvq_gpu_kivi_test_plant3 $(B)/gpu/kvq_gpu_kivi_bench \
-    $(B)/gpu/kvq_gpu_kivi_bench_base $(B)/gpu/kvq_gpu_kivi_bench_old $(B)/gpu/kvq_gpu_kivi_bench_nokeep
+    $(B)/gpu/kvq_gpu_kivi_bench_base $(B)/gpu/kvq_gpu_kivi_bench_old $(B)/gpu/kvq_gpu_kivi_bench_alt
 .PHONY: gpu-quant-kivi
 gpu-quant-kivi: $(QUANT_DEVICE)
 GPU_TARGETS += $(QUANT_DEVICE)
