@@ -7,27 +7,28 @@
 #        REPS (25), CASES (KVQ_GPU_CASES of the KIVI test, 1000), PLANT_CASES (400), LIMIT (148))
 #
 # It builds (make; gpu/kivi/rules.mk, gpu/sage/rules.mk):
-#   kvq_gpu_kivi_test (+ _plant1, _plant2, _plant3), kvq_gpu_kivi_bench (+ _old, _nokeep),
-#   kvq_gpu_sage_qtest (+ _plant1, _plant2), kvq_sage_qbench (+ _old, _reg)
+#   kvq_gpu_kivi_test (+ _alt, _plant1, _plant2, _plant3), kvq_gpu_kivi_bench (+ _old, _alt),
+#   kvq_gpu_sage_qtest (+ _bfly, _plant1, _plant2), kvq_sage_qbench (+ _old, _reg, _bfly)
 # runs the device tests and the planted builds side by side (correctness only: no timing
 # runs meanwhile), then the benchmarks one at a time, and writes under $OUT (5 files):
 #   quant-build.log    the build
 #   quant-test.txt     gpu/gpu_test.cu over gpu/kivi/kivi.cu (random cases, then 3 tensors of
 #                      about 2^26 values: the benchmark's size) and gpu/sage/sage_test.cu over
-#                      gpu/sage/sage.cu: every output against ref/fast bit for bit, every output
+#                      gpu/sage/sage.cu: every output against ref/fast bit for bit (the KIVI test
+#                      also over the kernels measured and not kept, _alt), every output
 #                      of a failed call against its sentinel; each must end "N passed, 0
 #                      failed", exit 0; then the tests over the planted builds, each must FAIL:
 #                      KVQ_KIVI_PLANT 1 near ties not redone, 2 the fast path's range condition
 #                      dropped, 3 the one-kernel dequantizer writing after a failed check;
 #                      KVQ_SAGE_PLANT 1 near ties not redone, 2 a NaN input's error dropped
 #   kivi-bench.txt     gpu/bench.cu at 256 MiB over this commit's kernels, then over those of
-#                      91b3d32 (KVQ_KIVI_DQFUSED=0, KVQ_KIVI_INFIN=0), then this commit's with
-#                      the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0) and
-#                      the one-kernel dequantizer one group a thread per channel
-#                      (KVQ_KIVI_DQ4=0), each against a device copy in its run
+#                      91b3d32 (KVQ_KIVI_CHECK4=0), then over the forms measured and not kept
+#                      (KVQ_KIVI_DQFUSED=1 KVQ_KIVI_INFIN=1 KVQ_KIVI_L2KEEP=1), each against a
+#                      device copy in its run
 #   sage-bench.txt     gpu/sage/sage_bench.cu likewise: this commit's Q/K kernel, then that of
 #                      4e49489 (KVQ_SAGE_QK2=0), then this commit's with its input in registers
-#                      (KVQ_SAGE_SMEM=0)
+#                      (KVQ_SAGE_SMEM=0), then with Q's thread-granularity maxima by a
+#                      reduce-scatter (KVQ_SAGE_BFLY=1; its device test is run too)
 #   quant-summary.txt  the verdicts, the worst ratios, the time each stage took
 # Per-program limits: tests 45 s, planted runs 35 s (the SAGE test has no case count: its
 # whole run, about 17 s), benchmarks 20 s.  A stage that would not end within LIMIT is not
@@ -58,10 +59,10 @@ run() {
     stdbuf -oL timeout "$t" "$@"
 }
 
-KIVI_P="kvq_gpu_kivi_test kvq_gpu_kivi_test_plant1 kvq_gpu_kivi_test_plant2 kvq_gpu_kivi_test_plant3
-        kvq_gpu_kivi_bench kvq_gpu_kivi_bench_old kvq_gpu_kivi_bench_alt"
-SAGE_P="kvq_gpu_sage_qtest kvq_gpu_sage_qtest_plant1 kvq_gpu_sage_qtest_plant2 kvq_sage_qbench
-        kvq_sage_qbench_old kvq_sage_qbench_reg"
+KIVI_P="kvq_gpu_kivi_test kvq_gpu_kivi_test_alt kvq_gpu_kivi_test_plant1 kvq_gpu_kivi_test_plant2
+        kvq_gpu_kivi_test_plant3 kvq_gpu_kivi_bench kvq_gpu_kivi_bench_old kvq_gpu_kivi_bench_alt"
+SAGE_P="kvq_gpu_sage_qtest kvq_gpu_sage_qtest_bfly kvq_gpu_sage_qtest_plant1 kvq_gpu_sage_qtest_plant2
+        kvq_sage_qbench kvq_sage_qbench_old kvq_sage_qbench_reg kvq_sage_qbench_bfly"
 {
     echo "# build on $dev; commit $COMMIT"
     # shellcheck disable=SC2086
@@ -79,9 +80,11 @@ fi
 
 # Correctness runs, side by side (each its own log)
 KVQ_GPU_CASES=${CASES:-1000} run kivi 45 "$B/kvq_gpu_kivi_test" > "$TMPJ/t-kivi.log" 2>&1 &
+KVQ_GPU_CASES=${CASES:-1000} run kivi_alt 45 "$B/kvq_gpu_kivi_test_alt" > "$TMPJ/t-kivi-alt.log" 2>&1 &
 KVQ_GPU_CASES=0 KVQ_GPU_LARGE=3 KVQ_GPU_LARGE_LOG2=26 KVQ_SEED=${LARGE_SEED:-0x2} \
     run kivi_large 45 "$B/kvq_gpu_kivi_test" > "$TMPJ/t-kivi-large.log" 2>&1 &
 run sage 45 "$B/kvq_gpu_sage_qtest" > "$TMPJ/t-sage.log" 2>&1 &
+run sage_bfly 45 "$B/kvq_gpu_sage_qtest_bfly" > "$TMPJ/t-sage-bfly.log" 2>&1 &
 for p in kivi_test_plant1 kivi_test_plant2 kivi_test_plant3 sage_qtest_plant1 sage_qtest_plant2; do
     KVQ_GPU_CASES=${PLANT_CASES:-400} run "$p" 35 "$B/kvq_gpu_$p" > "$TMPJ/p-$p.log" 2>&1 &
 done
@@ -89,11 +92,13 @@ wait
 stage tests
 {
     echo "# quantizer device tests on $dev; commit $COMMIT"
-    for t in kivi kivi-large sage; do
+    for t in kivi kivi-alt kivi-large sage sage-bfly; do
         case $t in
         kivi) echo "# gpu/gpu_test.cu over gpu/kivi/kivi.cu (KIVI, bit for bit against ref/fast/kivi.c), KVQ_GPU_CASES=${CASES:-1000}" ;;
+        kivi-alt) echo "# the same over the kernels measured and not kept (KVQ_KIVI_DQFUSED=1 KVQ_KIVI_INFIN=1 KVQ_KIVI_L2KEEP=1)" ;;
         kivi-large) echo "# the same over 3 large tensors of about 2^26 values (256 MiB: the benchmark's size)" ;;
         sage) echo "# gpu/sage/sage_test.cu over gpu/sage/sage.cu (SAGE, bit for bit against ref/fast/sage.c)" ;;
+        sage-bfly) echo "# the same over Q's thread-granularity maxima by a reduce-scatter (KVQ_SAGE_BFLY=1)" ;;
         esac
         tail -5 "$TMPJ/t-$t.log"
         if tail -1 "$TMPJ/t-$t.log" | grep -q " passed, 0 failed$"; then
@@ -122,10 +127,10 @@ stage tests
     echo "# gpu/bench.cu over this commit's kernels"
     KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench 20 "$B/kvq_gpu_kivi_bench" "$TMPJ/kb.json" "$COMMIT"
     echo "kvq_gpu_kivi_bench exit $?"
-    echo "# gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_DQFUSED=0 KVQ_KIVI_INFIN=0: the dequantize pre-pass a kernel of its own, two memsets and a finish kernel a call)"
+    echo "# gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_CHECK4=0: the dequantize pre-pass one group a thread)"
     KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_old 20 "$B/kvq_gpu_kivi_bench_old" "$TMPJ/kbo.json" "$COMMIT"
     echo "kvq_gpu_kivi_bench_old exit $?"
-    echo "# gpu/bench.cu over this commit's kernels, the checked quantizer's scratch stored plainly (KVQ_KIVI_L2KEEP=0), the one-kernel dequantizer one group a thread per channel (KVQ_KIVI_DQ4=0)"
+    echo "# gpu/bench.cu over the forms measured and not kept: the one-kernel dequantizer (KVQ_KIVI_DQFUSED=1), the call's end in its kernels (KVQ_KIVI_INFIN=1), the checked quantizer's scratch at evict-last (KVQ_KIVI_L2KEEP=1)"
     KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_alt 20 "$B/kvq_gpu_kivi_bench_alt" "$TMPJ/kbn.json" "$COMMIT"
     echo "kvq_gpu_kivi_bench_alt exit $?"
 } > "$OUT/kivi-bench.txt" 2>&1
@@ -141,9 +146,12 @@ stage kivi-bench
     echo "# gpu/sage/sage_bench.cu over this commit's Q/K kernel with its input in registers (KVQ_SAGE_SMEM=0)"
     run kvq_sage_qbench_reg 20 "$B/kvq_sage_qbench_reg" --reps "${REPS:-25}" --commit "$COMMIT"
     echo "kvq_sage_qbench_reg exit $?"
+    echo "# gpu/sage/sage_bench.cu over this commit's Q/K kernel with Q's thread-granularity maxima by a reduce-scatter (KVQ_SAGE_BFLY=1)"
+    run kvq_sage_qbench_bfly 20 "$B/kvq_sage_qbench_bfly" --reps "${REPS:-25}" --commit "$COMMIT"
+    echo "kvq_sage_qbench_bfly exit $?"
 } > "$OUT/sage-bench.txt" 2>&1
 stage sage-bench
-[ "$(grep -c "exit 0$" "$OUT/sage-bench.txt")" -eq 3 ] || rc=1
+[ "$(grep -c "exit 0$" "$OUT/sage-bench.txt")" -eq 4 ] || rc=1
 {
     echo "# device-quant-bw.sh on $dev; commit $COMMIT; exit $rc; $(el) s in all ($stages)"
     grep "^test \|caught\|NOT RUN" "$OUT/quant-test.txt"

@@ -68,11 +68,15 @@
  * work) and the state takes one memset, not two [KIVI-DEV-07]; 0: the memsets and
  * the finish kernel of before. */
 #ifndef KVQ_KIVI_INFIN
-#define KVQ_KIVI_INFIN (KVQ_KIVI_BASELINE ? 0 : 1)
+#define KVQ_KIVI_INFIN 0  /* measured slower: the per-block fence and count [KIVI-DEV-07] */
+#endif
+/* 1: the dequantize pre-pass four groups a thread (kivi_dequant_check4_kernel) [KIVI-DEV-06]. */
+#ifndef KVQ_KIVI_CHECK4
+#define KVQ_KIVI_CHECK4 (KVQ_KIVI_BASELINE ? 0 : 1)
 #endif
 /* 1: the checked quantizer's scratch stored at L2's evict-last priority [KIVI-DEV-08]. */
 #ifndef KVQ_KIVI_L2KEEP
-#define KVQ_KIVI_L2KEEP (KVQ_KIVI_BASELINE ? 0 : 1)
+#define KVQ_KIVI_L2KEEP 0  /* measured: no change [KIVI-DEV-08] */
 #endif
 /* Blocks of the call that have finished: a word of the state region after
  * kvq_dev_state (KVQ_CUDA_WS_STATE is 64 bytes), zeroed with it. */
@@ -830,6 +834,42 @@ kivi_dequant_check_kernel(const uint8_t *__restrict__ codes, const float *__rest
     dev_publish(st, 0u, err);
 }
 
+/* The pre-pass, four consecutive groups a thread [KIVI-DEV-06]: their scales
+ * and offsets as one 16-byte load each (scale and zero 16-byte aligned, ng a
+ * multiple of 4), the lowest bad group's key of the four by one atomicMin; the
+ * test of each group is kivi_dequant_check_kernel's. */
+__global__ void __launch_bounds__(256)
+kivi_dequant_check4_kernel(const uint8_t *__restrict__ codes, const float *__restrict__ scale,
+                           const float *__restrict__ zero, kvq_dev_state *st, kvq_kivi_shape sh,
+                           kvq_policy pol, uint64_t ng)
+{
+    const uint64_t q = dev_tid();
+    uint32_t err = 0;
+    if (4u * q < ng) {
+        const float4 s4 = __ldcs((const float4 *)scale + q), z4 = __ldcs((const float4 *)zero + q);
+        const float s[4] = {s4.x, s4.y, s4.z, s4.w}, z[4] = {z4.x, z4.y, z4.z, z4.w};
+        unsigned long long key = NO_KEY;
+#pragma unroll
+        for (uint32_t k = 0; k < 4u; k++) {
+            const uint64_t g = 4u * q + k;
+            const uint32_t ms = dev_meta_ok(s[k], z[k], sh.meta);
+            if (ms != KVQ_OK) {
+                if (key == NO_KEY) key = g * 16u + ms;   /* the lowest of the four */
+            } else if (pol.overflow == KVQ_OVERFLOW_NAN
+                       && isinf(__fmaf_rn((float)kvq_code_max(sh.bits), s[k], z[k]))) {
+                const uint8_t *grp = codes + kvq_kivi_group_code_offset(&sh, g);
+                for (uint32_t i = 0; i < sh.group; i++)
+                    if (isinf(__fmaf_rn((float)kvq_unpack_code(grp, i, sh.bits), s[k], z[k]))) {
+                        err |= ERR_RANGE;
+                        break;
+                    }
+            }
+        }
+        if (key != NO_KEY) atomicMin(&st->key, key);
+    }
+    dev_publish(st, 0u, err);
+}
+
 /* The pre-pass failed.  key and err are final before this kernel starts (a
  * kernel boundary orders them) and do not change during it, so the read-only
  * cached load is safe; it also keeps every warp of the grid from hitting one
@@ -1122,7 +1162,7 @@ static unsigned int nblocks(uint64_t nthreads, uint32_t bs)
  * dequantized bytes at G = 32, 1/64 at G = 128) is read again in phase 2,
  * mostly from L2; the codes are read once, the output written once. */
 #ifndef KVQ_KIVI_DQFUSED
-#define KVQ_KIVI_DQFUSED (KVQ_KIVI_BASELINE ? 0 : 1)
+#define KVQ_KIVI_DQFUSED 0  /* measured slower than the pre-pass and kernel [KIVI-DEV-06] */
 #endif
 #if KVQ_KIVI_DQFUSED
 #include <cooperative_groups.h>
@@ -1659,8 +1699,12 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result
     }
 #endif
     if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
-    kivi_dequant_check_kernel<<<nblocks(ng, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
-                                                                   st, sh, pl, ng);
+    if (KVQ_KIVI_CHECK4 && ng % 4u == 0u && is_aligned(d_scale, 16) && is_aligned(d_zero, 16))
+        kivi_dequant_check4_kernel<<<nblocks(ng / 4u, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
+                                                                             st, sh, pl, ng);
+    else
+        kivi_dequant_check_kernel<<<nblocks(ng, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
+                                                                       st, sh, pl, ng);
     if (fast) {
         switch (sh.bits) {
         case 1: launch_dequant_fast<1>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;

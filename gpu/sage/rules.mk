@@ -108,6 +108,8 @@ $(B)/gpu/sage/sage_bench.o: gpu/bench_time.cuh
 #   kvq_gpu_sage_qtest_plant2  the same: a NaN input's error dropped (the maxima pass it over) [SAGE-DEV-13]
 #   kvq_sage_qbench_old   the benchmark over the Q/K kernel of 4e49489 (KVQ_SAGE_QK2=0) [SAGE-DEV-13]
 #   kvq_sage_qbench_reg   the same over this commit's, its input in registers (KVQ_SAGE_SMEM=0)
+#   kvq_gpu_sage_qtest_bfly, kvq_sage_qbench_bfly  the test and the benchmark over this commit's
+#                         with Q's thread-granularity maxima by a reduce-scatter (KVQ_SAGE_BFLY=1)
 QUANT_SAGE_OBJ := $(B)/gpu/sage/sage_ds.o $(B)/gpu/kivi/kivi.o
 $(B)/gpu/kvq_gpu_sage_qtest: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/sage_test.o \
     $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
@@ -115,7 +117,8 @@ $(B)/gpu/kvq_gpu_sage_qtest: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sag
 $(B)/gpu/kvq_sage_qbench: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/sage_bench.o \
     $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/sage/sage_base.o $(B)/gpu/sage/sage_old.o $(B)/gpu/sage/sage_reg.o $(B)/gpu/sage/sage_plant1.o \
+$(B)/gpu/sage/sage_base.o $(B)/gpu/sage/sage_old.o $(B)/gpu/sage/sage_reg.o $(B)/gpu/sage/sage_bfly.o \
+    $(B)/gpu/sage/sage_plant1.o \
     $(B)/gpu/sage/sage_plant2.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
     $(GPU_HDR) $(SAGE_HDR)
 $(B)/gpu/sage/sage_base.o:
@@ -136,6 +139,15 @@ $(B)/gpu/sage/sage_reg.o:
 $(B)/gpu/kvq_sage_qbench_reg: $(B)/gpu/sage/sage_reg.o $(QUANT_SAGE_OBJ) \
     $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/sage/sage_bfly.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_BFLY=1 -c $< -o $@
+$(B)/gpu/kvq_sage_qbench_bfly: $(B)/gpu/sage/sage_bfly.o $(QUANT_SAGE_OBJ) \
+    $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_gpu_sage_qtest_bfly: $(B)/gpu/sage/sage_bfly.o $(QUANT_SAGE_OBJ) \
+    $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/sage/sage_plant%.o:
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_PLANT=$* -c $< -o $@
@@ -144,7 +156,8 @@ $(B)/gpu/kvq_gpu_sage_qtest_plant%: $(B)/gpu/sage/sage_plant%.o $(QUANT_SAGE_OBJ
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_SAGE_DEVICE := $(B)/gpu/kvq_gpu_sage_qtest $(B)/gpu/kvq_gpu_sage_qtest_plant1 \
     $(B)/gpu/kvq_gpu_sage_qtest_plant2 $(B)/gpu/kvq_sage_qbench $(B)/gpu/kvq_sage_qbench_base \
-    $(B)/gpu/kvq_sage_qbench_old $(B)/gpu/kvq_sage_qbench_reg
+    $(B)/gpu/kvq_sage_qbench_old $(B)/gpu/kvq_sage_qbench_reg $(B)/gpu/kvq_sage_qbench_bfly \
+    $(B)/gpu/kvq_gpu_sage_qtest_bfly
 .PHONY: gpu-quant-sage
 gpu-quant-sage: $(QUANT_SAGE_DEVICE)
 GPU_TARGETS += $(QUANT_SAGE_DEVICE)
