@@ -7,7 +7,7 @@
 #        REPS (25), CASES (KVQ_GPU_CASES of the KIVI test, 1000), PLANT_CASES (400), LIMIT (148))
 #
 # It builds (make; gpu/kivi/rules.mk, gpu/sage/rules.mk):
-#   kvq_gpu_kivi_test (+ _alt, _plant1, _plant2, _plant3), kvq_gpu_kivi_bench (+ _old, _alt),
+#   kvq_gpu_kivi_test (+ _alt, _x4, _plant1, _plant2, _plant3), kvq_gpu_kivi_bench (+ _old, _alt, _x4),
 #   kvq_gpu_sage_qtest (+ _bfly, _plant1, _plant2), kvq_sage_qbench (+ _old, _reg, _bfly)
 # runs the device tests and the planted builds side by side (correctness only: no timing
 # runs meanwhile), then the benchmarks one at a time, and writes under $OUT (5 files):
@@ -23,8 +23,9 @@
 #                      KVQ_SAGE_PLANT 1 near ties not redone, 2 a NaN input's error dropped
 #   kivi-bench.txt     gpu/bench.cu at 256 MiB over this commit's kernels, then over those of
 #                      91b3d32 (KVQ_KIVI_CHECK4=0), then over the forms measured and not kept
-#                      (KVQ_KIVI_DQFUSED=1 KVQ_KIVI_INFIN=1 KVQ_KIVI_L2KEEP=1), each against a
-#                      device copy in its run
+#                      (KVQ_KIVI_DQFUSED=1 KVQ_KIVI_INFIN=1 KVQ_KIVI_L2KEEP=1), then with the
+#                      per-channel dequantizer four groups a thread (KVQ_KIVI_DQ4N=1; its device
+#                      test is run too), each against a device copy in its run
 #   sage-bench.txt     gpu/sage/sage_bench.cu likewise: this commit's Q/K kernel, then that of
 #                      4e49489 (KVQ_SAGE_QK2=0), then this commit's with its input in registers
 #                      (KVQ_SAGE_SMEM=0), then with Q's thread-granularity maxima by a
@@ -59,8 +60,9 @@ run() {
     stdbuf -oL timeout "$t" "$@"
 }
 
-KIVI_P="kvq_gpu_kivi_test kvq_gpu_kivi_test_alt kvq_gpu_kivi_test_plant1 kvq_gpu_kivi_test_plant2
-        kvq_gpu_kivi_test_plant3 kvq_gpu_kivi_bench kvq_gpu_kivi_bench_old kvq_gpu_kivi_bench_alt"
+KIVI_P="kvq_gpu_kivi_test kvq_gpu_kivi_test_alt kvq_gpu_kivi_test_x4 kvq_gpu_kivi_test_plant1
+        kvq_gpu_kivi_test_plant2 kvq_gpu_kivi_test_plant3 kvq_gpu_kivi_bench kvq_gpu_kivi_bench_old
+        kvq_gpu_kivi_bench_alt kvq_gpu_kivi_bench_x4"
 SAGE_P="kvq_gpu_sage_qtest kvq_gpu_sage_qtest_bfly kvq_gpu_sage_qtest_plant1 kvq_gpu_sage_qtest_plant2
         kvq_sage_qbench kvq_sage_qbench_old kvq_sage_qbench_reg kvq_sage_qbench_bfly"
 {
@@ -81,6 +83,7 @@ fi
 # Correctness runs, side by side (each its own log)
 KVQ_GPU_CASES=${CASES:-1000} run kivi 45 "$B/kvq_gpu_kivi_test" > "$TMPJ/t-kivi.log" 2>&1 &
 KVQ_GPU_CASES=${CASES:-1000} run kivi_alt 45 "$B/kvq_gpu_kivi_test_alt" > "$TMPJ/t-kivi-alt.log" 2>&1 &
+KVQ_GPU_CASES=${CASES:-1000} run kivi_x4 45 "$B/kvq_gpu_kivi_test_x4" > "$TMPJ/t-kivi-x4.log" 2>&1 &
 KVQ_GPU_CASES=0 KVQ_GPU_LARGE=3 KVQ_GPU_LARGE_LOG2=26 KVQ_SEED=${LARGE_SEED:-0x2} \
     run kivi_large 45 "$B/kvq_gpu_kivi_test" > "$TMPJ/t-kivi-large.log" 2>&1 &
 run sage 45 "$B/kvq_gpu_sage_qtest" > "$TMPJ/t-sage.log" 2>&1 &
@@ -92,10 +95,11 @@ wait
 stage tests
 {
     echo "# quantizer device tests on $dev; commit $COMMIT"
-    for t in kivi kivi-alt kivi-large sage sage-bfly; do
+    for t in kivi kivi-alt kivi-x4 kivi-large sage sage-bfly; do
         case $t in
         kivi) echo "# gpu/gpu_test.cu over gpu/kivi/kivi.cu (KIVI, bit for bit against ref/fast/kivi.c), KVQ_GPU_CASES=${CASES:-1000}" ;;
         kivi-alt) echo "# the same over the kernels measured and not kept (KVQ_KIVI_DQFUSED=1 KVQ_KIVI_INFIN=1 KVQ_KIVI_L2KEEP=1)" ;;
+        kivi-x4) echo "# the same with the per-channel dequantizer four groups a thread (KVQ_KIVI_DQ4N=1)" ;;
         kivi-large) echo "# the same over 3 large tensors of about 2^26 values (256 MiB: the benchmark's size)" ;;
         sage) echo "# gpu/sage/sage_test.cu over gpu/sage/sage.cu (SAGE, bit for bit against ref/fast/sage.c)" ;;
         sage-bfly) echo "# the same over Q's thread-granularity maxima by a reduce-scatter (KVQ_SAGE_BFLY=1)" ;;
@@ -133,9 +137,12 @@ stage tests
     echo "# gpu/bench.cu over the forms measured and not kept: the one-kernel dequantizer (KVQ_KIVI_DQFUSED=1), the call's end in its kernels (KVQ_KIVI_INFIN=1), the checked quantizer's scratch at evict-last (KVQ_KIVI_L2KEEP=1)"
     KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_alt 20 "$B/kvq_gpu_kivi_bench_alt" "$TMPJ/kbn.json" "$COMMIT"
     echo "kvq_gpu_kivi_bench_alt exit $?"
+    echo "# gpu/bench.cu over this commit's kernels with the per-channel dequantizer four groups a thread (KVQ_KIVI_DQ4N=1)"
+    KVQ_BENCH_REPS=${REPS:-25} run kvq_gpu_kivi_bench_x4 20 "$B/kvq_gpu_kivi_bench_x4" "$TMPJ/kbx.json" "$COMMIT"
+    echo "kvq_gpu_kivi_bench_x4 exit $?"
 } > "$OUT/kivi-bench.txt" 2>&1
 stage kivi-bench
-[ "$(grep -c "exit 0$" "$OUT/kivi-bench.txt")" -eq 3 ] || rc=1
+[ "$(grep -c "exit 0$" "$OUT/kivi-bench.txt")" -eq 4 ] || rc=1
 {
     echo "# gpu/sage/sage_bench.cu over this commit's Q/K kernel"
     run kvq_sage_qbench 20 "$B/kvq_sage_qbench" --reps "${REPS:-25}" --commit "$COMMIT"

@@ -1107,6 +1107,80 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
 
 #endif /* KVQ_KIVI_BASELINE */
 
+/* Per-channel groups, G in {32, 64, 128}, D a multiple of 4, y 16-byte aligned
+ * (KVQ_KIVI_DQ4N=1; measured beside the one-group-a-thread kernel): one thread four
+ * groups of adjacent channels (g = 4q .. 4q+3: one token block, channels c .. c+3),
+ * each token row leaving as one 16-byte store a thread; rows in chunks of 32, the
+ * four groups' code words of a chunk loaded first.  Each value is
+ * kivi_dequant_channel_kernel's [KIVI-DEV-06]. */
+#ifndef KVQ_KIVI_DQ4N
+#define KVQ_KIVI_DQ4N 0
+#endif
+template <int BITS, int G>
+__global__ void __launch_bounds__(128)
+kivi_dequant_channel4_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                             const float *__restrict__ scale, const float *__restrict__ zero,
+                             kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+{
+    if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
+    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
+    const uint64_t q = dev_tid();
+    const uint64_t D = sh.channels;
+    const float cmaxf = (float)kvq_code_max(BITS);
+    uint32_t f = 0;
+    if (4u * q < ng) {
+        const uint64_t g = 4u * q;
+        float s[4], z[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            s[k] = scale[g + k];
+            z[k] = zero[g + k];
+        }
+        bool sat = false;                /* a group that can saturate: the per-value check */
+#pragma unroll
+        for (int k = 0; k < 4; k++) sat |= !KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[k], z[k]));
+        float *p = y + kvq_kivi_group_base(&sh, g);
+        const uint8_t *cq = codes + kvq_kivi_group_code_offset(&sh, g);
+#pragma unroll
+        for (uint32_t ch = 0; ch < (uint32_t)G / 32u; ch++) {
+            uint32_t w[4][BITS];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const uint8_t *a = cq + (uint32_t)k * GB + ch * 4u * BITS;
+                if (BITS == 8) {
+                    const uint4 u0 = __ldcs((const uint4 *)a), u1 = __ldcs((const uint4 *)a + 1);
+                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
+                    w[k][4 % BITS] = u1.x; w[k][5 % BITS] = u1.y; w[k][6 % BITS] = u1.z; w[k][7 % BITS] = u1.w;
+                } else if (BITS == 4) {
+                    const uint4 u0 = __ldcs((const uint4 *)a);
+                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
+                } else if (BITS == 2) {
+                    const uint2 u0 = __ldcs((const uint2 *)a);
+                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y;
+                } else {
+                    w[k][0] = __ldcs((const unsigned int *)a);
+                }
+            }
+#pragma unroll
+            for (uint32_t r = 0; r < 32u; r++) {
+                float v[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    const uint32_t c = (w[k][(r * BITS) / 32u] >> ((r * BITS) % 32u)) & kvq_code_max(BITS);
+                    if (sat) {
+                        v[k] = dev_dequant(c, s[k], z[k], f);
+                    } else {             /* no value overflows [KIVI-DEV-04] */
+                        const float cf = __fsub_rn(__uint_as_float(0x4B000000u | c), 0x1p23f);
+                        v[k] = __fmaf_rn(cf, s[k], z[k]);                /* [KIVI-D-01] */
+                    }
+                }
+                __stcs((float4 *)(p + (uint64_t)(ch * 32u + r) * D), make_float4(v[0], v[1], v[2], v[3]));
+            }
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
 /* Any shape, any alignment: one thread an element. */
 __global__ void __launch_bounds__(256)
 kivi_dequant_generic_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
@@ -1574,6 +1648,16 @@ static void launch_dequant_fast(float *y, const uint8_t *codes, const float *sca
     if (sh.grouping == KVQ_GROUP_TOKEN) {
         kivi_dequant_token_kernel<BITS><<<nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256, 0, stream>>>(
             y, codes, scale, zero, st, sh, n, ilog2(sh.group));
+    } else if (KVQ_KIVI_DQ4N && sh.channels % 4u == 0u && is_aligned(y, 16)) { /* four groups a thread */
+        if (sh.group == 32u)
+            kivi_dequant_channel4_kernel<BITS, 32><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng);
+        else if (sh.group == 64u)
+            kivi_dequant_channel4_kernel<BITS, 64><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng);
+        else
+            kivi_dequant_channel4_kernel<BITS, 128><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng);
     } else if (sh.group == 32u) {
         kivi_dequant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
             y, codes, scale, zero, st, sh, ng);
