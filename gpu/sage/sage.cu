@@ -926,7 +926,7 @@ static void launch_fast(uint32_t bits, uint32_t d, dim3 g, cudaStream_t stream, 
 #define FAST_LAUNCH(BB, DD) do { \
         static bool attr_set = false; \
         const int smem = SAGE_SMEM_ROLE(ROLE) ? (int)(B * DD * 4u) : 0; \
-        if (!attr_set) { \
+        if (!attr_set && smem > 0) { /* Q keeps the default carveout: its loads go through L1 */ \
             cudaFuncSetAttribute(sage_qk_fast_kernel<ROLE, GRAN, BB, DD>, \
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, smem); \
             cudaFuncSetAttribute(sage_qk_fast_kernel<ROLE, GRAN, BB, DD>, \
