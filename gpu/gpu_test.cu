@@ -18,7 +18,7 @@
  *
  * SPEC: [KIVI-Q-01..08] [KIVI-D-01..03] [KIVI-M-01..03] [POL-NF-01] [POL-OV-01]
  *       [POL-OV-02] [POL-ZR-01] [POL-SN-01] [POL-TIE-01] [POL-TIE-02] [LAY-PACK-01]
- *       [API-ERR-01]
+ *       [API-ERR-01] [KIVI-DEV-06] [KIVI-DEV-07] [KIVI-DEV-08]
  *
  * Without a device: "gpu-test: SKIPPED (no CUDA device: <reason>)", exit 0.
  * Seed: KVQ_SEED (default below), printed on failure; cases: KVQ_GPU_CASES; large

@@ -64,6 +64,84 @@
 #else
 #define KIVI_QBOUNDS(t) __launch_bounds__(t)
 #endif
+/* 1: a call's last thread block writes its status and flags (kivi_finish_kernel's
+ * work) and the state takes one memset, not two [KIVI-DEV-07]; 0: the memsets and
+ * the finish kernel of before. */
+#ifndef KVQ_KIVI_INFIN
+#define KVQ_KIVI_INFIN 0  /* measured slower: the per-block fence and count [KIVI-DEV-07] */
+#endif
+/* 1: the dequantize pre-pass four groups a thread (kivi_dequant_check4_kernel) [KIVI-DEV-06]. */
+#ifndef KVQ_KIVI_CHECK4
+#define KVQ_KIVI_CHECK4 (KVQ_KIVI_BASELINE ? 0 : 1)
+#endif
+/* 1: the checked quantizer's scratch stored at L2's evict-last priority [KIVI-DEV-08]. */
+#ifndef KVQ_KIVI_L2KEEP
+#define KVQ_KIVI_L2KEEP 0  /* measured: no change [KIVI-DEV-08] */
+#endif
+/* Blocks of the call that have finished: a word of the state region after
+ * kvq_dev_state (KVQ_CUDA_WS_STATE is 64 bytes), zeroed with it. */
+#define WS_DONE_OFF 16u
+#define WS_INIT_BYTES 24u
+
+/* Stores of the checked quantizer's scratch with keep: at L2's evict-last priority
+ * (createpolicy), so that the copy-out finds it in L2 rather than in memory
+ * [KIVI-DEV-08]; plain stores otherwise. */
+__device__ __forceinline__ void st_keep(uint4 *p, uint4 v, bool keep)
+{
+    if (keep)
+        asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+                     "st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, pol;\n\t}"
+                     ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+    else
+        *p = v;
+}
+__device__ __forceinline__ void st_keep(uint32_t *p, uint32_t v, bool keep)
+{
+    if (keep)
+        asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+                     "st.global.L2::cache_hint.u32 [%0], %1, pol;\n\t}" ::"l"(p), "r"(v) : "memory");
+    else
+        *p = v;
+}
+__device__ __forceinline__ void st_keep(float *p, float v, bool keep)
+{
+    st_keep((uint32_t *)p, __float_as_uint(v), keep);
+}
+
+/* The call's status in the reference's order from its final state (as
+ * kivi_finish_kernel): key the lowest bad group's g*16 + status, NO_KEY if none. */
+__device__ __forceinline__ void dev_result(kvq_cuda_result *res, unsigned long long key,
+                                           uint32_t err, uint32_t flags)
+{
+    uint32_t status = KVQ_OK;
+    if (key != NO_KEY) status = (uint32_t)(key & 15u);
+    else if (err & ERR_NONFINITE) status = KVQ_E_NONFINITE;
+    else if (err & ERR_RANGE) status = KVQ_E_RANGE;
+    res->status = status;
+    res->flags = status == KVQ_OK ? flags : 0u;
+}
+
+/* The end of a call's kernel [KIVI-DEV-07]: every thread of every block calls it
+ * once, after its last dev_publish; the block that finishes last (a counter in
+ * the state, the fence-then-count order of a grid reduction) reads the final
+ * state and writes the result.  key_inv: the state's key is stored inverted
+ * (0: none; atomicMax of ~key is atomicMin of key), so that zero bytes are the
+ * initial state. */
+__device__ __forceinline__ void dev_finish_last(kvq_dev_state *st, kvq_cuda_result *res, bool key_inv)
+{
+    __syncthreads();                     /* every warp of the block has published */
+    if (threadIdx.x == 0u) {
+        unsigned int *done = (unsigned int *)((uint8_t *)st + WS_DONE_OFF);
+        __threadfence();
+        if (atomicAdd(done, 1u) == gridDim.x - 1u) {
+            __threadfence();
+            const volatile kvq_dev_state *v = st;
+            const unsigned long long k = v->key;
+            dev_result(res, key_inv ? ~k : NO_KEY, v->err, v->flags);
+        }
+    }
+}
+
 /* ---- quantize ----------------------------------------------------------- */
 
 /* Per-token groups, G = 2^LG, 8 <= G <= 256.  A warp takes a tile of 1024
@@ -85,8 +163,11 @@ template <int BITS, int LG>
 __global__ void __launch_bounds__(TOK_WARPS * 32)
 kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
                         float *__restrict__ scale, float *__restrict__ zero,
-                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n)
+                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
+                        kvq_cuda_result *res, int keep)
 {
+    (void)res;                           /* the launcher's finish kernel ends the call */
+    (void)keep;
     constexpr uint32_t G = 1u << LG;
     constexpr uint32_t GV = G < 32u ? G : 32u;   /* values of one group a lane holds */
     constexpr uint32_t NG = 32u / GV;            /* groups (or parts) a lane holds */
@@ -214,7 +295,7 @@ __device__ __forceinline__ bool tok_groups(float *v, uint32_t (&w)[BITS], uint32
                                            float *__restrict__ scale, float *__restrict__ zero,
                                            uint64_t e0, uint64_t n, uint32_t lane, uint32_t meta,
                                            bool daz, bool away, bool nanpol, uint32_t &nearm,
-                                           float &s0, float &z0)
+                                           float &s0, float &z0, bool keep = false)
 {
     constexpr uint32_t G = 1u << LG;
     constexpr uint32_t GV = G < 32u ? G : 32u;   /* values of one group a lane holds */
@@ -266,8 +347,8 @@ __device__ __forceinline__ bool tok_groups(float *v, uint32_t (&w)[BITS], uint32
         if (act) {
             const uint64_t g = (e0 + j * GV) >> LG;
             if (i0 == 0u) {
-                scale[g] = s;
-                zero[g] = z;
+                st_keep(&scale[g], s, keep);
+                st_keep(&zero[g], z, keep);
             }
             f |= fh;
             err |= eh;
@@ -340,21 +421,18 @@ __device__ __forceinline__ bool tok_near(uint32_t *cwl, uint32_t nearm, const fl
 }
 
 template <int BITS, int LG>
-__global__ void KIVI_QBOUNDS(TOK_WARPS * 32)
-kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
-                        float *__restrict__ scale, float *__restrict__ zero,
-                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n)
+__device__ __forceinline__ void tok_tile(const float *__restrict__ x, uint8_t *__restrict__ codes,
+                                         float *__restrict__ scale, float *__restrict__ zero,
+                                         kvq_dev_state *st, const kvq_kivi_shape &sh,
+                                         const kvq_policy &pol, uint64_t n, float4 *tile,
+                                         uint64_t tbase, bool keep)
 {
     constexpr uint32_t G = 1u << LG;
     constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
-    __shared__ float4 tile_s[TOK_WARPS][256];
     const bool daz = pol.subnormal == KVQ_SUBNORMAL_DAZ;
     const bool away = pol.ties == KVQ_TIES_AWAY;
     const bool nanpol = pol.overflow == KVQ_OVERFLOW_NAN;
-    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const uint64_t tbase = ((uint64_t)blockIdx.x * TOK_WARPS + warp) * 1024u;
-    if (tbase >= n) return;              /* warp-uniform; no block barrier below */
-    float4 *tile = tile_s[warp];
+    const uint32_t lane = threadIdx.x & 31u;
     const uint64_t e0 = tbase + lane * 32u; /* first value of this lane */
     uint32_t f = 0, err = 0;
     float v[32];
@@ -383,7 +461,7 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
     uint32_t w[BITS], nearm;
     float s0, z0;
     bool rare = tok_groups<BITS, LG, !KVQ_KIVI_RAREPASS>(v, w, f, err, scale, zero, e0, n, lane,
-                                                         sh.meta, daz, away, nanpol, nearm, s0, z0);
+                                                         sh.meta, daz, away, nanpol, nearm, s0, z0, keep);
     /* Stage the codes: lane l's LB bytes at byte l*LB of the warp's block. */
     __syncwarp();                        /* every lane has read its values */
     uint32_t *cw = (uint32_t *)tile;
@@ -404,7 +482,7 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
     if (KVQ_KIVI_HOTCOUNT || tbase + 1024u <= n) { /* the counted path: whole tiles */
 #pragma unroll
         for (uint32_t u = lane; u < 8u * BITS; u += 32u)
-            ((uint4 *)out)[u] = ((const uint4 *)tile)[u];
+            st_keep(&((uint4 *)out)[u], ((const uint4 *)tile)[u], keep);
     } else {                             /* the last, partial tile: active groups only */
         const uint8_t *cb = (const uint8_t *)tile;
         for (uint32_t b = lane; b < 128u * BITS; b += 32u) {
@@ -413,6 +491,22 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
         }
     }
     dev_publish(st, f, err);
+}
+
+/* A warp a tile of 1024 values (tok_tile); with res, the call's end [KIVI-DEV-07]. */
+template <int BITS, int LG>
+__global__ void KIVI_QBOUNDS(TOK_WARPS * 32)
+kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
+                        float *__restrict__ scale, float *__restrict__ zero,
+                        kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
+                        kvq_cuda_result *res, int keep)
+{
+    __shared__ float4 tile_s[TOK_WARPS][256];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint64_t tbase = ((uint64_t)blockIdx.x * TOK_WARPS + warp) * 1024u;
+    if (tbase < n)                       /* warp-uniform; only the last block has idle warps */
+        tok_tile<BITS, LG>(x, codes, scale, zero, st, sh, pol, n, tile_s[warp], tbase, keep != 0);
+    if (res != NULL) dev_finish_last(st, res, false);
 }
 #endif /* KVQ_KIVI_BASELINE */
 
@@ -427,7 +521,7 @@ __device__ __forceinline__ bool ch_group(float *v, uint32_t &f, uint32_t &err, f
                                          float (*smx)[32], uint32_t *sw, float *__restrict__ scale,
                                          float *__restrict__ zero, uint64_t g, bool act,
                                          uint32_t meta, kvq_policy pol, uint32_t &nearm,
-                                         float &so, float &zo)
+                                         float &so, float &zo, bool keep = false)
 {
     constexpr int SUB = G / 32;          /* warps a group */
     const float cmax = (float)kvq_code_max(BITS);
@@ -484,8 +578,8 @@ __device__ __forceinline__ bool ch_group(float *v, uint32_t &f, uint32_t &err, f
         sw[u + u / 32u] = w[k];
     }
     if (act && sub == 0u) {
-        scale[g] = s;
-        zero[g] = z;
+        st_keep(&scale[g], s, keep);
+        st_keep(&zero[g], z, keep);
     }
     return rare;
 }
@@ -535,7 +629,8 @@ template <int BITS, int G>
 __global__ void KIVI_QBOUNDS(128)
 kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes,
                           float *__restrict__ scale, float *__restrict__ zero,
-                          kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng)
+                          kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng,
+                          kvq_cuda_result *res, int keep)
 {
     constexpr int SUB = G / 32;          /* warps a group */
     constexpr int SETS = 4 / SUB;        /* sets of 32 groups a block */
@@ -556,7 +651,7 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
     ch_group<BITS, G, true>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol, nearm, so, zo);
 #else
     bool rare = ch_group<BITS, G, false>(v, f, err, smn, smx, sw, scale, zero, g, act, sh.meta, pol,
-                                         nearm, so, zo);
+                                         nearm, so, zo, keep != 0);
     if (!KVQ_KIVI_HOTCOUNT) {
         if (nearm != 0u && !rare) {      /* near ties of a fast group: about one value in 2^11 */
             /* value i = x[p + i*stride], its code at bit i*BITS of the thread's words in sw */
@@ -594,9 +689,10 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
 #pragma unroll
     for (uint32_t r = 0; r < BITS; r++) {
         const uint32_t u = r * 128u + threadIdx.x;
-        if ((u * 4u) / GB < nact) out[u] = sw[u + u / 32u]; /* word u is in group 4u/GB */
+        if ((u * 4u) / GB < nact) st_keep(&out[u], sw[u + u / 32u], keep != 0); /* word u is in group 4u/GB */
     }
     dev_publish(st, f, err);
+    if (res != NULL) dev_finish_last(st, res, false); /* [KIVI-DEV-07] */
 }
 
 /* Any shape, any alignment: one thread a group, two reads of the group (min/max,
@@ -734,6 +830,42 @@ kivi_dequant_check_kernel(const uint8_t *__restrict__ codes, const float *__rest
                     break;
                 }
         }
+    }
+    dev_publish(st, 0u, err);
+}
+
+/* The pre-pass, four consecutive groups a thread [KIVI-DEV-06]: their scales
+ * and offsets as one 16-byte load each (scale and zero 16-byte aligned, ng a
+ * multiple of 4), the lowest bad group's key of the four by one atomicMin; the
+ * test of each group is kivi_dequant_check_kernel's. */
+__global__ void __launch_bounds__(256)
+kivi_dequant_check4_kernel(const uint8_t *__restrict__ codes, const float *__restrict__ scale,
+                           const float *__restrict__ zero, kvq_dev_state *st, kvq_kivi_shape sh,
+                           kvq_policy pol, uint64_t ng)
+{
+    const uint64_t q = dev_tid();
+    uint32_t err = 0;
+    if (4u * q < ng) {
+        const float4 s4 = __ldcs((const float4 *)scale + q), z4 = __ldcs((const float4 *)zero + q);
+        const float s[4] = {s4.x, s4.y, s4.z, s4.w}, z[4] = {z4.x, z4.y, z4.z, z4.w};
+        unsigned long long key = NO_KEY;
+#pragma unroll
+        for (uint32_t k = 0; k < 4u; k++) {
+            const uint64_t g = 4u * q + k;
+            const uint32_t ms = dev_meta_ok(s[k], z[k], sh.meta);
+            if (ms != KVQ_OK) {
+                if (key == NO_KEY) key = g * 16u + ms;   /* the lowest of the four */
+            } else if (pol.overflow == KVQ_OVERFLOW_NAN
+                       && isinf(__fmaf_rn((float)kvq_code_max(sh.bits), s[k], z[k]))) {
+                const uint8_t *grp = codes + kvq_kivi_group_code_offset(&sh, g);
+                for (uint32_t i = 0; i < sh.group; i++)
+                    if (isinf(__fmaf_rn((float)kvq_unpack_code(grp, i, sh.bits), s[k], z[k]))) {
+                        err |= ERR_RANGE;
+                        break;
+                    }
+            }
+        }
+        if (key != NO_KEY) atomicMin(&st->key, key);
     }
     dev_publish(st, 0u, err);
 }
@@ -975,6 +1107,80 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
 
 #endif /* KVQ_KIVI_BASELINE */
 
+/* Per-channel groups, G in {32, 64, 128}, D a multiple of 4, y 16-byte aligned
+ * (KVQ_KIVI_DQ4N=1; measured beside the one-group-a-thread kernel): one thread four
+ * groups of adjacent channels (g = 4q .. 4q+3: one token block, channels c .. c+3),
+ * each token row leaving as one 16-byte store a thread; rows in chunks of 32, the
+ * four groups' code words of a chunk loaded first.  Each value is
+ * kivi_dequant_channel_kernel's [KIVI-DEV-06]. */
+#ifndef KVQ_KIVI_DQ4N
+#define KVQ_KIVI_DQ4N 0
+#endif
+template <int BITS, int G>
+__global__ void __launch_bounds__(128)
+kivi_dequant_channel4_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                             const float *__restrict__ scale, const float *__restrict__ zero,
+                             kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+{
+    if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
+    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
+    const uint64_t q = dev_tid();
+    const uint64_t D = sh.channels;
+    const float cmaxf = (float)kvq_code_max(BITS);
+    uint32_t f = 0;
+    if (4u * q < ng) {
+        const uint64_t g = 4u * q;
+        float s[4], z[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            s[k] = scale[g + k];
+            z[k] = zero[g + k];
+        }
+        bool sat = false;                /* a group that can saturate: the per-value check */
+#pragma unroll
+        for (int k = 0; k < 4; k++) sat |= !KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[k], z[k]));
+        float *p = y + kvq_kivi_group_base(&sh, g);
+        const uint8_t *cq = codes + kvq_kivi_group_code_offset(&sh, g);
+#pragma unroll
+        for (uint32_t ch = 0; ch < (uint32_t)G / 32u; ch++) {
+            uint32_t w[4][BITS];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const uint8_t *a = cq + (uint32_t)k * GB + ch * 4u * BITS;
+                if (BITS == 8) {
+                    const uint4 u0 = __ldcs((const uint4 *)a), u1 = __ldcs((const uint4 *)a + 1);
+                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
+                    w[k][4 % BITS] = u1.x; w[k][5 % BITS] = u1.y; w[k][6 % BITS] = u1.z; w[k][7 % BITS] = u1.w;
+                } else if (BITS == 4) {
+                    const uint4 u0 = __ldcs((const uint4 *)a);
+                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
+                } else if (BITS == 2) {
+                    const uint2 u0 = __ldcs((const uint2 *)a);
+                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y;
+                } else {
+                    w[k][0] = __ldcs((const unsigned int *)a);
+                }
+            }
+#pragma unroll
+            for (uint32_t r = 0; r < 32u; r++) {
+                float v[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    const uint32_t c = (w[k][(r * BITS) / 32u] >> ((r * BITS) % 32u)) & kvq_code_max(BITS);
+                    if (sat) {
+                        v[k] = dev_dequant(c, s[k], z[k], f);
+                    } else {             /* no value overflows [KIVI-DEV-04] */
+                        const float cf = __fsub_rn(__uint_as_float(0x4B000000u | c), 0x1p23f);
+                        v[k] = __fmaf_rn(cf, s[k], z[k]);                /* [KIVI-D-01] */
+                    }
+                }
+                __stcs((float4 *)(p + (uint64_t)(ch * 32u + r) * D), make_float4(v[0], v[1], v[2], v[3]));
+            }
+        }
+    }
+    dev_publish(st, f, 0u);
+}
+
 /* Any shape, any alignment: one thread an element. */
 __global__ void __launch_bounds__(256)
 kivi_dequant_generic_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
@@ -1016,6 +1222,347 @@ static unsigned int nblocks(uint64_t nthreads, uint32_t bs)
 {
     return (unsigned int)((nthreads + bs - 1u) / bs);
 }
+
+/* ---- dequantize in one kernel: the check fused [KIVI-DEV-06] -------------
+ * A persistent grid (a cooperative launch: every block resident, at most the
+ * blocks an SM the occupancy calculator allows) in two phases.  Phase 1 is the
+ * pre-pass over every group (grid-stride, four groups' metadata loads in flight
+ * a thread): the lowest bad group's key and, under the NaN policy, overflow
+ * [KIVI-D-02] [POL-OV-02] into the call's state.  A grid-wide barrier
+ * (cooperative_groups' grid sync, which orders the state's atomics before every
+ * read after it) gives the verdict; on an error no block has written anything,
+ * and none writes [POL-NF-01].  Phase 2 is the writing kernel's body over the
+ * same work items, grid-stride.  The metadata read in phase 1 (1/16 of the
+ * dequantized bytes at G = 32, 1/64 at G = 128) is read again in phase 2,
+ * mostly from L2; the codes are read once, the output written once. */
+#ifndef KVQ_KIVI_DQFUSED
+#define KVQ_KIVI_DQFUSED 0  /* measured slower than the pre-pass and kernel [KIVI-DEV-06] */
+#endif
+#if KVQ_KIVI_DQFUSED
+#include <cooperative_groups.h>
+
+#define DQF_THREADS 256u
+#ifndef KVQ_KIVI_DQ4
+#define KVQ_KIVI_DQ4 1   /* 0: per channel one thread a group in the one-kernel dequantizer */
+#endif
+/* The pre-pass's test of group g: its key (g*16 + status) when its metadata is
+ * bad, NO_KEY otherwise; ERR_RANGE into err when a value overflows under the
+ * NaN policy. */
+__device__ __forceinline__ unsigned long long dqf_check(const uint8_t *__restrict__ codes, float s,
+                                                        float z, uint64_t g, const kvq_kivi_shape &sh,
+                                                        bool nanpol, uint32_t &err)
+{
+    const uint32_t ms = dev_meta_ok(s, z, sh.meta);
+    if (ms != KVQ_OK) return g * 16u + ms;
+    if (nanpol && isinf(__fmaf_rn((float)kvq_code_max(sh.bits), s, z))) {
+        const uint8_t *grp = codes + kvq_kivi_group_code_offset(&sh, g);
+        for (uint32_t i = 0; i < sh.group; i++)
+            if (isinf(__fmaf_rn((float)kvq_unpack_code(grp, i, sh.bits), s, z))) {
+                err |= ERR_RANGE;
+                break;
+            }
+    }
+    return NO_KEY;
+}
+
+/* Phase 1 and the barrier; true when the call failed (block-uniform). */
+__device__ __forceinline__ bool dqf_verdict(const uint8_t *__restrict__ codes,
+                                            const float *__restrict__ scale,
+                                            const float *__restrict__ zero, kvq_dev_state *st,
+                                            kvq_cuda_result *res, const kvq_kivi_shape &sh,
+                                            bool nanpol, uint64_t ng)
+{
+    const uint64_t nth = (uint64_t)gridDim.x * blockDim.x;
+    unsigned long long key = NO_KEY;
+    uint32_t err = 0;
+    for (uint64_t g0 = dev_tid(); g0 < ng; g0 += 4u * nth) {
+        float s[4], z[4];
+#pragma unroll
+        for (uint32_t k = 0; k < 4u; k++) {  /* four groups' loads in flight */
+            const uint64_t g = g0 + k * nth;
+            s[k] = g < ng ? __ldcg(scale + g) : 0.0f;
+            z[k] = g < ng ? __ldcg(zero + g) : 0.0f;
+        }
+#pragma unroll
+        for (uint32_t k = 0; k < 4u; k++) {
+            const uint64_t g = g0 + k * nth;
+            if (g < ng) {
+                const unsigned long long kk = dqf_check(codes, s[k], z[k], g, sh, nanpol, err);
+                key = kk < key ? kk : key;
+            }
+        }
+    }
+    if (key != NO_KEY) atomicMax(&st->key, ~key); /* stored inverted: 0 is none [KIVI-DEV-07] */
+    if (__reduce_or_sync(0xFFFFFFFFu, err) != 0u && (threadIdx.x & 31u) == 0u)
+        atomicOr(&st->err, ERR_RANGE);
+    cooperative_groups::this_grid().sync();  /* the verdict: every group checked */
+    __shared__ uint32_t sfail;
+    if (threadIdx.x == 0u) {
+        const unsigned long long k = ~*(volatile unsigned long long *)&st->key;
+        const uint32_t e = *(volatile uint32_t *)&st->err;
+        sfail = k != NO_KEY || e != 0u;
+        /* a failed call ends here: block 0 writes its status [KIVI-DEV-07] */
+        if (sfail && blockIdx.x == 0u && KVQ_KIVI_PLANT != 3) dev_result(res, k, e, 0u);
+    }
+    __syncthreads();
+    return KVQ_KIVI_PLANT != 3 && sfail != 0u; /* plant 3: writing after a failed check */
+}
+
+/* Per-token groups: virtual warp tiles of DQ_CHUNKS * 128 values, grid-stride;
+ * each tile as kivi_dequant_token_kernel's. */
+template <int BITS>
+__global__ void __launch_bounds__(DQF_THREADS)
+kivi_dequant_token_fused_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                                const float *__restrict__ scale, const float *__restrict__ zero,
+                                kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
+                                uint64_t ng, uint32_t lg_g, kvq_cuda_result *res)
+{
+    if (dqf_verdict(codes, scale, zero, st, res, sh, pol.overflow == KVQ_OVERFLOW_NAN, ng)) return;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t G = 1u << lg_g;
+    const float cmaxf = (float)kvq_code_max(BITS);
+    const uint64_t nwarps = (uint64_t)gridDim.x * (DQF_THREADS / 32u);
+    uint32_t f = 0;
+    for (uint64_t wt = dev_tid() / 32u; wt * (DQ_CHUNKS * 128u) < n; wt += nwarps) {
+        const uint64_t tile = wt * (DQ_CHUNKS * 128u);
+        const uint64_t gbase = tile >> lg_g;
+        const uint32_t toff = (uint32_t)(tile & (G - 1u));
+        const uint8_t *crun = codes + kvq_kivi_group_code_offset(&sh, gbase);
+        uint32_t w[DQ_CHUNKS];
+        float s[DQ_CHUNKS], z[DQ_CHUNKS];
+#pragma unroll
+        for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+            const uint32_t x = toff + c * 128u + lane * 4u;
+            w[c] = 0u;
+            s[c] = z[c] = 0.0f;
+            if (tile + (c * 128u + lane * 4u) < n) {
+                const uint8_t *in = crun + (x * (uint32_t)BITS) / 8u;
+                if (BITS <= 2) w[c] = __ldcs(in);
+                else if (BITS == 4) w[c] = __ldcs((const unsigned short *)in);
+                else w[c] = __ldcs((const unsigned int *)in);
+                const uint64_t g = gbase + (x >> lg_g);
+                s[c] = scale[g];
+                z[c] = zero[g];
+            }
+        }
+#pragma unroll
+        for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
+            const uint32_t x = toff + c * 128u + lane * 4u;
+            if (tile + (c * 128u + lane * 4u) < n) {
+                const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
+                float r[4];
+                if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[c], z[c]))) { /* rare: they can saturate */
+#pragma unroll
+                    for (uint32_t k = 0; k < 4u; k++)
+                        r[k] = dev_dequant((w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS), s[c], z[c], f);
+                } else {
+#pragma unroll
+                    for (uint32_t k = 0; k < 4u; k++) {
+                        const uint32_t code = (w[c] >> (sh0 + k * BITS)) & kvq_code_max(BITS);
+                        const float cf = __fsub_rn(__uint_as_float(0x4B000000u | code), 0x1p23f);
+                        r[k] = __fmaf_rn(cf, s[c], z[c]);            /* [KIVI-D-01] */
+                    }
+                }
+                __stcs((float4 *)(y + tile + (c * 128u + lane * 4u)), make_float4(r[0], r[1], r[2], r[3]));
+            }
+        }
+    }
+    dev_publish(st, f, 0u);
+    dev_finish_last(st, res, true);     /* the call's end [KIVI-DEV-07] */
+}
+
+/* Per-channel groups, G in {32, 64, 128}: one thread a group, grid-stride; each
+ * group as kivi_dequant_channel_kernel's. */
+template <int BITS, int G>
+__global__ void __launch_bounds__(DQF_THREADS)
+kivi_dequant_channel_fused_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                                  const float *__restrict__ scale, const float *__restrict__ zero,
+                                  kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
+                                  uint64_t ng, uint32_t lg_g, kvq_cuda_result *res)
+{
+    (void)n;
+    (void)lg_g;
+    if (dqf_verdict(codes, scale, zero, st, res, sh, pol.overflow == KVQ_OVERFLOW_NAN, ng)) return;
+    constexpr int NW = G * BITS / 32;
+    const uint64_t nth = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t stride = kvq_kivi_group_stride(&sh);
+    uint32_t f = 0;
+    for (uint64_t g = dev_tid(); g < ng; g += nth) {
+        const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g);
+        uint32_t w[NW];
+        if (NW % 4 == 0) {
+#pragma unroll
+            for (int k = 0; k < NW; k += 4) {
+                uint4 q = __ldcs((const uint4 *)in + k / 4);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+                if (k + 2 < NW) w[k + 2] = q.z;
+                if (k + 3 < NW) w[k + 3] = q.w;
+            }
+        } else if (NW % 2 == 0) {
+#pragma unroll
+            for (int k = 0; k < NW; k += 2) {
+                uint2 q = __ldcs((const uint2 *)in + k / 2);
+                w[k] = q.x;
+                if (k + 1 < NW) w[k + 1] = q.y;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < NW; k++) w[k] = __ldcs((const unsigned int *)in + k);
+        }
+        const float s = scale[g], z = zero[g];
+        float *p = y + kvq_kivi_group_base(&sh, g);
+        if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn((float)kvq_code_max(BITS), s, z))) { /* rare */
+#pragma unroll
+            for (int i = 0; i < G; i++) {
+                const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+                uint32_t c = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word))
+                             & kvq_code_max(BITS);
+                __stcs(p + (uint64_t)i * stride, dev_dequant(c, s, z, f));
+            }
+        } else {                         /* no value overflows [KIVI-DEV-04] */
+#pragma unroll
+            for (int i = 0; i < G; i++) {
+                const uint32_t word = kvq_code_byte((uint32_t)i, BITS) / 4u;
+                uint32_t c = (w[word] >> kvq_code_word_shift((uint32_t)i, BITS, 4u * word))
+                             & kvq_code_max(BITS);
+                const float cf = __fsub_rn(__uint_as_float(0x4B000000u | c), 0x1p23f);
+                __stcs(p + (uint64_t)i * stride, __fmaf_rn(cf, s, z));           /* [KIVI-D-01] */
+            }
+        }
+    }
+    dev_publish(st, f, 0u);
+    dev_finish_last(st, res, true);     /* the call's end [KIVI-DEV-07] */
+}
+
+/* Per-channel groups, G in {32, 64, 128}, D a multiple of 4: one thread four groups
+ * of adjacent channels (g = 4q .. 4q+3: one token block, channels c .. c+3), so
+ * that each token row leaves as one 16-byte store a thread (a warp's 512 bytes
+ * contiguous when its quads lie in one token block) rather than four 4-byte
+ * stores; rows in chunks of 32, the four groups' code words of a chunk (BITS
+ * words each, contiguous: groups are consecutive in the codes [LAY-PACK-01])
+ * loaded first.  Each value is kivi_dequant_channel_kernel's. */
+template <int BITS, int G>
+__global__ void __launch_bounds__(DQF_THREADS)
+kivi_dequant_channel4_fused_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                                   const float *__restrict__ scale, const float *__restrict__ zero,
+                                   kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
+                                   uint64_t ng, uint32_t lg_g, kvq_cuda_result *res)
+{
+    (void)n;
+    (void)lg_g;
+    if (dqf_verdict(codes, scale, zero, st, res, sh, pol.overflow == KVQ_OVERFLOW_NAN, ng)) return;
+    constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
+    const uint64_t nq = ng / 4u, nth = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t D = sh.channels;
+    const float cmaxf = (float)kvq_code_max(BITS);
+    uint32_t f = 0;
+    for (uint64_t q = dev_tid(); q < nq; q += nth) {
+        const uint64_t g = 4u * q;
+        float s[4], z[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            s[k] = scale[g + k];
+            z[k] = zero[g + k];
+        }
+        bool sat = false;                /* a group that can saturate: the per-value check */
+#pragma unroll
+        for (int k = 0; k < 4; k++) sat |= !KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn(cmaxf, s[k], z[k]));
+        float *p = y + kvq_kivi_group_base(&sh, g);  /* element 0 of group g: channel c of row tb*G */
+        const uint8_t *cq = codes + kvq_kivi_group_code_offset(&sh, g);
+#pragma unroll
+        for (uint32_t ch = 0; ch < (uint32_t)G / 32u; ch++) {
+            uint32_t w[4][BITS];         /* 32 codes of each group: BITS words */
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const uint8_t *a = cq + (uint32_t)k * GB + ch * 4u * BITS;
+                if (BITS == 8) {
+                    const uint4 u0 = __ldcs((const uint4 *)a), u1 = __ldcs((const uint4 *)a + 1);
+                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
+                    w[k][4 % BITS] = u1.x; w[k][5 % BITS] = u1.y; w[k][6 % BITS] = u1.z; w[k][7 % BITS] = u1.w;
+                } else if (BITS == 4) {
+                    const uint4 u0 = __ldcs((const uint4 *)a);
+                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
+                } else if (BITS == 2) {
+                    const uint2 u0 = __ldcs((const uint2 *)a);
+                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y;
+                } else {
+                    w[k][0] = __ldcs((const unsigned int *)a);
+                }
+            }
+#pragma unroll
+            for (uint32_t r = 0; r < 32u; r++) {
+                float v[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    /* code r of the chunk: bit r*BITS of its words [LAY-PACK-01] */
+                    const uint32_t c = (w[k][(r * BITS) / 32u] >> ((r * BITS) % 32u)) & kvq_code_max(BITS);
+                    if (sat) {
+                        v[k] = dev_dequant(c, s[k], z[k], f);
+                    } else {             /* no value overflows [KIVI-DEV-04] */
+                        const float cf = __fsub_rn(__uint_as_float(0x4B000000u | c), 0x1p23f);
+                        v[k] = __fmaf_rn(cf, s[k], z[k]);                /* [KIVI-D-01] */
+                    }
+                }
+                __stcs((float4 *)(p + (uint64_t)(ch * 32u + r) * D), make_float4(v[0], v[1], v[2], v[3]));
+            }
+        }
+    }
+    dev_publish(st, f, 0u);
+    dev_finish_last(st, res, true);     /* the call's end [KIVI-DEV-07] */
+}
+
+typedef void (*dqf_kernel)(float *, const uint8_t *, const float *, const float *, kvq_dev_state *,
+                           kvq_kivi_shape, kvq_policy, uint64_t, uint64_t, uint32_t, kvq_cuda_result *);
+
+/* One cooperative launch of K over `want` blocks' work, at most the grid that
+ * can be resident (the occupancy calculator's blocks an SM, once a kernel). */
+static cudaError_t dqf_launch(dqf_kernel K, uint64_t want, float *y, const uint8_t *codes,
+                              const float *scale, const float *zero, kvq_dev_state *st,
+                              kvq_kivi_shape sh, kvq_policy pol, uint64_t n, uint64_t ng,
+                              uint32_t lg_g, kvq_cuda_result *res, cudaStream_t stream)
+{
+    int dev = 0, sms = 0, per = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, K, DQF_THREADS, 0);
+    if (e != cudaSuccess) return e;
+    if (per < 1) return cudaErrorCooperativeLaunchTooLarge;
+    uint64_t nb = (uint64_t)sms * (uint64_t)per;
+    if (want < nb) nb = want ? want : 1u;
+    void *args[] = {&y, &codes, &scale, &zero, &st, &sh, &pol, &n, &ng, &lg_g, &res};
+    return cudaLaunchCooperativeKernel((const void *)K, dim3((unsigned int)nb), dim3(DQF_THREADS),
+                                       args, 0, stream);
+}
+
+template <int BITS>
+static cudaError_t launch_dequant_fused(float *y, const uint8_t *codes, const float *scale,
+                                        const float *zero, kvq_dev_state *st,
+                                        const kvq_kivi_shape &sh, const kvq_policy &pol,
+                                        kvq_cuda_result *res, cudaStream_t stream)
+{
+    const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
+    const uint32_t lg = ilog2(sh.group);
+    dqf_kernel K;
+    uint64_t want;
+    if (sh.grouping == KVQ_GROUP_TOKEN) {
+        K = kivi_dequant_token_fused_kernel<BITS>;
+        want = (n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u / DQF_THREADS + 1u;
+    } else if (KVQ_KIVI_DQ4 && sh.channels % 4u == 0u && is_aligned(y, 16)) { /* four groups a thread */
+        K = sh.group == 32u ? kivi_dequant_channel4_fused_kernel<BITS, 32>
+          : sh.group == 64u ? kivi_dequant_channel4_fused_kernel<BITS, 64>
+                            : kivi_dequant_channel4_fused_kernel<BITS, 128>;
+        want = (ng / 4u + DQF_THREADS - 1u) / DQF_THREADS;
+    } else {
+        K = sh.group == 32u ? kivi_dequant_channel_fused_kernel<BITS, 32>
+          : sh.group == 64u ? kivi_dequant_channel_fused_kernel<BITS, 64>
+                            : kivi_dequant_channel_fused_kernel<BITS, 128>;
+        want = (ng + DQF_THREADS - 1u) / DQF_THREADS;
+    }
+    return dqf_launch(K, want, y, codes, scale, zero, st, sh, pol, n, ng, lg, res, stream);
+}
+#endif /* KVQ_KIVI_DQFUSED */
+
 
 /* The reference's argument checks, in its order. */
 static kvq_status check_args(const void *a, const void *b, const void *c, const void *d,
@@ -1061,34 +1608,34 @@ extern "C" size_t kvq_cuda_kivi_dequantize_workspace(const kvq_kivi_shape *shape
 template <int BITS>
 static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, float *zero,
                               kvq_dev_state *st, const kvq_kivi_shape &sh, const kvq_policy &pol,
-                              cudaStream_t stream)
+                              cudaStream_t stream, kvq_cuda_result *res = NULL, int keep = 0)
 {
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
         const unsigned int nb = nblocks((n + 1023u) / 1024u, TOK_WARPS);
         switch (ilog2(sh.group)) {
         case 3: kivi_quant_token_kernel<BITS, 3><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         case 4: kivi_quant_token_kernel<BITS, 4><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         case 5: kivi_quant_token_kernel<BITS, 5><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         case 6: kivi_quant_token_kernel<BITS, 6><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         case 7: kivi_quant_token_kernel<BITS, 7><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         default: kivi_quant_token_kernel<BITS, 8><<<nb, TOK_WARPS * 32, 0, stream>>>(
-                    x, codes, scale, zero, st, sh, pol, n); break;
+                    x, codes, scale, zero, st, sh, pol, n, res, keep); break;
         }
     } else if (sh.group == 32u) {          /* 4 sets of 32 groups a block */
         kivi_quant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
-            x, codes, scale, zero, st, sh, pol, ng);
+            x, codes, scale, zero, st, sh, pol, ng, res, keep);
     } else if (sh.group == 64u) {          /* 2 sets */
         kivi_quant_channel_kernel<BITS, 64><<<nblocks(ng, 64), 128, 0, stream>>>(
-            x, codes, scale, zero, st, sh, pol, ng);
+            x, codes, scale, zero, st, sh, pol, ng, res, keep);
     } else {                               /* 1 set */
         kivi_quant_channel_kernel<BITS, 128><<<nblocks(ng, 32), 128, 0, stream>>>(
-            x, codes, scale, zero, st, sh, pol, ng);
+            x, codes, scale, zero, st, sh, pol, ng, res, keep);
     }
 }
 
@@ -1101,6 +1648,16 @@ static void launch_dequant_fast(float *y, const uint8_t *codes, const float *sca
     if (sh.grouping == KVQ_GROUP_TOKEN) {
         kivi_dequant_token_kernel<BITS><<<nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256, 0, stream>>>(
             y, codes, scale, zero, st, sh, n, ilog2(sh.group));
+    } else if (KVQ_KIVI_DQ4N && sh.channels % 4u == 0u && is_aligned(y, 16)) { /* four groups a thread */
+        if (sh.group == 32u)
+            kivi_dequant_channel4_kernel<BITS, 32><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng);
+        else if (sh.group == 64u)
+            kivi_dequant_channel4_kernel<BITS, 64><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng);
+        else
+            kivi_dequant_channel4_kernel<BITS, 128><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng);
     } else if (sh.group == 32u) {
         kivi_dequant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
             y, codes, scale, zero, st, sh, ng);
@@ -1148,15 +1705,24 @@ extern "C" kvq_status kvq_cuda_kivi_quantize_async(uint8_t *d_codes, float *d_sc
         scale = (float *)(ws + WS_HEAD + up256(cb));
         zero = (float *)(ws + WS_HEAD + up256(cb) + up256(ng * sizeof(float)));
     }
-    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
     /* Fast kernels need 16-byte x (float4 loads) and 16-byte codes (vector
      * stores); scale and zero are float arrays, aligned by type. */
-    if (fast_shape(&sh, 1) && is_aligned(d_x, 16) && is_aligned(codes, 16)) {
+    const bool fast = fast_shape(&sh, 1) && is_aligned(d_x, 16) && is_aligned(codes, 16);
+    /* the fast kernels end the call themselves [KIVI-DEV-07]: one memset, no finish kernel */
+    kvq_cuda_result *res = KVQ_KIVI_INFIN && fast ? d_result : NULL;
+    if (res != NULL) {
+        if (cudaMemsetAsync(ws + WS_STATE, 0, WS_INIT_BYTES, stream) != cudaSuccess) return KVQ_E_DEVICE;
+    } else if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) {
+        return KVQ_E_DEVICE;
+    }
+    /* the checked form's scratch kept in L2 for its copy-out [KIVI-DEV-08] */
+    const int keep = KVQ_KIVI_L2KEEP && !direct;
+    if (fast) {
         switch (sh.bits) {
-        case 1: launch_quant_fast<1>(d_x, codes, scale, zero, st, sh, pl, stream); break;
-        case 2: launch_quant_fast<2>(d_x, codes, scale, zero, st, sh, pl, stream); break;
-        case 4: launch_quant_fast<4>(d_x, codes, scale, zero, st, sh, pl, stream); break;
-        default: launch_quant_fast<8>(d_x, codes, scale, zero, st, sh, pl, stream); break;
+        case 1: launch_quant_fast<1>(d_x, codes, scale, zero, st, sh, pl, stream, res, keep); break;
+        case 2: launch_quant_fast<2>(d_x, codes, scale, zero, st, sh, pl, stream, res, keep); break;
+        case 4: launch_quant_fast<4>(d_x, codes, scale, zero, st, sh, pl, stream, res, keep); break;
+        default: launch_quant_fast<8>(d_x, codes, scale, zero, st, sh, pl, stream, res, keep); break;
         }
     } else {
         kivi_quant_generic_kernel<<<nblocks(ng, 128), 128, 0, stream>>>(d_x, codes, scale, zero,
@@ -1175,7 +1741,7 @@ extern "C" kvq_status kvq_cuda_kivi_quantize_async(uint8_t *d_codes, float *d_sc
         kivi_commit_kernel<<<nb, 256, 0, stream>>>(st, sc, ss, sz,
                                                    (opts & KVQ_CUDA_NO_DISCARD) ? 0 : 1);
     }
-    kivi_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
+    if (res == NULL) kivi_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
@@ -1195,11 +1761,35 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result
     const kvq_policy pl = *pol;
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     kvq_dev_state *st = (kvq_dev_state *)((uint8_t *)d_workspace + WS_STATE);
-    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
-    kivi_dequant_check_kernel<<<nblocks(ng, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
-                                                                   st, sh, pl, ng);
     const uint32_t need = sh.grouping == KVQ_GROUP_TOKEN ? 4u : 16u;
-    if (fast_shape(&sh, 0) && is_aligned(d_y, 16) && is_aligned(d_codes, need)) {
+    const bool fast = fast_shape(&sh, 0) && is_aligned(d_y, 16) && is_aligned(d_codes, need);
+#if KVQ_KIVI_DQFUSED
+    if (fast) {                          /* check and write in one kernel [KIVI-DEV-06] */
+        /* its state zero bytes (the key inverted), its end in the kernel [KIVI-DEV-07] */
+        if (cudaMemsetAsync((uint8_t *)d_workspace + WS_STATE, 0, WS_INIT_BYTES, stream) != cudaSuccess)
+            return KVQ_E_DEVICE;
+        cudaError_t e;
+        switch (sh.bits) {
+        case 1: e = launch_dequant_fused<1>(d_y, d_codes, d_scale, d_zero, st, sh, pl, d_result, stream); break;
+        case 2: e = launch_dequant_fused<2>(d_y, d_codes, d_scale, d_zero, st, sh, pl, d_result, stream); break;
+        case 4: e = launch_dequant_fused<4>(d_y, d_codes, d_scale, d_zero, st, sh, pl, d_result, stream); break;
+        default: e = launch_dequant_fused<8>(d_y, d_codes, d_scale, d_zero, st, sh, pl, d_result, stream); break;
+        }
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            return KVQ_E_DEVICE;
+        }
+        return KVQ_OK;
+    }
+#endif
+    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
+    if (KVQ_KIVI_CHECK4 && ng % 4u == 0u && is_aligned(d_scale, 16) && is_aligned(d_zero, 16))
+        kivi_dequant_check4_kernel<<<nblocks(ng / 4u, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
+                                                                             st, sh, pl, ng);
+    else
+        kivi_dequant_check_kernel<<<nblocks(ng, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
+                                                                       st, sh, pl, ng);
+    if (fast) {
         switch (sh.bits) {
         case 1: launch_dequant_fast<1>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;
         case 2: launch_dequant_fast<2>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;

@@ -7,17 +7,51 @@
 #   kvq_gpu_kivi_test_plant2  the same over a planted bug: the fast path's range condition dropped
 #   kvq_gpu_kivi_bench        gpu/bench.cu over gpu/kivi/kivi.cu
 #   kvq_gpu_kivi_bench_base   the same over the per-element kernels of before (KVQ_KIVI_BASELINE)
+#   kvq_gpu_kivi_test_plant3  the test over a planted bug: the one-kernel dequantizer writing
+#                             after a failed check [KIVI-DEV-06]
+#   kvq_gpu_kivi_bench_old    gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_CHECK4=0: the
+#                             dequantize pre-pass one group a thread) [KIVI-DEV-06]
+#   kvq_gpu_kivi_bench_alt    the same over the forms measured and not kept (KVQ_KIVI_DQFUSED=1:
+#                             the one-kernel dequantizer [KIVI-DEV-06]; KVQ_KIVI_INFIN=1: the
+#                             call's end in its kernels [KIVI-DEV-07]; KVQ_KIVI_L2KEEP=1: the
+#                             checked quantizer's scratch at evict-last [KIVI-DEV-08])
+#   kvq_gpu_kivi_test_alt     gpu/gpu_test.cu over those kernels
+#   kvq_gpu_kivi_test_x4, kvq_gpu_kivi_bench_x4  the test and the benchmark over this commit's
+#                             kernels with the per-channel dequantizer four groups a thread
+#                             (KVQ_KIVI_DQ4N=1) [KIVI-DEV-06]
 # (the SAGE quantizers' programs are in gpu/sage/rules.mk: gpu-quant-sage)
 KIVI_DEV_HDR := gpu/kivi/kivi_dev.cuh
 $(B)/gpu/kivi/kivi.o: $(KIVI_DEV_HDR)
-$(B)/gpu/kivi/kivi_base.o $(B)/gpu/kivi/kivi_plant1.o $(B)/gpu/kivi/kivi_plant2.o: \
+$(B)/gpu/kivi/kivi_base.o $(B)/gpu/kivi/kivi_old.o $(B)/gpu/kivi/kivi_alt.o $(B)/gpu/kivi/kivi_x4.o \
+    $(B)/gpu/kivi/kivi_plant1.o \
+    $(B)/gpu/kivi/kivi_plant2.o $(B)/gpu/kivi/kivi_plant3.o: \
     gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
 $(B)/gpu/kivi/kivi_base.o:
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_BASELINE=1 -c $< -o $@
+$(B)/gpu/kivi/kivi_old.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_DQFUSED=0 -DKVQ_KIVI_INFIN=0 -DKVQ_KIVI_CHECK4=0 -c $< -o $@
+$(B)/gpu/kvq_gpu_kivi_bench_old: $(B)/gpu/kivi/kivi_old.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kivi/kivi_alt.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_DQFUSED=1 -DKVQ_KIVI_INFIN=1 -DKVQ_KIVI_L2KEEP=1 -c $< -o $@
+$(B)/gpu/kvq_gpu_kivi_bench_alt: $(B)/gpu/kivi/kivi_alt.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kivi/kivi_x4.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_DQ4N=1 -c $< -o $@
+$(B)/gpu/kvq_gpu_kivi_bench_x4: $(B)/gpu/kivi/kivi_x4.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_gpu_kivi_test_x4: $(B)/gpu/kivi/kivi_x4.o $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kivi/kivi_plant3.o: KIVI_PLANT_DEFS := -DKVQ_KIVI_DQFUSED=1
 $(B)/gpu/kivi/kivi_plant%.o:
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_PLANT=$* -c $< -o $@
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_PLANT=$* $(KIVI_PLANT_DEFS) -c $< -o $@
+$(B)/gpu/kvq_gpu_kivi_test_alt: $(B)/gpu/kivi/kivi_alt.o $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kvq_gpu_kivi_test: $(B)/gpu/kivi/kivi.o $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kvq_gpu_kivi_test_plant%: $(B)/gpu/kivi/kivi_plant%.o $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
@@ -28,7 +62,9 @@ $(B)/gpu/kvq_gpu_kivi_bench_base: $(B)/gpu/kivi/kivi_base.o $(B)/gpu/bench.o \
     $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_DEVICE := $(B)/gpu/kvq_gpu_kivi_test $(B)/gpu/kvq_gpu_kivi_test_plant1 \
-    $(B)/gpu/kvq_gpu_kivi_test_plant2 $(B)/gpu/kvq_gpu_kivi_bench $(B)/gpu/kvq_gpu_kivi_bench_base
+    $(B)/gpu/kvq_gpu_kivi_test_plant2 $(B)/gpu/kvq_gpu_kivi_test_plant3 $(B)/gpu/kvq_gpu_kivi_bench \
+    $(B)/gpu/kvq_gpu_kivi_bench_base $(B)/gpu/kvq_gpu_kivi_bench_old $(B)/gpu/kvq_gpu_kivi_bench_alt \
+    $(B)/gpu/kvq_gpu_kivi_test_alt $(B)/gpu/kvq_gpu_kivi_test_x4 $(B)/gpu/kvq_gpu_kivi_bench_x4
 .PHONY: gpu-quant-kivi
 gpu-quant-kivi: $(QUANT_DEVICE)
 GPU_TARGETS += $(QUANT_DEVICE)

@@ -12,7 +12,9 @@
 # saturate), body is the straight path a thread of an ordinary group runs, loops unrolled: a
 # static count, not a measurement.  An object whose name holds "base" is of the kernels of
 # before (KVQ_KIVI_BASELINE, KVQ_SAGE_BASELINE): its dequantize-by-token kernel takes 8 values a
-# thread, the current one 32.
+# thread, the current one 32.  The one-kernel dequantizers [KIVI-DEV-06] loop over their work
+# items: their body is one item's (32 values a thread per token, G a group, 4G four groups)
+# plus the check phase and the barrier, counted once.
 set -u
 command -v cuobjdump >/dev/null 2>&1 || { echo "sass-count: no cuobjdump on PATH" >&2; exit 2; }
 for o in "$@"; do
@@ -32,6 +34,9 @@ for o in "$@"; do
             kivi_quant_token_kernel*|kivi_quant_channel_kernel*|sage_qk_fast_kernel*) e=32 ;;
             kivi_dequant_token_kernel*) e=$dq ;;
             kivi_dequant_channel_kernel*) e=$(echo "$d" | sed 's/.*, *\([0-9]*\)>.*/\1/') ;;
+            kivi_dequant_token_fused_kernel*) e=32 ;;     # a tile's loop body, phase 1 included
+            kivi_dequant_channel_fused_kernel*) e=$(echo "$d" | sed 's/.*, *\([0-9]*\)>.*/\1/') ;;
+            kivi_dequant_channel4_fused_kernel*) e=$(( 4 * $(echo "$d" | sed 's/.*, *\([0-9]*\)>.*/\1/') )) ;;
             *) continue ;;
             esac
             awk -v d="$d" -v a="$all" -v b="$body" -v e="$e" \

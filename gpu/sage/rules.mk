@@ -105,6 +105,11 @@ $(B)/gpu/sage/sage_bench.o: gpu/bench_time.cuh
 #   kvq_gpu_sage_qtest    gpu/sage/sage_test.cu      kvq_sage_qbench   gpu/sage/sage_bench.cu
 #   kvq_sage_qbench_base  the benchmark over sage.cu's Q/K codes of before (KVQ_SAGE_BASELINE)
 #   kvq_gpu_sage_qtest_plant1  the test over a planted bug: near ties not redone [SAGE-DEV-10]
+#   kvq_gpu_sage_qtest_plant2  the same: a NaN input's error dropped (the maxima pass it over) [SAGE-DEV-13]
+#   kvq_sage_qbench_old   the benchmark over the Q/K kernel of 4e49489 (KVQ_SAGE_QK2=0) [SAGE-DEV-13]
+#   kvq_sage_qbench_reg   the same over this commit's, its input in registers (KVQ_SAGE_SMEM=0)
+#   kvq_gpu_sage_qtest_bfly, kvq_sage_qbench_bfly  the test and the benchmark over this commit's
+#                         with Q's thread-granularity maxima by a reduce-scatter (KVQ_SAGE_BFLY=1)
 QUANT_SAGE_OBJ := $(B)/gpu/sage/sage_ds.o $(B)/gpu/kivi/kivi.o
 $(B)/gpu/kvq_gpu_sage_qtest: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/sage_test.o \
     $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
@@ -112,7 +117,9 @@ $(B)/gpu/kvq_gpu_sage_qtest: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sag
 $(B)/gpu/kvq_sage_qbench: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/sage_bench.o \
     $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/sage/sage_base.o $(B)/gpu/sage/sage_plant1.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
+$(B)/gpu/sage/sage_base.o $(B)/gpu/sage/sage_old.o $(B)/gpu/sage/sage_reg.o $(B)/gpu/sage/sage_bfly.o \
+    $(B)/gpu/sage/sage_plant1.o \
+    $(B)/gpu/sage/sage_plant2.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
     $(GPU_HDR) $(SAGE_HDR)
 $(B)/gpu/sage/sage_base.o:
 	@mkdir -p $(@D)
@@ -120,14 +127,37 @@ $(B)/gpu/sage/sage_base.o:
 $(B)/gpu/kvq_sage_qbench_base: $(B)/gpu/sage/sage_base.o $(QUANT_SAGE_OBJ) \
     $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/sage/sage_plant1.o:
+$(B)/gpu/sage/sage_old.o:
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_PLANT=1 -c $< -o $@
-$(B)/gpu/kvq_gpu_sage_qtest_plant1: $(B)/gpu/sage/sage_plant1.o $(QUANT_SAGE_OBJ) \
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_QK2=0 -c $< -o $@
+$(B)/gpu/kvq_sage_qbench_old: $(B)/gpu/sage/sage_old.o $(QUANT_SAGE_OBJ) \
+    $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/sage/sage_reg.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_SMEM=0 -c $< -o $@
+$(B)/gpu/kvq_sage_qbench_reg: $(B)/gpu/sage/sage_reg.o $(QUANT_SAGE_OBJ) \
+    $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/sage/sage_bfly.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_BFLY=1 -c $< -o $@
+$(B)/gpu/kvq_sage_qbench_bfly: $(B)/gpu/sage/sage_bfly.o $(QUANT_SAGE_OBJ) \
+    $(B)/gpu/sage/sage_bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_gpu_sage_qtest_bfly: $(B)/gpu/sage/sage_bfly.o $(QUANT_SAGE_OBJ) \
+    $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/sage/sage_plant%.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_PLANT=$* -c $< -o $@
+$(B)/gpu/kvq_gpu_sage_qtest_plant%: $(B)/gpu/sage/sage_plant%.o $(QUANT_SAGE_OBJ) \
     $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_SAGE_DEVICE := $(B)/gpu/kvq_gpu_sage_qtest $(B)/gpu/kvq_gpu_sage_qtest_plant1 \
-    $(B)/gpu/kvq_sage_qbench $(B)/gpu/kvq_sage_qbench_base
+    $(B)/gpu/kvq_gpu_sage_qtest_plant2 $(B)/gpu/kvq_sage_qbench $(B)/gpu/kvq_sage_qbench_base \
+    $(B)/gpu/kvq_sage_qbench_old $(B)/gpu/kvq_sage_qbench_reg $(B)/gpu/kvq_sage_qbench_bfly \
+    $(B)/gpu/kvq_gpu_sage_qtest_bfly
 .PHONY: gpu-quant-sage
 gpu-quant-sage: $(QUANT_SAGE_DEVICE)
 GPU_TARGETS += $(QUANT_SAGE_DEVICE)
@@ -135,11 +165,20 @@ GPU_TARGETS += $(QUANT_SAGE_DEVICE)
 # Static instruction counts [KIVI-DEV-03] [SAGE-DEV-10]: the kernels with their rare blocks
 # compiled out (KVQ_*_HOTCOUNT), this commit's and those of before, through
 # gpu/kivi/sass-count.sh (cuobjdump on PATH); the table of spec/kivi.md, "CUDA kernels".
-QUANT_HOT := $(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_base_hot.o $(B)/gpu/sage/sage_hot.o \
-    $(B)/gpu/sage/sage_base_hot.o
-$(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_base_hot.o: gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
-$(B)/gpu/sage/sage_hot.o $(B)/gpu/sage/sage_base_hot.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
-    $(GPU_HDR) $(SAGE_HDR)
+# (*_old_hot: the kernels of 91b3d32 and 4e49489, KVQ_KIVI_DQFUSED=0 KVQ_KIVI_INFIN=0,
+# KVQ_SAGE_QK2=0 [KIVI-DEV-06] [SAGE-DEV-13])
+QUANT_HOT := $(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_old_hot.o $(B)/gpu/kivi/kivi_base_hot.o \
+    $(B)/gpu/sage/sage_hot.o $(B)/gpu/sage/sage_old_hot.o $(B)/gpu/sage/sage_base_hot.o
+$(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_old_hot.o $(B)/gpu/kivi/kivi_base_hot.o: gpu/kivi/kivi.cu \
+    $(KIVI_DEV_HDR) $(GPU_HDR)
+$(B)/gpu/sage/sage_hot.o $(B)/gpu/sage/sage_old_hot.o $(B)/gpu/sage/sage_base_hot.o: gpu/sage/sage.cu \
+    gpu/sage/sage_common.cuh $(GPU_HDR) $(SAGE_HDR)
+$(B)/gpu/kivi/kivi_old_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_HOTCOUNT=1 -DKVQ_KIVI_DQFUSED=0 -DKVQ_KIVI_INFIN=0 -c $< -o $@
+$(B)/gpu/sage/sage_old_hot.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_HOTCOUNT=1 -DKVQ_SAGE_QK2=0 -c $< -o $@
 $(B)/gpu/kivi/kivi_hot.o:
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_HOTCOUNT=1 -c $< -o $@

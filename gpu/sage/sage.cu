@@ -348,6 +348,15 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
 #ifndef KVQ_SAGE_HOTCOUNT
 #define KVQ_SAGE_HOTCOUNT 0  /* 1: the rare blocks compiled out, for gpu/kivi/sass-count.sh only */
 #endif
+#ifndef KVQ_SAGE_QK2
+#define KVQ_SAGE_QK2 1       /* 0: the maxima and packing of 4e49489 (benchmarks only) [SAGE-DEV-13] */
+#endif
+#ifndef KVQ_SAGE_SMEM
+#define KVQ_SAGE_SMEM KVQ_SAGE_QK2 /* 1: the Q/K block's input in shared memory [SAGE-DEV-13] */
+#endif
+#ifndef KVQ_SAGE_BFLY
+#define KVQ_SAGE_BFLY 0      /* 1: Q thread-granularity maxima by a reduce-scatter [SAGE-DEV-13] */
+#endif
 #ifndef KVQ_SAGE_PLANT
 #define KVQ_SAGE_PLANT 0     /* 1: a planted bug the device test must catch */
 #endif
@@ -470,9 +479,21 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
 }
 
 #else
+#if KVQ_SAGE_SMEM
+#define FAST_K_MIN_BLOCKS 6  /* K, D = 128: the block's input in shared memory (32 KiB), at most
+                              * 40 registers, 6 thread blocks an SM [SAGE-DEV-13] */
+#else
 #define FAST_K_MIN_BLOCKS 4  /* K, D = 128: at most 64 registers, 4 thread blocks an SM */
+#endif
+#if KVQ_SAGE_SMEM == 2
+#define FAST_Q_MIN_BLOCKS 3  /* Q, D = 128: 64 KiB, at most 40 registers, 3 blocks an SM */
+#else
 #define FAST_Q_MIN_BLOCKS 2  /* Q, D = 128 (512 threads): at most 64 registers, 2 blocks an SM
                               * (at 70 registers one block: 16 warps an SM, its reads exposed) */
+#endif
+/* The block's input in shared memory (KVQ_SAGE_SMEM 1: K only, measured faster there and
+ * slower for Q; 2: both) [SAGE-DEV-13] */
+#define SAGE_SMEM_ROLE(ROLE) (KVQ_SAGE_SMEM == 2 || (KVQ_SAGE_SMEM == 1 && (ROLE) == KVQ_SAGE_ROLE_K))
 
 template <uint32_t ROLE, uint32_t GRAN, uint32_t D>
 __device__ __forceinline__ uint32_t dev_fast_slot(uint32_t n)  /* n within the block */
@@ -514,18 +535,92 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     if (KVQ_SAGE_HOTCOUNT) vec = 1;                              /* the counted path: 16-byte rows */
     const uint64_t slot0 = (uint64_t)blockIdx.x * SPB;
     const uint32_t t4 = threadIdx.x * 4u;
+    /* [SAGE-DEV-13]: with SM, the block's input in shared memory, not registers (each
+     * thread's own slots: step it at it * FT + thread, so no barrier is needed to read
+     * them), brought by cp.async: every load in flight first, no register held for it */
+    constexpr bool SM = SAGE_SMEM_ROLE(ROLE);
+    extern __shared__ float4 sage_tile[];
     float4 v[FAST_STEPS];
+    if (SM) {
 #pragma unroll
-    for (uint32_t it = 0; it < FAST_STEPS; it++)                  /* every load in flight first */
-        v[it] = dev_load4(x, e0, (uint64_t)(it * FT * 4u + t4), ne, vec);
+        for (uint32_t it = 0; it < FAST_STEPS; it++) {
+            const uint32_t i = it * FT * 4u + t4;
+            float4 *dst = &sage_tile[it * FT + threadIdx.x];
+            if (i < ne) {
+                if (vec) {
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                                 ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(x + e0 + i) : "memory");
+                } else {
+                    *dst = dev_load4(x, e0, (uint64_t)i, ne, vec);
+                }
+            }
+        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
+    } else {
+#pragma unroll
+        for (uint32_t it = 0; it < FAST_STEPS; it++)              /* every load in flight first */
+            v[it] = dev_load4(x, e0, (uint64_t)(it * FT * 4u + t4), ne, vec);
+    }
+#define SAGE_V(it) (SM ? sage_tile[(it) * FT + threadIdx.x] : v[it])
     /* 1. slot maxima [SAGE-Q-01] */
     uint32_t run = 0u, err = 0u;
+    /* [SAGE-DEV-13] (KVQ_SAGE_BFLY): Q at thread granularity, d = 128: a lane's token at
+     * step it is it * 16 + warp, its slot (it / 2) * 8 + warp % 8, the same for all 32
+     * lanes of the warp: four slots a lane, two steps each.  Their four partial maxima
+     * meet over the warp by a reduce-scatter (exchange two across lanes 16 apart, one
+     * across 8, then three shuffles), 6 shuffles instead of 4 x 5; lane 8s + 0 then holds
+     * slot s's maximum over the warp (s = lane bits 4, 3). */
+    constexpr bool BFLY = KVQ_SAGE_BFLY && KVQ_SAGE_QK2 && ROLE == KVQ_SAGE_ROLE_Q
+                          && GRAN == KVQ_SAGE_GRAN_THREAD && D == 128u && FAST_STEPS == 8u;
+    if (BFLY) {
+        float r[4];
 #pragma unroll
-    for (uint32_t it = 0; it < FAST_STEPS; it++) {
+        for (uint32_t sl = 0; sl < 4u; sl++) {
+            r[sl] = 0.0f;
+#pragma unroll
+            for (uint32_t h = 0; h < 2u; h++) {
+                const uint32_t it = 2u * sl + h, i = it * FT * 4u + t4;
+                if (i < ne) {
+                    const float4 vv = SAGE_V(it);
+                    r[sl] = fmaxf(r[sl], fmaxf(fmaxf(fabsf(vv.x), fabsf(vv.y)),
+                                               fmaxf(fabsf(vv.z), fabsf(vv.w))));
+                }
+            }
+        }
+        const uint32_t lane = threadIdx.x & 31u;
+        const bool b4 = (lane & 16u) != 0u, b3 = (lane & 8u) != 0u;
+        const float k0 = fmaxf(b4 ? r[2] : r[0], __shfl_xor_sync(0xFFFFFFFFu, b4 ? r[0] : r[2], 16));
+        const float k1 = fmaxf(b4 ? r[3] : r[1], __shfl_xor_sync(0xFFFFFFFFu, b4 ? r[1] : r[3], 16));
+        float kk = fmaxf(b3 ? k1 : k0, __shfl_xor_sync(0xFFFFFFFFu, b3 ? k0 : k1, 8));
+        kk = fmaxf(kk, __shfl_xor_sync(0xFFFFFFFFu, kk, 4));
+        kk = fmaxf(kk, __shfl_xor_sync(0xFFFFFFFFu, kk, 2));
+        kk = fmaxf(kk, __shfl_xor_sync(0xFFFFFFFFu, kk, 1));
+        const uint32_t m = __float_as_uint(kk);
+        if ((lane & 7u) == 0u && m != 0u) {
+            if (m >= 0x7F800000u) err |= ERR_NONFINITE;               /* Inf [POL-NF-01] */
+            atomicMax(&smax[(lane >> 3) * 8u + (threadIdx.x >> 5) % 8u], m);
+        }
+    }
+#pragma unroll
+    for (uint32_t it = BFLY ? FAST_STEPS : 0u; it < FAST_STEPS; it++) { /* none with BFLY */
         const uint32_t i = it * FT * 4u + t4;
-        if (i < ne)
-            run = max(run, max(max(__float_as_uint(v[it].x) & 0x7FFFFFFFu, __float_as_uint(v[it].y) & 0x7FFFFFFFu),
-                               max(__float_as_uint(v[it].z) & 0x7FFFFFFFu, __float_as_uint(v[it].w) & 0x7FFFFFFFu)));
+#if KVQ_SAGE_QK2
+        /* [SAGE-DEV-13]: fmaxf of |x| (one FMNMX a value, |.| an operand modifier) orders
+         * finite and infinite magnitudes as their encodings do; it passes over a NaN, which
+         * the codes' tie test then finds (its estimate is NaN) */
+        if (i < ne) {
+            const float4 vv = SAGE_V(it);
+            run = __float_as_uint(fmaxf(__uint_as_float(run),
+                                        fmaxf(fmaxf(fabsf(vv.x), fabsf(vv.y)),
+                                              fmaxf(fabsf(vv.z), fabsf(vv.w)))));
+        }
+#else
+        if (i < ne) {
+            const float4 vv = SAGE_V(it);
+            run = max(run, max(max(__float_as_uint(vv.x) & 0x7FFFFFFFu, __float_as_uint(vv.y) & 0x7FFFFFFFu),
+                               max(__float_as_uint(vv.z) & 0x7FFFFFFFu, __float_as_uint(vv.w) & 0x7FFFFFFFu)));
+        }
+#endif
         const uint32_t slot = dev_fast_slot<ROLE, GRAN, D>(i / D);
         const bool last = it + 1u == FAST_STEPS;
         if (last || __any_sync(0xFFFFFFFFu, dev_fast_slot<ROLE, GRAN, D>((i + FT * 4u) / D) != slot)) {
@@ -576,9 +671,30 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
         const uint32_t i = it * FT * 4u + t4;
         if (i >= ne) break;                                       /* ne and i multiples of 4 */
         const float2 sr = ssc[dev_fast_slot<ROLE, GRAN, D>(i / D)];
-        const float a[4] = {v[it].x, v[it].y, v[it].z, v[it].w};
+        const float4 vv = SAGE_V(it);
+        const float a[4] = {vv.x, vv.y, vv.z, vv.w};
         uint32_t word = 0u;
         bool near = false;
+#if KVQ_SAGE_QK2
+        /* [SAGE-DEV-13]: the code fields packed by byte permutes (8-bit: the low byte of
+         * each m; 4-bit: nibble pairs by one shift and one bit-select each) */
+        uint32_t mw[4];
+#pragma unroll
+        for (uint32_t j = 0; j < 4u; j++) {
+            const float qe = __fmul_rn(a[j], sr.y);
+            const float m = __fadd_rn(qe, MAGIC_RND);
+            near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF);
+            mw[j] = __float_as_uint(m);
+        }
+        if (BITS == 8u) {
+            word = __byte_perm(__byte_perm(mw[0], mw[1], 0x0040u), __byte_perm(mw[2], mw[3], 0x0040u),
+                               0x5410u);                          /* [LAY-PACK-01] */
+        } else {
+            const uint32_t lo = (mw[0] & 0x0Fu) | ((mw[1] << 4) & 0xF0u);
+            const uint32_t hi = (mw[2] & 0x0Fu) | ((mw[3] << 4) & 0xF0u);
+            word = lo | hi << 8;                                  /* [LAY-PACK-01] nibble order */
+        }
+#else
 #pragma unroll
         for (uint32_t j = 0; j < 4u; j++) {
             const float qe = __fmul_rn(a[j], sr.y);
@@ -586,11 +702,13 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
             near |= !(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF);
             word |= (__float_as_uint(m) & ((1u << BITS) - 1u)) << (BITS * j); /* [LAY-PACK-01] */
         }
+#endif
         if (!KVQ_SAGE_HOTCOUNT && near) {                         /* rare: about 2^-11 of the elements */
 #pragma unroll
             for (uint32_t j = 0; j < 4u; j++) {
                 const float qe = __fmul_rn(a[j], sr.y);
                 const float m = __fadd_rn(qe, MAGIC_RND);
+                if (KVQ_SAGE_QK2 && KVQ_SAGE_PLANT != 2 && a[j] != a[j]) err |= ERR_NONFINITE; /* NaN [POL-NF-01] (plant 2 drops it) */
                 if (!(fabsf(__fsub_rn(qe, __fsub_rn(m, MAGIC_RND))) <= SAGE_NEAR_HALF)) {
                     const uint32_t fld = kvq_sage_code_field(dev_qk_code(a[j], sr.x, CMAX, pub, away), BITS);
                     word = (word & ~(((1u << BITS) - 1u) << (BITS * j))) | fld << (BITS * j);
@@ -599,9 +717,10 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
         }
         store(i, word);
     }
-    dev_publish(st, f, 0u);
+    dev_publish(st, f, KVQ_SAGE_QK2 ? err : 0u);
 }
 
+#undef SAGE_V
 #endif /* KVQ_SAGE_BASELINE */
 
 /* ---- V [SAGE-V-01..04] ------------------------------------------------------ */
@@ -802,8 +921,26 @@ static void launch_fast(uint32_t bits, uint32_t d, dim3 g, cudaStream_t stream, 
                         uint32_t rounding, uint32_t ties, int vec, sage_hstride hs)
 {
     constexpr uint32_t B = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
+#if KVQ_SAGE_SMEM && !KVQ_SAGE_BASELINE
+    /* the block's input in dynamic shared memory (B * D * 4 bytes, up to 64 KiB) [SAGE-DEV-13] */
+#define FAST_LAUNCH(BB, DD) do { \
+        static bool attr_set = false; \
+        const int smem = SAGE_SMEM_ROLE(ROLE) ? (int)(B * DD * 4u) : 0; \
+        if (!attr_set && smem > 0) { /* Q keeps the default carveout: its loads go through L1 */ \
+            cudaFuncSetAttribute(sage_qk_fast_kernel<ROLE, GRAN, BB, DD>, \
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, smem); \
+            cudaFuncSetAttribute(sage_qk_fast_kernel<ROLE, GRAN, BB, DD>, \
+                                 cudaFuncAttributePreferredSharedMemoryCarveout, \
+                                 (int)cudaSharedmemCarveoutMaxShared); \
+            attr_set = true; \
+        } \
+        sage_qk_fast_kernel<ROLE, GRAN, BB, DD><<<g, B * DD / 32u, smem, stream>>>(codes, scale, x, st, \
+            tokens, rounding, ties, vec, hs); \
+    } while (0)
+#else
 #define FAST_LAUNCH(BB, DD) \
     sage_qk_fast_kernel<ROLE, GRAN, BB, DD><<<g, B * DD / 32u, 0, stream>>>(codes, scale, x, st, tokens, rounding, ties, vec, hs)
+#endif
     if (bits == 4u && d == 64u) FAST_LAUNCH(4u, 64u);
     else if (bits == 4u) FAST_LAUNCH(4u, 128u);
     else if (d == 64u) FAST_LAUNCH(8u, 64u);

@@ -32,7 +32,7 @@
  *
  * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [SAGE-DEV-01..04] [SAGE-DEV-06..07]
  *       [SAGE-MAP-03..06] [POL-TIE-01..02] [POL-NF-01] [POL-FP8-03]
- *       [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02]
+ *       [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [SAGE-DEV-13]
  *
  * Without a device: "gpu-sage-test: SKIPPED (no CUDA device: <reason>)", exit 0.
  * Seed: KVQ_SEED; KVQ_SAGE_GROUPS: Q/K scale slots to reach (default 10^5);
@@ -523,7 +523,8 @@ int main(void)
             } else if (opi == 1) {
                 const size_t nsc = (size_t)kvq_sage_scale_count(&c.sh, &c.qk) * 4u;
                 run(&c, x, nx, (size_t)kvq_sage_code_bytes(&c.sh, c.qk.bits), nsc, "codes", "scale", 1);
-                if (!c.bad) {                                    /* the one-pass form */
+                {                                                /* the one-pass form: on bad
+                                                                  * input its status only [SAGE-DEV-02] */
                     c.direct = 1u;
                     run(&c, x, nx, (size_t)kvq_sage_code_bytes(&c.sh, c.qk.bits), nsc, "codes",
                         "scale", 1);
