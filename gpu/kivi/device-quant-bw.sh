@@ -1,6 +1,6 @@
 #!/bin/bash
 # device-quant-bw.sh -- the KIVI and SAGE quantizers' kernels of [KIVI-DEV-06] and
-# [SAGE-DEV-13] on the device in one call of at most 150 s, built there from the checkout
+# [SAGE-DEV-14] on the device in one call of at most 150 s, built there from the checkout
 # (they link the fast path only: no MPFR, no Check).
 #
 # usage: gpu/kivi/device-quant-bw.sh      (in the repository root; env KVQ_COMMIT, JOBS (16),

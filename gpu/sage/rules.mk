@@ -105,8 +105,8 @@ $(B)/gpu/sage/sage_bench.o: gpu/bench_time.cuh
 #   kvq_gpu_sage_qtest    gpu/sage/sage_test.cu      kvq_sage_qbench   gpu/sage/sage_bench.cu
 #   kvq_sage_qbench_base  the benchmark over sage.cu's Q/K codes of before (KVQ_SAGE_BASELINE)
 #   kvq_gpu_sage_qtest_plant1  the test over a planted bug: near ties not redone [SAGE-DEV-10]
-#   kvq_gpu_sage_qtest_plant2  the same: a NaN input's error dropped (the maxima pass it over) [SAGE-DEV-13]
-#   kvq_sage_qbench_old   the benchmark over the Q/K kernel of 4e49489 (KVQ_SAGE_QK2=0) [SAGE-DEV-13]
+#   kvq_gpu_sage_qtest_plant2  the same: a NaN input's error dropped (the maxima pass it over) [SAGE-DEV-14]
+#   kvq_sage_qbench_old   the benchmark over the Q/K kernel of 4e49489 (KVQ_SAGE_QK2=0) [SAGE-DEV-14]
 #   kvq_sage_qbench_reg   the same over this commit's, its input in registers (KVQ_SAGE_SMEM=0)
 #   kvq_gpu_sage_qtest_bfly, kvq_sage_qbench_bfly  the test and the benchmark over this commit's
 #                         with Q's thread-granularity maxima by a reduce-scatter (KVQ_SAGE_BFLY=1)
@@ -166,7 +166,7 @@ GPU_TARGETS += $(QUANT_SAGE_DEVICE)
 # compiled out (KVQ_*_HOTCOUNT), this commit's and those of before, through
 # gpu/kivi/sass-count.sh (cuobjdump on PATH); the table of spec/kivi.md, "CUDA kernels".
 # (*_old_hot: the kernels of 91b3d32 and 4e49489, KVQ_KIVI_DQFUSED=0 KVQ_KIVI_INFIN=0,
-# KVQ_SAGE_QK2=0 [KIVI-DEV-06] [SAGE-DEV-13])
+# KVQ_SAGE_QK2=0 [KIVI-DEV-06] [SAGE-DEV-14])
 QUANT_HOT := $(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_old_hot.o $(B)/gpu/kivi/kivi_base_hot.o \
     $(B)/gpu/sage/sage_hot.o $(B)/gpu/sage/sage_old_hot.o $(B)/gpu/sage/sage_base_hot.o
 $(B)/gpu/kivi/kivi_hot.o $(B)/gpu/kivi/kivi_old_hot.o $(B)/gpu/kivi/kivi_base_hot.o: gpu/kivi/kivi.cu \

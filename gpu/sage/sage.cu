@@ -349,13 +349,13 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
 #define KVQ_SAGE_HOTCOUNT 0  /* 1: the rare blocks compiled out, for gpu/kivi/sass-count.sh only */
 #endif
 #ifndef KVQ_SAGE_QK2
-#define KVQ_SAGE_QK2 1       /* 0: the maxima and packing of 4e49489 (benchmarks only) [SAGE-DEV-13] */
+#define KVQ_SAGE_QK2 1       /* 0: the maxima and packing of 4e49489 (benchmarks only) [SAGE-DEV-14] */
 #endif
 #ifndef KVQ_SAGE_SMEM
-#define KVQ_SAGE_SMEM KVQ_SAGE_QK2 /* 1: the Q/K block's input in shared memory [SAGE-DEV-13] */
+#define KVQ_SAGE_SMEM KVQ_SAGE_QK2 /* 1: the Q/K block's input in shared memory [SAGE-DEV-14] */
 #endif
 #ifndef KVQ_SAGE_BFLY
-#define KVQ_SAGE_BFLY 0      /* 1: Q thread-granularity maxima by a reduce-scatter [SAGE-DEV-13] */
+#define KVQ_SAGE_BFLY 0      /* 1: Q thread-granularity maxima by a reduce-scatter [SAGE-DEV-14] */
 #endif
 #ifndef KVQ_SAGE_PLANT
 #define KVQ_SAGE_PLANT 0     /* 1: a planted bug the device test must catch */
@@ -481,7 +481,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
 #else
 #if KVQ_SAGE_SMEM
 #define FAST_K_MIN_BLOCKS 6  /* K, D = 128: the block's input in shared memory (32 KiB), at most
-                              * 40 registers, 6 thread blocks an SM [SAGE-DEV-13] */
+                              * 40 registers, 6 thread blocks an SM [SAGE-DEV-14] */
 #else
 #define FAST_K_MIN_BLOCKS 4  /* K, D = 128: at most 64 registers, 4 thread blocks an SM */
 #endif
@@ -492,7 +492,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
                               * (at 70 registers one block: 16 warps an SM, its reads exposed) */
 #endif
 /* The block's input in shared memory (KVQ_SAGE_SMEM 1: K only, measured faster there and
- * slower for Q; 2: both) [SAGE-DEV-13] */
+ * slower for Q; 2: both) [SAGE-DEV-14] */
 #define SAGE_SMEM_ROLE(ROLE) (KVQ_SAGE_SMEM == 2 || (KVQ_SAGE_SMEM == 1 && (ROLE) == KVQ_SAGE_ROLE_K))
 
 template <uint32_t ROLE, uint32_t GRAN, uint32_t D>
@@ -535,7 +535,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     if (KVQ_SAGE_HOTCOUNT) vec = 1;                              /* the counted path: 16-byte rows */
     const uint64_t slot0 = (uint64_t)blockIdx.x * SPB;
     const uint32_t t4 = threadIdx.x * 4u;
-    /* [SAGE-DEV-13]: with SM, the block's input in shared memory, not registers (each
+    /* [SAGE-DEV-14]: with SM, the block's input in shared memory, not registers (each
      * thread's own slots: step it at it * FT + thread, so no barrier is needed to read
      * them), brought by cp.async: every load in flight first, no register held for it */
     constexpr bool SM = SAGE_SMEM_ROLE(ROLE);
@@ -564,7 +564,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
 #define SAGE_V(it) (SM ? sage_tile[(it) * FT + threadIdx.x] : v[it])
     /* 1. slot maxima [SAGE-Q-01] */
     uint32_t run = 0u, err = 0u;
-    /* [SAGE-DEV-13] (KVQ_SAGE_BFLY): Q at thread granularity, d = 128: a lane's token at
+    /* [SAGE-DEV-14] (KVQ_SAGE_BFLY): Q at thread granularity, d = 128: a lane's token at
      * step it is it * 16 + warp, its slot (it / 2) * 8 + warp % 8, the same for all 32
      * lanes of the warp: four slots a lane, two steps each.  Their four partial maxima
      * meet over the warp by a reduce-scatter (exchange two across lanes 16 apart, one
@@ -605,7 +605,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     for (uint32_t it = BFLY ? FAST_STEPS : 0u; it < FAST_STEPS; it++) { /* none with BFLY */
         const uint32_t i = it * FT * 4u + t4;
 #if KVQ_SAGE_QK2
-        /* [SAGE-DEV-13]: fmaxf of |x| (one FMNMX a value, |.| an operand modifier) orders
+        /* [SAGE-DEV-14]: fmaxf of |x| (one FMNMX a value, |.| an operand modifier) orders
          * finite and infinite magnitudes as their encodings do; it passes over a NaN, which
          * the codes' tie test then finds (its estimate is NaN) */
         if (i < ne) {
@@ -676,7 +676,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
         uint32_t word = 0u;
         bool near = false;
 #if KVQ_SAGE_QK2
-        /* [SAGE-DEV-13]: the code fields packed by byte permutes (8-bit: the low byte of
+        /* [SAGE-DEV-14]: the code fields packed by byte permutes (8-bit: the low byte of
          * each m; 4-bit: nibble pairs by one shift and one bit-select each) */
         uint32_t mw[4];
 #pragma unroll
@@ -922,7 +922,7 @@ static void launch_fast(uint32_t bits, uint32_t d, dim3 g, cudaStream_t stream, 
 {
     constexpr uint32_t B = ROLE == KVQ_SAGE_ROLE_Q ? 128u : 64u;
 #if KVQ_SAGE_SMEM && !KVQ_SAGE_BASELINE
-    /* the block's input in dynamic shared memory (B * D * 4 bytes, up to 64 KiB) [SAGE-DEV-13] */
+    /* the block's input in dynamic shared memory (B * D * 4 bytes, up to 64 KiB) [SAGE-DEV-14] */
 #define FAST_LAUNCH(BB, DD) do { \
         static bool attr_set = false; \
         const int smem = SAGE_SMEM_ROLE(ROLE) ? (int)(B * DD * 4u) : 0; \
