@@ -520,6 +520,14 @@ kvq_status kvq_kivi_quantize_group(uint8_t *grp, float *scale, float *zero, uint
     group_minmax(&mn, &mx, &f, v, stride, group, pol);
     st = group_meta(&s, &z, &f, mn, mx, bits, meta, pol);
     if (st != KVQ_OK) return st;
+    /* The group's bytes group*bits/8 and each element's byte (j*bits)/8 < group*bits/8,
+     * by cases of the width: each case linear [TR-GOAL-NONLIN]. */
+    //@ assert nb_1: bits == 1 ==> group * bits == group && (\forall integer j; 0 <= j < group ==> 0 <= kvq_code_byte_l(j, bits) < group * bits / 8);
+    //@ assert nb_2: bits == 2 ==> group * bits == 2 * group && (\forall integer j; 0 <= j < group ==> 0 <= kvq_code_byte_l(j, bits) < group * bits / 8);
+    //@ assert nb_4: bits == 4 ==> group * bits == 4 * group && (\forall integer j; 0 <= j < group ==> 0 <= kvq_code_byte_l(j, bits) < group * bits / 8);
+    //@ assert nb_8: bits == 8 ==> group * bits == 8 * group && (\forall integer j; 0 <= j < group ==> 0 <= kvq_code_byte_l(j, bits) < group * bits / 8);
+    //@ assert nb_range: group * bits <= 8 * KVQ_MAX_GROUP;
+    //@ assert nb: \forall integer j; 0 <= j < group ==> 0 <= kvq_code_byte_l(j, bits) < group * bits / 8;
     /*@ loop invariant b_range: 0 <= b <= group * bits / 8;
         loop invariant cleared: \forall integer k; 0 <= k < b ==> grp[k] == 0;
         loop assigns b, grp[0 .. group * bits / 8 - 1];
@@ -554,6 +562,11 @@ kvq_status kvq_kivi_quantize_group(uint8_t *grp, float *scale, float *zero, uint
               c == kvq_kivi_code_l(kvq_read_l(\at(v[k], Pre), \at(pol->subnormal, Pre)),
                                    s, z, bits, \at(pol->ties, Pre));
         */
+        //@ assert byte_1: bits == 1 ==> 0 <= kvq_code_byte_l(i, bits) < group * bits / 8;
+        //@ assert byte_2: bits == 2 ==> 0 <= kvq_code_byte_l(i, bits) < group * bits / 8;
+        //@ assert byte_4: bits == 4 ==> 0 <= kvq_code_byte_l(i, bits) < group * bits / 8;
+        //@ assert byte_8: bits == 8 ==> 0 <= kvq_code_byte_l(i, bits) < group * bits / 8;
+        //@ assert byte_in: 0 <= kvq_code_byte_l(i, bits) < group * bits / 8;
         kvq_pack_code(grp, i, bits, c);
         /*@ assert kept: \forall integer j; 0 <= j < i ==>
               kvq_code_l(grp, j, bits) == kvq_code_l{LoopCurrent}(grp, j, bits);
