@@ -4,7 +4,8 @@
 # (they link the fast path only: no MPFR, no Check).
 #
 # usage: gpu/kivi/device-quant-bw.sh      (in the repository root; env KVQ_COMMIT, JOBS (16),
-#        REPS (25), CASES (KVQ_GPU_CASES of the KIVI test, 1000), PLANT_CASES (400), LIMIT (148))
+#        REPS (25), CASES (KVQ_GPU_CASES of the KIVI test, 1000), PLANT_CASES (400), LIMIT (148),
+#        BUILD_S (120: a cold build of the kivi.cu variants took over 95 s))
 #
 # It builds (make; gpu/kivi/rules.mk, gpu/sage/rules.mk):
 #   kvq_gpu_kivi_test (+ _alt, _x4, _plant1, _plant2, _plant3), kvq_gpu_kivi_bench (+ _old, _alt, _x4),
@@ -68,7 +69,7 @@ SAGE_P="kvq_gpu_sage_qtest kvq_gpu_sage_qtest_bfly kvq_gpu_sage_qtest_plant1 kvq
 {
     echo "# build on $dev; commit $COMMIT"
     # shellcheck disable=SC2086
-    timeout 95 make -j"${JOBS:-16}" $(for p in $KIVI_P $SAGE_P; do echo "$B/$p"; done)
+    timeout "${BUILD_S:-120}" make -j"${JOBS:-16}" $(for p in $KIVI_P $SAGE_P; do echo "$B/$p"; done)
     echo "make exit $?"
     echo "# built at $(el) s"
 } > "$OUT/quant-build.log" 2>&1
