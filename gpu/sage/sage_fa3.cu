@@ -595,22 +595,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     }
 
     /* o = RN32(RN32(buf vsc) / l); +0 for a row that sees no key */
-#pragma unroll
-    for (uint32_t j = 0; j < 16u; j++) {
-        const uint32_t c = 8u * j + 2u * t;
-        const float v0 = __fdiv_rn(__ldg(vs + c), 448.0f), v1 = __fdiv_rn(__ldg(vs + c + 1u), 448.0f);
-#pragma unroll
-        for (uint32_t hh = 0; hh < 2u; hh++) {
-            const uint32_t row = hh ? rB : rA, nv = hh ? nvB : nvA;
-            const float l = hh ? lB : lA;
-            if (row >= nq) continue;
-            const float x0 = F != 0u ? buf[4u * j + 2u * hh] : acc[4u * j + 2u * hh];
-            const float x1 = F != 0u ? buf[4u * j + 2u * hh + 1u] : acc[4u * j + 2u * hh + 1u];
-            float2 y = make_float2(0.0f, 0.0f);
-            if (nv > 0u) y = make_float2(__fdiv_rn(__fmul_rn(x0, v0), l), __fdiv_rn(__fmul_rn(x1, v1), l));
-            *(float2 *)(o + (uint64_t)row * FA_D + c) = y;
-        }
-    }
+    sage_out_rows<FA_D>(o, vs, acc, buf, F, t, rA, rB, nvA, nvB, lA, lB, nq);
 #endif
 }
 

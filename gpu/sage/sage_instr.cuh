@@ -5,7 +5,8 @@
  * drift apart: the base-2 exponential of the softmax ([SAGE-ATT-04],
  * [TR-EX2]), the FP8 conversion of P~ ([SAGE-DEV-06]), and the no-swizzle
  * K-major shared-memory layout and descriptor of the FP8 wgmma's V operand
- * ([SAGE-ATT-10], measured by gpu/sage/mma_probe.cu).
+ * ([SAGE-ATT-10], measured by gpu/sage/mma_probe.cu), and the output's
+ * division by l ([SAGE-ATT-06]).
  *
  * Included by .cu units only.
  */
@@ -65,6 +66,36 @@ static __device__ __forceinline__ void fence_acc(float *d)
 {
 #pragma unroll
     for (uint32_t x = 0; x < 64u; x++) asm volatile("" : "+f"(d[x])::"memory");
+}
+
+/* The output of [SAGE-ATT-06] for a thread's two rows rA and rB (= rA + 8) of
+ * the accumulator fragment (columns 8j + 2t, + 1): o = RN32(RN32(x vsc) / l),
+ * x the FP32 buffer buf when there is one (flush interval F != 0), else the
+ * accumulator acc (both register arrays: chosen element by element, not by
+ * pointer, so that neither leaves the registers), vsc = RN32(vs / 448); +0 for
+ * a row that sees no key (nv = 0); rows at or past nq are not written. */
+template <uint32_t D>
+static __device__ __forceinline__ void sage_out_rows(float *o, const float *vs, const float *acc,
+                                                     const float *buf, uint32_t F, uint32_t t, uint32_t rA, uint32_t rB,
+                                                     uint32_t nvA, uint32_t nvB, float lA, float lB,
+                                                     uint32_t nq)
+{
+#pragma unroll
+    for (uint32_t j = 0; j < D / 8u; j++) {
+        const uint32_t c = 8u * j + 2u * t;
+        const float v0 = __fdiv_rn(__ldg(vs + c), 448.0f), v1 = __fdiv_rn(__ldg(vs + c + 1u), 448.0f);
+#pragma unroll
+        for (uint32_t hh = 0; hh < 2u; hh++) {
+            const uint32_t row = hh ? rB : rA, nv = hh ? nvB : nvA;
+            const float l = hh ? lB : lA;
+            if (row >= nq) continue;
+            const float x0 = F != 0u ? buf[4u * j + 2u * hh] : acc[4u * j + 2u * hh];
+            const float x1 = F != 0u ? buf[4u * j + 2u * hh + 1u] : acc[4u * j + 2u * hh + 1u];
+            float2 y = make_float2(0.0f, 0.0f);
+            if (nv > 0u) y = make_float2(__fdiv_rn(__fmul_rn(x0, v0), l), __fdiv_rn(__fmul_rn(x1, v1), l));
+            *(float2 *)(o + (uint64_t)row * D + c) = y;
+        }
+    }
 }
 
 #endif
