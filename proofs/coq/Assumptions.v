@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA SageP SageS FftR.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA SageP SageS FftR Index.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -98,3 +98,11 @@ Print Assumptions VIDKV_B_03.
 Print Assumptions VIDKV_B_04.
 Print Assumptions VIDKV_B_04_decide.
 Print Assumptions CERT_AR_01_scores.
+Print Assumptions TR_GOAL_NONLIN_at_index.
+Print Assumptions TR_GOAL_NONLIN_elem.
+Print Assumptions TR_GOAL_NONLIN_zero_codes.
+Print Assumptions TR_GOAL_NONLIN_cleared.
+Print Assumptions KIVI_L_03_group_base_def.
+Print Assumptions KIVI_L_03_index_in.
+Print Assumptions KIVI_L_03_index_distinct.
+Print Assumptions KIVI_L_04_block_end.

@@ -10,6 +10,12 @@
 # 3. `Print Assumptions` of every theorem Assumptions.v names may list only the
 #    axioms of the Coq standard library's real numbers (ADMITTED.md, section
 #    "Axioms of the libraries").
+# 4. proofs/accepted.txt: a goal whose third column names `coq:FILE.v#THEOREM`
+#    (comma-separated, with or beside `gappa:`) names a `Theorem` of a file
+#    checked in 1, and that theorem's comment lists the goal under `Goals:`;
+#    every goal a theorem's `Goals:` lists is an accepted goal naming it; and
+#    when one goal of a TRUSTED.md entry names a Coq theorem, every goal of
+#    that entry does (none accepted without its proof).
 # Exit 0 when all hold, 1 when a proof fails, 2 when a tool or file is missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,6 +68,66 @@ for f in "${files[@]}"; do
     fi
     say "checked $f"
 done
+[ "$status" -eq 0 ] || exit "$status"
+
+# 4. the accepted WP goals whose content a theorem here proves
+accepted="$here/../accepted.txt"
+[ -f "$accepted" ] || { say "error: $accepted missing"; exit 2; }
+python3 - "$accepted" "$out" "${files[@]}" <<'PY' || status=1
+import re, sys
+acc, out, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+errors = []
+theorems = {}   # (file, theorem) -> the goals its comment lists under `Goals:`
+for f in files:
+    text = open(f'{out}/{f}').read()
+    for m in re.finditer(r'^Theorem\s+([A-Za-z0-9_]+)', text, re.M):
+        before = text[:m.start()].rstrip()
+        goals = []
+        if before.endswith('*)'):
+            comment = before[before.rfind('(*'):]
+            if 'Goals:' in comment:
+                goals = re.findall(r'typed_[A-Za-z0-9_]+', comment.split('Goals:', 1)[1])
+        theorems[(f, m.group(1))] = goals
+named = {}      # (file, theorem) -> the accepted goals naming it
+entry_coq = {}  # TRUSTED.md entry -> [(goal, names a theorem)]
+for n, line in enumerate(open(acc), 1):
+    # a comment starts at a `#` that begins a word (the `#` of FILE.v#THEOREM does not)
+    body = re.split(r'(?:^|\s)#', line, maxsplit=1)[0].split()
+    if len(body) < 2:
+        continue
+    goal, tr = body[0], body[1]
+    refs = [r[len('coq:'):] for col in body[2:] for r in col.split(',') if r.startswith('coq:')]
+    entry_coq.setdefault(tr, []).append((goal, n, bool(refs)))
+    for r in refs:
+        where = f'proofs/accepted.txt:{n}'
+        if '#' not in r:
+            errors.append(f'{where}: coq:{r} is not FILE.v#THEOREM'); continue
+        f, t = r.split('#', 1)
+        if f not in files:
+            errors.append(f'{where}: {goal} names coq:{r}, but {f} is not a file _CoqProject checks')
+        elif (f, t) not in theorems:
+            errors.append(f'{where}: {goal} names coq:{r}, but {f} has no Theorem {t}')
+        elif goal not in theorems[(f, t)]:
+            errors.append(f'{where}: {goal} names coq:{r}, whose comment does not list it under `Goals:`')
+        named.setdefault((f, t), set()).add(goal)
+for (f, t), goals in sorted(theorems.items()):
+    for g in goals:
+        if g not in named.get((f, t), ()):
+            errors.append(f'proofs/coq/{f}: Theorem {t} lists {g} under `Goals:`, but proofs/accepted.txt '
+                          f'does not accept it naming coq:{f}#{t} (proved by WP now? drop it from `Goals:`)')
+for tr, rows in entry_coq.items():
+    if any(c for _, _, c in rows):
+        for g, n, c in rows:
+            if not c:
+                errors.append(f'proofs/accepted.txt:{n}: {g} ({tr}) names no Coq theorem, '
+                              f'while other goals of {tr} do (third column coq:FILE.v#THEOREM)')
+for e in errors:
+    print(f'proofs/coq: error: {e}', file=sys.stderr)
+n = sum(len(v) for v in named.values())
+if not errors:
+    print(f'proofs/coq: {n} accepted WP goals name {len(named)} theorems, each listing them', file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
 [ "$status" -eq 0 ] || exit "$status"
 
 # 3. assumptions.  Assumptions.v names every theorem but those of Numbers.v,
