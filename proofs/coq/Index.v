@@ -5,7 +5,10 @@
    The ACSL definitions are copied below under their own names, each with the
    file:line of its ACSL text; a C operation on size_t / uint64_t is
    to_uint64 (the value mod 2^64, as WP's typed model reads it), one on
-   uint32_t is to_uint32.  Each theorem's comment lists under `Goals:` the WP
+   uint32_t is to_uint32.  ACSL's / and % truncate toward zero and Coq's
+   Z.div / Z.modulo round toward minus infinity: they agree on the
+   nonnegative operands of every statement here (each theorem's hypotheses
+   make them so).  Each theorem's comment lists under `Goals:` the WP
    goals of proofs/accepted.txt whose content it proves (proofs/coq/check.sh
    checks the list against accepted.txt's `coq:` column, both ways) and says
    which part of the goal stays with the context WP proves (memory framing,
@@ -91,7 +94,7 @@ Qed.
 (* ---- [TR-GOAL-NONLIN] *)
 
 (* [TR-GOAL-NONLIN] the loop invariant at_index of group_minmax
-   (ref/fast/kivi.c:494) and of kvq_kivi_quantize_group (ref/fast/kivi.c:550):
+   (ref/fast/kivi.c:494) and of kvq_kivi_quantize_group (ref/fast/kivi.c:547):
    `at == i * stride && at <= i * KVQ_MAX_ELEMS` is preserved by the step
    `i++, at += stride` with i and at unsigned (uint32_t, size_t): under the
    invariant, the loop test i < group <= KVQ_MAX_GROUP and the precondition
@@ -119,8 +122,8 @@ Proof.
   - rewrite Hsum. nia.
 Qed.
 
-(* [TR-GOAL-NONLIN] the assertion elem of group_minmax (ref/fast/kivi.c:503)
-   and of kvq_kivi_quantize_group (ref/fast/kivi.c:557):
+(* [TR-GOAL-NONLIN] the assertion elem of group_minmax (ref/fast/kivi.c:502)
+   and of kvq_kivi_quantize_group (ref/fast/kivi.c:554):
    `\valid_read(v + a) && \is_finite(v[a])` inside the loop, from the
    precondition kvq_group_in(v, stride, group) (include/kvq.h:119-122), which
    says it of v + k * stride for every 0 <= k < group.  Its integer content:
@@ -146,23 +149,31 @@ Proof.
 Qed.
 
 (* [TR-GOAL-NONLIN] the loop invariant zero_codes of kvq_kivi_quantize_group
-   (ref/fast/kivi.c:543-544) is established on entry to the packing loop:
-   after the clearing loop (invariant cleared, ref/fast/kivi.c:536, at its
-   exit b = group * bits / 8), every code of the group reads 0, since element
-   j < group's byte (j bits)/8 lies below group bits / 8 (8 | group, bits in
-   {1,2,4,8}) and every field of a zero byte is 0.  grp is the byte array at
-   the loop's entry; that the clearing loop's exit state is that entry state
-   (the frame) stays with WP's proved context.
+   (ref/fast/kivi.c:540-541) is established on entry to the packing loop.  WP's
+   goal has the clearing loop's exit (ref/fast/kivi.c:536): its invariants
+   b_range 0 <= b <= group * bits / 8 and cleared (ref/fast/kivi.c:532) every
+   byte k < b is 0, and the failed test to_uint32(group * bits) / 8 <= b
+   (the uint32_t product, against the invariant's exact one); it asks that
+   element j < group's code reads 0.  The uint32_t product does not wrap
+   (group * bits <= 8 KVQ_MAX_GROUP), so b = group bits / 8; element j's byte
+   (j bits)/8 lies below it (8 | group, bits in {1,2,4,8}), and every field of
+   a zero byte is 0.  grp is the byte array at the loop's exit (WP's havoc of
+   grp[0 .. group bits / 8 - 1]): the frame stays with WP's proved context.
    Goals: typed_kvq_kivi_quantize_group_loop_invariant_zero_codes_established *)
-Theorem TR_GOAL_NONLIN_zero_codes : forall (grp : Z -> Z) group bits,
+Theorem TR_GOAL_NONLIN_zero_codes : forall (grp : Z -> Z) group bits b,
   8 <= group <= KVQ_MAX_GROUP -> group mod 8 = 0 -> kvq_valid_bits bits ->
-  (forall k, 0 <= k < group * bits / 8 -> grp k = 0) ->
+  0 <= b <= group * bits / 8 -> to_uint32 (group * bits) / 8 <= b ->
+  (forall k, 0 <= k < b -> grp k = 0) ->
   forall j, 0 <= j < group -> kvq_code_l grp j bits = 0.
 Proof.
-  intros grp group bits Hg Hm Hb Hclr j Hj.
+  intros grp group bits b Hg Hm Hb Hb0 Hexit Hclr j Hj.
+  assert (Hgb : 0 <= group * bits <= 8 * 4096)
+    by (unfold KVQ_MAX_GROUP in Hg; destruct Hb as [ Hb | [ Hb | [ Hb | Hb ] ] ]; subst bits; lia).
+  rewrite (to_uint32_id (group * bits)) in Hexit by lia.
   unfold kvq_code_l, kvq_field_l.
-  assert (Hin : 0 <= kvq_code_byte_l j bits < group * bits / 8).
-  { unfold kvq_code_byte_l.
+  assert (Hin : 0 <= kvq_code_byte_l j bits < b).
+  { cut (0 <= kvq_code_byte_l j bits < group * bits / 8); [lia|].
+    unfold kvq_code_byte_l.
     assert (E : group = 8 * (group / 8)) by (apply Z_div_exact_2; lia).
     set (m := group / 8) in E. rewrite E in Hj. rewrite E.
     assert (Hm0 : 0 < m) by lia.
@@ -177,21 +188,22 @@ Proof.
 Qed.
 
 (* [TR-GOAL-NONLIN] the loop invariant cleared of the clearing loop of
-   kvq_kivi_quantize_group (ref/fast/kivi.c:536, loop at :540) is preserved:
-   the loop test b < group * bits / 8u is computed in uint32_t, where
-   group * bits <= 8 * KVQ_MAX_GROUP does not wrap, so b lies below the exact
-   group bits / 8, b + 1 does not wrap, and after grp[b] = 0 every byte
-   k < b + 1 is 0 (the bytes below b by the invariant, byte b by the store).
-   grp' is the byte array after the store; that the store writes grp[b] and
-   nothing else (the memory update) stays with WP.
+   kvq_kivi_quantize_group (ref/fast/kivi.c:532, loop at :536) is preserved.
+   WP's goal: under the invariant (0 <= b, every byte k < b zero) and the test
+   b < to_uint32(group * bits) / 8 (uint32_t), after grp[b] = 0 every byte
+   k < to_uint32(b + 1) is 0.  group * bits <= 8 KVQ_MAX_GROUP does not wrap,
+   so b lies below the exact group bits / 8 and b + 1 does not wrap; the bytes
+   below b are 0 by the invariant, byte b by the store.  grp' is the byte
+   array after the store; that the store writes grp[b] and nothing else (the
+   memory update) stays with WP.
    Goals: typed_kvq_kivi_quantize_group_loop_invariant_cleared_preserved *)
 Theorem TR_GOAL_NONLIN_cleared : forall (grp grp' : Z -> Z) group bits b,
   8 <= group <= KVQ_MAX_GROUP -> kvq_valid_bits bits ->
-  0 <= b -> b < to_uint32 (to_uint32 (group * bits) / 8) ->
+  0 <= b -> b < to_uint32 (group * bits) / 8 ->
   (forall k, 0 <= k < b -> grp k = 0) ->
   (forall k, grp' k = if Z.eqb k b then 0 else grp k) ->
   b < group * bits / 8 /\ to_uint32 (b + 1) = b + 1 /\
-  (forall k, 0 <= k < b + 1 -> grp' k = 0).
+  (forall k, 0 <= k < to_uint32 (b + 1) -> grp' k = 0).
 Proof.
   intros grp grp' group bits b Hg Hb Hb0 Hlt Hclr Hupd.
   unfold KVQ_MAX_GROUP in Hg. unfold kvq_valid_bits in Hb.
@@ -199,9 +211,9 @@ Proof.
   rewrite (to_uint32_id (group * bits)) in Hlt by lia.
   assert (Hq : 0 <= group * bits / 8 <= 4096).
   { split; [apply Z.div_pos; lia|]. apply Z.div_le_upper_bound; lia. }
-  rewrite (to_uint32_id (group * bits / 8)) in Hlt by lia.
-  split; [exact Hlt|]. split; [apply to_uint32_id; lia|].
-  intros k Hk. rewrite Hupd. destruct (Z.eqb_spec k b) as [->|Hne]; [reflexivity|].
+  assert (Hs : to_uint32 (b + 1) = b + 1) by (apply to_uint32_id; lia).
+  split; [exact Hlt|]. split; [exact Hs|].
+  rewrite Hs. intros k Hk. rewrite Hupd. destruct (Z.eqb_spec k b) as [->|Hne]; [reflexivity|].
   apply Hclr. lia.
 Qed.
 
@@ -209,8 +221,9 @@ Qed.
 
 (* [KIVI-L-03] the postcondition def of kvq_kivi_group_base (contract
    ref/fast/kivi.c:208-214, body include/kvq_layout.h:274-281): the uint64_t
-   computation -- per channel tb = g / D, c = g % D, tb * G * D + c, each
-   product and sum mod 2^64; per token g * G mod 2^64 -- equals
+   computation as WP states it -- per channel tb = to_uint64(g / D),
+   c = to_uint64(g % D), to_uint64(c + to_uint64(to_uint64(tb * G) * D));
+   per token to_uint64(g * G) -- equals
    kvq_kivi_base_l(D, G, grouping, g) for every group g below T D / G of a
    shape within the extent: every intermediate is at most T D <= 2^36.  The
    reads of s's fields (s valid, the values the logic names) stay with WP.
@@ -219,7 +232,7 @@ Theorem KIVI_L_03_group_base_def : forall b T D G grouping g,
   kvq_kivi_params_l b G grouping -> kvq_kivi_extent_l T D G grouping ->
   0 <= g < kvq_kivi_groups_l T D G ->
   (if Z.eqb grouping KVQ_GROUP_CHANNEL
-   then to_uint64 (to_uint64 (to_uint64 ((g / D) * G) * D) + g mod D)
+   then to_uint64 (to_uint64 (g mod D) + to_uint64 (to_uint64 (to_uint64 (g / D) * G) * D))
    else to_uint64 (g * G)) = kvq_kivi_base_l D G grouping g.
 Proof.
   intros b T D G grouping g Hp He Hg.
@@ -238,9 +251,11 @@ Proof.
     pose proof (Z.mod_pos_bound g D ltac:(lia)) as Hr.
     assert (H1 : 0 <= (g / D) * G <= T) by nia.
     assert (H2 : 0 <= (g / D) * G * D + g mod D < T * D) by nia.
+    rewrite (to_uint64_id (g / D)) by lia.
+    rewrite (to_uint64_id (g mod D)) by lia.
     rewrite (to_uint64_id ((g / D) * G)) by lia.
     rewrite (to_uint64_id ((g / D) * G * D)) by nia.
-    apply to_uint64_id. lia.
+    rewrite to_uint64_id by lia. lia.
   - assert (ED : D = G * (D / G)) by (apply Z_div_exact_2; lia).
     assert (Hn : T * D / G = T * (D / G)).
     { rewrite ED at 1. replace (T * (G * (D / G))) with (T * (D / G) * G) by ring.
