@@ -1,6 +1,6 @@
 (* Assumptions.v -- the axioms every theorem of proofs/coq rests on.  check.sh
    fails when one is not listed in ADMITTED.md ("Axioms of the libraries"). *)
-From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA SageP SageS FftR Index.
+From KvqCoq Require Import Sums Softmax KeyTerm Value Arith Earith KeyQuant Scores Tail Sage Pkv Vidkv Fft SageW SageT PkvF Accum SageE VidkvB PkvZ SageA SageP SageS FftR Index F16.
 
 Print Assumptions paper_lemma_A1.
 Print Assumptions paper_lemma_A1_tilt.
@@ -106,3 +106,4 @@ Print Assumptions KIVI_L_03_group_base_def.
 Print Assumptions KIVI_L_03_index_in.
 Print Assumptions KIVI_L_03_index_distinct.
 Print Assumptions KIVI_L_04_block_end.
+Print Assumptions TR_GOAL_F16DEF_def.
