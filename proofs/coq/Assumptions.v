@@ -106,4 +106,5 @@ Print Assumptions KIVI_L_03_group_base_def.
 Print Assumptions KIVI_L_03_index_in.
 Print Assumptions KIVI_L_03_index_distinct.
 Print Assumptions KIVI_L_04_block_end.
+Print Assumptions POL_F16_01_rn16.
 Print Assumptions TR_GOAL_F16DEF_def.
