@@ -5,8 +5,9 @@
  * drift apart: the base-2 exponential of the softmax ([SAGE-ATT-04],
  * [TR-EX2]), the FP8 conversion of P~ ([SAGE-DEV-06]), and the no-swizzle
  * K-major shared-memory layout and descriptor of the FP8 wgmma's V operand
- * ([SAGE-ATT-10], measured by gpu/sage/mma_probe.cu), and the output's
- * division by l ([SAGE-ATT-06]).
+ * ([SAGE-ATT-10], measured by gpu/sage/mma_probe.cu) with the key order of
+ * V~ that the FA3 core and the V quantizer share ([SAGE-DEV-12], [SAGE-DEV-15]),
+ * and the output's division by l ([SAGE-ATT-06]).
  *
  * Included by .cu units only.
  */
@@ -49,6 +50,24 @@ static __device__ __forceinline__ uint32_t e4m3x2(float lo, float hi)
 static __device__ __forceinline__ uint32_t wg_off(uint32_t row, uint32_t k)
 {
     return ((row / 8u) * 2u + k / 16u) * 128u + (row % 8u) * 16u + k % 16u;
+}
+
+/* [SAGE-DEV-15] V~ for the FA3 core: the position in its k32 instruction of
+ * key kk (< 32) of a 32-key half of a block -- the inverse of the P~ register
+ * order (position 4t + m holds key 8 (m / 2) + 2t + m % 2, position 16 + 4t + m
+ * key 16 + 8 (m / 2) + 2t + m % 2; [SAGE-DEV-12]). */
+static __device__ __forceinline__ uint32_t vt_pos(uint32_t kk)
+{
+    const uint32_t r = kk % 16u;
+    return 16u * (kk / 16u) + 4u * ((r % 8u) / 2u) + 2u * (r / 8u) + kk % 2u;
+}
+
+/* [SAGE-DEV-15] The byte of V~ (a block's 8192 bytes) that holds key kb (< 64)
+ * of the block, channel c (< 128): tile kb / 32 (4096 bytes each), row c,
+ * column vt_pos(kb % 32) in the no-swizzle K-major layout above. */
+static __device__ __forceinline__ uint32_t vt_off(uint32_t kb, uint32_t c)
+{
+    return (kb / 32u) * 4096u + wg_off(c, vt_pos(kb % 32u));
 }
 
 /* Shared-memory matrix descriptor: LBO 128 (between the two core matrices of
