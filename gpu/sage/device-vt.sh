@@ -24,14 +24,21 @@
 # Writes under $OUT: summary.txt, fa3-test.txt, fa3-plant.txt, sage-attn-test.txt,
 # vt-profile.txt, build.log (only when something was built).
 # With `attn` first: only the attention device test, at most 140 s.
-# usage: gpu/sage/device-vt.sh [attn] [SIZES]   (env OUT, KVQ_COMMIT, ATT_S, REPS)
+# With `bench` first: the attention benchmark (gpu/sage/device-attn-bench.sh on
+# build/gpu/libkvq_sage_attn.so, carried and stamped, else built here) in the time left:
+# torch SDPA flash/cuDNN/efficient, SageAttention 1 and kvq's pipeline with V~ (the default)
+# and, in the first group (batch 1, 32 KV heads), without (KVQ_SAGE_VT=0); batch 1 and 4, 32
+# and 8 KV heads, N = SIZES (default 4096..32768 here) causal and not, then LONG (default
+# 65536,131072) non-causal at batch 1; 5 reps, accuracy on 32 rows a head; writes
+# sage-attn-bench.{txt,json}, sage-attn-bench.log, device.txt, summary.txt (build.log when built).
+# usage: gpu/sage/device-vt.sh [attn|bench] [SIZES]   (env OUT, KVQ_COMMIT, ATT_S, REPS, LONG)
 set -u
 T0=$(date +%s)
 OUT=${OUT:-/tmp/kvq-vt-out}
 COMMIT=${KVQ_COMMIT:-unknown}
 MODE=all
-case "${1:-}" in attn) MODE=$1; shift ;; esac
-SIZES=${1:-8192,32768}
+case "${1:-}" in attn|bench) MODE=$1; shift ;; esac
+if [ "$MODE" = bench ]; then SIZES=${1:-4096,8192,16384,32768}; else SIZES=${1:-8192,32768}; fi
 mkdir -p "$OUT"
 WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
 say() { echo "device-vt: $*" | tee -a "$OUT/summary.txt"; }
@@ -69,6 +76,34 @@ if [ "$MODE" = attn ]; then
         say "error: build/gpu/kvq_gpu_sage_attn_test not carried at $COMMIT"
         rc=2
     fi
+    say "finished in $(el) s, exit $rc"
+    exit $rc
+fi
+
+if [ "$MODE" = bench ]; then
+    L=build/gpu/libkvq_sage_attn.so
+    if stamped "$L"; then
+        say "library carried: $L, built at $(cat build/gpu/carried.commit)"
+    else
+        . gpu/sage/cutlass-inc.sh
+        kvq_cutlass_inc || exit 2
+        rm -f "$L"
+        if ! make -j16 CUTLASS_INC="$inc" "$L" > "$OUT/build.log" 2>&1; then
+            say "error: the build failed (build.log)"
+            tail -20 "$OUT/build.log"
+            exit 2
+        fi
+        say "library built here in $(el) s"
+    fi
+    left=$(( 147 - $(el) ))
+    say "the benchmark gets $left s"
+    unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT
+    OUT=$OUT LIB=$L REPS=${REPS:-5} SIZES=$SIZES TIMEOUT=$left \
+        bash gpu/sage/device-attn-bench.sh --no-buffer0 --no-loop --vt0 --batches 1,4 --kv-heads 32,8 \
+        --long ${LONG-65536,131072} --samples 32 --row-budget 0.8 > /dev/null 2>&1
+    rc=$?
+    grep -E "^B=|^- |MET|NOT" "$OUT/sage-attn-bench.txt" | grep -v "smooth_k" >> "$OUT/summary.txt" 2>/dev/null
+    tail -3 "$OUT/sage-attn-bench.log" >> "$OUT/summary.txt" 2>/dev/null
     say "finished in $(el) s, exit $rc"
     exit $rc
 fi

@@ -655,8 +655,10 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
             for (size_t f = 0; f < NFORMS; f++) {
                 if (!g_form_on[f]) continue;
                 const double m = median(tf[f]);
-                printf(", %s %.3f ms (%.0f TFLOP/s, %.2fx warpgroup, %.2fx L0)", FORMS[f].name, m,
-                       flop / (m * 1e-3) / 1e12, ml / m, m0 / m);
+                printf(", %s %.3f ms (%.0f TFLOP/s, %.2fx warpgroup", FORMS[f].name, m, flop / (m * 1e-3) / 1e12,
+                       ml / m);
+                if (g_form_on[1]) printf(", %.2fx L0", m0 / m);
+                printf(")");
             }
             printf(", copy of the %zu input bytes %.3f ms; ping-pong L3 / copy = %.2f", c.bytes, mc,
                    g_form_on[NFORMS - 2] ? median(tf[NFORMS - 2]) / mc : NAN);
