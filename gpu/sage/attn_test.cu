@@ -44,7 +44,7 @@
  * stage's status, directly and from a graph [SAGE-DEV-09].  With the FA3 core
  * in its default form, V~ in the workspace (the V quantizer's second output,
  * [SAGE-DEV-15]) is judged byte for byte too: the reference's V codes
- * permuted by the spec's formula, written out in this file.
+ * permuted by the spec's formula (gpu/sage/vt_ref.h).
  * Seed: KVQ_SEED.  Without a usable sm_90 device: "SKIPPED", exit 77.
  * The closing line is "N passed, N failed"; exit 1 when anything failed.
  *
@@ -66,6 +66,7 @@
 #include "kvq_sage.h"
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
+#include "sage/vt_ref.h"
 #include "testbed.h"
 
 #define DEFAULT_SEED 0x6b76712d61747431ull /* "kvq-att1" */
@@ -287,20 +288,16 @@ static void same_inter(const char *pre, const uint8_t *ws, const kvq_cuda_sage_a
     }
     /* V~ [SAGE-DEV-15], when the pipeline's core is the FA3 core in its default
      * form (INT8 Q/K, the environment not choosing another core, form, level or
-     * KVQ_SAGE_VT=0): the reference's V codes permuted by the spec's formula,
-     * written out here, 0x00 past nk -- every byte */
+     * KVQ_SAGE_VT=0): the reference's V codes permuted by the spec's formula
+     * (gpu/sage/vt_ref.h), 0x00 past nk -- every byte */
     if (vt_expected(c)) {
         const uint32_t nk = c->nk, nb = (nk + 63u) / 64u;
         std::vector<uint8_t> want((size_t)c->heads * nb * 8192u);
         for (uint32_t h = 0; h < c->heads; h++)
             for (uint32_t j = 0; j < nb * 64u; j++)
-                for (uint32_t ch = 0; ch < 128u; ch++) {
-                    const uint32_t t = (j % 64u) / 32u, k = j % 32u, rr = k % 16u;
-                    const uint32_t p = 16u * (k / 16u) + 4u * ((rr % 8u) / 2u) + 2u * (rr / 8u) + k % 2u;
-                    const size_t at = ((size_t)h * nb + j / 64u) * 8192u + t * 4096u + ((ch / 8u) * 2u + p / 16u) * 128u +
-                                      (ch % 8u) * 16u + p % 16u;
-                    want[at] = j < nk ? r->vc[((size_t)h * nk + j) * 128u + ch] : 0u;
-                }
+                for (uint32_t ch = 0; ch < 128u; ch++)
+                    want[h * kvq_vt_head_bytes(nk) + kvq_vt_index(j, ch)] =
+                        j < nk ? r->vc[((size_t)h * nk + j) * 128u + ch] : 0u;
         char what[96];
         snprintf(what, sizeof what, "%sV~ (the V codes permuted, [SAGE-DEV-15])", pre);
         same_bytes(what, ws + L->vt, want.data(), want.size(), c);

@@ -29,8 +29,10 @@
 # torch SDPA flash/cuDNN/efficient, SageAttention 1 and kvq's pipeline with V~ (the default)
 # and, in the first group (batch 1, 32 KV heads), without (KVQ_SAGE_VT=0); batch 1 and 4, 32
 # and 8 KV heads, N = SIZES (default 4096..32768 here) causal and not, then LONG (default
-# 65536,131072) non-causal at batch 1; 5 reps, accuracy on 32 rows a head; writes
-# sage-attn-bench.{txt,json}, sage-attn-bench.log, device.txt, summary.txt (build.log when built).
+# 65536,131072) non-causal at batch 1; 5 reps, accuracy on 32 rows a head; before it, when
+# carried, the planted build and the check of the default form as above (a few s); writes
+# sage-attn-bench.{txt,json}, fa3-test.txt, summary.txt (build.log when built; the log's tail
+# and the device's name go to summary.txt).
 # usage: gpu/sage/device-vt.sh [attn|bench] [SIZES]   (env OUT, KVQ_COMMIT, ATT_S, REPS, LONG)
 set -u
 T0=$(date +%s)
@@ -95,15 +97,30 @@ if [ "$MODE" = bench ]; then
         fi
         say "library built here in $(el) s"
     fi
+    unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT
+    # the check and the planted build of this commit's core and V~ first, when carried (a few s)
+    crc=0
+    if stamped build/gpu/kvq_sage_fa3_test && stamped build/gpu/kvq_sage_fa3_test_plant; then
+        { stdbuf -oL timeout 30 build/gpu/kvq_sage_fa3_test_plant --plant --forms 3 --commit "$COMMIT"
+          echo "kvq_sage_fa3_test_plant --plant exit $?"
+          stdbuf -oL timeout 40 build/gpu/kvq_sage_fa3_test --forms 3 --commit "$COMMIT"
+          echo "kvq_sage_fa3_test --forms 3 exit $?"; } > "$OUT/fa3-test.txt" 2>&1
+        grep -E "^fa3-test (--plant|check|i2f and|V~ check)|FAILED|exit [0-9]+$" "$OUT/fa3-test.txt" >> "$OUT/summary.txt"
+        grep -q "plant exit 0$" "$OUT/fa3-test.txt" && grep -q "forms 3 exit 0$" "$OUT/fa3-test.txt" || crc=1
+        say "checks done at $(el) s, $([ $crc = 0 ] && echo "passed, plants caught" || echo FAILED)"
+    else
+        say "kvq_sage_fa3_test not carried at $COMMIT: the checks not run"
+    fi
     left=$(( 147 - $(el) ))
     say "the benchmark gets $left s"
-    unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT
     OUT=$OUT LIB=$L REPS=${REPS:-5} SIZES=$SIZES TIMEOUT=$left \
         bash gpu/sage/device-attn-bench.sh --no-buffer0 --no-loop --vt0 --batches 1,4 --kv-heads 32,8 \
         --long ${LONG-65536,131072} --samples 32 --row-budget 0.8 > /dev/null 2>&1
     rc=$?
     grep -E "^B=|^- |MET|NOT" "$OUT/sage-attn-bench.txt" | grep -v "smooth_k" >> "$OUT/summary.txt" 2>/dev/null
     tail -3 "$OUT/sage-attn-bench.log" >> "$OUT/summary.txt" 2>/dev/null
+    rm -f "$OUT/device.txt" "$OUT/sage-attn-bench.log"
+    [ "$crc" = 0 ] || rc=1
     say "finished in $(el) s, exit $rc"
     exit $rc
 fi

@@ -51,7 +51,7 @@
  * V~ ([SAGE-DEV-15]: V's codes in the FA3 core's B-operand layout, written by
  * the pipeline's V quantizer): every core check above also runs
  * kvq_cuda_sage_attn_core_fa3_vt given V~ made here from the plain codes by the
- * spec's formula (vt_index; the default form loads it, the others transpose
+ * spec's formula (gpu/sage/vt_ref.h; the default form loads it, the others transpose
  * the plain codes) against the warpgroup core; then the pipeline's own V~ is
  * checked byte for byte against its plain codes permuted by the same formula,
  * and its output against KVQ_SAGE_VT=0 and the warpgroup core (check_vt).  The
@@ -83,6 +83,7 @@
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
 #include "sage/sage_instr.cuh"
+#include "sage/vt_ref.h"
 
 #define CK(x)                                                                       \
     do {                                                                            \
@@ -175,25 +176,13 @@ static void fill(void *p, uint64_t n, uint64_t seed, int kind, int ext, int lo, 
     CK(cudaGetLastError());
 }
 
-/* V~ of [SAGE-DEV-15], written here from the spec's formula (not from the
- * kernels' helpers): the byte of a head's V~ (ceil(nk / 64) blocks of 8192
- * bytes) that holds key j, channel c. */
-__host__ __device__ static inline uint64_t vt_index(uint32_t j, uint32_t c)
-{
-    const uint32_t t = (j % 64u) / 32u, k = j % 32u, r = k % 16u;
-    const uint32_t p = 16u * (k / 16u) + 4u * ((r % 8u) / 2u) + 2u * (r / 8u) + k % 2u;
-    return (uint64_t)(j / 64u) * 8192u + t * 4096u + ((c / 8u) * 2u + p / 16u) * 128u + (c % 8u) * 16u + p % 16u;
-}
-
-__host__ __device__ static inline uint64_t vt_head_bytes(uint32_t nk) { return (uint64_t)((nk + 63u) / 64u) * 8192u; }
-
 /* V~ of `heads` heads from plain codes vc ([head][nk][128]); 0x00 past nk */
 __global__ void vt_permute_kernel(uint8_t *vt, const uint8_t *vc, uint32_t nk, uint32_t heads)
 {
     const uint64_t nkp = (uint64_t)((nk + 63u) / 64u) * 64u, n = (uint64_t)heads * nkp * D;
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
         const uint32_t h = (uint32_t)(i / (nkp * D)), j = (uint32_t)(i / D % nkp), c = (uint32_t)(i % D);
-        vt[h * vt_head_bytes(nk) + vt_index(j, c)] = j < nk ? vc[((uint64_t)h * nk + j) * D + c] : 0u;
+        vt[h * kvq_vt_head_bytes(nk) + kvq_vt_index(j, c)] = j < nk ? vc[((uint64_t)h * nk + j) * D + c] : 0u;
     }
 }
 
@@ -229,8 +218,8 @@ static void make_in(core_in &c, uint64_t seed, int ext, int dspread)
     fill(c.ks, nks, seed + 5u, 2, 0, -9, -5);
     fill(c.ds, nds, seed + 6u, 3, 0, 0, dspread);
     fill(c.vs, H * D, seed + 7u, 2, 0, -4, 4);
-    CK(cudaMalloc(&c.vt, H * vt_head_bytes(a.nk)));
-    CK(cudaMemset(c.vt, 0xA5, H * vt_head_bytes(a.nk)));      /* a byte not written shows */
+    CK(cudaMalloc(&c.vt, H * kvq_vt_head_bytes(a.nk)));
+    CK(cudaMemset(c.vt, 0xA5, H * kvq_vt_head_bytes(a.nk)));      /* a byte not written shows */
     vt_permute_kernel<<<1024, 256>>>(c.vt, c.vc, a.nk, c.heads);
     CK(cudaGetLastError());
     c.bytes = nqc + nkc + nvc + 4u * (nqs + nks + nds + H * D);
@@ -420,7 +409,7 @@ static void clear_form(void);
 /* V~ from the pipeline's V quantizer [SAGE-DEV-15]: the whole pipeline in the
  * default form (the FA3 core at level 3, which loads V~) on binary32 inputs,
  * its workspace filled with 0xA5 first; every byte of the workspace's V~
- * against the plain codes of the same run permuted by vt_index (0x00 past nk),
+ * against the plain codes of the same run permuted by kvq_vt_index (0x00 past nk),
  * and the output and result word against the same pipeline with
  * KVQ_SAGE_VT=0 (the core transposes V's codes itself) and with
  * KVQ_SAGE_CORE=loop.  With --plant (the build links sage.cu with
@@ -462,7 +451,7 @@ static int check_vt(bool plant)
         CK(cudaMemset(ws, 0xA5, L.total));
         const kvq_status s0 = kvq_cuda_sage_attn(o[0], r, q, k, v, &a, H, ws, L.total, 0);
         CK(cudaDeviceSynchronize());
-        const uint64_t nvt = (uint64_t)H * vt_head_bytes(a.nk), nvc = (uint64_t)H * a.nk * D;
+        const uint64_t nvt = (uint64_t)H * kvq_vt_head_bytes(a.nk), nvc = (uint64_t)H * a.nk * D;
         std::vector<uint8_t> vt(nvt), vc(nvc);
         CK(cudaMemcpy(vt.data(), (uint8_t *)ws + L.vt, nvt, cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(vc.data(), (uint8_t *)ws + L.vc, nvc, cudaMemcpyDeviceToHost));
@@ -471,7 +460,7 @@ static int check_vt(bool plant)
         for (uint32_t h = 0; h < H; h++)
             for (uint64_t j = 0; j < nkp; j++)
                 for (uint32_t c = 0; c < D; c++)
-                    want[h * vt_head_bytes(a.nk) + vt_index((uint32_t)j, c)] =
+                    want[h * kvq_vt_head_bytes(a.nk) + kvq_vt_index((uint32_t)j, c)] =
                         j < a.nk ? vc[((uint64_t)h * a.nk + j) * D + c] : 0u;
         uint64_t bb = 0;
         for (uint64_t i = 0; i < nvt; i++)
@@ -737,7 +726,7 @@ static int time_pipeline(const std::vector<uint32_t> &sizes, uint32_t reps)
             const uint64_t bad = compare(o[1], o[0], ne, "pipeline V~ vs KVQ_SAGE_VT=0", n);
             const double mc = median(tc);
             /* the V quantizer's compulsory bytes: V (binary32), its codes, V~ when written, the scales */
-            const double vin = ne * 4.0, vout = (double)ne + 4.0 * H * D, vtb = (double)H * vt_head_bytes(n);
+            const double vin = ne * 4.0, vout = (double)ne + 4.0 * H * D, vtb = (double)H * kvq_vt_head_bytes(n);
             const double cbw = 2.0 * vin / (mc * 1e-3);
             printf("fa3-test pipeline: 32 heads, N = %u, causal %u, buffer 128; medians of %u: with V~ [SAGE-DEV-15] "
                    "%.3f ms (V quantizer %.3f ms, core %.3f ms), KVQ_SAGE_VT=0 %.3f ms (V quantizer %.3f ms, core "

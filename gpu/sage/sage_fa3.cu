@@ -659,7 +659,7 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
          sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>}};
     /* V~ from the quantizer [SAGE-DEV-15]: the default form (ping-pong, level 3)
      * loads it as it is; every other form transposes V's codes itself */
-    const bool vtq = q.vt != NULL && !serial && level == 3;
+    const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
     if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
     const kern_t kern = vtq ? sage_fa3_kernel<plant, true, 3, true> : kerns[serial ? 0 : 1][level];
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
