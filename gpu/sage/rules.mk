@@ -4,7 +4,7 @@
 # conversion matrix, exhaustive FP8 sweep)
 SAGE_HDR := include/kvq_sage.h include/kvq_sage_layout.h include/kvq_fp8.h
 $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o: gpu/sage/sage_common.cuh
-# the V quantizer writes V~ in the FA3 core's layout (sage_instr.cuh's wg_off, vt_pos) [SAGE-DEV-15]
+# the V quantizer writes V~ in the FA3 core's layout (sage_instr.cuh's wg_off, vt_word_off) [SAGE-DEV-15]
 $(B)/gpu/sage/sage.o: gpu/sage/sage_instr.cuh
 $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/sage/sage_test.o $(B)/gpu/sage/sage_bench.o \
     $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/sage/fp8_sweep.o: $(SAGE_HDR)

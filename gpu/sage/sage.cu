@@ -855,7 +855,7 @@ sage_vcode_kernel(uint8_t *__restrict__ codes, const float *__restrict__ v,
  * its tasks i = 0, 1): four float4 loads, the four codes of each key as
  * sage_vcode_kernel computes them, stored to `codes` as 32-bit words, then
  * transposed in registers (byte permutes) into four channel words of four
- * consecutive V~ positions (vt_pos: the keys 16 h + 2 tt + {0, 1, 8, 9} are
+ * consecutive V~ positions (vt_word_off: the keys 16 h + 2 tt + {0, 1, 8, 9} are
  * positions 16 (h % 2) + 4 tt .. + 3 of tile h / 2) and stored to the block's
  * V~ image in shared memory (the channel rotated by qq / 2: no bank conflict);
  * then the 8192 bytes to `vt` in 16-byte stores.  Keys at or past N give 0x00
@@ -912,12 +912,11 @@ sage_vcode_vt_kernel(uint8_t *__restrict__ codes, uint8_t *__restrict__ vt, cons
             const uint32_t bb = (u + qq / 2u) % 4u;
 #if KVQ_SAGE_PLANT == 3
             /* planted: the two 16-key quarters of each tile swapped (keys 0..15
-             * at positions 16..31 and back), a permutation that is not vt_pos */
-            const uint32_t pos = 16u * (1u - h % 2u) + 4u * tt;
+             * at positions 16..31 and back): h ^ 1 is the same tile, the other quarter */
+            *reinterpret_cast<uint32_t *>(img + vt_word_off(h ^ 1u, tt, c0 + bb)) = o[bb];
 #else
-            const uint32_t pos = 16u * (h % 2u) + 4u * tt;
+            *reinterpret_cast<uint32_t *>(img + vt_word_off(h, tt, c0 + bb)) = o[bb];
 #endif
-            *reinterpret_cast<uint32_t *>(img + (h / 2u) * 4096u + wg_off(c0 + bb, pos)) = o[bb];
         }
     }
     __syncthreads();

@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             /* V~: [key][channel] -> 2 k32 tiles of channel rows, keys in P~'s order.
              * A task: channels c0 .. c0 + 3 (c0 = 4 (8 G + qq)) of keys 16 h + 2 tt +
              * {0, 1, 8, 9}, which are positions 16 (h % 2) + 4 tt .. + 3 of tile h / 2
-             * (vt_pos): four 4-byte loads, a 4 x 4 byte transpose, four 4-byte
+             * (vt_word_off): four 4-byte loads, a 4 x 4 byte transpose, four 4-byte
              * stores.  Lane = 4 qq + tt: a load reads 32 bytes of 4 key rows (the
              * 128-byte swizzle spreads them over the 32 banks), a store writes 8
              * channel rows x 4 words of core matrices (the channel is rotated by
@@ -277,13 +277,11 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                     const uint32_t t2 = __byte_perm(w0, w1, 0x7362u), t3 = __byte_perm(w2, w3, 0x7362u);
                     const uint32_t o0 = __byte_perm(t0, t1, 0x5410u), o1 = __byte_perm(t0, t1, 0x7632u);
                     const uint32_t o2 = __byte_perm(t2, t3, 0x5410u), o3 = __byte_perm(t2, t3, 0x7632u);
-                    uint8_t *tile = vt + (h / 2u) * 4096u;
-                    const uint32_t pos = 16u * (h % 2u) + 4u * tt;
 #pragma unroll
                     for (uint32_t u = 0; u < 4u; u++) {
                         const uint32_t bb = (u + qq / 2u) % 4u;
                         const uint32_t x = bb == 0u ? o0 : bb == 1u ? o1 : bb == 2u ? o2 : o3;
-                        *reinterpret_cast<uint32_t *>(tile + wg_off(c0 + bb, pos)) = x;
+                        *reinterpret_cast<uint32_t *>(vt + vt_word_off(h, tt, c0 + bb)) = x;
                     }
                 }
             }

@@ -52,22 +52,17 @@ static __device__ __forceinline__ uint32_t wg_off(uint32_t row, uint32_t k)
     return ((row / 8u) * 2u + k / 16u) * 128u + (row % 8u) * 16u + k % 16u;
 }
 
-/* [SAGE-DEV-15] V~ for the FA3 core: the position in its k32 instruction of
- * key kk (< 32) of a 32-key half of a block -- the inverse of the P~ register
- * order (position 4t + m holds key 8 (m / 2) + 2t + m % 2, position 16 + 4t + m
- * key 16 + 8 (m / 2) + 2t + m % 2; [SAGE-DEV-12]). */
-static __device__ __forceinline__ uint32_t vt_pos(uint32_t kk)
+/* [SAGE-DEV-15] The 32-bit word of a block's V~ (8192 bytes: two k32 tiles in
+ * the layout above, channels as rows) that holds channel c's codes of keys
+ * 16 h + 2 tt + {0, 1, 8, 9} of the block (h < 4, tt < 4), in that order: they
+ * are positions 16 (h % 2) + 4 tt .. + 3 of tile h / 2, the inverse of the P~
+ * register order (position 4t + m holds key 8 (m / 2) + 2t + m % 2 of a 32-key
+ * half, position 16 + 4t + m key 16 + 8 (m / 2) + 2t + m % 2; [SAGE-DEV-12]).
+ * The FA3 core's producer (its transpose) and the V quantizer's V~ pass both
+ * place words by it. */
+static __device__ __forceinline__ uint32_t vt_word_off(uint32_t h, uint32_t tt, uint32_t c)
 {
-    const uint32_t r = kk % 16u;
-    return 16u * (kk / 16u) + 4u * ((r % 8u) / 2u) + 2u * (r / 8u) + kk % 2u;
-}
-
-/* [SAGE-DEV-15] The byte of V~ (a block's 8192 bytes) that holds key kb (< 64)
- * of the block, channel c (< 128): tile kb / 32 (4096 bytes each), row c,
- * column vt_pos(kb % 32) in the no-swizzle K-major layout above. */
-static __device__ __forceinline__ uint32_t vt_off(uint32_t kb, uint32_t c)
-{
-    return (kb / 32u) * 4096u + wg_off(c, vt_pos(kb % 32u));
+    return (h / 2u) * 4096u + wg_off(c, 16u * (h % 2u) + 4u * tt);
 }
 
 /* Shared-memory matrix descriptor: LBO 128 (between the two core matrices of

@@ -1,7 +1,7 @@
 /*
  * vt_ref.h -- V~'s layout (spec/sage.md [SAGE-DEV-15]) written out from the spec's
  * formula for the device tests (gpu/sage/fa3_test.cu, gpu/sage/attn_test.cu), apart from
- * the kernels' own helpers (gpu/sage/sage_instr.cuh vt_pos, wg_off), so that a wrong
+ * the kernels' own helpers (gpu/sage/sage_instr.cuh vt_word_off, wg_off), so that a wrong
  * helper cannot agree with itself.  Host and device (under nvcc).
  */
 #ifndef KVQ_SAGE_VT_REF_H
