@@ -339,6 +339,22 @@ kvq_status kvq_cuda_sage_attn_core_fa3(float *d_o, const kvq_sage_attn *a, uint3
                                        const float *d_ks, const float *d_ds, const uint8_t *d_vc,
                                        const float *d_vs, cudaStream_t stream);
 int kvq_cuda_sage_attn_fa3_built(void);
+/* V~ (spec/sage.md [SAGE-DEV-15]): V's E4M3 codes of a head in the layout of
+ * the FA3 core's P~V B operand, a block of 8192 bytes for each 64 keys
+ * (ceil(nk / 64) blocks a head, heads one after the other): byte
+ *   (h ceil(nk / 64) + floor(j / 64)) 8192 + t 4096 + ((c / 8) 2 + p / 16) 128 + (c % 8) 16 + p % 16
+ * holds key j (t = floor((j % 64) / 32), k = j % 32, r = k % 16,
+ * p = 16 floor(k / 16) + 4 floor((r % 8) / 2) + 2 floor(r / 8) + k % 2), channel c
+ * of head h, and 0x00 for j >= nk.  The pipeline's V quantizer writes it (unless
+ * the environment's KVQ_SAGE_VT is "0"); _core_fa3_vt is the FA3 core given it
+ * beside the plain codes d_vc (16-byte aligned; KVQ_E_PARAM for d_vt NULL): the
+ * default form loads V~ as it is, the other forms (KVQ_SAGE_FA3_SERIAL,
+ * KVQ_SAGE_FA3_LEVEL < 3) transpose d_vc themselves.  The same bits either way. */
+#define KVQ_CUDA_SAGE_VT_BLOCK 8192u
+kvq_status kvq_cuda_sage_attn_core_fa3_vt(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                          const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                          const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                          const uint8_t *d_vt, const float *d_vs, cudaStream_t stream);
 /* The whole pipeline from binary32 Q, K, V ([heads][n][dim] each): smoothing,
  * dS, the three quantizers and the core, every stage one launch a kernel for
  * all heads.  The workspace holds the intermediates: at least
@@ -365,11 +381,12 @@ kvq_status kvq_cuda_sage_attn_stages(float *ms, float *d_o, kvq_cuda_result *d_r
  * per-head sizes of include/kvq_sage_layout.h): ks/km the smoothed K and its
  * means (1 row a head), qs/qm the smoothed Q and its means (ceil(nq / 128)
  * rows a head), ds the dS rows, qc/qsc, kc/ksc, vc/vsc the quantizers' codes
- * and scales; scratch (the stages' states, V's maxima) and results (the
+ * and scales, vt V~ ([SAGE-DEV-15]; written when the core is the FA3 one and
+ * KVQ_SAGE_VT is not "0"); scratch (the stages' states, V's maxima) and results (the
  * core's gate) are the pipeline's own; total is
  * kvq_cuda_sage_attn_workspace().  KVQ_E_PARAM for invalid parameters. */
 typedef struct kvq_cuda_sage_attn_ws {
-    size_t ks, km, qs, qm, ds, qc, qsc, kc, ksc, vc, vsc, scratch, results, total;
+    size_t ks, km, qs, qm, ds, qc, qsc, kc, ksc, vc, vsc, vt, scratch, results, total;
 } kvq_cuda_sage_attn_ws;
 kvq_status kvq_cuda_sage_attn_ws_layout(kvq_cuda_sage_attn_ws *w, const kvq_sage_attn *a,
                                         uint32_t heads);

@@ -17,7 +17,8 @@ per N, batch and KV heads); the kvq pipeline takes them as they are, K and V
 repeated to the query heads when grouped (it has no grouped-KV entry point:
 the same attention work, its K and V stages 4x) -- buffer=128 with the
 library's default core; with --level0 also the FA3 core at level 0
-(KVQ_SAGE_FA3_LEVEL=0), unless --no-loop the warpgroup core
+(KVQ_SAGE_FA3_LEVEL=0), with --vt0 the pipeline without V~ (KVQ_SAGE_VT=0,
+[SAGE-DEV-15]), unless --no-loop the warpgroup core
 (KVQ_SAGE_CORE=loop), unless --no-buffer0 buffer=0 (these three in the first
 group only); qk_bits=8.  The binary16 methods take them rounded to binary16,
 as [B][heads][N][128].
@@ -55,7 +56,7 @@ with the reason).  Past --deadline the remaining rows read SKIPPED.
 
 Usage: attn_bench.py [--lib PATH] [--sizes 4096,...] [--batches 1,4] [--kv-heads 32,8]
                      [--long 65536,131072] [--reps 20] [--commit C] [--out DIR] [--quick]
-                     [--samples 128] [--row-budget S] [--deadline S] [--level0]
+                     [--samples 128] [--row-budget S] [--deadline S] [--level0] [--vt0]
                      [--no-buffer0] [--no-loop] [--no-stages] [--no-isolate]
 Writes DIR/sage-attn-bench.json and DIR/sage-attn-bench.txt (DIR: --out, else
 $OUT, else .).  Exit status: 0 report written and every kvq row measured;
@@ -83,11 +84,12 @@ SDPA_METHODS = [("sdpa-flash", "FLASH_ATTENTION"), ("sdpa-cudnn", "CUDNN_ATTENTI
                 ("sdpa-efficient", "EFFICIENT_ATTENTION")]
 # (method, buffer, KVQ_SAGE_CORE): None = the library's default core (the FlashAttention-3
 # structured one [SAGE-DEV-12] when built), "loop" = the warpgroup core [SAGE-ATT-10]
-KVQ_METHODS = [("kvq-b128", 128, None), ("kvq-b128-L0", 128, "L0"), ("kvq-b128-loop", 128, "loop"),
-               ("kvq-b0", 0, None)]
+KVQ_METHODS = [("kvq-b128", 128, None), ("kvq-b128-L0", 128, "L0"), ("kvq-b128-vt0", 128, "vt0"),
+               ("kvq-b128-loop", 128, "loop"), ("kvq-b0", 0, None)]
 LABELS = {"kvq-b128": "kvq SageAttn2 (INT8 QK, FP8 PV, buffer 128)",
           "kvq-b128-loop": "kvq SageAttn2, warpgroup core (KVQ_SAGE_CORE=loop, buffer 128)",
           "kvq-b128-L0": "kvq SageAttn2, FA3 core level 0 (KVQ_SAGE_FA3_LEVEL=0, buffer 128)",
+          "kvq-b128-vt0": "kvq SageAttn2, V~ not written: the core transposes V (KVQ_SAGE_VT=0, buffer 128)",
           "kvq-b0": "kvq SageAttn2 (INT8 QK, FP8 PV, buffer 0)",
           "sdpa-flash": "torch SDPA FLASH_ATTENTION (fp16)",
           "sdpa-cudnn": "torch SDPA CUDNN_ATTENTION (fp16)",
@@ -125,6 +127,8 @@ def methods_of(args, first=True):
     m = [name for name, _ in SDPA_METHODS] + ["sage1", "kvq-b128"]
     if args.level0 and first:
         m.append("kvq-b128-L0")
+    if args.vt0 and first:
+        m.append("kvq-b128-vt0")
     if not args.no_loop and first:
         m.append("kvq-b128-loop")
     if not args.no_buffer0 and first:
@@ -411,11 +415,14 @@ def run_child(args):
                     if grp > 1:
                         row["gqa"] = "K, V repeated"
                     os.environ.pop("KVQ_SAGE_CORE", None)
+                    os.environ.pop("KVQ_SAGE_VT", None)
                     set_level(BASE_LEVEL)
                     if core == "loop":
                         os.environ["KVQ_SAGE_CORE"] = core            # read by the library at each call
                     elif core == "L0":
                         set_level("0")
+                    elif core == "vt0":
+                        os.environ["KVQ_SAGE_VT"] = "0"               # [SAGE-DEV-15]: the core transposes V
                     row["params"]["fa3_level"] = os.environ.get("KVQ_SAGE_FA3_LEVEL", "default")
                     if lib is not None and hasattr(lib, "kvq_cuda_sage_attn_fa3_built"):
                         row["fa3_built"] = int(lib.kvq_cuda_sage_attn_fa3_built())
@@ -463,6 +470,7 @@ def run_child(args):
                     del ws
                 guarded(method, causal, body)
                 os.environ.pop("KVQ_SAGE_CORE", None)
+                os.environ.pop("KVQ_SAGE_VT", None)
                 set_level(BASE_LEVEL)
         q = k = v = o = refs = None
         try:
@@ -618,7 +626,7 @@ def run_group(args, g):
                "--child-first", str(int(g["first"])),
                "--lib", args.lib, "--reps", str(args.reps), "--samples", str(args.samples),
                "--row-budget", str(args.row_budget), "--deadline-at", str(args.deadline_at - 8)]
-        for flag in ("no_buffer0", "no_loop", "level0", "no_stages"):
+        for flag in ("no_buffer0", "no_loop", "level0", "vt0", "no_stages"):
             if getattr(args, flag):
                 cmd.append("--" + flag.replace("_", "-"))
         try:
@@ -681,7 +689,8 @@ def annotate(rows, device):
         sage = [x for x in same if x["method"] == "sage1"]
         if r["method"].startswith("kvq") and sage:
             r["speedup_vs_sage1"] = sage[0]["ms"] / r["ms"]
-        for other, k in (("kvq-b128-loop", "speedup_vs_loop"), ("kvq-b128-L0", "speedup_vs_L0")):
+        for other, k in (("kvq-b128-loop", "speedup_vs_loop"), ("kvq-b128-L0", "speedup_vs_L0"),
+                         ("kvq-b128-vt0", "speedup_vs_vt0")):
             x = [y for y in same if y["method"] == other]
             if r["method"] == "kvq-b128" and x:
                 r[k] = x[0]["ms"] / r["ms"]
@@ -782,6 +791,8 @@ def summary(doc):
                        stages_text(r["stages_ms"]) + f"  (sum {tot:.3f})")
     for k, what in (("speedup_vs_L0", "the default core vs the FA3 core at level 0 (kvq-b128-L0 / kvq-b128, "
                                       "whole pipeline)"),
+                    ("speedup_vs_vt0", "the pipeline with V~ vs without (kvq-b128-vt0 / kvq-b128, KVQ_SAGE_VT=0, "
+                                       "[SAGE-DEV-15])"),
                     ("speedup_vs_loop", "the default core vs the warpgroup core (kvq-b128-loop / kvq-b128, "
                                         "whole pipeline)")):
         lp = [r for r in rows if r.get(k)]
@@ -797,7 +808,8 @@ def summary(doc):
 
 
 def methods_order(m):
-    order = [x for x, _ in SDPA_METHODS] + ["sage1", "kvq-b128", "kvq-b128-L0", "kvq-b128-loop", "kvq-b0"]
+    order = [x for x, _ in SDPA_METHODS] + ["sage1", "kvq-b128", "kvq-b128-L0", "kvq-b128-vt0", "kvq-b128-loop",
+                                             "kvq-b0"]
     return order.index(m) if m in order else len(order)
 
 
@@ -829,6 +841,8 @@ def main():
     ap.add_argument("--no-buffer0", action="store_true", help="no kvq buffer=0 rows")
     ap.add_argument("--no-loop", action="store_true", help="no rows of the warpgroup core (KVQ_SAGE_CORE=loop)")
     ap.add_argument("--level0", action="store_true", help="rows of the FA3 core at level 0 (KVQ_SAGE_FA3_LEVEL=0)")
+    ap.add_argument("--vt0", action="store_true",
+                    help="rows of the pipeline without V~ (KVQ_SAGE_VT=0: the core transposes V, [SAGE-DEV-15])")
     ap.add_argument("--no-stages", action="store_true", help="no stage split of the kvq rows")
     ap.add_argument("--no-isolate", action="store_true", help="run every group in this process")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)

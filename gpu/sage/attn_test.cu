@@ -41,13 +41,16 @@
  * mode) and replayed twice (workspace and output overwritten before each):
  * intermediates bitwise against the reference, output and result word equal
  * to the direct call's; two bad inputs in two stages give the earlier
- * stage's status, directly and from a graph [SAGE-DEV-09].
+ * stage's status, directly and from a graph [SAGE-DEV-09].  With the FA3 core
+ * in its default form, V~ in the workspace (the V quantizer's second output,
+ * [SAGE-DEV-15]) is judged byte for byte too: the reference's V codes
+ * permuted by the spec's formula (gpu/sage/vt_ref.h).
  * Seed: KVQ_SEED.  Without a usable sm_90 device: "SKIPPED", exit 77.
  * The closing line is "N passed, N failed"; exit 1 when anything failed.
  *
  * SPEC: [SAGE-ATT-01] [SAGE-ATT-02] [SAGE-ATT-03] [SAGE-ATT-04] [SAGE-ATT-05] [SAGE-ATT-06]
  * [SAGE-ATT-07] [SAGE-ATT-08] [SAGE-ATT-10] [SAGE-ATT-11] [SAGE-ACC-05] [SAGE-DEV-06] [SAGE-ACC-02]
- * [API-ERR-01] [POL-NF-01] [SAGE-DEV-09]
+ * [API-ERR-01] [POL-NF-01] [SAGE-DEV-09] [SAGE-DEV-15]
  */
 #include <math.h>
 #include <stdio.h>
@@ -63,6 +66,7 @@
 #include "kvq_sage.h"
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
+#include "sage/vt_ref.h"
 #include "testbed.h"
 
 #define DEFAULT_SEED 0x6b76712d61747431ull /* "kvq-att1" */
@@ -253,6 +257,18 @@ static int same_bytes(const char *what, const void *dev, const void *host, size_
     return 0;
 }
 
+/* Whether the pipeline writes V~ [SAGE-DEV-15] for case c: its core is the FA3
+ * one in the default form -- INT8 Q/K codes, the core built, and none of
+ * KVQ_SAGE_CORE=loop, KVQ_SAGE_VT=0, KVQ_SAGE_FA3_SERIAL=1, a KVQ_SAGE_FA3_LEVEL
+ * other than 3 in the environment. */
+static int vt_expected(const acase *c)
+{
+    const char *core = getenv("KVQ_SAGE_CORE"), *vt = getenv("KVQ_SAGE_VT");
+    const char *ser = getenv("KVQ_SAGE_FA3_SERIAL"), *lv = getenv("KVQ_SAGE_FA3_LEVEL");
+    return c->bits == 8u && kvq_cuda_sage_attn_fa3_built() && !(core && !strcmp(core, "loop")) &&
+           !(vt && !strcmp(vt, "0")) && !(ser && !strcmp(ser, "1")) && (lv == NULL || lv[0] == '\0' || !strcmp(lv, "3"));
+}
+
 /* Every intermediate in workspace ws against the host reference r, bit for bit. */
 static void same_inter(const char *pre, const uint8_t *ws, const kvq_cuda_sage_attn_ws *L, const inter *r,
                        const acase *c)
@@ -269,6 +285,22 @@ static void same_inter(const char *pre, const uint8_t *ws, const kvq_cuda_sage_a
         char what[96];
         snprintf(what, sizeof what, "%s%s", pre, x.what);
         same_bytes(what, ws + x.off, x.ref, x.n, c);
+    }
+    /* V~ [SAGE-DEV-15], when the pipeline's core is the FA3 core in its default
+     * form (INT8 Q/K, the environment not choosing another core, form, level or
+     * KVQ_SAGE_VT=0): the reference's V codes permuted by the spec's formula
+     * (gpu/sage/vt_ref.h), 0x00 past nk -- every byte */
+    if (vt_expected(c)) {
+        const uint32_t nk = c->nk, nb = (nk + 63u) / 64u;
+        std::vector<uint8_t> want((size_t)c->heads * nb * 8192u);
+        for (uint32_t h = 0; h < c->heads; h++)
+            for (uint32_t j = 0; j < nb * 64u; j++)
+                for (uint32_t ch = 0; ch < 128u; ch++)
+                    want[h * kvq_vt_head_bytes(nk) + kvq_vt_index(j, ch)] =
+                        j < nk ? r->vc[((size_t)h * nk + j) * 128u + ch] : 0u;
+        char what[96];
+        snprintf(what, sizeof what, "%sV~ (the V codes permuted, [SAGE-DEV-15])", pre);
+        same_bytes(what, ws + L->vt, want.data(), want.size(), c);
     }
 }
 
@@ -406,6 +438,7 @@ static void run_case(const acase *c, uint32_t idx)
     check(kvq_cuda_sage_attn_ws_layout(&L, &a, H) == KVQ_OK, "ws_layout");
     check(kvq_cuda_sage_attn_workspace(&a, H) == L.total, "workspace size");
     uint8_t *ws = dalloc<uint8_t>(L.total);
+    CK(cudaMemset(ws, 0xA5, L.total));                        /* a byte the pipeline does not write shows */
 
     /* the pipeline */
     const kvq_status st = kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &a, H, ws, L.total, 0);

@@ -3,7 +3,7 @@
  * judged bit for bit against the warpgroup core (gpu/sage/sage_attn.cu), and the
  * two timed side by side (spec/sage.md [SAGE-DEV-12]).
  *
- * SPEC: [SAGE-DEV-12] [SAGE-ATT-10]
+ * SPEC: [SAGE-DEV-12] [SAGE-ATT-10] [SAGE-DEV-15]
  *
  * The check: random core inputs made on the device (INT8 Q/K codes uniform in
  * -127..127 or the extremes -128, -127, 127; E4M3 V codes, any finite code;
@@ -41,13 +41,29 @@
  * copy of the core's input bytes, side by side, in one run (the outputs
  * compared bit for bit again).
  * --profile N: one launch of the ping-pong form at each level 0..3 at N, in
- * that order (for ncu), nothing judged.
+ * that order (for ncu), nothing judged.  --profile-vt N: one launch of level 3,
+ * then one of level 3 given V~ (for ncu).
  *
  * --time-only: the timing without the check before it.  --forms: the forms checked and
- * timed, by key: s (serial), 0..3 (ping-pong levels); all by default.
+ * timed, by key: s (serial), 0..3 (ping-pong levels), 3v (level 3 given V~, timed
+ * only); all by default.
  *
- * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3]
- *                          [--sizes N,N,..] [--reps R] [--profile N] [--commit TEXT]
+ * V~ ([SAGE-DEV-15]: V's codes in the FA3 core's B-operand layout, written by
+ * the pipeline's V quantizer): every core check above also runs
+ * kvq_cuda_sage_attn_core_fa3_vt given V~ made here from the plain codes by the
+ * spec's formula (gpu/sage/vt_ref.h; the default form loads it, the others transpose
+ * the plain codes) against the warpgroup core; then the pipeline's own V~ is
+ * checked byte for byte against its plain codes permuted by the same formula,
+ * and its output against KVQ_SAGE_VT=0 and the warpgroup core (check_vt).  The
+ * planted build links sage.cu with KVQ_SAGE_PLANT=3 (two quarters of each V~
+ * tile swapped) as well: with --plant the V~ check must fail too.
+ * --pipe (with --time or --time-only): the whole pipeline with and without V~
+ * side by side (kvq_cuda_sage_attn_stages: the V quantizer's and the core's
+ * times) and a copy of V's bytes, at --sizes, causal and not, 32 heads.
+ *
+ * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v]
+ *                          [--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N]
+ *                          [--commit TEXT]
  * Exit status: 0 when every check passes (with --plant: when the check FAILS);
  * 1 otherwise; 2 on a usage or CUDA error; 77 without an sm_90 device or
  * without the FA3 core built (SKIPPED, not a pass).
@@ -67,6 +83,7 @@
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
 #include "sage/sage_instr.cuh"
+#include "sage/vt_ref.h"
 
 #define CK(x)                                                                       \
     do {                                                                            \
@@ -159,10 +176,20 @@ static void fill(void *p, uint64_t n, uint64_t seed, int kind, int ext, int lo, 
     CK(cudaGetLastError());
 }
 
+/* V~ of `heads` heads from plain codes vc ([head][nk][128]); 0x00 past nk */
+__global__ void vt_permute_kernel(uint8_t *vt, const uint8_t *vc, uint32_t nk, uint32_t heads)
+{
+    const uint64_t nkp = (uint64_t)((nk + 63u) / 64u) * 64u, n = (uint64_t)heads * nkp * D;
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t h = (uint32_t)(i / (nkp * D)), j = (uint32_t)(i / D % nkp), c = (uint32_t)(i % D);
+        vt[h * kvq_vt_head_bytes(nk) + kvq_vt_index(j, c)] = j < nk ? vc[((uint64_t)h * nk + j) * D + c] : 0u;
+    }
+}
+
 struct core_in {
     kvq_sage_attn a;
     uint32_t heads;
-    uint8_t *qc, *kc, *vc;
+    uint8_t *qc, *kc, *vc, *vt;              /* vt: V~ of vc [SAGE-DEV-15] (vt_permute_kernel) */
     float *qs, *ks, *ds, *vs;
     size_t bytes;                            /* the input bytes a launch reads at least once */
 };
@@ -191,12 +218,17 @@ static void make_in(core_in &c, uint64_t seed, int ext, int dspread)
     fill(c.ks, nks, seed + 5u, 2, 0, -9, -5);
     fill(c.ds, nds, seed + 6u, 3, 0, 0, dspread);
     fill(c.vs, H * D, seed + 7u, 2, 0, -4, 4);
+    CK(cudaMalloc(&c.vt, H * kvq_vt_head_bytes(a.nk)));
+    CK(cudaMemset(c.vt, 0xA5, H * kvq_vt_head_bytes(a.nk)));      /* a byte not written shows */
+    vt_permute_kernel<<<1024, 256>>>(c.vt, c.vc, a.nk, c.heads);
+    CK(cudaGetLastError());
     c.bytes = nqc + nkc + nvc + 4u * (nqs + nks + nds + H * D);
 }
 
 static void free_in(core_in &c)
 {
     cudaFree(c.qc), cudaFree(c.kc), cudaFree(c.vc), cudaFree(c.qs), cudaFree(c.ks), cudaFree(c.ds), cudaFree(c.vs);
+    cudaFree(c.vt);
 }
 
 typedef kvq_status (*core_fn)(float *, const kvq_sage_attn *, uint32_t, const uint8_t *, const float *,
@@ -206,6 +238,12 @@ typedef kvq_status (*core_fn)(float *, const kvq_sage_attn *, uint32_t, const ui
 static kvq_status run(core_fn f, float *o, const core_in &c)
 {
     return f(o, &c.a, c.heads, c.qc, c.qs, c.kc, c.ks, c.ds, c.vc, c.vs, 0);
+}
+
+/* the FA3 core given V~ beside the plain codes [SAGE-DEV-15] */
+static kvq_status run_vt(float *o, const core_in &c)
+{
+    return kvq_cuda_sage_attn_core_fa3_vt(o, &c.a, c.heads, c.qc, c.qs, c.kc, c.ks, c.ds, c.vc, c.vt, c.vs, 0);
 }
 
 /* Bitwise comparison of two outputs; the first few differences printed. */
@@ -249,32 +287,41 @@ static int check_cores(bool plant, const char *form)
         c.a.buffer = s.buffer, c.a.qk_bits = 8u, c.heads = s.heads;
         make_in(c, 0x6b76712d66613300ull + 16u * si, (int)s.ext, (int)s.dspread);
         const uint64_t n = (uint64_t)s.heads * s.nq * D;
-        float *o1, *o2, *o3;
+        float *o1, *o2, *o3, *o4;
         CK(cudaMalloc(&o1, n * 4u));
         CK(cudaMalloc(&o2, n * 4u));
         CK(cudaMalloc(&o3, n * 4u));
+        CK(cudaMalloc(&o4, n * 4u));
         CK(cudaMemset(o1, 0xFF, n * 4u));
         CK(cudaMemset(o2, 0x7F, n * 4u));
         CK(cudaMemset(o3, 0xFE, n * 4u));
+        CK(cudaMemset(o4, 0x7E, n * 4u));
         const kvq_status s1 = run(kvq_cuda_sage_attn_core_loop, o1, c);
         const kvq_status s2 = run(kvq_cuda_sage_attn_core_fa3, o2, c);
         const kvq_status s3 = run(kvq_cuda_sage_attn_core, o3, c);
+        /* V~ given [SAGE-DEV-15]: the default form loads it, the others transpose vc */
+        const kvq_status s4 = run_vt(o4, c);
         CK(cudaDeviceSynchronize());
         char what[128];
         snprintf(what, sizeof what, "%s: heads %u nq %u nk %u causal %u buffer %u %s dS<2^%u", form, s.heads, s.nq,
                  s.nk, s.causal, s.buffer, s.ext ? "extremes" : "uniform", s.dspread);
-        if (s1 != KVQ_OK || s2 != KVQ_OK || s3 != KVQ_OK) {
-            printf("fa3-test %s: status loop %d fa3 %d default %d: FAILED\n", what, (int)s1, (int)s2, (int)s3);
+        if (s1 != KVQ_OK || s2 != KVQ_OK || s3 != KVQ_OK || s4 != KVQ_OK) {
+            printf("fa3-test %s: status loop %d fa3 %d default %d fa3 with V~ %d: FAILED\n", what, (int)s1, (int)s2,
+                   (int)s3, (int)s4);
             fails++;
         } else {
             const uint64_t b = compare(o1, o2, n, what, s.nq);
+            char wv[160];
+            snprintf(wv, sizeof wv, "%s, V~", what);
+            const uint64_t b4 = compare(o1, o4, n, wv, s.nq);
             const uint64_t b3 = plant ? 0u : compare(o2, o3, n, "default core vs fa3", s.nq);
-            printf("fa3-test %s: %llu of %llu outputs differ (fa3 vs warpgroup core)%s\n", what,
-                   (unsigned long long)b, (unsigned long long)n, b3 ? ", the default core differs from fa3" : "");
-            bad += b + b3;
-            total += n;
+            printf("fa3-test %s: %llu of %llu outputs differ (fa3 vs warpgroup core), %llu with V~ [SAGE-DEV-15]%s\n",
+                   what, (unsigned long long)b, (unsigned long long)n, (unsigned long long)b4,
+                   b3 ? ", the default core differs from fa3" : "");
+            bad += b + b3 + b4;
+            total += 2u * n;
         }
-        cudaFree(o1), cudaFree(o2), cudaFree(o3);
+        cudaFree(o1), cudaFree(o2), cudaFree(o3), cudaFree(o4);
         free_in(c);
     }
     if (plant) {
@@ -357,6 +404,110 @@ static int check_cores(bool plant, const char *form)
     return ok ? 0 : 1;
 }
 
+static void clear_form(void);
+
+/* V~ from the pipeline's V quantizer [SAGE-DEV-15]: the whole pipeline in the
+ * default form (the FA3 core at level 3, which loads V~) on binary32 inputs,
+ * its workspace filled with 0xA5 first; every byte of the workspace's V~
+ * against the plain codes of the same run permuted by kvq_vt_index (0x00 past nk),
+ * and the output and result word against the same pipeline with
+ * KVQ_SAGE_VT=0 (the core transposes V's codes itself) and with
+ * KVQ_SAGE_CORE=loop.  With --plant (the build links sage.cu with
+ * KVQ_SAGE_PLANT=3: two quarters of each V~ tile swapped) the check must fail. */
+static int check_vt(bool plant)
+{
+    struct { uint32_t heads, nq, nk, causal; } S[] = {
+        {2u, 700u, 1500u, 0u}, {2u, 700u, 1500u, 1u}, {3u, 1u, 65u, 0u}, {1u, 64u, 64u, 1u}, {2u, 300u, 4097u, 0u},
+    };
+    uint64_t bytes = 0, badb = 0, bado = 0;
+    int fails = 0;
+    clear_form();
+    for (auto &sh : S) {
+        kvq_sage_attn a;
+        memset(&a, 0, sizeof a);
+        a.nq = sh.nq, a.nk = sh.nk, a.dim = D, a.tau = 1.0f / sqrtf((float)D), a.causal = sh.causal;
+        a.buffer = 128u, a.qk_bits = 8u;
+        const uint32_t H = sh.heads;
+        kvq_cuda_sage_attn_ws L;
+        if (kvq_cuda_sage_attn_ws_layout(&L, &a, H) != KVQ_OK) {
+            printf("fa3-test V~: workspace layout refused: FAILED\n");
+            return 1;
+        }
+        float *q, *k, *v, *o[3];
+        void *ws;
+        kvq_cuda_result *r;
+        CK(cudaMalloc(&q, (size_t)H * a.nq * D * 4u));
+        CK(cudaMalloc(&k, (size_t)H * a.nk * D * 4u));
+        CK(cudaMalloc(&v, (size_t)H * a.nk * D * 4u));
+        for (int i = 0; i < 3; i++) {
+            CK(cudaMalloc(&o[i], (size_t)H * a.nq * D * 4u));
+            CK(cudaMemset(o[i], 0x7F + i, (size_t)H * a.nq * D * 4u));
+        }
+        CK(cudaMalloc(&ws, L.total));
+        CK(cudaMalloc(&r, 3u * sizeof(kvq_cuda_result)));
+        fill(q, (uint64_t)H * a.nq * D, 0x61u + sh.nk, 4, 0, 0, 1);
+        fill(k, (uint64_t)H * a.nk * D, 0x62u + sh.nk, 4, 0, 0, 1);
+        fill(v, (uint64_t)H * a.nk * D, 0x63u + sh.nk, 4, 0, 0, 0);
+        CK(cudaMemset(ws, 0xA5, L.total));
+        const kvq_status s0 = kvq_cuda_sage_attn(o[0], r, q, k, v, &a, H, ws, L.total, 0);
+        CK(cudaDeviceSynchronize());
+        const uint64_t nvt = (uint64_t)H * kvq_vt_head_bytes(a.nk), nvc = (uint64_t)H * a.nk * D;
+        std::vector<uint8_t> vt(nvt), vc(nvc);
+        CK(cudaMemcpy(vt.data(), (uint8_t *)ws + L.vt, nvt, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(vc.data(), (uint8_t *)ws + L.vc, nvc, cudaMemcpyDeviceToHost));
+        std::vector<uint8_t> want(nvt, 0xA5);
+        const uint64_t nkp = (uint64_t)((a.nk + 63u) / 64u) * 64u;
+        for (uint32_t h = 0; h < H; h++)
+            for (uint64_t j = 0; j < nkp; j++)
+                for (uint32_t c = 0; c < D; c++)
+                    want[h * kvq_vt_head_bytes(a.nk) + kvq_vt_index((uint32_t)j, c)] =
+                        j < a.nk ? vc[((uint64_t)h * a.nk + j) * D + c] : 0u;
+        uint64_t bb = 0;
+        for (uint64_t i = 0; i < nvt; i++)
+            if (vt[i] != want[i] && bb++ < 3u)
+                printf("  V~ heads %u nk %u: byte %llu: 0x%02x, the permuted codes 0x%02x\n", H, a.nk,
+                       (unsigned long long)i, vt[i], want[i]);
+        setenv("KVQ_SAGE_VT", "0", 1);
+        const kvq_status s1 = kvq_cuda_sage_attn(o[1], r + 1, q, k, v, &a, H, ws, L.total, 0);
+        unsetenv("KVQ_SAGE_VT");
+        setenv("KVQ_SAGE_CORE", "loop", 1);
+        const kvq_status s2 = kvq_cuda_sage_attn(o[2], r + 2, q, k, v, &a, H, ws, L.total, 0);
+        unsetenv("KVQ_SAGE_CORE");
+        CK(cudaDeviceSynchronize());
+        kvq_cuda_result hr[3];
+        CK(cudaMemcpy(hr, r, sizeof hr, cudaMemcpyDeviceToHost));
+        const uint64_t n = (uint64_t)H * a.nq * D;
+        const uint64_t b1 = compare(o[1], o[0], n, "pipeline, V~ vs KVQ_SAGE_VT=0", a.nq);
+        const uint64_t b2 = compare(o[2], o[0], n, "pipeline, V~ vs KVQ_SAGE_CORE=loop", a.nq);
+        const int ok = s0 == KVQ_OK && s1 == KVQ_OK && s2 == KVQ_OK && hr[0].status == (uint32_t)KVQ_OK &&
+                       !memcmp(&hr[0], &hr[1], sizeof hr[0]) && !memcmp(&hr[0], &hr[2], sizeof hr[0]) && bb == 0u &&
+                       b1 == 0u && b2 == 0u;
+        printf("fa3-test V~ [SAGE-DEV-15]: pipeline heads %u nq %u nk %u causal %u: %llu of %llu V~ bytes differ from "
+               "the permuted codes; outputs: %llu of %llu differ from KVQ_SAGE_VT=0, %llu from the warpgroup core; "
+               "result words %s: %s\n",
+               H, a.nq, a.nk, sh.causal, (unsigned long long)bb, (unsigned long long)nvt, (unsigned long long)b1,
+               (unsigned long long)n, (unsigned long long)b2,
+               !memcmp(&hr[0], &hr[1], sizeof hr[0]) && !memcmp(&hr[0], &hr[2], sizeof hr[0]) ? "equal" : "differ",
+               ok ? "PASS" : "FAILED");
+        fails += !ok;
+        bytes += nvt, badb += bb, bado += b1 + b2;
+        cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(ws), cudaFree(r);
+        for (int i = 0; i < 3; i++) cudaFree(o[i]);
+    }
+    if (plant) {
+        const int caught = badb != 0u;
+        printf("fa3-test --plant: the planted V~ (two quarters of each tile swapped) %s (%llu of %llu V~ bytes "
+               "differ)\n",
+               caught ? "FAILS the V~ check, as it must" : "PASSES the V~ check: the check is blind",
+               (unsigned long long)badb, (unsigned long long)bytes);
+        return caught ? 0 : 1;
+    }
+    printf("fa3-test V~ check: %llu V~ bytes compared, %llu differ; %llu outputs differ; %d cases failed: %s\n",
+           (unsigned long long)bytes, (unsigned long long)badb, (unsigned long long)bado, fails,
+           fails ? "FAILED" : "PASS");
+    return fails ? 1 : 0;
+}
+
 /* A KVQ_SAGE_FA3_LEVEL outside 0..3 is refused: KVQ_E_PARAM, the output untouched */
 static int check_level_refused(void)
 {
@@ -391,16 +542,18 @@ static int check_level_refused(void)
 /* the forms checked and timed: {name, key (--forms), KVQ_SAGE_FA3_SERIAL, KVQ_SAGE_FA3_LEVEL} */
 struct form {
     const char *name, *key, *serial, *level;
+    bool vt;                                 /* given V~ [SAGE-DEV-15] (timed only: every check runs it) */
 };
 static const form FORMS[] = {
-    {"serial", "s", "1", "2"},
-    {"ping-pong L0", "0", NULL, "0"},
-    {"ping-pong L1", "1", NULL, "1"},
-    {"ping-pong L2", "2", NULL, "2"},
-    {"ping-pong L3", "3", NULL, NULL},   /* the default: level 3 */
+    {"serial", "s", "1", "2", false},
+    {"ping-pong L0", "0", NULL, "0", false},
+    {"ping-pong L1", "1", NULL, "1", false},
+    {"ping-pong L2", "2", NULL, "2", false},
+    {"ping-pong L3", "3", NULL, NULL, false},   /* the default: level 3 */
+    {"ping-pong L3 V~", "3v", NULL, NULL, true}, /* the default given V~ */
 };
 #define NFORMS (sizeof FORMS / sizeof FORMS[0])
-static bool g_form_on[NFORMS] = {true, true, true, true, true};   /* --forms */
+static bool g_form_on[NFORMS] = {true, true, true, true, true, true};   /* --forms */
 
 static void set_form(const form &f)
 {
@@ -473,7 +626,9 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
                 for (size_t f = 0; f < NFORMS; f++) {
                     if (!g_form_on[f]) continue;
                     set_form(FORMS[f]);
-                    timed(tf[f], r > 0u, [&] { st = (kvq_status)(st | run(kvq_cuda_sage_attn_core_fa3, of[f], c)); });
+                    timed(tf[f], r > 0u, [&] {
+                        st = (kvq_status)(st | (FORMS[f].vt ? run_vt(of[f], c) : run(kvq_cuda_sage_attn_core_fa3, of[f], c)));
+                    });
                     clear_form();
                 }
                 timed(tc, r > 0u, [&] { CK(cudaMemcpyAsync(cd, cs, c.bytes, cudaMemcpyDeviceToDevice)); });
@@ -489,12 +644,16 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
             for (size_t f = 0; f < NFORMS; f++) {
                 if (!g_form_on[f]) continue;
                 const double m = median(tf[f]);
-                printf(", %s %.3f ms (%.0f TFLOP/s, %.2fx warpgroup, %.2fx L0)", FORMS[f].name, m,
-                       flop / (m * 1e-3) / 1e12, ml / m, m0 / m);
+                printf(", %s %.3f ms (%.0f TFLOP/s, %.2fx warpgroup", FORMS[f].name, m, flop / (m * 1e-3) / 1e12,
+                       ml / m);
+                if (g_form_on[1]) printf(", %.2fx L0", m0 / m);
+                printf(")");
             }
-            printf(", copy of the %zu input bytes %.3f ms; ping-pong L3 / copy = %.2f; outputs %s (%llu differ)%s\n",
-                   c.bytes, mc, g_form_on[NFORMS - 1] ? median(tf[NFORMS - 1]) / mc : NAN, bad ? "DIFFER" : "equal",
-                   (unsigned long long)bad,
+            printf(", copy of the %zu input bytes %.3f ms; ping-pong L3 / copy = %.2f", c.bytes, mc,
+                   g_form_on[NFORMS - 2] ? median(tf[NFORMS - 2]) / mc : NAN);
+            if (g_form_on[NFORMS - 2] && g_form_on[NFORMS - 1])
+                printf("; L3 given V~ %.3fx L3 (time without / time with)", median(tf[NFORMS - 2]) / median(tf[NFORMS - 1]));
+            printf("; outputs %s (%llu differ)%s\n", bad ? "DIFFER" : "equal", (unsigned long long)bad,
                    st != KVQ_OK ? ", a launch FAILED" : "");
             cudaFree(ol);
             for (size_t f = 0; f < NFORMS; f++) cudaFree(of[f]);
@@ -505,9 +664,92 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
     return 0;
 }
 
+/* The whole pipeline (kvq_cuda_sage_attn_stages: events between the stages)
+ * with the V quantizer writing V~ for the core [SAGE-DEV-15] and with
+ * KVQ_SAGE_VT=0 (the core transposes), alternately, and a device-to-device
+ * copy of V's binary32 bytes; 32 heads, N = nq = nk in sizes, causal and not,
+ * buffer 128; medians of reps. */
+static int time_pipeline(const std::vector<uint32_t> &sizes, uint32_t reps)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    clear_form();
+    int rc = 0;
+    for (uint32_t n : sizes)
+        for (uint32_t causal = 0; causal < 2u; causal++) {
+            kvq_sage_attn a;
+            memset(&a, 0, sizeof a);
+            a.nq = n, a.nk = n, a.dim = D, a.tau = 1.0f / sqrtf((float)D), a.causal = causal;
+            a.buffer = 128u, a.qk_bits = 8u;
+            const uint32_t H = 32u;
+            const size_t ne = (size_t)H * n * D, wsb = kvq_cuda_sage_attn_workspace(&a, H);
+            float *q, *k, *v, *o[2], *vcopy;
+            void *ws;
+            kvq_cuda_result *r;
+            CK(cudaMalloc(&q, ne * 4u));
+            CK(cudaMalloc(&k, ne * 4u));
+            CK(cudaMalloc(&v, ne * 4u));
+            CK(cudaMalloc(&vcopy, ne * 4u));
+            CK(cudaMalloc(&o[0], ne * 4u));
+            CK(cudaMalloc(&o[1], ne * 4u));
+            CK(cudaMalloc(&ws, wsb));
+            CK(cudaMalloc(&r, 2u * sizeof(kvq_cuda_result)));
+            fill(q, ne, 0x71u + n + causal, 4, 0, 0, 1);
+            fill(k, ne, 0x72u + n + causal, 4, 0, 0, 1);
+            fill(v, ne, 0x73u + n + causal, 4, 0, 0, 0);
+            std::vector<float> tot[2], tv[2], tcore[2], tc;
+            kvq_status st = KVQ_OK;
+            for (uint32_t rep = 0; rep <= reps; rep++) {        /* round 0 warms up */
+                for (int w = 0; w < 2; w++) {
+                    float ms[6];
+                    if (w == 1) setenv("KVQ_SAGE_VT", "0", 1);
+                    st = (kvq_status)(st | kvq_cuda_sage_attn_stages(ms, o[w], r + w, q, k, v, &a, H, ws, wsb, 0));
+                    unsetenv("KVQ_SAGE_VT");
+                    if (rep > 0u) {
+                        float t = 0.0f;
+                        for (int i = 0; i < 6; i++) t += ms[i];
+                        tot[w].push_back(t), tv[w].push_back(ms[4]), tcore[w].push_back(ms[5]);
+                    }
+                }
+                float ms;
+                CK(cudaEventRecord(e0));
+                CK(cudaMemcpyAsync(vcopy, v, ne * 4u, cudaMemcpyDeviceToDevice));
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                if (rep > 0u) tc.push_back(ms);
+            }
+            CK(cudaDeviceSynchronize());
+            kvq_cuda_result hr[2];
+            CK(cudaMemcpy(hr, r, sizeof hr, cudaMemcpyDeviceToHost));
+            const uint64_t bad = compare(o[1], o[0], ne, "pipeline V~ vs KVQ_SAGE_VT=0", n);
+            const double mc = median(tc);
+            /* the V quantizer's compulsory bytes: V (binary32), its codes, V~ when written, the scales */
+            const double vin = ne * 4.0, vout = (double)ne + 4.0 * H * D, vtb = (double)H * kvq_vt_head_bytes(n);
+            const double cbw = 2.0 * vin / (mc * 1e-3);
+            printf("fa3-test pipeline: 32 heads, N = %u, causal %u, buffer 128; medians of %u: with V~ [SAGE-DEV-15] "
+                   "%.3f ms (V quantizer %.3f ms, core %.3f ms), KVQ_SAGE_VT=0 %.3f ms (V quantizer %.3f ms, core "
+                   "%.3f ms): pipeline %.3fx, core %.3fx, V quantizer %.3fx (time without / time with); copy of V's "
+                   "%.0f MB %.3f ms: V quantizer with V~ %.3f of copy bandwidth, without %.3f (compulsory bytes; two "
+                   "passes over V: floor 0.556 without V~); outputs %s (%llu differ), result words %s%s\n",
+                   n, causal, reps, median(tot[0]), median(tv[0]), median(tcore[0]), median(tot[1]), median(tv[1]),
+                   median(tcore[1]), median(tot[1]) / median(tot[0]), median(tcore[1]) / median(tcore[0]),
+                   median(tv[1]) / median(tv[0]), vin / 1e6, mc,
+                   (vin + vout + vtb) / (median(tv[0]) * 1e-3) / cbw, (vin + vout) / (median(tv[1]) * 1e-3) / cbw,
+                   bad ? "DIFFER" : "equal", (unsigned long long)bad,
+                   !memcmp(&hr[0], &hr[1], sizeof hr[0]) && hr[0].status == (uint32_t)KVQ_OK ? "equal, KVQ_OK" : "DIFFER",
+                   st != KVQ_OK ? ", a call FAILED" : "");
+            if (bad || st != KVQ_OK || memcmp(&hr[0], &hr[1], sizeof hr[0])) rc = 1;
+            cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(vcopy), cudaFree(o[0]), cudaFree(o[1]), cudaFree(ws),
+                cudaFree(r);
+        }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    bool plant = false, timing = false, time_only = false;
+    bool plant = false, timing = false, time_only = false, pipe = false, profile_vt = false;
     uint32_t reps = 10u, profile = 0u;
     const char *commit = "unknown";
     std::vector<uint32_t> sizes = {4096u, 8192u, 16384u, 32768u};
@@ -515,8 +757,13 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--plant")) plant = true;
         else if (!strcmp(argv[i], "--time")) timing = true;
         else if (!strcmp(argv[i], "--time-only")) timing = time_only = true;
+        else if (!strcmp(argv[i], "--pipe")) pipe = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = (uint32_t)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--profile-vt") && i + 1 < argc) {
+            profile = (uint32_t)strtoul(argv[++i], NULL, 10);
+            profile_vt = true;
+        }
         else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
         else if (!strcmp(argv[i], "--forms") && i + 1 < argc) {
             /* a comma-separated list of form keys: s (serial), 0, 1, 2, 3 (ping-pong levels) */
@@ -530,7 +777,7 @@ int main(int argc, char **argv)
                 for (size_t f = 0; f < NFORMS; f++)
                     if (strlen(FORMS[f].key) == len && !strncmp(q, FORMS[f].key, len)) g_form_on[f] = known = true;
                 if (!known) {
-                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3)\n", list, (int)len, q);
+                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3, 3v)\n", list, (int)len, q);
                     return 2;
                 }
                 any = true;
@@ -559,8 +806,8 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "fa3-test: argument %d (%s): not understood\n"
-                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3] [--sizes N,N,..] "
-                            "[--reps R] [--profile N] [--commit TEXT]\n",
+                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v] "
+                            "[--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N] [--commit TEXT]\n",
                     i, argv[i]);
             return 2;
         }
@@ -586,13 +833,37 @@ int main(int argc, char **argv)
         return 77;
     }
     printf("# fa3-test%s: device %s, commit %s\n", plant ? " --plant (must FAIL)" : "", prop.name, commit);
+    if (profile && profile < 64u) {
+        fprintf(stderr, "fa3-test: --profile N: N >= 64\n");
+        return 2;
+    }
+    if (profile && profile_vt) {
+        /* level 3 without V~ (the producer transposes), then given V~ [SAGE-DEV-15] (for ncu) */
+        core_in c;
+        memset(&c, 0, sizeof c);
+        c.a.nq = profile, c.a.nk = profile, c.a.dim = D, c.a.tau = 1.0f / sqrtf((float)D), c.a.causal = 0u;
+        c.a.buffer = 128u, c.a.qk_bits = 8u, c.heads = 32u;
+        make_in(c, 0x6b76712d66613700ull, 0, 3);
+        float *o;
+        CK(cudaMalloc(&o, (size_t)c.heads * profile * D * 4u));
+        clear_form();
+        const kvq_status s0 = run(kvq_cuda_sage_attn_core_fa3, o, c);
+        CK(cudaDeviceSynchronize());
+        const kvq_status s1 = run_vt(o, c);
+        CK(cudaDeviceSynchronize());
+        printf("fa3-test --profile-vt %u: level 3 status %d, level 3 given V~ status %d\n", profile, (int)s0, (int)s1);
+        free_in(c);
+        cudaFree(o);
+        return s0 == KVQ_OK && s1 == KVQ_OK ? 0 : 1;
+    }
     if (profile) return time_cores(std::vector<uint32_t>{profile}, reps, profile);
     if (time_only) {
         if (plant) {
             fprintf(stderr, "fa3-test: --plant and --time-only: the planted build is only checked\n");
             return 2;
         }
-        return time_cores(sizes, reps, 0u);
+        const int tr = time_cores(sizes, reps, 0u);
+        return pipe ? (time_pipeline(sizes, reps) | tr) : tr;
     }
     int rc = 0;
     if (!plant) {
@@ -603,7 +874,7 @@ int main(int argc, char **argv)
     /* the serial form first (it has no turn-taking to hang on), then the ping-pong levels */
     int caught = 0, nform = 0;
     for (size_t f = 0; f < NFORMS; f++) {
-        if (!g_form_on[f]) continue;
+        if (!g_form_on[f] || FORMS[f].vt) continue;
         nform++;
         set_form(FORMS[f]);
         const int r = check_cores(plant, FORMS[f].name);
@@ -611,11 +882,15 @@ int main(int argc, char **argv)
         if (plant) caught += r == 0;
         else if (r != 0) rc = r;
     }
+    const int vr = check_vt(plant);
     if (plant) {
-        printf("fa3-test --plant: the planted core fails the check in %d of %d forms%s\n", caught, nform,
-               caught == nform ? ", as it must" : ": the check is blind to it somewhere");
-        return caught == nform ? 0 : 1;
+        printf("fa3-test --plant: the planted core fails the check in %d of %d forms%s; the planted V~ %s\n", caught,
+               nform, caught == nform ? ", as it must" : ": the check is blind to it somewhere",
+               vr == 0 ? "fails its check, as it must" : "PASSES its check: blind");
+        return caught == nform && vr == 0 ? 0 : 1;
     }
+    if (vr != 0) rc = vr;
     if (rc != 0 || !timing) return rc;
-    return time_cores(sizes, reps, 0u);
+    const int tr = time_cores(sizes, reps, 0u);
+    return pipe ? (time_pipeline(sizes, reps) | tr) : tr;
 }

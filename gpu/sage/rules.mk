@@ -4,6 +4,8 @@
 # conversion matrix, exhaustive FP8 sweep)
 SAGE_HDR := include/kvq_sage.h include/kvq_sage_layout.h include/kvq_fp8.h
 $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o: gpu/sage/sage_common.cuh
+# the V quantizer writes V~ in the FA3 core's layout (sage_instr.cuh's wg_off, vt_word_off) [SAGE-DEV-15]
+$(B)/gpu/sage/sage.o: gpu/sage/sage_instr.cuh
 $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/sage/sage_test.o $(B)/gpu/sage/sage_bench.o \
     $(B)/gpu/sage/fp8_matrix.o $(B)/gpu/sage/fp8_sweep.o: $(SAGE_HDR)
 SAGE_REF_OBJ := $(B)/gpu/ref/ref/fast/sage.o $(B)/gpu/ref/ref/common/fp8.o
@@ -67,7 +69,7 @@ $(B)/gpu/sage/sage_fa3_plant.o: | cutlass-check
 # device test (bitwise against ref/fast/sage.c and the wgmma model; OpenMP host checks) and
 # the shared library a benchmark loads (kvq_cuda_sage_attn, _workspace, _core, ...)
 $(B)/gpu/sage/sage_attn.o: $(SAGE_HDR) include/kvq_sage_attn.h gpu/sage/sage_common.cuh gpu/sage/sage_instr.cuh gpu/sage/sage_fa3.h
-$(B)/gpu/sage/attn_test.o: $(SAGE_HDR) include/kvq_sage_attn.h include/kvq_mma.h
+$(B)/gpu/sage/attn_test.o: $(SAGE_HDR) include/kvq_sage_attn.h include/kvq_mma.h gpu/sage/vt_ref.h
 $(B)/gpu/sage/attn_test.o: NVFLAGS += -Xcompiler -fopenmp
 $(B)/gpu/kvq_gpu_sage_attn_test: $(GPU_OBJ) $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ) \
     $(B)/rel/libkvq.a
@@ -118,8 +120,8 @@ $(B)/gpu/kvq_sage_qbench: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/s
     $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/sage/sage_base.o $(B)/gpu/sage/sage_old.o $(B)/gpu/sage/sage_reg.o $(B)/gpu/sage/sage_bfly.o \
-    $(B)/gpu/sage/sage_plant1.o \
-    $(B)/gpu/sage/sage_plant2.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh \
+    $(B)/gpu/sage/sage_plant1.o $(B)/gpu/sage/sage_plant3.o \
+    $(B)/gpu/sage/sage_plant2.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh gpu/sage/sage_instr.cuh \
     $(GPU_HDR) $(SAGE_HDR)
 $(B)/gpu/sage/sage_base.o:
 	@mkdir -p $(@D)
@@ -197,12 +199,13 @@ quant-sass: $(QUANT_HOT)
 
 # The FlashAttention-3-structured core against the warpgroup core, bit for bit, and the two
 # timed side by side (gpu/sage/fa3_test.cu, no MPFR); the planted build links the core with a
-# buffer flush skipped (must fail).  gpu/sage/device-fa3.sh runs both on the device.
-FA3_TEST_OBJ := $(B)/gpu/sage/sage_attn.o $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o \
-    $(B)/gpu/ref/ref/common/status.o
-$(B)/gpu/sage/fa3_test.o: $(SAGE_HDR) include/kvq_sage_attn.h
-$(B)/gpu/kvq_sage_fa3_test: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3.o $(FA3_TEST_OBJ)
+# buffer flush skipped and the V quantizer with V~'s quarters swapped (KVQ_SAGE_PLANT=3,
+# [SAGE-DEV-15]): both must fail.  gpu/sage/device-fa3.sh and device-vt.sh run them on the device.
+FA3_TEST_OBJ := $(B)/gpu/sage/sage_attn.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/ref/ref/common/status.o
+$(B)/gpu/sage/fa3_test.o: $(SAGE_HDR) include/kvq_sage_attn.h gpu/sage/sage_instr.cuh gpu/sage/vt_ref.h
+$(B)/gpu/kvq_sage_fa3_test: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3.o $(B)/gpu/sage/sage.o $(FA3_TEST_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
-$(B)/gpu/kvq_sage_fa3_test_plant: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3_plant.o $(FA3_TEST_OBJ)
+$(B)/gpu/kvq_sage_fa3_test_plant: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3_plant.o \
+    $(B)/gpu/sage/sage_plant3.o $(FA3_TEST_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 GPU_TARGETS += $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_plant

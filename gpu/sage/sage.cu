@@ -34,6 +34,10 @@
  *   sage_vscale_kernel     the channel scales [SAGE-V-02..03]
  *   sage_vcode_kernel      FP8 codes of V: 4 channels a thread, their scales in
  *                          registers [SAGE-V-04] [SAGE-DEV-06]
+ *   sage_vcode_vt_kernel   the same codes (d = 128), one thread block a 64-key
+ *                          block of a head, and in the same pass V~: the block's
+ *                          codes in the FA3 core's B-operand layout, 8192 bytes
+ *                          a block, for the attention pipeline [SAGE-DEV-15]
  *   sage_pcode_kernel      FP8 codes of P~ F [SAGE-P-01]
  *   sage_prow_kernel       one thread a row: the row sum in column order [SAGE-P-02]
  * (The call state, its status kernel and the scratch helpers are in
@@ -52,7 +56,7 @@
  * its maxima pass reads every input before anything is written.
  *
  * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [POL-NF-01]
- *       [SAGE-DEV-01..06] [SAGE-DEV-09]
+ *       [SAGE-DEV-01..06] [SAGE-DEV-09] [SAGE-DEV-15]
  */
 #include <cuda_runtime.h>
 
@@ -65,6 +69,7 @@
 #include "kvq_cuda.h"
 #include "kvq_fp8.h"
 #include "sage/sage_common.cuh"
+#include "sage/sage_instr.cuh"
 
 #define F32_MIN_NORMAL 0x1p-126f
 
@@ -844,6 +849,84 @@ sage_vcode_kernel(uint8_t *__restrict__ codes, const float *__restrict__ v,
     
 }
 
+/* Codes and V~ [SAGE-DEV-15] (d = 128): block (x, y) takes keys 64 x .. 64 x + 63
+ * of head y.  A task is channels c0 .. c0 + 3 of keys 16 h + 2 tt + {0, 1, 8, 9}
+ * (c0 = 4 (8 G + qq), lane = 4 qq + tt, warp w: G = w % 4, h = 2 (w / 4) + i for
+ * its tasks i = 0, 1): four float4 loads, the four codes of each key as
+ * sage_vcode_kernel computes them, stored to `codes` as 32-bit words, then
+ * transposed in registers (byte permutes) into four channel words of four
+ * consecutive V~ positions (vt_word_off: the keys 16 h + 2 tt + {0, 1, 8, 9} are
+ * positions 16 (h % 2) + 4 tt .. + 3 of tile h / 2) and stored to the block's
+ * V~ image in shared memory (the channel rotated by qq / 2: no bank conflict);
+ * then the 8192 bytes to `vt` in 16-byte stores.  Keys at or past N give 0x00
+ * in V~ (and nothing in `codes`).  KVQ_SAGE_PLANT == 3 (a planted build for the
+ * device test): the two 16-key quarters of each 32-key tile swapped in V~. */
+__global__ void __launch_bounds__(256)
+sage_vcode_vt_kernel(uint8_t *__restrict__ codes, uint8_t *__restrict__ vt, const float *__restrict__ v,
+                     const float *__restrict__ sc, const sage_dev_state *st, uint32_t N, bool e5m2, int vec)
+{
+    constexpr uint32_t D = 128u;
+    __shared__ __align__(16) uint8_t img[8192];
+    if (dev_failed(st)) return;
+    const uint32_t nb = (N + 63u) / 64u, kb0 = blockIdx.x * 64u;
+    codes += (uint64_t)blockIdx.y * N * D, v += (uint64_t)blockIdx.y * N * D, sc += blockIdx.y * D;  /* the head */
+    vt += ((uint64_t)blockIdx.y * nb + blockIdx.x) * 8192u;
+    const uint32_t w = threadIdx.x / 32u, lane = threadIdx.x % 32u, tt = lane % 4u, qq = lane / 4u;
+    const uint32_t c0 = 4u * (8u * (w % 4u) + qq);
+    const float s[4] = {__ldg(sc + c0), __ldg(sc + c0 + 1u), __ldg(sc + c0 + 2u), __ldg(sc + c0 + 3u)};
+    float4 x[2][4];
+#pragma unroll
+    for (uint32_t i = 0; i < 2u; i++)
+#pragma unroll
+        for (uint32_t u = 0; u < 4u; u++) {
+            const uint32_t t = kb0 + 16u * (2u * (w / 4u) + i) + 2u * tt + (u % 2u) + 8u * (u / 2u);
+            x[i][u] = t < N ? dev_load4(v, (uint64_t)t * D, c0, D, vec) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+    for (uint32_t i = 0; i < 2u; i++) {
+        const uint32_t h = 2u * (w / 4u) + i;
+        uint32_t wd[4];
+#pragma unroll
+        for (uint32_t u = 0; u < 4u; u++) {
+            const uint32_t t = kb0 + 16u * h + 2u * tt + (u % 2u) + 8u * (u / 2u);
+            const float a[4] = {x[i][u].x, x[i][u].y, x[i][u].z, x[i][u].w};
+            float tq[4];
+#pragma unroll
+            for (uint32_t j = 0; j < 4u; j++)   /* RN32(v / s), |t| <= F (1 + 2^-23) [SAGE-LEM-05] */
+                tq[j] = s[j] == 0.0f ? 0.0f : __fdiv_rn(a[j], s[j]);
+            wd[u] = t < N ? (uint32_t)dev_fp8x2_hw(tq[0], tq[1], e5m2) | (uint32_t)dev_fp8x2_hw(tq[2], tq[3], e5m2) << 16
+                          : 0u;
+            if (t < N) {
+                uint8_t *dst = codes + (uint64_t)t * D + c0;
+                if (vec) *(uint32_t *)dst = wd[u];
+                else for (uint32_t j = 0; j < 4u; j++) dst[j] = (uint8_t)(wd[u] >> (8u * j));
+            }
+        }
+        /* wd[u]: channels c0 .. c0 + 3 of key u -> o[j]: keys 0..3 of channel c0 + j */
+        const uint32_t t0 = __byte_perm(wd[0], wd[1], 0x5140u), t1 = __byte_perm(wd[2], wd[3], 0x5140u);
+        const uint32_t t2 = __byte_perm(wd[0], wd[1], 0x7362u), t3 = __byte_perm(wd[2], wd[3], 0x7362u);
+        const uint32_t o[4] = {__byte_perm(t0, t1, 0x5410u), __byte_perm(t0, t1, 0x7632u), __byte_perm(t2, t3, 0x5410u),
+                               __byte_perm(t2, t3, 0x7632u)};
+#pragma unroll
+        for (uint32_t u = 0; u < 4u; u++) {
+            const uint32_t bb = (u + qq / 2u) % 4u;
+#if KVQ_SAGE_PLANT == 3
+            /* planted: the two 16-key quarters of each tile swapped (keys 0..15
+             * at positions 16..31 and back): h ^ 1 is the same tile, the other quarter */
+            *reinterpret_cast<uint32_t *>(img + vt_word_off(h ^ 1u, tt, c0 + bb)) = o[bb];
+#else
+            *reinterpret_cast<uint32_t *>(img + vt_word_off(h, tt, c0 + bb)) = o[bb];
+#endif
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (uint32_t i = 0; i < 2u; i++) {
+        const uint32_t e = (threadIdx.x + 256u * i) * 16u;
+        *reinterpret_cast<uint4 *>(vt + e) = *reinterpret_cast<const uint4 *>(img + e);
+    }
+}
+
 /* ---- P~ [SAGE-P-01..02] ------------------------------------------------------ */
 
 __global__ void __launch_bounds__(256)
@@ -1079,8 +1162,9 @@ static kvq_status v_args(const uint8_t *d_codes, const float *d_scale, const flo
  * blockIdx.y): cmax (zeroed) and sc hold heads x dim words. */
 kvq_status sage_enqueue_v(uint8_t *d_codes, float *d_scale, const float *d_v, uint32_t heads,
                           const kvq_sage_shape *sh, uint32_t fmt, uint32_t *cmax, float *sc,
-                          sage_dev_state *st, cudaStream_t stream)
+                          sage_dev_state *st, cudaStream_t stream, uint8_t *d_vt)
 {
+    if (d_vt != NULL && (sh->dim != 128u || !aligned(d_vt, 16))) return KVQ_E_PARAM;
     const int vec = aligned(d_v, 16) && aligned(d_codes, 4);  /* per-head steps keep both */
     const uint32_t tpb = 512u;                                  /* tokens a maxima block */
     const unsigned int gm = kvq_sage_blocks(sh->tokens, tpb);
@@ -1100,7 +1184,10 @@ kvq_status sage_enqueue_v(uint8_t *d_codes, float *d_scale, const float *d_v, ui
         else
             sage_vmax_kernel<128u><<<dim3(gm, hn), 256, 0, stream>>>(cm, v, st, sh->tokens, tpb, vec);
         sage_vscale_kernel<<<dim3(1, hn), 128, 0, stream>>>(scale, s, cm, st, d, F);
-        if (d == 64u)
+        if (d_vt != NULL)                                       /* the codes and V~ [SAGE-DEV-15] */
+            sage_vcode_vt_kernel<<<dim3(kvq_sage_blocks(sh->tokens, 64u), hn), 256, 0, stream>>>(
+                codes, d_vt + (uint64_t)h0 * kvq_sage_blocks(sh->tokens, 64u) * 8192u, v, s, st, sh->tokens, e5, vec);
+        else if (d == 64u)
             sage_vcode_kernel<64u><<<dim3(grid_cap((uint64_t)sh->tokens * 16u, 256), hn), 256, 0, stream>>>(
                 codes, v, s, st, sh->tokens, e5, vec);
         else
@@ -1121,7 +1208,7 @@ extern "C" kvq_status kvq_cuda_sage_quantize_v(uint8_t *d_codes, float *d_scale,
     sage_scratch *s = NULL;
     kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    return finish(sage_enqueue_v(d_codes, d_scale, d_v, 1u, shape, fmt, s->cmax, s->sc, &s->st, stream), s, flags,
+    return finish(sage_enqueue_v(d_codes, d_scale, d_v, 1u, shape, fmt, s->cmax, s->sc, &s->st, stream, NULL), s, flags,
                   stream);
 }
 
@@ -1136,7 +1223,7 @@ extern "C" kvq_status kvq_cuda_sage_quantize_v_async(uint8_t *d_codes, float *d_
     sage_scratch *s = NULL;
     const kvq_status a = async_ws(&s, d_result, d_workspace, workspace_bytes, stream);
     if (a != KVQ_OK) return a;
-    return async_done(sage_enqueue_v(d_codes, d_scale, d_v, 1u, shape, fmt, s->cmax, s->sc, &s->st, stream),
+    return async_done(sage_enqueue_v(d_codes, d_scale, d_v, 1u, shape, fmt, s->cmax, s->sc, &s->st, stream, NULL),
                       d_result, s, stream);
 }
 

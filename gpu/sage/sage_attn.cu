@@ -448,16 +448,20 @@ static int use_fa3(const kvq_sage_attn *a, int which)
     return e == NULL || strcmp(e, "loop") != 0;
 }
 
+/* d_vt: NULL, or V~ in [SAGE-DEV-15]'s layout for the FA3 core's default form
+ * (the warpgroup core and the other forms take d_vc). */
 static kvq_status launch_core(float *d_o, const kvq_sage_attn *a, uint32_t heads, const uint8_t *d_qc,
                               const float *d_qs, const uint8_t *d_kc, const float *d_ks, const float *d_ds,
                               const uint8_t *d_vc, const float *d_vs, const kvq_cuda_result *gate,
-                              const kvq_cuda_sage_attn_trace *tr, cudaStream_t stream, int which = CORE_DEFAULT)
+                              const kvq_cuda_sage_attn_trace *tr, cudaStream_t stream, int which = CORE_DEFAULT,
+                              const uint8_t *d_vt = NULL)
 {
     if (a == NULL || !kvq_sage_attn_ok(a) || heads < 1u) return KVQ_E_PARAM;
     if (d_o == NULL || d_qc == NULL || d_qs == NULL || d_kc == NULL || d_ks == NULL || d_ds == NULL ||
         d_vc == NULL || d_vs == NULL)
         return KVQ_E_PARAM;
-    if (!is_aligned(d_kc, 16) || !is_aligned(d_vc, 16) || !is_aligned(d_o, 8) || !is_aligned(d_qs, 4) ||
+    if (!is_aligned(d_kc, 16) || !is_aligned(d_vc, 16) || !is_aligned(d_vt, 16) || !is_aligned(d_o, 8) ||
+        !is_aligned(d_qs, 4) ||
         !is_aligned(d_ks, 4) || !is_aligned(d_ds, 4) || !is_aligned(d_vs, 4))
         return KVQ_E_PARAM;
     const uint32_t qblocks = kvq_sage_blocks(a->nq, ATT_BQ);
@@ -493,6 +497,7 @@ static kvq_status launch_core(float *d_o, const kvq_sage_attn *a, uint32_t heads
         f.ks_head = kvq_sage_scale_count(&ksh, &kq);
         f.ds_head = (uint64_t)kvq_sage_mean_rows(a->nq, KVQ_SAGE_ATTN_BQ) * a->nk;
         f.gate = gate;
+        f.vt = d_vt;
         return kvq_sage_fa3_launch(&f, stream);
     }
 
@@ -557,7 +562,26 @@ extern "C" kvq_status kvq_cuda_sage_attn_core_fa3(float *d_o, const kvq_sage_att
     return launch_core(d_o, a, heads, d_qc, d_qs, d_kc, d_ks, d_ds, d_vc, d_vs, NULL, NULL, stream, CORE_FA3);
 }
 
+extern "C" kvq_status kvq_cuda_sage_attn_core_fa3_vt(float *d_o, const kvq_sage_attn *a, uint32_t heads,
+                                                     const uint8_t *d_qc, const float *d_qs, const uint8_t *d_kc,
+                                                     const float *d_ks, const float *d_ds, const uint8_t *d_vc,
+                                                     const uint8_t *d_vt, const float *d_vs, cudaStream_t stream)
+{
+    if (d_vt == NULL) return KVQ_E_PARAM;
+    return launch_core(d_o, a, heads, d_qc, d_qs, d_kc, d_ks, d_ds, d_vc, d_vs, NULL, NULL, stream, CORE_FA3, d_vt);
+}
+
 extern "C" int kvq_cuda_sage_attn_fa3_built(void) { return kvq_sage_fa3_built(); }
+
+/* Whether the pipeline has the V quantizer write V~ [SAGE-DEV-15] for the FA3
+ * core: when the core's form takes it (the default: ping-pong, level 3), unless
+ * the environment's KVQ_SAGE_VT is "0" (the core then transposes V's codes
+ * itself, the form of before). */
+static int vt_wanted(void)
+{
+    const char *e = getenv("KVQ_SAGE_VT");
+    return (e == NULL || strcmp(e, "0") != 0) && kvq_sage_fa3_vt_form();
+}
 
 extern "C" kvq_status kvq_cuda_sage_attn_core_trace(float *d_o, const kvq_sage_attn *a, uint32_t heads,
                                                     const uint8_t *d_qc, const float *d_qs,
@@ -610,6 +634,7 @@ extern "C" kvq_status kvq_cuda_sage_attn_ws_layout(kvq_cuda_sage_attn_ws *w, con
     SEG(ksc, H * kvq_sage_scale_count(&ksh, &kq) * 4u);
     SEG(vc, H * nk * d);
     SEG(vsc, H * d * 4u);
+    SEG(vt, H * kvq_sage_blocks(a->nk, ATT_BKV) * KVQ_CUDA_SAGE_VT_BLOCK);   /* V~ [SAGE-DEV-15] */
     SEG(scratch, attn_scratch_bytes(H));                      /* the stages' states, V's maxima */
     SEG(results, sizeof(kvq_cuda_result));                    /* the core's gate */
 #undef SEG
@@ -668,6 +693,8 @@ static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const flo
     float *ks = (float *)(ws + L.ks), *km = (float *)(ws + L.km), *qs = (float *)(ws + L.qs);
     float *qm = (float *)(ws + L.qm), *ds = (float *)(ws + L.ds);
     uint8_t *qc = ws + L.qc, *kc = ws + L.kc, *vc = ws + L.vc;
+    /* V~ when the core will be the FA3 one and KVQ_SAGE_VT is not "0" [SAGE-DEV-15] */
+    uint8_t *vt = use_fa3(a, CORE_DEFAULT) && vt_wanted() ? ws + L.vt : NULL;
     float *qsc = (float *)(ws + L.qsc), *ksc = (float *)(ws + L.ksc), *vsc = (float *)(ws + L.vsc);
     attn_scratch *sc = (attn_scratch *)(ws + L.scratch);
     uint32_t *vmax = (uint32_t *)(sc + 1);
@@ -709,7 +736,8 @@ static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const flo
     if (s == KVQ_OK && !mark(4)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK && !gated(ST_QUANT_V)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK)
-        s = sage_enqueue_v(vc, vsc, d_v, heads, &ksh, KVQ_SAGE_FP8_E4M3, vmax, vs2, &sc->st[ST_QUANT_V], stream);
+        s = sage_enqueue_v(vc, vsc, d_v, heads, &ksh, KVQ_SAGE_FP8_E4M3, vmax, vs2, &sc->st[ST_QUANT_V], stream,
+                           vt);
     if (s == KVQ_OK && !mark(5)) s = KVQ_E_DEVICE;
     if (s != KVQ_OK) {
         (void)cudaGetLastError();
@@ -719,7 +747,7 @@ static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const flo
     if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
 
     /* 5. the core, skipped on an error status */
-    s = launch_core(d_o, a, heads, qc, qsc, kc, ksc, ds, vc, vsc, gate, NULL, stream);
+    s = launch_core(d_o, a, heads, qc, qsc, kc, ksc, ds, vc, vsc, gate, NULL, stream, CORE_DEFAULT, vt);
     if (s == KVQ_OK && !mark(6)) s = KVQ_E_DEVICE;
     return s;
 }

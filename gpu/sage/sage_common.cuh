@@ -135,10 +135,13 @@ kvq_status sage_enqueue_qk(uint8_t *d_codes, float *d_scale, const float *d_x, u
                            const kvq_sage_shape *sh, const kvq_sage_qk *qk, const kvq_policy *pol,
                            uint32_t opts, sage_dev_state *st, cudaStream_t stream);
 /* V [SAGE-V-01..04] of heads x sh->tokens tokens; cmax: heads x sh->dim
- * zeroed words, sc: heads x sh->dim floats (the kernels' copy of the scales). */
+ * zeroed words, sc: heads x sh->dim floats (the kernels' copy of the scales).
+ * d_vt (NULL: none; d = 128 and 16-byte aligned, else KVQ_E_PARAM before any
+ * launch): V~ of every head in the layout of [SAGE-DEV-15], written by the
+ * codes pass beside the codes (heads x ceil(tokens / 64) x 8192 bytes). */
 kvq_status sage_enqueue_v(uint8_t *d_codes, float *d_scale, const float *d_v, uint32_t heads,
                           const kvq_sage_shape *sh, uint32_t fmt, uint32_t *cmax, float *sc,
-                          sage_dev_state *st, cudaStream_t stream);
+                          sage_dev_state *st, cudaStream_t stream, uint8_t *d_vt = NULL);
 /* dS [SAGE-DS-01..02] of every head: rows x sh->tokens a head; pre: ERR_*
  * bits the host found (tau), ORed in by the check pass. */
 kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, uint32_t heads, uint32_t rows,

@@ -20,7 +20,11 @@
  *            no swizzle, core matrices of 8 rows x 16 bytes, LBO 128, SBO 256)
  *            with the keys of each 32-key half in the order of the P~ registers
  *            below (no bank conflict), and the block's K scales and dS values
- *            into shared memory, and marks the stage's V~ full
+ *            into shared memory, and marks the stage's V~ full.  Given V~ (the
+ *            pipeline's V quantizer writes it, [SAGE-DEV-15]; the default form
+ *            only: a template flag), the thread loads each block's 8192 bytes of
+ *            V~ by one bulk copy straight into the stage's V~ in place of V's
+ *            codes, and the warpgroup skips the transpose
  *   consumers (warpgroups 0 and 1: warps 0-3 and 4-7)
  *            rows 64 wg .. + 63 of the tile, 16 a warp; per key block:
  *            QK   wgmma m64n64k32 .s32.s8.s8 (SM90_64x64x32_S32S8S8_SS_TN, both
@@ -66,7 +70,7 @@
  * KVQ_SAGE_FA3_PLANT (a planted build for the device test, never shipped):
  * the buffer flush after block 0 is skipped.
  *
- * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05]
+ * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05] [SAGE-DEV-15]
  */
 #include <cuda_runtime.h>
 
@@ -88,6 +92,7 @@
  * kvq_cuda_sage_attn_core keeps the warpgroup core. */
 extern "C" int kvq_sage_fa3_built(void) { return 0; }
 extern "C" int kvq_sage_fa3_level(void) { return -1; }
+extern "C" int kvq_sage_fa3_vt_form(void) { return 0; }
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *, cudaStream_t) { return KVQ_E_DEVICE; }
 
 #else
@@ -141,12 +146,15 @@ struct fa_smem {
 
 /* ---- instructions ---------------------------------------------------------- */
 
-/* The position in its k32 instruction of key kk (< 32) of a block's half:
- * the inverse of the P~ register order (4t + m <- 8 (m / 2) + 2t + m % 2). */
-__device__ __forceinline__ uint32_t fa_pos(uint32_t kk)
+/* A block's V~ [SAGE-DEV-15], 8192 bytes from global memory into the stage's
+ * V~ by one bulk copy (cp.async.bulk, the TMA unit's non-tensor form) on the
+ * stage's transaction barrier. */
+__device__ __forceinline__ void bulk_g2s(void *smem, const void *gmem, uint32_t bytes, uint64_t *bar)
 {
-    const uint32_t r = kk % 16u;
-    return 16u * (kk / 16u) + 4u * ((r % 8u) / 2u) + 2u * (r / 8u) + kk % 2u;
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     (uint32_t)__cvta_generic_to_shared(smem)),
+                 "l"(gmem), "r"(bytes), "r"((uint32_t)__cvta_generic_to_shared(bar))
+                 : "memory");
 }
 
 __device__ __forceinline__ void pv_wgmma(float *d, const uint32_t *a, uint64_t db)
@@ -160,7 +168,7 @@ __device__ __forceinline__ void pv_wgmma(float *d, const uint32_t *a, uint64_t d
 
 /* ---- the kernel ------------------------------------------------------------------ */
 
-template <bool PLANT, bool PP, int V>
+template <bool PLANT, bool PP, int V, bool VTQ>
 __global__ void __launch_bounds__(FA_THREADS, 1)
     sage_fa3_kernel(const kvq_sage_fa3_args p, CUTLASS_GRID_CONSTANT TmaQT const tma_q,
                     CUTLASS_GRID_CONSTANT TmaKT const tma_k, CUTLASS_GRID_CONSTANT TmaKT const tma_v)
@@ -213,11 +221,15 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         Tensor tVg = get<0>(pv);
         Tensor tVs = get<1>(pv);
         const uint32_t ptid = tid - 256u;
+        /* VTQ: the block's V~ as the V quantizer wrote it [SAGE-DEV-15], straight
+         * into the stage's vt (the same 8192 bytes the transpose below writes) */
+        const uint8_t *vtg = VTQ ? p.vt + (uint64_t)head * kvq_sage_blocks(nk, FA_BKV) * VT_BYTES : NULL;
         auto load = [&](uint32_t kb) {
             const uint32_t s = kb % FA_STAGES;
             Bar::arrive_and_expect_tx(&sm.full[s], kv_bytes);
             copy(tma_k.with(sm.full[s]), tKg(_, kb), tKs(_, s));
-            copy(tma_v.with(sm.full[s]), tVg(_, kb), tVs(_, s));
+            if constexpr (VTQ) bulk_g2s(sm.vt[s], vtg + (uint64_t)kb * VT_BYTES, VT_BYTES, &sm.full[s]);
+            else copy(tma_v.with(sm.full[s]), tVg(_, kb), tVs(_, s));
         };
         if (ptid == 0u && nb > 0u) {                           /* (no load when no row sees a key) */
             const bool two = q0 + FA_BW < nq;
@@ -244,7 +256,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             /* V~: [key][channel] -> 2 k32 tiles of channel rows, keys in P~'s order.
              * A task: channels c0 .. c0 + 3 (c0 = 4 (8 G + qq)) of keys 16 h + 2 tt +
              * {0, 1, 8, 9}, which are positions 16 (h % 2) + 4 tt .. + 3 of tile h / 2
-             * (fa_pos): four 4-byte loads, a 4 x 4 byte transpose, four 4-byte
+             * (vt_word_off): four 4-byte loads, a 4 x 4 byte transpose, four 4-byte
              * stores.  Lane = 4 qq + tt: a load reads 32 bytes of 4 key rows (the
              * 128-byte swizzle spreads them over the 32 banks), a store writes 8
              * channel rows x 4 words of core matrices (the channel is rotated by
@@ -252,7 +264,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             uint8_t *vt = sm.vt[s];
             Tensor sVs = sV(_, _, s);
             const uint32_t tt = pl % 4u, qq = pl / 4u;
-            {
+            if constexpr (!VTQ) {
                 const uint32_t G = pw;                        /* warp pw: channels 32 pw .. + 31 */
 #pragma unroll
                 for (uint32_t h = 0; h < 4u; h++) {
@@ -265,13 +277,11 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                     const uint32_t t2 = __byte_perm(w0, w1, 0x7362u), t3 = __byte_perm(w2, w3, 0x7362u);
                     const uint32_t o0 = __byte_perm(t0, t1, 0x5410u), o1 = __byte_perm(t0, t1, 0x7632u);
                     const uint32_t o2 = __byte_perm(t2, t3, 0x5410u), o3 = __byte_perm(t2, t3, 0x7632u);
-                    uint8_t *tile = vt + (h / 2u) * 4096u;
-                    const uint32_t pos = 16u * (h % 2u) + 4u * tt;
 #pragma unroll
                     for (uint32_t u = 0; u < 4u; u++) {
                         const uint32_t bb = (u + qq / 2u) % 4u;
                         const uint32_t x = bb == 0u ? o0 : bb == 1u ? o1 : bb == 2u ? o2 : o3;
-                        *reinterpret_cast<uint32_t *>(tile + wg_off(c0 + bb, pos)) = x;
+                        *reinterpret_cast<uint32_t *>(vt + vt_word_off(h, tt, c0 + bb)) = x;
                     }
                 }
             }
@@ -611,6 +621,14 @@ extern "C" int kvq_sage_fa3_level(void)
     return -1;
 }
 
+static bool fa3_serial(void)
+{
+    const char *ser = getenv("KVQ_SAGE_FA3_SERIAL");
+    return ser != NULL && strcmp(ser, "1") == 0;
+}
+
+extern "C" int kvq_sage_fa3_vt_form(void) { return !fa3_serial() && kvq_sage_fa3_level() == 3; }
+
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream_t stream)
 {
     const kvq_sage_fa3_args &q = *p;
@@ -623,8 +641,7 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     const int smem = (int)sizeof(fa_smem);
     /* the ping-pong form, or (KVQ_SAGE_FA3_SERIAL=1 in the environment) the serial one;
      * the level (KVQ_SAGE_FA3_LEVEL, 0..3, default 3; the serial form takes at most 2) */
-    const char *ser = getenv("KVQ_SAGE_FA3_SERIAL");
-    const bool serial = ser != NULL && strcmp(ser, "1") == 0;
+    const bool serial = fa3_serial();
     const int level = kvq_sage_fa3_level();
     if (level < 0) return KVQ_E_PARAM;
 #ifdef KVQ_SAGE_FA3_PLANT
@@ -634,11 +651,15 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
 #endif
     typedef void (*kern_t)(kvq_sage_fa3_args, TmaQT, TmaKT, TmaKT);
     static const kern_t kerns[2][4] = {
-        {sage_fa3_kernel<plant, false, 0>, sage_fa3_kernel<plant, false, 1>, sage_fa3_kernel<plant, false, 2>,
-         sage_fa3_kernel<plant, false, 2>},
-        {sage_fa3_kernel<plant, true, 0>, sage_fa3_kernel<plant, true, 1>, sage_fa3_kernel<plant, true, 2>,
-         sage_fa3_kernel<plant, true, 3>}};
-    const kern_t kern = kerns[serial ? 0 : 1][level];
+        {sage_fa3_kernel<plant, false, 0, false>, sage_fa3_kernel<plant, false, 1, false>,
+         sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>},
+        {sage_fa3_kernel<plant, true, 0, false>, sage_fa3_kernel<plant, true, 1, false>,
+         sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>}};
+    /* V~ from the quantizer [SAGE-DEV-15]: the default form (ping-pong, level 3)
+     * loads it as it is; every other form transposes V's codes itself */
+    const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
+    if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
+    const kern_t kern = vtq ? sage_fa3_kernel<plant, true, 3, true> : kerns[serial ? 0 : 1][level];
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
         (void)cudaGetLastError();
         return KVQ_E_DEVICE;
@@ -651,6 +672,7 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
         r.qc = q.qc + (uint64_t)h0 * q.qc_head;
         r.kc = q.kc + (uint64_t)h0 * q.kc_head;
         r.vc = q.vc + (uint64_t)h0 * nk * FA_D;
+        r.vt = vtq ? q.vt + (uint64_t)h0 * kvq_sage_blocks(nk, FA_BKV) * VT_BYTES : NULL;
         r.qs = q.qs + (uint64_t)h0 * q.qs_head;
         r.ks = q.ks + (uint64_t)h0 * q.ks_head;
         r.ds = q.ds + (uint64_t)h0 * q.ds_head;

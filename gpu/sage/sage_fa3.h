@@ -22,6 +22,9 @@ typedef struct kvq_sage_fa3_args {
     const float *qs, *ks, *ds, *vs;
     uint64_t qc_head, kc_head, qs_head, ks_head, ds_head;  /* per-head sizes (elements) */
     const kvq_cuda_result *gate;         /* NULL, or skip when its status is not KVQ_OK */
+    const uint8_t *vt;                   /* NULL, or V~ in [SAGE-DEV-15]'s layout (ceil(nk / 64)
+                                            blocks of 8192 bytes a head, 16-byte aligned): the
+                                            default form loads it as it is, no transpose */
 } kvq_sage_fa3_args;
 
 #ifdef __cplusplus
@@ -38,6 +41,10 @@ int kvq_sage_fa3_built(void);
  * launcher then returns KVQ_E_PARAM) or when the core was not built. */
 #define KVQ_SAGE_FA3_LEVEL_DEFAULT 3
 int kvq_sage_fa3_level(void);
+/* 1 when the form the environment selects loads V~ as the V quantizer writes
+ * it ([SAGE-DEV-15]: the ping-pong form at level 3, the default), else 0 (the
+ * form transposes V's codes itself; also 0 when the core was not built). */
+int kvq_sage_fa3_vt_form(void);
 /* The shapes the core takes: INT8 Q/K codes, and a head's codes within the
  * 32-bit strides of its TMA descriptors. */
 static inline int kvq_sage_fa3_fits(const kvq_sage_attn *a)

@@ -5,8 +5,9 @@
  * drift apart: the base-2 exponential of the softmax ([SAGE-ATT-04],
  * [TR-EX2]), the FP8 conversion of P~ ([SAGE-DEV-06]), and the no-swizzle
  * K-major shared-memory layout and descriptor of the FP8 wgmma's V operand
- * ([SAGE-ATT-10], measured by gpu/sage/mma_probe.cu), and the output's
- * division by l ([SAGE-ATT-06]).
+ * ([SAGE-ATT-10], measured by gpu/sage/mma_probe.cu) with the key order of
+ * V~ that the FA3 core and the V quantizer share ([SAGE-DEV-12], [SAGE-DEV-15]),
+ * and the output's division by l ([SAGE-ATT-06]).
  *
  * Included by .cu units only.
  */
@@ -49,6 +50,19 @@ static __device__ __forceinline__ uint32_t e4m3x2(float lo, float hi)
 static __device__ __forceinline__ uint32_t wg_off(uint32_t row, uint32_t k)
 {
     return ((row / 8u) * 2u + k / 16u) * 128u + (row % 8u) * 16u + k % 16u;
+}
+
+/* [SAGE-DEV-15] The 32-bit word of a block's V~ (8192 bytes: two k32 tiles in
+ * the layout above, channels as rows) that holds channel c's codes of keys
+ * 16 h + 2 tt + {0, 1, 8, 9} of the block (h < 4, tt < 4), in that order: they
+ * are positions 16 (h % 2) + 4 tt .. + 3 of tile h / 2, the inverse of the P~
+ * register order (position 4t + m holds key 8 (m / 2) + 2t + m % 2 of a 32-key
+ * half, position 16 + 4t + m key 16 + 8 (m / 2) + 2t + m % 2; [SAGE-DEV-12]).
+ * The FA3 core's producer (its transpose) and the V quantizer's V~ pass both
+ * place words by it. */
+static __device__ __forceinline__ uint32_t vt_word_off(uint32_t h, uint32_t tt, uint32_t c)
+{
+    return (h / 2u) * 4096u + wg_off(c, 16u * (h % 2u) + 4u * tt);
 }
 
 /* Shared-memory matrix descriptor: LBO 128 (between the two core matrices of
