@@ -32,7 +32,8 @@
  * M, about 2^-40 A against rho_f near 2^-19 A), so a reported failure is a
  * real one.  Checked per case:
  *   - every raw device component (kvq_cuda_vidkv_dft) within rho_f + M of Y~:
- *     the claim of lemma F (cuFFT) or W (naive kernel) itself;
+ *     the claim of lemma F (cuFFT) or W (naive kernel) itself (what lemma F
+ *     takes on trust of cuFFT is proofs/TRUSTED.md [TR-CUFFT]);
  *   - every decisive code equal to the reference code;
  *   - every stored scale between the storage roundings of s* -+ rho_s [VIDKV-B-02];
  *   - every normal channel dequantized by the device from its own codes and
