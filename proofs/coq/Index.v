@@ -85,6 +85,23 @@ Proof.
   - exfalso. assert (a2 * D + D <= a * D) by nia. lia.
 Qed.
 
+(* Per channel ([KIVI-L-03]): with G | T there are (T / G) D groups, and group
+   g < T D / G is token block g / D < T / G of channel g % D < D. *)
+Lemma channel_group : forall T D G g,
+  0 < G -> 0 < D -> T mod G = 0 -> 0 <= g < T * D / G ->
+  T = G * (T / G) /\ 0 <= g < (T / G) * D /\ 0 <= g / D < T / G /\ 0 <= g mod D < D.
+Proof.
+  intros T D G g HG HD Hdiv Hg.
+  assert (ET : T = G * (T / G)) by (apply Z_div_exact_2; lia).
+  assert (Hn : T * D / G = (T / G) * D).
+  { rewrite ET at 1. replace (G * (T / G) * D) with (T / G * D * G) by ring.
+    apply Z.div_mul. lia. }
+  rewrite Hn in Hg.
+  split; [exact ET|]. split; [exact Hg|]. split.
+  - split; [apply Z.div_pos; lia|]. apply Z.div_lt_upper_bound; lia.
+  - apply Z.mod_pos_bound. lia.
+Qed.
+
 Lemma pow2_pos : forall k, 0 < kvq_pow2_l k.
 Proof.
   intro k. unfold kvq_pow2_l.
@@ -241,14 +258,8 @@ Proof.
   destruct Hp as (_ & HG & _ & _). destruct He as (HT & HD & HTD & Hdiv).
   destruct (Z.eqb grouping KVQ_GROUP_CHANNEL).
   - (* T = G t, g < t D, so g / D < t and (g / D) G D + g % D < T D *)
-    assert (ET : T = G * (T / G)) by (apply Z_div_exact_2; lia).
-    assert (Hn : T * D / G = (T / G) * D).
-    { rewrite ET at 1. replace (G * (T / G) * D) with (T / G * D * G) by ring.
-      apply Z.div_mul. lia. }
-    rewrite Hn in Hg.
-    assert (Hq : 0 <= g / D < T / G).
-    { split; [apply Z.div_pos; lia|]. apply Z.div_lt_upper_bound; lia. }
-    pose proof (Z.mod_pos_bound g D ltac:(lia)) as Hr.
+    destruct (channel_group T D G g ltac:(lia) ltac:(lia) ltac:(assumption) Hg)
+      as (ET & Hg' & Hq & Hr); clear Hg; rename Hg' into Hg.
     assert (H1 : 0 <= (g / D) * G <= T) by nia.
     assert (H2 : 0 <= (g / D) * G * D + g mod D < T * D) by nia.
     rewrite (to_uint64_id (g / D)) by lia.
@@ -280,14 +291,8 @@ Proof.
     kvq_kivi_stride_l in *.
   destruct He as (HT & HD & _ & Hdiv).
   destruct (Z.eqb grouping KVQ_GROUP_CHANNEL).
-  - assert (ET : T = G * (T / G)) by (apply Z_div_exact_2; lia).
-    assert (Hn : T * D / G = (T / G) * D).
-    { rewrite ET at 1. replace (G * (T / G) * D) with (T / G * D * G) by ring.
-      apply Z.div_mul. lia. }
-    rewrite Hn in Hg.
-    assert (Hq : 0 <= g / D < T / G).
-    { split; [apply Z.div_pos; lia|]. apply Z.div_lt_upper_bound; lia. }
-    pose proof (Z.mod_pos_bound g D ltac:(lia)) as Hr.
+  - destruct (channel_group T D G g ltac:(lia) ltac:(lia) ltac:(assumption) Hg)
+      as (ET & Hg' & Hq & Hr); clear Hg; rename Hg' into Hg.
     assert (Hrow : (g / D) * G + i + 1 <= T) by nia.
     nia.
   - assert (ED : D = G * (D / G)) by (apply Z_div_exact_2; lia).
