@@ -18,7 +18,8 @@ repeated to the query heads when grouped (it has no grouped-KV entry point:
 the same attention work, its K and V stages 4x) -- buffer=128 with the
 library's default core; with --level0 also the FA3 core at level 0
 (KVQ_SAGE_FA3_LEVEL=0), with --vt0 the pipeline without V~ (KVQ_SAGE_VT=0,
-[SAGE-DEV-15]), unless --no-loop the warpgroup core
+[SAGE-DEV-15]), with --prev the pipeline as it was before the stage kernels and level
+4 (KVQ_SAGE_STAGES=0 and KVQ_SAGE_FA3_LEVEL=3, [SAGE-DEV-16], [SAGE-DEV-13]), unless --no-loop the warpgroup core
 (KVQ_SAGE_CORE=loop), unless --no-buffer0 buffer=0 (these three in the first
 group only); qk_bits=8.  The binary16 methods take them rounded to binary16,
 as [B][heads][N][128].
@@ -56,7 +57,7 @@ with the reason).  Past --deadline the remaining rows read SKIPPED.
 
 Usage: attn_bench.py [--lib PATH] [--sizes 4096,...] [--batches 1,4] [--kv-heads 32,8]
                      [--long 65536,131072] [--reps 20] [--commit C] [--out DIR] [--quick]
-                     [--samples 128] [--row-budget S] [--deadline S] [--level0] [--vt0]
+                     [--samples 128] [--row-budget S] [--deadline S] [--level0] [--vt0] [--prev]
                      [--no-buffer0] [--no-loop] [--no-stages] [--no-isolate]
 Writes DIR/sage-attn-bench.json and DIR/sage-attn-bench.txt (DIR: --out, else
 $OUT, else .).  Exit status: 0 report written and every kvq row measured;
@@ -85,11 +86,14 @@ SDPA_METHODS = [("sdpa-flash", "FLASH_ATTENTION"), ("sdpa-cudnn", "CUDNN_ATTENTI
 # (method, buffer, KVQ_SAGE_CORE): None = the library's default core (the FlashAttention-3
 # structured one [SAGE-DEV-12] when built), "loop" = the warpgroup core [SAGE-ATT-10]
 KVQ_METHODS = [("kvq-b128", 128, None), ("kvq-b128-L0", 128, "L0"), ("kvq-b128-vt0", 128, "vt0"),
+               ("kvq-b128-prev", 128, "prev"),
                ("kvq-b128-loop", 128, "loop"), ("kvq-b0", 0, None)]
 LABELS = {"kvq-b128": "kvq SageAttn2 (INT8 QK, FP8 PV, buffer 128)",
           "kvq-b128-loop": "kvq SageAttn2, warpgroup core (KVQ_SAGE_CORE=loop, buffer 128)",
           "kvq-b128-L0": "kvq SageAttn2, FA3 core level 0 (KVQ_SAGE_FA3_LEVEL=0, buffer 128)",
           "kvq-b128-vt0": "kvq SageAttn2, V~ not written: the core transposes V (KVQ_SAGE_VT=0, buffer 128)",
+          "kvq-b128-prev": "kvq SageAttn2, the stage kernels of before and FA3 level 3 (KVQ_SAGE_STAGES=0, "
+                           "KVQ_SAGE_FA3_LEVEL=3, buffer 128)",
           "kvq-b0": "kvq SageAttn2 (INT8 QK, FP8 PV, buffer 0)",
           "sdpa-flash": "torch SDPA FLASH_ATTENTION (fp16)",
           "sdpa-cudnn": "torch SDPA CUDNN_ATTENTION (fp16)",
@@ -129,6 +133,8 @@ def methods_of(args, first=True):
         m.append("kvq-b128-L0")
     if args.vt0 and first:
         m.append("kvq-b128-vt0")
+    if args.prev and first:
+        m.append("kvq-b128-prev")
     if not args.no_loop and first:
         m.append("kvq-b128-loop")
     if not args.no_buffer0 and first:
@@ -416,6 +422,7 @@ def run_child(args):
                         row["gqa"] = "K, V repeated"
                     os.environ.pop("KVQ_SAGE_CORE", None)
                     os.environ.pop("KVQ_SAGE_VT", None)
+                    os.environ.pop("KVQ_SAGE_STAGES", None)
                     set_level(BASE_LEVEL)
                     if core == "loop":
                         os.environ["KVQ_SAGE_CORE"] = core            # read by the library at each call
@@ -423,6 +430,9 @@ def run_child(args):
                         set_level("0")
                     elif core == "vt0":
                         os.environ["KVQ_SAGE_VT"] = "0"               # [SAGE-DEV-15]: the core transposes V
+                    elif core == "prev":
+                        os.environ["KVQ_SAGE_STAGES"] = "0"           # [SAGE-DEV-16]: the stage kernels of before
+                        set_level("3")                                # [SAGE-DEV-13]: level 3
                     row["params"]["fa3_level"] = os.environ.get("KVQ_SAGE_FA3_LEVEL", "default")
                     if lib is not None and hasattr(lib, "kvq_cuda_sage_attn_fa3_built"):
                         row["fa3_built"] = int(lib.kvq_cuda_sage_attn_fa3_built())
@@ -626,7 +636,7 @@ def run_group(args, g):
                "--child-first", str(int(g["first"])),
                "--lib", args.lib, "--reps", str(args.reps), "--samples", str(args.samples),
                "--row-budget", str(args.row_budget), "--deadline-at", str(args.deadline_at - 8)]
-        for flag in ("no_buffer0", "no_loop", "level0", "vt0", "no_stages"):
+        for flag in ("no_buffer0", "no_loop", "level0", "vt0", "prev", "no_stages"):
             if getattr(args, flag):
                 cmd.append("--" + flag.replace("_", "-"))
         try:
@@ -690,7 +700,7 @@ def annotate(rows, device):
         if r["method"].startswith("kvq") and sage:
             r["speedup_vs_sage1"] = sage[0]["ms"] / r["ms"]
         for other, k in (("kvq-b128-loop", "speedup_vs_loop"), ("kvq-b128-L0", "speedup_vs_L0"),
-                         ("kvq-b128-vt0", "speedup_vs_vt0")):
+                         ("kvq-b128-vt0", "speedup_vs_vt0"), ("kvq-b128-prev", "speedup_vs_prev")):
             x = [y for y in same if y["method"] == other]
             if r["method"] == "kvq-b128" and x:
                 r[k] = x[0]["ms"] / r["ms"]
@@ -793,6 +803,8 @@ def summary(doc):
                                       "whole pipeline)"),
                     ("speedup_vs_vt0", "the pipeline with V~ vs without (kvq-b128-vt0 / kvq-b128, KVQ_SAGE_VT=0, "
                                        "[SAGE-DEV-15])"),
+                    ("speedup_vs_prev", "the pipeline vs the one before the stage kernels and level 4 "
+                                        "(kvq-b128-prev / kvq-b128, KVQ_SAGE_STAGES=0 KVQ_SAGE_FA3_LEVEL=3)"),
                     ("speedup_vs_loop", "the default core vs the warpgroup core (kvq-b128-loop / kvq-b128, "
                                         "whole pipeline)")):
         lp = [r for r in rows if r.get(k)]
@@ -808,8 +820,8 @@ def summary(doc):
 
 
 def methods_order(m):
-    order = [x for x, _ in SDPA_METHODS] + ["sage1", "kvq-b128", "kvq-b128-L0", "kvq-b128-vt0", "kvq-b128-loop",
-                                             "kvq-b0"]
+    order = [x for x, _ in SDPA_METHODS] + ["sage1", "kvq-b128", "kvq-b128-L0", "kvq-b128-vt0", "kvq-b128-prev",
+                                             "kvq-b128-loop", "kvq-b0"]
     return order.index(m) if m in order else len(order)
 
 
@@ -843,6 +855,9 @@ def main():
     ap.add_argument("--level0", action="store_true", help="rows of the FA3 core at level 0 (KVQ_SAGE_FA3_LEVEL=0)")
     ap.add_argument("--vt0", action="store_true",
                     help="rows of the pipeline without V~ (KVQ_SAGE_VT=0: the core transposes V, [SAGE-DEV-15])")
+    ap.add_argument("--prev", action="store_true",
+                    help="rows of the pipeline before the stage kernels and level 4 (KVQ_SAGE_STAGES=0, "
+                         "KVQ_SAGE_FA3_LEVEL=3)")
     ap.add_argument("--no-stages", action="store_true", help="no stage split of the kvq rows")
     ap.add_argument("--no-isolate", action="store_true", help="run every group in this process")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
