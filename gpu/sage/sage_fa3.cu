@@ -68,7 +68,8 @@
  * arrives).
  *
  * KVQ_SAGE_FA3_PLANT (a planted build for the device test, never shipped):
- * the buffer flush after block 0 is skipped.
+ * the buffer flush after block 0 is skipped (levels 0..3); at level 4 the
+ * block's K scale of lane t is that of lane t + 1 (mod 4), level 4's own step.
  *
  * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05] [SAGE-DEV-15]
  */
@@ -93,6 +94,7 @@
 extern "C" int kvq_sage_fa3_built(void) { return 0; }
 extern "C" int kvq_sage_fa3_level(void) { return -1; }
 extern "C" int kvq_sage_fa3_vt_form(void) { return 0; }
+extern "C" int kvq_sage_fa3_k_uniform(const kvq_sage_qk *) { return 0; }
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *, cudaStream_t) { return KVQ_E_DEVICE; }
 
 #else
@@ -140,7 +142,11 @@ struct fa_smem {
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemK>> k;
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemK>> v;   /* V codes as stored, [key][channel] */
     alignas(1024) uint8_t vt[FA_STAGES][VT_BYTES];
-    float sks[FA_STAGES][FA_BKV], sds[FA_STAGES][FA_BKV];  /* the block's K scales and dS (0 past nk) */
+    /* the block's K scales and dS (0 past nk); from level 4 sks[s][t] holds the K
+     * scale of the keys of lane t % 4 (one slot a thread and block, [SAGE-DEV-13]) and
+     * sds[s] the dS values in the thread-major order of dsp_pos */
+    alignas(16) float sks[FA_STAGES][FA_BKV];
+    alignas(16) float sds[FA_STAGES][FA_BKV];
     alignas(8) uint64_t bar_q, full[FA_STAGES], vfull[FA_STAGES], empty[FA_STAGES];
 };
 
@@ -164,6 +170,14 @@ __device__ __forceinline__ void pv_wgmma(float *d, const uint32_t *a, uint64_t d
               d[27], d[28], d[29], d[30], d[31], d[32], d[33], d[34], d[35], d[36], d[37], d[38], d[39], d[40], d[41],
               d[42], d[43], d[44], d[45], d[46], d[47], d[48], d[49], d[50], d[51], d[52], d[53], d[54], d[55], d[56],
               d[57], d[58], d[59], d[60], d[61], d[62], d[63], GMMA::ScaleOut::One);
+}
+
+/* Level 4's place of key e (< 64) of a block in the stage's dS row: lane t = (e % 8) / 2
+ * of a quad holds keys 8n + 2t + i (n < 8, i < 2), at 16 t + 2n + i, so that its 16
+ * values are four aligned 16-byte words [SAGE-DEV-13]. */
+__device__ __forceinline__ uint32_t dsp_pos(uint32_t e)
+{
+    return 16u * ((e % 8u) / 2u) + 2u * (e / 8u) + e % 2u;
 }
 
 /* ---- the kernel ------------------------------------------------------------------ */
@@ -286,11 +300,27 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 }
             }
             /* the block's K scales and dS row slice, for the consumers' scores */
+            if constexpr (V >= 4) {
+                /* level 4: dS in thread-major order (lane t's 16 values contiguous: four
+                 * 16-byte loads), and one K scale a lane t: every key 8n + 2t + i of the
+                 * block has the slot of key 2t (the launcher checked the K map:
+                 * kvq_sage_fa3_k_uniform) */
+                if (ptid < FA_BKV) {
+                    const uint32_t j = kb * FA_BKV + ptid;
+                    sm.sds[s][dsp_pos(ptid)] = j < nk ? __ldg(dsrow + j) : 0.0f;
+                }
+                if (ptid < 4u) {
+                    const uint32_t tk = PLANT ? (ptid + 1u) % 4u : ptid;   /* the plant: lane t + 1's slot */
+                    const uint32_t j = kb * FA_BKV + 2u * tk;
+                    sm.sks[s][ptid] = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
+                }
+            } else {
 #pragma unroll
-            for (uint32_t e = ptid; e < FA_BKV; e += 128u) {
-                const uint32_t j = kb * FA_BKV + e;
-                sm.sks[s][e] = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
-                sm.sds[s][e] = j < nk ? __ldg(dsrow + j) : 0.0f;
+                for (uint32_t e = ptid; e < FA_BKV; e += 128u) {
+                    const uint32_t j = kb * FA_BKV + e;
+                    sm.sks[s][e] = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
+                    sm.sds[s][e] = j < nk ? __ldg(dsrow + j) : 0.0f;
+                }
             }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             PBar::arrive(&sm.vfull[s]);
@@ -321,7 +351,9 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     auto flush = [&](float *acc_, float *buf_, uint32_t bk) {
         bool fA = F != 0u && bk < endA && (F == 64u || (bk & 1u) || bk + 1u == endA);
         bool fB = F != 0u && bk < endB && (F == 64u || (bk & 1u) || bk + 1u == endB);
-        if (PLANT && bk == 0u) fA = fB = false;
+        if (PLANT && V < 4 && bk == 0u) fA = fB = false;
+        /* level 4: no flush instruction issued (predicated off) when neither row flushes */
+        if (V >= 4 && !(fA || fB)) return;
 #pragma unroll
         for (uint32_t x = 0; x < 64u; x++)
             if ((x % 4u) >= 2u ? fB : fA) buf_[x] = __fadd_rn(buf_[x], acc_[x]), acc_[x] = 0.0f;
@@ -379,6 +411,19 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         const uint32_t kbase = kb * FA_BKV;
         const float *sks = sm.sks[kb % FA_STAGES], *sds = sm.sds[kb % FA_STAGES];
         float sv[8][4];
+        /* level 4: the lane's 16 dS values by four 16-byte loads, and RN32(qsc sk) once
+         * a row and block -- the same product of the same two operands as per score
+         * below level 4, since all 16 keys of the lane share one K slot */
+        float dsl[16], pkA = 0.0f, pkB = 0.0f;
+        if constexpr (V >= 4) {
+#pragma unroll
+            for (uint32_t u = 0; u < 4u; u++) {
+                const float4 d4 = *reinterpret_cast<const float4 *>(sds + 16u * t + 4u * u);
+                dsl[4u * u] = d4.x, dsl[4u * u + 1u] = d4.y, dsl[4u * u + 2u] = d4.z, dsl[4u * u + 3u] = d4.w;
+            }
+            const float skt = sks[t];
+            pkA = __fmul_rn(qscA, skt), pkB = __fmul_rn(qscB, skt);
+        }
         float xA = -INFINITY, xB = -INFINITY;
 #pragma unroll
         for (uint32_t n = 0; n < 8u; n++)
@@ -390,7 +435,8 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 /* float(dot): i2f_exact from level 1 (the same bits, [SAGE-DEV-13]) */
                 const int32_t dot = sacc(4u * n + i);
                 const float fd = V >= 1 ? i2f_exact(dot) : __int2float_rn(dot);
-                const float v = __fmaf_rn(fd, __fmul_rn(hi ? qscB : qscA, sks[kk]), sds[kk]);
+                const float v = V >= 4 ? __fmaf_rn(fd, hi ? pkB : pkA, dsl[2u * n + i % 2u])
+                                       : __fmaf_rn(fd, __fmul_rn(hi ? qscB : qscA, sks[kk]), sds[kk]);
                 sv[n][i] = v;
                 if (vis) {
                     if (hi) xB = fmaxf(xB, v);
@@ -455,11 +501,25 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
      * thread rescales only its own rows' registers. */
     auto rescale = [&](float alA, float alB) {
         if (V >= 2 && __all_sync(0xFFFFFFFFu, alA == 1.0f && alB == 1.0f)) return;
+        if constexpr (V >= 4) {                               /* level 4: the test of F once */
+            if (F != 0u) {
 #pragma unroll
-        for (uint32_t x = 0; x < 64u; x++) {
-            const float al = (x % 4u) >= 2u ? alB : alA;
-            acc[x] = __fmul_rn(acc[x], al);
-            if (F != 0u) buf[x] = __fmul_rn(buf[x], al);
+                for (uint32_t x = 0; x < 64u; x++) {
+                    const float al = (x % 4u) >= 2u ? alB : alA;
+                    acc[x] = __fmul_rn(acc[x], al);
+                    buf[x] = __fmul_rn(buf[x], al);
+                }
+            } else {
+#pragma unroll
+                for (uint32_t x = 0; x < 64u; x++) acc[x] = __fmul_rn(acc[x], (x % 4u) >= 2u ? alB : alA);
+            }
+        } else {
+#pragma unroll
+            for (uint32_t x = 0; x < 64u; x++) {
+                const float al = (x % 4u) >= 2u ? alB : alA;
+                acc[x] = __fmul_rn(acc[x], al);
+                if (F != 0u) buf[x] = __fmul_rn(buf[x], al);
+            }
         }
     };
 
@@ -617,7 +677,7 @@ extern "C" int kvq_sage_fa3_level(void)
 {
     const char *e = getenv("KVQ_SAGE_FA3_LEVEL");
     if (e == NULL || e[0] == '\0') return KVQ_SAGE_FA3_LEVEL_DEFAULT;
-    if (e[1] == '\0' && e[0] >= '0' && e[0] <= '3') return e[0] - '0';
+    if (e[1] == '\0' && e[0] >= '0' && e[0] <= '4') return e[0] - '0';
     return -1;
 }
 
@@ -627,7 +687,27 @@ static bool fa3_serial(void)
     return ser != NULL && strcmp(ser, "1") == 0;
 }
 
-extern "C" int kvq_sage_fa3_vt_form(void) { return !fa3_serial() && kvq_sage_fa3_level() == 3; }
+extern "C" int kvq_sage_fa3_vt_form(void) { return !fa3_serial() && kvq_sage_fa3_level() >= 3; }
+
+/* Level 4's precondition [SAGE-DEV-13]: under K's map every key 8n + 2t + i (n < 8,
+ * i < 2) of a 64-key block has the scale slot of the block's key 2t, so a lane's 16
+ * keys share one K scale.  The map is periodic in the token with period lcm(64, b_k)
+ * up to a shift of the slot; the first period is checked. */
+extern "C" int kvq_sage_fa3_k_uniform(const kvq_sage_qk *kq)
+{
+    if (kq->block == 0u) return 0;
+    uint32_t a = 64u, b = kq->block;
+    while (b != 0u) {
+        const uint32_t r = a % b;
+        a = b, b = r;
+    }
+    const uint64_t period = (uint64_t)64u / a * kq->block;
+    for (uint64_t j = 0; j < period; j++) {
+        const uint32_t rep = (uint32_t)(j / 64u * 64u + 2u * ((j % 8u) / 2u));
+        if (kvq_sage_scale_slot(kq, (uint32_t)j) != kvq_sage_scale_slot(kq, rep)) return 0;
+    }
+    return 1;
+}
 
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream_t stream)
 {
@@ -640,26 +720,35 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     const uint32_t qblocks = kvq_sage_blocks(nq, FA_BQ);
     const int smem = (int)sizeof(fa_smem);
     /* the ping-pong form, or (KVQ_SAGE_FA3_SERIAL=1 in the environment) the serial one;
-     * the level (KVQ_SAGE_FA3_LEVEL, 0..3, default 3; the serial form takes at most 2) */
+     * the level (KVQ_SAGE_FA3_LEVEL, 0..4, default KVQ_SAGE_FA3_LEVEL_DEFAULT; the serial form
+     * takes at most 2) */
     const bool serial = fa3_serial();
     const int level = kvq_sage_fa3_level();
     if (level < 0) return KVQ_E_PARAM;
+    /* level 4 takes one K scale a lane and block: refused when K's map does not give it */
+    if (level >= 4 && !serial) {
+        const kvq_sage_qk kq = kvq_sage_attn_qk(&q.a, KVQ_SAGE_ROLE_K);
+        if (!kvq_sage_fa3_k_uniform(&kq)) return KVQ_E_PARAM;
+    }
 #ifdef KVQ_SAGE_FA3_PLANT
     constexpr bool plant = true;
 #else
     constexpr bool plant = false;
 #endif
     typedef void (*kern_t)(kvq_sage_fa3_args, TmaQT, TmaKT, TmaKT);
-    static const kern_t kerns[2][4] = {
+    static const kern_t kerns[2][5] = {
         {sage_fa3_kernel<plant, false, 0, false>, sage_fa3_kernel<plant, false, 1, false>,
-         sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>},
+         sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>,
+         sage_fa3_kernel<plant, false, 2, false>},
         {sage_fa3_kernel<plant, true, 0, false>, sage_fa3_kernel<plant, true, 1, false>,
-         sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>}};
+         sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>,
+         sage_fa3_kernel<plant, true, 4, false>}};
     /* V~ from the quantizer [SAGE-DEV-15]: the default form (ping-pong, level 3)
      * loads it as it is; every other form transposes V's codes itself */
     const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
     if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
-    const kern_t kern = vtq ? sage_fa3_kernel<plant, true, 3, true> : kerns[serial ? 0 : 1][level];
+    const kern_t kern = vtq ? (level >= 4 ? sage_fa3_kernel<plant, true, 4, true> : sage_fa3_kernel<plant, true, 3, true>)
+                            : kerns[serial ? 0 : 1][level];
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
         (void)cudaGetLastError();
         return KVQ_E_DEVICE;
