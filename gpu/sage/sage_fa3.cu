@@ -349,8 +349,17 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     const uint32_t nbw = r0 < nq ? kvq_sage_blocks(kvq_sage_attn_nvisible(&a, lastw), FA_BKV) : 0u;
     const uint32_t endA = (nvA + FA_BKV - 1u) / FA_BKV, endB = (nvB + FA_BKV - 1u) / FA_BKV;
     auto flush = [&](float *acc_, float *buf_, uint32_t bk) {
-        bool fA = F != 0u && bk < endA && (F == 64u || (bk & 1u) || bk + 1u == endA);
-        bool fB = F != 0u && bk < endB && (F == 64u || (bk & 1u) || bk + 1u == endB);
+        bool fA, fB;
+        if constexpr (V >= 4) {
+            /* level 4: the same conditions without short-circuit branches (bitwise on
+             * predicates) */
+            const bool every = (F == 64u) | ((bk & 1u) != 0u), on = F != 0u;
+            fA = on & (bk < endA) & (every | (bk + 1u == endA));
+            fB = on & (bk < endB) & (every | (bk + 1u == endB));
+        } else {
+            fA = F != 0u && bk < endA && (F == 64u || (bk & 1u) || bk + 1u == endA);
+            fB = F != 0u && bk < endB && (F == 64u || (bk & 1u) || bk + 1u == endB);
+        }
         if (PLANT && V < 4 && bk == 0u) fA = fB = false;
         /* level 4: no flush instruction issued (predicated off) when neither row flushes */
         if (V >= 4 && !(fA || fB)) return;
@@ -500,20 +509,34 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
      * the bits are the same [SAGE-DEV-13]; the vote is the warp's, since a
      * thread rescales only its own rows' registers. */
     auto rescale = [&](float alA, float alB) {
-        if (V >= 2 && __all_sync(0xFFFFFFFFu, alA == 1.0f && alB == 1.0f)) return;
-        if constexpr (V >= 4) {                               /* level 4: the test of F once */
-            if (F != 0u) {
+        if constexpr (V >= 4) {
+            /* level 4: a vote for each of the thread's two rows (rows g and g + 8 of the
+             * warp's 16): the registers of row A are skipped when no alpha of the warp's
+             * rows A moved, those of row B likewise; the test of F once */
+            const bool mvA = __any_sync(0xFFFFFFFFu, alA != 1.0f), mvB = __any_sync(0xFFFFFFFFu, alB != 1.0f);
 #pragma unroll
-                for (uint32_t x = 0; x < 64u; x++) {
-                    const float al = (x % 4u) >= 2u ? alB : alA;
-                    acc[x] = __fmul_rn(acc[x], al);
-                    buf[x] = __fmul_rn(buf[x], al);
+            for (uint32_t h = 0; h < 2u; h++) {
+                if (!(h ? mvB : mvA)) continue;
+                const float al = h ? alB : alA;
+                if (F != 0u) {
+#pragma unroll
+                    for (uint32_t y = 0; y < 32u; y++) {              /* x % 4 in {2h, 2h + 1} */
+                        const uint32_t x = 4u * (y / 2u) + 2u * h + y % 2u;
+                        acc[x] = __fmul_rn(acc[x], al);
+                        buf[x] = __fmul_rn(buf[x], al);
+                    }
+                } else {
+#pragma unroll
+                    for (uint32_t y = 0; y < 32u; y++) {
+                        const uint32_t x = 4u * (y / 2u) + 2u * h + y % 2u;
+                        acc[x] = __fmul_rn(acc[x], al);
+                    }
                 }
-            } else {
-#pragma unroll
-                for (uint32_t x = 0; x < 64u; x++) acc[x] = __fmul_rn(acc[x], (x % 4u) >= 2u ? alB : alA);
             }
-        } else {
+            return;
+        }
+        if (V >= 2 && __all_sync(0xFFFFFFFFu, alA == 1.0f && alB == 1.0f)) return;
+        {
 #pragma unroll
             for (uint32_t x = 0; x < 64u; x++) {
                 const float al = (x % 4u) >= 2u ? alB : alA;
