@@ -11,7 +11,8 @@ conditional backward branch: one step i with block i's QK and block i - 1's P~V)
 the markers the compiler leaves:
   prologue     the loop head to the FULL dispatch (`@!P BRA P, T`: every row of the
                warpgroup sees the whole block): barrier waits, the turn, the wgmma
-               descriptors and issue, the waits for QK
+               descriptors and issue, the waits for QK (and the scores when the compiler
+               computes them above the dispatch, for both paths)
   softmax      FULL: T to the join J (the target of the non-FULL path's last branch);
                the non-FULL path (the diagonal and the last block) between
   tail         J to the back edge: P~V's wait and the stage's release, the flush, the

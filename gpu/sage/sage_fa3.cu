@@ -447,11 +447,35 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 const float v = V >= 4 ? __fmaf_rn(fd, hi ? pkB : pkA, dsl[2u * n + i % 2u])
                                        : __fmaf_rn(fd, __fmul_rn(hi ? qscB : qscA, sks[kk]), sds[kk]);
                 sv[n][i] = v;
-                if (vis) {
+                if (V < 4 && vis) {
                     if (hi) xB = fmaxf(xB, v);
                     else xA = fmaxf(xA, v);
                 }
             }
+        if constexpr (V >= 4) {
+            /* level 4: each row's maximum over its 16 visible scores as four chains of
+             * four (keys of n and n + 4, n % 4 = c) and two levels joining them, in place
+             * of one chain of 16 (-inf standing for an invisible score).  The set is the
+             * same, so the maximum is, up to the sign of a zero maximum; m enters the
+             * output only through ex2(s - m) and ex2(m_old - m_new), and a zero m gives the
+             * same difference for a nonzero operand and +-0 (ex2 = 1) for a zero one: the
+             * same bits [SAGE-DEV-13] */
+            float cA0, cA1, cA2, cA3, cB0, cB1, cB2, cB3;
+#pragma unroll
+            for (uint32_t n = 0; n < 8u; n++)
+#pragma unroll
+                for (uint32_t i = 0; i < 4u; i++) {
+                    const uint32_t kk = 8u * n + 2u * t + i % 2u;
+                    const bool hi = i >= 2u;
+                    const bool vis = FULL || kbase + kk < (hi ? nvB : nvA);
+                    const float x = vis ? sv[n][i] : -INFINITY;
+                    float &c = hi ? (n % 4u == 0u ? cB0 : n % 4u == 1u ? cB1 : n % 4u == 2u ? cB2 : cB3)
+                                  : (n % 4u == 0u ? cA0 : n % 4u == 1u ? cA1 : n % 4u == 2u ? cA2 : cA3);
+                    c = (n < 4u && i % 2u == 0u) ? x : fmaxf(c, x);
+                }
+            xA = fmaxf(fmaxf(cA0, cA1), fmaxf(cA2, cA3));
+            xB = fmaxf(fmaxf(cB0, cB1), fmaxf(cB2, cB3));
+        }
         xA = fmaxf(xA, __shfl_xor_sync(0xFFFFFFFFu, xA, 1));
         xA = fmaxf(xA, __shfl_xor_sync(0xFFFFFFFFu, xA, 2));
         xB = fmaxf(xB, __shfl_xor_sync(0xFFFFFFFFu, xB, 1));
