@@ -112,13 +112,13 @@ left=$(( 147 - $(el) ))
 if [ "$left" -gt 12 ] && command -v ncu > /dev/null; then
     t=$(( left - 2 )); [ "$t" -le 30 ] || t=30
     M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active
-    M=$M,smsp__warps_eligible.avg.per_cycle_active,smsp__warps_active.avg.per_cycle_active,launch__registers_per_thread
+    M=$M,smsp__warps_eligible.avg.per_cycle_active,launch__registers_per_thread
     M=$M,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
     { echo "# ncu --metrics $M"
       echo "# sage_fa3_kernel given V~: level 3 (<false, true, 3, true>) then level 4 (<false, true, 4, true>), 32 heads, nq = nk = 8192, buffer 128, non-causal; commit $COMMIT; $t s"
       timeout "$t" ncu --metrics "$M" -k regex:sage_fa3_kernel -c 2 build/gpu/kvq_sage_fa3_test --profile-34 8192 2>&1 |
           grep -v '^==PROF==' ; } > "$OUT/core-profile.txt" 2>&1
-    grep -E "sage_fa3_kernel|duration|inst_executed|issue_active|eligible|warps_active|registers|bank_conflicts|rror" "$OUT/core-profile.txt" |
+    grep -E "sage_fa3_kernel|duration|inst_executed|issue_active|eligible|registers|bank_conflicts|rror" "$OUT/core-profile.txt" |
         sed 's/sage_fa3_kernel<\([^>]*\)>.*/sage_fa3_kernel<\1>/' | cut -c1-160 | head -24 >> "$OUT/summary.txt"
 else
     say "ncu profile skipped ($left s left or no ncu)"
