@@ -54,7 +54,7 @@ PINNED = {
     "max": 32 + 2 * 2 + 2,  # a max a score, the quad butterfly's 2 a row, the running max a row
     "reduce": 8,           # 2 rows x (max, sum) x 2 butterfly steps
     "ex2": 32 * 2 + 2 * 2,  # FADD s - m and EX2 a score; alpha = EX2(m_old - m_new) a row
-    "sum": 32 + 4 + 4,     # the block sum a score, the butterfly's 2 adds a row, l = l alpha + sum a row
+    "sum": 30 + 4 + 4,     # the block sum (a row's first term as it is), the butterfly's 2 adds a row, l a row
     "conv": 32 + 16 + 8,   # 448 P a score, one F2FP a pair, 8 PRMT for the 8 A registers
     "flush": 64 // 2,      # 64 FADD buf + acc every other block (buffer 128)
     "wgmma": 4 + 2 + 2 + 2,  # 4 IGMMA (k32 steps), 2 QGMMA, 2 arrive, 2 waits

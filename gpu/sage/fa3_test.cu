@@ -26,27 +26,34 @@
  * serial form (KVQ_SAGE_FA3_SERIAL=1: each warpgroup's QK, softmax and P~V in
  * turn; its highest level, 2) and the ping-pong form at levels 0 (the first
  * form: I2F, every rescale), 1 (the int32 score without I2F), 2 (and the
- * rescale skipped by a warp vote) and 3 (and the in-warpgroup overlap, the
- * default), chosen by KVQ_SAGE_FA3_LEVEL; a level outside 0..3 must be
- * refused (KVQ_E_PARAM, the output untouched).  Before it, i2f_exact (the
- * conversion of levels 1..3) against __int2float_rn on the device for every
- * int32 in [-2^22, 2^22], and its first failures just outside the range.  A
+ * rescale skipped by a warp vote), 3 (and the in-warpgroup overlap, the
+ * default) and 4 (and the leaner per-block stream: one K-scale product a row
+ * and block, dS by 16-byte loads, the flush branched around, the rescale's vote
+ * by row, the row maxima as four chains), chosen by KVQ_SAGE_FA3_LEVEL; a level
+ * outside 0..4 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
+ * i2f_exact (the conversion of levels 1..4) against __int2float_rn on the
+ * device for every int32 in [-2^22, 2^22], and its first failures just outside
+ * the range, and level 4's precondition on K's scale map
+ * (kvq_sage_fa3_k_uniform) on maps that have it and maps that do not.  A
  * planted build (kvq_sage_fa3_test_plant: sage_fa3.cu with
- * KVQ_SAGE_FA3_PLANT, the buffer flush after block 0 skipped) must fail the
- * check in every form (--plant: exit 0 only when it does).
+ * KVQ_SAGE_FA3_PLANT: at levels 0..3 the buffer flush after block 0 skipped,
+ * at level 4 the block's K scale of lane t taken from lane t + 1's slot) must
+ * fail the check in every form (--plant: exit 0 only when it does).
  *
  * The timing (--time): 32 heads, d = 128, N = nq = nk in --sizes, causal and
  * not, buffer 128; medians of --reps launches of the warpgroup core, the
  * serial form, the four levels of the ping-pong form and a device-to-device
  * copy of the core's input bytes, side by side, in one run (the outputs
  * compared bit for bit again).
- * --profile N: one launch of the ping-pong form at each level 0..3 at N, in
+ * --profile N: one launch of the ping-pong form at each level 0..4 at N, in
  * that order (for ncu), nothing judged.  --profile-vt N: one launch of level 3,
- * then one of level 3 given V~ (for ncu).
+ * then one of level 3 given V~ (for ncu).  --profile-34 N: one launch of level 3
+ * given V~, then one of level 4 given V~ (for ncu).
  *
  * --time-only: the timing without the check before it.  --forms: the forms checked and
- * timed, by key: s (serial), 0..3 (ping-pong levels), 3v (level 3 given V~, timed
- * only); all by default.
+ * timed, by key: s (serial), 0..4 (ping-pong levels), 3v and 4v (levels 3 and 4
+ * given V~, timed only); all by default.  The timing line gives level 4 against
+ * level 3 (time of L3 / time of L4) when both are timed, with and without V~.
  *
  * V~ ([SAGE-DEV-15]: V's codes in the FA3 core's B-operand layout, written by
  * the pipeline's V quantizer): every core check above also runs
@@ -63,7 +70,7 @@
  *
  * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v]
  *                          [--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N]
- *                          [--commit TEXT]
+ *                          [--profile-34 N] [--commit TEXT]
  * Exit status: 0 when every check passes (with --plant: when the check FAILS);
  * 1 otherwise; 2 on a usage or CUDA error; 77 without an sm_90 device or
  * without the FA3 core built (SKIPPED, not a pass).
@@ -852,7 +859,7 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "fa3-test: argument %d (%s): not understood\n"
                             "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v] "
-                            "[--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N] [--commit TEXT]\n",
+                            "[--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N] [--profile-34 N] [--commit TEXT]\n",
                     i, argv[i]);
             return 2;
         }

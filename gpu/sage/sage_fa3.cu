@@ -496,7 +496,12 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 const bool hi = i >= 2u;
                 const bool vis = FULL || kbase + kk < (hi ? nvB : nvA);
                 pv[i] = vis ? ex2_approx(sv[n][i] - (hi ? mB : mA)) : 0.0f;
-                if (hi) sumB = __fadd_rn(sumB, pv[i]);
+                /* level 4: the sum's first term as it is -- RN32(+0 + p) = p for every
+                 * p ex2 gives (+0, positive, or NaN) and for the +0 of an invisible key */
+                if (V >= 4 && n == 0u && i % 2u == 0u) {
+                    if (hi) sumB = pv[i];
+                    else sumA = pv[i];
+                } else if (hi) sumB = __fadd_rn(sumB, pv[i]);
                 else sumA = __fadd_rn(sumA, pv[i]);
             }
 #pragma unroll
