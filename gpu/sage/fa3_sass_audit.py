@@ -77,7 +77,7 @@ def parse(path):
 
 
 def opcode(text):
-    t = re.sub(r"^@!?U?P[T0-9]+\s+", "", text)
+    t = re.sub(r"^@!?U?P(?:T|\d)\s+", "", text)
     return t.split()[0], t
 
 
