@@ -7,14 +7,15 @@
 #     build/gpu/kvq_gpu_sage_attn_test), else the first two built here (make -j16, the
 #     CUTLASS/CuTe headers from the carried wheel; the attention test is then not run),
 #   - from the start, under the checks (none of them timed), the attention device test
-#     kvq_gpu_sage_attn_test with the pipeline's core at level 4 (KVQ_SAGE_FA3_LEVEL=4, given
-#     V~): every intermediate against ref/fast, the traced warpgroup core's output against
-#     the pipeline's, every output within the bound; at most ATT_S (default 70) s (a timeout
+#     kvq_gpu_sage_attn_test with the pipeline's default core (FA3 at its default level, 4,
+#     given V~; the environment's KVQ_SAGE_FA3_LEVEL unset): every intermediate against
+#     ref/fast, the traced warpgroup core's output against
+#     the pipeline's, every output within the bound; at most ATT_S (default 100) s (a timeout
 #     reads as such: the cases reported are judged, the rest not run; ATT_S also as the
 #     second argument),
 #   - the planted build (level 4: the block's K scale of lane t taken from lane t + 1's slot;
 #     the V quantizer's V~ with two quarters of each tile swapped): its check must FAIL,
-#   - the check of level 3 and level 4 (ping-pong, the forms 3 and 4): the i2f range, a bad
+#   - the check of level 3 and level 4 (ping-pong, the forms 3 and 4; 4 is the default): the i2f range, a bad
 #     level refused, level 4's precondition on K's map, every output of the core (plain
 #     codes and given V~) against the warpgroup core bit for bit on 12 shapes, the default
 #     core, qk_bits 4, the pipeline with the core at that level against KVQ_SAGE_CORE=loop;
@@ -34,7 +35,7 @@ T0=$(date +%s)
 OUT=${OUT:-/tmp/kvq-core-out}
 COMMIT=${KVQ_COMMIT:-unknown}
 SIZES=${1:-8192,32768}
-ATT_S=${2:-${ATT_S:-70}}
+ATT_S=${2:-${ATT_S:-100}}
 mkdir -p "$OUT"
 WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
 say() { echo "device-core: $*" | tee -a "$OUT/summary.txt"; }
@@ -54,8 +55,7 @@ unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT
 ATT=
 if stamped build/gpu/kvq_gpu_sage_attn_test; then
     ( export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OMP_NUM_THREADS=12
-      export KVQ_SAGE_FA3_LEVEL=4
-      { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT; the pipeline's core: FA3 at level 4 (KVQ_SAGE_FA3_LEVEL=4) given the V quantizer's V~; at most $ATT_S s, cut there (the cases reported are judged, the rest not run)"
+      { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT; the pipeline's core: the default, FA3 at its default level (4, KVQ_SAGE_FA3_LEVEL unset) given the V quantizer's V~; at most $ATT_S s, cut there (the cases reported are judged, the rest not run)"
         stdbuf -oL timeout "$ATT_S" build/gpu/kvq_gpu_sage_attn_test
         echo "kvq_gpu_sage_attn_test exit $?"; } > "$OUT/sage-attn-test.txt" 2>&1 ) &
     ATT=$!
@@ -95,12 +95,12 @@ grep -q "forms 3,4 exit 0$" "$OUT/fa3-test.txt" || { rc=1; say "error: the check
 say "checks done at $(el) s"
 if [ -n "$ATT" ]; then
     wait "$ATT"
-    say "attention device test at level 4 (to $(el) s): $(grep -cE '^  case' "$OUT/sage-attn-test.txt") cases reported, $(tail -2 "$OUT/sage-attn-test.txt" | tr '\n' ' ')"
+    say "attention device test, the default core (to $(el) s): $(grep -cE '^  case' "$OUT/sage-attn-test.txt") cases reported, $(tail -2 "$OUT/sage-attn-test.txt" | tr '\n' ' ')"
     grep -E "FAIL|passed" "$OUT/sage-attn-test.txt" | head -8 >> "$OUT/summary.txt"
     { grep -qE "exit (0|124)$" "$OUT/sage-attn-test.txt" && ! grep -qE "^ *FAIL" "$OUT/sage-attn-test.txt"; } || rc=1
 fi
 # the timing, alone on the device: level 3 and level 4 side by side, with and without V~
-left=$(( 118 - $(el) ))
+left=$(( 132 - $(el) ))
 [ "$left" -gt 10 ] || left=10
 { stdbuf -oL timeout "$left" build/gpu/kvq_sage_fa3_test --time-only --forms 3,3v,4,4v --reps "${REPS:-7}" \
       --sizes "$SIZES" --commit "$COMMIT"

@@ -26,10 +26,10 @@
  * serial form (KVQ_SAGE_FA3_SERIAL=1: each warpgroup's QK, softmax and P~V in
  * turn; its highest level, 2) and the ping-pong form at levels 0 (the first
  * form: I2F, every rescale), 1 (the int32 score without I2F), 2 (and the
- * rescale skipped by a warp vote), 3 (and the in-warpgroup overlap, the
- * default) and 4 (and the leaner per-block stream: one K-scale product a row
- * and block, dS by 16-byte loads, the flush branched around, the rescale's vote
- * by row, the row maxima as four chains), chosen by KVQ_SAGE_FA3_LEVEL; a level
+ * rescale skipped by a warp vote), 3 (and the in-warpgroup overlap) and 4 (and
+ * the leaner per-block stream: one K-scale product a row and block, dS by 16-byte
+ * loads, the flush branched around, the rescale's vote by row, the row maxima as
+ * four chains; the default), chosen by KVQ_SAGE_FA3_LEVEL; a level
  * outside 0..4 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
  * i2f_exact (the conversion of levels 1..4) against __int2float_rn on the
  * device for every int32 in [-2^22, 2^22], and its first failures just outside
@@ -415,7 +415,7 @@ static int check_cores(bool plant, const char *form)
 static void clear_form(void);
 
 /* V~ from the pipeline's V quantizer [SAGE-DEV-15]: the whole pipeline in the
- * default form (the FA3 core at level 3, which loads V~) on binary32 inputs,
+ * default form (the FA3 core at level 4, which loads V~) on binary32 inputs,
  * its workspace filled with 0xA5 first; every byte of the workspace's V~
  * against the plain codes of the same run permuted by kvq_vt_index (0x00 past nk),
  * and the output and result word against the same pipeline with
@@ -589,10 +589,10 @@ static const form FORMS[] = {
     {"ping-pong L0", "0", NULL, "0", false},
     {"ping-pong L1", "1", NULL, "1", false},
     {"ping-pong L2", "2", NULL, "2", false},
-    {"ping-pong L3", "3", NULL, NULL, false},   /* the default: level 3 */
-    {"ping-pong L3 V~", "3v", NULL, NULL, true}, /* the default given V~ */
-    {"ping-pong L4", "4", NULL, "4", false},    /* level 4: the leaner per-block stream */
-    {"ping-pong L4 V~", "4v", NULL, "4", true},  /* level 4 given V~ */
+    {"ping-pong L3", "3", NULL, "3", false},
+    {"ping-pong L3 V~", "3v", NULL, "3", true},  /* level 3 given V~ */
+    {"ping-pong L4", "4", NULL, NULL, false},   /* the default: level 4, the leaner per-block stream */
+    {"ping-pong L4 V~", "4v", NULL, NULL, true}, /* the default given V~ */
 };
 enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7 };
 #define NFORMS (sizeof FORMS / sizeof FORMS[0])
@@ -899,7 +899,7 @@ int main(int argc, char **argv)
         float *o;
         CK(cudaMalloc(&o, (size_t)c.heads * profile * D * 4u));
         clear_form();
-        if (profile_34) setenv("KVQ_SAGE_FA3_LEVEL", "3", 1);
+        setenv("KVQ_SAGE_FA3_LEVEL", "3", 1);
         const kvq_status s0 = profile_34 ? run_vt(o, c) : run(kvq_cuda_sage_attn_core_fa3, o, c);
         CK(cudaDeviceSynchronize());
         if (profile_34) setenv("KVQ_SAGE_FA3_LEVEL", "4", 1);

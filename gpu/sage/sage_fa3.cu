@@ -21,8 +21,8 @@
  *            with the keys of each 32-key half in the order of the P~ registers
  *            below (no bank conflict), and the block's K scales and dS values
  *            into shared memory, and marks the stage's V~ full.  Given V~ (the
- *            pipeline's V quantizer writes it, [SAGE-DEV-15]; the default form
- *            only: a template flag), the thread loads each block's 8192 bytes of
+ *            pipeline's V quantizer writes it, [SAGE-DEV-15]; the ping-pong form
+ *            at levels 3 and 4 only: a template flag), the thread loads each block's 8192 bytes of
  *            V~ by one bulk copy straight into the stage's V~ in place of V's
  *            codes, and the warpgroup skips the transpose
  *   consumers (warpgroups 0 and 1: warps 0-3 and 4-7)
@@ -136,6 +136,8 @@ using TmaKT = decltype(make_tma_copy(SM90_TMA_LOAD{},
                                      SmemK{}(_, _, 0)));
 
 #define VT_BYTES 8192u                   /* a block's V~: 2 k32 tiles x 128 channels x 32 keys */
+#define FA_DSP_STRIDE 20u                /* level 4's dS row: lane t's 16 values at 20 t (dsp_pos) */
+#define FA_DSP (4u * FA_DSP_STRIDE)      /* floats of a stage's dS row (>= FA_BKV) */
 
 struct fa_smem {
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemQ>> q;
@@ -146,7 +148,7 @@ struct fa_smem {
      * scale of the keys of lane t % 4 (one slot a thread and block, [SAGE-DEV-13]) and
      * sds[s] the dS values in the thread-major order of dsp_pos */
     alignas(16) float sks[FA_STAGES][FA_BKV];
-    alignas(16) float sds[FA_STAGES][FA_BKV];
+    alignas(16) float sds[FA_STAGES][FA_DSP];
     alignas(8) uint64_t bar_q, full[FA_STAGES], vfull[FA_STAGES], empty[FA_STAGES];
 };
 
@@ -173,11 +175,13 @@ __device__ __forceinline__ void pv_wgmma(float *d, const uint32_t *a, uint64_t d
 }
 
 /* Level 4's place of key e (< 64) of a block in the stage's dS row: lane t = (e % 8) / 2
- * of a quad holds keys 8n + 2t + i (n < 8, i < 2), at 16 t + 2n + i, so that its 16
- * values are four aligned 16-byte words [SAGE-DEV-13]. */
+ * of a quad holds keys 8n + 2t + i (n < 8, i < 2), at 20 t + 2n + i, so that its 16
+ * values are four aligned 16-byte words, and the four lanes' words of one load lie in
+ * four different groups of four banks (20 t mod 32 = 0, 20, 8, 28: no bank conflict;
+ * a stride of 16 put lanes t and t + 2 on the same banks) [SAGE-DEV-13]. */
 __device__ __forceinline__ uint32_t dsp_pos(uint32_t e)
 {
-    return 16u * ((e % 8u) / 2u) + 2u * (e / 8u) + e % 2u;
+    return FA_DSP_STRIDE * ((e % 8u) / 2u) + 2u * (e / 8u) + e % 2u;
 }
 
 /* ---- the kernel ------------------------------------------------------------------ */
@@ -427,7 +431,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         if constexpr (V >= 4) {
 #pragma unroll
             for (uint32_t u = 0; u < 4u; u++) {
-                const float4 d4 = *reinterpret_cast<const float4 *>(sds + 16u * t + 4u * u);
+                const float4 d4 = *reinterpret_cast<const float4 *>(sds + FA_DSP_STRIDE * t + 4u * u);
                 dsl[4u * u] = d4.x, dsl[4u * u + 1u] = d4.y, dsl[4u * u + 2u] = d4.z, dsl[4u * u + 3u] = d4.w;
             }
             const float skt = sks[t];
@@ -795,8 +799,8 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
         {sage_fa3_kernel<plant, true, 0, false>, sage_fa3_kernel<plant, true, 1, false>,
          sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>,
          sage_fa3_kernel<plant, true, 4, false>}};
-    /* V~ from the quantizer [SAGE-DEV-15]: the default form (ping-pong, level 3)
-     * loads it as it is; every other form transposes V's codes itself */
+    /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3 and 4 (4 the
+     * default) loads it as it is; every other form transposes V's codes itself */
     const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
     if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
     const kern_t kern = vtq ? (level >= 4 ? sage_fa3_kernel<plant, true, 4, true> : sage_fa3_kernel<plant, true, 3, true>)

@@ -41,7 +41,7 @@ int kvq_sage_fa3_built(void);
  * taken).  Every level computes the same bits.  From the environment's
  * KVQ_SAGE_FA3_LEVEL ("0".."4"; unset or empty: the default); -1 for any other value (the
  * launcher then returns KVQ_E_PARAM) or when the core was not built. */
-#define KVQ_SAGE_FA3_LEVEL_DEFAULT 3
+#define KVQ_SAGE_FA3_LEVEL_DEFAULT 4
 int kvq_sage_fa3_level(void);
 /* Level 4's precondition: 1 when K's scale map `kq` gives each lane's 16 keys of a
  * 64-key block (8n + 2t + i, n < 8, i < 2) one scale slot, that of the block's key
