@@ -7,15 +7,16 @@
 #     build/gpu/kvq_gpu_sage_attn_test), else the first two built here (make -j16, the
 #     CUTLASS/CuTe headers from the carried wheel; the attention test is then not run),
 #   - from the start, under the checks (none of them timed), the attention device test
-#     kvq_gpu_sage_attn_test with the pipeline's default core (FA3 at its default level, 4,
-#     given V~; the environment's KVQ_SAGE_FA3_LEVEL unset): every intermediate against
+#     kvq_gpu_sage_attn_test with the pipeline's default core (FA3 at its default level given
+#     V~, 4; the environment's KVQ_SAGE_FA3_LEVEL unset): every intermediate against
 #     ref/fast, the traced warpgroup core's output against
 #     the pipeline's, every output within the bound; at most ATT_S (default 100) s (a timeout
 #     reads as such: the cases reported are judged, the rest not run; ATT_S also as the
 #     second argument),
 #   - the planted build (level 4: the block's K scale of lane t taken from lane t + 1's slot;
 #     the V quantizer's V~ with two quarters of each tile swapped): its check must FAIL,
-#   - the check of level 3 and level 4 (ping-pong, the forms 3 and 4; 4 is the default): the i2f range, a bad
+#   - the check of level 3 and level 4 (ping-pong, the forms 3 and 4; unset, the level is 4
+#     given V~ and 3 transposing): the i2f range, a bad
 #     level refused, level 4's precondition on K's map, every output of the core (plain
 #     codes and given V~) against the warpgroup core bit for bit on 12 shapes, the default
 #     core, qk_bits 4, the pipeline with the core at that level against KVQ_SAGE_CORE=loop;
@@ -24,9 +25,10 @@
 #     without V~, side by side (32 heads, N = SIZES, default 8192,32768, causal and not,
 #     buffer 128, medians of REPS = 7, a copy of the input bytes): TFLOP/s and the ratios
 #     L4 / L3,
-#   - in what is left (at most 30 s, ncu present): ncu of one launch of level 3 and one of
-#     level 4, both given V~, at N = 8192, 32 heads (duration, warp instructions, issue
-#     slots busy, eligible warps, registers, shared-memory bank conflicts).
+#   - in what is left (at most 30 s, ncu present): ncu of one launch each of level 3 and
+#     level 4 given V~, then of level 3 and level 4 transposing V's codes, at N = 8192, 32
+#     heads (duration, warp instructions, issue slots busy, eligible warps, registers,
+#     shared-memory bank conflicts).
 # Writes under $OUT: summary.txt, fa3-test.txt, fa3-plant.txt, sage-attn-test.txt,
 # core-profile.txt, build.log (only when something was built).
 # usage: gpu/sage/device-core.sh [SIZES [ATT_S]]   (env OUT, KVQ_COMMIT, ATT_S, REPS)
@@ -115,11 +117,11 @@ if [ "$left" -gt 12 ] && command -v ncu > /dev/null; then
     M=$M,smsp__warps_eligible.avg.per_cycle_active,launch__registers_per_thread
     M=$M,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
     { echo "# ncu --metrics $M"
-      echo "# sage_fa3_kernel given V~: level 3 (<false, true, 3, true>) then level 4 (<false, true, 4, true>), 32 heads, nq = nk = 8192, buffer 128, non-causal; commit $COMMIT; $t s"
-      timeout "$t" ncu --metrics "$M" -k regex:sage_fa3_kernel -c 2 build/gpu/kvq_sage_fa3_test --profile-34 8192 2>&1 |
+      echo "# sage_fa3_kernel given V~: level 3 (<false, true, 3, true>) then level 4 (<false, true, 4, true>); then transposing: level 3 (<false, true, 3, false>), level 4 (<false, true, 4, false>); 32 heads, nq = nk = 8192, buffer 128, non-causal; commit $COMMIT; $t s"
+      timeout "$t" ncu --metrics "$M" -k regex:sage_fa3_kernel -c 4 build/gpu/kvq_sage_fa3_test --profile-34 8192 2>&1 |
           grep -v '^==PROF==' ; } > "$OUT/core-profile.txt" 2>&1
     grep -E "sage_fa3_kernel|duration|inst_executed|issue_active|eligible|registers|bank_conflicts|rror" "$OUT/core-profile.txt" |
-        sed 's/sage_fa3_kernel<\([^>]*\)>.*/sage_fa3_kernel<\1>/' | cut -c1-160 | head -24 >> "$OUT/summary.txt"
+        sed 's/sage_fa3_kernel<\([^>]*\)>.*/sage_fa3_kernel<\1>/' | cut -c1-160 | head -40 >> "$OUT/summary.txt"
 else
     say "ncu profile skipped ($left s left or no ncu)"
 fi

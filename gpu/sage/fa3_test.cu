@@ -29,7 +29,7 @@
  * rescale skipped by a warp vote), 3 (and the in-warpgroup overlap) and 4 (and
  * the leaner per-block stream: one K-scale product a row and block, dS by 16-byte
  * loads, the flush branched around, the rescale's vote by row, the row maxima as
- * four chains; the default), chosen by KVQ_SAGE_FA3_LEVEL; a level
+ * four chains), chosen by KVQ_SAGE_FA3_LEVEL (unset: 4 given V~, 3 not); a level
  * outside 0..4 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
  * i2f_exact (the conversion of levels 1..4) against __int2float_rn on the
  * device for every int32 in [-2^22, 2^22], and its first failures just outside
@@ -48,7 +48,8 @@
  * --profile N: one launch of the ping-pong form at each level 0..4 at N, in
  * that order (for ncu), nothing judged.  --profile-vt N: one launch of level 3,
  * then one of level 3 given V~ (for ncu).  --profile-34 N: one launch of level 3
- * given V~, then one of level 4 given V~ (for ncu).
+ * given V~, one of level 4 given V~, then one of level 3 and one of level 4
+ * transposing V's codes (for ncu).
  *
  * --time-only: the timing without the check before it.  --forms: the forms checked and
  * timed, by key: s (serial), 0..4 (ping-pong levels), 3v and 4v (levels 3 and 4
@@ -591,8 +592,8 @@ static const form FORMS[] = {
     {"ping-pong L2", "2", NULL, "2", false},
     {"ping-pong L3", "3", NULL, "3", false},
     {"ping-pong L3 V~", "3v", NULL, "3", true},  /* level 3 given V~ */
-    {"ping-pong L4", "4", NULL, NULL, false},   /* the default: level 4, the leaner per-block stream */
-    {"ping-pong L4 V~", "4v", NULL, NULL, true}, /* the default given V~ */
+    {"ping-pong L4", "4", NULL, "4", false},    /* level 4, the leaner per-block stream */
+    {"ping-pong L4 V~", "4v", NULL, NULL, true}, /* the default given V~: level 4 */
 };
 enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7 };
 #define NFORMS (sizeof FORMS / sizeof FORMS[0])
@@ -905,16 +906,25 @@ int main(int argc, char **argv)
         if (profile_34) setenv("KVQ_SAGE_FA3_LEVEL", "4", 1);
         const kvq_status s1 = run_vt(o, c);
         CK(cudaDeviceSynchronize());
+        kvq_status s2 = KVQ_OK, s3 = KVQ_OK;
+        if (profile_34) {                                   /* then both transposing V's codes */
+            setenv("KVQ_SAGE_FA3_LEVEL", "3", 1);
+            s2 = run(kvq_cuda_sage_attn_core_fa3, o, c);
+            CK(cudaDeviceSynchronize());
+            setenv("KVQ_SAGE_FA3_LEVEL", "4", 1);
+            s3 = run(kvq_cuda_sage_attn_core_fa3, o, c);
+            CK(cudaDeviceSynchronize());
+        }
         clear_form();
         if (profile_34)
-            printf("fa3-test --profile-34 %u: level 3 given V~ status %d, level 4 given V~ status %d\n", profile,
-                   (int)s0, (int)s1);
+            printf("fa3-test --profile-34 %u: level 3 given V~ status %d, level 4 given V~ status %d, level 3 %d, level 4 "
+                   "%d\n", profile, (int)s0, (int)s1, (int)s2, (int)s3);
         else
             printf("fa3-test --profile-vt %u: level 3 status %d, level 3 given V~ status %d\n", profile, (int)s0,
                    (int)s1);
         free_in(c);
         cudaFree(o);
-        return s0 == KVQ_OK && s1 == KVQ_OK ? 0 : 1;
+        return s0 == KVQ_OK && s1 == KVQ_OK && s2 == KVQ_OK && s3 == KVQ_OK ? 0 : 1;
     }
     if (profile) return time_cores(std::vector<uint32_t>{profile}, reps, profile);
     if (time_only) {

@@ -93,6 +93,7 @@
  * kvq_cuda_sage_attn_core keeps the warpgroup core. */
 extern "C" int kvq_sage_fa3_built(void) { return 0; }
 extern "C" int kvq_sage_fa3_level(void) { return -1; }
+extern "C" int kvq_sage_fa3_level_set(void) { return 0; }
 extern "C" int kvq_sage_fa3_vt_form(void) { return 0; }
 extern "C" int kvq_sage_fa3_k_uniform(const kvq_sage_qk *) { return 0; }
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *, cudaStream_t) { return KVQ_E_DEVICE; }
@@ -729,6 +730,12 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
 
 extern "C" int kvq_sage_fa3_built(void) { return 1; }
 
+extern "C" int kvq_sage_fa3_level_set(void)
+{
+    const char *e = getenv("KVQ_SAGE_FA3_LEVEL");
+    return e != NULL && e[0] != '\0';
+}
+
 extern "C" int kvq_sage_fa3_level(void)
 {
     const char *e = getenv("KVQ_SAGE_FA3_LEVEL");
@@ -776,11 +783,18 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     const uint32_t qblocks = kvq_sage_blocks(nq, FA_BQ);
     const int smem = (int)sizeof(fa_smem);
     /* the ping-pong form, or (KVQ_SAGE_FA3_SERIAL=1 in the environment) the serial one;
-     * the level (KVQ_SAGE_FA3_LEVEL, 0..4, default KVQ_SAGE_FA3_LEVEL_DEFAULT; the serial form
-     * takes at most 2) */
+     * the level (KVQ_SAGE_FA3_LEVEL, 0..4; unset, the default of the form, below; the
+     * serial form takes at most 2) */
     const bool serial = fa3_serial();
-    const int level = kvq_sage_fa3_level();
+    int level = kvq_sage_fa3_level();
     if (level < 0) return KVQ_E_PARAM;
+    /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3 and 4 loads it
+     * as it is; every other form transposes V's codes itself.  Unset, the level is
+     * KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (4) given V~ and KVQ_SAGE_FA3_LEVEL_DEFAULT (3) not
+     * ([SAGE-DEV-13]: level 4 measured faster given V~, slower transposing) */
+    const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
+    if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
+    if (vtq && !kvq_sage_fa3_level_set()) level = KVQ_SAGE_FA3_LEVEL_DEFAULT_VT;
     /* level 4 takes one K scale a lane and block: refused when K's map does not give it */
     if (level >= 4 && !serial) {
         const kvq_sage_qk kq = kvq_sage_attn_qk(&q.a, KVQ_SAGE_ROLE_K);
@@ -799,10 +813,6 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
         {sage_fa3_kernel<plant, true, 0, false>, sage_fa3_kernel<plant, true, 1, false>,
          sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>,
          sage_fa3_kernel<plant, true, 4, false>}};
-    /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3 and 4 (4 the
-     * default) loads it as it is; every other form transposes V's codes itself */
-    const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
-    if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
     const kern_t kern = vtq ? (level >= 4 ? sage_fa3_kernel<plant, true, 4, true> : sage_fa3_kernel<plant, true, 3, true>)
                             : kerns[serial ? 0 : 1][level];
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {

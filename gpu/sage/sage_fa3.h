@@ -39,10 +39,18 @@ int kvq_sage_fa3_built(void);
  * per-block instruction stream of [SAGE-DEV-13]'s level 4 (one K scale product a
  * row and block, dS by 16-byte loads, no flush or buffer test issued when not
  * taken).  Every level computes the same bits.  From the environment's
- * KVQ_SAGE_FA3_LEVEL ("0".."4"; unset or empty: the default); -1 for any other value (the
- * launcher then returns KVQ_E_PARAM) or when the core was not built. */
-#define KVQ_SAGE_FA3_LEVEL_DEFAULT 4
+ * KVQ_SAGE_FA3_LEVEL ("0".."4"); unset or empty: the default, which depends on
+ * the form -- KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (4) when the core is given V~ (the
+ * pipeline's form, where level 4 was measured faster), KVQ_SAGE_FA3_LEVEL_DEFAULT
+ * (3) when it transposes V's codes itself (where level 4 was measured slower).
+ * kvq_sage_fa3_level returns the environment's level, KVQ_SAGE_FA3_LEVEL_DEFAULT
+ * when it is unset or empty, -1 for any other value (the launcher then returns
+ * KVQ_E_PARAM) or when the core was not built; kvq_sage_fa3_level_set says
+ * whether the environment names one. */
+#define KVQ_SAGE_FA3_LEVEL_DEFAULT 3
+#define KVQ_SAGE_FA3_LEVEL_DEFAULT_VT 4
 int kvq_sage_fa3_level(void);
+int kvq_sage_fa3_level_set(void);
 /* Level 4's precondition: 1 when K's scale map `kq` gives each lane's 16 keys of a
  * 64-key block (8n + 2t + i, n < 8, i < 2) one scale slot, that of the block's key
  * 2t ([SAGE-MAP-05]: the pipeline's map, b_k = 64, does), else 0 (level 4 is then
