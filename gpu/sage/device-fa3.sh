@@ -106,7 +106,7 @@ if [ "$MODE" = final ]; then
     if stamped build/gpu/kvq_gpu_sage_attn_test; then
         ( export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OMP_NUM_THREADS=14
           unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL
-          { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the pipeline's core: the default, FA3 level 3 [SAGE-DEV-12..13]); at most ${ATT_S:-40} s, cut there (the cases reported are judged, the rest not run)"
+          { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the pipeline's core: the default, FA3 at its default level [SAGE-DEV-12..13]); at most ${ATT_S:-40} s, cut there (the cases reported are judged, the rest not run)"
             stdbuf -oL timeout ${ATT_S:-40} build/gpu/kvq_gpu_sage_attn_test
             echo "kvq_gpu_sage_attn_test exit $?"; } > "$OUT/sage-attn-test.txt" 2>&1 ) &
         ATT=$!
@@ -186,7 +186,7 @@ ATT=
 if [ -x build/gpu/kvq_gpu_sage_attn_test ]; then
     ( export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OMP_NUM_THREADS=12
       unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL
-      { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the pipeline's core: the default, FA3 level 3 [SAGE-DEV-12..13]); at most 105 s"
+      { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the pipeline's core: the default, FA3 at its default level [SAGE-DEV-12..13]); at most 105 s"
         stdbuf -oL timeout 105 build/gpu/kvq_gpu_sage_attn_test
         echo "kvq_gpu_sage_attn_test exit $?"; } > "$OUT/sage-attn-test.txt" 2>&1 ) &
     ATT=$!

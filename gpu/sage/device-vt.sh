@@ -6,12 +6,12 @@
 #     build/gpu/kvq_gpu_sage_attn_test), else the first two built here (make -j16, the
 #     CUTLASS/CuTe headers from the carried wheel; the attention test is then not run),
 #   - from the start, under the checks (none of them timed), the attention device test
-#     kvq_gpu_sage_attn_test with the default core (FA3, level 3, given V~): every
+#     kvq_gpu_sage_attn_test with the default core (FA3 at its default level, given V~): every
 #     intermediate and V~ byte for byte against ref/fast, the traced warpgroup core, every
 #     output within the bound; at most ATT_S (default 112) s (a timeout reads as such),
 #   - the planted build (the core's flush after block 0 skipped, the V quantizer's V~ with
 #     two quarters of each tile swapped): its check must FAIL, both plants,
-#   - the check of the default form (ping-pong level 3): every output of the core given V~
+#   - the check of ping-pong level 3 (--forms 3): every output of the core given V~
 #     and not, on 12 shapes, against the warpgroup core bit for bit; the pipeline's V~ byte
 #     for byte against its plain codes permuted; its outputs with V~, KVQ_SAGE_VT=0 and
 #     the warpgroup core equal,
@@ -58,7 +58,7 @@ stamped() {
 att_run() {   # $1: seconds
     ( export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OMP_NUM_THREADS=14
       unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT
-      { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the pipeline's core: the default, FA3 level 3 given the V quantizer's V~ [SAGE-DEV-15]); at most $1 s, cut there (the cases reported are judged, the rest not run)"
+      { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the pipeline's core: the default, FA3 at its default level given the V quantizer's V~ [SAGE-DEV-15]); at most $1 s, cut there (the cases reported are judged, the rest not run)"
         stdbuf -oL timeout "$1" build/gpu/kvq_gpu_sage_attn_test
         echo "kvq_gpu_sage_attn_test exit $?"; } > "$OUT/sage-attn-test.txt" 2>&1 )
 }

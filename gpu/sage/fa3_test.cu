@@ -26,27 +26,35 @@
  * serial form (KVQ_SAGE_FA3_SERIAL=1: each warpgroup's QK, softmax and P~V in
  * turn; its highest level, 2) and the ping-pong form at levels 0 (the first
  * form: I2F, every rescale), 1 (the int32 score without I2F), 2 (and the
- * rescale skipped by a warp vote) and 3 (and the in-warpgroup overlap, the
- * default), chosen by KVQ_SAGE_FA3_LEVEL; a level outside 0..3 must be
- * refused (KVQ_E_PARAM, the output untouched).  Before it, i2f_exact (the
- * conversion of levels 1..3) against __int2float_rn on the device for every
- * int32 in [-2^22, 2^22], and its first failures just outside the range.  A
+ * rescale skipped by a warp vote), 3 (and the in-warpgroup overlap) and 4 (and
+ * the leaner per-block stream: one K-scale product a row and block, dS by 16-byte
+ * loads, the flush branched around, the rescale's vote by row, the row maxima as
+ * four chains), chosen by KVQ_SAGE_FA3_LEVEL (unset: 4 given V~, 3 not); a level
+ * outside 0..4 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
+ * i2f_exact (the conversion of levels 1..4) against __int2float_rn on the
+ * device for every int32 in [-2^22, 2^22], and its first failures just outside
+ * the range, and level 4's precondition on K's scale map
+ * (kvq_sage_fa3_k_uniform) on maps that have it and maps that do not.  A
  * planted build (kvq_sage_fa3_test_plant: sage_fa3.cu with
- * KVQ_SAGE_FA3_PLANT, the buffer flush after block 0 skipped) must fail the
- * check in every form (--plant: exit 0 only when it does).
+ * KVQ_SAGE_FA3_PLANT: at levels 0..3 the buffer flush after block 0 skipped,
+ * at level 4 the block's K scale of lane t taken from lane t + 1's slot) must
+ * fail the check in every form (--plant: exit 0 only when it does).
  *
  * The timing (--time): 32 heads, d = 128, N = nq = nk in --sizes, causal and
  * not, buffer 128; medians of --reps launches of the warpgroup core, the
  * serial form, the four levels of the ping-pong form and a device-to-device
  * copy of the core's input bytes, side by side, in one run (the outputs
  * compared bit for bit again).
- * --profile N: one launch of the ping-pong form at each level 0..3 at N, in
+ * --profile N: one launch of the ping-pong form at each level 0..4 at N, in
  * that order (for ncu), nothing judged.  --profile-vt N: one launch of level 3,
- * then one of level 3 given V~ (for ncu).
+ * then one of level 3 given V~ (for ncu).  --profile-34 N: one launch of level 3
+ * given V~, one of level 4 given V~, then one of level 3 and one of level 4
+ * transposing V's codes (for ncu).
  *
  * --time-only: the timing without the check before it.  --forms: the forms checked and
- * timed, by key: s (serial), 0..3 (ping-pong levels), 3v (level 3 given V~, timed
- * only); all by default.
+ * timed, by key: s (serial), 0..4 (ping-pong levels), 3v and 4v (levels 3 and 4
+ * given V~, timed only); all by default.  The timing line gives level 4 against
+ * level 3 (time of L3 / time of L4) when both are timed, with and without V~.
  *
  * V~ ([SAGE-DEV-15]: V's codes in the FA3 core's B-operand layout, written by
  * the pipeline's V quantizer): every core check above also runs
@@ -61,9 +69,9 @@
  * side by side (kvq_cuda_sage_attn_stages: the V quantizer's and the core's
  * times) and a copy of V's bytes, at --sizes, causal and not, 32 heads.
  *
- * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v]
+ * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v]
  *                          [--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N]
- *                          [--commit TEXT]
+ *                          [--profile-34 N] [--commit TEXT]
  * Exit status: 0 when every check passes (with --plant: when the check FAILS);
  * 1 otherwise; 2 on a usage or CUDA error; 77 without an sm_90 device or
  * without the FA3 core built (SKIPPED, not a pass).
@@ -83,6 +91,7 @@
 #include "kvq_sage_attn.h"
 #include "kvq_cuda.h"
 #include "sage/sage_instr.cuh"
+#include "sage/sage_fa3.h"
 #include "sage/vt_ref.h"
 
 #define CK(x)                                                                       \
@@ -407,7 +416,7 @@ static int check_cores(bool plant, const char *form)
 static void clear_form(void);
 
 /* V~ from the pipeline's V quantizer [SAGE-DEV-15]: the whole pipeline in the
- * default form (the FA3 core at level 3, which loads V~) on binary32 inputs,
+ * default form (the FA3 core at level 4, which loads V~) on binary32 inputs,
  * its workspace filled with 0xA5 first; every byte of the workspace's V~
  * against the plain codes of the same run permuted by kvq_vt_index (0x00 past nk),
  * and the output and result word against the same pipeline with
@@ -508,7 +517,7 @@ static int check_vt(bool plant)
     return fails ? 1 : 0;
 }
 
-/* A KVQ_SAGE_FA3_LEVEL outside 0..3 is refused: KVQ_E_PARAM, the output untouched */
+/* A KVQ_SAGE_FA3_LEVEL outside 0..4 is refused: KVQ_E_PARAM, the output untouched */
 static int check_level_refused(void)
 {
     core_in c;
@@ -520,7 +529,7 @@ static int check_level_refused(void)
     float *o;
     CK(cudaMalloc(&o, n * 4u));
     int fails = 0;
-    for (const char *v : {"4", "-1", "3x", "x"}) {
+    for (const char *v : {"5", "-1", "3x", "x"}) {
         CK(cudaMemset(o, 0x7F, n * 4u));
         setenv("KVQ_SAGE_FA3_LEVEL", v, 1);
         const kvq_status st = run(kvq_cuda_sage_attn_core_fa3, o, c);
@@ -539,6 +548,38 @@ static int check_level_refused(void)
     return fails;
 }
 
+/* Level 4's precondition on K's scale map (kvq_sage_fa3_k_uniform, [SAGE-DEV-13]):
+ * every lane's 16 keys of a 64-key block in one slot.  The pipeline's map (b_k = 64,
+ * per thread) and maps whose blocks are multiples of 64 give it; b_k = 32 or 96 (two
+ * slots of one lane in a block, or a slot boundary inside a block) do not, and level 4
+ * refuses them.  The map is the header's (kvq_sage_scale_slot); nothing launched. */
+static int check_k_uniform(void)
+{
+    struct { uint32_t gran, block; int want; } M[] = {
+        {KVQ_SAGE_GRAN_THREAD, 64u, 1}, {KVQ_SAGE_GRAN_THREAD, 128u, 1}, {KVQ_SAGE_GRAN_THREAD, 1024u, 1},
+        {KVQ_SAGE_GRAN_THREAD, 32u, 0}, {KVQ_SAGE_GRAN_THREAD, 96u, 0},  {KVQ_SAGE_GRAN_WARP, 64u, 1},
+        {KVQ_SAGE_GRAN_BLOCK, 192u, 1}, {KVQ_SAGE_GRAN_BLOCK, 32u, 0},   {KVQ_SAGE_GRAN_BLOCK, 160u, 0},
+    };
+    int fails = 0;
+    kvq_sage_attn a;
+    memset(&a, 0, sizeof a);
+    a.qk_bits = 8u;
+    const kvq_sage_qk pipe = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_K);
+    const int pok = kvq_sage_fa3_k_uniform(&pipe) == 1;
+    printf("fa3-test level 4 precondition: the pipeline's K map (b_k %u): %s\n", pipe.block,
+           pok ? "one slot a lane and block: PASS" : "FAILED");
+    fails += !pok;
+    for (auto &m : M) {
+        kvq_sage_qk kq = kvq_sage_qk_default(KVQ_SAGE_ROLE_K, 8u);
+        kq.gran = m.gran, kq.block = m.block;
+        const int got = kvq_sage_fa3_k_uniform(&kq);
+        printf("fa3-test level 4 precondition: K gran %u b_k %u: %d (%d expected): %s\n", m.gran, m.block, got, m.want,
+               got == m.want ? "PASS" : "FAILED");
+        fails += got != m.want;
+    }
+    return fails;
+}
+
 /* the forms checked and timed: {name, key (--forms), KVQ_SAGE_FA3_SERIAL, KVQ_SAGE_FA3_LEVEL} */
 struct form {
     const char *name, *key, *serial, *level;
@@ -549,11 +590,14 @@ static const form FORMS[] = {
     {"ping-pong L0", "0", NULL, "0", false},
     {"ping-pong L1", "1", NULL, "1", false},
     {"ping-pong L2", "2", NULL, "2", false},
-    {"ping-pong L3", "3", NULL, NULL, false},   /* the default: level 3 */
-    {"ping-pong L3 V~", "3v", NULL, NULL, true}, /* the default given V~ */
+    {"ping-pong L3", "3", NULL, "3", false},
+    {"ping-pong L3 V~", "3v", NULL, "3", true},  /* level 3 given V~ */
+    {"ping-pong L4", "4", NULL, "4", false},    /* level 4, the leaner per-block stream */
+    {"ping-pong L4 V~", "4v", NULL, NULL, true}, /* the default given V~: level 4 */
 };
+enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7 };
 #define NFORMS (sizeof FORMS / sizeof FORMS[0])
-static bool g_form_on[NFORMS] = {true, true, true, true, true, true};   /* --forms */
+static bool g_form_on[NFORMS] = {true, true, true, true, true, true, true, true};   /* --forms */
 
 static void set_form(const form &f)
 {
@@ -592,7 +636,7 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
             if (profile) {
                 float *o;
                 CK(cudaMalloc(&o, on * 4u));
-                for (const char *lv : {"0", "1", "2", "3"}) {
+                for (const char *lv : {"0", "1", "2", "3", "4"}) {
                     setenv("KVQ_SAGE_FA3_LEVEL", lv, 1);
                     const kvq_status st = run(kvq_cuda_sage_attn_core_fa3, o, c);
                     CK(cudaDeviceSynchronize());
@@ -636,7 +680,7 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
             uint64_t bad = 0;
             for (size_t f = 0; f < NFORMS; f++)
                 if (g_form_on[f]) bad += compare(ol, of[f], on, FORMS[f].name, n);
-            const double ml = median(tl), mc = median(tc), m0 = g_form_on[1] ? median(tf[1]) : NAN;
+            const double ml = median(tl), mc = median(tc), m0 = g_form_on[F_L0] ? median(tf[F_L0]) : NAN;
             const double flop = 4.0 * c.heads * (double)n * n * D * (causal ? 0.5 : 1.0);
             printf("fa3-test timing: 32 heads, N = %u, causal %u, buffer 128; medians of %u: warpgroup core %.3f ms "
                    "(%.0f TFLOP/s)",
@@ -646,13 +690,18 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
                 const double m = median(tf[f]);
                 printf(", %s %.3f ms (%.0f TFLOP/s, %.2fx warpgroup", FORMS[f].name, m, flop / (m * 1e-3) / 1e12,
                        ml / m);
-                if (g_form_on[1]) printf(", %.2fx L0", m0 / m);
+                if (g_form_on[F_L0]) printf(", %.2fx L0", m0 / m);
                 printf(")");
             }
             printf(", copy of the %zu input bytes %.3f ms; ping-pong L3 / copy = %.2f", c.bytes, mc,
-                   g_form_on[NFORMS - 2] ? median(tf[NFORMS - 2]) / mc : NAN);
-            if (g_form_on[NFORMS - 2] && g_form_on[NFORMS - 1])
-                printf("; L3 given V~ %.3fx L3 (time without / time with)", median(tf[NFORMS - 2]) / median(tf[NFORMS - 1]));
+                   g_form_on[F_L3] ? median(tf[F_L3]) / mc : NAN);
+            if (g_form_on[F_L3] && g_form_on[F_L3V])
+                printf("; L3 given V~ %.3fx L3 (time without / time with)", median(tf[F_L3]) / median(tf[F_L3V]));
+            /* level 4 against level 3, side by side (time of L3 / time of L4) */
+            if (g_form_on[F_L3] && g_form_on[F_L4])
+                printf("; L4 %.3fx L3", median(tf[F_L3]) / median(tf[F_L4]));
+            if (g_form_on[F_L3V] && g_form_on[F_L4V])
+                printf("; L4 given V~ %.3fx L3 given V~", median(tf[F_L3V]) / median(tf[F_L4V]));
             printf("; outputs %s (%llu differ)%s\n", bad ? "DIFFER" : "equal", (unsigned long long)bad,
                    st != KVQ_OK ? ", a launch FAILED" : "");
             cudaFree(ol);
@@ -749,7 +798,7 @@ static int time_pipeline(const std::vector<uint32_t> &sizes, uint32_t reps)
 
 int main(int argc, char **argv)
 {
-    bool plant = false, timing = false, time_only = false, pipe = false, profile_vt = false;
+    bool plant = false, timing = false, time_only = false, pipe = false, profile_vt = false, profile_34 = false;
     uint32_t reps = 10u, profile = 0u;
     const char *commit = "unknown";
     std::vector<uint32_t> sizes = {4096u, 8192u, 16384u, 32768u};
@@ -764,6 +813,10 @@ int main(int argc, char **argv)
             profile = (uint32_t)strtoul(argv[++i], NULL, 10);
             profile_vt = true;
         }
+        else if (!strcmp(argv[i], "--profile-34") && i + 1 < argc) {
+            profile = (uint32_t)strtoul(argv[++i], NULL, 10);
+            profile_vt = profile_34 = true;
+        }
         else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
         else if (!strcmp(argv[i], "--forms") && i + 1 < argc) {
             /* a comma-separated list of form keys: s (serial), 0, 1, 2, 3 (ping-pong levels) */
@@ -777,14 +830,14 @@ int main(int argc, char **argv)
                 for (size_t f = 0; f < NFORMS; f++)
                     if (strlen(FORMS[f].key) == len && !strncmp(q, FORMS[f].key, len)) g_form_on[f] = known = true;
                 if (!known) {
-                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3, 3v)\n", list, (int)len, q);
+                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3, 3v, 4, 4v)\n", list, (int)len, q);
                     return 2;
                 }
                 any = true;
                 q = e ? e + 1 : q + len;
             }
             if (!any) {
-                fprintf(stderr, "fa3-test: --forms '%s': no form named (s, 0, 1, 2, 3)\n", list);
+                fprintf(stderr, "fa3-test: --forms '%s': no form named (s, 0, 1, 2, 3, 3v, 4, 4v)\n", list);
                 return 2;
             }
         }
@@ -806,8 +859,8 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "fa3-test: argument %d (%s): not understood\n"
-                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v] "
-                            "[--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N] [--commit TEXT]\n",
+                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v] "
+                            "[--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N] [--profile-34 N] [--commit TEXT]\n",
                     i, argv[i]);
             return 2;
         }
@@ -847,14 +900,31 @@ int main(int argc, char **argv)
         float *o;
         CK(cudaMalloc(&o, (size_t)c.heads * profile * D * 4u));
         clear_form();
-        const kvq_status s0 = run(kvq_cuda_sage_attn_core_fa3, o, c);
+        setenv("KVQ_SAGE_FA3_LEVEL", "3", 1);
+        const kvq_status s0 = profile_34 ? run_vt(o, c) : run(kvq_cuda_sage_attn_core_fa3, o, c);
         CK(cudaDeviceSynchronize());
+        if (profile_34) setenv("KVQ_SAGE_FA3_LEVEL", "4", 1);
         const kvq_status s1 = run_vt(o, c);
         CK(cudaDeviceSynchronize());
-        printf("fa3-test --profile-vt %u: level 3 status %d, level 3 given V~ status %d\n", profile, (int)s0, (int)s1);
+        kvq_status s2 = KVQ_OK, s3 = KVQ_OK;
+        if (profile_34) {                                   /* then both transposing V's codes */
+            setenv("KVQ_SAGE_FA3_LEVEL", "3", 1);
+            s2 = run(kvq_cuda_sage_attn_core_fa3, o, c);
+            CK(cudaDeviceSynchronize());
+            setenv("KVQ_SAGE_FA3_LEVEL", "4", 1);
+            s3 = run(kvq_cuda_sage_attn_core_fa3, o, c);
+            CK(cudaDeviceSynchronize());
+        }
+        clear_form();
+        if (profile_34)
+            printf("fa3-test --profile-34 %u: level 3 given V~ status %d, level 4 given V~ status %d, level 3 %d, level 4 "
+                   "%d\n", profile, (int)s0, (int)s1, (int)s2, (int)s3);
+        else
+            printf("fa3-test --profile-vt %u: level 3 status %d, level 3 given V~ status %d\n", profile, (int)s0,
+                   (int)s1);
         free_in(c);
         cudaFree(o);
-        return s0 == KVQ_OK && s1 == KVQ_OK ? 0 : 1;
+        return s0 == KVQ_OK && s1 == KVQ_OK && s2 == KVQ_OK && s3 == KVQ_OK ? 0 : 1;
     }
     if (profile) return time_cores(std::vector<uint32_t>{profile}, reps, profile);
     if (time_only) {
@@ -867,9 +937,9 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     if (!plant) {
-        const int fi = check_i2f(), fl = check_level_refused();
-        rc = fi + fl != 0;
-        printf("fa3-test i2f and level checks: %d failed: %s\n", fi + fl, rc ? "FAILED" : "PASS");
+        const int fi = check_i2f(), fl = check_level_refused(), fk = check_k_uniform();
+        rc = fi + fl + fk != 0;
+        printf("fa3-test i2f and level checks: %d failed: %s\n", fi + fl + fk, rc ? "FAILED" : "PASS");
     }
     /* the serial form first (it has no turn-taking to hang on), then the ping-pong levels */
     int caught = 0, nform = 0;

@@ -202,7 +202,7 @@ quant-sass: $(QUANT_HOT)
 # buffer flush skipped and the V quantizer with V~'s quarters swapped (KVQ_SAGE_PLANT=3,
 # [SAGE-DEV-15]): both must fail.  gpu/sage/device-fa3.sh and device-vt.sh run them on the device.
 FA3_TEST_OBJ := $(B)/gpu/sage/sage_attn.o $(B)/gpu/sage/sage_ds.o $(B)/gpu/ref/ref/common/status.o
-$(B)/gpu/sage/fa3_test.o: $(SAGE_HDR) include/kvq_sage_attn.h gpu/sage/sage_instr.cuh gpu/sage/vt_ref.h
+$(B)/gpu/sage/fa3_test.o: $(SAGE_HDR) include/kvq_sage_attn.h gpu/sage/sage_instr.cuh gpu/sage/vt_ref.h gpu/sage/sage_fa3.h
 $(B)/gpu/kvq_sage_fa3_test: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3.o $(B)/gpu/sage/sage.o $(FA3_TEST_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kvq_sage_fa3_test_plant: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3_plant.o \

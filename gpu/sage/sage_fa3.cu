@@ -21,8 +21,8 @@
  *            with the keys of each 32-key half in the order of the P~ registers
  *            below (no bank conflict), and the block's K scales and dS values
  *            into shared memory, and marks the stage's V~ full.  Given V~ (the
- *            pipeline's V quantizer writes it, [SAGE-DEV-15]; the default form
- *            only: a template flag), the thread loads each block's 8192 bytes of
+ *            pipeline's V quantizer writes it, [SAGE-DEV-15]; the ping-pong form
+ *            at levels 3 and 4 only: a template flag), the thread loads each block's 8192 bytes of
  *            V~ by one bulk copy straight into the stage's V~ in place of V's
  *            codes, and the warpgroup skips the transpose
  *   consumers (warpgroups 0 and 1: warps 0-3 and 4-7)
@@ -68,7 +68,8 @@
  * arrives).
  *
  * KVQ_SAGE_FA3_PLANT (a planted build for the device test, never shipped):
- * the buffer flush after block 0 is skipped.
+ * the buffer flush after block 0 is skipped (levels 0..3); at level 4 the
+ * block's K scale of lane t is that of lane t + 1 (mod 4), level 4's own step.
  *
  * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05] [SAGE-DEV-15]
  */
@@ -92,7 +93,9 @@
  * kvq_cuda_sage_attn_core keeps the warpgroup core. */
 extern "C" int kvq_sage_fa3_built(void) { return 0; }
 extern "C" int kvq_sage_fa3_level(void) { return -1; }
+extern "C" int kvq_sage_fa3_level_set(void) { return 0; }
 extern "C" int kvq_sage_fa3_vt_form(void) { return 0; }
+extern "C" int kvq_sage_fa3_k_uniform(const kvq_sage_qk *) { return 0; }
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *, cudaStream_t) { return KVQ_E_DEVICE; }
 
 #else
@@ -134,13 +137,19 @@ using TmaKT = decltype(make_tma_copy(SM90_TMA_LOAD{},
                                      SmemK{}(_, _, 0)));
 
 #define VT_BYTES 8192u                   /* a block's V~: 2 k32 tiles x 128 channels x 32 keys */
+#define FA_DSP_STRIDE 20u                /* level 4's dS row: lane t's 16 values at 20 t (dsp_pos) */
+#define FA_DSP (4u * FA_DSP_STRIDE)      /* floats of a stage's dS row (>= FA_BKV) */
 
 struct fa_smem {
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemQ>> q;
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemK>> k;
     alignas(1024) cute::ArrayEngine<int8_t, cosize_v<SmemK>> v;   /* V codes as stored, [key][channel] */
     alignas(1024) uint8_t vt[FA_STAGES][VT_BYTES];
-    float sks[FA_STAGES][FA_BKV], sds[FA_STAGES][FA_BKV];  /* the block's K scales and dS (0 past nk) */
+    /* the block's K scales and dS (0 past nk); from level 4 sks[s][t] holds the K
+     * scale of the keys of lane t % 4 (one slot a thread and block, [SAGE-DEV-13]) and
+     * sds[s] the dS values in the thread-major order of dsp_pos */
+    alignas(16) float sks[FA_STAGES][FA_BKV];
+    alignas(16) float sds[FA_STAGES][FA_DSP];
     alignas(8) uint64_t bar_q, full[FA_STAGES], vfull[FA_STAGES], empty[FA_STAGES];
 };
 
@@ -164,6 +173,16 @@ __device__ __forceinline__ void pv_wgmma(float *d, const uint32_t *a, uint64_t d
               d[27], d[28], d[29], d[30], d[31], d[32], d[33], d[34], d[35], d[36], d[37], d[38], d[39], d[40], d[41],
               d[42], d[43], d[44], d[45], d[46], d[47], d[48], d[49], d[50], d[51], d[52], d[53], d[54], d[55], d[56],
               d[57], d[58], d[59], d[60], d[61], d[62], d[63], GMMA::ScaleOut::One);
+}
+
+/* Level 4's place of key e (< 64) of a block in the stage's dS row: lane t = (e % 8) / 2
+ * of a quad holds keys 8n + 2t + i (n < 8, i < 2), at 20 t + 2n + i, so that its 16
+ * values are four aligned 16-byte words, and the four lanes' words of one load lie in
+ * four different groups of four banks (20 t mod 32 = 0, 20, 8, 28: no bank conflict;
+ * a stride of 16 put lanes t and t + 2 on the same banks) [SAGE-DEV-13]. */
+__device__ __forceinline__ uint32_t dsp_pos(uint32_t e)
+{
+    return FA_DSP_STRIDE * ((e % 8u) / 2u) + 2u * (e / 8u) + e % 2u;
 }
 
 /* ---- the kernel ------------------------------------------------------------------ */
@@ -286,11 +305,27 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 }
             }
             /* the block's K scales and dS row slice, for the consumers' scores */
+            if constexpr (V >= 4) {
+                /* level 4: dS in thread-major order (lane t's 16 values contiguous: four
+                 * 16-byte loads), and one K scale a lane t: every key 8n + 2t + i of the
+                 * block has the slot of key 2t (the launcher checked the K map:
+                 * kvq_sage_fa3_k_uniform) */
+                if (ptid < FA_BKV) {
+                    const uint32_t j = kb * FA_BKV + ptid;
+                    sm.sds[s][dsp_pos(ptid)] = j < nk ? __ldg(dsrow + j) : 0.0f;
+                }
+                if (ptid < 4u) {
+                    const uint32_t tk = PLANT ? (ptid + 1u) % 4u : ptid;   /* the plant: lane t + 1's slot */
+                    const uint32_t j = kb * FA_BKV + 2u * tk;
+                    sm.sks[s][ptid] = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
+                }
+            } else {
 #pragma unroll
-            for (uint32_t e = ptid; e < FA_BKV; e += 128u) {
-                const uint32_t j = kb * FA_BKV + e;
-                sm.sks[s][e] = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
-                sm.sds[s][e] = j < nk ? __ldg(dsrow + j) : 0.0f;
+                for (uint32_t e = ptid; e < FA_BKV; e += 128u) {
+                    const uint32_t j = kb * FA_BKV + e;
+                    sm.sks[s][e] = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
+                    sm.sds[s][e] = j < nk ? __ldg(dsrow + j) : 0.0f;
+                }
             }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             PBar::arrive(&sm.vfull[s]);
@@ -319,9 +354,20 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     const uint32_t nbw = r0 < nq ? kvq_sage_blocks(kvq_sage_attn_nvisible(&a, lastw), FA_BKV) : 0u;
     const uint32_t endA = (nvA + FA_BKV - 1u) / FA_BKV, endB = (nvB + FA_BKV - 1u) / FA_BKV;
     auto flush = [&](float *acc_, float *buf_, uint32_t bk) {
-        bool fA = F != 0u && bk < endA && (F == 64u || (bk & 1u) || bk + 1u == endA);
-        bool fB = F != 0u && bk < endB && (F == 64u || (bk & 1u) || bk + 1u == endB);
-        if (PLANT && bk == 0u) fA = fB = false;
+        bool fA, fB;
+        if constexpr (V >= 4) {
+            /* level 4: the same conditions without short-circuit branches (bitwise on
+             * predicates) */
+            const bool every = (F == 64u) | ((bk & 1u) != 0u), on = F != 0u;
+            fA = on & (bk < endA) & (every | (bk + 1u == endA));
+            fB = on & (bk < endB) & (every | (bk + 1u == endB));
+        } else {
+            fA = F != 0u && bk < endA && (F == 64u || (bk & 1u) || bk + 1u == endA);
+            fB = F != 0u && bk < endB && (F == 64u || (bk & 1u) || bk + 1u == endB);
+        }
+        if (PLANT && V < 4 && bk == 0u) fA = fB = false;
+        /* level 4: no flush instruction issued (predicated off) when neither row flushes */
+        if (V >= 4 && !(fA || fB)) return;
 #pragma unroll
         for (uint32_t x = 0; x < 64u; x++)
             if ((x % 4u) >= 2u ? fB : fA) buf_[x] = __fadd_rn(buf_[x], acc_[x]), acc_[x] = 0.0f;
@@ -379,6 +425,19 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         const uint32_t kbase = kb * FA_BKV;
         const float *sks = sm.sks[kb % FA_STAGES], *sds = sm.sds[kb % FA_STAGES];
         float sv[8][4];
+        /* level 4: the lane's 16 dS values by four 16-byte loads, and RN32(qsc sk) once
+         * a row and block -- the same product of the same two operands as per score
+         * below level 4, since all 16 keys of the lane share one K slot */
+        float dsl[16], pkA = 0.0f, pkB = 0.0f;
+        if constexpr (V >= 4) {
+#pragma unroll
+            for (uint32_t u = 0; u < 4u; u++) {
+                const float4 d4 = *reinterpret_cast<const float4 *>(sds + FA_DSP_STRIDE * t + 4u * u);
+                dsl[4u * u] = d4.x, dsl[4u * u + 1u] = d4.y, dsl[4u * u + 2u] = d4.z, dsl[4u * u + 3u] = d4.w;
+            }
+            const float skt = sks[t];
+            pkA = __fmul_rn(qscA, skt), pkB = __fmul_rn(qscB, skt);
+        }
         float xA = -INFINITY, xB = -INFINITY;
 #pragma unroll
         for (uint32_t n = 0; n < 8u; n++)
@@ -390,13 +449,38 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 /* float(dot): i2f_exact from level 1 (the same bits, [SAGE-DEV-13]) */
                 const int32_t dot = sacc(4u * n + i);
                 const float fd = V >= 1 ? i2f_exact(dot) : __int2float_rn(dot);
-                const float v = __fmaf_rn(fd, __fmul_rn(hi ? qscB : qscA, sks[kk]), sds[kk]);
+                const float v = V >= 4 ? __fmaf_rn(fd, hi ? pkB : pkA, dsl[2u * n + i % 2u])
+                                       : __fmaf_rn(fd, __fmul_rn(hi ? qscB : qscA, sks[kk]), sds[kk]);
                 sv[n][i] = v;
-                if (vis) {
+                if (V < 4 && vis) {
                     if (hi) xB = fmaxf(xB, v);
                     else xA = fmaxf(xA, v);
                 }
             }
+        if constexpr (V >= 4) {
+            /* level 4: each row's maximum over its 16 visible scores as four chains of
+             * four (keys of n and n + 4, n % 4 = c) and two levels joining them, in place
+             * of one chain of 16 (-inf standing for an invisible score).  The set is the
+             * same, so the maximum is, up to the sign of a zero maximum; m enters the
+             * output only through ex2(s - m) and ex2(m_old - m_new), and a zero m gives the
+             * same difference for a nonzero operand and +-0 (ex2 = 1) for a zero one: the
+             * same bits [SAGE-DEV-13] */
+            float cA0, cA1, cA2, cA3, cB0, cB1, cB2, cB3;
+#pragma unroll
+            for (uint32_t n = 0; n < 8u; n++)
+#pragma unroll
+                for (uint32_t i = 0; i < 4u; i++) {
+                    const uint32_t kk = 8u * n + 2u * t + i % 2u;
+                    const bool hi = i >= 2u;
+                    const bool vis = FULL || kbase + kk < (hi ? nvB : nvA);
+                    const float x = vis ? sv[n][i] : -INFINITY;
+                    float &c = hi ? (n % 4u == 0u ? cB0 : n % 4u == 1u ? cB1 : n % 4u == 2u ? cB2 : cB3)
+                                  : (n % 4u == 0u ? cA0 : n % 4u == 1u ? cA1 : n % 4u == 2u ? cA2 : cA3);
+                    c = (n < 4u && i % 2u == 0u) ? x : fmaxf(c, x);
+                }
+            xA = fmaxf(fmaxf(cA0, cA1), fmaxf(cA2, cA3));
+            xB = fmaxf(fmaxf(cB0, cB1), fmaxf(cB2, cB3));
+        }
         xA = fmaxf(xA, __shfl_xor_sync(0xFFFFFFFFu, xA, 1));
         xA = fmaxf(xA, __shfl_xor_sync(0xFFFFFFFFu, xA, 2));
         xB = fmaxf(xB, __shfl_xor_sync(0xFFFFFFFFu, xB, 1));
@@ -417,7 +501,12 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 const bool hi = i >= 2u;
                 const bool vis = FULL || kbase + kk < (hi ? nvB : nvA);
                 pv[i] = vis ? ex2_approx(sv[n][i] - (hi ? mB : mA)) : 0.0f;
-                if (hi) sumB = __fadd_rn(sumB, pv[i]);
+                /* level 4: the sum's first term as it is -- RN32(+0 + p) = p for every
+                 * p ex2 gives (+0, positive, or NaN) and for the +0 of an invisible key */
+                if (V >= 4 && n == 0u && i % 2u == 0u) {
+                    if (hi) sumB = pv[i];
+                    else sumA = pv[i];
+                } else if (hi) sumB = __fadd_rn(sumB, pv[i]);
                 else sumA = __fadd_rn(sumA, pv[i]);
             }
 #pragma unroll
@@ -454,12 +543,40 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
      * the bits are the same [SAGE-DEV-13]; the vote is the warp's, since a
      * thread rescales only its own rows' registers. */
     auto rescale = [&](float alA, float alB) {
-        if (V >= 2 && __all_sync(0xFFFFFFFFu, alA == 1.0f && alB == 1.0f)) return;
+        if constexpr (V >= 4) {
+            /* level 4: a vote for each of the thread's two rows (rows g and g + 8 of the
+             * warp's 16): the registers of row A are skipped when no alpha of the warp's
+             * rows A moved, those of row B likewise; the test of F once */
+            const bool mvA = __any_sync(0xFFFFFFFFu, alA != 1.0f), mvB = __any_sync(0xFFFFFFFFu, alB != 1.0f);
 #pragma unroll
-        for (uint32_t x = 0; x < 64u; x++) {
-            const float al = (x % 4u) >= 2u ? alB : alA;
-            acc[x] = __fmul_rn(acc[x], al);
-            if (F != 0u) buf[x] = __fmul_rn(buf[x], al);
+            for (uint32_t h = 0; h < 2u; h++) {
+                if (!(h ? mvB : mvA)) continue;
+                const float al = h ? alB : alA;
+                if (F != 0u) {
+#pragma unroll
+                    for (uint32_t y = 0; y < 32u; y++) {              /* x % 4 in {2h, 2h + 1} */
+                        const uint32_t x = 4u * (y / 2u) + 2u * h + y % 2u;
+                        acc[x] = __fmul_rn(acc[x], al);
+                        buf[x] = __fmul_rn(buf[x], al);
+                    }
+                } else {
+#pragma unroll
+                    for (uint32_t y = 0; y < 32u; y++) {
+                        const uint32_t x = 4u * (y / 2u) + 2u * h + y % 2u;
+                        acc[x] = __fmul_rn(acc[x], al);
+                    }
+                }
+            }
+            return;
+        }
+        if (V >= 2 && __all_sync(0xFFFFFFFFu, alA == 1.0f && alB == 1.0f)) return;
+        {
+#pragma unroll
+            for (uint32_t x = 0; x < 64u; x++) {
+                const float al = (x % 4u) >= 2u ? alB : alA;
+                acc[x] = __fmul_rn(acc[x], al);
+                if (F != 0u) buf[x] = __fmul_rn(buf[x], al);
+            }
         }
     };
 
@@ -613,11 +730,17 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
 
 extern "C" int kvq_sage_fa3_built(void) { return 1; }
 
+extern "C" int kvq_sage_fa3_level_set(void)
+{
+    const char *e = getenv("KVQ_SAGE_FA3_LEVEL");
+    return e != NULL && e[0] != '\0';
+}
+
 extern "C" int kvq_sage_fa3_level(void)
 {
     const char *e = getenv("KVQ_SAGE_FA3_LEVEL");
     if (e == NULL || e[0] == '\0') return KVQ_SAGE_FA3_LEVEL_DEFAULT;
-    if (e[1] == '\0' && e[0] >= '0' && e[0] <= '3') return e[0] - '0';
+    if (e[1] == '\0' && e[0] >= '0' && e[0] <= '4') return e[0] - '0';
     return -1;
 }
 
@@ -627,7 +750,27 @@ static bool fa3_serial(void)
     return ser != NULL && strcmp(ser, "1") == 0;
 }
 
-extern "C" int kvq_sage_fa3_vt_form(void) { return !fa3_serial() && kvq_sage_fa3_level() == 3; }
+extern "C" int kvq_sage_fa3_vt_form(void) { return !fa3_serial() && kvq_sage_fa3_level() >= 3; }
+
+/* Level 4's precondition [SAGE-DEV-13]: under K's map every key 8n + 2t + i (n < 8,
+ * i < 2) of a 64-key block has the scale slot of the block's key 2t, so a lane's 16
+ * keys share one K scale.  The map is periodic in the token with period lcm(64, b_k)
+ * up to a shift of the slot; the first period is checked. */
+extern "C" int kvq_sage_fa3_k_uniform(const kvq_sage_qk *kq)
+{
+    if (kq->block == 0u) return 0;
+    uint32_t a = 64u, b = kq->block;
+    while (b != 0u) {
+        const uint32_t r = a % b;
+        a = b, b = r;
+    }
+    const uint64_t period = (uint64_t)64u / a * kq->block;
+    for (uint64_t j = 0; j < period; j++) {
+        const uint32_t rep = (uint32_t)(j / 64u * 64u + 2u * ((j % 8u) / 2u));
+        if (kvq_sage_scale_slot(kq, (uint32_t)j) != kvq_sage_scale_slot(kq, rep)) return 0;
+    }
+    return 1;
+}
 
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream_t stream)
 {
@@ -640,26 +783,38 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     const uint32_t qblocks = kvq_sage_blocks(nq, FA_BQ);
     const int smem = (int)sizeof(fa_smem);
     /* the ping-pong form, or (KVQ_SAGE_FA3_SERIAL=1 in the environment) the serial one;
-     * the level (KVQ_SAGE_FA3_LEVEL, 0..3, default 3; the serial form takes at most 2) */
+     * the level (KVQ_SAGE_FA3_LEVEL, 0..4; unset, the default of the form, below; the
+     * serial form takes at most 2) */
     const bool serial = fa3_serial();
-    const int level = kvq_sage_fa3_level();
+    int level = kvq_sage_fa3_level();
     if (level < 0) return KVQ_E_PARAM;
+    /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3 and 4 loads it
+     * as it is; every other form transposes V's codes itself.  Unset, the level is
+     * KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (4) given V~ and KVQ_SAGE_FA3_LEVEL_DEFAULT (3) not
+     * ([SAGE-DEV-13]: level 4 measured faster given V~, slower transposing) */
+    const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
+    if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
+    if (vtq && !kvq_sage_fa3_level_set()) level = KVQ_SAGE_FA3_LEVEL_DEFAULT_VT;
+    /* level 4 takes one K scale a lane and block: refused when K's map does not give it */
+    if (level >= 4 && !serial) {
+        const kvq_sage_qk kq = kvq_sage_attn_qk(&q.a, KVQ_SAGE_ROLE_K);
+        if (!kvq_sage_fa3_k_uniform(&kq)) return KVQ_E_PARAM;
+    }
 #ifdef KVQ_SAGE_FA3_PLANT
     constexpr bool plant = true;
 #else
     constexpr bool plant = false;
 #endif
     typedef void (*kern_t)(kvq_sage_fa3_args, TmaQT, TmaKT, TmaKT);
-    static const kern_t kerns[2][4] = {
+    static const kern_t kerns[2][5] = {
         {sage_fa3_kernel<plant, false, 0, false>, sage_fa3_kernel<plant, false, 1, false>,
-         sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>},
+         sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>,
+         sage_fa3_kernel<plant, false, 2, false>},
         {sage_fa3_kernel<plant, true, 0, false>, sage_fa3_kernel<plant, true, 1, false>,
-         sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>}};
-    /* V~ from the quantizer [SAGE-DEV-15]: the default form (ping-pong, level 3)
-     * loads it as it is; every other form transposes V's codes itself */
-    const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
-    if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
-    const kern_t kern = vtq ? sage_fa3_kernel<plant, true, 3, true> : kerns[serial ? 0 : 1][level];
+         sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>,
+         sage_fa3_kernel<plant, true, 4, false>}};
+    const kern_t kern = vtq ? (level >= 4 ? sage_fa3_kernel<plant, true, 4, true> : sage_fa3_kernel<plant, true, 3, true>)
+                            : kerns[serial ? 0 : 1][level];
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
         (void)cudaGetLastError();
         return KVQ_E_DEVICE;

@@ -35,14 +35,29 @@ int kvq_sage_fa3_built(void);
 /* The core's level (spec/sage.md [SAGE-DEV-13]): 0 the first form (I2F,
  * every rescale), 1 the score's int32 converted without I2F, 2 and the rescale
  * skipped by a warp vote when no alpha moved, 3 and FlashAttention-3's
- * in-warpgroup overlap (ping-pong form only; the serial form runs 2).  Every
- * level computes the same bits.  From the environment's KVQ_SAGE_FA3_LEVEL
- * ("0".."3"; unset or empty: the default); -1 for any other value (the
- * launcher then returns KVQ_E_PARAM) or when the core was not built. */
+ * in-warpgroup overlap (ping-pong form only; the serial form runs 2), 4 and the
+ * per-block instruction stream of [SAGE-DEV-13]'s level 4 (one K scale product a
+ * row and block, dS by 16-byte loads, no flush or buffer test issued when not
+ * taken).  Every level computes the same bits.  From the environment's
+ * KVQ_SAGE_FA3_LEVEL ("0".."4"); unset or empty: the default, which depends on
+ * the form -- KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (4) when the core is given V~ (the
+ * pipeline's form, where level 4 was measured faster), KVQ_SAGE_FA3_LEVEL_DEFAULT
+ * (3) when it transposes V's codes itself (where level 4 was measured slower).
+ * kvq_sage_fa3_level returns the environment's level, KVQ_SAGE_FA3_LEVEL_DEFAULT
+ * when it is unset or empty, -1 for any other value (the launcher then returns
+ * KVQ_E_PARAM) or when the core was not built; kvq_sage_fa3_level_set says
+ * whether the environment names one. */
 #define KVQ_SAGE_FA3_LEVEL_DEFAULT 3
+#define KVQ_SAGE_FA3_LEVEL_DEFAULT_VT 4
 int kvq_sage_fa3_level(void);
+int kvq_sage_fa3_level_set(void);
+/* Level 4's precondition: 1 when K's scale map `kq` gives each lane's 16 keys of a
+ * 64-key block (8n + 2t + i, n < 8, i < 2) one scale slot, that of the block's key
+ * 2t ([SAGE-MAP-05]: the pipeline's map, b_k = 64, does), else 0 (level 4 is then
+ * refused, KVQ_E_PARAM). */
+int kvq_sage_fa3_k_uniform(const kvq_sage_qk *kq);
 /* 1 when the form the environment selects loads V~ as the V quantizer writes
- * it ([SAGE-DEV-15]: the ping-pong form at level 3, the default), else 0 (the
+ * it ([SAGE-DEV-15]: the ping-pong form at levels 3 and 4), else 0 (the
  * form transposes V's codes itself; also 0 when the core was not built). */
 int kvq_sage_fa3_vt_form(void);
 /* The shapes the core takes: INT8 Q/K codes, and a head's codes within the
