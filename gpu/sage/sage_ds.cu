@@ -20,6 +20,11 @@
  *                          the DS_ROWS sums interleaved, each in its order);
  *                          grid z the head (sage_enqueue_ds: every head of the
  *                          attention pipeline in one launch, no host wait)
+ *   sage_ds_stg_kernel<D>  the same outputs, the stage kernel [SAGE-DEV-16]: 128
+ *                          keys x 64 rows a block in shared memory, 4 keys x 8
+ *                          rows of chains a thread (KVQ_SAGE_STAGES=0: the one
+ *                          above); in the pipeline without the check pass, whose
+ *                          inputs are in the domain by [SAGE-LEM-01]
  *
  * Errors, in the reference's order [SAGE-DS-02]: the host checks the pointers,
  * rows (1 .. 2^24), rows * N <= 2^32 (KVQ_E_PARAM), the shape (KVQ_E_SHAPE)
@@ -34,11 +39,13 @@
  * gpu/sage/sage_common.cuh.
  *
  * SPEC: [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [POL-NF-01] [POL-ARITH-02] [SAGE-DEV-07] [SAGE-DEV-09]
+ *       [SAGE-DEV-16]
  */
 #include <cuda_runtime.h>
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "kvq.h"
 #include "kvq_sage.h"
@@ -130,6 +137,124 @@ sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float
     }
 }
 
+
+#if KVQ_SAGE_STG_PLANT
+/* the planted build: KVQ_SAGE_STG_PLANT=2 (or 3, or unset) plants dS's channel order */
+static __device__ int stg_plant;
+static void stg_plant_set(void)
+{
+    static int done = 0;
+    if (done) return;
+    const char *e = getenv("KVQ_SAGE_STG_PLANT");
+    const int v = e != NULL ? atoi(e) : 3;
+    (void)cudaMemcpyToSymbol(stg_plant, &v, sizeof v);
+    done = 1;
+}
+#endif
+/* ---- dS, the stage kernel [SAGE-DEV-16] --------------------------------------------
+ * The same outputs by the same sequence (channels ascending, each product
+ * rounded, then each addition, then the product with tau), with the operands
+ * tiled in shared memory so that a thread computes DT_KU keys x DT_RW rows of
+ * independent chains: a CTA of 8 warps takes DT_KEYS keys (their rows,
+ * padded to D + 1 floats so that 32 keys at one channel hit 32 banks) and
+ * DT_ROWS mean rows (stored channel-major, DT_ROWS + 4 floats a channel, read
+ * as float4 broadcasts); lane l owns keys l, l + 32, l + 64, l + 96 and warp w
+ * rows 8w .. 8w + 7.  Per channel: 4 + 2 shared loads for 64 products and 64
+ * additions.  Rows and keys past the ends read zeros and store nothing. */
+#define DT_KEYS 128u
+#define DT_KU 4u
+#define DT_ROWS 64u
+#define DT_RW 8u
+#define DT_QS (DT_ROWS + 4u)    /* floats a channel of the rows' tile */
+
+template <uint32_t D>
+static constexpr size_t ds_stg_smem() { return ((size_t)DT_KEYS * (D + 1u) + (size_t)D * DT_QS) * 4u; }
+
+template <uint32_t D>
+__global__ void __launch_bounds__(256, 2)
+sage_ds_stg_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float *__restrict__ ks,
+                   const sage_dev_state *st, uint32_t rows, uint32_t N, float tau, int vec, uint32_t rt)
+{
+    extern __shared__ float4 ds_smem4[];
+    float *sk = (float *)ds_smem4;                         /* [DT_KEYS][D + 1] */
+    float *sq = sk + DT_KEYS * (D + 1u);                   /* [D][DT_QS] */
+    __shared__ uint32_t sfailed;
+    if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
+    __syncthreads();
+    if (sfailed) return;                                   /* block-uniform [API-ERR-01] */
+    const uint32_t j0 = (blockIdx.x / rt) * DT_KEYS, r0 = (blockIdx.x % rt) * DT_ROWS;
+    ds += (uint64_t)blockIdx.z * rows * N, qm += (uint64_t)blockIdx.z * rows * D;   /* the head */
+    ks += (uint64_t)blockIdx.z * N * D;
+    const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+    /* the keys' rows: 16-byte loads (vec) or scalars, zeros past N */
+    if (vec) {
+        for (uint32_t q = tid; q < DT_KEYS * D / 4u; q += 256u) {
+            const uint32_t j = q / (D / 4u), c = (q % (D / 4u)) * 4u;
+            float4 w = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (j0 + j < N) w = __ldg((const float4 *)(ks + (uint64_t)(j0 + j) * D + c));
+            float *p = sk + j * (D + 1u) + c;
+            p[0] = w.x, p[1] = w.y, p[2] = w.z, p[3] = w.w;
+        }
+    } else {
+        for (uint32_t q = tid; q < DT_KEYS * D; q += 256u) {
+            const uint32_t j = q / D, c = q % D;
+            sk[j * (D + 1u) + c] = j0 + j < N ? __ldg(ks + (uint64_t)(j0 + j) * D + c) : 0.0f;
+        }
+    }
+    for (uint32_t q = tid; q < DT_ROWS * D; q += 256u) {   /* the rows, channel-major */
+        const uint32_t i = q / D, c = q % D;
+        sq[c * DT_QS + i] = r0 + i < rows ? __ldg(qm + (uint64_t)(r0 + i) * D + c) : 0.0f;
+    }
+    __syncthreads();
+    const float *kp = sk + lane * (D + 1u);
+    const float *qp = sq + warp * DT_RW;
+    float a[DT_KU][DT_RW];
+    {
+        /* a_0 = RN32(q_0 k_0) */
+        const float4 q0 = *(const float4 *)qp, q1 = *(const float4 *)(qp + 4);
+        const float qv[DT_RW] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+#pragma unroll
+        for (uint32_t u = 0; u < DT_KU; u++) {
+            const float kv = kp[u * 32u * (D + 1u)];
+#pragma unroll
+            for (uint32_t i = 0; i < DT_RW; i++) a[u][i] = __fmul_rn(qv[i], kv);
+        }
+    }
+    /* a_c = RN32(a_{c-1} + RN32(q_c k_c)), c ascending; |a_c| < 2^110 [SAGE-LEM-02] */
+#pragma unroll 4
+    for (uint32_t c = 1; c < D; c++) {
+#if KVQ_SAGE_STG_PLANT
+        /* planted: channels D - 2 and D - 1 added in swapped order */
+        const uint32_t cc = (stg_plant & 2) && c >= D - 2u ? (2u * D - 3u) - c : c;
+#else
+        const uint32_t cc = c;
+#endif
+        const float4 q0 = *(const float4 *)(qp + cc * DT_QS), q1 = *(const float4 *)(qp + cc * DT_QS + 4u);
+        const float qv[DT_RW] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+#pragma unroll
+        for (uint32_t u = 0; u < DT_KU; u++) {
+            const float kv = kp[u * 32u * (D + 1u) + cc];
+#pragma unroll
+            for (uint32_t i = 0; i < DT_RW; i++) a[u][i] = __fadd_rn(a[u][i], __fmul_rn(qv[i], kv));
+        }
+    }
+#pragma unroll
+    for (uint32_t i = 0; i < DT_RW; i++) {
+        const uint32_t r = r0 + warp * DT_RW + i;
+#pragma unroll
+        for (uint32_t u = 0; u < DT_KU; u++) {
+            const uint32_t j = j0 + lane + 32u * u;
+            if (r < rows && j < N) ds[(uint64_t)r * N + j] = __fmul_rn(a[u][i], tau);   /* RN32 */
+        }
+    }
+}
+
+/* One thread: the host's ERR_* bits into the state (dS without its check pass). */
+__global__ void sage_ds_pre_kernel(sage_dev_state *st, uint32_t pre)
+{
+    if (pre != 0u) atomicOr(&st->err, pre);
+}
+
 /* ---- host side ---------------------------------------------------------------- */
 
 extern "C" kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, const float *d_ks,
@@ -143,21 +268,57 @@ extern "C" kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, cons
     if (!kvq_sage_shape_ok(kshape)) return KVQ_E_SHAPE;
     if (!isfinite(tau)) return KVQ_E_NONFINITE;                 /* the first non-finite test */
     const uint32_t pre = (tau >= KVQ_SAGE_TAU_MIN && tau <= KVQ_SAGE_TAU_MAX) ? 0u : ERR_RANGE;
+    const int stg = sage_stages_env();                          /* [SAGE-DEV-16] */
+    if (stg < 0) return KVQ_E_PARAM;
     sage_scratch *s = NULL;
     const kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    const kvq_status enq = sage_enqueue_ds(d_ds, d_qm, d_ks, 1u, rows, kshape, tau, pre, &s->st, stream);
+    const kvq_status enq = sage_enqueue_ds(d_ds, d_qm, d_ks, 1u, rows, kshape, tau, pre, &s->st, stream,
+                                           stg == 0 ? 0u : SAGE_STG_NEW);
     return finish(enq, s, NULL, stream);                        /* dS has no flags word */
 }
 
 kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, uint32_t heads, uint32_t rows,
                            const kvq_sage_shape *kshape, float tau, uint32_t pre, sage_dev_state *st,
-                           cudaStream_t stream)
+                           cudaStream_t stream, uint32_t stg)
 {
     const kvq_sage_shape sh = *kshape;
     const uint64_t nq = (uint64_t)heads * rows * sh.dim, nk = (uint64_t)heads * kvq_sage_elems(&sh);
     const int vec = aligned(d_ks, 16);                          /* per-head steps keep it */
-    sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(d_qm, nq, d_ks, nk, st, pre);
+    if (stg & SAGE_STG_NOCHECK)                                 /* [SAGE-DEV-16] */
+        sage_ds_pre_kernel<<<1, 1, 0, stream>>>(st, pre);
+    else
+        sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(d_qm, nq, d_ks, nk, st, pre);
+    if (stg & SAGE_STG_NEW) {
+#if KVQ_SAGE_STG_PLANT
+        stg_plant_set();
+#endif
+        /* CTA x = key tile * row tiles + row tile (the row tiles of a key tile
+         * adjacent: its keys read once from memory), z = head */
+        static bool attr = false;
+        if (!attr) {
+            (void)cudaFuncSetAttribute(sage_ds_stg_kernel<128u>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)ds_stg_smem<128u>());
+            (void)cudaFuncSetAttribute(sage_ds_stg_kernel<64u>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)ds_stg_smem<64u>());
+            attr = true;
+        }
+        const uint64_t kt = (sh.tokens + DT_KEYS - 1u) / DT_KEYS, rt = (rows + DT_ROWS - 1u) / DT_ROWS;
+        for (uint32_t h0 = 0; h0 < heads; h0 += SAGE_HEADS_MAX) {
+            const uint32_t hn = heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX;
+            const dim3 grid((unsigned int)(kt * rt), 1u, hn);   /* rows N <= 2^32: kt rt <= 2^19 */
+            float *ds = d_ds + (uint64_t)h0 * rows * sh.tokens;
+            const float *qm = d_qm + (uint64_t)h0 * rows * sh.dim, *ks = d_ks + (uint64_t)h0 * kvq_sage_elems(&sh);
+            if (sh.dim == 64u)
+                sage_ds_stg_kernel<64u><<<grid, 256, ds_stg_smem<64u>(), stream>>>(ds, qm, ks, st, rows, sh.tokens,
+                                                                                  tau, vec, (uint32_t)rt);
+            else
+                sage_ds_stg_kernel<128u><<<grid, 256, ds_stg_smem<128u>(), stream>>>(ds, qm, ks, st, rows,
+                                                                                    sh.tokens, tau, vec, (uint32_t)rt);
+            if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
+        }
+        return KVQ_OK;
+    }
     const uint32_t gx = (sh.tokens + DS_THREADS - 1u) / DS_THREADS; /* <= 2^17 */
     const uint64_t per = (uint64_t)gx * heads;                  /* blocks a row step */
     uint32_t gy = per >= DS_TARGET_BLOCKS ? 1u : (uint32_t)(DS_TARGET_BLOCKS / per);
