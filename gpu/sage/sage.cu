@@ -24,8 +24,11 @@
  *                          into shared memory by cp.async while warp 0 sums them in
  *                          token order; in the pipeline the other warps check the
  *                          values (the check pass fused)
+ *                          and, when a segment fits in shared memory (at most 512
+ *                          tokens: Q's blocks of 128), subtract its mean from it there
  *   sage_sub_stg_kernel    the same subtraction by float4, one 32-bit division a
- *                          float4 [SAGE-DEV-16] (KVQ_SAGE_STAGES=0: the two above)
+ *                          float4, for longer segments (K) [SAGE-DEV-16]
+ *                          (KVQ_SAGE_STAGES=0: sage_mean_kernel, sage_sub_kernel)
  *   sage_qk_fast_kernel    Q/K at the public code's blocks (b_q = 128 with 4 warps,
  *                          b_k = 64), any granularity: the block's slots fold into
  *                          shifts, 8 float4 a thread in registers, slot maxima kept
@@ -201,7 +204,7 @@ __device__ __forceinline__ void stg_wait_stages()
 template <bool VEC, bool FUSED>
 __global__ void __launch_bounds__(128)
 sage_mean_stg_kernel(float *__restrict__ mean, const float *__restrict__ x, sage_dev_state *st,
-                     uint32_t N, uint32_t d, uint32_t seg, uint32_t R)
+                     uint32_t N, uint32_t d, uint32_t seg, uint32_t R, float *__restrict__ xsub)
 {
     extern __shared__ float4 stg_smem4[];
     float *tile = (float *)stg_smem4;                      /* [SM_STAGES][SM_TT][SM_STRIP] */
@@ -277,7 +280,32 @@ sage_mean_stg_kernel(float *__restrict__ mean, const float *__restrict__ x, sage
         }
     }
     if (FUSED) dev_publish(st, 0u, err);                   /* every lane of every warp calls it */
-    if (warp == 0u) mean[(h * R + r) * (uint64_t)d + c0 + lane] = __fdiv_rn(a, (float)k); /* RN32; k exact */
+    __shared__ float smean[SM_STRIP];
+    if (warp == 0u) {
+        const float m = __fdiv_rn(a, (float)k);            /* RN32; k exact */
+        mean[(h * R + r) * (uint64_t)d + c0 + lane] = m;
+        smean[lane] = m;
+    }
+    if (xsub == NULL) return;                              /* block-uniform */
+    /* xsub: the segment is resident (at most SM_STAGES tiles: tile i stays in
+     * stage i), so the subtraction [SAGE-SM-02] reads it from shared memory */
+    __syncthreads();
+    float *ys = xsub + (h * N + t0) * (uint64_t)d + c0;
+    if (VEC) {
+        for (uint32_t q = tid; q < k * (SM_STRIP / 4u); q += 128u) {
+            const uint32_t j = q / (SM_STRIP / 4u), c = (q % (SM_STRIP / 4u)) * 4u;
+            const float4 v = *(const float4 *)(tile + j * SM_STRIP + c);   /* tile j / SM_TT, row j % SM_TT */
+            float4 o;
+            o.x = __fsub_rn(v.x, smean[c]), o.y = __fsub_rn(v.y, smean[c + 1u]);   /* RN32 [SAGE-SM-02] */
+            o.z = __fsub_rn(v.z, smean[c + 2u]), o.w = __fsub_rn(v.w, smean[c + 3u]);
+            *(float4 *)(ys + (uint64_t)j * d + c) = o;
+        }
+    } else {
+        for (uint32_t q = tid; q < k * SM_STRIP; q += 128u) {
+            const uint32_t j = q / SM_STRIP, c = q % SM_STRIP;
+            ys[(uint64_t)j * d + c] = __fsub_rn(tile[j * SM_STRIP + c], smean[c]);   /* RN32 [SAGE-SM-02] */
+        }
+    }
 }
 
 /* xs = x - mean, D / 4 float4 a token: CTA (blockIdx.x, head blockIdx.y)
@@ -1176,6 +1204,7 @@ kvq_status sage_enqueue_smooth(float *d_xs, float *d_mean, const float *d_x, uin
     }
     const uint32_t strips = d / SM_STRIP, tiles = (seg < n ? seg + SM_TT - 1u : n + SM_TT - 1u) / SM_TT;
     const uint32_t stages = tiles < SM_STAGES ? tiles : SM_STAGES;
+    const bool resident = tiles <= SM_STAGES;                   /* every segment whole in shared memory */
     /* a segment of `tiles` < SM_STAGES tiles only ever uses stages 0 .. tiles - 1 */
     const size_t smem = (size_t)stages * SM_TT * SM_STRIP * 4u;
     const bool vec = aligned(d_x, 16) && aligned(d_xs, 16) && aligned(d_mean, 16);
@@ -1194,11 +1223,13 @@ kvq_status sage_enqueue_smooth(float *d_xs, float *d_mean, const float *d_x, uin
         const dim3 g((unsigned int)((uint64_t)R * strips), hn);
         const float *x = d_x + (uint64_t)h0 * n * d;
         float *m = d_mean + (uint64_t)h0 * R * d, *xs = d_xs + (uint64_t)h0 * n * d;
-        if (vec && fused) sage_mean_stg_kernel<true, true><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R);
-        else if (vec) sage_mean_stg_kernel<true, false><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R);
-        else if (fused) sage_mean_stg_kernel<false, true><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R);
-        else sage_mean_stg_kernel<false, false><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R);
-        if (vec) {
+        float *xr = resident ? xs : NULL;                       /* the subtraction in the mean pass */
+        if (vec && fused) sage_mean_stg_kernel<true, true><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R, xr);
+        else if (vec) sage_mean_stg_kernel<true, false><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R, xr);
+        else if (fused) sage_mean_stg_kernel<false, true><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R, xr);
+        else sage_mean_stg_kernel<false, false><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R, xr);
+        if (resident) {
+        } else if (vec) {
             const uint32_t n4 = n * (d / 4u), want = (n4 + 256u * 8u - 1u) / (256u * 8u); /* ~8 float4 a thread */
             const dim3 gs(want < 1u ? 1u : want, hn);
             if (d == 128u) sage_sub_stg_kernel<128u><<<gs, 256, 0, stream>>>(xs, x, m, st, n, seg, R);

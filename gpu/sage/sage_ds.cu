@@ -285,9 +285,9 @@ kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, ui
     const kvq_sage_shape sh = *kshape;
     const uint64_t nq = (uint64_t)heads * rows * sh.dim, nk = (uint64_t)heads * kvq_sage_elems(&sh);
     const int vec = aligned(d_ks, 16);                          /* per-head steps keep it */
-    if (stg & SAGE_STG_NOCHECK)                                 /* [SAGE-DEV-16] */
-        sage_ds_pre_kernel<<<1, 1, 0, stream>>>(st, pre);
-    else
+    if (stg & SAGE_STG_NOCHECK) {                               /* [SAGE-DEV-16] */
+        if (pre != 0u) sage_ds_pre_kernel<<<1, 1, 0, stream>>>(st, pre);
+    } else
         sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(d_qm, nq, d_ks, nk, st, pre);
     if (stg & SAGE_STG_NEW) {
 #if KVQ_SAGE_STG_PLANT
