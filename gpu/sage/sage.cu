@@ -269,13 +269,28 @@ sage_mean_stg_kernel(float *__restrict__ mean, const float *__restrict__ x, sage
                 j = 3u;
             }
 #endif
+            if (n == SM_TT && j == 0u) {
+                /* a whole tile: its 64 values in registers first (the loads back to
+                 * back), then the chain; the order is the same */
+                float v[SM_TT];
+#pragma unroll
+                for (uint32_t q = 0; q < SM_TT; q++) v[q] = s[q * SM_STRIP + lane];
+#pragma unroll
+                for (uint32_t q = 0; q < SM_TT; q++) a = __fadd_rn(a, v[q]);   /* RN32, tokens ascending */
+            } else {
 #pragma unroll 8
-            for (; j < n; j++) a = __fadd_rn(a, s[j * SM_STRIP + lane]);   /* RN32, tokens ascending */
+                for (; j < n; j++) a = __fadd_rn(a, s[j * SM_STRIP + lane]);   /* RN32, tokens ascending */
+            }
         } else if (FUSED) {
-            for (uint32_t e = tid - 32u; e < n * SM_STRIP; e += 96u) {
-                const float v = s[e];
-                if (!isfinite(v)) err |= ERR_NONFINITE;
-                else if (fabsf(v) > KVQ_SAGE_SMOOTH_MAX) err |= ERR_RANGE;
+            /* the tile's n x 32 values as float4 (n x 8 of them), 96 threads */
+            const float4 *s4 = (const float4 *)s;
+            uint32_t e = tid - 32u;
+#pragma unroll 2
+            for (; e < n * (SM_STRIP / 4u); e += 96u) {
+                const float4 v = s4[e];
+                const float mx = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+                if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w))) err |= ERR_NONFINITE;
+                else if (mx > KVQ_SAGE_SMOOTH_MAX) err |= ERR_RANGE;
             }
         }
     }

@@ -188,12 +188,21 @@ sage_ds_stg_kernel(float *__restrict__ ds, const float *__restrict__ qm, const f
     const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
     /* the keys' rows: 16-byte loads (vec) or scalars, zeros past N */
     if (vec) {
-        for (uint32_t q = tid; q < DT_KEYS * D / 4u; q += 256u) {
-            const uint32_t j = q / (D / 4u), c = (q % (D / 4u)) * 4u;
-            float4 w = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (j0 + j < N) w = __ldg((const float4 *)(ks + (uint64_t)(j0 + j) * D + c));
+        /* every load of the thread in flight before the first store: 16 (D = 128)
+         * or 8 float4 */
+        constexpr uint32_t NL = DT_KEYS * D / 4u / 256u;
+        float4 w[NL];
+#pragma unroll
+        for (uint32_t l = 0; l < NL; l++) {
+            const uint32_t q = tid + 256u * l, j = q / (D / 4u), c = (q % (D / 4u)) * 4u;
+            w[l] = j0 + j < N ? __ldg((const float4 *)(ks + (uint64_t)(j0 + j) * D + c))
+                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (uint32_t l = 0; l < NL; l++) {
+            const uint32_t q = tid + 256u * l, j = q / (D / 4u), c = (q % (D / 4u)) * 4u;
             float *p = sk + j * (D + 1u) + c;
-            p[0] = w.x, p[1] = w.y, p[2] = w.z, p[3] = w.w;
+            p[0] = w[l].x, p[1] = w[l].y, p[2] = w[l].z, p[3] = w[l].w;
         }
     } else {
         for (uint32_t q = tid; q < DT_KEYS * D; q += 256u) {
@@ -201,9 +210,22 @@ sage_ds_stg_kernel(float *__restrict__ ds, const float *__restrict__ qm, const f
             sk[j * (D + 1u) + c] = j0 + j < N ? __ldg(ks + (uint64_t)(j0 + j) * D + c) : 0.0f;
         }
     }
-    for (uint32_t q = tid; q < DT_ROWS * D; q += 256u) {   /* the rows, channel-major */
-        const uint32_t i = q / D, c = q % D;
-        sq[c * DT_QS + i] = r0 + i < rows ? __ldg(qm + (uint64_t)(r0 + i) * D + c) : 0.0f;
+    {                                                      /* the rows, channel-major; 8 loads in flight */
+        constexpr uint32_t NQ = DT_ROWS * D / 256u;
+#pragma unroll
+        for (uint32_t l0 = 0; l0 < NQ; l0 += 8u) {
+            float v[8];
+#pragma unroll
+            for (uint32_t l = 0; l < 8u; l++) {
+                const uint32_t q = tid + 256u * (l0 + l), i = q / D, c = q % D;
+                v[l] = r0 + i < rows ? __ldg(qm + (uint64_t)(r0 + i) * D + c) : 0.0f;
+            }
+#pragma unroll
+            for (uint32_t l = 0; l < 8u; l++) {
+                const uint32_t q = tid + 256u * (l0 + l), i = q / D, c = q % D;
+                sq[c * DT_QS + i] = v[l];
+            }
+        }
     }
     __syncthreads();
     const float *kp = sk + lane * (D + 1u);
