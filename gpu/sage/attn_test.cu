@@ -953,7 +953,7 @@ static int stages_bench(const char *sizes, int reps)
             0.0};
         char *cp_src = (char *)ws[0], *cp_dst = (char *)ws[1];
         const size_t cp_max = L.total / 2u;
-        std::vector<float> t[2][6], tp[2], tc[6];
+        std::vector<float> t[2][6], tp[2], tc[6], tns;
         cudaEvent_t e0, e1;
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
@@ -974,6 +974,15 @@ static int stages_bench(const char *sizes, int reps)
                 if (rep >= 0) {
                     for (int i = 0; i < 6; i++) t[m][i].push_back(ms6[i]);
                     tp[m].push_back(ms);
+                }
+                if (m == 1 && rep >= 0) {                      /* dS without its load overlap */
+                    setenv("KVQ_SAGE_DS_SPLIT", "0", 1);
+                    CK(cudaMemsetAsync(flush, rep & 0xff, (size_t)256 << 20, 0));
+                    if (kvq_cuda_sage_attn_stages(ms6, dout[m], dres + m, dq, dk, dv, &a, H, ws[m], L.total, 0) !=
+                        KVQ_OK)
+                        ok = 0;
+                    unsetenv("KVQ_SAGE_DS_SPLIT");
+                    tns.push_back(ms6[2]);
                 }
                 if (m == 1 && rep >= 0)
                     for (int i = 0; i < 5; i++) {               /* the copies of the stages' bytes */
@@ -1049,6 +1058,8 @@ static int stages_bench(const char *sizes, int reps)
             printf("  outside the core: before %.3f ms, stage kernels %.3f ms (%.2fx); dS's binary32 floor %.3f ms "
                    "(%.3g lane ops at %d SMs x 128 lanes x %.2f GHz): stage kernel at %.2f of it\n", so, sn, so / sn,
                    fl, ops, sms, clk / 1e6, fl / med(t[1][2]));
+            printf("  dS with its second half of keys landing under the first half's sums %.3f ms, without "
+                   "(KVQ_SAGE_DS_SPLIT=0) %.3f ms: %.2fx\n", med(t[1][2]), med(tns), med(tns) / med(t[1][2]));
             printf("pipeline N=%lu: before %.3f ms, stage kernels %.3f ms: %.3fx\n", n, med(tp[0]), med(tp[1]),
                    med(tp[0]) / med(tp[1]));
         }

@@ -20,7 +20,8 @@
 #   - then, alone on the device: kvq_gpu_sage_attn_test --stages SIZES REPS (default
 #     4096,8192,32768 and 5): the stage kernels against those of before (KVQ_SAGE_STAGES=0)
 #     at 32 heads, not causal: every workspace and output byte equal, the stage split of
-#     both, each stage's copy of its bytes, the whole pipeline, medians.
+#     both, each stage's copy of its bytes, dS without its load overlap (KVQ_SAGE_DS_SPLIT=0),
+#     the whole pipeline, medians.
 # Writes under $OUT: summary.txt, sage-attn-test.txt, sage-test.txt, attn-plant.txt,
 # stages.txt, build.log.
 # usage: gpu/sage/device-stg.sh [SIZES [REPS]]   (env OUT, KVQ_COMMIT, ATT_S)
@@ -44,7 +45,7 @@ stamped() {   # $1 carried and built at this commit (one hash a prefix of the ot
         { [ "${COMMIT#"$st"}" != "$COMMIT" ] || [ "${st#"$COMMIT"}" != "$st" ]; }
 }
 export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-unset KVQ_SAGE_STAGES KVQ_SAGE_STG_PLANT KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT
+unset KVQ_SAGE_STAGES KVQ_SAGE_STG_PLANT KVQ_SAGE_DS_SPLIT KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT
 rc=0
 carried=1
 for f in $B/kvq_gpu_sage_attn_test $B/kvq_gpu_sage_attn_test_plant; do
