@@ -28,7 +28,7 @@
  * or V gives KVQ_E_NONFINITE in the result word and leaves the output
  * untouched.
  *
- * usage: kvq_gpu_sage_attn_test [--bench | --long]
+ * usage: kvq_gpu_sage_attn_test [--bench | --long | --stages [SIZES [REPS]]]
  *   --long   instead of the standard cases, lengths past 160K (q_len 1 over
  *            196,608 keys, a causal tail of 1024 queries over 163,904 keys)
  *            and large activations (scores ~1e4, V up to 1e5) at 163,841
@@ -37,6 +37,12 @@
  *            buffer 128, INT8: the whole pipeline and the core alone (medians
  *            of cudaEvent times) and the stages of one pipeline call
  *            (kvq_cuda_sage_attn_stages), instead of the checks
+ *   --stages the stage kernels of [SAGE-DEV-16] against those of before
+ *            (KVQ_SAGE_STAGES=1 and 0) at nq = nk = SIZES (default
+ *            4096,8192,32768), 32 heads: every workspace and output byte
+ *            equal, then the stage split, each stage's copy of its bytes and
+ *            the whole pipeline side by side (medians of REPS, default 5);
+ *            exit 1 when a byte differs, 2 for a bad argument
  * Every standard case also runs captured in a CUDA graph (global capture
  * mode) and replayed twice (workspace and output overwritten before each):
  * intermediates bitwise against the reference, output and result word equal
@@ -50,7 +56,7 @@
  *
  * SPEC: [SAGE-ATT-01] [SAGE-ATT-02] [SAGE-ATT-03] [SAGE-ATT-04] [SAGE-ATT-05] [SAGE-ATT-06]
  * [SAGE-ATT-07] [SAGE-ATT-08] [SAGE-ATT-10] [SAGE-ATT-11] [SAGE-ACC-05] [SAGE-DEV-06] [SAGE-ACC-02]
- * [API-ERR-01] [POL-NF-01] [SAGE-DEV-09] [SAGE-DEV-15]
+ * [API-ERR-01] [POL-NF-01] [SAGE-DEV-09] [SAGE-DEV-15] [SAGE-DEV-16]
  */
 #include <math.h>
 #include <stdio.h>
@@ -58,6 +64,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "kvq.h"
@@ -670,6 +677,18 @@ static void bad_params(void)
     tr.head = 0u, tr.blocks = 3u;
     check(kvq_cuda_sage_attn_core_trace(dout, &g, H, qc, fs, kc, fs, fs, kc, fs, &tr, 0) == KVQ_E_PARAM,
           "core trace, too few blocks");
+    /* KVQ_SAGE_STAGES other than unset, 0 or 1 [SAGE-DEV-16] */
+    {
+        const char *was = getenv("KVQ_SAGE_STAGES");
+        const std::string keep = was != NULL ? was : "";
+        for (const char *bad_env : {"2", "x", ""}) {
+            setenv("KVQ_SAGE_STAGES", bad_env, 1);
+            check(kvq_cuda_sage_attn(dout, dres, dq, dk, dv, &g, H, ws, wsb, 0) == KVQ_E_PARAM,
+                  "pipeline, KVQ_SAGE_STAGES=\"%s\": not KVQ_E_PARAM", bad_env);
+        }
+        if (was != NULL) setenv("KVQ_SAGE_STAGES", keep.c_str(), 1);
+        else unsetenv("KVQ_SAGE_STAGES");
+    }
     /* nothing launched: output and result word untouched */
     CK(cudaDeviceSynchronize());
     std::vector<uint8_t> ho(nqe * 4u), sent(nqe * 4u, KVQ_TB_SENTINEL);
@@ -728,6 +747,10 @@ static void bad_values(void)
         {"NaN in K (smoothing K), Q 2^49", 1u, NAN, 0u, 0x1p49f, KVQ_E_NONFINITE},
         {"Q -2^49 (smoothing Q), NaN in V", 0u, -0x1p49f, 2u, NAN, KVQ_E_PARAM},
         {"K 2^49 (smoothing K), V -Inf", 1u, 0x1p49f, 2u, -INFINITY, KVQ_E_PARAM},
+        /* within one stage NaN/Inf ranks before range, wherever the two lie
+         * (the stage kernels check inside the mean pass, [SAGE-DEV-16]) */
+        {"K 2^49 and NaN in K (smoothing K)", 1u, 0x1p49f, 1u, NAN, KVQ_E_NONFINITE},
+        {"Q -2^49 and +Inf in Q (smoothing Q)", 0u, -0x1p49f, 0u, INFINITY, KVQ_E_NONFINITE},
     };
     for (const auto &t : two)
         for (int graph = 0; graph < 2; graph++) {
@@ -861,6 +884,197 @@ static void bench(void)
     }
 }
 
+/* ---- the stage kernels against those of before, side by side [SAGE-DEV-16] ---------------
+ * --stages [SIZES] [REPS]: for nq = nk = N (default 4096,8192,32768), 32 heads,
+ * d = 128, not causal, buffer 128, INT8, gaussian inputs: first the
+ * intermediates (every workspace segment: K_s, K means, Q_s, Q means, dS, the
+ * codes and scales of Q, K, V, and V~) and the output of a pipeline call with
+ * the stage kernels (KVQ_SAGE_STAGES=1) against one with the kernels of before
+ * (=0), byte for byte (a bit moved is a FAIL); then, alternating the two in
+ * each repetition, L2 flushed before every call, medians of REPS (default 5):
+ * the stage split (kvq_cuda_sage_attn_stages), the whole pipeline, and for
+ * every stage a device-to-device copy moving its compulsory bytes (read +
+ * written: smoothing X reads X and writes X_s; dS reads K_s and the means and
+ * writes dS; the Q/K quantizers read Q_s, K_s and write codes and scales; V
+ * reads V and writes its codes, scales and V~) -- the copy of half those
+ * bytes, which reads and writes them. */
+static float med(std::vector<float> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0f : v[v.size() / 2];
+}
+
+static int stages_bench(const char *sizes, int reps)
+{
+    const char *was = getenv("KVQ_SAGE_STAGES");
+    const std::string keep = was != NULL ? was : "";
+    int dev = 0, sms = 0, clk = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev));
+    uint8_t *flush = dalloc<uint8_t>((size_t)256 << 20);
+    int bad = 0;
+    std::string list = sizes;
+    for (size_t at = 0; at < list.size();) {
+        size_t e = list.find(',', at);
+        if (e == std::string::npos) e = list.size();
+        const std::string tok = list.substr(at, e - at);
+        at = e + 1;
+        char *end = NULL;
+        const unsigned long n = strtoul(tok.c_str(), &end, 10);
+        if (tok.empty() || *end != '\0' || n < 1u || n > (1u << 16)) {
+            fprintf(stderr, "kvq_gpu_sage_attn_test: --stages: size \"%s\" is not a number in 1 .. 65536\n",
+                    tok.c_str());
+            return 2;
+        }
+        const uint32_t H = 32u;
+        kvq_sage_attn a = {(uint32_t)n, (uint32_t)n, D, 0.0883883476f, 0u, 128u, 8u};
+        const size_t ne = (size_t)H * n * D;
+        std::vector<float> x(ne);
+        float *dq = dalloc<float>(ne * 4u), *dk = dalloc<float>(ne * 4u), *dv = dalloc<float>(ne * 4u);
+        for (float *d : {dq, dk, dv}) {
+            for (size_t i = 0; i < ne; i++) x[i] = (float)(4.0 * kvq_tb_rndf() - 2.0);   /* times only */
+            CK(cudaMemcpy(d, x.data(), ne * 4u, cudaMemcpyHostToDevice));
+        }
+        float *dout[2] = {dalloc<float>(ne * 4u), dalloc<float>(ne * 4u)};
+        kvq_cuda_result *dres = dalloc<kvq_cuda_result>(2 * sizeof(kvq_cuda_result));
+        kvq_cuda_sage_attn_ws L;
+        kvq_cuda_sage_attn_ws_layout(&L, &a, H);
+        uint8_t *ws[2] = {dalloc<uint8_t>(L.total), dalloc<uint8_t>(L.total)};
+        const uint32_t rows = kvq_sage_mean_rows(n, KVQ_SAGE_ATTN_BQ);
+        /* compulsory bytes a stage reads and writes */
+        const double X = (double)ne * 4.0;
+        const double sb[6] = {
+            2.0 * X + H * D * 4.0,                                             /* smoothing K */
+            2.0 * X + (double)H * rows * D * 4.0,                              /* smoothing Q */
+            X + (double)H * rows * D * 4.0 + (double)H * rows * n * 4.0,       /* dS */
+            2.0 * X + (double)(L.vc - L.qc),                                   /* Q/K: Q_s, K_s; codes, scales */
+            X + (double)(L.scratch - L.vc),                                    /* V: V; codes, scales, V~ */
+            0.0};
+        char *cp_src = (char *)ws[0], *cp_dst = (char *)ws[1];
+        const size_t cp_max = L.total / 2u;
+        std::vector<float> t[2][6], tp[2], tc[6], tns;
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        int ok = 1;
+        for (int rep = -1; rep < reps && ok; rep++)
+            for (int m = 0; m < 2 && ok; m++) {                /* 0: the kernels of before, 1: the stage kernels */
+                setenv("KVQ_SAGE_STAGES", m ? "1" : "0", 1);
+                float ms6[6], ms;
+                CK(cudaMemsetAsync(flush, rep & 0xff, (size_t)256 << 20, 0));
+                if (kvq_cuda_sage_attn_stages(ms6, dout[m], dres + m, dq, dk, dv, &a, H, ws[m], L.total, 0) != KVQ_OK)
+                    ok = 0;
+                CK(cudaMemsetAsync(flush, rep & 0xff, (size_t)256 << 20, 0));
+                CK(cudaEventRecord(e0, 0));
+                if (kvq_cuda_sage_attn(dout[m], dres + m, dq, dk, dv, &a, H, ws[m], L.total, 0) != KVQ_OK) ok = 0;
+                CK(cudaEventRecord(e1, 0));
+                CK(cudaEventSynchronize(e1));
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                if (rep >= 0) {
+                    for (int i = 0; i < 6; i++) t[m][i].push_back(ms6[i]);
+                    tp[m].push_back(ms);
+                }
+                if (m == 1 && rep >= 0) {                      /* dS without its load overlap */
+                    setenv("KVQ_SAGE_DS_SPLIT", "0", 1);
+                    CK(cudaMemsetAsync(flush, rep & 0xff, (size_t)256 << 20, 0));
+                    if (kvq_cuda_sage_attn_stages(ms6, dout[m], dres + m, dq, dk, dv, &a, H, ws[m], L.total, 0) !=
+                        KVQ_OK)
+                        ok = 0;
+                    unsetenv("KVQ_SAGE_DS_SPLIT");
+                    tns.push_back(ms6[2]);
+                }
+                if (m == 1 && rep >= 0)
+                    for (int i = 0; i < 5; i++) {               /* the copies of the stages' bytes */
+                        size_t nb = (size_t)(sb[i] / 2.0);
+                        nb = nb > cp_max ? cp_max : nb;
+                        CK(cudaMemsetAsync(flush, rep & 0xff, (size_t)256 << 20, 0));
+                        CK(cudaEventRecord(e0, 0));
+                        CK(cudaMemcpyAsync(cp_dst, cp_src, nb, cudaMemcpyDeviceToDevice, 0));
+                        CK(cudaEventRecord(e1, 0));
+                        CK(cudaEventSynchronize(e1));
+                        CK(cudaEventElapsedTime(&ms, e0, e1));
+                        tc[i].push_back(ms);
+                    }
+                if (rep == -1 && m == 1) {                     /* both ran once: every byte equal? */
+                    CK(cudaDeviceSynchronize());
+                    kvq_cuda_result r[2];
+                    CK(cudaMemcpy(r, dres, sizeof r, cudaMemcpyDeviceToHost));
+                    const struct { const char *what; size_t off, n; } seg[] = {
+                        {"K_s", L.ks, L.km - L.ks}, {"K means", L.km, L.qs - L.km}, {"Q_s", L.qs, L.qm - L.qs},
+                        {"Q means", L.qm, L.ds - L.qm}, {"dS", L.ds, L.qc - L.ds}, {"Q codes", L.qc, L.qsc - L.qc},
+                        {"Q scales", L.qsc, L.kc - L.qsc}, {"K codes", L.kc, L.ksc - L.kc},
+                        {"K scales", L.ksc, L.vc - L.ksc}, {"V codes", L.vc, L.vsc - L.vc},
+                        {"V scales", L.vsc, L.vt - L.vsc}, {"V~", L.vt, L.scratch - L.vt}};
+                    std::vector<uint8_t> h0, h1;
+                    size_t total = 0, differ = 0;
+                    std::string where;
+                    for (const auto &sg : seg) {
+                        h0.resize(sg.n), h1.resize(sg.n);
+                        CK(cudaMemcpy(h0.data(), ws[0] + sg.off, sg.n, cudaMemcpyDeviceToHost));
+                        CK(cudaMemcpy(h1.data(), ws[1] + sg.off, sg.n, cudaMemcpyDeviceToHost));
+                        size_t d = 0;
+                        for (size_t i = 0; i < sg.n; i++) d += h0[i] != h1[i];
+                        total += sg.n, differ += d;
+                        if (d) where += std::string(where.empty() ? "" : ", ") + sg.what + " " + std::to_string(d);
+                    }
+                    h0.resize(ne * 4u), h1.resize(ne * 4u);
+                    CK(cudaMemcpy(h0.data(), dout[0], ne * 4u, cudaMemcpyDeviceToHost));
+                    CK(cudaMemcpy(h1.data(), dout[1], ne * 4u, cudaMemcpyDeviceToHost));
+                    size_t od = 0;
+                    for (size_t i = 0; i < ne * 4u; i++) od += h0[i] != h1[i];
+                    const int same = differ == 0u && od == 0u && r[0].status == KVQ_OK && r[1].status == KVQ_OK &&
+                                     r[0].flags == r[1].flags;
+                    printf("stages N=%lu heads=%u: the stage kernels vs those of before: %zu of %zu workspace bytes "
+                           "differ%s%s%s, %zu of %zu output bytes; result words %u/%#x and %u/%#x: %s\n",
+                           n, H, differ, total, where.empty() ? "" : " (", where.c_str(), where.empty() ? "" : ")",
+                           od, ne * 4u, r[0].status, r[0].flags, r[1].status, r[1].flags, same ? "PASS" : "FAIL");
+                    if (!same) bad = 1;
+                }
+            }
+        if (!ok) {
+            printf("stages N=%lu: a pipeline call failed\n", n);
+            bad = 1;
+        } else {
+            static const char *name[6] = {"smooth_k", "smooth_q", "ds", "quant_qk", "quant_v", "core"};
+            printf("stages N=%lu heads=%u d=128 causal=0 buffer=128 INT8, medians of %d, L2 flushed (ms):\n", n, H,
+                   reps);
+            printf("  %-9s %10s %9s %9s %9s %8s %9s %9s\n", "stage", "MiB moved", "copy", "before", "stage-k",
+                   "speedup", "copy/new", "copy/old");
+            double so = 0.0, sn = 0.0;
+            for (int i = 0; i < 6; i++) {
+                const double mo = med(t[0][i]), mn = med(t[1][i]);
+                if (i < 5) {
+                    so += mo, sn += mn;
+                    const double mc = med(tc[i]);
+                    printf("  %-9s %10.1f %9.3f %9.3f %9.3f %7.2fx %9.3f %9.3f\n", name[i], sb[i] / 1048576.0, mc, mo,
+                           mn, mo / mn, mc / mn, mc / mo);
+                } else {
+                    printf("  %-9s %10s %9s %9.3f %9.3f %7.2fx\n", name[i], "-", "-", mo, mn, mo / mn);
+                }
+            }
+            /* dS's arithmetic floor: rows nk heads d products and additions, one binary32 lane op each */
+            const double ops = 2.0 * rows * (double)n * H * D, fl = ops / ((double)sms * 128.0 * clk * 1e3) * 1e3;
+            printf("  outside the core: before %.3f ms, stage kernels %.3f ms (%.2fx); dS's binary32 floor %.3f ms "
+                   "(%.3g lane ops at %d SMs x 128 lanes x %.2f GHz): stage kernel at %.2f of it\n", so, sn, so / sn,
+                   fl, ops, sms, clk / 1e6, fl / med(t[1][2]));
+            printf("  dS with its second half of keys landing under the first half's sums %.3f ms, without "
+                   "(KVQ_SAGE_DS_SPLIT=0) %.3f ms: %.2fx\n", med(t[1][2]), med(tns), med(tns) / med(t[1][2]));
+            printf("pipeline N=%lu: before %.3f ms, stage kernels %.3f ms: %.3fx\n", n, med(tp[0]), med(tp[1]),
+                   med(tp[0]) / med(tp[1]));
+        }
+        CK(cudaEventDestroy(e0));
+        CK(cudaEventDestroy(e1));
+        cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout[0]), cudaFree(dout[1]), cudaFree(dres);
+        cudaFree(ws[0]), cudaFree(ws[1]);
+    }
+    cudaFree(flush);
+    if (was != NULL) setenv("KVQ_SAGE_STAGES", keep.c_str(), 1);
+    else unsetenv("KVQ_SAGE_STAGES");
+    printf("stages: %s\n", bad ? "FAILED" : "done, every byte equal");
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     const int do_bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
@@ -879,6 +1093,14 @@ int main(int argc, char **argv)
     if (do_bench) {
         bench();
         return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--stages") == 0) {
+        const int reps = argc > 3 ? atoi(argv[3]) : 5;
+        if (reps < 1 || reps > 100) {
+            fprintf(stderr, "kvq_gpu_sage_attn_test: --stages: repetitions \"%s\" not in 1 .. 100\n", argv[3]);
+            return 2;
+        }
+        return stages_bench(argc > 2 ? argv[2] : "4096,8192,32768", reps);
     }
     if (g_long) {
         for (uint32_t i = 0; i < sizeof long_cases / sizeof long_cases[0]; i++) run_case(&long_cases[i], i);

@@ -209,3 +209,25 @@ $(B)/gpu/kvq_sage_fa3_test_plant: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa
     $(B)/gpu/sage/sage_plant3.o $(FA3_TEST_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 GPU_TARGETS += $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_plant
+
+# The stage kernels of the attention pipeline [SAGE-DEV-16] (smoothing's mean by cp.async token
+# tiles, its subtraction by float4, dS tiled in shared memory): the planted build plants the
+# mean's token order (tokens 1 and 2 of a segment swapped) and dS's channel order (the last two
+# swapped), each alone by KVQ_SAGE_STG_PLANT=1 or 2 at run time (3 or unset: both); the stage
+# test (kvq_gpu_sage_qtest_stgplant, no MPFR) and the attention test
+# (kvq_gpu_sage_attn_test_plant, MPFR) over it must FAIL.  gpu/sage/device-stg.sh runs them.
+$(B)/gpu/sage/sage_stgplant.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh gpu/sage/sage_instr.cuh \
+    $(GPU_HDR) $(SAGE_HDR)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_STG_PLANT=1 -c $< -o $@
+$(B)/gpu/sage/sage_ds_stgplant.o: gpu/sage/sage_ds.cu gpu/sage/sage_common.cuh $(GPU_HDR) $(SAGE_HDR)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_STG_PLANT=1 -c $< -o $@
+STG_PLANT_OBJ := $(B)/gpu/sage/sage_stgplant.o $(B)/gpu/sage/sage_ds_stgplant.o
+$(B)/gpu/kvq_gpu_sage_qtest_stgplant: $(STG_PLANT_OBJ) $(B)/gpu/kivi/kivi.o $(B)/gpu/sage/sage_test.o \
+    $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kvq_gpu_sage_attn_test_plant: $(filter-out $(B)/gpu/sage/sage.o $(B)/gpu/sage/sage_ds.o,$(GPU_OBJ)) \
+    $(STG_PLANT_OBJ) $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ) $(B)/rel/libkvq.a
+	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lmpfr -lgmp -lm -lgomp
+GPU_TARGETS += $(B)/gpu/kvq_gpu_sage_qtest_stgplant $(B)/gpu/kvq_gpu_sage_attn_test_plant

@@ -19,6 +19,16 @@
  *   sage_mean_kernel       one thread a (head, segment, channel): the column sum in
  *                          token order, then the division [SAGE-SM-01]
  *   sage_sub_kernel        xs = x - mean, elementwise [SAGE-SM-02]
+ *   sage_mean_stg_kernel   the same means, the stage kernel [SAGE-DEV-16]: a block
+ *                          a (head, segment, 32-channel strip) streams token tiles
+ *                          into shared memory by cp.async while warp 0 sums them in
+ *                          token order; in the pipeline the other warps check the
+ *                          values (the check pass fused)
+ *                          and, when a segment fits in shared memory (at most 512
+ *                          tokens: Q's blocks of 128), subtract its mean from it there
+ *   sage_sub_stg_kernel    the same subtraction by float4, one 32-bit division a
+ *                          float4, for longer segments (K) [SAGE-DEV-16]
+ *                          (KVQ_SAGE_STAGES=0: sage_mean_kernel, sage_sub_kernel)
  *   sage_qk_fast_kernel    Q/K at the public code's blocks (b_q = 128 with 4 warps,
  *                          b_k = 64), any granularity: the block's slots fold into
  *                          shifts, 8 float4 a thread in registers, slot maxima kept
@@ -56,12 +66,13 @@
  * its maxima pass reads every input before anything is written.
  *
  * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [POL-NF-01]
- *       [SAGE-DEV-01..06] [SAGE-DEV-09] [SAGE-DEV-15]
+ *       [SAGE-DEV-01..06] [SAGE-DEV-09] [SAGE-DEV-15] [SAGE-DEV-16]
  */
 #include <cuda_runtime.h>
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kvq.h"
@@ -137,6 +148,202 @@ sage_sub_kernel(float *__restrict__ xs, const float *__restrict__ x, const float
         const uint64_t t = e / d, h = t / N;
         const uint32_t c = (uint32_t)(e % d), tt = (uint32_t)(t % N);
         xs[e] = __fsub_rn(__ldg(x + e), __ldg(mean + (h * R + tt / seg) * d + c)); /* RN32 [SAGE-SM-02] */
+    }
+}
+
+
+#if KVQ_SAGE_STG_PLANT
+/* the planted build (gpu/sage/rules.mk's *_plant programs): KVQ_SAGE_STG_PLANT=1 plants
+ * the mean's token order, 2 dS's channel order (sage_ds.cu), 3 (or unset) both */
+static __device__ int stg_plant;
+static void stg_plant_set(void)
+{
+    static int done = 0;
+    if (done) return;
+    const char *e = getenv("KVQ_SAGE_STG_PLANT");
+    const int v = e != NULL ? atoi(e) : 3;
+    (void)cudaMemcpyToSymbol(stg_plant, &v, sizeof v);
+    done = 1;
+}
+#endif
+/* ---- smoothing, the stage kernels [SAGE-DEV-16] --------------------------------
+ * The same pinned sequences as sage_mean_kernel and sage_sub_kernel, with the
+ * loads scheduled for bandwidth: the mean's chains are the same (one lane a
+ * channel, tokens ascending, from the first value, then the division), but a
+ * CTA of 4 warps streams its segment's token tiles (SM_TT tokens x 32
+ * channels) into shared memory by cp.async, up to SM_STAGES tiles in flight,
+ * while warp 0 sums them in token order; with `fused` the other warps check
+ * every value of the tile as sage_check_kernel would (NaN/Inf, |x| > 2^48), so
+ * the smoothing reads its input twice instead of three times (the pipeline's
+ * form: its mean is workspace, [SAGE-DEV-16]). */
+#define SM_TT 64u           /* tokens a tile */
+#define SM_STAGES 8u        /* tiles of the ring (7 in flight while one is summed) */
+#define SM_STRIP 32u        /* channels a CTA (one lane each) */
+
+__device__ __forceinline__ void stg_cp16(void *dst, const void *src, bool ok)
+{
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void stg_cp4(void *dst, const void *src, bool ok)
+{
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 4 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void stg_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void stg_wait_stages()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(SM_STAGES - 2u) : "memory");
+}
+
+/* CTA (blockIdx.x = r * (d / 32) + strip, blockIdx.y = head): the means of
+ * channels strip*32 .. +31 of segment r of the head.  stages: tiles of the
+ * dynamic shared memory (min(SM_STAGES, the segment's tiles) is enough). */
+template <bool VEC, bool FUSED>
+__global__ void __launch_bounds__(128)
+sage_mean_stg_kernel(float *__restrict__ mean, const float *__restrict__ x, sage_dev_state *st,
+                     uint32_t N, uint32_t d, uint32_t seg, uint32_t R, float *__restrict__ xsub)
+{
+    extern __shared__ float4 stg_smem4[];
+    float *tile = (float *)stg_smem4;                      /* [SM_STAGES][SM_TT][SM_STRIP] */
+    /* block-uniform: return when an earlier stage failed (the gate's mark, a bit
+     * other than ERR_*); fused, an error this pass found goes on (NaN/Inf must
+     * still be seen when another CTA found a range error) */
+    __shared__ uint32_t sfailed;
+    if (threadIdx.x == 0) {
+        const uint32_t e = *(volatile const uint32_t *)&st->err;
+        sfailed = (FUSED ? e & ~(ERR_NONFINITE | ERR_RANGE) : e) != 0u ? 1u : 0u;
+    }
+    __syncthreads();
+    if (sfailed) return;
+    const uint32_t strips = d / SM_STRIP;
+    const uint32_t r = blockIdx.x / strips, c0 = (blockIdx.x % strips) * SM_STRIP;
+    const uint64_t h = blockIdx.y;
+    const uint32_t t0 = r * seg, k = N - t0 < seg ? N - t0 : seg;
+    const float *xs = x + (h * N + t0) * (uint64_t)d + c0; /* token 0 of the segment, channel c0 */
+    const uint32_t ntiles = (k + SM_TT - 1u) / SM_TT;
+    const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+    auto issue = [&](uint32_t i) {                         /* tile i into stage i % SM_STAGES */
+        if (i < ntiles) {
+            float *dst = tile + (i % SM_STAGES) * (SM_TT * SM_STRIP);
+            if (VEC) {
+#pragma unroll
+                for (uint32_t q = tid; q < SM_TT * SM_STRIP / 4u; q += 128u) {
+                    const uint32_t j = q / (SM_STRIP / 4u), c = (q % (SM_STRIP / 4u)) * 4u;
+                    const uint32_t t = i * SM_TT + j;
+                    const bool ok = t < k;
+                    stg_cp16(dst + j * SM_STRIP + c, xs + (uint64_t)(ok ? t : 0u) * d + c, ok);
+                }
+            } else {
+                for (uint32_t q = tid; q < SM_TT * SM_STRIP; q += 128u) {
+                    const uint32_t j = q / SM_STRIP, c = q % SM_STRIP;
+                    const uint32_t t = i * SM_TT + j;
+                    const bool ok = t < k;
+                    stg_cp4(dst + j * SM_STRIP + c, xs + (uint64_t)(ok ? t : 0u) * d + c, ok);
+                }
+            }
+        }
+        stg_commit();                                      /* one group a tile, empty ones too */
+    };
+#pragma unroll 1
+    for (uint32_t i = 0; i + 1u < SM_STAGES; i++) issue(i);
+    float a = 0.0f;
+    uint32_t err = 0u;
+#pragma unroll 1
+    for (uint32_t i = 0; i < ntiles; i++) {
+        stg_wait_stages();                                 /* this thread's copies of tile i landed */
+        __syncthreads();                                   /* everyone's; tile i - 1 consumed */
+        issue(i + SM_STAGES - 1u);                         /* into the stage of tile i - 1 */
+        const float *s = tile + (i % SM_STAGES) * (SM_TT * SM_STRIP);
+        const uint32_t n = k - i * SM_TT < SM_TT ? k - i * SM_TT : SM_TT;
+        if (warp == 0u) {
+            uint32_t j = 0;
+            if (i == 0u) a = s[lane], j = 1u;              /* from the first value [SAGE-SM-01] */
+#if KVQ_SAGE_STG_PLANT
+            /* planted: tokens 1 and 2 of the segment summed in swapped order */
+            if (i == 0u && n >= 3u && (stg_plant & 1)) {
+                a = __fadd_rn(a, s[2u * SM_STRIP + lane]);
+                a = __fadd_rn(a, s[1u * SM_STRIP + lane]);
+                j = 3u;
+            }
+#endif
+            if (n == SM_TT && j == 0u) {
+                /* a whole tile: its 64 values in registers first (the loads back to
+                 * back), then the chain; the order is the same */
+                float v[SM_TT];
+#pragma unroll
+                for (uint32_t q = 0; q < SM_TT; q++) v[q] = s[q * SM_STRIP + lane];
+#pragma unroll
+                for (uint32_t q = 0; q < SM_TT; q++) a = __fadd_rn(a, v[q]);   /* RN32, tokens ascending */
+            } else {
+#pragma unroll 8
+                for (; j < n; j++) a = __fadd_rn(a, s[j * SM_STRIP + lane]);   /* RN32, tokens ascending */
+            }
+        } else if (FUSED) {
+            /* the tile's n x 32 values as float4 (n x 8 of them), 96 threads */
+            const float4 *s4 = (const float4 *)s;
+            uint32_t e = tid - 32u;
+#pragma unroll 2
+            for (; e < n * (SM_STRIP / 4u); e += 96u) {
+                const float4 v = s4[e];
+                const float mx = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+                if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w))) err |= ERR_NONFINITE;
+                else if (mx > KVQ_SAGE_SMOOTH_MAX) err |= ERR_RANGE;
+            }
+        }
+    }
+    if (FUSED) dev_publish(st, 0u, err);                   /* every lane of every warp calls it */
+    __shared__ float smean[SM_STRIP];
+    if (warp == 0u) {
+        const float m = __fdiv_rn(a, (float)k);            /* RN32; k exact */
+        mean[(h * R + r) * (uint64_t)d + c0 + lane] = m;
+        smean[lane] = m;
+    }
+    if (xsub == NULL) return;                              /* block-uniform */
+    /* xsub: the segment is resident (at most SM_STAGES tiles: tile i stays in
+     * stage i), so the subtraction [SAGE-SM-02] reads it from shared memory */
+    __syncthreads();
+    float *ys = xsub + (h * N + t0) * (uint64_t)d + c0;
+    if (VEC) {
+        for (uint32_t q = tid; q < k * (SM_STRIP / 4u); q += 128u) {
+            const uint32_t j = q / (SM_STRIP / 4u), c = (q % (SM_STRIP / 4u)) * 4u;
+            const float4 v = *(const float4 *)(tile + j * SM_STRIP + c);   /* tile j / SM_TT, row j % SM_TT */
+            float4 o;
+            o.x = __fsub_rn(v.x, smean[c]), o.y = __fsub_rn(v.y, smean[c + 1u]);   /* RN32 [SAGE-SM-02] */
+            o.z = __fsub_rn(v.z, smean[c + 2u]), o.w = __fsub_rn(v.w, smean[c + 3u]);
+            *(float4 *)(ys + (uint64_t)j * d + c) = o;
+        }
+    } else {
+        for (uint32_t q = tid; q < k * SM_STRIP; q += 128u) {
+            const uint32_t j = q / SM_STRIP, c = q % SM_STRIP;
+            ys[(uint64_t)j * d + c] = __fsub_rn(tile[j * SM_STRIP + c], smean[c]);   /* RN32 [SAGE-SM-02] */
+        }
+    }
+}
+
+/* xs = x - mean, D / 4 float4 a token: CTA (blockIdx.x, head blockIdx.y)
+ * walks the head's float4s from blockIdx.x * 256 + threadIdx.x by the grid's
+ * width; the token's mean row is one 32-bit division a float4. */
+template <uint32_t D>
+__global__ void __launch_bounds__(256)
+sage_sub_stg_kernel(float *__restrict__ xs, const float *__restrict__ x, const float *__restrict__ mean,
+                    const sage_dev_state *st, uint32_t N, uint32_t seg, uint32_t R)
+{
+    if (dev_failed(st)) return;
+    const uint64_t h = blockIdx.y;
+    const float4 *xh = (const float4 *)(x + h * N * (uint64_t)D);
+    float4 *yh = (float4 *)(xs + h * N * (uint64_t)D);
+    const float4 *mh = (const float4 *)(mean + h * R * (uint64_t)D);
+    const uint32_t n4 = N * (D / 4u);                      /* < 2^31: N <= 2^24 */
+    for (uint32_t e = blockIdx.x * 256u + threadIdx.x; e < n4; e += gridDim.x * 256u) {
+        const uint32_t t = e / (D / 4u), c4 = e % (D / 4u);
+        const float4 v = __ldg(xh + e), m = __ldg(mh + (t / seg) * (D / 4u) + c4);
+        float4 o;
+        o.x = __fsub_rn(v.x, m.x), o.y = __fsub_rn(v.y, m.y);   /* RN32 [SAGE-SM-02] */
+        o.z = __fsub_rn(v.z, m.z), o.w = __fsub_rn(v.w, m.w);
+        yh[e] = o;
     }
 }
 
@@ -973,28 +1180,82 @@ extern "C" kvq_status kvq_cuda_sage_smooth(float *d_xs, float *d_mean, const flo
     if (d_xs == NULL || d_mean == NULL || d_x == NULL || shape == NULL) return KVQ_E_PARAM;
     if (seg < 1u || seg > KVQ_SAGE_MAX_TOKENS) return KVQ_E_PARAM;
     if (!kvq_sage_shape_ok(shape)) return KVQ_E_SHAPE;
+    const int stg = sage_stages_env();                          /* [SAGE-DEV-16] */
+    if (stg < 0) return KVQ_E_PARAM;
     sage_scratch *s = NULL;
     kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
     const kvq_status enq = sage_enqueue_smooth(d_xs, d_mean, d_x, 1u, shape->tokens, shape->dim, seg, &s->st,
-                                               stream);
+                                               stream, stg == 0 ? 0u : SAGE_STG_NEW);
     return finish(enq, s, NULL, stream);
 }
 
 kvq_status sage_enqueue_smooth(float *d_xs, float *d_mean, const float *d_x, uint32_t heads, uint32_t n,
-                               uint32_t d, uint32_t seg, sage_dev_state *st, cudaStream_t stream)
+                               uint32_t d, uint32_t seg, sage_dev_state *st, cudaStream_t stream, uint32_t stg)
 {
     const uint64_t ne = (uint64_t)heads * n * d;
     const uint32_t R = kvq_sage_mean_rows(n, seg);
     const uint64_t nm = (uint64_t)heads * R * d;
-    const kvq_status enq = enqueue_check(st, d_x, ne, CHECK_SMOOTH, stream);
-    if (enq != KVQ_OK) return enq;
-    /* few long sums (K: one segment a head): one warp a block spreads them over
-     * every multiprocessor, whose loads in flight bound the pass */
-    const uint32_t mb = nm <= 65536u ? 32u : 128u;
-    sage_mean_kernel<<<nblocks(nm, mb), mb, 0, stream>>>(d_mean, d_x, st, n, d, seg, R, nm);
-    sage_sub_kernel<<<grid_cap(ne, 256), 256, 0, stream>>>(d_xs, d_x, d_mean, st, ne, d, seg, n, R);
-    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    if (!(stg & SAGE_STG_NEW)) {                                /* the kernels of before */
+        const kvq_status enq = enqueue_check(st, d_x, ne, CHECK_SMOOTH, stream);
+        if (enq != KVQ_OK) return enq;
+        /* few long sums (K: one segment a head): one warp a block spreads them over
+         * every multiprocessor, whose loads in flight bound the pass */
+        const uint32_t mb = nm <= 65536u ? 32u : 128u;
+        sage_mean_kernel<<<nblocks(nm, mb), mb, 0, stream>>>(d_mean, d_x, st, n, d, seg, R, nm);
+        sage_sub_kernel<<<grid_cap(ne, 256), 256, 0, stream>>>(d_xs, d_x, d_mean, st, ne, d, seg, n, R);
+        return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    }
+#if KVQ_SAGE_STG_PLANT
+    stg_plant_set();
+#endif
+    /* the stage kernels [SAGE-DEV-16]: the check inside the mean pass (fused: the
+     * pipeline's workspace means) or before it (the one-call form's outputs stay
+     * untouched on an error [API-ERR-01]) */
+    const bool fused = (stg & SAGE_STG_FUSED) != 0u;
+    if (!fused) {
+        const kvq_status enq = enqueue_check(st, d_x, ne, CHECK_SMOOTH, stream);
+        if (enq != KVQ_OK) return enq;
+    }
+    const uint32_t strips = d / SM_STRIP, tiles = (seg < n ? seg + SM_TT - 1u : n + SM_TT - 1u) / SM_TT;
+    const uint32_t stages = tiles < SM_STAGES ? tiles : SM_STAGES;
+    const bool resident = tiles <= SM_STAGES;                   /* every segment whole in shared memory */
+    /* a segment of `tiles` < SM_STAGES tiles only ever uses stages 0 .. tiles - 1 */
+    const size_t smem = (size_t)stages * SM_TT * SM_STRIP * 4u;
+    const bool vec = aligned(d_x, 16) && aligned(d_xs, 16) && aligned(d_mean, 16);
+    static bool attr = false;                                   /* 64 KiB with 8 stages: past the default 48 */
+    if (!attr) {
+        const int mx = (int)(SM_STAGES * SM_TT * SM_STRIP * 4u);
+        (void)cudaFuncSetAttribute(sage_mean_stg_kernel<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, mx);
+        (void)cudaFuncSetAttribute(sage_mean_stg_kernel<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, mx);
+        (void)cudaFuncSetAttribute(sage_mean_stg_kernel<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, mx);
+        (void)cudaFuncSetAttribute(sage_mean_stg_kernel<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   mx);
+        attr = true;
+    }
+    for (uint32_t h0 = 0; h0 < heads; h0 += SAGE_HEADS_MAX) {
+        const uint32_t hn = heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX;
+        const dim3 g((unsigned int)((uint64_t)R * strips), hn);
+        const float *x = d_x + (uint64_t)h0 * n * d;
+        float *m = d_mean + (uint64_t)h0 * R * d, *xs = d_xs + (uint64_t)h0 * n * d;
+        float *xr = resident ? xs : NULL;                       /* the subtraction in the mean pass */
+        if (vec && fused) sage_mean_stg_kernel<true, true><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R, xr);
+        else if (vec) sage_mean_stg_kernel<true, false><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R, xr);
+        else if (fused) sage_mean_stg_kernel<false, true><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R, xr);
+        else sage_mean_stg_kernel<false, false><<<g, 128, smem, stream>>>(m, x, st, n, d, seg, R, xr);
+        if (resident) {
+        } else if (vec) {
+            const uint32_t n4 = n * (d / 4u), want = (n4 + 256u * 8u - 1u) / (256u * 8u); /* ~8 float4 a thread */
+            const dim3 gs(want < 1u ? 1u : want, hn);
+            if (d == 128u) sage_sub_stg_kernel<128u><<<gs, 256, 0, stream>>>(xs, x, m, st, n, seg, R);
+            else sage_sub_stg_kernel<64u><<<gs, 256, 0, stream>>>(xs, x, m, st, n, seg, R);
+        } else {
+            const uint64_t ne1 = (uint64_t)hn * n * d;
+            sage_sub_kernel<<<grid_cap(ne1, 256), 256, 0, stream>>>(xs, x, m, st, ne1, d, seg, n, R);
+        }
+        if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
+    }
+    return KVQ_OK;
 }
 
 /* The fast kernel for the public code's block sizes, or NULL-equivalent false. */

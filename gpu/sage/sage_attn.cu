@@ -57,7 +57,7 @@
  * the status of the first failing stage (smoothing K, smoothing Q, dS, then
  * the quantizers Q, K, V) into the result word and the core's gate.
  *
- * SPEC: [SAGE-ATT-01..09] [SAGE-DEV-06] [SAGE-DEV-09]
+ * SPEC: [SAGE-ATT-01..09] [SAGE-DEV-06] [SAGE-DEV-09] [SAGE-DEV-16]
  */
 #include <cuda_runtime.h>
 
@@ -689,6 +689,12 @@ static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const flo
         return KVQ_E_PARAM;
     const uint32_t nq = a->nq, nk = a->nk, rows = kvq_sage_mean_rows(nq, KVQ_SAGE_ATTN_BQ);
     if ((uint64_t)rows * nk > ((uint64_t)1 << 32)) return KVQ_E_PARAM;   /* dS of one head [SAGE-DS-02] */
+    /* the stage kernels (KVQ_SAGE_STAGES unset or 1) or those of before (0) [SAGE-DEV-16] */
+    const int stages = sage_stages_env();
+    if (stages < 0) return KVQ_E_PARAM;
+    const uint32_t sm_stg = stages ? SAGE_STG_NEW | SAGE_STG_FUSED : 0u;
+    const uint32_t ds_stg = stages ? SAGE_STG_NEW | SAGE_STG_NOCHECK : 0u;
+    const uint32_t qk_opts = stages ? KVQ_CUDA_DIRECT : 0u;
     uint8_t *ws = (uint8_t *)d_workspace;
     float *ks = (float *)(ws + L.ks), *km = (float *)(ws + L.km), *qs = (float *)(ws + L.qs);
     float *qm = (float *)(ws + L.qm), *ds = (float *)(ws + L.ds);
@@ -718,21 +724,22 @@ static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const flo
     }
     kvq_status s = KVQ_OK;
     /* 1. K smoothed over each head's nk tokens, 2. Q per block of 128 tokens [SAGE-ATT-02] */
-    s = sage_enqueue_smooth(ks, km, d_k, heads, nk, ATT_D, nk, &sc->st[ST_SMOOTH_K], stream);
+    s = sage_enqueue_smooth(ks, km, d_k, heads, nk, ATT_D, nk, &sc->st[ST_SMOOTH_K], stream, sm_stg);
     if (s == KVQ_OK && !mark(1)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK && !gated(ST_SMOOTH_Q)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK)
-        s = sage_enqueue_smooth(qs, qm, d_q, heads, nq, ATT_D, KVQ_SAGE_ATTN_BQ, &sc->st[ST_SMOOTH_Q], stream);
+        s = sage_enqueue_smooth(qs, qm, d_q, heads, nq, ATT_D, KVQ_SAGE_ATTN_BQ, &sc->st[ST_SMOOTH_Q], stream,
+                                sm_stg);
     if (s == KVQ_OK && !mark(2)) s = KVQ_E_DEVICE;
     /* 3. dS = q_m K_s^T tau2, every head */
     if (s == KVQ_OK && !gated(ST_DS)) s = KVQ_E_DEVICE;
-    if (s == KVQ_OK) s = sage_enqueue_ds(ds, qm, ks, heads, rows, &ksh, tau2, pre, &sc->st[ST_DS], stream);
+    if (s == KVQ_OK) s = sage_enqueue_ds(ds, qm, ks, heads, rows, &ksh, tau2, pre, &sc->st[ST_DS], stream, ds_stg);
     if (s == KVQ_OK && !mark(3)) s = KVQ_E_DEVICE;
     /* 4. the quantizers Q, K, then V (per channel over a head's tokens) */
     if (s == KVQ_OK && !gated(ST_QUANT_Q)) s = KVQ_E_DEVICE;
-    if (s == KVQ_OK) s = sage_enqueue_qk(qc, qsc, qs, heads, &qsh, &qq, pol, 0u, &sc->st[ST_QUANT_Q], stream);
+    if (s == KVQ_OK) s = sage_enqueue_qk(qc, qsc, qs, heads, &qsh, &qq, pol, qk_opts, &sc->st[ST_QUANT_Q], stream);
     if (s == KVQ_OK && !gated(ST_QUANT_K)) s = KVQ_E_DEVICE;
-    if (s == KVQ_OK) s = sage_enqueue_qk(kc, ksc, ks, heads, &ksh, &kq, pol, 0u, &sc->st[ST_QUANT_K], stream);
+    if (s == KVQ_OK) s = sage_enqueue_qk(kc, ksc, ks, heads, &ksh, &kq, pol, qk_opts, &sc->st[ST_QUANT_K], stream);
     if (s == KVQ_OK && !mark(4)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK && !gated(ST_QUANT_V)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK)

@@ -24,6 +24,8 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kvq.h"
 #include "kvq_cuda.h"
@@ -119,6 +121,23 @@ static inline kvq_status finish(kvq_status enq, sage_scratch *s, uint32_t *flags
     return (kvq_status)r.status;
 }
 
+/* ---- the stage kernels [SAGE-DEV-16] ---------------------------------------------
+ * KVQ_SAGE_STAGES selects them: unset or "1" the stage kernels (1), "0" the
+ * kernels of before (0, kept for the side-by-side measurement), anything
+ * else -1 (the launchers answer KVQ_E_PARAM, nothing launched).  Read at
+ * every call. */
+#define SAGE_STG_NEW     0x1u  /* the stage kernels */
+#define SAGE_STG_FUSED   0x2u  /* smoothing: the input check inside the mean pass (means in a workspace) */
+#define SAGE_STG_NOCHECK 0x4u  /* dS: no check pass, only the host's bits (inputs in the domain, [SAGE-LEM-01]) */
+
+static inline int sage_stages_env(void)
+{
+    const char *e = getenv("KVQ_SAGE_STAGES");
+    if (e == NULL || strcmp(e, "1") == 0) return 1;
+    if (strcmp(e, "0") == 0) return 0;
+    return -1;
+}
+
 /* ---- batched launchers (heads that follow each other) --------------------------
  * Every one enqueues its kernels on `stream` against the zeroed state *st
  * (errors and flags land there; the writing kernels return at once when an
@@ -126,9 +145,11 @@ static inline kvq_status finish(kvq_status enq, sage_scratch *s, uint32_t *flags
  * waits.  Arguments are the caller's to check (the one-call forms do). */
 
 /* Smoothing [SAGE-SM-01..02] of heads x n tokens of dim d, segment seg within
- * each head: means heads x mean_rows(n, seg) x d. */
+ * each head: means heads x mean_rows(n, seg) x d; stg: SAGE_STG_* (0: the
+ * kernels of before). */
 kvq_status sage_enqueue_smooth(float *d_xs, float *d_mean, const float *d_x, uint32_t heads, uint32_t n,
-                               uint32_t d, uint32_t seg, sage_dev_state *st, cudaStream_t stream);
+                               uint32_t d, uint32_t seg, sage_dev_state *st, cudaStream_t stream,
+                               uint32_t stg = SAGE_STG_NEW);
 /* Q/K [SAGE-Q-01..07] of heads x sh->tokens tokens (codes and scales of the
  * heads at the per-head sizes of *sh). */
 kvq_status sage_enqueue_qk(uint8_t *d_codes, float *d_scale, const float *d_x, uint32_t heads,
@@ -143,10 +164,11 @@ kvq_status sage_enqueue_v(uint8_t *d_codes, float *d_scale, const float *d_v, ui
                           const kvq_sage_shape *sh, uint32_t fmt, uint32_t *cmax, float *sc,
                           sage_dev_state *st, cudaStream_t stream, uint8_t *d_vt = NULL);
 /* dS [SAGE-DS-01..02] of every head: rows x sh->tokens a head; pre: ERR_*
- * bits the host found (tau), ORed in by the check pass. */
+ * bits the host found (tau), ORed in by the check pass (with
+ * SAGE_STG_NOCHECK, by a one-thread kernel instead); stg: SAGE_STG_*. */
 kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, uint32_t heads, uint32_t rows,
                            const kvq_sage_shape *sh, float tau, uint32_t pre, sage_dev_state *st,
-                           cudaStream_t stream);
+                           cudaStream_t stream, uint32_t stg = SAGE_STG_NEW);
 
 /* Grid y (or z) holds at most this many heads a launch. */
 #define SAGE_HEADS_MAX 65535u

@@ -20,6 +20,12 @@
  *                          the DS_ROWS sums interleaved, each in its order);
  *                          grid z the head (sage_enqueue_ds: every head of the
  *                          attention pipeline in one launch, no host wait)
+ *   sage_ds_stg_kernel<D, RW>  the same outputs, the stage kernel [SAGE-DEV-16]:
+ *                          128 keys x 8 RW rows a block in shared memory, the
+ *                          keys in two halves by cp.async, 2 keys x RW rows of
+ *                          chains a thread a half (KVQ_SAGE_STAGES=0: the one
+ *                          above); in the pipeline without the check pass, whose
+ *                          inputs are in the domain by [SAGE-LEM-01]
  *
  * Errors, in the reference's order [SAGE-DS-02]: the host checks the pointers,
  * rows (1 .. 2^24), rows * N <= 2^32 (KVQ_E_PARAM), the shape (KVQ_E_SHAPE)
@@ -34,11 +40,14 @@
  * gpu/sage/sage_common.cuh.
  *
  * SPEC: [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [POL-NF-01] [POL-ARITH-02] [SAGE-DEV-07] [SAGE-DEV-09]
+ *       [SAGE-DEV-16]
  */
 #include <cuda_runtime.h>
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kvq.h"
 #include "kvq_sage.h"
@@ -130,6 +139,166 @@ sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float
     }
 }
 
+
+#if KVQ_SAGE_STG_PLANT
+/* the planted build: KVQ_SAGE_STG_PLANT=2 (or 3, or unset) plants dS's channel order */
+static __device__ int stg_plant;
+static void stg_plant_set(void)
+{
+    static int done = 0;
+    if (done) return;
+    const char *e = getenv("KVQ_SAGE_STG_PLANT");
+    const int v = e != NULL ? atoi(e) : 3;
+    (void)cudaMemcpyToSymbol(stg_plant, &v, sizeof v);
+    done = 1;
+}
+#endif
+/* ---- dS, the stage kernel [SAGE-DEV-16] --------------------------------------------
+ * The same outputs by the same sequence (channels ascending, each product
+ * rounded, then each addition, then the product with tau), with the operands
+ * tiled in shared memory: a CTA of 8 warps takes DT_KEYS keys (their rows,
+ * padded to D + 1 floats so that 32 keys at one channel hit 32 banks; by
+ * cp.async in two halves of 64 keys, the second landing while the first half's
+ * sums run) and 8 RW mean rows (RW = 8, or 4 when a head has at most 32;
+ * stored channel-major, DT_ROWS + 4 floats a channel, read as float4
+ * broadcasts); lane l owns keys l, l + 32 of each half and warp w rows
+ * RW w .. RW w + RW - 1: 2 RW independent chains a thread a half.  Per channel
+ * 2 + RW / 4 shared loads for 2 RW products and additions.  Rows and keys past
+ * the ends read zeros and store nothing. */
+#define DT_KEYS 128u
+
+__device__ __forceinline__ void ds_cp4(void *dst, const void *src, bool ok)
+{
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 4 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void ds_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void ds_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* RW rows a warp (8, or 4 when a head has at most 32 mean rows), DT_ROWS = 8 RW
+ * rows a block, stored DT_ROWS + 4 floats a channel */
+#define DT_ROWS (8u * RW)
+#define DT_RW RW
+#define DT_QS (DT_ROWS + 4u)    /* floats a channel of the rows' tile */
+
+template <uint32_t D, uint32_t RW>
+static constexpr size_t ds_stg_smem() { return ((size_t)DT_KEYS * (D + 1u) + (size_t)D * DT_QS) * 4u; }
+
+template <uint32_t D, uint32_t RW>
+__global__ void __launch_bounds__(256, 2)
+sage_ds_stg_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float *__restrict__ ks,
+                   const sage_dev_state *st, uint32_t rows, uint32_t N, float tau, int split, uint32_t rt)
+{
+    extern __shared__ float4 ds_smem4[];
+    float *sk = (float *)ds_smem4;                         /* [DT_KEYS][D + 1] */
+    float *sq = sk + DT_KEYS * (D + 1u);                   /* [D][DT_QS] */
+    __shared__ uint32_t sfailed;
+    if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
+    __syncthreads();
+    if (sfailed) return;                                   /* block-uniform [API-ERR-01] */
+    const uint32_t j0 = (blockIdx.x / rt) * DT_KEYS, r0 = (blockIdx.x % rt) * DT_ROWS;
+    ds += (uint64_t)blockIdx.z * rows * N, qm += (uint64_t)blockIdx.z * rows * D;   /* the head */
+    ks += (uint64_t)blockIdx.z * N * D;
+    const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+    /* the keys' rows by cp.async (4 bytes: the padded rows are not 16-byte
+     * aligned), zeros past N: keys 0 .. 63 of the tile, then 64 .. 127, two
+     * groups, so that the second lands while the first half is computed */
+#pragma unroll 1
+    for (uint32_t hf = 0; hf < 2u; hf++) {
+#pragma unroll 8
+        for (uint32_t q = tid; q < (DT_KEYS / 2u) * D; q += 256u) {
+            const uint32_t j = (DT_KEYS / 2u) * hf + q / D, c = q % D;
+            const bool ok = j0 + j < N;
+            ds_cp4(sk + j * (D + 1u) + c, ks + (ok ? (uint64_t)(j0 + j) * D + c : 0u), ok);
+        }
+        ds_commit();
+    }
+    {                                                      /* the rows, channel-major; 8 loads in flight */
+        constexpr uint32_t NQ = DT_ROWS * D / 256u;      /* 32, 16 or 8: a multiple of 8 */
+#pragma unroll
+        for (uint32_t l0 = 0; l0 < NQ; l0 += 8u) {
+            float v[8];
+#pragma unroll
+            for (uint32_t l = 0; l < 8u; l++) {
+                const uint32_t q = tid + 256u * (l0 + l), i = q / D, c = q % D;
+                v[l] = r0 + i < rows ? __ldg(qm + (uint64_t)(r0 + i) * D + c) : 0.0f;
+            }
+#pragma unroll
+            for (uint32_t l = 0; l < 8u; l++) {
+                const uint32_t q = tid + 256u * (l0 + l), i = q / D, c = q % D;
+                sq[c * DT_QS + i] = v[l];
+            }
+        }
+    }
+    const float *kp = sk + lane * (D + 1u);
+    const float *qp = sq + warp * DT_RW;
+    /* half hf: the thread's keys lane + 64 hf and lane + 64 hf + 32 */
+#pragma unroll 1
+    for (uint32_t hf = 0; hf < 2u; hf++) {
+        if (hf == 0u && split) ds_wait<1>();             /* split 0: both halves before any sum */
+        else ds_wait<0>();
+        __syncthreads();                                   /* the rows and this half's keys */
+        const float *kh = kp + hf * 64u * (D + 1u);
+        float a[2][DT_RW];
+        {
+            /* a_0 = RN32(q_0 k_0) */
+            float qv[DT_RW];
+#pragma unroll
+            for (uint32_t v4 = 0; v4 < DT_RW / 4u; v4++) {
+                const float4 q = *(const float4 *)(qp + 4u * v4);
+                qv[4u * v4] = q.x, qv[4u * v4 + 1u] = q.y, qv[4u * v4 + 2u] = q.z, qv[4u * v4 + 3u] = q.w;
+            }
+#pragma unroll
+            for (uint32_t u = 0; u < 2u; u++) {
+                const float kv = kh[u * 32u * (D + 1u)];
+#pragma unroll
+                for (uint32_t i = 0; i < DT_RW; i++) a[u][i] = __fmul_rn(qv[i], kv);
+            }
+        }
+        /* a_c = RN32(a_{c-1} + RN32(q_c k_c)), c ascending; |a_c| < 2^110 [SAGE-LEM-02] */
+#pragma unroll 4
+        for (uint32_t c = 1; c < D; c++) {
+#if KVQ_SAGE_STG_PLANT
+            /* planted: channels D - 2 and D - 1 added in swapped order */
+            const uint32_t cc = (stg_plant & 2) && c >= D - 2u ? (2u * D - 3u) - c : c;
+#else
+            const uint32_t cc = c;
+#endif
+            float qv[DT_RW];
+#pragma unroll
+            for (uint32_t v4 = 0; v4 < DT_RW / 4u; v4++) {
+                const float4 q = *(const float4 *)(qp + cc * DT_QS + 4u * v4);
+                qv[4u * v4] = q.x, qv[4u * v4 + 1u] = q.y, qv[4u * v4 + 2u] = q.z, qv[4u * v4 + 3u] = q.w;
+            }
+#pragma unroll
+            for (uint32_t u = 0; u < 2u; u++) {
+                const float kv = kh[u * 32u * (D + 1u) + cc];
+#pragma unroll
+                for (uint32_t i = 0; i < DT_RW; i++) a[u][i] = __fadd_rn(a[u][i], __fmul_rn(qv[i], kv));
+            }
+        }
+#pragma unroll
+        for (uint32_t i = 0; i < DT_RW; i++) {
+            const uint32_t r = r0 + warp * DT_RW + i;
+#pragma unroll
+            for (uint32_t u = 0; u < 2u; u++) {
+                const uint32_t j = j0 + 64u * hf + lane + 32u * u;
+                if (r < rows && j < N) ds[(uint64_t)r * N + j] = __fmul_rn(a[u][i], tau);   /* RN32 */
+            }
+        }
+    }
+}
+
+/* One thread: the host's ERR_* bits into the state (dS without its check pass). */
+__global__ void sage_ds_pre_kernel(sage_dev_state *st, uint32_t pre)
+{
+    if (pre != 0u) atomicOr(&st->err, pre);
+}
+
 /* ---- host side ---------------------------------------------------------------- */
 
 extern "C" kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, const float *d_ks,
@@ -143,21 +312,68 @@ extern "C" kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, cons
     if (!kvq_sage_shape_ok(kshape)) return KVQ_E_SHAPE;
     if (!isfinite(tau)) return KVQ_E_NONFINITE;                 /* the first non-finite test */
     const uint32_t pre = (tau >= KVQ_SAGE_TAU_MIN && tau <= KVQ_SAGE_TAU_MAX) ? 0u : ERR_RANGE;
+    const int stg = sage_stages_env();                          /* [SAGE-DEV-16] */
+    if (stg < 0) return KVQ_E_PARAM;
     sage_scratch *s = NULL;
     const kvq_status a = alloc_scratch(&s, stream);
     if (a != KVQ_OK) return a;
-    const kvq_status enq = sage_enqueue_ds(d_ds, d_qm, d_ks, 1u, rows, kshape, tau, pre, &s->st, stream);
+    const kvq_status enq = sage_enqueue_ds(d_ds, d_qm, d_ks, 1u, rows, kshape, tau, pre, &s->st, stream,
+                                           stg == 0 ? 0u : SAGE_STG_NEW);
     return finish(enq, s, NULL, stream);                        /* dS has no flags word */
 }
 
 kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, uint32_t heads, uint32_t rows,
                            const kvq_sage_shape *kshape, float tau, uint32_t pre, sage_dev_state *st,
-                           cudaStream_t stream)
+                           cudaStream_t stream, uint32_t stg)
 {
     const kvq_sage_shape sh = *kshape;
     const uint64_t nq = (uint64_t)heads * rows * sh.dim, nk = (uint64_t)heads * kvq_sage_elems(&sh);
     const int vec = aligned(d_ks, 16);                          /* per-head steps keep it */
-    sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(d_qm, nq, d_ks, nk, st, pre);
+    if (stg & SAGE_STG_NOCHECK) {                               /* [SAGE-DEV-16] */
+        if (pre != 0u) sage_ds_pre_kernel<<<1, 1, 0, stream>>>(st, pre);
+    } else
+        sage_ds_check_kernel<<<grid_cap(nq + nk, 256), 256, 0, stream>>>(d_qm, nq, d_ks, nk, st, pre);
+    if (stg & SAGE_STG_NEW) {
+#if KVQ_SAGE_STG_PLANT
+        stg_plant_set();
+#endif
+        /* CTA x = key tile * row tiles + row tile (the row tiles of a key tile
+         * adjacent: its keys read once from memory), z = head */
+        static bool attr = false;
+        if (!attr) {
+            (void)cudaFuncSetAttribute(sage_ds_stg_kernel<128u, 8u>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)ds_stg_smem<128u, 8u>());
+            (void)cudaFuncSetAttribute(sage_ds_stg_kernel<128u, 4u>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)ds_stg_smem<128u, 4u>());
+            (void)cudaFuncSetAttribute(sage_ds_stg_kernel<64u, 8u>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)ds_stg_smem<64u, 8u>());
+            (void)cudaFuncSetAttribute(sage_ds_stg_kernel<64u, 4u>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)ds_stg_smem<64u, 4u>());
+            attr = true;
+        }
+        const bool r4 = rows <= 32u;                            /* 32-row tiles: none half empty */
+        /* KVQ_SAGE_DS_SPLIT=0: wait for all the keys before the first half's sums
+         * (the overlap measured against its absence; the same bits) */
+        const char *se = getenv("KVQ_SAGE_DS_SPLIT");
+        const int split = !(se != NULL && strcmp(se, "0") == 0);
+        const uint32_t trows = r4 ? 32u : 64u;
+        const uint64_t kt = (sh.tokens + DT_KEYS - 1u) / DT_KEYS, rt = (rows + trows - 1u) / trows;
+        for (uint32_t h0 = 0; h0 < heads; h0 += SAGE_HEADS_MAX) {
+            const uint32_t hn = heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX;
+            const dim3 grid((unsigned int)(kt * rt), 1u, hn);   /* rows N <= 2^32: kt rt <= 2^19 */
+            float *ds = d_ds + (uint64_t)h0 * rows * sh.tokens;
+            const float *qm = d_qm + (uint64_t)h0 * rows * sh.dim, *ks = d_ks + (uint64_t)h0 * kvq_sage_elems(&sh);
+#define DS_STG(DD, RR) sage_ds_stg_kernel<DD, RR><<<grid, 256, ds_stg_smem<DD, RR>(), stream>>>(ds, qm, ks, st, \
+                           rows, sh.tokens, tau, split, (uint32_t)rt)
+            if (sh.dim == 64u && r4) DS_STG(64u, 4u);
+            else if (sh.dim == 64u) DS_STG(64u, 8u);
+            else if (r4) DS_STG(128u, 4u);
+            else DS_STG(128u, 8u);
+#undef DS_STG
+            if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
+        }
+        return KVQ_OK;
+    }
     const uint32_t gx = (sh.tokens + DS_THREADS - 1u) / DS_THREADS; /* <= 2^17 */
     const uint64_t per = (uint64_t)gx * heads;                  /* blocks a row step */
     uint32_t gy = per >= DS_TARGET_BLOCKS ? 1u : (uint32_t)(DS_TARGET_BLOCKS / per);

@@ -32,11 +32,12 @@
  *
  * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [SAGE-DEV-01..04] [SAGE-DEV-06..07]
  *       [SAGE-MAP-03..06] [POL-TIE-01..02] [POL-NF-01] [POL-FP8-03]
- *       [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [SAGE-DEV-14]
+ *       [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [SAGE-DEV-14] [SAGE-DEV-16]
  *
  * Without a device: "gpu-sage-test: SKIPPED (no CUDA device: <reason>)", exit 0.
  * Seed: KVQ_SEED; KVQ_SAGE_GROUPS: Q/K scale slots to reach (default 10^5);
- * KVQ_SAGE_DS_CASES: random dS cases (default 600).
+ * KVQ_SAGE_DS_CASES: random dS cases (default 600).  The smoothing and dS launchers run
+ * the stage kernels of [SAGE-DEV-16] unless KVQ_SAGE_STAGES=0.
  * The closing line is "N passed, N failed".
  */
 #include <math.h>
