@@ -3,7 +3,7 @@
 (spec/sage.md [SAGE-DEV-13]) from the SASS of the sm_90a object, no device needed.
 
     cuobjdump -sass build/gpu/sage/sage_fa3.o > fa3.sass
-    python3 gpu/sage/fa3_sass_audit.py fa3.sass [LEVEL ...]     (default: 3 4)
+    python3 gpu/sage/fa3_sass_audit.py fa3.sass [LEVEL ...]     (default: 3 4 5)
 
 For each level it takes the ping-pong instance given V~ (sage_fa3_kernel<false, true,
 LEVEL, true>, the form the pipeline runs), finds the consumer's main loop (the longest
@@ -172,7 +172,13 @@ def audit(funcs, level):
     tail = [(a, t) for a, t in body if a >= j]
     # the rescale: VOTE.ALL then `@P BRA R`; issued with F != 0: up to the unconditional
     # BRA R when there are two variants (level 4), else the whole region
+    # (level 5 votes on the flush before it: when a vote comes before the tail's first FADD,
+    # the rescale's is the first vote after the first CS2R that follows that FADD)
+    fa0 = next((i for i, (a, t) in enumerate(tail) if opcode(t)[0] == "FADD"), None)
+    cs0 = next((i for i in range(fa0, len(tail)) if opcode(tail[i][1])[0] == "CS2R"), None) if fa0 is not None else None
     vote = next((i for i, (a, t) in enumerate(tail) if opcode(t)[0].startswith("VOTE")), None)
+    if vote is not None and fa0 is not None and cs0 is not None and vote < fa0:
+        vote = next((i for i in range(cs0, len(tail)) if opcode(tail[i][1])[0].startswith("VOTE")), None)
     if vote is None:
         return None, "no rescale vote"
     # the rescale: from the first vote to P~'s codes (the first F2FP after it), walked twice:
@@ -268,7 +274,7 @@ def main():
     if len(sys.argv) < 2:
         sys.stderr.write("usage: fa3_sass_audit.py SASS [LEVEL ...]\n")
         return 2
-    levels = [int(x) for x in sys.argv[2:]] or [3, 4]
+    levels = [int(x) for x in sys.argv[2:]] or [3, 4, 5]
     funcs = parse(sys.argv[1])
     res = {}
     for lv in levels:

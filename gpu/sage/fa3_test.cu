@@ -29,15 +29,18 @@
  * rescale skipped by a warp vote), 3 (and the in-warpgroup overlap) and 4 (and
  * the leaner per-block stream: one K-scale product a row and block, dS by 16-byte
  * loads, the flush branched around, the rescale's vote by row, the row maxima as
- * four chains), chosen by KVQ_SAGE_FA3_LEVEL (unset: 4 given V~, 3 not); a level
- * outside 0..4 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
+ * four chains) and 5 (and level 4's fixed per-block cost off the loop: the
+ * warpgroup index uniform, the flush's skip by a warp vote, the steady step
+ * without the release and last-turn tests), chosen by KVQ_SAGE_FA3_LEVEL (unset:
+ * 4 given V~, 3 not); a level outside 0..5 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
  * i2f_exact (the conversion of levels 1..4) against __int2float_rn on the
  * device for every int32 in [-2^22, 2^22], and its first failures just outside
  * the range, and level 4's precondition on K's scale map
  * (kvq_sage_fa3_k_uniform) on maps that have it and maps that do not.  A
  * planted build (kvq_sage_fa3_test_plant: sage_fa3.cu with
  * KVQ_SAGE_FA3_PLANT: at levels 0..3 the buffer flush after block 0 skipped,
- * at level 4 the block's K scale of lane t taken from lane t + 1's slot) must
+ * at level 4 the block's K scale of lane t taken from lane t + 1's slot, at
+ * level 5 the flush's vote by all in place of any) must
  * fail the check in every form (--plant: exit 0 only when it does).
  *
  * The timing (--time): 32 heads, d = 128, N = nq = nk in --sizes, causal and
@@ -49,12 +52,13 @@
  * that order (for ncu), nothing judged.  --profile-vt N: one launch of level 3,
  * then one of level 3 given V~ (for ncu).  --profile-34 N: one launch of level 3
  * given V~, one of level 4 given V~, then one of level 3 and one of level 4
- * transposing V's codes (for ncu).
+ * transposing V's codes (for ncu).  --profile-45 N: the same with levels 4 and 5.
  *
  * --time-only: the timing without the check before it.  --forms: the forms checked and
- * timed, by key: s (serial), 0..4 (ping-pong levels), 3v and 4v (levels 3 and 4
- * given V~, timed only); all by default.  The timing line gives level 4 against
- * level 3 (time of L3 / time of L4) when both are timed, with and without V~.
+ * timed, by key: s (serial), 0..5 (ping-pong levels), 3v, 4v and 5v (levels 3, 4
+ * and 5 given V~, timed only); all by default.  The timing line gives level 4 against
+ * level 3 (time of L3 / time of L4) and level 5 against level 4 (time of L4 / time
+ * of L5) when both are timed, with and without V~.
  *
  * V~ ([SAGE-DEV-15]: V's codes in the FA3 core's B-operand layout, written by
  * the pipeline's V quantizer): every core check above also runs
@@ -69,9 +73,9 @@
  * side by side (kvq_cuda_sage_attn_stages: the V quantizer's and the core's
  * times) and a copy of V's bytes, at --sizes, causal and not, 32 heads.
  *
- * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v]
+ * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v,5,5v]
  *                          [--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N]
- *                          [--profile-34 N] [--commit TEXT]
+ *                          [--profile-34 N] [--profile-45 N] [--commit TEXT]
  * Exit status: 0 when every check passes (with --plant: when the check FAILS);
  * 1 otherwise; 2 on a usage or CUDA error; 77 without an sm_90 device or
  * without the FA3 core built (SKIPPED, not a pass).
@@ -517,7 +521,7 @@ static int check_vt(bool plant)
     return fails ? 1 : 0;
 }
 
-/* A KVQ_SAGE_FA3_LEVEL outside 0..4 is refused: KVQ_E_PARAM, the output untouched */
+/* A KVQ_SAGE_FA3_LEVEL outside 0..5 is refused: KVQ_E_PARAM, the output untouched */
 static int check_level_refused(void)
 {
     core_in c;
@@ -529,7 +533,7 @@ static int check_level_refused(void)
     float *o;
     CK(cudaMalloc(&o, n * 4u));
     int fails = 0;
-    for (const char *v : {"5", "-1", "3x", "x"}) {
+    for (const char *v : {"6", "-1", "3x", "x"}) {
         CK(cudaMemset(o, 0x7F, n * 4u));
         setenv("KVQ_SAGE_FA3_LEVEL", v, 1);
         const kvq_status st = run(kvq_cuda_sage_attn_core_fa3, o, c);
@@ -594,10 +598,12 @@ static const form FORMS[] = {
     {"ping-pong L3 V~", "3v", NULL, "3", true},  /* level 3 given V~ */
     {"ping-pong L4", "4", NULL, "4", false},    /* level 4, the leaner per-block stream */
     {"ping-pong L4 V~", "4v", NULL, NULL, true}, /* the default given V~: level 4 */
+    {"ping-pong L5", "5", NULL, "5", false},    /* level 5, level 4's fixed per-block cost off the loop */
+    {"ping-pong L5 V~", "5v", NULL, "5", true},  /* level 5 given V~ */
 };
-enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7 };
+enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7, F_L5 = 8, F_L5V = 9 };
 #define NFORMS (sizeof FORMS / sizeof FORMS[0])
-static bool g_form_on[NFORMS] = {true, true, true, true, true, true, true, true};   /* --forms */
+static bool g_form_on[NFORMS] = {true, true, true, true, true, true, true, true, true, true};   /* --forms */
 
 static void set_form(const form &f)
 {
@@ -702,6 +708,11 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
                 printf("; L4 %.3fx L3", median(tf[F_L3]) / median(tf[F_L4]));
             if (g_form_on[F_L3V] && g_form_on[F_L4V])
                 printf("; L4 given V~ %.3fx L3 given V~", median(tf[F_L3V]) / median(tf[F_L4V]));
+            /* level 5 against level 4, side by side (time of L4 / time of L5) */
+            if (g_form_on[F_L4] && g_form_on[F_L5])
+                printf("; L5 %.3fx L4", median(tf[F_L4]) / median(tf[F_L5]));
+            if (g_form_on[F_L4V] && g_form_on[F_L5V])
+                printf("; L5 given V~ %.3fx L4 given V~", median(tf[F_L4V]) / median(tf[F_L5V]));
             printf("; outputs %s (%llu differ)%s\n", bad ? "DIFFER" : "equal", (unsigned long long)bad,
                    st != KVQ_OK ? ", a launch FAILED" : "");
             cudaFree(ol);
@@ -799,6 +810,7 @@ static int time_pipeline(const std::vector<uint32_t> &sizes, uint32_t reps)
 int main(int argc, char **argv)
 {
     bool plant = false, timing = false, time_only = false, pipe = false, profile_vt = false, profile_34 = false;
+    const char *pl_a = "3", *pl_b = "4";                /* --profile-34: levels 3 and 4; --profile-45: 4 and 5 */
     uint32_t reps = 10u, profile = 0u;
     const char *commit = "unknown";
     std::vector<uint32_t> sizes = {4096u, 8192u, 16384u, 32768u};
@@ -817,6 +829,11 @@ int main(int argc, char **argv)
             profile = (uint32_t)strtoul(argv[++i], NULL, 10);
             profile_vt = profile_34 = true;
         }
+        else if (!strcmp(argv[i], "--profile-45") && i + 1 < argc) {
+            profile = (uint32_t)strtoul(argv[++i], NULL, 10);
+            profile_vt = profile_34 = true;
+            pl_a = "4", pl_b = "5";
+        }
         else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
         else if (!strcmp(argv[i], "--forms") && i + 1 < argc) {
             /* a comma-separated list of form keys: s (serial), 0, 1, 2, 3 (ping-pong levels) */
@@ -830,14 +847,14 @@ int main(int argc, char **argv)
                 for (size_t f = 0; f < NFORMS; f++)
                     if (strlen(FORMS[f].key) == len && !strncmp(q, FORMS[f].key, len)) g_form_on[f] = known = true;
                 if (!known) {
-                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3, 3v, 4, 4v)\n", list, (int)len, q);
+                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3, 3v, 4, 4v, 5, 5v)\n", list, (int)len, q);
                     return 2;
                 }
                 any = true;
                 q = e ? e + 1 : q + len;
             }
             if (!any) {
-                fprintf(stderr, "fa3-test: --forms '%s': no form named (s, 0, 1, 2, 3, 3v, 4, 4v)\n", list);
+                fprintf(stderr, "fa3-test: --forms '%s': no form named (s, 0, 1, 2, 3, 3v, 4, 4v, 5, 5v)\n", list);
                 return 2;
             }
         }
@@ -859,8 +876,8 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "fa3-test: argument %d (%s): not understood\n"
-                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v] "
-                            "[--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N] [--profile-34 N] [--commit TEXT]\n",
+                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v,5,5v] "
+                            "[--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N] [--profile-34 N] [--profile-45 N] [--commit TEXT]\n",
                     i, argv[i]);
             return 2;
         }
@@ -900,25 +917,25 @@ int main(int argc, char **argv)
         float *o;
         CK(cudaMalloc(&o, (size_t)c.heads * profile * D * 4u));
         clear_form();
-        setenv("KVQ_SAGE_FA3_LEVEL", "3", 1);
+        setenv("KVQ_SAGE_FA3_LEVEL", pl_a, 1);
         const kvq_status s0 = profile_34 ? run_vt(o, c) : run(kvq_cuda_sage_attn_core_fa3, o, c);
         CK(cudaDeviceSynchronize());
-        if (profile_34) setenv("KVQ_SAGE_FA3_LEVEL", "4", 1);
+        if (profile_34) setenv("KVQ_SAGE_FA3_LEVEL", pl_b, 1);
         const kvq_status s1 = run_vt(o, c);
         CK(cudaDeviceSynchronize());
         kvq_status s2 = KVQ_OK, s3 = KVQ_OK;
         if (profile_34) {                                   /* then both transposing V's codes */
-            setenv("KVQ_SAGE_FA3_LEVEL", "3", 1);
+            setenv("KVQ_SAGE_FA3_LEVEL", pl_a, 1);
             s2 = run(kvq_cuda_sage_attn_core_fa3, o, c);
             CK(cudaDeviceSynchronize());
-            setenv("KVQ_SAGE_FA3_LEVEL", "4", 1);
+            setenv("KVQ_SAGE_FA3_LEVEL", pl_b, 1);
             s3 = run(kvq_cuda_sage_attn_core_fa3, o, c);
             CK(cudaDeviceSynchronize());
         }
         clear_form();
         if (profile_34)
-            printf("fa3-test --profile-34 %u: level 3 given V~ status %d, level 4 given V~ status %d, level 3 %d, level 4 "
-                   "%d\n", profile, (int)s0, (int)s1, (int)s2, (int)s3);
+            printf("fa3-test --profile-%s%s %u: level %s given V~ status %d, level %s given V~ status %d, level %s %d, "
+                   "level %s %d\n", pl_a, pl_b, profile, pl_a, (int)s0, pl_b, (int)s1, pl_a, (int)s2, pl_b, (int)s3);
         else
             printf("fa3-test --profile-vt %u: level 3 status %d, level 3 given V~ status %d\n", profile, (int)s0,
                    (int)s1);

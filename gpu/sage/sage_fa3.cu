@@ -22,7 +22,7 @@
  *            below (no bank conflict), and the block's K scales and dS values
  *            into shared memory, and marks the stage's V~ full.  Given V~ (the
  *            pipeline's V quantizer writes it, [SAGE-DEV-15]; the ping-pong form
- *            at levels 3 and 4 only: a template flag), the thread loads each block's 8192 bytes of
+ *            at levels 3..5 only: a template flag), the thread loads each block's 8192 bytes of
  *            V~ by one bulk copy straight into the stage's V~ in place of V's
  *            codes, and the warpgroup skips the transpose
  *   consumers (warpgroups 0 and 1: warps 0-3 and 4-7)
@@ -69,7 +69,9 @@
  *
  * KVQ_SAGE_FA3_PLANT (a planted build for the device test, never shipped):
  * the buffer flush after block 0 is skipped (levels 0..3); at level 4 the
- * block's K scale of lane t is that of lane t + 1 (mod 4), level 4's own step.
+ * block's K scale of lane t is that of lane t + 1 (mod 4), level 4's own step;
+ * at level 5 the two halves of stage 0's V~ swapped in the P~V descriptors of
+ * the unrolled steps, level 5's own step.
  *
  * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05] [SAGE-DEV-15]
  */
@@ -315,7 +317,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                     sm.sds[s][dsp_pos(ptid)] = j < nk ? __ldg(dsrow + j) : 0.0f;
                 }
                 if (ptid < 4u) {
-                    const uint32_t tk = PLANT ? (ptid + 1u) % 4u : ptid;   /* the plant: lane t + 1's slot */
+                    const uint32_t tk = PLANT && V == 4 ? (ptid + 1u) % 4u : ptid;   /* level 4's plant: lane t + 1's slot */
                     const uint32_t j = kb * FA_BKV + 2u * tk;
                     sm.sks[s][ptid] = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
                 }
@@ -340,8 +342,10 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
 
     /* ---- consumers ---- */
     cutlass::arch::warpgroup_reg_alloc<FA_REG_CONSUMER>();
-    const uint32_t cw = wg, ctid = tid - 128u * wg, w = ctid / 32u, lane = ctid % 32u, g = lane / 4u,
-                   t = lane % 4u;
+    /* level 5: the warpgroup's index by a shuffle from lane 0, which the compiler knows to be
+     * warp-uniform (a uniform register: the wgmma descriptors that depend on it stay uniform) */
+    const uint32_t cw = V >= 5 ? (uint32_t)__shfl_sync(0xFFFFFFFFu, (int)wg, 0) : wg, ctid = tid - 128u * cw,
+                   w = ctid / 32u, lane = ctid % 32u, g = lane / 4u, t = lane % 4u;
     const uint32_t F = a.buffer;
     const float *qs = p.qs + (uint64_t)head * p.qs_head;
     const float *vs = p.vs + (uint64_t)head * FA_D;
@@ -367,7 +371,15 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         }
         if (PLANT && V < 4 && bk == 0u) fA = fB = false;
         /* level 4: no flush instruction issued (predicated off) when neither row flushes */
-        if (V >= 4 && !(fA || fB)) return;
+        if (V == 4 && !(fA || fB)) return;
+        /* level 5: the same skip by a warp vote (a uniform branch: no wgmma operand is
+         * then written on a divergent path; a thread whose rows do not flush still
+         * issues nothing, its instructions predicated off) */
+        if constexpr (V >= 5) {
+            /* KVQ_SAGE_FA3_PLANT at level 5, its own step: the vote by all, not any (a warp
+             * whose rows do not all flush skips the flush of those that do) */
+            if (!(PLANT ? __all_sync(0xFFFFFFFFu, fA || fB) : __any_sync(0xFFFFFFFFu, fA || fB))) return;
+        }
 #pragma unroll
         for (uint32_t x = 0; x < 64u; x++)
             if ((x % 4u) >= 2u ? fB : fA) buf_[x] = __fadd_rn(buf_[x], acc_[x]), acc_[x] = 0.0f;
@@ -391,20 +403,35 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     for (uint32_t h = 0; h < 2u; h++) pa[h][0] = pa[h][1] = pa[h][2] = pa[h][3] = 0u;
 
     /* block kb's QK: 64 rows x 64 keys, exact int32 [SAGE-ATT-03] (into the open batch) */
-    auto issue_qk = [&](uint32_t kb) {
-        const uint32_t s = kb % FA_STAGES;
+    /* SC: the block's stage known at compile time (level 5's unrolled steps, cute::Int<S>),
+     * or cute::Int<-1> (kb % FA_STAGES at run time) */
+    auto issue_qk = [&](uint32_t kb, auto SC) {
+        constexpr int S = decltype(SC)::value;
         mma.accumulate_ = GMMA::ScaleOut::Zero;
         CUTE_UNROLL
         for (int k = 0; k < 4; k++) {
-            cute::gemm(mma, tCrA(_, _, k, cw), tCrB(_, _, k, s), sacc);
+            if constexpr (S >= 0) cute::gemm(mma, tCrA(_, _, k, cw), tCrB(_, _, k, Int<S>{}), sacc);
+            else cute::gemm(mma, tCrA(_, _, k, cw), tCrB(_, _, k, kb % FA_STAGES), sacc);
             mma.accumulate_ = GMMA::ScaleOut::One;
         }
     };
+    /* level 5: V~'s descriptor of stage 0 once; a stage's, and its second half's, differ by
+     * constants in the start-address field (address / 16, 14 bits: the shared memory's
+     * addresses stay below 2^18, so no carry leaves the field) */
+    const uint64_t dv0 = wg_desc(sm.vt[0]);
     /* block kb's P~V: two wgmma m64n128k32, A from registers [SAGE-ATT-04] */
-    auto issue_pv = [&](uint32_t kb) {
-        const uint8_t *vt = sm.vt[kb % FA_STAGES];
-        pv_wgmma(acc, pa[0], wg_desc(vt));
-        pv_wgmma(acc, pa[1], wg_desc(vt + 4096u));
+    auto issue_pv = [&](uint32_t kb, auto SC) {
+        constexpr int S = decltype(SC)::value;
+        if constexpr (S >= 0) {
+            constexpr uint64_t h0 = (uint64_t)(S * VT_BYTES) >> 4;
+            constexpr uint64_t h1 = (uint64_t)(S * VT_BYTES + 4096u) >> 4;
+            pv_wgmma(acc, pa[0], dv0 + h0);
+            pv_wgmma(acc, pa[1], dv0 + h1);
+        } else {
+            const uint8_t *vt = sm.vt[kb % FA_STAGES];
+            pv_wgmma(acc, pa[0], wg_desc(vt));
+            pv_wgmma(acc, pa[1], wg_desc(vt + 4096u));
+        }
     };
     auto fence_all = [&]() {
         warpgroup_fence_operand(sacc);
@@ -416,14 +443,16 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     };
     /* block kb's scores, softmax and l, 448 P into pf (pf[n][i]: as sacc) and
      * the rows' alpha */
-    auto softmax_f = [&](uint32_t kb, auto FULLC, float (&pf)[8][4], float &alA, float &alB) {
+    auto softmax_f = [&](uint32_t kb, auto SC, auto FULLC, float (&pf)[8][4], float &alA, float &alB) {
+        constexpr int S = decltype(SC)::value;
+        const uint32_t st = S >= 0 ? (uint32_t)S : kb % FA_STAGES;
         /* FULL: every row of the warpgroup sees every key of the block (no
          * visibility test; the same operations) */
         constexpr bool FULL = decltype(FULLC)::value;
         /* sacc(i): key 8 (i / 4) + 2t + i % 2, row + 8 when i % 4 >= 2 (the
          * mma.sync fragment) */
         const uint32_t kbase = kb * FA_BKV;
-        const float *sks = sm.sks[kb % FA_STAGES], *sds = sm.sds[kb % FA_STAGES];
+        const float *sks = sm.sks[st], *sds = sm.sds[st];
         float sv[8][4];
         /* level 4: the lane's 16 dS values by four 16-byte loads, and RN32(qsc sk) once
          * a row and block -- the same product of the same two operands as per score
@@ -583,14 +612,14 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     /* the warpgroup's rows all see block kb whole: its first row sees it (rows
      * see prefixes that grow with the row) and its last row exists */
     const uint32_t nv0 = r0 < nq ? kvq_sage_attn_nvisible(&a, r0) : 0u;
-    auto softmax_p = [&](uint32_t kb, float (&pf)[8][4], float &alA, float &alB) {
-        if (r0 + FA_BW <= nq && (kb + 1u) * FA_BKV <= nv0) softmax_f(kb, cute::true_type{}, pf, alA, alB);
-        else softmax_f(kb, cute::false_type{}, pf, alA, alB);
+    auto softmax_p = [&](uint32_t kb, auto SC, float (&pf)[8][4], float &alA, float &alB) {
+        if (r0 + FA_BW <= nq && (kb + 1u) * FA_BKV <= nv0) softmax_f(kb, SC, cute::true_type{}, pf, alA, alB);
+        else softmax_f(kb, SC, cute::false_type{}, pf, alA, alB);
     };
     /* softmax, rescale and P~ in turn (levels 0..2, and the serial form) */
     auto softmax = [&](uint32_t kb) {
         float alA, alB, pf[8][4];
-        softmax_p(kb, pf, alA, alB);
+        softmax_p(kb, cute::Int<-1>{}, pf, alA, alB);
         rescale(alA, alB);
         pack(pf);
     };
@@ -603,7 +632,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             Bar::wait(&sm.full[s], ph);
             fence_all();
             warpgroup_arrive();
-            issue_qk(kb);
+            issue_qk(kb, cute::Int<-1>{});
             warpgroup_commit_batch();
             warpgroup_wait<0>();
             fence_all();
@@ -611,7 +640,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             softmax(kb);
             fence_all();
             warpgroup_arrive();
-            issue_pv(kb);
+            issue_pv(kb, cute::Int<-1>{});
             warpgroup_commit_batch();
             warpgroup_wait<0>();
             fence_all();
@@ -645,10 +674,19 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             }
         };
         /* one step with block i's QK (QK) and block i - 1's P~V (PV), both known
-         * at compile time so that no wgmma sits on a divergent path */
-        auto step = [&](uint32_t i, auto QK, auto PV) {
-            if (decltype(QK)::value) Bar::wait(&sm.full[i % FA_STAGES], (i / FA_STAGES) & 1u);
-            if (decltype(PV)::value) PBar::wait(&sm.vfull[(i - 1u) % FA_STAGES], ((i - 1u) / FA_STAGES) & 1u);
+         * at compile time so that no wgmma sits on a divergent path.  SC: block i's stage
+         * at compile time (cute::Int<S>, S >= 0, with the phases of blocks i (phi) and
+         * i - 1 (phm)), or computed from i: cute::Int<-1>, or cute::Int<-2> for level 5's
+         * steady step (0 < i < nbw), which neither releases a block nor tests the turn's
+         * last step */
+        auto step = [&](uint32_t i, auto QK, auto PV, auto SC, uint32_t phi, uint32_t phm) {
+            constexpr int S = decltype(SC)::value;
+            const uint32_t si = S >= 0 ? (uint32_t)S : i % FA_STAGES;
+            const uint32_t sm1 = S >= 0 ? (uint32_t)((S + 3) % 4) : (i - 1u) % FA_STAGES;
+            const uint32_t pi = S >= 0 ? phi : (i / FA_STAGES) & 1u;
+            const uint32_t pm1 = S >= 0 ? phm : ((i - 1u) / FA_STAGES) & 1u;
+            if (decltype(QK)::value) Bar::wait(&sm.full[si], pi);
+            if (decltype(PV)::value) PBar::wait(&sm.vfull[sm1], pm1);
             cutlass::arch::NamedBarrier::sync(256, 1u + cw);
             fence_all();
             warpgroup_arrive();
@@ -661,38 +699,39 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                  * wait, flush(i - 1), rescale(i), P~(i)'s codes into pa -- per
                  * row the pinned order */
                 if constexpr (decltype(QK)::value) {
-                    issue_qk(i);
+                    issue_qk(i, SC);
                     warpgroup_commit_batch();
                 }
                 if constexpr (decltype(PV)::value) {
                     warpgroup_arrive();
-                    issue_pv(i - 1u);
+                    issue_pv(i - 1u, cute::Int<S >= 0 ? (S + 3) % 4 : -1>{});
                     warpgroup_commit_batch();
                 }
-                pass(i);
+                if constexpr (S != -1) cutlass::arch::NamedBarrier::arrive(256, 2u - cw);
+                else pass(i);
                 float pf[8][4], alA = 1.0f, alB = 1.0f;
                 if constexpr (decltype(QK)::value) {
                     if constexpr (decltype(PV)::value) warpgroup_wait<1>();
                     else warpgroup_wait<0>();
                     warpgroup_fence_operand(sacc);
-                    PBar::wait(&sm.vfull[i % FA_STAGES], (i / FA_STAGES) & 1u);   /* scales, dS */
-                    softmax_p(i, pf, alA, alB);
+                    PBar::wait(&sm.vfull[si], pi);   /* scales, dS */
+                    softmax_p(i, SC, pf, alA, alB);
                 }
                 if constexpr (decltype(PV)::value) {
                     warpgroup_wait<0>();
                     fence_all();
-                    PBar::arrive(&sm.empty[(i - 1u) % FA_STAGES]);
+                    PBar::arrive(&sm.empty[sm1]);
                     flush(acc, buf, i - 1u);
                 }
-                release(i);
+                if constexpr (S == -1) release(i);
                 if constexpr (decltype(QK)::value) {
                     rescale(alA, alB);
                     pack(pf);
                 }
                 return;
             }
-            if constexpr (decltype(QK)::value) issue_qk(i);
-            if constexpr (decltype(PV)::value) issue_pv(i - 1u);
+            if constexpr (decltype(QK)::value) issue_qk(i, SC);
+            if constexpr (decltype(PV)::value) issue_pv(i - 1u, cute::Int<S >= 0 ? (S + 3) % 4 : -1>{});
             warpgroup_commit_batch();
             pass(i);
             warpgroup_wait<0>();
@@ -709,9 +748,16 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         };
         uint32_t i = 0;
         if (nbw > 0u) {
-            step(0u, cute::true_type{}, cute::false_type{});
-            for (i = 1u; i < nbw; i++) step(i, cute::true_type{}, cute::true_type{});
-            step(nbw, cute::false_type{}, cute::true_type{});
+            const cute::Int<-1> dyn{};
+            step(0u, cute::true_type{}, cute::false_type{}, dyn, 0u, 0u);
+            i = 1u;
+            /* level 5: the steady steps (0 < i < nbw) neither release a block nor test the
+             * turn's last step (cute::Int<-2>) */
+            if constexpr (V >= 5)
+                for (; i < nbw; i++) step(i, cute::true_type{}, cute::true_type{}, cute::Int<-2>{}, 0u, 0u);
+            else
+                for (; i < nbw; i++) step(i, cute::true_type{}, cute::true_type{}, dyn, 0u, 0u);
+            step(nbw, cute::false_type{}, cute::true_type{}, dyn, 0u, 0u);
             i = nbw + 1u;
         }
         for (; i < steps; i++) {                              /* steps past the warpgroup's blocks */
@@ -740,7 +786,7 @@ extern "C" int kvq_sage_fa3_level(void)
 {
     const char *e = getenv("KVQ_SAGE_FA3_LEVEL");
     if (e == NULL || e[0] == '\0') return KVQ_SAGE_FA3_LEVEL_DEFAULT;
-    if (e[1] == '\0' && e[0] >= '0' && e[0] <= '4') return e[0] - '0';
+    if (e[1] == '\0' && e[0] >= '0' && e[0] <= '5') return e[0] - '0';
     return -1;
 }
 
@@ -783,19 +829,19 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     const uint32_t qblocks = kvq_sage_blocks(nq, FA_BQ);
     const int smem = (int)sizeof(fa_smem);
     /* the ping-pong form, or (KVQ_SAGE_FA3_SERIAL=1 in the environment) the serial one;
-     * the level (KVQ_SAGE_FA3_LEVEL, 0..4; unset, the default of the form, below; the
+     * the level (KVQ_SAGE_FA3_LEVEL, 0..5; unset, the default of the form, below; the
      * serial form takes at most 2) */
     const bool serial = fa3_serial();
     int level = kvq_sage_fa3_level();
     if (level < 0) return KVQ_E_PARAM;
-    /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3 and 4 loads it
+    /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3..5 loads it
      * as it is; every other form transposes V's codes itself.  Unset, the level is
      * KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (4) given V~ and KVQ_SAGE_FA3_LEVEL_DEFAULT (3) not
      * ([SAGE-DEV-13]: level 4 measured faster given V~, slower transposing) */
     const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
     if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
     if (vtq && !kvq_sage_fa3_level_set()) level = KVQ_SAGE_FA3_LEVEL_DEFAULT_VT;
-    /* level 4 takes one K scale a lane and block: refused when K's map does not give it */
+    /* levels 4 and 5 take one K scale a lane and block: refused when K's map does not give it */
     if (level >= 4 && !serial) {
         const kvq_sage_qk kq = kvq_sage_attn_qk(&q.a, KVQ_SAGE_ROLE_K);
         if (!kvq_sage_fa3_k_uniform(&kq)) return KVQ_E_PARAM;
@@ -806,14 +852,16 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     constexpr bool plant = false;
 #endif
     typedef void (*kern_t)(kvq_sage_fa3_args, TmaQT, TmaKT, TmaKT);
-    static const kern_t kerns[2][5] = {
+    static const kern_t kerns[2][6] = {
         {sage_fa3_kernel<plant, false, 0, false>, sage_fa3_kernel<plant, false, 1, false>,
          sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>,
-         sage_fa3_kernel<plant, false, 2, false>},
+         sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>},
         {sage_fa3_kernel<plant, true, 0, false>, sage_fa3_kernel<plant, true, 1, false>,
          sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>,
-         sage_fa3_kernel<plant, true, 4, false>}};
-    const kern_t kern = vtq ? (level >= 4 ? sage_fa3_kernel<plant, true, 4, true> : sage_fa3_kernel<plant, true, 3, true>)
+         sage_fa3_kernel<plant, true, 4, false>, sage_fa3_kernel<plant, true, 5, false>}};
+    const kern_t kern = vtq ? (level >= 5   ? sage_fa3_kernel<plant, true, 5, true>
+                               : level == 4 ? sage_fa3_kernel<plant, true, 4, true>
+                                            : sage_fa3_kernel<plant, true, 3, true>)
                             : kerns[serial ? 0 : 1][level];
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
         (void)cudaGetLastError();

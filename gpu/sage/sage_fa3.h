@@ -38,8 +38,10 @@ int kvq_sage_fa3_built(void);
  * in-warpgroup overlap (ping-pong form only; the serial form runs 2), 4 and the
  * per-block instruction stream of [SAGE-DEV-13]'s level 4 (one K scale product a
  * row and block, dS by 16-byte loads, no flush or buffer test issued when not
- * taken).  Every level computes the same bits.  From the environment's
- * KVQ_SAGE_FA3_LEVEL ("0".."4"); unset or empty: the default, which depends on
+ * taken), 5 level 4 with its fixed per-block cost moved off the loop (the steady
+ * steps unrolled by the four stages: the wgmma descriptors, stage and phase
+ * known at compile time or carried, the warpgroup index uniform).  Every level
+ * computes the same bits.  From the environment's KVQ_SAGE_FA3_LEVEL ("0".."5"); unset or empty: the default, which depends on
  * the form -- KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (4) when the core is given V~ (the
  * pipeline's form, where level 4 was measured faster), KVQ_SAGE_FA3_LEVEL_DEFAULT
  * (3) when it transposes V's codes itself (where level 4 was measured slower).
@@ -51,13 +53,13 @@ int kvq_sage_fa3_built(void);
 #define KVQ_SAGE_FA3_LEVEL_DEFAULT_VT 4
 int kvq_sage_fa3_level(void);
 int kvq_sage_fa3_level_set(void);
-/* Level 4's precondition: 1 when K's scale map `kq` gives each lane's 16 keys of a
+/* The precondition of levels 4 and 5: 1 when K's scale map `kq` gives each lane's 16 keys of a
  * 64-key block (8n + 2t + i, n < 8, i < 2) one scale slot, that of the block's key
  * 2t ([SAGE-MAP-05]: the pipeline's map, b_k = 64, does), else 0 (level 4 is then
- * refused, KVQ_E_PARAM). */
+ * refused, and level 5, KVQ_E_PARAM). */
 int kvq_sage_fa3_k_uniform(const kvq_sage_qk *kq);
 /* 1 when the form the environment selects loads V~ as the V quantizer writes
- * it ([SAGE-DEV-15]: the ping-pong form at levels 3 and 4), else 0 (the
+ * it ([SAGE-DEV-15]: the ping-pong form at levels 3..5), else 0 (the
  * form transposes V's codes itself; also 0 when the core was not built). */
 int kvq_sage_fa3_vt_form(void);
 /* The shapes the core takes: INT8 Q/K codes, and a head's codes within the
