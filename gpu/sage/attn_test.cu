@@ -267,13 +267,14 @@ static int same_bytes(const char *what, const void *dev, const void *host, size_
 /* Whether the pipeline writes V~ [SAGE-DEV-15] for case c: its core is the FA3
  * one in the default form -- INT8 Q/K codes, the core built, and none of
  * KVQ_SAGE_CORE=loop, KVQ_SAGE_VT=0, KVQ_SAGE_FA3_SERIAL=1, a KVQ_SAGE_FA3_LEVEL
- * other than 3 or 4 in the environment (levels 3 and 4 load V~, [SAGE-DEV-13]). */
+ * other than 3, 4 or 5 in the environment (levels 3..5 load V~, [SAGE-DEV-13]). */
 static int vt_expected(const acase *c)
 {
     const char *core = getenv("KVQ_SAGE_CORE"), *vt = getenv("KVQ_SAGE_VT");
     const char *ser = getenv("KVQ_SAGE_FA3_SERIAL"), *lv = getenv("KVQ_SAGE_FA3_LEVEL");
     return c->bits == 8u && kvq_cuda_sage_attn_fa3_built() && !(core && !strcmp(core, "loop")) &&
-           !(vt && !strcmp(vt, "0")) && !(ser && !strcmp(ser, "1")) && (lv == NULL || lv[0] == '\0' || !strcmp(lv, "3") || !strcmp(lv, "4"));
+           !(vt && !strcmp(vt, "0")) && !(ser && !strcmp(ser, "1")) && (lv == NULL || lv[0] == '\0' || !strcmp(lv, "3") || !strcmp(lv, "4") ||
+                                                                   !strcmp(lv, "5"));
 }
 
 /* Every intermediate in workspace ws against the host reference r, bit for bit. */

@@ -32,7 +32,7 @@
  * four chains) and 5 (and level 4's fixed per-block cost off the loop: the
  * warpgroup index uniform, the flush's skip by a warp vote, the steady step
  * without the release and last-turn tests), chosen by KVQ_SAGE_FA3_LEVEL (unset:
- * 4 given V~, 3 not); a level outside 0..5 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
+ * 5 given V~, 3 not); a level outside 0..5 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
  * i2f_exact (the conversion of levels 1..4) against __int2float_rn on the
  * device for every int32 in [-2^22, 2^22], and its first failures just outside
  * the range, and level 4's precondition on K's scale map
@@ -597,9 +597,9 @@ static const form FORMS[] = {
     {"ping-pong L3", "3", NULL, "3", false},
     {"ping-pong L3 V~", "3v", NULL, "3", true},  /* level 3 given V~ */
     {"ping-pong L4", "4", NULL, "4", false},    /* level 4, the leaner per-block stream */
-    {"ping-pong L4 V~", "4v", NULL, NULL, true}, /* the default given V~: level 4 */
+    {"ping-pong L4 V~", "4v", NULL, "4", true},  /* level 4 given V~ */
     {"ping-pong L5", "5", NULL, "5", false},    /* level 5, level 4's fixed per-block cost off the loop */
-    {"ping-pong L5 V~", "5v", NULL, "5", true},  /* level 5 given V~ */
+    {"ping-pong L5 V~", "5v", NULL, NULL, true}, /* the default given V~: level 5 */
 };
 enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7, F_L5 = 8, F_L5V = 9 };
 #define NFORMS (sizeof FORMS / sizeof FORMS[0])

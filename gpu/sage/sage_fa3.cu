@@ -836,7 +836,7 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     if (level < 0) return KVQ_E_PARAM;
     /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3..5 loads it
      * as it is; every other form transposes V's codes itself.  Unset, the level is
-     * KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (4) given V~ and KVQ_SAGE_FA3_LEVEL_DEFAULT (3) not
+     * KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (5) given V~ and KVQ_SAGE_FA3_LEVEL_DEFAULT (3) not
      * ([SAGE-DEV-13]: level 4 measured faster given V~, slower transposing) */
     const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
     if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;

@@ -42,15 +42,16 @@ int kvq_sage_fa3_built(void);
  * steps unrolled by the four stages: the wgmma descriptors, stage and phase
  * known at compile time or carried, the warpgroup index uniform).  Every level
  * computes the same bits.  From the environment's KVQ_SAGE_FA3_LEVEL ("0".."5"); unset or empty: the default, which depends on
- * the form -- KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (4) when the core is given V~ (the
- * pipeline's form, where level 4 was measured faster), KVQ_SAGE_FA3_LEVEL_DEFAULT
- * (3) when it transposes V's codes itself (where level 4 was measured slower).
+ * the form -- KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (5) when the core is given V~ (the
+ * pipeline's form, where level 4 was measured faster than 3 and level 5 than 4),
+ * KVQ_SAGE_FA3_LEVEL_DEFAULT (3) when it transposes V's codes itself (where level
+ * 4 was measured slower).
  * kvq_sage_fa3_level returns the environment's level, KVQ_SAGE_FA3_LEVEL_DEFAULT
  * when it is unset or empty, -1 for any other value (the launcher then returns
  * KVQ_E_PARAM) or when the core was not built; kvq_sage_fa3_level_set says
  * whether the environment names one. */
 #define KVQ_SAGE_FA3_LEVEL_DEFAULT 3
-#define KVQ_SAGE_FA3_LEVEL_DEFAULT_VT 4
+#define KVQ_SAGE_FA3_LEVEL_DEFAULT_VT 5
 int kvq_sage_fa3_level(void);
 int kvq_sage_fa3_level_set(void);
 /* The precondition of levels 4 and 5: 1 when K's scale map `kq` gives each lane's 16 keys of a
