@@ -403,35 +403,19 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     for (uint32_t h = 0; h < 2u; h++) pa[h][0] = pa[h][1] = pa[h][2] = pa[h][3] = 0u;
 
     /* block kb's QK: 64 rows x 64 keys, exact int32 [SAGE-ATT-03] (into the open batch) */
-    /* SC: the block's stage known at compile time (level 5's unrolled steps, cute::Int<S>),
-     * or cute::Int<-1> (kb % FA_STAGES at run time) */
-    auto issue_qk = [&](uint32_t kb, auto SC) {
-        constexpr int S = decltype(SC)::value;
+    auto issue_qk = [&](uint32_t kb) {
         mma.accumulate_ = GMMA::ScaleOut::Zero;
         CUTE_UNROLL
         for (int k = 0; k < 4; k++) {
-            if constexpr (S >= 0) cute::gemm(mma, tCrA(_, _, k, cw), tCrB(_, _, k, Int<S>{}), sacc);
-            else cute::gemm(mma, tCrA(_, _, k, cw), tCrB(_, _, k, kb % FA_STAGES), sacc);
+            cute::gemm(mma, tCrA(_, _, k, cw), tCrB(_, _, k, kb % FA_STAGES), sacc);
             mma.accumulate_ = GMMA::ScaleOut::One;
         }
     };
-    /* level 5: V~'s descriptor of stage 0 once; a stage's, and its second half's, differ by
-     * constants in the start-address field (address / 16, 14 bits: the shared memory's
-     * addresses stay below 2^18, so no carry leaves the field) */
-    const uint64_t dv0 = wg_desc(sm.vt[0]);
     /* block kb's P~V: two wgmma m64n128k32, A from registers [SAGE-ATT-04] */
-    auto issue_pv = [&](uint32_t kb, auto SC) {
-        constexpr int S = decltype(SC)::value;
-        if constexpr (S >= 0) {
-            constexpr uint64_t h0 = (uint64_t)(S * VT_BYTES) >> 4;
-            constexpr uint64_t h1 = (uint64_t)(S * VT_BYTES + 4096u) >> 4;
-            pv_wgmma(acc, pa[0], dv0 + h0);
-            pv_wgmma(acc, pa[1], dv0 + h1);
-        } else {
-            const uint8_t *vt = sm.vt[kb % FA_STAGES];
-            pv_wgmma(acc, pa[0], wg_desc(vt));
-            pv_wgmma(acc, pa[1], wg_desc(vt + 4096u));
-        }
+    auto issue_pv = [&](uint32_t kb) {
+        const uint8_t *vt = sm.vt[kb % FA_STAGES];
+        pv_wgmma(acc, pa[0], wg_desc(vt));
+        pv_wgmma(acc, pa[1], wg_desc(vt + 4096u));
     };
     auto fence_all = [&]() {
         warpgroup_fence_operand(sacc);
@@ -443,9 +427,8 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     };
     /* block kb's scores, softmax and l, 448 P into pf (pf[n][i]: as sacc) and
      * the rows' alpha */
-    auto softmax_f = [&](uint32_t kb, auto SC, auto FULLC, float (&pf)[8][4], float &alA, float &alB) {
-        constexpr int S = decltype(SC)::value;
-        const uint32_t st = S >= 0 ? (uint32_t)S : kb % FA_STAGES;
+    auto softmax_f = [&](uint32_t kb, auto FULLC, float (&pf)[8][4], float &alA, float &alB) {
+        const uint32_t st = kb % FA_STAGES;
         /* FULL: every row of the warpgroup sees every key of the block (no
          * visibility test; the same operations) */
         constexpr bool FULL = decltype(FULLC)::value;
@@ -612,14 +595,14 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     /* the warpgroup's rows all see block kb whole: its first row sees it (rows
      * see prefixes that grow with the row) and its last row exists */
     const uint32_t nv0 = r0 < nq ? kvq_sage_attn_nvisible(&a, r0) : 0u;
-    auto softmax_p = [&](uint32_t kb, auto SC, float (&pf)[8][4], float &alA, float &alB) {
-        if (r0 + FA_BW <= nq && (kb + 1u) * FA_BKV <= nv0) softmax_f(kb, SC, cute::true_type{}, pf, alA, alB);
-        else softmax_f(kb, SC, cute::false_type{}, pf, alA, alB);
+    auto softmax_p = [&](uint32_t kb, float (&pf)[8][4], float &alA, float &alB) {
+        if (r0 + FA_BW <= nq && (kb + 1u) * FA_BKV <= nv0) softmax_f(kb, cute::true_type{}, pf, alA, alB);
+        else softmax_f(kb, cute::false_type{}, pf, alA, alB);
     };
     /* softmax, rescale and P~ in turn (levels 0..2, and the serial form) */
     auto softmax = [&](uint32_t kb) {
         float alA, alB, pf[8][4];
-        softmax_p(kb, cute::Int<-1>{}, pf, alA, alB);
+        softmax_p(kb, pf, alA, alB);
         rescale(alA, alB);
         pack(pf);
     };
@@ -632,7 +615,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             Bar::wait(&sm.full[s], ph);
             fence_all();
             warpgroup_arrive();
-            issue_qk(kb, cute::Int<-1>{});
+            issue_qk(kb);
             warpgroup_commit_batch();
             warpgroup_wait<0>();
             fence_all();
@@ -640,7 +623,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             softmax(kb);
             fence_all();
             warpgroup_arrive();
-            issue_pv(kb, cute::Int<-1>{});
+            issue_pv(kb);
             warpgroup_commit_batch();
             warpgroup_wait<0>();
             fence_all();
@@ -674,17 +657,13 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             }
         };
         /* one step with block i's QK (QK) and block i - 1's P~V (PV), both known
-         * at compile time so that no wgmma sits on a divergent path.  SC: block i's stage
-         * at compile time (cute::Int<S>, S >= 0, with the phases of blocks i (phi) and
-         * i - 1 (phm)), or computed from i: cute::Int<-1>, or cute::Int<-2> for level 5's
+         * at compile time so that no wgmma sits on a divergent path.  STEADY: level 5's
          * steady step (0 < i < nbw), which neither releases a block nor tests the turn's
          * last step */
-        auto step = [&](uint32_t i, auto QK, auto PV, auto SC, uint32_t phi, uint32_t phm) {
-            constexpr int S = decltype(SC)::value;
-            const uint32_t si = S >= 0 ? (uint32_t)S : i % FA_STAGES;
-            const uint32_t sm1 = S >= 0 ? (uint32_t)((S + 3) % 4) : (i - 1u) % FA_STAGES;
-            const uint32_t pi = S >= 0 ? phi : (i / FA_STAGES) & 1u;
-            const uint32_t pm1 = S >= 0 ? phm : ((i - 1u) / FA_STAGES) & 1u;
+        auto step = [&](uint32_t i, auto QK, auto PV, auto STEADY) {
+            [[maybe_unused]] constexpr bool steady = decltype(STEADY)::value;
+            const uint32_t si = i % FA_STAGES, sm1 = (i - 1u) % FA_STAGES;
+            const uint32_t pi = (i / FA_STAGES) & 1u, pm1 = ((i - 1u) / FA_STAGES) & 1u;
             if (decltype(QK)::value) Bar::wait(&sm.full[si], pi);
             if (decltype(PV)::value) PBar::wait(&sm.vfull[sm1], pm1);
             cutlass::arch::NamedBarrier::sync(256, 1u + cw);
@@ -699,15 +678,15 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                  * wait, flush(i - 1), rescale(i), P~(i)'s codes into pa -- per
                  * row the pinned order */
                 if constexpr (decltype(QK)::value) {
-                    issue_qk(i, SC);
+                    issue_qk(i);
                     warpgroup_commit_batch();
                 }
                 if constexpr (decltype(PV)::value) {
                     warpgroup_arrive();
-                    issue_pv(i - 1u, cute::Int<S >= 0 ? (S + 3) % 4 : -1>{});
+                    issue_pv(i - 1u);
                     warpgroup_commit_batch();
                 }
-                if constexpr (S != -1) cutlass::arch::NamedBarrier::arrive(256, 2u - cw);
+                if constexpr (steady) cutlass::arch::NamedBarrier::arrive(256, 2u - cw);
                 else pass(i);
                 float pf[8][4], alA = 1.0f, alB = 1.0f;
                 if constexpr (decltype(QK)::value) {
@@ -715,7 +694,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                     else warpgroup_wait<0>();
                     warpgroup_fence_operand(sacc);
                     PBar::wait(&sm.vfull[si], pi);   /* scales, dS */
-                    softmax_p(i, SC, pf, alA, alB);
+                    softmax_p(i, pf, alA, alB);
                 }
                 if constexpr (decltype(PV)::value) {
                     warpgroup_wait<0>();
@@ -723,15 +702,15 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                     PBar::arrive(&sm.empty[sm1]);
                     flush(acc, buf, i - 1u);
                 }
-                if constexpr (S == -1) release(i);
+                if constexpr (!steady) release(i);
                 if constexpr (decltype(QK)::value) {
                     rescale(alA, alB);
                     pack(pf);
                 }
                 return;
             }
-            if constexpr (decltype(QK)::value) issue_qk(i, SC);
-            if constexpr (decltype(PV)::value) issue_pv(i - 1u, cute::Int<S >= 0 ? (S + 3) % 4 : -1>{});
+            if constexpr (decltype(QK)::value) issue_qk(i);
+            if constexpr (decltype(PV)::value) issue_pv(i - 1u);
             warpgroup_commit_batch();
             pass(i);
             warpgroup_wait<0>();
@@ -748,16 +727,16 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         };
         uint32_t i = 0;
         if (nbw > 0u) {
-            const cute::Int<-1> dyn{};
-            step(0u, cute::true_type{}, cute::false_type{}, dyn, 0u, 0u);
+            const cute::false_type general{};
+            step(0u, cute::true_type{}, cute::false_type{}, general);
             i = 1u;
             /* level 5: the steady steps (0 < i < nbw) neither release a block nor test the
-             * turn's last step (cute::Int<-2>) */
+             * turn's last step */
             if constexpr (V >= 5)
-                for (; i < nbw; i++) step(i, cute::true_type{}, cute::true_type{}, cute::Int<-2>{}, 0u, 0u);
+                for (; i < nbw; i++) step(i, cute::true_type{}, cute::true_type{}, cute::true_type{});
             else
-                for (; i < nbw; i++) step(i, cute::true_type{}, cute::true_type{}, dyn, 0u, 0u);
-            step(nbw, cute::false_type{}, cute::true_type{}, dyn, 0u, 0u);
+                for (; i < nbw; i++) step(i, cute::true_type{}, cute::true_type{}, general);
+            step(nbw, cute::false_type{}, cute::true_type{}, general);
             i = nbw + 1u;
         }
         for (; i < steps; i++) {                              /* steps past the warpgroup's blocks */
