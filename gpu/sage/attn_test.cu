@@ -31,7 +31,7 @@
  * usage: kvq_gpu_sage_attn_test [--bench | --long | --gqa | --stages [SIZES [REPS]] |
  *                                --gqa-bench [SIZES [REPS]]]
  *   --gqa    only the grouped-KV cases (kvq_cuda_sage_attn_gqa, [SAGE-DEV-17]; they
- *            also run after the standard cases): 4 query heads on 2 and on 1 KV
+ *            also run, first, without it): 4 query heads on 2 and on 1 KV
  *            heads, 8 on 2, causal and not, partial blocks, both cores and INT4 --
  *            the K-side intermediates per KV head and the Q side and dS per query
  *            head bit for bit against ref/fast on its KV head's K and V, the
@@ -1420,10 +1420,10 @@ int main(int argc, char **argv)
         for (uint32_t i = 0; i < sizeof long_cases / sizeof long_cases[0]; i++) run_case(&long_cases[i], i);
         return kvq_tb_finish();
     }
-    if (!only_gqa)
-        for (uint32_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], i);
     for (uint32_t i = 0; i < sizeof gqa_cases / sizeof gqa_cases[0]; i++) run_gqa_case(&gqa_cases[i], i);
     bad_gqa();
+    if (!only_gqa)
+        for (uint32_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], i);
     if (!only_gqa) {
         bad_params();
         bad_values();

@@ -6,12 +6,12 @@
 #     device test build/gpu/kvq_gpu_sage_attn_test and its planted build
 #     kvq_gpu_sage_attn_test_gqaplant (both MPFR-linked; the plant's cores read KV head
 #     h % kv_heads, the heads interleaved), and build/gpu/libkvq_sage_attn.so,
-#   - from the start, in the background, the whole attention device test (the 23 standard
-#     cases, then the grouped cases: 4 query heads on 2 and on 1 KV heads, 8 on 2, causal
-#     and not, partial blocks, both cores, INT4; every intermediate byte for byte against
-#     ref/fast on its KV head's K and V, the output the same bits as the call on K and V
-#     repeated, every output within the bound; bad kv_heads refused); at most ATT_S
-#     (default 90) s,
+#   - from the start, in the background, the whole attention device test: the grouped
+#     cases first (4 query heads on 2 and on 1 KV heads, 8 on 2, causal and not, partial
+#     blocks, both cores, INT4; every intermediate byte for byte against ref/fast on its KV
+#     head's K and V, the output the same bits as the call on K and V repeated, every
+#     output within the bound; bad kv_heads refused), then the 23 standard cases; at most
+#     ATT_S (default 90) s,
 #   - meanwhile the planted build's grouped cases (--gqa, at most 30 s): must FAIL,
 #   - then, alone on the device: kvq_gpu_sage_attn_test --gqa-bench SIZES REPS (default
 #     8192,32768 and 5): 32 query heads on 8 KV heads, not causal, the grouped call against
@@ -54,7 +54,7 @@ if [ "$rc" != 0 ]; then
 fi
 say "carried, built at $(cat $B/carried.commit)"
 ( export OMP_NUM_THREADS=12
-  { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the standard cases, then the grouped ones); at most $ATT_S s"
+  { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT (the grouped cases, then the standard ones); at most $ATT_S s"
     stdbuf -oL timeout "$ATT_S" $B/kvq_gpu_sage_attn_test
     echo "kvq_gpu_sage_attn_test exit $?"; } > "$OUT/sage-attn-test.txt" 2>&1 ) &
 ATT=$!
@@ -62,10 +62,10 @@ ATT=$!
   OMP_NUM_THREADS=4 stdbuf -oL timeout 30 $B/kvq_gpu_sage_attn_test_gqaplant --gqa 2>&1 | grep -E "FAIL|gqa case|passed" | head -60
   echo "plant done"; } > "$OUT/gqa-plant.txt" 2>&1
 np=$(grep -cE "FAIL grouped output vs the repeated call" "$OUT/gqa-plant.txt")
-[ "$np" -gt 0 ] && say "planted build: $np grouped cases FAIL on the output against the repeated call's, as they must ($(grep -E '^[0-9]+ passed' "$OUT/gqa-plant.txt"))" ||
+[ "$np" -gt 0 ] && say "planted build: $np FAIL lines on the grouped output against the repeated call's, as they must ($(grep -E '^[0-9]+ passed' "$OUT/gqa-plant.txt"))" ||
     { say "error: planted build: no grouped case failed"; rc=1; }
 wait "$ATT"
-say "attention device test (to $(el) s): $(grep -cE '^  case' "$OUT/sage-attn-test.txt") standard and $(grep -cE '^  gqa case' "$OUT/sage-attn-test.txt") grouped cases reported, $(tail -2 "$OUT/sage-attn-test.txt" | tr '\n' ' ')"
+say "attention device test (to $(el) s): $(grep -cE '^  gqa case' "$OUT/sage-attn-test.txt") grouped and $(grep -cE '^  case' "$OUT/sage-attn-test.txt") standard cases reported, $(tail -2 "$OUT/sage-attn-test.txt" | tr '\n' ' ')"
 grep -E "^  gqa case" "$OUT/sage-attn-test.txt" >> "$OUT/summary.txt"
 grep -E "^ *FAIL" "$OUT/sage-attn-test.txt" | head -6 >> "$OUT/summary.txt"
 grep -q "exit 0$" "$OUT/sage-attn-test.txt" && grep -q " 0 failed" "$OUT/sage-attn-test.txt" || rc=1
