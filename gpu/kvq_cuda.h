@@ -375,6 +375,23 @@ kvq_status kvq_cuda_sage_attn_stages(float *ms, float *d_o, kvq_cuda_result *d_r
                                      const float *d_k, const float *d_v, const kvq_sage_attn *a,
                                      uint32_t heads, void *d_workspace, size_t workspace_bytes,
                                      cudaStream_t stream);
+/* Grouped KV heads (spec/sage.md [SAGE-DEV-17], [SAGE-MHA-01]): Q and O have
+ * `heads` heads, K and V `kv_heads` ([kv_heads][nk][dim]); query head h reads
+ * KV head h / (heads / kv_heads).  K's smoothing and K's and V's quantizers
+ * run once a KV head, dS and the core once a query head.  Every output, the
+ * result word included, is the same bits as kvq_cuda_sage_attn on K and V
+ * repeated to the query heads; kvq_cuda_sage_attn is the kv_heads == heads
+ * case.  kv_heads 0, above heads or not dividing it: KVQ_E_PARAM, nothing
+ * launched (the workspace functions return 0).  The workspace's K and V
+ * segments hold kv_heads heads (kvq_cuda_sage_attn_gqa_ws_layout). */
+size_t kvq_cuda_sage_attn_gqa_workspace(const kvq_sage_attn *a, uint32_t heads, uint32_t kv_heads);
+kvq_status kvq_cuda_sage_attn_gqa(float *d_o, kvq_cuda_result *d_result, const float *d_q, const float *d_k,
+                                  const float *d_v, const kvq_sage_attn *a, uint32_t heads, uint32_t kv_heads,
+                                  void *d_workspace, size_t workspace_bytes, cudaStream_t stream);
+kvq_status kvq_cuda_sage_attn_gqa_stages(float *ms, float *d_o, kvq_cuda_result *d_result, const float *d_q,
+                                         const float *d_k, const float *d_v, const kvq_sage_attn *a,
+                                         uint32_t heads, uint32_t kv_heads, void *d_workspace,
+                                         size_t workspace_bytes, cudaStream_t stream);
 
 /* Where the pipeline's intermediates lie in its workspace: byte offsets, each
  * a multiple of 256, of the arrays of all heads (heads follow each other at the
@@ -390,6 +407,10 @@ typedef struct kvq_cuda_sage_attn_ws {
 } kvq_cuda_sage_attn_ws;
 kvq_status kvq_cuda_sage_attn_ws_layout(kvq_cuda_sage_attn_ws *w, const kvq_sage_attn *a,
                                         uint32_t heads);
+/* The grouped pipeline's workspace [SAGE-DEV-17]: ks, km, kc, ksc, vc, vsc and
+ * vt hold kv_heads heads, the others `heads`; kv_heads == heads is the layout above. */
+kvq_status kvq_cuda_sage_attn_gqa_ws_layout(kvq_cuda_sage_attn_ws *w, const kvq_sage_attn *a,
+                                            uint32_t heads, uint32_t kv_heads);
 
 /* Diagnostics: the core with a trace of one CTA (head `head`, query rows
  * 64 qblock .. 64 qblock + 63): for each key block kb it processed, the 64 x 64

@@ -13,10 +13,12 @@ repeated to the query heads where a backend refuses it -- said in the row);
 then the sizes of --long (e.g. 65536,131072) non-causal at batch 1, 32 KV heads.
 Softmax scale tau = RN32(1/sqrt(128)).
 Inputs: Q, K, V random normal binary32 [B*32][N][128], [B*KV][N][128] (seeded
-per N, batch and KV heads); the kvq pipeline takes them as they are, K and V
-repeated to the query heads when grouped (it has no grouped-KV entry point:
-the same attention work, its K and V stages 4x) -- buffer=128 with the
-library's default core; with --level0 also the FA3 core at level 0
+per N, batch and KV heads); the kvq pipeline takes them as they are: grouped,
+through kvq_cuda_sage_attn_gqa when the library has it ([SAGE-DEV-17]: K's
+smoothing and the K and V quantizers once a KV head, the same output bits as
+the repeated call; the row's gqa note says "grouped entry"), else K and V
+repeated to the query heads (the same attention work, its K and V stages 4x;
+the note says "K, V repeated") -- buffer=128 with the library's default core; with --level0 also the FA3 core at level 0
 (KVQ_SAGE_FA3_LEVEL=0), with --vt0 the pipeline without V~ (KVQ_SAGE_VT=0,
 [SAGE-DEV-15]), with --prev the pipeline as it was before the stage kernels and level
 4 (KVQ_SAGE_STAGES=0 and KVQ_SAGE_FA3_LEVEL=3, [SAGE-DEV-16], [SAGE-DEV-13]), unless --no-loop the warpgroup core
@@ -197,6 +199,21 @@ def load_lib(path):
             lib.kvq_cuda_sage_attn.argtypes
     except AttributeError:
         pass
+    try:                                   # grouped KV heads [SAGE-DEV-17] (a library without it: repeated)
+        lib.kvq_cuda_sage_attn_gqa_workspace.restype = ctypes.c_size_t
+        lib.kvq_cuda_sage_attn_gqa_workspace.argtypes = [ctypes.POINTER(SageAttn), ctypes.c_uint32,
+                                                         ctypes.c_uint32]
+        lib.kvq_cuda_sage_attn_gqa.restype = ctypes.c_int
+        lib.kvq_cuda_sage_attn_gqa.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                               ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(SageAttn),
+                                               ctypes.c_uint32, ctypes.c_uint32, ctypes.c_void_p,
+                                               ctypes.c_size_t, ctypes.c_void_p]
+        lib.kvq_cuda_sage_attn_gqa_stages.restype = ctypes.c_int
+        lib.kvq_cuda_sage_attn_gqa_stages.argtypes = [ctypes.POINTER(ctypes.c_float)] + \
+            lib.kvq_cuda_sage_attn_gqa.argtypes
+        lib.kvq_gqa = True
+    except AttributeError:
+        lib.kvq_gqa = False
     return lib, None
 
 
@@ -403,9 +420,11 @@ def run_child(args):
         except Exception:                                         # noqa: BLE001
             pass
 
-        # ---- kvq: the whole pipeline from binary32 Q, K, V; grouped KV heads as K and V
-        # repeated to the query heads (the pipeline takes one KV head a query head)
-        if grp > 1:
+        # ---- kvq: the whole pipeline from binary32 Q, K, V; grouped KV heads through the
+        # grouped entry [SAGE-DEV-17] when the library has it, else K and V repeated to the
+        # query heads (a library of before takes one KV head a query head)
+        kgqa = grp > 1 and lib is not None and getattr(lib, "kvq_gqa", False)
+        if grp > 1 and not kgqa:
             k = k.repeat_interleave(grp, dim=0).contiguous()
             v = v.repeat_interleave(grp, dim=0).contiguous()
         o = torch.empty(nh, n, D, dtype=torch.float32, device="cuda")
@@ -419,7 +438,7 @@ def run_child(args):
                     row["fail_state"] = "failed"
                     row["params"] = {"buffer": buf, "qk_bits": 8, "tau": TAU, "core": core or "default"}
                     if grp > 1:
-                        row["gqa"] = "K, V repeated"
+                        row["gqa"] = "grouped entry (kvq_cuda_sage_attn_gqa)" if kgqa else "K, V repeated"
                     os.environ.pop("KVQ_SAGE_CORE", None)
                     os.environ.pop("KVQ_SAGE_VT", None)
                     os.environ.pop("KVQ_SAGE_STAGES", None)
@@ -439,15 +458,21 @@ def run_child(args):
                     if lib is None:
                         raise RuntimeError(lib_why)
                     a = SageAttn(nq=n, nk=n, dim=D, tau=TAU, causal=causal, buffer=buf, qk_bits=8)
-                    wsz = int(lib.kvq_cuda_sage_attn_workspace(ctypes.byref(a), nh))
+                    wsz = int(lib.kvq_cuda_sage_attn_gqa_workspace(ctypes.byref(a), nh, nkh) if kgqa
+                              else lib.kvq_cuda_sage_attn_workspace(ctypes.byref(a), nh))
                     row["workspace_bytes"] = wsz
                     ws = torch.empty(max(wsz, 1), dtype=torch.uint8, device="cuda")
                     wsp = ws.data_ptr() if wsz else None
 
                     def call():
-                        st = lib.kvq_cuda_sage_attn(o.data_ptr(), res.data_ptr(), q.data_ptr(), k.data_ptr(),
-                                                    v.data_ptr(), ctypes.byref(a), nh, wsp, wsz,
-                                                    ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+                        sp = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+                        if kgqa:
+                            st = lib.kvq_cuda_sage_attn_gqa(o.data_ptr(), res.data_ptr(), q.data_ptr(),
+                                                            k.data_ptr(), v.data_ptr(), ctypes.byref(a), nh, nkh,
+                                                            wsp, wsz, sp)
+                        else:
+                            st = lib.kvq_cuda_sage_attn(o.data_ptr(), res.data_ptr(), q.data_ptr(), k.data_ptr(),
+                                                        v.data_ptr(), ctypes.byref(a), nh, wsp, wsz, sp)
                         if st != 0:
                             row["kvq_status"] = status_name(st)
                             raise RuntimeError(f"kvq_cuda_sage_attn returned {status_name(st)} ({st})")
@@ -469,9 +494,15 @@ def run_child(args):
                         ms6 = (ctypes.c_float * 6)()
                         flush.zero_()
                         torch.cuda.synchronize()
-                        st = lib.kvq_cuda_sage_attn_stages(ms6, o.data_ptr(), res.data_ptr(), q.data_ptr(),
-                                                           k.data_ptr(), v.data_ptr(), ctypes.byref(a), nh, wsp,
-                                                           wsz, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+                        sp = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+                        if kgqa:
+                            st = lib.kvq_cuda_sage_attn_gqa_stages(ms6, o.data_ptr(), res.data_ptr(), q.data_ptr(),
+                                                                   k.data_ptr(), v.data_ptr(), ctypes.byref(a), nh,
+                                                                   nkh, wsp, wsz, sp)
+                        else:
+                            st = lib.kvq_cuda_sage_attn_stages(ms6, o.data_ptr(), res.data_ptr(), q.data_ptr(),
+                                                               k.data_ptr(), v.data_ptr(), ctypes.byref(a), nh, wsp,
+                                                               wsz, sp)
                         if st == 0:
                             row["stages_ms"] = {name: float(ms6[i]) for i, name in enumerate(STAGES)}
                         else:
@@ -744,8 +775,9 @@ def summary(doc):
            f"default kvq rows: {doc.get('fa3_level') or 'the default (4 given V~)'}",
            f"# B = batch, heads = query/KV heads ({HEADS} query heads; 8 KV heads: grouped, SDPA enable_gqa), d = {D},",
            "# nq = nk = N, tau = RN32(1/sqrt(128)); Q, K, V random normal binary32 (seeded per N, batch, KV heads);",
-           "# kvq takes binary32 [B*32][N][128] with K and V repeated to the query heads when grouped (it has no",
-           "# grouped-KV entry: the same attention work, its K/V stages 4x); the others binary16 [B][heads][N][128].",
+           "# kvq takes binary32 [B*32][N][128]; grouped, [B*8][N][128] K and V through kvq_cuda_sage_attn_gqa",
+           "# ([SAGE-DEV-17]; a library without it: K and V repeated, its K/V stages 4x -- the row's gqa note says",
+           "# which); the others binary16 [B][heads][N][128].",
            "# ms: CUDA events, median of the reps after warm-up, cold L2 (256 MiB written before each rep) and",
            "# host launch latency hidden; whole method per call (kvq: smoothing, dS, quantizers, attention;",
            "# sage1: K smoothing, quantization, attention). TFLOPS = 4 N^2 d heads B / t (half for causal).",

@@ -28,7 +28,19 @@
  * or V gives KVQ_E_NONFINITE in the result word and leaves the output
  * untouched.
  *
- * usage: kvq_gpu_sage_attn_test [--bench | --long | --stages [SIZES [REPS]]]
+ * usage: kvq_gpu_sage_attn_test [--bench | --long | --gqa | --stages [SIZES [REPS]] |
+ *                                --gqa-bench [SIZES [REPS]]]
+ *   --gqa    only the grouped-KV cases (kvq_cuda_sage_attn_gqa, [SAGE-DEV-17]; they
+ *            also run, first, without it): 4 query heads on 2 and on 1 KV
+ *            heads, 8 on 2, causal and not, partial blocks, both cores and INT4 --
+ *            the K-side intermediates per KV head and the Q side and dS per query
+ *            head bit for bit against ref/fast on its KV head's K and V, the
+ *            output and result word the same bits as kvq_cuda_sage_attn on K and
+ *            V repeated, every output within the bound; bad kv_heads refused
+ *   --gqa-bench  32 query heads on 8 KV heads at nq = nk = SIZES (default
+ *            8192,32768), not causal: the grouped call against the repeated
+ *            call, outputs bit for bit, medians of REPS (default 5) and the
+ *            stage split of each; exit 1 when they differ, 2 for a bad argument
  *   --long   instead of the standard cases, lengths past 160K (q_len 1 over
  *            196,608 keys, a causal tail of 1024 queries over 163,904 keys)
  *            and large activations (scores ~1e4, V up to 1e5) at 163,841
@@ -56,7 +68,7 @@
  *
  * SPEC: [SAGE-ATT-01] [SAGE-ATT-02] [SAGE-ATT-03] [SAGE-ATT-04] [SAGE-ATT-05] [SAGE-ATT-06]
  * [SAGE-ATT-07] [SAGE-ATT-08] [SAGE-ATT-10] [SAGE-ATT-11] [SAGE-ACC-05] [SAGE-DEV-06] [SAGE-ACC-02]
- * [API-ERR-01] [POL-NF-01] [SAGE-DEV-09] [SAGE-DEV-15] [SAGE-DEV-16]
+ * [API-ERR-01] [POL-NF-01] [SAGE-DEV-09] [SAGE-DEV-15] [SAGE-DEV-16] [SAGE-DEV-17] [SAGE-MHA-01]
  */
 #include <math.h>
 #include <stdio.h>
@@ -1076,11 +1088,304 @@ static int stages_bench(const char *sizes, int reps)
     return bad ? 1 : 0;
 }
 
+/* ---- grouped KV heads [SAGE-DEV-17] ------------------------------------------------------
+ * heads query heads on kv_heads KV heads (query head h reads KV head
+ * h / (heads / kv_heads), [SAGE-MHA-01]) through kvq_cuda_sage_attn_gqa: the
+ * K-side intermediates (smoothed K, its means, K's and V's codes and scales,
+ * V~) of every KV head against ref/fast on that KV head, the Q-side ones and dS
+ * of every query head against ref/fast on its KV head's K, bit for bit; the
+ * output and result word equal, bit for bit, to kvq_cuda_sage_attn's on K and
+ * V repeated to the query heads; every output within the bound on its KV
+ * head's K and V.  loop: the case with KVQ_SAGE_CORE=loop (the warpgroup core). */
+typedef struct gcase {
+    uint32_t nq, nk, heads, kv_heads, causal, buffer, bits, dist, loop;
+} gcase;
+
+static const gcase gqa_cases[] = {
+    {200, 200, 4, 2, 1, 128, 8, DIST_GAUSS, 0}, {1000, 300, 4, 1, 0, 64, 8, DIST_SINK, 0},
+    {300, 1000, 8, 2, 1, 0, 8, DIST_SMALL, 0},  {130, 77, 8, 2, 0, 128, 8, DIST_HUGE, 0},
+    {200, 333, 4, 2, 1, 128, 8, DIST_SINK, 1},  {1024, 1024, 4, 1, 0, 64, 8, DIST_GAUSS, 1},
+    {130, 77, 4, 2, 1, 128, 4, DIST_SINK, 0},   {1, 1000, 8, 2, 0, 128, 8, DIST_GAUSS, 0},
+    {64, 64, 4, 4, 0, 128, 8, DIST_GAUSS, 0},
+};
+
+static void run_gqa_case(const gcase *g, uint32_t idx)
+{
+    kvq_tb_case();
+    const char *core_was = getenv("KVQ_SAGE_CORE");
+    const std::string core_keep = core_was != NULL ? core_was : "";
+    if (g->loop) setenv("KVQ_SAGE_CORE", "loop", 1);
+    kvq_sage_attn a;
+    a.nq = g->nq, a.nk = g->nk, a.dim = D, a.tau = 1.0f / sqrtf((float)D), a.causal = g->causal;
+    a.buffer = g->buffer, a.qk_bits = g->bits;
+    const uint32_t H = g->heads, G = g->kv_heads, grp = H / G, nq = g->nq, nk = g->nk;
+    const acase cq = {nq, nk, H, g->causal, g->buffer, g->bits, g->dist};   /* Q and the repeated K, V */
+    const acase ckv = {nq, nk, G, g->causal, g->buffer, g->bits, g->dist};  /* the K-side segments */
+    const size_t nqe = (size_t)H * nq * D, nke = (size_t)G * nk * D, nre = (size_t)H * nk * D;
+    std::vector<float> q(nqe), k(nre), v(nre), kr(nre), vr(nre);
+    gen(q.data(), k.data(), v.data(), &cq);                  /* K, V: the first G heads drawn */
+    k.resize(nke), v.resize(nke);
+    for (uint32_t h = 0; h < H; h++) {                       /* K and V repeated to the query heads */
+        memcpy(&kr[(size_t)h * nk * D], &k[(size_t)(h / grp) * nk * D], (size_t)nk * D * 4u);
+        memcpy(&vr[(size_t)h * nk * D], &v[(size_t)(h / grp) * nk * D], (size_t)nk * D * 4u);
+    }
+    float *dq = dalloc<float>(nqe * 4u), *dk = dalloc<float>(nke * 4u), *dv = dalloc<float>(nke * 4u);
+    float *dkr = dalloc<float>(nre * 4u), *dvr = dalloc<float>(nre * 4u);
+    const size_t obytes = nqe * 4u;
+    uint8_t *dob = dalloc<uint8_t>(obytes + KVQ_TB_GUARD), *dob2 = dalloc<uint8_t>(obytes);
+    kvq_cuda_result *dres = dalloc<kvq_cuda_result>(2u * sizeof(kvq_cuda_result));
+    CK(cudaMemcpy(dq, q.data(), nqe * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dk, k.data(), nke * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dv, v.data(), nke * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dkr, kr.data(), nre * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dvr, vr.data(), nre * 4u, cudaMemcpyHostToDevice));
+    CK(cudaMemset(dob, KVQ_TB_SENTINEL, obytes + KVQ_TB_GUARD));
+    CK(cudaMemset(dob2, 0x5A, obytes));
+    CK(cudaMemset(dres, 0xA5, 2u * sizeof(kvq_cuda_result)));
+    kvq_cuda_sage_attn_ws L, LR;
+    check(kvq_cuda_sage_attn_gqa_ws_layout(&L, &a, H, G) == KVQ_OK, "gqa case %u: gqa_ws_layout", idx);
+    check(kvq_cuda_sage_attn_gqa_workspace(&a, H, G) == L.total, "gqa case %u: gqa workspace size", idx);
+    check(kvq_cuda_sage_attn_ws_layout(&LR, &a, H) == KVQ_OK, "gqa case %u: ws_layout", idx);
+    uint8_t *ws = dalloc<uint8_t>(L.total), *wsr = dalloc<uint8_t>(LR.total);
+    CK(cudaMemset(ws, 0xA5, L.total));
+    CK(cudaMemset(wsr, 0xA5, LR.total));
+
+    /* the grouped call, then the call on K and V repeated */
+    const kvq_status st = kvq_cuda_sage_attn_gqa((float *)dob, dres, dq, dk, dv, &a, H, G, ws, L.total, 0);
+    const kvq_status str = kvq_cuda_sage_attn((float *)dob2, dres + 1, dq, dkr, dvr, &a, H, wsr, LR.total, 0);
+    CK(cudaDeviceSynchronize());
+    kvq_cuda_result res[2];
+    CK(cudaMemcpy(res, dres, sizeof res, cudaMemcpyDeviceToHost));
+    check(st == KVQ_OK && res[0].status == KVQ_OK, "gqa case %u: launch %s, result word status %u", idx,
+          kvq_status_str(st), res[0].status);
+    check(str == KVQ_OK && res[1].status == res[0].status && res[1].flags == res[0].flags,
+          "gqa case %u: repeated call %s, result word %u/0x%x against the grouped call's %u/0x%x", idx,
+          kvq_status_str(str), res[1].status, res[1].flags, res[0].status, res[0].flags);
+    std::vector<float> o(nqe), orep(nqe);
+    CK(cudaMemcpy(o.data(), dob, obytes, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(orep.data(), dob2, obytes, cudaMemcpyDeviceToHost));
+    same_bytes("grouped output vs the repeated call's [SAGE-DEV-17]", dob, orep.data(), obytes, &cq);
+    std::vector<uint8_t> guard(KVQ_TB_GUARD), sent(KVQ_TB_GUARD, KVQ_TB_SENTINEL);
+    CK(cudaMemcpy(guard.data(), dob + obytes, KVQ_TB_GUARD, cudaMemcpyDeviceToHost));
+    check(memcmp(guard.data(), sent.data(), KVQ_TB_GUARD) == 0, "gqa case %u: bytes past the output written", idx);
+
+    /* intermediates: the K side per KV head, the Q side and dS per query head on
+     * its KV head's K (ref/fast on the repeated K and V) */
+    inter rkv, rrep, e;
+    const int hok = host_inter(&rkv, q.data(), k.data(), v.data(), &a, G) &&
+                    host_inter(&rrep, q.data(), kr.data(), vr.data(), &a, H);
+    check(hok, "gqa case %u: the host reference failed", idx);
+    if (hok) {
+        e.ks = rkv.ks, e.km = rkv.km, e.kc = rkv.kc, e.ksc = rkv.ksc, e.vc = rkv.vc, e.vsc = rkv.vsc;
+        e.qs = rrep.qs, e.qm = rrep.qm, e.ds = rrep.ds, e.qc = rrep.qc, e.qsc = rrep.qsc;
+        same_inter("grouped: ", ws, &L, &e, &ckv);
+    }
+
+    /* the output within the bound on its KV head's K and V [SAGE-ATT-07] */
+    std::vector<uint32_t> rows;
+    if (nq <= 256u) {
+        for (uint32_t i = 0; i < nq; i++) rows.push_back(i);
+    } else {
+        const uint32_t fixed[] = {0u, 1u, 63u, 64u, 127u, 128u, nq - 2u, nq - 1u};
+        for (uint32_t f : fixed) rows.push_back(f);
+        uint64_t z = kvq_tb_seed() ^ (0x9E3779B97F4A7C15ull * (idx + 101u));
+        while (rows.size() < 64u) {
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            rows.push_back((uint32_t)((z >> 33) % nq));
+        }
+    }
+    const uint32_t nr = (uint32_t)rows.size();
+    const kvq_sage_attn_class cls = KVQ_SAGE_ATTN_CLASS_HOPPER;
+    std::vector<kvq_status> bst(H);
+    std::vector<uint64_t> bbad(H);
+    std::vector<double> bworst(H);
+#pragma omp parallel for schedule(dynamic)
+    for (uint32_t h = 0; h < H; h++) {
+        std::vector<kvq_sage_attn_bound> bd((size_t)nr * D);
+        std::vector<float> oh((size_t)nr * D);
+        const size_t kvo = (size_t)(h / grp) * nk * D;
+        bst[h] = kvq_exact_sage_attn_bound(bd.data(), q.data() + (size_t)h * nq * D, k.data() + kvo, v.data() + kvo,
+                                           &a, rows.data(), nr, &cls);
+        for (uint32_t r2 = 0; r2 < nr; r2++)
+            memcpy(&oh[(size_t)r2 * D], &o[((size_t)h * nq + rows[r2]) * D], D * sizeof(float));
+        bworst[h] = 0.0;
+        bbad[h] = bst[h] == KVQ_OK ? kvq_exact_sage_attn_judge(&bworst[h], oh.data(), bd.data(), (uint64_t)nr * D) : 0u;
+    }
+    uint64_t outside = 0;
+    double worst = 0.0;
+    for (uint32_t h = 0; h < H; h++) {
+        check(bst[h] == KVQ_OK, "gqa case %u head %u: the exact bound: %s", idx, h, kvq_status_str(bst[h]));
+        check(bbad[h] == 0u, "gqa case %u head %u: %llu outputs outside the bound [SAGE-ATT-07] (worst %.3g of it)",
+              idx, h, (unsigned long long)bbad[h], bworst[h]);
+        outside += bbad[h];
+        worst = std::max(worst, bworst[h]);
+    }
+    printf("  gqa case %u nq=%-5u nk=%-5u heads=%u kv_heads=%u causal=%u buffer=%-3u bits=%u input=%-5s core=%s: "
+           "output %s the repeated call's; bound: %u rows x %u heads, %llu outside, worst %.3g of the bound\n",
+           idx, nq, nk, H, G, g->causal, g->buffer, g->bits, dist_name[g->dist],
+           g->loop ? "loop" : "default", memcmp(o.data(), orep.data(), obytes) == 0 ? "==" : "!=", nr, H,
+           (unsigned long long)outside, worst);
+    fflush(stdout);
+    if (g->loop) {
+        if (core_was != NULL) setenv("KVQ_SAGE_CORE", core_keep.c_str(), 1);
+        else unsetenv("KVQ_SAGE_CORE");
+    }
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dkr), cudaFree(dvr), cudaFree(dob), cudaFree(dob2);
+    cudaFree(dres), cudaFree(ws), cudaFree(wsr);
+}
+
+/* kv_heads 0, above heads or not dividing them: KVQ_E_PARAM, nothing launched
+ * (output and result word untouched), the workspace functions 0 [SAGE-DEV-17]. */
+static void bad_gqa(void)
+{
+    kvq_tb_case();
+    kvq_sage_attn g = {256u, 256u, D, 0.0883883476f, 0u, 128u, 8u};
+    const uint32_t H = 6u;
+    const size_t nqe = (size_t)H * g.nq * D;
+    float *dq = dalloc<float>(nqe * 4u), *dk = dalloc<float>(nqe * 4u), *dv = dalloc<float>(nqe * 4u);
+    float *dout = dalloc<float>(nqe * 4u);
+    kvq_cuda_result *dres = dalloc<kvq_cuda_result>(sizeof(kvq_cuda_result));
+    const size_t wsb = kvq_cuda_sage_attn_workspace(&g, H);
+    uint8_t *ws = dalloc<uint8_t>(wsb);
+    CK(cudaMemset(dq, 0, nqe * 4u));
+    CK(cudaMemset(dk, 0, nqe * 4u));
+    CK(cudaMemset(dv, 0, nqe * 4u));
+    CK(cudaMemset(dout, KVQ_TB_SENTINEL, nqe * 4u));
+    CK(cudaMemset(dres, KVQ_TB_SENTINEL, sizeof(kvq_cuda_result)));
+    CK(cudaDeviceSynchronize());
+    kvq_cuda_sage_attn_ws L;
+    for (uint32_t kvh : {0u, 4u, 5u, 7u, 12u}) {              /* 0, not dividing 6, above 6 */
+        check(kvq_cuda_sage_attn_gqa(dout, dres, dq, dk, dv, &g, H, kvh, ws, wsb, 0) == KVQ_E_PARAM,
+              "gqa pipeline, heads %u kv_heads %u: not KVQ_E_PARAM", H, kvh);
+        check(kvq_cuda_sage_attn_gqa_workspace(&g, H, kvh) == 0u, "gqa workspace, kv_heads %u: not 0", kvh);
+        check(kvq_cuda_sage_attn_gqa_ws_layout(&L, &g, H, kvh) == KVQ_E_PARAM, "gqa ws_layout, kv_heads %u", kvh);
+    }
+    /* a workspace of the grouped size one byte short */
+    const size_t wg = kvq_cuda_sage_attn_gqa_workspace(&g, H, 2u);
+    check(wg > 0u && wg < wsb, "gqa workspace of 6 on 2 (%zu) not below 6 on 6 (%zu)", wg, wsb);
+    check(kvq_cuda_sage_attn_gqa(dout, dres, dq, dk, dv, &g, H, 2u, ws, wg - 1u, 0) == KVQ_E_PARAM,
+          "gqa pipeline, workspace one byte short: not KVQ_E_PARAM");
+    CK(cudaDeviceSynchronize());
+    std::vector<uint8_t> ho(nqe * 4u), sent(nqe * 4u, KVQ_TB_SENTINEL);
+    CK(cudaMemcpy(ho.data(), dout, nqe * 4u, cudaMemcpyDeviceToHost));
+    check(memcmp(ho.data(), sent.data(), nqe * 4u) == 0, "bad kv_heads: the output was written");
+    uint8_t hr[sizeof(kvq_cuda_result)];
+    CK(cudaMemcpy(hr, dres, sizeof hr, cudaMemcpyDeviceToHost));
+    check(memcmp(hr, sent.data(), sizeof hr) == 0, "bad kv_heads: the result word was written");
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dres), cudaFree(ws);
+}
+
+/* --gqa-bench [SIZES] [REPS]: 32 query heads on 8 KV heads, nq = nk = N
+ * (default 8192,32768), d = 128, not causal, buffer 128, INT8, gaussian
+ * inputs: the grouped call against the call on K and V repeated to the query
+ * heads (the repetition outside the timing), alternating in each repetition,
+ * medians of REPS (default 5) of cudaEvent times, and each one's stage split
+ * (kvq_cuda_sage_attn_gqa_stages / _stages, medians); first the two outputs
+ * and result words compared bit for bit (exit 1 when they differ). */
+static int gqa_bench(const char *sizes, int reps)
+{
+    const uint32_t H = 32u, G = 8u, grp = H / G;
+    int rc = 0;
+    std::string list = sizes;
+    size_t at = 0;
+    while (at <= list.size()) {
+        const size_t comma = list.find(',', at);
+        const std::string tok = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        at = comma == std::string::npos ? list.size() + 1u : comma + 1u;
+        char *end = NULL;
+        const long n = strtol(tok.c_str(), &end, 10);
+        if (tok.empty() || *end != '\0' || n < 1 || n > 65536) {
+            fprintf(stderr, "kvq_gpu_sage_attn_test: --gqa-bench: size \"%s\" is not a number in 1 .. 65536\n",
+                    tok.c_str());
+            return 2;
+        }
+        kvq_sage_attn a = {(uint32_t)n, (uint32_t)n, D, 0.0883883476f, 0u, 128u, 8u};
+        const size_t nqe = (size_t)H * n * D, nke = (size_t)G * n * D;
+        std::vector<float> x(nqe), kx(nke), vx(nke);
+        for (auto &e : x) e = (float)gauss();
+        for (auto &e : kx) e = (float)gauss();
+        for (auto &e : vx) e = (float)gauss();
+        float *dq = dalloc<float>(nqe * 4u), *dk = dalloc<float>(nke * 4u), *dv = dalloc<float>(nke * 4u);
+        float *dkr = dalloc<float>(nqe * 4u), *dvr = dalloc<float>(nqe * 4u);
+        float *og = dalloc<float>(nqe * 4u), *orp = dalloc<float>(nqe * 4u);
+        CK(cudaMemcpy(dq, x.data(), nqe * 4u, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dk, kx.data(), nke * 4u, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dv, vx.data(), nke * 4u, cudaMemcpyHostToDevice));
+        const size_t hb = (size_t)n * D * 4u;
+        for (uint32_t h = 0; h < H; h++) {
+            CK(cudaMemcpy((uint8_t *)dkr + h * hb, (uint8_t *)dk + (h / grp) * hb, hb, cudaMemcpyDeviceToDevice));
+            CK(cudaMemcpy((uint8_t *)dvr + h * hb, (uint8_t *)dv + (h / grp) * hb, hb, cudaMemcpyDeviceToDevice));
+        }
+        kvq_cuda_result *dres = dalloc<kvq_cuda_result>(2u * sizeof(kvq_cuda_result));
+        const size_t wg = kvq_cuda_sage_attn_gqa_workspace(&a, H, G), wr = kvq_cuda_sage_attn_workspace(&a, H);
+        uint8_t *wsg = dalloc<uint8_t>(wg), *wsr = dalloc<uint8_t>(wr);
+        const kvq_status s1 = kvq_cuda_sage_attn_gqa(og, dres, dq, dk, dv, &a, H, G, wsg, wg, 0);
+        const kvq_status s2 = kvq_cuda_sage_attn(orp, dres + 1, dq, dkr, dvr, &a, H, wsr, wr, 0);
+        CK(cudaDeviceSynchronize());
+        kvq_cuda_result res[2];
+        CK(cudaMemcpy(res, dres, sizeof res, cudaMemcpyDeviceToHost));
+        std::vector<uint8_t> hg(nqe * 4u), hr(nqe * 4u);
+        CK(cudaMemcpy(hg.data(), og, nqe * 4u, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(hr.data(), orp, nqe * 4u, cudaMemcpyDeviceToHost));
+        const long diff = kvq_tb_first_diff(hg.data(), hr.data(), nqe * 4u);
+        const int same = s1 == KVQ_OK && s2 == KVQ_OK && res[0].status == KVQ_OK && res[1].status == KVQ_OK &&
+                         res[0].flags == res[1].flags && diff < 0;
+        printf("gqa-bench N=%ld heads=%u kv_heads=%u: grouped %s/%u, repeated %s/%u; output %zu bytes %s%s\n", n, H,
+               G, kvq_status_str(s1), res[0].status, kvq_status_str(s2), res[1].status, nqe * 4u,
+               same ? "equal bit for bit" : "DIFFER at byte ", same ? "" : std::to_string(diff).c_str());
+        if (!same) rc = 1;
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        std::vector<float> tg, tr;
+        std::vector<std::vector<float>> sg(6), sr(6);
+        for (int rep = 0; rep <= reps; rep++) {                 /* rep 0: warm-up */
+            for (int which = 0; which < 2; which++) {
+                float ms = 0.0f;
+                CK(cudaEventRecord(e0, 0));
+                const kvq_status s = which == 0 ? kvq_cuda_sage_attn_gqa(og, dres, dq, dk, dv, &a, H, G, wsg, wg, 0)
+                                                : kvq_cuda_sage_attn(orp, dres + 1, dq, dkr, dvr, &a, H, wsr, wr, 0);
+                CK(cudaEventRecord(e1, 0));
+                CK(cudaEventSynchronize(e1));
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                if (s != KVQ_OK) rc = 1;
+                if (rep) (which == 0 ? tg : tr).push_back(ms);
+                float t[6];
+                const kvq_status ss =
+                    which == 0 ? kvq_cuda_sage_attn_gqa_stages(t, og, dres, dq, dk, dv, &a, H, G, wsg, wg, 0)
+                               : kvq_cuda_sage_attn_stages(t, orp, dres + 1, dq, dkr, dvr, &a, H, wsr, wr, 0);
+                if (ss != KVQ_OK) rc = 1;
+                if (rep && ss == KVQ_OK)
+                    for (int i = 0; i < 6; i++) (which == 0 ? sg : sr)[i].push_back(t[i]);
+            }
+        }
+        const char *nm[6] = {"smooth K", "smooth Q", "dS", "Q+K quantizers", "V quantizer", "core"};
+        printf("gqa-bench N=%ld heads=%u kv_heads=%u causal=0 buffer=128 INT8, medians of %d: grouped %.3f ms, "
+               "repeated %.3f ms, repeated/grouped %.3fx; workspace %zu vs %zu bytes\n", n, H, G, reps, med(tg),
+               med(tr), med(tg) > 0.0f ? med(tr) / med(tg) : 0.0f, wg, wr);
+        for (int i = 0; i < 6; i++)
+            printf("gqa-bench N=%ld   %-15s grouped %8.3f ms  repeated %8.3f ms  %.2fx\n", n, nm[i], med(sg[i]),
+                   med(sr[i]), med(sg[i]) > 0.0f ? med(sr[i]) / med(sg[i]) : 0.0f);
+        fflush(stdout);
+        CK(cudaEventDestroy(e0));
+        CK(cudaEventDestroy(e1));
+        cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dkr), cudaFree(dvr), cudaFree(og), cudaFree(orp);
+        cudaFree(dres), cudaFree(wsg), cudaFree(wsr);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const int do_bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
     g_long = argc > 1 && strcmp(argv[1], "--long") == 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc > 1 && !do_bench && !g_long && strcmp(argv[1], "--gqa") != 0 && strcmp(argv[1], "--stages") != 0 &&
+        strcmp(argv[1], "--gqa-bench") != 0) {
+        fprintf(stderr, "kvq_gpu_sage_attn_test: unknown argument \"%s\" (usage: [--bench | --long | --gqa | "
+                        "--stages [SIZES [REPS]] | --gqa-bench [SIZES [REPS]]])\n", argv[1]);
+        return 2;
+    }
     kvq_tb_init("gpu-sage-attn-test", DEFAULT_SEED);
     if (!kvq_tb_device("%zu cases", sizeof cases / sizeof cases[0])) return SKIP_STATUS;
     int dev = 0, major = 0, minor = 0;
@@ -1103,12 +1408,26 @@ int main(int argc, char **argv)
         }
         return stages_bench(argc > 2 ? argv[2] : "4096,8192,32768", reps);
     }
+    if (argc > 1 && strcmp(argv[1], "--gqa-bench") == 0) {
+        const int reps = argc > 3 ? atoi(argv[3]) : 5;
+        if (reps < 1 || reps > 100) {
+            fprintf(stderr, "kvq_gpu_sage_attn_test: --gqa-bench: repetitions \"%s\" not in 1 .. 100\n", argv[3]);
+            return 2;
+        }
+        return gqa_bench(argc > 2 ? argv[2] : "8192,32768", reps);
+    }
+    const int only_gqa = argc > 1 && strcmp(argv[1], "--gqa") == 0;
     if (g_long) {
         for (uint32_t i = 0; i < sizeof long_cases / sizeof long_cases[0]; i++) run_case(&long_cases[i], i);
         return kvq_tb_finish();
     }
-    for (uint32_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], i);
-    bad_params();
-    bad_values();
+    for (uint32_t i = 0; i < sizeof gqa_cases / sizeof gqa_cases[0]; i++) run_gqa_case(&gqa_cases[i], i);
+    bad_gqa();
+    if (!only_gqa)
+        for (uint32_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], i);
+    if (!only_gqa) {
+        bad_params();
+        bad_values();
+    }
     return kvq_tb_finish();
 }

@@ -231,3 +231,21 @@ $(B)/gpu/kvq_gpu_sage_attn_test_plant: $(filter-out $(B)/gpu/sage/sage.o $(B)/gp
     $(STG_PLANT_OBJ) $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ) $(B)/rel/libkvq.a
 	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lmpfr -lgmp -lm -lgomp
 GPU_TARGETS += $(B)/gpu/kvq_gpu_sage_qtest_stgplant $(B)/gpu/kvq_gpu_sage_attn_test_plant
+
+# The grouped-KV entry point [SAGE-DEV-17]: the planted build has both cores read KV head
+# h % kv_heads (the heads interleaved, [SAGE-MHA-01]'s other grouping) in place of
+# h / (heads / kv_heads); the attention test's grouped cases over it (--gqa) must FAIL.
+# gpu/sage/device-gqa.sh runs it.
+$(B)/gpu/sage/sage_attn_gqaplant.o: gpu/sage/sage_attn.cu $(GPU_HDR) $(SAGE_HDR) include/kvq_sage_attn.h \
+    gpu/sage/sage_common.cuh gpu/sage/sage_instr.cuh gpu/sage/sage_fa3.h
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_SAGE_GQA_PLANT=1 -c $< -o $@
+$(B)/gpu/sage/sage_fa3_gqaplant.o: gpu/sage/sage_fa3.cu gpu/sage/sage_fa3.h gpu/sage/sage_instr.cuh $(GPU_HDR) \
+    $(SAGE_HDR) include/kvq_sage_attn.h | cutlass-check
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -isystem $(CUTLASS_INC) --expt-relaxed-constexpr -DKVQ_SAGE_GQA_PLANT=1 -c $< -o $@
+$(B)/gpu/kvq_gpu_sage_attn_test_gqaplant: $(filter-out $(B)/gpu/sage/sage_attn.o $(B)/gpu/sage/sage_fa3.o,$(GPU_OBJ)) \
+    $(B)/gpu/sage/sage_attn_gqaplant.o $(B)/gpu/sage/sage_fa3_gqaplant.o $(B)/gpu/sage/attn_test.o $(GPU_REF_OBJ) \
+    $(SAGE_REF_OBJ) $(B)/rel/libkvq.a
+	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp $^ -o $@ -lmpfr -lgmp -lm -lgomp
+GPU_TARGETS += $(B)/gpu/kvq_gpu_sage_attn_test_gqaplant

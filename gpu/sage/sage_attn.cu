@@ -97,6 +97,8 @@ typedef struct attn_args {
     kvq_sage_attn a;
     float tau2;
     uint32_t head0;                       /* first head of this launch */
+    uint32_t group;                       /* query heads a KV head: head h reads KV head h / group [SAGE-DEV-17] */
+    uint32_t kv_heads;                    /* heads / group */
     float *o;
     const uint8_t *qc, *kc, *vc;
     const float *qs, *ks, *ds, *vs;
@@ -208,12 +210,17 @@ __global__ void __launch_bounds__(128) sage_attn_kernel(const attn_args p)
     const bool traced = TRACE && head == p.tr.head && blockIdx.x == p.tr.qblock;
 
     const uint8_t *qc = p.qc + (uint64_t)head * p.qc_head;
-    const uint8_t *kc = p.kc + (uint64_t)head * p.kc_head;
-    const uint8_t *vc = p.vc + (uint64_t)head * nk * ATT_D;
+#ifdef KVQ_SAGE_GQA_PLANT
+    const uint32_t kvh = head % p.kv_heads;                     /* planted: the heads interleaved */
+#else
+    const uint32_t kvh = head / p.group;                        /* its KV head [SAGE-DEV-17] */
+#endif
+    const uint8_t *kc = p.kc + (uint64_t)kvh * p.kc_head;
+    const uint8_t *vc = p.vc + (uint64_t)kvh * nk * ATT_D;
     const float *qs = p.qs + (uint64_t)head * p.qs_head;
-    const float *ks = p.ks + (uint64_t)head * p.ks_head;
+    const float *ks = p.ks + (uint64_t)kvh * p.ks_head;
     const float *dsrow = p.ds + (uint64_t)head * p.ds_head + (uint64_t)(q0 / KVQ_SAGE_ATTN_BQ) * nk;
-    const float *vs = p.vs + (uint64_t)head * ATT_D;
+    const float *vs = p.vs + (uint64_t)kvh * ATT_D;
     float *o = p.o + (uint64_t)head * nq * ATT_D;
 
     /* the lane's two rows and the keys they see (a prefix) */
@@ -454,9 +461,10 @@ static kvq_status launch_core(float *d_o, const kvq_sage_attn *a, uint32_t heads
                               const float *d_qs, const uint8_t *d_kc, const float *d_ks, const float *d_ds,
                               const uint8_t *d_vc, const float *d_vs, const kvq_cuda_result *gate,
                               const kvq_cuda_sage_attn_trace *tr, cudaStream_t stream, int which = CORE_DEFAULT,
-                              const uint8_t *d_vt = NULL)
+                              const uint8_t *d_vt = NULL, uint32_t group = 1u)
 {
     if (a == NULL || !kvq_sage_attn_ok(a) || heads < 1u) return KVQ_E_PARAM;
+    if (group < 1u || heads % group != 0u) return KVQ_E_PARAM;   /* [SAGE-DEV-17] */
     if (d_o == NULL || d_qc == NULL || d_qs == NULL || d_kc == NULL || d_ks == NULL || d_ds == NULL ||
         d_vc == NULL || d_vs == NULL)
         return KVQ_E_PARAM;
@@ -498,6 +506,7 @@ static kvq_status launch_core(float *d_o, const kvq_sage_attn *a, uint32_t heads
         f.ds_head = (uint64_t)kvq_sage_mean_rows(a->nq, KVQ_SAGE_ATTN_BQ) * a->nk;
         f.gate = gate;
         f.vt = d_vt;
+        f.group = group;
         return kvq_sage_fa3_launch(&f, stream);
     }
 
@@ -514,6 +523,8 @@ static kvq_status launch_core(float *d_o, const kvq_sage_attn *a, uint32_t heads
     p.ks_head = kvq_sage_scale_count(&ksh, &kq);
     p.ds_head = (uint64_t)kvq_sage_mean_rows(a->nq, KVQ_SAGE_ATTN_BQ) * a->nk;
     p.gate = gate;
+    p.group = group;
+    p.kv_heads = heads / group;
     if (tr != NULL) p.tr = *tr;
 
     void (*kern)(attn_args);
@@ -613,28 +624,31 @@ static uint64_t attn_scratch_bytes(uint64_t heads)
     return sizeof(attn_scratch) + heads * ATT_D * 8u;
 }
 
-extern "C" kvq_status kvq_cuda_sage_attn_ws_layout(kvq_cuda_sage_attn_ws *w, const kvq_sage_attn *a,
-                                                   uint32_t heads)
+/* heads query heads on kv_heads KV heads [SAGE-DEV-17]: the K and V segments
+ * (smoothed K, its means, K's and V's codes and scales, V~) hold kv_heads heads. */
+extern "C" kvq_status kvq_cuda_sage_attn_gqa_ws_layout(kvq_cuda_sage_attn_ws *w, const kvq_sage_attn *a,
+                                                       uint32_t heads, uint32_t kv_heads)
 {
     if (w == NULL || a == NULL || !kvq_sage_attn_ok(a) || heads < 1u) return KVQ_E_PARAM;
-    const uint64_t H = heads, nq = a->nq, nk = a->nk, d = ATT_D;
+    if (kv_heads < 1u || kv_heads > heads || heads % kv_heads != 0u) return KVQ_E_PARAM;
+    const uint64_t H = heads, G = kv_heads, nq = a->nq, nk = a->nk, d = ATT_D;
     const uint64_t rows = kvq_sage_mean_rows(a->nq, KVQ_SAGE_ATTN_BQ);
     const kvq_sage_shape qsh = {a->nq, ATT_D}, ksh = {a->nk, ATT_D};
     const kvq_sage_qk qq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(a, KVQ_SAGE_ROLE_K);
     size_t at = 0;
 #define SEG(f, n) (w->f = at, at += up256(n))
-    SEG(ks, H * nk * d * 4u);
-    SEG(km, H * d * 4u);
+    SEG(ks, G * nk * d * 4u);
+    SEG(km, G * d * 4u);
     SEG(qs, H * nq * d * 4u);
     SEG(qm, H * rows * d * 4u);
     SEG(ds, H * rows * nk * 4u);
     SEG(qc, H * kvq_sage_code_bytes(&qsh, a->qk_bits));
     SEG(qsc, H * kvq_sage_scale_count(&qsh, &qq) * 4u);
-    SEG(kc, H * kvq_sage_code_bytes(&ksh, a->qk_bits));
-    SEG(ksc, H * kvq_sage_scale_count(&ksh, &kq) * 4u);
-    SEG(vc, H * nk * d);
-    SEG(vsc, H * d * 4u);
-    SEG(vt, H * kvq_sage_blocks(a->nk, ATT_BKV) * KVQ_CUDA_SAGE_VT_BLOCK);   /* V~ [SAGE-DEV-15] */
+    SEG(kc, G * kvq_sage_code_bytes(&ksh, a->qk_bits));
+    SEG(ksc, G * kvq_sage_scale_count(&ksh, &kq) * 4u);
+    SEG(vc, G * nk * d);
+    SEG(vsc, G * d * 4u);
+    SEG(vt, G * kvq_sage_blocks(a->nk, ATT_BKV) * KVQ_CUDA_SAGE_VT_BLOCK);   /* V~ [SAGE-DEV-15] */
     SEG(scratch, attn_scratch_bytes(H));                      /* the stages' states, V's maxima */
     SEG(results, sizeof(kvq_cuda_result));                    /* the core's gate */
 #undef SEG
@@ -642,10 +656,22 @@ extern "C" kvq_status kvq_cuda_sage_attn_ws_layout(kvq_cuda_sage_attn_ws *w, con
     return KVQ_OK;
 }
 
+extern "C" kvq_status kvq_cuda_sage_attn_ws_layout(kvq_cuda_sage_attn_ws *w, const kvq_sage_attn *a,
+                                                   uint32_t heads)
+{
+    return kvq_cuda_sage_attn_gqa_ws_layout(w, a, heads, heads);
+}
+
 extern "C" size_t kvq_cuda_sage_attn_workspace(const kvq_sage_attn *a, uint32_t heads)
 {
     kvq_cuda_sage_attn_ws w;
     return kvq_cuda_sage_attn_ws_layout(&w, a, heads) == KVQ_OK ? w.total : 0u;
+}
+
+extern "C" size_t kvq_cuda_sage_attn_gqa_workspace(const kvq_sage_attn *a, uint32_t heads, uint32_t kv_heads)
+{
+    kvq_cuda_sage_attn_ws w;
+    return kvq_cuda_sage_attn_gqa_ws_layout(&w, a, heads, kv_heads) == KVQ_OK ? w.total : 0u;
 }
 
 /* Before stage s: when an earlier stage's state holds an error, mark stage
@@ -679,11 +705,12 @@ static __global__ void attn_combine_kernel(kvq_cuda_result *r, kvq_cuda_result *
  * only: no host wait, no allocation, no host thread [SAGE-DEV-09].  ev (NULL,
  * or 7 events) records the stage boundaries for kvq_cuda_sage_attn_stages. */
 static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const float *d_q, const float *d_k,
-                                const float *d_v, const kvq_sage_attn *a, uint32_t heads, void *d_workspace,
-                                size_t workspace_bytes, cudaStream_t stream, cudaEvent_t *ev)
+                                const float *d_v, const kvq_sage_attn *a, uint32_t heads, uint32_t kv_heads,
+                                void *d_workspace, size_t workspace_bytes, cudaStream_t stream, cudaEvent_t *ev)
 {
     kvq_cuda_sage_attn_ws L;
-    if (kvq_cuda_sage_attn_ws_layout(&L, a, heads) != KVQ_OK) return KVQ_E_PARAM;
+    if (kvq_cuda_sage_attn_gqa_ws_layout(&L, a, heads, kv_heads) != KVQ_OK) return KVQ_E_PARAM;
+    const uint32_t grp = heads / kv_heads;                     /* query heads a KV head [SAGE-DEV-17] */
     if (d_o == NULL || d_result == NULL || d_q == NULL || d_k == NULL || d_v == NULL || d_workspace == NULL ||
         !is_aligned(d_workspace, 256) || workspace_bytes < L.total || !is_aligned(d_o, 8))
         return KVQ_E_PARAM;
@@ -724,7 +751,7 @@ static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const flo
     }
     kvq_status s = KVQ_OK;
     /* 1. K smoothed over each head's nk tokens, 2. Q per block of 128 tokens [SAGE-ATT-02] */
-    s = sage_enqueue_smooth(ks, km, d_k, heads, nk, ATT_D, nk, &sc->st[ST_SMOOTH_K], stream, sm_stg);
+    s = sage_enqueue_smooth(ks, km, d_k, kv_heads, nk, ATT_D, nk, &sc->st[ST_SMOOTH_K], stream, sm_stg);
     if (s == KVQ_OK && !mark(1)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK && !gated(ST_SMOOTH_Q)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK)
@@ -733,17 +760,18 @@ static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const flo
     if (s == KVQ_OK && !mark(2)) s = KVQ_E_DEVICE;
     /* 3. dS = q_m K_s^T tau2, every head */
     if (s == KVQ_OK && !gated(ST_DS)) s = KVQ_E_DEVICE;
-    if (s == KVQ_OK) s = sage_enqueue_ds(ds, qm, ks, heads, rows, &ksh, tau2, pre, &sc->st[ST_DS], stream, ds_stg);
+    if (s == KVQ_OK) s = sage_enqueue_ds(ds, qm, ks, heads, rows, &ksh, tau2, pre, &sc->st[ST_DS], stream, ds_stg,
+                                             grp);
     if (s == KVQ_OK && !mark(3)) s = KVQ_E_DEVICE;
     /* 4. the quantizers Q, K, then V (per channel over a head's tokens) */
     if (s == KVQ_OK && !gated(ST_QUANT_Q)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK) s = sage_enqueue_qk(qc, qsc, qs, heads, &qsh, &qq, pol, qk_opts, &sc->st[ST_QUANT_Q], stream);
     if (s == KVQ_OK && !gated(ST_QUANT_K)) s = KVQ_E_DEVICE;
-    if (s == KVQ_OK) s = sage_enqueue_qk(kc, ksc, ks, heads, &ksh, &kq, pol, qk_opts, &sc->st[ST_QUANT_K], stream);
+    if (s == KVQ_OK) s = sage_enqueue_qk(kc, ksc, ks, kv_heads, &ksh, &kq, pol, qk_opts, &sc->st[ST_QUANT_K], stream);
     if (s == KVQ_OK && !mark(4)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK && !gated(ST_QUANT_V)) s = KVQ_E_DEVICE;
     if (s == KVQ_OK)
-        s = sage_enqueue_v(vc, vsc, d_v, heads, &ksh, KVQ_SAGE_FP8_E4M3, vmax, vs2, &sc->st[ST_QUANT_V], stream,
+        s = sage_enqueue_v(vc, vsc, d_v, kv_heads, &ksh, KVQ_SAGE_FP8_E4M3, vmax, vs2, &sc->st[ST_QUANT_V], stream,
                            vt);
     if (s == KVQ_OK && !mark(5)) s = KVQ_E_DEVICE;
     if (s != KVQ_OK) {
@@ -754,7 +782,7 @@ static kvq_status attn_pipeline(float *d_o, kvq_cuda_result *d_result, const flo
     if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
 
     /* 5. the core, skipped on an error status */
-    s = launch_core(d_o, a, heads, qc, qsc, kc, ksc, ds, vc, vsc, gate, NULL, stream, CORE_DEFAULT, vt);
+    s = launch_core(d_o, a, heads, qc, qsc, kc, ksc, ds, vc, vsc, gate, NULL, stream, CORE_DEFAULT, vt, grp);
     if (s == KVQ_OK && !mark(6)) s = KVQ_E_DEVICE;
     return s;
 }
@@ -764,13 +792,22 @@ extern "C" kvq_status kvq_cuda_sage_attn(float *d_o, kvq_cuda_result *d_result, 
                                          uint32_t heads, void *d_workspace, size_t workspace_bytes,
                                          cudaStream_t stream)
 {
-    return attn_pipeline(d_o, d_result, d_q, d_k, d_v, a, heads, d_workspace, workspace_bytes, stream, NULL);
+    return attn_pipeline(d_o, d_result, d_q, d_k, d_v, a, heads, heads, d_workspace, workspace_bytes, stream, NULL);
 }
 
-extern "C" kvq_status kvq_cuda_sage_attn_stages(float *ms, float *d_o, kvq_cuda_result *d_result,
-                                                const float *d_q, const float *d_k, const float *d_v,
-                                                const kvq_sage_attn *a, uint32_t heads, void *d_workspace,
-                                                size_t workspace_bytes, cudaStream_t stream)
+extern "C" kvq_status kvq_cuda_sage_attn_gqa(float *d_o, kvq_cuda_result *d_result, const float *d_q,
+                                             const float *d_k, const float *d_v, const kvq_sage_attn *a,
+                                             uint32_t heads, uint32_t kv_heads, void *d_workspace,
+                                             size_t workspace_bytes, cudaStream_t stream)
+{
+    return attn_pipeline(d_o, d_result, d_q, d_k, d_v, a, heads, kv_heads, d_workspace, workspace_bytes, stream,
+                         NULL);
+}
+
+extern "C" kvq_status kvq_cuda_sage_attn_gqa_stages(float *ms, float *d_o, kvq_cuda_result *d_result,
+                                                    const float *d_q, const float *d_k, const float *d_v,
+                                                    const kvq_sage_attn *a, uint32_t heads, uint32_t kv_heads,
+                                                    void *d_workspace, size_t workspace_bytes, cudaStream_t stream)
 {
     if (ms == NULL) return KVQ_E_PARAM;
     cudaEvent_t ev[7];
@@ -782,7 +819,8 @@ extern "C" kvq_status kvq_cuda_sage_attn_stages(float *ms, float *d_o, kvq_cuda_
             break;
         }
     if (s == KVQ_OK)
-        s = attn_pipeline(d_o, d_result, d_q, d_k, d_v, a, heads, d_workspace, workspace_bytes, stream, ev);
+        s = attn_pipeline(d_o, d_result, d_q, d_k, d_v, a, heads, kv_heads, d_workspace, workspace_bytes, stream,
+                          ev);
     if (s == KVQ_OK && cudaEventSynchronize(ev[6]) != cudaSuccess) s = KVQ_E_DEVICE;
     float t[6];
     for (int i = 0; i < 6 && s == KVQ_OK; i++)
@@ -791,4 +829,13 @@ extern "C" kvq_status kvq_cuda_sage_attn_stages(float *ms, float *d_o, kvq_cuda_
     (void)cudaGetLastError();
     if (s == KVQ_OK) memcpy(ms, t, sizeof t);
     return s;
+}
+
+extern "C" kvq_status kvq_cuda_sage_attn_stages(float *ms, float *d_o, kvq_cuda_result *d_result,
+                                                const float *d_q, const float *d_k, const float *d_v,
+                                                const kvq_sage_attn *a, uint32_t heads, void *d_workspace,
+                                                size_t workspace_bytes, cudaStream_t stream)
+{
+    return kvq_cuda_sage_attn_gqa_stages(ms, d_o, d_result, d_q, d_k, d_v, a, heads, heads, d_workspace,
+                                         workspace_bytes, stream);
 }

@@ -165,10 +165,13 @@ kvq_status sage_enqueue_v(uint8_t *d_codes, float *d_scale, const float *d_v, ui
                           sage_dev_state *st, cudaStream_t stream, uint8_t *d_vt = NULL);
 /* dS [SAGE-DS-01..02] of every head: rows x sh->tokens a head; pre: ERR_*
  * bits the host found (tau), ORed in by the check pass (with
- * SAGE_STG_NOCHECK, by a one-thread kernel instead); stg: SAGE_STG_*. */
+ * SAGE_STG_NOCHECK, by a one-thread kernel instead); stg: SAGE_STG_*.
+ * group: query heads a KV head (a divisor of heads): head h's dS from its
+ * q_m rows and the smoothed K of KV head h / group, d_ks holding heads / group
+ * heads [SAGE-DEV-17]. */
 kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, uint32_t heads, uint32_t rows,
                            const kvq_sage_shape *sh, float tau, uint32_t pre, sage_dev_state *st,
-                           cudaStream_t stream, uint32_t stg = SAGE_STG_NEW);
+                           cudaStream_t stream, uint32_t stg = SAGE_STG_NEW, uint32_t group = 1u);
 
 /* Grid y (or z) holds at most this many heads a launch. */
 #define SAGE_HEADS_MAX 65535u

@@ -88,7 +88,8 @@ sage_ds_check_kernel(const float *__restrict__ qm, uint64_t nq, const float *__r
 template <uint32_t D>
 __global__ void __launch_bounds__(DS_THREADS)
 sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float *__restrict__ ks,
-               const sage_dev_state *st, uint32_t rows, uint32_t N, float tau, int vec)
+               const sage_dev_state *st, uint32_t rows, uint32_t N, float tau, int vec, uint32_t grp,
+               uint32_t gofs)
 {
     __shared__ float sq[DS_ROWS][D];
     __shared__ uint32_t sfailed;
@@ -96,7 +97,7 @@ sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float
     __syncthreads();
     if (sfailed) return;                                        /* block-uniform [API-ERR-01] */
     ds += (uint64_t)blockIdx.z * rows * N, qm += (uint64_t)blockIdx.z * rows * D;   /* the head */
-    ks += (uint64_t)blockIdx.z * N * D;
+    ks += (uint64_t)((blockIdx.z + gofs) / grp) * N * D;   /* its KV head [SAGE-DEV-17] */
     const uint32_t j = blockIdx.x * DS_THREADS + threadIdx.x;
     const bool live = j < N;                                    /* partial tile [SAGE-L-03] */
     float k[D];
@@ -191,7 +192,8 @@ static constexpr size_t ds_stg_smem() { return ((size_t)DT_KEYS * (D + 1u) + (si
 template <uint32_t D, uint32_t RW>
 __global__ void __launch_bounds__(256, 2)
 sage_ds_stg_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float *__restrict__ ks,
-                   const sage_dev_state *st, uint32_t rows, uint32_t N, float tau, int split, uint32_t rt)
+                   const sage_dev_state *st, uint32_t rows, uint32_t N, float tau, int split, uint32_t rt,
+                   uint32_t grp, uint32_t gofs)
 {
     extern __shared__ float4 ds_smem4[];
     float *sk = (float *)ds_smem4;                         /* [DT_KEYS][D + 1] */
@@ -202,7 +204,7 @@ sage_ds_stg_kernel(float *__restrict__ ds, const float *__restrict__ qm, const f
     if (sfailed) return;                                   /* block-uniform [API-ERR-01] */
     const uint32_t j0 = (blockIdx.x / rt) * DT_KEYS, r0 = (blockIdx.x % rt) * DT_ROWS;
     ds += (uint64_t)blockIdx.z * rows * N, qm += (uint64_t)blockIdx.z * rows * D;   /* the head */
-    ks += (uint64_t)blockIdx.z * N * D;
+    ks += (uint64_t)((blockIdx.z + gofs) / grp) * N * D;   /* its KV head [SAGE-DEV-17] */
     const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
     /* the keys' rows by cp.async (4 bytes: the padded rows are not 16-byte
      * aligned), zeros past N: keys 0 .. 63 of the tile, then 64 .. 127, two
@@ -324,10 +326,11 @@ extern "C" kvq_status kvq_cuda_sage_delta_s(float *d_ds, const float *d_qm, cons
 
 kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, uint32_t heads, uint32_t rows,
                            const kvq_sage_shape *kshape, float tau, uint32_t pre, sage_dev_state *st,
-                           cudaStream_t stream, uint32_t stg)
+                           cudaStream_t stream, uint32_t stg, uint32_t group)
 {
     const kvq_sage_shape sh = *kshape;
-    const uint64_t nq = (uint64_t)heads * rows * sh.dim, nk = (uint64_t)heads * kvq_sage_elems(&sh);
+    const uint32_t grp = group < 1u ? 1u : group;               /* query heads a KV head [SAGE-DEV-17] */
+    const uint64_t nq = (uint64_t)heads * rows * sh.dim, nk = (uint64_t)(heads / grp) * kvq_sage_elems(&sh);
     const int vec = aligned(d_ks, 16);                          /* per-head steps keep it */
     if (stg & SAGE_STG_NOCHECK) {                               /* [SAGE-DEV-16] */
         if (pre != 0u) sage_ds_pre_kernel<<<1, 1, 0, stream>>>(st, pre);
@@ -362,9 +365,10 @@ kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, ui
             const uint32_t hn = heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX;
             const dim3 grid((unsigned int)(kt * rt), 1u, hn);   /* rows N <= 2^32: kt rt <= 2^19 */
             float *ds = d_ds + (uint64_t)h0 * rows * sh.tokens;
-            const float *qm = d_qm + (uint64_t)h0 * rows * sh.dim, *ks = d_ks + (uint64_t)h0 * kvq_sage_elems(&sh);
+            const float *qm = d_qm + (uint64_t)h0 * rows * sh.dim, *ks = d_ks + (uint64_t)(h0 / grp) * kvq_sage_elems(&sh);
+            const uint32_t gofs = h0 % grp;
 #define DS_STG(DD, RR) sage_ds_stg_kernel<DD, RR><<<grid, 256, ds_stg_smem<DD, RR>(), stream>>>(ds, qm, ks, st, \
-                           rows, sh.tokens, tau, split, (uint32_t)rt)
+                           rows, sh.tokens, tau, split, (uint32_t)rt, grp, gofs)
             if (sh.dim == 64u && r4) DS_STG(64u, 4u);
             else if (sh.dim == 64u) DS_STG(64u, 8u);
             else if (r4) DS_STG(128u, 4u);
@@ -384,11 +388,12 @@ kvq_status sage_enqueue_ds(float *d_ds, const float *d_qm, const float *d_ks, ui
         const uint32_t hn = heads - h0 < SAGE_HEADS_MAX ? heads - h0 : SAGE_HEADS_MAX;
         const dim3 grid(gx, gy, hn);
         float *ds = d_ds + (uint64_t)h0 * rows * sh.tokens;
-        const float *qm = d_qm + (uint64_t)h0 * rows * sh.dim, *ks = d_ks + (uint64_t)h0 * kvq_sage_elems(&sh);
+        const float *qm = d_qm + (uint64_t)h0 * rows * sh.dim, *ks = d_ks + (uint64_t)(h0 / grp) * kvq_sage_elems(&sh);
+        const uint32_t gofs = h0 % grp;
         if (sh.dim == 64u)
-            sage_ds_kernel<64u><<<grid, DS_THREADS, 0, stream>>>(ds, qm, ks, st, rows, sh.tokens, tau, vec);
+            sage_ds_kernel<64u><<<grid, DS_THREADS, 0, stream>>>(ds, qm, ks, st, rows, sh.tokens, tau, vec, grp, gofs);
         else
-            sage_ds_kernel<128u><<<grid, DS_THREADS, 0, stream>>>(ds, qm, ks, st, rows, sh.tokens, tau, vec);
+            sage_ds_kernel<128u><<<grid, DS_THREADS, 0, stream>>>(ds, qm, ks, st, rows, sh.tokens, tau, vec, grp, gofs);
         if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
     }
     return KVQ_OK;

@@ -203,6 +203,12 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     const kvq_sage_attn a = p.a;
     const uint32_t tid = threadIdx.x, wg = tid / 128u, head = p.head0 + blockIdx.y, q0 = blockIdx.x * FA_BQ;
     const uint32_t nq = a.nq, nk = a.nk, heads = p.heads;
+    /* K, V: those of the head's KV head [SAGE-DEV-17] (the launcher's part starts at KV head 0) */
+#ifdef KVQ_SAGE_GQA_PLANT
+    const uint32_t kvh = p.group > 1u ? head % p.kv_heads : head, kv_heads = p.group > 1u ? p.kv_heads : heads;   /* planted */
+#else
+    const uint32_t kvh = p.group > 1u ? (head + p.gofs) / p.group : head, kv_heads = p.group > 1u ? p.kv_heads : heads;
+#endif
     const uint32_t last = q0 + FA_BQ - 1u < nq ? q0 + FA_BQ - 1u : nq - 1u;
     const uint32_t nb = kvq_sage_blocks(kvq_sage_attn_nvisible(&a, last), FA_BKV);   /* the tile's blocks */
 
@@ -222,18 +228,18 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     Tensor sV = make_tensor(make_smem_ptr(sm.v.begin()), SmemK{});
     constexpr int kv_bytes = 2 * FA_BKV * FA_D;
     const kvq_sage_qk qq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_Q), kq = kvq_sage_attn_qk(&a, KVQ_SAGE_ROLE_K);
-    const float *ks = p.ks + (uint64_t)head * p.ks_head;
+    const float *ks = p.ks + (uint64_t)kvh * p.ks_head;
     const float *dsrow = p.ds + (uint64_t)head * p.ds_head + (uint64_t)(q0 / KVQ_SAGE_ATTN_BQ) * nk;
 
     if (wg == 2u) {
         /* ---- producer: warpgroup 2 ---- */
         cutlass::arch::warpgroup_reg_dealloc<FA_REG_PRODUCER>();
         Tensor mQ = tma_q.get_tma_tensor(make_shape((int)nq, (int)FA_D, (int)heads));
-        Tensor mK = tma_k.get_tma_tensor(make_shape((int)nk, (int)FA_D, (int)heads));
-        Tensor mV = tma_v.get_tma_tensor(make_shape((int)nk, (int)FA_D, (int)heads));
+        Tensor mK = tma_k.get_tma_tensor(make_shape((int)nk, (int)FA_D, (int)kv_heads));
+        Tensor mV = tma_v.get_tma_tensor(make_shape((int)nk, (int)FA_D, (int)kv_heads));
         Tensor gQ = local_tile(mQ(_, _, head), make_shape(Int<FA_BW>{}, Int<FA_D>{}), make_coord(_, 0));
-        Tensor gK = local_tile(mK(_, _, head), make_shape(Int<FA_BKV>{}, Int<FA_D>{}), make_coord(_, 0));
-        Tensor gV = local_tile(mV(_, _, head), make_shape(Int<FA_BKV>{}, Int<FA_D>{}), make_coord(_, 0));
+        Tensor gK = local_tile(mK(_, _, kvh), make_shape(Int<FA_BKV>{}, Int<FA_D>{}), make_coord(_, 0));
+        Tensor gV = local_tile(mV(_, _, kvh), make_shape(Int<FA_BKV>{}, Int<FA_D>{}), make_coord(_, 0));
         auto [tQg, tQs] = tma_partition(tma_q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
         auto pk = tma_partition(tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK));
         auto pv = tma_partition(tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV));
@@ -244,7 +250,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         const uint32_t ptid = tid - 256u;
         /* VTQ: the block's V~ as the V quantizer wrote it [SAGE-DEV-15], straight
          * into the stage's vt (the same 8192 bytes the transpose below writes) */
-        const uint8_t *vtg = VTQ ? p.vt + (uint64_t)head * kvq_sage_blocks(nk, FA_BKV) * VT_BYTES : NULL;
+        const uint8_t *vtg = VTQ ? p.vt + (uint64_t)kvh * kvq_sage_blocks(nk, FA_BKV) * VT_BYTES : NULL;
         auto load = [&](uint32_t kb) {
             const uint32_t s = kb % FA_STAGES;
             Bar::arrive_and_expect_tx(&sm.full[s], kv_bytes);
@@ -348,7 +354,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                    w = ctid / 32u, lane = ctid % 32u, g = lane / 4u, t = lane % 4u;
     const uint32_t F = a.buffer;
     const float *qs = p.qs + (uint64_t)head * p.qs_head;
-    const float *vs = p.vs + (uint64_t)head * FA_D;
+    const float *vs = p.vs + (uint64_t)kvh * FA_D;
     float *o = p.o + (uint64_t)head * nq * FA_D;
     const uint32_t r0 = q0 + FA_BW * cw;                      /* the warpgroup's first row */
     const uint32_t rA = r0 + 16u * w + g, rB = rA + 8u;
@@ -851,20 +857,24 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
         kvq_sage_fa3_args r = q;
         r.head0 = 0u;
         r.heads = hn;
+        /* K and V by KV head [SAGE-DEV-17]: the part's first KV head and its count */
+        const uint32_t grp = q.group > 1u ? q.group : 1u, g0 = h0 / grp, gofs = h0 % grp;
+        const uint32_t gn = (hn - 1u + gofs) / grp + 1u;
+        r.group = grp, r.gofs = gofs, r.kv_heads = gn;
         r.qc = q.qc + (uint64_t)h0 * q.qc_head;
-        r.kc = q.kc + (uint64_t)h0 * q.kc_head;
-        r.vc = q.vc + (uint64_t)h0 * nk * FA_D;
-        r.vt = vtq ? q.vt + (uint64_t)h0 * kvq_sage_blocks(nk, FA_BKV) * VT_BYTES : NULL;
+        r.kc = q.kc + (uint64_t)g0 * q.kc_head;
+        r.vc = q.vc + (uint64_t)g0 * nk * FA_D;
+        r.vt = vtq ? q.vt + (uint64_t)g0 * kvq_sage_blocks(nk, FA_BKV) * VT_BYTES : NULL;
         r.qs = q.qs + (uint64_t)h0 * q.qs_head;
-        r.ks = q.ks + (uint64_t)h0 * q.ks_head;
+        r.ks = q.ks + (uint64_t)g0 * q.ks_head;
         r.ds = q.ds + (uint64_t)h0 * q.ds_head;
-        r.vs = q.vs + (uint64_t)h0 * FA_D;
+        r.vs = q.vs + (uint64_t)g0 * FA_D;
         r.o = q.o + (uint64_t)h0 * nq * FA_D;
         Tensor gQ = make_tensor(make_gmem_ptr((const int8_t *)r.qc), make_shape((int)nq, (int)FA_D, (int)hn),
                                 make_stride((int)FA_D, _1{}, (int)q.qc_head));
-        Tensor gK = make_tensor(make_gmem_ptr((const int8_t *)r.kc), make_shape((int)nk, (int)FA_D, (int)hn),
+        Tensor gK = make_tensor(make_gmem_ptr((const int8_t *)r.kc), make_shape((int)nk, (int)FA_D, (int)gn),
                                 make_stride((int)FA_D, _1{}, (int)q.kc_head));
-        Tensor gV = make_tensor(make_gmem_ptr((const int8_t *)r.vc), make_shape((int)nk, (int)FA_D, (int)hn),
+        Tensor gV = make_tensor(make_gmem_ptr((const int8_t *)r.vc), make_shape((int)nk, (int)FA_D, (int)gn),
                                 make_stride((int)FA_D, _1{}, (int)(nk * FA_D)));
         TmaQT tq = make_tma_copy(SM90_TMA_LOAD{}, gQ, SmemQ{}(_, _, 0));
         TmaKT tk = make_tma_copy(SM90_TMA_LOAD{}, gK, SmemK{}(_, _, 0));

@@ -25,6 +25,11 @@ typedef struct kvq_sage_fa3_args {
     const uint8_t *vt;                   /* NULL, or V~ in [SAGE-DEV-15]'s layout (ceil(nk / 64)
                                             blocks of 8192 bytes a head, 16-byte aligned): the
                                             default form loads it as it is, no transpose */
+    uint32_t group;                      /* query heads a KV head (0 or 1: one a query head):
+                                            head h reads K/V codes, K and V scales and V~ of
+                                            KV head h / group [SAGE-DEV-17] */
+    uint32_t gofs, kv_heads;             /* the launcher's: head0 % group of its part, and the
+                                            KV heads that part reads */
 } kvq_sage_fa3_args;
 
 #ifdef __cplusplus
