@@ -348,7 +348,7 @@ int kvq_cuda_sage_attn_fa3_built(void);
  * of head h, and 0x00 for j >= nk.  The pipeline's V quantizer writes it (unless
  * the environment's KVQ_SAGE_VT is "0"); _core_fa3_vt is the FA3 core given it
  * beside the plain codes d_vc (16-byte aligned; KVQ_E_PARAM for d_vt NULL): the
- * ping-pong form at levels 3 and 4 (unset: 4 given V~, 3 not) loads V~ as it is, the other
+ * ping-pong form at levels 3, 4 and 5 (unset: 5 given V~, 3 not) loads V~ as it is, the other
  * forms (KVQ_SAGE_FA3_SERIAL, KVQ_SAGE_FA3_LEVEL < 3) transpose d_vc themselves.  The same bits either way. */
 #define KVQ_CUDA_SAGE_VT_BLOCK 8192u
 kvq_status kvq_cuda_sage_attn_core_fa3_vt(float *d_o, const kvq_sage_attn *a, uint32_t heads,

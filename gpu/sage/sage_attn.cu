@@ -585,7 +585,7 @@ extern "C" kvq_status kvq_cuda_sage_attn_core_fa3_vt(float *d_o, const kvq_sage_
 extern "C" int kvq_cuda_sage_attn_fa3_built(void) { return kvq_sage_fa3_built(); }
 
 /* Whether the pipeline has the V quantizer write V~ [SAGE-DEV-15] for the FA3
- * core: when the core's form takes it (ping-pong, levels 3 and 4; unset, 4 given V~), unless
+ * core: when the core's form takes it (ping-pong, levels 3 to 5; unset, 5 given V~), unless
  * the environment's KVQ_SAGE_VT is "0" (the core then transposes V's codes
  * itself, the form of before). */
 static int vt_wanted(void)
