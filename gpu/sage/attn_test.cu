@@ -433,6 +433,26 @@ static uint64_t check_trace(const acase *c, const kvq_sage_attn *a, const inter 
 
 /* ---- one case ------------------------------------------------------------------------ */
 
+/* The query rows whose outputs a case judges within the bound: every row when
+ * `all`, else the block edges and the last rows, then rows drawn from the seed
+ * and `salt` until there are `count` */
+static std::vector<uint32_t> judged_rows(uint32_t nq, bool all, uint64_t salt, uint32_t count)
+{
+    std::vector<uint32_t> rows;
+    if (all) {
+        for (uint32_t i = 0; i < nq; i++) rows.push_back(i);
+        return rows;
+    }
+    const uint32_t fixed[] = {0u, 1u, 63u, 64u, 127u, 128u, nq - 2u, nq - 1u};
+    for (uint32_t f : fixed) rows.push_back(f);
+    uint64_t z = kvq_tb_seed() ^ (0x9E3779B97F4A7C15ull * salt);
+    while (rows.size() < count) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        rows.push_back((uint32_t)((z >> 33) % nq));
+    }
+    return rows;
+}
+
 static void run_case(const acase *c, uint32_t idx)
 {
     kvq_tb_case();
@@ -569,20 +589,8 @@ static void run_case(const acase *c, uint32_t idx)
     /* The output against the exact path's bound [SAGE-ATT-07..08]: every row
      * of every head when nq <= 256, else 64 rows a head (block edges, the
      * last rows and drawn ones); heads in parallel, verdicts checked here. */
-    std::vector<uint32_t> rows;
-    if (nq <= 256u && !g_long) {
-        for (uint32_t i = 0; i < nq; i++) rows.push_back(i);
-    } else if (nq <= 8u) {
-        for (uint32_t i = 0; i < nq; i++) rows.push_back(i);
-    } else {
-        const uint32_t fixed[] = {0u, 1u, 63u, 64u, 127u, 128u, nq - 2u, nq - 1u};
-        for (uint32_t f : fixed) rows.push_back(f);
-        uint64_t z = kvq_tb_seed() ^ (0x9E3779B97F4A7C15ull * (idx + 1u));
-        while (rows.size() < (g_long ? 8u : 64u)) {
-            z = z * 6364136223846793005ull + 1442695040888963407ull;
-            rows.push_back((uint32_t)((z >> 33) % nq));
-        }
-    }
+    const std::vector<uint32_t> rows =
+        judged_rows(nq, (nq <= 256u && !g_long) || nq <= 8u, idx + 1u, g_long ? 8u : 64u);
     const uint32_t nr = (uint32_t)rows.size();
     const kvq_sage_attn_class cls = KVQ_SAGE_ATTN_CLASS_HOPPER;
     std::vector<kvq_status> bst(H);
@@ -1182,18 +1190,7 @@ static void run_gqa_case(const gcase *g, uint32_t idx)
     }
 
     /* the output within the bound on its KV head's K and V [SAGE-ATT-07] */
-    std::vector<uint32_t> rows;
-    if (nq <= 256u) {
-        for (uint32_t i = 0; i < nq; i++) rows.push_back(i);
-    } else {
-        const uint32_t fixed[] = {0u, 1u, 63u, 64u, 127u, 128u, nq - 2u, nq - 1u};
-        for (uint32_t f : fixed) rows.push_back(f);
-        uint64_t z = kvq_tb_seed() ^ (0x9E3779B97F4A7C15ull * (idx + 101u));
-        while (rows.size() < 64u) {
-            z = z * 6364136223846793005ull + 1442695040888963407ull;
-            rows.push_back((uint32_t)((z >> 33) % nq));
-        }
-    }
+    const std::vector<uint32_t> rows = judged_rows(nq, nq <= 256u, idx + 101u, 64u);
     const uint32_t nr = (uint32_t)rows.size();
     const kvq_sage_attn_class cls = KVQ_SAGE_ATTN_CLASS_HOPPER;
     std::vector<kvq_status> bst(H);

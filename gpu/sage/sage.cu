@@ -152,20 +152,6 @@ sage_sub_kernel(float *__restrict__ xs, const float *__restrict__ x, const float
 }
 
 
-#if KVQ_SAGE_STG_PLANT
-/* the planted build (gpu/sage/rules.mk's *_plant programs): KVQ_SAGE_STG_PLANT=1 plants
- * the mean's token order, 2 dS's channel order (sage_ds.cu), 3 (or unset) both */
-static __device__ int stg_plant;
-static void stg_plant_set(void)
-{
-    static int done = 0;
-    if (done) return;
-    const char *e = getenv("KVQ_SAGE_STG_PLANT");
-    const int v = e != NULL ? atoi(e) : 3;
-    (void)cudaMemcpyToSymbol(stg_plant, &v, sizeof v);
-    done = 1;
-}
-#endif
 /* ---- smoothing, the stage kernels [SAGE-DEV-16] --------------------------------
  * The same pinned sequences as sage_mean_kernel and sage_sub_kernel, with the
  * loads scheduled for bandwidth: the mean's chains are the same (one lane a

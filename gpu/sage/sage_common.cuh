@@ -121,6 +121,22 @@ static inline kvq_status finish(kvq_status enq, sage_scratch *s, uint32_t *flags
     return (kvq_status)r.status;
 }
 
+#if KVQ_SAGE_STG_PLANT
+/* The planted build of the stage kernels (gpu/sage/rules.mk's *_stgplant programs), one
+ * copy a translation unit: KVQ_SAGE_STG_PLANT=1 plants the mean's token order (sage.cu),
+ * 2 dS's channel order (sage_ds.cu), 3 (or unset) both; read once, before a launch. */
+static __device__ int stg_plant;
+static void stg_plant_set(void)
+{
+    static int done = 0;
+    if (done) return;
+    const char *e = getenv("KVQ_SAGE_STG_PLANT");
+    const int v = e != NULL ? atoi(e) : 3;
+    (void)cudaMemcpyToSymbol(stg_plant, &v, sizeof v);
+    done = 1;
+}
+#endif
+
 /* ---- the stage kernels [SAGE-DEV-16] ---------------------------------------------
  * KVQ_SAGE_STAGES selects them: unset or "1" the stage kernels (1), "0" the
  * kernels of before (0, kept for the side-by-side measurement), anything

@@ -141,19 +141,6 @@ sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float
 }
 
 
-#if KVQ_SAGE_STG_PLANT
-/* the planted build: KVQ_SAGE_STG_PLANT=2 (or 3, or unset) plants dS's channel order */
-static __device__ int stg_plant;
-static void stg_plant_set(void)
-{
-    static int done = 0;
-    if (done) return;
-    const char *e = getenv("KVQ_SAGE_STG_PLANT");
-    const int v = e != NULL ? atoi(e) : 3;
-    (void)cudaMemcpyToSymbol(stg_plant, &v, sizeof v);
-    done = 1;
-}
-#endif
 /* ---- dS, the stage kernel [SAGE-DEV-16] --------------------------------------------
  * The same outputs by the same sequence (channels ascending, each product
  * rounded, then each addition, then the product with tau), with the operands
