@@ -291,6 +291,19 @@ kvq_status kvq_cuda_sage_quantize_v_async(uint8_t *d_codes, float *d_scale, kvq_
                                           const float *d_v, const kvq_sage_shape *shape, uint32_t fmt,
                                           const kvq_policy *pol, void *d_workspace,
                                           size_t workspace_bytes, cudaStream_t stream);
+/* The reading of stored Q/K codes [SAGE-Q-08]: y = RN32(k s), bit-exact to
+ * kvq_sage_dequantize_qk on status and values.  The scales are judged on the
+ * device in slot order (the first bad one decides: NaN/Inf KVQ_E_NONFINITE,
+ * negative or subnormal KVQ_E_PARAM), then every product for overflow
+ * (KVQ_E_RANGE), before any value is written.  The _async form takes the
+ * workspace of the quantizers (kvq_cuda_sage_workspace()). */
+kvq_status kvq_cuda_sage_dequantize_qk(float *d_y, const uint8_t *d_codes, const float *d_scale,
+                                       const kvq_sage_shape *shape, const kvq_sage_qk *qk,
+                                       cudaStream_t stream);
+kvq_status kvq_cuda_sage_dequantize_qk_async(float *d_y, kvq_cuda_result *d_result, const uint8_t *d_codes,
+                                             const float *d_scale, const kvq_sage_shape *shape,
+                                             const kvq_sage_qk *qk, void *d_workspace,
+                                             size_t workspace_bytes, cudaStream_t stream);
 /* P~, FP8, and its row sums [SAGE-P-01..02]. */
 kvq_status kvq_cuda_sage_quantize_p(uint8_t *d_codes, float *d_rowsum, uint32_t *flags,
                                     const float *d_p, uint32_t rows, uint32_t cols, uint32_t fmt,

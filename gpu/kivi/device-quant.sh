@@ -9,7 +9,7 @@
 # this commit's kernels.  It builds (make gpu-quant-kivi gpu-quant-sage gpu-quant-prof;
 # gpu/kivi/rules.mk, gpu/sage/rules.mk: each program links one family's kernels):
 #   kvq_gpu_kivi_test (+ _plant1, _plant2), kvq_gpu_kivi_bench (+ _base),
-#   kvq_gpu_sage_qtest (+ _plant1), kvq_sage_qbench (+ _base),
+#   kvq_gpu_sage_qtest (+ _plant1, _plant4, _plant5), kvq_sage_qbench (+ _base),
 #   kvq_gpu_kivi_kbench (+ _prev, _inl)
 # and writes under $OUT (6 files):
 #   quant-build.log    the build
@@ -19,7 +19,8 @@
 #                      must end "N passed, 0 failed", exit 0; then the same tests over kernels
 #                      with one planted bug each (KVQ_KIVI_PLANT 1: near ties not redone, 2:
 #                      the fast path's range condition dropped; KVQ_SAGE_PLANT 1: near ties
-#                      not redone): each must FAIL
+#                      not redone, 4: the dequantizer's last bad scale decides, 5: its
+#                      overflow decided by the scale alone): each must FAIL
 #   kivi-bench.txt     gpu/bench.cu at 256 MiB: this commit's kernels, then the per-element
 #                      kernels of before [KIVI-DEV-01] (KVQ_KIVI_BASELINE), each against a
 #                      device copy in the same run
@@ -176,7 +177,7 @@ done
 [ "$(grep -c " passed, 0 failed$" "$TMPJ/test.txt")" -eq 3 ] || rc=1
 {
     echo "# the device tests over kernels with a planted bug; each must FAIL"
-    for p in kivi_test_plant1 kivi_test_plant2 sage_qtest_plant1; do
+    for p in kivi_test_plant1 kivi_test_plant2 sage_qtest_plant1 sage_qtest_plant4 sage_qtest_plant5; do
         # the SAGE test takes no case count: it gets the time its whole run takes (about 17 s)
         lim=15; case $p in sage*) lim=30 ;; esac
         KVQ_GPU_CASES=${PLANT_CASES:-400} run "kvq_gpu_$p" $lim "$B/kvq_gpu_$p" > "$TMPJ/plant.log" 2>&1

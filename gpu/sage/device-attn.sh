@@ -25,10 +25,9 @@ grep -q "exit 0$" "$OUT/sage-attn-long.txt" || rc=1
   echo "kvq_sage_ex2_sweep exit $?"; } > "$OUT/sage-ex2-sweep.txt" 2>&1
 grep -q "exit 0$" "$OUT/sage-ex2-sweep.txt" || rc=1
 { echo "# kvq verify, CUDA subject, sage standard vectors on $dev; commit $COMMIT"
-  # the operations the device has kernels for (sage-dq, the reference reading of stored codes,
-  # has none: a kernel never dequantizes codes [SAGE-Q-08]); a skip among these still fails
+  # every operation of the family (sage-dq by kvq_cuda_sage_dequantize_qk, [SAGE-DEV-18]); a skip fails
   timeout 60 "$C/kvq" verify --vectors "$C/sage-standard.vec" --subject "$C/libkvq_subject_gpu.so" \
-    --ops sage-qk,sage-p,sage-v,sage-ds,sage-pv,sage-attn,sage-mha \
+    --ops sage-qk,sage-dq,sage-p,sage-v,sage-ds,sage-pv,sage-attn,sage-mha \
     --json "$OUT/sage-verify-gpu.json"; echo "kvq verify exit $?"; } > "$OUT/sage-verify-gpu.txt" 2>&1
 grep -q "exit 0$" "$OUT/sage-verify-gpu.txt" || rc=1
 { echo "# ncu, sage_attn_kernel at nq = nk = 4096, 32 heads, INT8, buffer 128 on $dev; commit $COMMIT"

@@ -65,6 +65,29 @@ static int gpu_sage_qk(uint8_t *codes, float *scale, uint32_t *flags, const floa
     return st;
 }
 
+/* sage_dequantize_qk [SAGE-Q-08] */
+static int gpu_sage_dq(float *y, const uint8_t *codes, const float *scale, const kvq_sage_shape *shape,
+                       const kvq_sage_qk *qk)
+{
+    void *dy = NULL, *dc = NULL, *ds = NULL;
+    uint64_t n = 0, nc = 0, ns = 0;
+    kvq_status st;
+    if (y == NULL || codes == NULL || scale == NULL || shape == NULL || qk == NULL) return KVQ_E_PARAM;
+    if (kvq_sage_shape_ok(shape) && kvq_sage_qk_ok(qk)) {
+        n = kvq_sage_elems(shape);
+        nc = kvq_sage_code_bytes(shape, qk->bits);
+        ns = kvq_sage_scale_count(shape, qk);
+    }
+    st = dev_in(&dc, codes, nc);
+    if (st == KVQ_OK) st = dev_in(&ds, scale, ns * sizeof(float));
+    if (st == KVQ_OK) st = dev_alloc(&dy, n * sizeof(float));
+    if (st == KVQ_OK)
+        st = kvq_cuda_sage_dequantize_qk((float *)dy, (const uint8_t *)dc, (const float *)ds, shape, qk, 0);
+    if (st == KVQ_OK) st = dev_out(y, dy, n * sizeof(float));
+    cudaFree(dy), cudaFree(dc), cudaFree(ds);
+    return st;
+}
+
 /* sage_quantize_v [SAGE-V-01..04] */
 static int gpu_sage_v(uint8_t *codes, float *scale, uint32_t *flags, const float *v,
                       const kvq_sage_shape *shape, uint32_t fmt, const kvq_policy *pol)
@@ -174,10 +197,10 @@ static int gpu_sage_attention(float *o, const float *q, const float *k, const fl
 
 /* sage_attention_mha [SAGE-MHA-01..04]: the fast path's checks first (the
  * head counts, the format of every input: KVQ_E_PARAM before any device
- * work), then kvq_cuda_sage_attn on hq heads, K and V of KV head
- * h / (hq / hkv) copied for query head h (each head's pipeline reads its own
- * K and V only, so the copy is the grouped pipeline).  The inputs go to the
- * device as binary32: every value of the case's format is one. */
+ * work), then the grouped entry kvq_cuda_sage_attn_gqa on hq query heads and
+ * hkv KV heads (query head h reads KV head h / (hq / hkv), [SAGE-DEV-17]).
+ * The inputs go to the device as binary32: every value of the case's format
+ * is one. */
 static int gpu_sage_attention_mha(float *o, const float *q, const float *k, const float *v, const kvq_sage_attn *a,
                                   uint32_t hq, uint32_t hkv, uint32_t in_fmt, const kvq_policy *pol)
 {
@@ -190,25 +213,18 @@ static int gpu_sage_attention_mha(float *o, const float *q, const float *k, cons
     for (uint64_t e = 0; e < hkv * ke; e++)
         if (!kvq_sage_in_exact(k[e], in_fmt) || !kvq_sage_in_exact(v[e], in_fmt)) return KVQ_E_PARAM;
     if (memcmp(pol, &kvq_policy_default, sizeof *pol) != 0) return KVQ_E_PARAM;
-    float *kx = (float *)malloc((size_t)(hq * ke) * sizeof(float));
-    float *vx = (float *)malloc((size_t)(hq * ke) * sizeof(float));
     void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL, *dres = NULL, *ws = NULL;
-    const size_t wsb = kvq_cuda_sage_attn_workspace(a, hq);
-    kvq_status st = kx && vx ? KVQ_OK : KVQ_E_NOMEM;
-    for (uint32_t h = 0; st == KVQ_OK && h < hq; h++) {
-        const uint32_t g = kvq_sage_mha_kv_head(h, hq, hkv);
-        memcpy(kx + h * ke, k + g * ke, (size_t)ke * sizeof(float));
-        memcpy(vx + h * ke, v + g * ke, (size_t)ke * sizeof(float));
-    }
+    const size_t wsb = kvq_cuda_sage_attn_gqa_workspace(a, hq, hkv);
+    kvq_status st = wsb != 0u ? KVQ_OK : KVQ_E_PARAM;
     if (st == KVQ_OK) st = dev_in(&dq, q, hq * qe * sizeof(float));
-    if (st == KVQ_OK) st = dev_in(&dk, kx, hq * ke * sizeof(float));
-    if (st == KVQ_OK) st = dev_in(&dv, vx, hq * ke * sizeof(float));
+    if (st == KVQ_OK) st = dev_in(&dk, k, hkv * ke * sizeof(float));
+    if (st == KVQ_OK) st = dev_in(&dv, v, hkv * ke * sizeof(float));
     if (st == KVQ_OK) st = dev_alloc(&dout, hq * qe * sizeof(float));
     if (st == KVQ_OK) st = dev_alloc(&dres, sizeof(kvq_cuda_result));
     if (st == KVQ_OK) st = dev_alloc(&ws, wsb);
     if (st == KVQ_OK)
-        st = kvq_cuda_sage_attn((float *)dout, (kvq_cuda_result *)dres, (const float *)dq, (const float *)dk,
-                                (const float *)dv, a, hq, ws, wsb, 0);
+        st = kvq_cuda_sage_attn_gqa((float *)dout, (kvq_cuda_result *)dres, (const float *)dq, (const float *)dk,
+                                    (const float *)dv, a, hq, hkv, ws, wsb, 0);
     kvq_cuda_result res;
     if (st == KVQ_OK)
         st = cudaDeviceSynchronize() == cudaSuccess &&
@@ -217,7 +233,6 @@ static int gpu_sage_attention_mha(float *o, const float *q, const float *k, cons
                  : KVQ_E_DEVICE;
     if (st == KVQ_OK) st = dev_out(o, dout, hq * qe * sizeof(float));
     cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dres), cudaFree(ws);
-    free(kx), free(vx);
     return st;
 }
 
@@ -234,6 +249,7 @@ static int gpu_sage_pv(float *d, const uint8_t *a, const uint8_t *b, const float
 static const kvq_gpu_entry SAGE_ENTRIES[] = {
     { "sage_smooth", 1, (kvq_entry_fn)gpu_sage_smooth },
     { "sage_quantize_qk", 1, (kvq_entry_fn)gpu_sage_qk },
+    { "sage_dequantize_qk", 1, (kvq_entry_fn)gpu_sage_dq },
     { "sage_quantize_v", 1, (kvq_entry_fn)gpu_sage_v },
     { "sage_quantize_p", 1, (kvq_entry_fn)gpu_sage_p },
     { "sage_delta_s", 1, (kvq_entry_fn)gpu_sage_ds },

@@ -108,6 +108,8 @@ $(B)/gpu/sage/sage_bench.o: gpu/bench_time.cuh
 #   kvq_sage_qbench_base  the benchmark over sage.cu's Q/K codes of before (KVQ_SAGE_BASELINE)
 #   kvq_gpu_sage_qtest_plant1  the test over a planted bug: near ties not redone [SAGE-DEV-10]
 #   kvq_gpu_sage_qtest_plant2  the same: a NaN input's error dropped (the maxima pass it over) [SAGE-DEV-14]
+#   kvq_gpu_sage_qtest_plant4  the same: the dequantizer's last bad scale decides the status [SAGE-DEV-18]
+#   kvq_gpu_sage_qtest_plant5  the same: the dequantizer's overflow decided by the scale alone [SAGE-DEV-18]
 #   kvq_sage_qbench_old   the benchmark over the Q/K kernel of 4e49489 (KVQ_SAGE_QK2=0) [SAGE-DEV-14]
 #   kvq_sage_qbench_reg   the same over this commit's, its input in registers (KVQ_SAGE_SMEM=0)
 #   kvq_gpu_sage_qtest_bfly, kvq_sage_qbench_bfly  the test and the benchmark over this commit's
@@ -120,8 +122,8 @@ $(B)/gpu/kvq_sage_qbench: $(B)/gpu/sage/sage.o $(QUANT_SAGE_OBJ) $(B)/gpu/sage/s
     $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/sage/sage_base.o $(B)/gpu/sage/sage_old.o $(B)/gpu/sage/sage_reg.o $(B)/gpu/sage/sage_bfly.o \
-    $(B)/gpu/sage/sage_plant1.o $(B)/gpu/sage/sage_plant3.o \
-    $(B)/gpu/sage/sage_plant2.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh gpu/sage/sage_instr.cuh \
+    $(B)/gpu/sage/sage_plant1.o $(B)/gpu/sage/sage_plant3.o $(B)/gpu/sage/sage_plant4.o \
+    $(B)/gpu/sage/sage_plant5.o $(B)/gpu/sage/sage_plant2.o: gpu/sage/sage.cu gpu/sage/sage_common.cuh gpu/sage/sage_instr.cuh \
     $(GPU_HDR) $(SAGE_HDR)
 $(B)/gpu/sage/sage_base.o:
 	@mkdir -p $(@D)
@@ -157,7 +159,8 @@ $(B)/gpu/kvq_gpu_sage_qtest_plant%: $(B)/gpu/sage/sage_plant%.o $(QUANT_SAGE_OBJ
     $(B)/gpu/sage/sage_test.o $(GPU_REF_OBJ) $(SAGE_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_SAGE_DEVICE := $(B)/gpu/kvq_gpu_sage_qtest $(B)/gpu/kvq_gpu_sage_qtest_plant1 \
-    $(B)/gpu/kvq_gpu_sage_qtest_plant2 $(B)/gpu/kvq_sage_qbench $(B)/gpu/kvq_sage_qbench_base \
+    $(B)/gpu/kvq_gpu_sage_qtest_plant2 $(B)/gpu/kvq_gpu_sage_qtest_plant4 $(B)/gpu/kvq_gpu_sage_qtest_plant5 \
+    $(B)/gpu/kvq_sage_qbench $(B)/gpu/kvq_sage_qbench_base \
     $(B)/gpu/kvq_sage_qbench_old $(B)/gpu/kvq_sage_qbench_reg $(B)/gpu/kvq_sage_qbench_bfly \
     $(B)/gpu/kvq_gpu_sage_qtest_bfly
 .PHONY: gpu-quant-sage

@@ -50,6 +50,9 @@
  *                          a block, for the attention pipeline [SAGE-DEV-15]
  *   sage_pcode_kernel      FP8 codes of P~ F [SAGE-P-01]
  *   sage_prow_kernel       one thread a row: the row sum in column order [SAGE-P-02]
+ *   sage_dq_*_kernel       the reading of stored Q/K codes [SAGE-Q-08] [SAGE-DEV-18]: the
+ *                          scales in slot order (the first bad one decides), the products
+ *                          for overflow when some scale can overflow one, then the values
  * (The call state, its status kernel and the scratch helpers are in
  * gpu/sage/sage_common.cuh, shared with gpu/sage/sage_ds.cu.)  Smoothing, Q/K
  * and V take `heads` heads that follow each other (head = grid y, or the
@@ -66,7 +69,7 @@
  * its maxima pass reads every input before anything is written.
  *
  * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [POL-NF-01]
- *       [SAGE-DEV-01..06] [SAGE-DEV-09] [SAGE-DEV-15] [SAGE-DEV-16]
+ *       [SAGE-DEV-01..06] [SAGE-DEV-09] [SAGE-DEV-15] [SAGE-DEV-16] [SAGE-Q-08] [SAGE-DEV-18]
  */
 #include <cuda_runtime.h>
 
@@ -556,7 +559,7 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
 #define KVQ_SAGE_BFLY 0      /* 1: Q thread-granularity maxima by a reduce-scatter [SAGE-DEV-14] */
 #endif
 #ifndef KVQ_SAGE_PLANT
-#define KVQ_SAGE_PLANT 0     /* 1: a planted bug the device test must catch */
+#define KVQ_SAGE_PLANT 0     /* 1..5: a planted bug a device test must catch (gpu/sage/rules.mk) */
 #endif
 #define MAGIC_RND 0x1.8p23f  /* 1.5 * 2^23 */
 #if KVQ_SAGE_PLANT == 1
@@ -1150,6 +1153,92 @@ sage_prow_kernel(float *__restrict__ rowsum, const float *__restrict__ p, const 
     rowsum[i] = l;
 }
 
+/* ---- dequantization [SAGE-Q-08] ----------------------------------------------------
+ * Three kernels against the zeroed sage_dq_state: the scales in slot order
+ * (the first bad one decides the status: an atomicMax of the complement of
+ * 2 slot + kind keeps the least), then, only when some scale is large enough
+ * for the largest code magnitude to overflow, every stored code's product,
+ * then the values -- each returns at once on an earlier verdict, so a failed
+ * call writes nothing. */
+
+__global__ void __launch_bounds__(256)
+sage_dq_scale_kernel(const float *__restrict__ scale, sage_dq_state *dq, uint64_t slots, float kmax)
+{
+    uint32_t big = 0;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t s = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; s < slots; s += stride) {
+        const float v = __ldg(scale + s);
+#if KVQ_SAGE_PLANT == 4
+        const uint64_t at = slots - 1u - s;                       /* planted: the last bad slot decides */
+#else
+        const uint64_t at = s;
+#endif
+        if (!isfinite(v))
+            atomicMax(&dq->bad, ~(2ull * at));
+        else if (v < 0.0f || (v != 0.0f && v < F32_MIN_NORMAL))   /* -0 passes: v < 0 is false */
+            atomicMax(&dq->bad, ~(2ull * at + 1ull));
+        else if (isinf(__fmul_rn(kmax, v)))                       /* |k| s <= kmax s, rounding monotone */
+            big = 1u;
+    }
+    if (__any_sync(0xFFFFFFFFu, big) && (threadIdx.x & 31u) == 0u) atomicOr(&dq->big, 1u);
+}
+
+__global__ void __launch_bounds__(256)
+sage_dq_range_kernel(const uint8_t *__restrict__ codes, const float *__restrict__ scale, sage_dq_state *dq,
+                     kvq_sage_qk q, uint32_t d, uint64_t n)
+{
+    if (*(volatile const unsigned long long *)&dq->bad != 0ull || *(volatile const uint32_t *)&dq->big == 0u)
+        return;
+    uint32_t over = 0;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride) {
+        const float s = __ldg(scale + kvq_sage_scale_slot(&q, (uint32_t)(e / d)));
+#if KVQ_SAGE_PLANT == 5
+        /* planted: the overflow decided by the scale alone (kmax s), not by the stored codes */
+        if (isinf(__fmul_rn(q.bits == 4u ? 8.0f : 128.0f, s))) over = 1u;
+#else
+        if (isinf(__fmul_rn((float)kvq_sage_unpack_code(codes, e, q.bits), s))) over = 1u;
+#endif
+    }
+    if (__any_sync(0xFFFFFFFFu, over) && (threadIdx.x & 31u) == 0u) atomicOr(&dq->range, 1u);
+}
+
+/* Eight values a thread (d is a multiple of 8, so they share a token): y =
+ * RN32(k s), one rounding, k exact in binary32. */
+__global__ void __launch_bounds__(256)
+sage_dq_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes, const float *__restrict__ scale,
+               const sage_dq_state *dq, kvq_sage_qk q, uint32_t d, uint64_t n8, bool vec)
+{
+    if (*(volatile const unsigned long long *)&dq->bad != 0ull || *(volatile const uint32_t *)&dq->range != 0u)
+        return;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < n8; t += stride) {
+        const uint64_t e0 = 8u * t;
+        const float s = __ldg(scale + kvq_sage_scale_slot(&q, (uint32_t)(e0 / d)));
+        float v[8];
+#pragma unroll
+        for (uint32_t i = 0; i < 8u; i++) v[i] = __fmul_rn((float)kvq_sage_unpack_code(codes, e0 + i, q.bits), s);
+        if (vec) {
+            reinterpret_cast<float4 *>(y + e0)[0] = make_float4(v[0], v[1], v[2], v[3]);
+            reinterpret_cast<float4 *>(y + e0)[1] = make_float4(v[4], v[5], v[6], v[7]);
+        } else {
+#pragma unroll
+            for (uint32_t i = 0; i < 8u; i++) y[e0 + i] = v[i];
+        }
+    }
+}
+
+/* The status of a dequantization, in stream order: the first bad scale's
+ * kind, else an overflowing product, else KVQ_OK (no flags). */
+static __global__ void sage_dq_result_kernel(kvq_cuda_result *out, const sage_dq_state *dq)
+{
+    const unsigned long long b = dq->bad;
+    out->status = b != 0ull ? ((~b & 1ull) ? (uint32_t)KVQ_E_PARAM : (uint32_t)KVQ_E_NONFINITE)
+                : dq->range ? (uint32_t)KVQ_E_RANGE
+                            : (uint32_t)KVQ_OK;
+    out->flags = 0u;
+}
+
 /* ---- host side ---------------------------------------------------------------- */
 
 static kvq_status enqueue_check(sage_dev_state *st, const float *d_x, uint64_t n, uint32_t what,
@@ -1498,4 +1587,62 @@ extern "C" kvq_status kvq_cuda_sage_quantize_p(uint8_t *d_codes, float *d_rowsum
         if (cudaGetLastError() != cudaSuccess) enq = KVQ_E_DEVICE;
     }
     return finish(enq, s, flags, stream);
+}
+
+/* ---- dequantization [SAGE-Q-08] ---------------------------------------------------- */
+
+static kvq_status dq_args(const float *d_y, const uint8_t *d_codes, const float *d_scale,
+                          const kvq_sage_shape *shape, const kvq_sage_qk *qk)
+{
+    if (d_y == NULL || d_codes == NULL || d_scale == NULL || shape == NULL || qk == NULL) return KVQ_E_PARAM;
+    if (!kvq_sage_qk_ok(qk)) return KVQ_E_PARAM;
+    if (!kvq_sage_shape_ok(shape)) return KVQ_E_SHAPE;
+    return KVQ_OK;
+}
+
+/* Enqueue the three kernels and the status into *d_result (the zeroed scratch s). */
+static kvq_status enqueue_dq(float *d_y, kvq_cuda_result *d_result, const uint8_t *d_codes, const float *d_scale,
+                             const kvq_sage_shape *sh, const kvq_sage_qk *qk, sage_scratch *s, cudaStream_t stream)
+{
+    const uint64_t slots = kvq_sage_scale_count(sh, qk), n = kvq_sage_elems(sh);
+    const float kmax = qk->bits == 4u ? 8.0f : 128.0f;          /* the largest |k| of a field: -8, -128 */
+    sage_dq_scale_kernel<<<grid_cap(slots, 256), 256, 0, stream>>>(d_scale, &s->dq, slots, kmax);
+    sage_dq_range_kernel<<<grid_cap(n, 256), 256, 0, stream>>>(d_codes, d_scale, &s->dq, *qk, sh->dim, n);
+    sage_dq_kernel<<<grid_cap(n / 8u, 256), 256, 0, stream>>>(d_y, d_codes, d_scale, &s->dq, *qk, sh->dim, n / 8u,
+                                                              aligned(d_y, 16) != 0);
+    sage_dq_result_kernel<<<1, 1, 0, stream>>>(d_result, &s->dq);
+    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+}
+
+extern "C" kvq_status kvq_cuda_sage_dequantize_qk(float *d_y, const uint8_t *d_codes, const float *d_scale,
+                                                  const kvq_sage_shape *shape, const kvq_sage_qk *qk,
+                                                  cudaStream_t stream)
+{
+    const kvq_status a0 = dq_args(d_y, d_codes, d_scale, shape, qk);
+    if (a0 != KVQ_OK) return a0;
+    sage_scratch *s = NULL;
+    const kvq_status a = alloc_scratch(&s, stream);
+    if (a != KVQ_OK) return a;
+    kvq_cuda_result r = {KVQ_E_DEVICE, 0};
+    kvq_status enq = enqueue_dq(d_y, &s->st.result, d_codes, d_scale, shape, qk, s, stream);
+    if (enq == KVQ_OK && cudaMemcpyAsync(&r, &s->st.result, sizeof r, cudaMemcpyDeviceToHost, stream) != cudaSuccess)
+        enq = KVQ_E_DEVICE;
+    (void)cudaFreeAsync(s, stream);
+    const cudaError_t e2 = cudaStreamSynchronize(stream);
+    if (enq != KVQ_OK) return enq;
+    return e2 != cudaSuccess ? KVQ_E_DEVICE : (kvq_status)r.status;
+}
+
+extern "C" kvq_status kvq_cuda_sage_dequantize_qk_async(float *d_y, kvq_cuda_result *d_result,
+                                                        const uint8_t *d_codes, const float *d_scale,
+                                                        const kvq_sage_shape *shape, const kvq_sage_qk *qk,
+                                                        void *d_workspace, size_t workspace_bytes,
+                                                        cudaStream_t stream)
+{
+    const kvq_status a0 = dq_args(d_y, d_codes, d_scale, shape, qk);
+    if (a0 != KVQ_OK) return a0;
+    sage_scratch *s = NULL;
+    const kvq_status a = async_ws(&s, d_result, d_workspace, workspace_bytes, stream);
+    if (a != KVQ_OK) return a;
+    return enqueue_dq(d_y, d_result, d_codes, d_scale, shape, qk, s, stream);
 }

@@ -80,11 +80,23 @@ static inline unsigned int grid_cap(uint64_t nthreads, uint32_t bs)
 
 static inline int aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0u; }
 
-/* Scratch of one call: the state, then (V) d maxima words and d scales. */
+/* The verdict of a dequantization [SAGE-Q-08]: `bad` the complement of
+ * 2 slot + kind for the first bad scale in slot order (an atomicMax of the
+ * complement keeps the least slot; 0: none; kind 0 not finite, 1 negative or
+ * subnormal), `big` whether some scale s makes |k| s overflow for the largest
+ * code magnitude, `range` whether some stored code's product does. */
+typedef struct sage_dq_state {
+    unsigned long long bad;
+    uint32_t big, range;
+} sage_dq_state;
+
+/* Scratch of one call: the state, then (V) d maxima words and d scales, then
+ * (dequantization) its verdict. */
 typedef struct sage_scratch {
     sage_dev_state st;
     uint32_t cmax[128];
     float sc[128];
+    sage_dq_state dq;
 } sage_scratch;
 
 /* Stream-ordered scratch of a blocking call, zeroed. */

@@ -27,16 +27,20 @@
  * [SAGE-DS-02] (NULL pointers, rows 0 / above 2^24 / rows * N above 2^32, bad
  * shapes, tau NaN / Inf / 0 / subnormal / above 2^16, the bounds 2^51 and
  * 2^-126, 2^16 themselves, and errors that combine: the earlier one must win).
- * About 30% of the qk and v cases go through the stream-ordered launchers
+ * dq (the reading of stored codes [SAGE-Q-08]): random code bytes (the fields
+ * the quantizer never writes included), scales of every binade, zeros of both
+ * signs and near the overflow, bad scales (the first in slot order decides).
+ * About 30% of the qk, v and dq cases go through the stream-ordered launchers
  * (*_async: workspace, device result word poisoned before the call).
  *
  * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [SAGE-DEV-01..04] [SAGE-DEV-06..07]
  *       [SAGE-MAP-03..06] [POL-TIE-01..02] [POL-NF-01] [POL-FP8-03]
- *       [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [SAGE-DEV-14] [SAGE-DEV-16]
+ *       [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [SAGE-DEV-14] [SAGE-DEV-16] [SAGE-Q-08] [SAGE-DEV-18]
  *
  * Without a device: "gpu-sage-test: SKIPPED (no CUDA device: <reason>)", exit 0.
  * Seed: KVQ_SEED; KVQ_SAGE_GROUPS: Q/K scale slots to reach (default 10^5);
- * KVQ_SAGE_DS_CASES: random dS cases (default 600).  The smoothing and dS launchers run
+ * KVQ_SAGE_DS_CASES: random dS cases (default 600); KVQ_SAGE_DQ_CASES:
+ * dequantization cases (default 600).  The smoothing and dS launchers run
  * the stage kernels of [SAGE-DEV-16] unless KVQ_SAGE_STAGES=0.
  * The closing line is "N passed, N failed".
  */
@@ -69,7 +73,7 @@ typedef struct tcase {
 } tcase;
 
 static kvq_tb_dbuf d_in, d_in2, d_o[2];
-static unsigned long g_groups[5], g_cases[5], g_err[5];   /* smooth, qk, v, p, ds */
+static unsigned long g_groups[6], g_cases[6], g_err[6];   /* smooth, qk, v, p, ds, dq */
 
 static float rnd_binade(int lo, int hi)                   /* sign * [1,2) * 2^e */
 {
@@ -407,6 +411,92 @@ static void random_ds(float **q, size_t *qcap, float **k, size_t *kcap)
     run_ds(&c, *q, nq, *k, nk, (uint64_t)c.rows * N);
 }
 
+/* ---- dequantization [SAGE-Q-08] -------------------------------------------------
+ * Stored codes and scales, not a quantizer's output: every code byte random
+ * (so INT4 -8 and INT8 -128, which the quantizer never writes, occur), scales
+ * +0, -0, normal over the whole exponent range, and near the top, where
+ * whether a product overflows (KVQ_E_RANGE) depends on the codes of the slot's
+ * tokens (half of those cases draw the codes in [-kc, kc - 1] for a random
+ * kc, so that a large scale overflows with some codes and not with others);
+ * a bad case puts one to three bad scales (NaN, +-Inf, negative,
+ * subnormal of either sign) in random slots, so that the first in slot order
+ * must decide between KVQ_E_NONFINITE and KVQ_E_PARAM, and a bad scale must
+ * win over an overflow elsewhere.  Output pointers 16-byte aligned or not. */
+static float dq_scale(uint32_t bits)
+{
+    const uint32_t w = kvq_tb_rndu(16);
+    const float m = 1.0f + (float)kvq_tb_rndu(1u << 23) * 0x1p-23f;
+    if (w == 0) return 0.0f;
+    if (w == 1) return -0.0f;
+    if (w == 2) return 0x1p-126f;                                 /* the least normal: valid */
+    if (w == 3)                                                   /* 2^128 / |k| lies among the codes */
+        return ldexpf(m, (bits == 4u ? 124 : 120) + (int)kvq_tb_rndu(4));
+    return ldexpf(m, -126 + (int)kvq_tb_rndu(250));
+}
+
+static float dq_bad(void)
+{
+    const float bad[] = {NAN, -NAN, INFINITY, -INFINITY, -1.0f, -0x1p-126f, 0x1p-127f, -0x1p-149f,
+                         0x1.fffffcp-127f};
+    return bad[kvq_tb_rndu(sizeof bad / sizeof bad[0])];
+}
+
+static void random_dq(uint8_t **codes, size_t *ccap, float **sc, size_t *scap)
+{
+    tcase c;
+    base_case(&c, "dq");
+    random_qk(&c.qk);
+    c.mis = kvq_tb_rndu(2) ? 4u : 0u;
+    const uint64_t n = kvq_sage_elems(&c.sh), nc = kvq_sage_code_bytes(&c.sh, c.qk.bits);
+    const uint64_t ns = kvq_sage_scale_count(&c.sh, &c.qk);
+    if (nc > *ccap) free(*codes), *ccap = nc, *codes = (uint8_t *)kvq_tb_malloc(nc);
+    if (ns * 4u > *scap) free(*sc), *scap = ns * 4u, *sc = (float *)kvq_tb_malloc(ns * 4u);
+    const int top = kvq_tb_chance(25);                            /* a case near the overflow */
+    if (top && kvq_tb_chance(50)) {                               /* codes in [-kc, kc - 1]: whether a */
+        const uint32_t kc = 1u + kvq_tb_rndu(c.qk.bits == 4u ? 8u : 128u); /* product overflows moves */
+        for (uint64_t e = 0; e < n; e++)
+            kvq_sage_pack_code(*codes, e, c.qk.bits, (int32_t)kvq_tb_rndu(2u * kc) - (int32_t)kc);
+    } else {
+        for (uint64_t i = 0; i < nc; i++) (*codes)[i] = (uint8_t)kvq_tb_rndu(256);
+    }
+    for (uint64_t i = 0; i < ns; i++) {
+        float v = dq_scale(c.qk.bits);
+        if (!top && fabsf(v) > 0x1p100f) v = ldexpf(v, -60);
+        (*sc)[i] = v;
+    }
+    if (c.bad)
+        for (uint32_t b = 0, nb = 1u + kvq_tb_rndu(3); b < nb; b++) (*sc)[kvq_tb_rnd() % ns] = dq_bad();
+    kvq_tb_outs r, g;
+    void *dp[1];
+    const size_t off[1] = {c.mis};
+    kvq_tb_case();
+    kvq_tb_outs_init(&r, "ref");
+    kvq_tb_outs_add(&r, "y", n * 4u);
+    kvq_tb_outs_init(&g, "gpu");
+    kvq_tb_outs_add(&g, "y", n * 4u);
+    uint8_t *dc = (uint8_t *)kvq_tb_dgrow(&d_in, nc);
+    float *ds = (float *)kvq_tb_dgrow(&d_in2, ns * 4u);
+    kvq_tb_cuda(cudaMemcpy(dc, *codes, nc, cudaMemcpyHostToDevice), "cudaMemcpy codes");
+    kvq_tb_cuda(cudaMemcpy(ds, *sc, ns * 4u, cudaMemcpyHostToDevice), "cudaMemcpy scales");
+    kvq_tb_outs_device(&g, d_o, off, dp);
+    r.status = kvq_sage_dequantize_qk((float *)r.buf[0].p, *codes, *sc, &c.sh, &c.qk);
+    if (c.async) {
+        kvq_cuda_result *res = async_result();
+        g.status = kvq_cuda_sage_dequantize_qk_async((float *)dp[0], res, dc, ds, &c.sh, &c.qk, d_ws,
+                                                     kvq_cuda_sage_workspace(), 0);
+        async_fetch(&g, res);
+    } else {
+        g.status = kvq_cuda_sage_dequantize_qk((float *)dp[0], dc, ds, &c.sh, &c.qk, 0);
+    }
+    kvq_tb_outs_fetch(&g, dp);
+    g_cases[5]++;
+    if (r.status != KVQ_OK) g_err[5]++;
+    else g_groups[5] += n;
+    compare(&c, &r, &g);
+    kvq_tb_outs_free(&r);
+    kvq_tb_outs_free(&g);
+}
+
 /* The argument errors of [SAGE-DS-02], each alone and in combination (the
  * earlier requirement wins), and the bounds themselves. */
 static void fixed_ds(void)
@@ -547,11 +637,20 @@ int main(void)
         free(q);
         free(k);
     }
+    {                                                     /* the reading of stored codes */
+        const uint64_t ndq = kvq_tb_env_count("KVQ_SAGE_DQ_CASES", 600u);
+        uint8_t *codes = NULL;
+        float *sc = NULL;
+        size_t ccap = 0, scap = 0;
+        for (uint64_t i = 0; i < ndq; i++) random_dq(&codes, &ccap, &sc, &scap);
+        free(codes);
+        free(sc);
+    }
     printf("gpu-sage-test: cases smooth %lu (%lu errors), qk %lu (%lu errors), v %lu (%lu errors), "
-           "p %lu (%lu errors), ds %lu (%lu errors)\n", g_cases[0], g_err[0], g_cases[1], g_err[1],
-           g_cases[2], g_err[2], g_cases[3], g_err[3], g_cases[4], g_err[4]);
+           "p %lu (%lu errors), ds %lu (%lu errors), dq %lu (%lu errors)\n", g_cases[0], g_err[0], g_cases[1],
+           g_err[1], g_cases[2], g_err[2], g_cases[3], g_err[3], g_cases[4], g_err[4], g_cases[5], g_err[5]);
     printf("gpu-sage-test: groups compared (good inputs): smooth means %lu, qk scale slots %lu, "
-           "v channels %lu, p rows %lu, ds outputs %lu\n", g_groups[0], g_groups[1], g_groups[2],
-           g_groups[3], g_groups[4]);
+           "v channels %lu, p rows %lu, ds outputs %lu, dq values %lu\n", g_groups[0], g_groups[1], g_groups[2],
+           g_groups[3], g_groups[4], g_groups[5]);
     return kvq_tb_finish();
 }
