@@ -74,6 +74,7 @@ typedef struct tcase {
 
 static kvq_tb_dbuf d_in, d_in2, d_o[2];
 static unsigned long g_groups[6], g_cases[6], g_err[6];   /* smooth, qk, v, p, ds, dq */
+static unsigned long g_dq_status[4];                      /* dq: ok, range, non-finite, param */
 
 static float rnd_binade(int lo, int hi)                   /* sign * [1,2) * 2^e */
 {
@@ -482,14 +483,17 @@ static void random_dq(uint8_t **codes, size_t *ccap, float **sc, size_t *scap)
     r.status = kvq_sage_dequantize_qk((float *)r.buf[0].p, *codes, *sc, &c.sh, &c.qk);
     if (c.async) {
         kvq_cuda_result *res = async_result();
+        const uint32_t none = g.flags;                  /* no flags output: the sentinel stays, and */
         g.status = kvq_cuda_sage_dequantize_qk_async((float *)dp[0], res, dc, ds, &c.sh, &c.qk, d_ws,
                                                      kvq_cuda_sage_workspace(), 0);
         async_fetch(&g, res);
+        if (g.flags == 0u) g.flags = none;              /* the result word's flags field must be 0 */
     } else {
         g.status = kvq_cuda_sage_dequantize_qk((float *)dp[0], dc, ds, &c.sh, &c.qk, 0);
     }
     kvq_tb_outs_fetch(&g, dp);
     g_cases[5]++;
+    g_dq_status[r.status == KVQ_OK ? 0 : r.status == KVQ_E_RANGE ? 1 : r.status == KVQ_E_NONFINITE ? 2 : 3]++;
     if (r.status != KVQ_OK) g_err[5]++;
     else g_groups[5] += n;
     compare(&c, &r, &g);
@@ -652,5 +656,7 @@ int main(void)
     printf("gpu-sage-test: groups compared (good inputs): smooth means %lu, qk scale slots %lu, "
            "v channels %lu, p rows %lu, ds outputs %lu, dq values %lu\n", g_groups[0], g_groups[1], g_groups[2],
            g_groups[3], g_groups[4], g_groups[5]);
+    printf("gpu-sage-test: dq statuses: ok %lu, range %lu, non-finite %lu, param %lu\n", g_dq_status[0],
+           g_dq_status[1], g_dq_status[2], g_dq_status[3]);
     return kvq_tb_finish();
 }
