@@ -3,7 +3,7 @@
  * judged bit for bit against the warpgroup core (gpu/sage/sage_attn.cu), and the
  * two timed side by side (spec/sage.md [SAGE-DEV-12]).
  *
- * SPEC: [SAGE-DEV-12] [SAGE-ATT-10] [SAGE-DEV-15] [SAGE-DEV-19]
+ * SPEC: [SAGE-DEV-12] [SAGE-ATT-10] [SAGE-DEV-15]
  *
  * The check: random core inputs made on the device (INT8 Q/K codes uniform in
  * -127..127 or the extremes -128, -127, 127; E4M3 V codes, any finite code;
@@ -56,9 +56,7 @@
  *
  * --time-only: the timing without the check before it.  --forms: the forms checked and
  * timed, by key: s (serial), 0..5 (ping-pong levels), 3v, 4v and 5v (levels 3, 4
- * and 5 given V~, timed only), 5vo (level 5 given V~ with a head's query tiles in
- * order, KVQ_SAGE_FA3_ORDER=0, timed only: under a causal mask the default sends the
- * last, longest tile first [SAGE-DEV-19]); all by default.  The timing line gives level 4 against
+ * and 5 given V~, timed only); all by default.  The timing line gives level 4 against
  * level 3 (time of L3 / time of L4) and level 5 against level 4 (time of L4 / time
  * of L5) when both are timed, with and without V~.
  *
@@ -75,7 +73,7 @@
  * side by side (kvq_cuda_sage_attn_stages: the V quantizer's and the core's
  * times) and a copy of V's bytes, at --sizes, causal and not, 32 heads.
  *
- * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v,5,5v,5vo]
+ * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v,5,5v]
  *                          [--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N]
  *                          [--profile-34 N] [--profile-45 N] [--commit TEXT]
  * Exit status: 0 when every check passes (with --plant: when the check FAILS);
@@ -549,21 +547,6 @@ static int check_level_refused(void)
                ok ? "PASS" : "FAILED");
         fails += !ok;
     }
-    /* and a KVQ_SAGE_FA3_ORDER other than unset, "", "0" or "1" [SAGE-DEV-19] */
-    for (const char *v : {"2", "-1", "1x", "x"}) {
-        CK(cudaMemset(o, 0x7F, n * 4u));
-        setenv("KVQ_SAGE_FA3_ORDER", v, 1);
-        const kvq_status st = run(kvq_cuda_sage_attn_core_fa3, o, c);
-        unsetenv("KVQ_SAGE_FA3_ORDER");
-        CK(cudaDeviceSynchronize());
-        std::vector<uint8_t> h(n * 4u);
-        CK(cudaMemcpy(h.data(), o, n * 4u, cudaMemcpyDeviceToHost));
-        const bool kept = std::all_of(h.begin(), h.end(), [](uint8_t b) { return b == 0x7Fu; });
-        const int ok = st == KVQ_E_PARAM && kept;
-        printf("fa3-test KVQ_SAGE_FA3_ORDER=%s: status %d (KVQ_E_PARAM expected), output %s: %s\n", v, (int)st,
-               kept ? "untouched" : "WRITTEN", ok ? "PASS" : "FAILED");
-        fails += !ok;
-    }
     cudaFree(o);
     free_in(c);
     return fails;
@@ -601,12 +584,10 @@ static int check_k_uniform(void)
     return fails;
 }
 
-/* the forms checked and timed: {name, key (--forms), KVQ_SAGE_FA3_SERIAL, KVQ_SAGE_FA3_LEVEL, given V~,
- * KVQ_SAGE_FA3_ORDER} */
+/* the forms checked and timed: {name, key (--forms), KVQ_SAGE_FA3_SERIAL, KVQ_SAGE_FA3_LEVEL} */
 struct form {
     const char *name, *key, *serial, *level;
     bool vt;                                 /* given V~ [SAGE-DEV-15] (timed only: every check runs it) */
-    const char *order;                       /* NULL: the default order [SAGE-DEV-19] */
 };
 static const form FORMS[] = {
     {"serial", "s", "1", "2", false},
@@ -619,13 +600,10 @@ static const form FORMS[] = {
     {"ping-pong L4 V~", "4v", NULL, "4", true},  /* level 4 given V~ */
     {"ping-pong L5", "5", NULL, "5", false},    /* level 5, level 4's fixed per-block cost off the loop */
     {"ping-pong L5 V~", "5v", NULL, NULL, true}, /* the default given V~: level 5 */
-    /* the default given V~ with a head's query tiles in order (KVQ_SAGE_FA3_ORDER=0): the
-     * order of before [SAGE-DEV-19], timed only (its outputs compared in the timing) */
-    {"ping-pong L5 V~ tiles in order", "5vo", NULL, NULL, true, "0"},
 };
-enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7, F_L5 = 8, F_L5V = 9, F_L5VO = 10 };
+enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7, F_L5 = 8, F_L5V = 9 };
 #define NFORMS (sizeof FORMS / sizeof FORMS[0])
-static bool g_form_on[NFORMS] = {true, true, true, true, true, true, true, true, true, true, true};   /* --forms */
+static bool g_form_on[NFORMS] = {true, true, true, true, true, true, true, true, true, true};   /* --forms */
 
 static void set_form(const form &f)
 {
@@ -633,15 +611,12 @@ static void set_form(const form &f)
     else unsetenv("KVQ_SAGE_FA3_SERIAL");
     if (f.level) setenv("KVQ_SAGE_FA3_LEVEL", f.level, 1);
     else unsetenv("KVQ_SAGE_FA3_LEVEL");
-    if (f.order) setenv("KVQ_SAGE_FA3_ORDER", f.order, 1);
-    else unsetenv("KVQ_SAGE_FA3_ORDER");
 }
 
 static void clear_form(void)
 {
     unsetenv("KVQ_SAGE_FA3_SERIAL");
     unsetenv("KVQ_SAGE_FA3_LEVEL");
-    unsetenv("KVQ_SAGE_FA3_ORDER");
 }
 
 static float median(std::vector<float> v)
@@ -738,9 +713,6 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
                 printf("; L5 %.3fx L4", median(tf[F_L4]) / median(tf[F_L5]));
             if (g_form_on[F_L4V] && g_form_on[F_L5V])
                 printf("; L5 given V~ %.3fx L4 given V~", median(tf[F_L4V]) / median(tf[F_L5V]));
-            /* the tile order, both at the default given V~ (time in order / time last first) */
-            if (g_form_on[F_L5V] && g_form_on[F_L5VO])
-                printf("; tiles last first %.3fx in order", median(tf[F_L5VO]) / median(tf[F_L5V]));
             printf("; outputs %s (%llu differ)%s\n", bad ? "DIFFER" : "equal", (unsigned long long)bad,
                    st != KVQ_OK ? ", a launch FAILED" : "");
             cudaFree(ol);

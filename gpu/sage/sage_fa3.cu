@@ -65,9 +65,7 @@
  * A consumer whose 64 rows see fewer blocks than the tile's (causal) walks the
  * rest only to pass the turn and release their stages.  Each stage is released
  * when both consumers' instructions on it are done (every consumer thread
- * arrives).  Under a causal mask a head's query tiles go out last (longest)
- * first: CTA x takes tile tiles - 1 - x (KVQ_SAGE_FA3_ORDER=0: tile x)
- * [SAGE-DEV-19].
+ * arrives).
  *
  * KVQ_SAGE_FA3_PLANT (a planted build for the device test, never shipped):
  * the buffer flush after block 0 is skipped (levels 0..3); at level 4 the
@@ -75,7 +73,7 @@
  * at level 5 the two halves of stage 0's V~ swapped in the P~V descriptors of
  * the unrolled steps, level 5's own step.
  *
- * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05] [SAGE-DEV-15] [SAGE-DEV-19]
+ * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05] [SAGE-DEV-15]
  */
 #include <cuda_runtime.h>
 
@@ -98,7 +96,6 @@
 extern "C" int kvq_sage_fa3_built(void) { return 0; }
 extern "C" int kvq_sage_fa3_level(void) { return -1; }
 extern "C" int kvq_sage_fa3_level_set(void) { return 0; }
-extern "C" int kvq_sage_fa3_order(void) { return -1; }
 extern "C" int kvq_sage_fa3_vt_form(void) { return 0; }
 extern "C" int kvq_sage_fa3_k_uniform(const kvq_sage_qk *) { return 0; }
 extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *, cudaStream_t) { return KVQ_E_DEVICE; }
@@ -204,9 +201,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
     using Bar = cutlass::arch::ClusterTransactionBarrier;
     using PBar = cutlass::arch::ClusterBarrier;
     const kvq_sage_attn a = p.a;
-    /* the CTA's query tile: under a causal mask the last (longest) first [SAGE-DEV-19] */
-    const uint32_t qt = p.rev ? gridDim.x - 1u - blockIdx.x : blockIdx.x;
-    const uint32_t tid = threadIdx.x, wg = tid / 128u, head = p.head0 + blockIdx.y, q0 = qt * FA_BQ;
+    const uint32_t tid = threadIdx.x, wg = tid / 128u, head = p.head0 + blockIdx.y, q0 = blockIdx.x * FA_BQ;
     const uint32_t nq = a.nq, nk = a.nk, heads = p.heads;
     /* K, V: those of the head's KV head [SAGE-DEV-17] (the launcher's part starts at KV head 0) */
 #ifdef KVQ_SAGE_GQA_PLANT
@@ -266,8 +261,8 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         if (ptid == 0u && nb > 0u) {                           /* (no load when no row sees a key) */
             const bool two = q0 + FA_BW < nq;
             Bar::arrive_and_expect_tx(&sm.bar_q, (two ? 2 : 1) * (int)(FA_BW * FA_D));
-            copy(tma_q.with(sm.bar_q), tQg(_, 2u * qt), tQs(_, 0));
-            if (two) copy(tma_q.with(sm.bar_q), tQg(_, 2u * qt + 1u), tQs(_, 1));
+            copy(tma_q.with(sm.bar_q), tQg(_, 2u * blockIdx.x), tQs(_, 0));
+            if (two) copy(tma_q.with(sm.bar_q), tQg(_, 2u * blockIdx.x + 1u), tQs(_, 1));
             for (uint32_t kb = 0; kb < FA_STAGES && kb < nb; kb++) load(kb);
         }
         const uint32_t pw = ptid / 32u, pl = ptid % 32u;
@@ -780,14 +775,6 @@ extern "C" int kvq_sage_fa3_level(void)
     return -1;
 }
 
-extern "C" int kvq_sage_fa3_order(void)
-{
-    const char *e = getenv("KVQ_SAGE_FA3_ORDER");
-    if (e == NULL || e[0] == '\0' || strcmp(e, "1") == 0) return 1;
-    if (strcmp(e, "0") == 0) return 0;
-    return -1;
-}
-
 static bool fa3_serial(void)
 {
     const char *ser = getenv("KVQ_SAGE_FA3_SERIAL");
@@ -832,8 +819,6 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     const bool serial = fa3_serial();
     int level = kvq_sage_fa3_level();
     if (level < 0) return KVQ_E_PARAM;
-    const int order = kvq_sage_fa3_order();                     /* [SAGE-DEV-19] */
-    if (order < 0) return KVQ_E_PARAM;
     /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3..5 loads it
      * as it is; every other form transposes V's codes itself.  Unset, the level is
      * KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (5) given V~ and KVQ_SAGE_FA3_LEVEL_DEFAULT (3) not
@@ -876,7 +861,6 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
         const uint32_t grp = q.group > 1u ? q.group : 1u, g0 = h0 / grp, gofs = h0 % grp;
         const uint32_t gn = (hn - 1u + gofs) / grp + 1u;
         r.group = grp, r.gofs = gofs, r.kv_heads = gn;
-        r.rev = q.a.causal && order == 1 ? 1u : 0u;
         r.qc = q.qc + (uint64_t)h0 * q.qc_head;
         r.kc = q.kc + (uint64_t)g0 * q.kc_head;
         r.vc = q.vc + (uint64_t)g0 * nk * FA_D;

@@ -30,9 +30,6 @@ typedef struct kvq_sage_fa3_args {
                                             KV head h / group [SAGE-DEV-17] */
     uint32_t gofs, kv_heads;             /* the launcher's: head0 % group of its part, and the
                                             KV heads that part reads */
-    uint32_t rev;                        /* the launcher's: 1 when a head's query tiles go out
-                                            last first (under a causal mask, the longest first),
-                                            0 in order [SAGE-DEV-19] */
 } kvq_sage_fa3_args;
 
 #ifdef __cplusplus
@@ -62,11 +59,6 @@ int kvq_sage_fa3_built(void);
 #define KVQ_SAGE_FA3_LEVEL_DEFAULT_VT 5
 int kvq_sage_fa3_level(void);
 int kvq_sage_fa3_level_set(void);
-/* The order of a head's query tiles under a causal mask [SAGE-DEV-19]: from the
- * environment's KVQ_SAGE_FA3_ORDER, unset, empty or "1" the last tile first (1),
- * "0" in order (0, kept for the side-by-side measurement), anything else -1 (the
- * launcher returns KVQ_E_PARAM).  Without a causal mask the tiles go in order. */
-int kvq_sage_fa3_order(void);
 /* The precondition of levels 4 and 5: 1 when K's scale map `kq` gives each lane's 16 keys of a
  * 64-key block (8n + 2t + i, n < 8, i < 2) one scale slot, that of the block's key
  * 2t ([SAGE-MAP-05]: the pipeline's map, b_k = 64, does), else 0 (level 4 is then
