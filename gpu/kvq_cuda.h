@@ -33,6 +33,10 @@ extern "C" {
                                   * the conformance contract; never used by the subject. */
 #define KVQ_CUDA_NO_DISCARD 0x2u /* keep the scratch lines in L2 after the copy-out
                                   * (benchmark knob; results are identical) */
+#define KVQ_CUDA_WS_CLEAN   0x4u /* (kvq_cuda_sage_quantize_qk_async) the workspace is clean:
+                                  * zeroed by the caller or left so by the previous SAGE
+                                  * stream-ordered call on it, which returned KVQ_OK; the
+                                  * launcher then skips its clearing (spec/sage.md [SAGE-DEV-20]) */
 
 /* Result of an asynchronous call, written to device memory in stream order. */
 typedef struct kvq_cuda_result {
@@ -280,7 +284,10 @@ kvq_status kvq_cuda_sage_quantize_v(uint8_t *d_codes, float *d_scale, uint32_t *
  * work is enqueued, KVQ_OK is returned, and the call's status and flags land
  * in *d_result (device memory) in stream order.  The workspace is required:
  * at least kvq_cuda_sage_workspace() bytes, 256-byte aligned; one call at a
- * time per workspace. */
+ * time per workspace.  Each call clears its state at its start and leaves it
+ * clear at its end (the status kernel, a programmatic dependent of the last
+ * kernel, clears it after reading it), so the Q/K form may skip the clearing
+ * with KVQ_CUDA_WS_CLEAN [SAGE-DEV-20]. */
 size_t kvq_cuda_sage_workspace(void);
 kvq_status kvq_cuda_sage_quantize_qk_async(uint8_t *d_codes, float *d_scale, kvq_cuda_result *d_result,
                                            const float *d_x, const kvq_sage_shape *shape,

@@ -457,6 +457,7 @@ sage_qk_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, const flo
     __shared__ uint32_t smax[QK_MAX_SLOTS];
     __shared__ float ssc[QK_MAX_SLOTS];
     __shared__ uint32_t sfailed;
+    cudaTriggerProgrammaticLaunchCompletion();                   /* the status kernel may be placed [SAGE-DEV-20] */
     /* One read a block: under KVQ_CUDA_DIRECT another block may set err meanwhile. */
     if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
     __syncthreads();
@@ -725,6 +726,7 @@ sage_qk_fast_kernel(uint8_t *__restrict__ codes, float *__restrict__ scale, cons
     __shared__ uint32_t smax[SPB];
     __shared__ float2 ssc[SPB];                                  /* scale, RN(1/scale) or 0 */
     __shared__ uint32_t sfailed;
+    cudaTriggerProgrammaticLaunchCompletion();                   /* the status kernel may be placed [SAGE-DEV-20] */
     if (threadIdx.x == 0) sfailed = dev_failed(st) ? 1u : 0u;
     if (threadIdx.x < SPB) smax[threadIdx.x] = 0u;
     __syncthreads();
@@ -1450,22 +1452,27 @@ extern "C" size_t kvq_cuda_sage_workspace(void)
     return (sizeof(sage_scratch) + 255u) / 256u * 256u;
 }
 
-/* Check the workspace of an asynchronous call and zero its state. */
+/* Check the workspace of an asynchronous call and zero its state (clean: the
+ * caller says it is clean already, KVQ_CUDA_WS_CLEAN [SAGE-DEV-20]). */
 static kvq_status async_ws(sage_scratch **s, kvq_cuda_result *d_result, void *d_workspace,
-                           size_t workspace_bytes, cudaStream_t stream)
+                           size_t workspace_bytes, cudaStream_t stream, bool clean = false)
 {
     if (d_result == NULL || d_workspace == NULL || !aligned(d_workspace, 256) ||
         workspace_bytes < kvq_cuda_sage_workspace())
         return KVQ_E_PARAM;
     *s = (sage_scratch *)d_workspace;
+    if (clean) return KVQ_OK;
     return cudaMemsetAsync(*s, 0, sizeof **s, stream) == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
+/* The status kernel, a programmatic dependent of the call's last kernel: it
+ * writes *d_result and leaves the state clear [SAGE-DEV-20]. */
 static kvq_status async_done(kvq_status enq, kvq_cuda_result *d_result, sage_scratch *s, cudaStream_t stream)
 {
     if (enq != KVQ_OK) return enq;
-    sage_result_kernel<<<1, 1, 0, stream>>>(d_result, &s->st);
-    return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
+    return sage_launch_result(d_result, &s->st, stream) == cudaSuccess && cudaGetLastError() == cudaSuccess
+               ? KVQ_OK
+               : KVQ_E_DEVICE;
 }
 
 extern "C" kvq_status kvq_cuda_sage_quantize_qk_async(uint8_t *d_codes, float *d_scale,
@@ -1478,7 +1485,7 @@ extern "C" kvq_status kvq_cuda_sage_quantize_qk_async(uint8_t *d_codes, float *d
     const kvq_status a0 = qk_args(d_codes, d_scale, d_x, shape, qk, pol);
     if (a0 != KVQ_OK) return a0;
     sage_scratch *s = NULL;
-    const kvq_status a = async_ws(&s, d_result, d_workspace, workspace_bytes, stream);
+    const kvq_status a = async_ws(&s, d_result, d_workspace, workspace_bytes, stream, (opts & KVQ_CUDA_WS_CLEAN) != 0u);
     if (a != KVQ_OK) return a;
     return async_done(sage_enqueue_qk(d_codes, d_scale, d_x, 1u, shape, qk, pol, opts, &s->st, stream), d_result, s,
                       stream);

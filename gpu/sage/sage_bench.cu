@@ -30,6 +30,7 @@
 
 #define KVQ_BENCH_NAME "sage-bench"
 #include "bench_time.cuh"
+#include "sage/sage_common.cuh"
 
 __global__ void fill_kernel(float *x, uint64_t n)
 {
@@ -79,11 +80,17 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&ws, kvq_cuda_sage_workspace()));
     CK(cudaMalloc((void **)&res, sizeof *res));
     /* moved: the bytes a pass structure must move (V reads its input twice) */
-    struct row { const char *name; double ms, bytes, moved; } rows[16];
+    struct row { const char *name; double ms, bytes, moved; } rows[20];
     int nr = 0;
+    /* async 2: the Q/K kernels alone (sage_enqueue_qk on a clear state, no clearing, no
+     * status kernel: what the launcher adds is the difference) [SAGE-DEV-20] */
     struct qcfg { const char *name; uint32_t role, bits, opts; int async; } qc[] = {
         {"Q int8 thread paper, async, direct (one read)", KVQ_SAGE_ROLE_Q, 8u, KVQ_CUDA_DIRECT, 1},
         {"K int4 thread paper, async, direct (one read)", KVQ_SAGE_ROLE_K, 4u, KVQ_CUDA_DIRECT, 1},
+        {"Q int8 thread paper, async, direct, clean ws", KVQ_SAGE_ROLE_Q, 8u, KVQ_CUDA_DIRECT | KVQ_CUDA_WS_CLEAN, 1},
+        {"K int4 thread paper, async, direct, clean ws", KVQ_SAGE_ROLE_K, 4u, KVQ_CUDA_DIRECT | KVQ_CUDA_WS_CLEAN, 1},
+        {"Q int8 thread paper, kernel alone, direct", KVQ_SAGE_ROLE_Q, 8u, KVQ_CUDA_DIRECT, 2},
+        {"K int4 thread paper, kernel alone, direct", KVQ_SAGE_ROLE_K, 4u, KVQ_CUDA_DIRECT, 2},
         {"Q int8 thread paper, async, safe (check pass)", KVQ_SAGE_ROLE_Q, 8u, 0u, 1},
         {"K int4 thread paper, async, safe (check pass)", KVQ_SAGE_ROLE_K, 4u, 0u, 1},
         {"Q int8 thread paper, blocking, direct", KVQ_SAGE_ROLE_Q, 8u, KVQ_CUDA_DIRECT, 0},
@@ -92,14 +99,24 @@ int main(int argc, char **argv)
     for (auto &q : qc) {
         kvq_sage_qk k = kvq_sage_qk_default(q.role, q.bits);
         kvq_status st = KVQ_OK;
+        if (q.async == 2) CK(cudaMemset(ws, 0, kvq_cuda_sage_workspace()));
         double ms = time_med(reps, [&] {
-            kvq_status s = q.async ? kvq_cuda_sage_quantize_qk_async(codes, scale, res, x, &sh, &k, &pol, ws,
+            kvq_status s = q.async == 2 ? sage_enqueue_qk(codes, scale, x, 1u, &sh, &k, &pol, q.opts,
+                                                          (sage_dev_state *)ws, 0)
+                         : q.async ? kvq_cuda_sage_quantize_qk_async(codes, scale, res, x, &sh, &k, &pol, ws,
                                                                     kvq_cuda_sage_workspace(), q.opts, 0)
                                    : kvq_cuda_sage_quantize_qk(codes, scale, NULL, x, &sh, &k, &pol, q.opts, 0);
             if (s != KVQ_OK) st = s;
         });
         kvq_cuda_result h;
-        CK(cudaMemcpy(&h, res, sizeof h, cudaMemcpyDeviceToHost));
+        if (q.async == 2) {                                     /* the state the kernels left: still clear */
+            sage_dev_state sd;
+            CK(cudaMemcpy(&sd, ws, sizeof sd, cudaMemcpyDeviceToHost));
+            h.status = sd.err ? (uint32_t)KVQ_E_DEVICE : (uint32_t)KVQ_OK;
+            CK(cudaMemset(ws, 0, kvq_cuda_sage_workspace()));   /* the rows after it start clean */
+        } else {
+            CK(cudaMemcpy(&h, res, sizeof h, cudaMemcpyDeviceToHost));
+        }
         if (st == KVQ_OK && q.async) st = (kvq_status)h.status;
         if (st != KVQ_OK) { fprintf(stderr, "sage-bench: %s: %s\n", q.name, kvq_status_str(st)); return 1; }
         const double bytes = (double)in_b + (double)kvq_sage_code_bytes(&sh, q.bits) +
@@ -130,7 +147,9 @@ int main(int argc, char **argv)
     printf("# floor = the ratio a pass structure reaches at copy speed: (input + output) / bytes it moves\n");
     printf("#   (a check pass or V's maxima pass reads the input once more); of floor = ratio / floor\n");
     printf("# async: the stream-ordered launcher (caller's workspace, result word in device memory);\n");
-    printf("# blocking: scratch allocated, result copied back and the stream synchronized in the call\n");
+    printf("# blocking: scratch allocated, result copied back and the stream synchronized in the call;\n");
+    printf("# clean ws: the async form with KVQ_CUDA_WS_CLEAN (no clearing memset); kernel alone: the Q/K\n");
+    printf("#   kernels on a clear state, no clearing, no status kernel [SAGE-DEV-20]\n");
     printf("copy D2D %llu MiB: %.4f ms, %.1f GB/s (2 x bytes / time)\n", (unsigned long long)(in_b >> 20),
            t_copy, bw_copy);
     FILE *jf = json ? fopen(json, "w") : NULL;

@@ -56,14 +56,36 @@ static __device__ __forceinline__ bool dev_failed(const sage_dev_state *st)
     return *(volatile const uint32_t *)&st->err != 0u;
 }
 
-/* The call's status and flags into *out, in stream order. */
-static __global__ void sage_result_kernel(kvq_cuda_result *out, const sage_dev_state *st)
+/* The call's status and flags into *out, in stream order; then the state's
+ * flags and error words cleared, so that a stream-ordered call leaves its
+ * workspace clean [SAGE-DEV-20].  Launched as a programmatic dependent of the
+ * call's last kernel (sage_launch_result), it waits for that grid's completion
+ * and memory first; launched plainly the wait returns at once. */
+static __global__ void sage_result_kernel(kvq_cuda_result *out, sage_dev_state *st)
 {
-    const uint32_t e = st->err;
+    cudaGridDependencySynchronize();
+    const uint32_t e = st->err, f = st->flags;
     out->status = (e & ERR_NONFINITE) ? (uint32_t)KVQ_E_NONFINITE
                 : (e & ERR_RANGE)     ? (uint32_t)KVQ_E_PARAM
                                       : (uint32_t)KVQ_OK;
-    out->flags = e ? 0u : st->flags;
+    out->flags = e ? 0u : f;
+    st->err = 0u;
+    st->flags = 0u;
+}
+
+/* Enqueue sage_result_kernel as a programmatic dependent of the kernel before it
+ * on the stream (which lets it be launched early, by
+ * cudaTriggerProgrammaticLaunchCompletion): its launch overlaps that kernel. */
+static inline cudaError_t sage_launch_result(kvq_cuda_result *out, sage_dev_state *st, cudaStream_t stream)
+{
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = dim3(1), cfg.blockDim = dim3(1), cfg.stream = stream;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at, cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, sage_result_kernel, out, st);
 }
 
 static inline unsigned int nblocks(uint64_t nthreads, uint32_t bs)

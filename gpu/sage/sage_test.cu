@@ -31,11 +31,13 @@
  * the quantizer never writes included), scales of every binade, zeros of both
  * signs and near the overflow, bad scales (the first in slot order decides).
  * About 30% of the qk, v and dq cases go through the stream-ordered launchers
+ * (half of those qk cases with KVQ_CUDA_WS_CLEAN: the workspace as the calls
+ * before left it, zeroed once at its allocation [SAGE-DEV-20])
  * (*_async: workspace, device result word poisoned before the call).
  *
  * SPEC: [SAGE-SM-01..02] [SAGE-Q-01..07] [SAGE-P-01..02] [SAGE-V-01..04] [SAGE-DEV-01..04] [SAGE-DEV-06..07]
  *       [SAGE-MAP-03..06] [POL-TIE-01..02] [POL-NF-01] [POL-FP8-03]
- *       [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [SAGE-DEV-14] [SAGE-DEV-16] [SAGE-Q-08] [SAGE-DEV-18]
+ *       [SAGE-DS-01] [SAGE-DS-02] [SAGE-L-04] [SAGE-LEM-02] [SAGE-DEV-14] [SAGE-DEV-16] [SAGE-Q-08] [SAGE-DEV-18] [SAGE-DEV-20]
  *
  * Without a device: "gpu-sage-test: SKIPPED (no CUDA device: <reason>)", exit 0.
  * Seed: KVQ_SEED; KVQ_SAGE_GROUPS: Q/K scale slots to reach (default 10^5);
@@ -66,6 +68,7 @@ typedef struct tcase {
     kvq_sage_shape sh;
     kvq_sage_qk qk;
     uint32_t seg, fmt, rows, cols, direct, async; /* async: the stream-ordered launcher */
+    uint32_t clean;                                       /* qk async: KVQ_CUDA_WS_CLEAN [SAGE-DEV-20] */
     kvq_policy pol;
     float tau;                                            /* ds */
     uint32_t mis;                                         /* ds: byte offsets of qm, ks, ds: 0 or 4 */
@@ -136,12 +139,12 @@ static void print_case(const tcase *c)
         return;
     }
     printf("  seed=0x%016llx case=%lu op=%s input=%s%s n=%u d=%u role=%s bits=%u gran=%u block=%u "
-           "warps=%u rounding=%s seg=%u fmt=%s rows=%u cols=%u ties=%s overflow=%s direct=%u async=%u\n",
+           "warps=%u rounding=%s seg=%u fmt=%s rows=%u cols=%u ties=%s overflow=%s direct=%u async=%u clean=%u\n",
            (unsigned long long)kvq_tb_seed(), kvq_tb_cases(), c->op, kind_name[c->kind],
            c->bad ? "+bad" : "", c->sh.tokens, c->sh.dim, c->qk.role ? "K" : "Q", c->qk.bits,
            c->qk.gran, c->qk.block, c->qk.warps, c->qk.rounding ? "public" : "paper", c->seg,
            c->fmt ? "e5m2" : "e4m3", c->rows, c->cols, c->pol.ties ? "away" : "even",
-           c->pol.overflow ? "nan" : "saturate", c->direct, c->async);
+           c->pol.overflow ? "nan" : "saturate", c->direct, c->async, c->clean);
 }
 
 /* Compare the sets bitwise, guards included; then each side's guards (and
@@ -187,6 +190,9 @@ static kvq_cuda_result *async_result(void)
 {
     if (d_ws == NULL) {
         kvq_tb_cuda(cudaMalloc(&d_ws, kvq_cuda_sage_workspace()), "cudaMalloc workspace");
+        /* zeroed once: from then on every call leaves it clean, which the Q/K cases
+         * with KVQ_CUDA_WS_CLEAN rely on (a state left dirty shows as a wrong status) */
+        kvq_tb_cuda(cudaMemset(d_ws, 0, kvq_cuda_sage_workspace()), "cudaMemset workspace");
         kvq_tb_cuda(cudaMalloc((void **)&d_res, sizeof *d_res), "cudaMalloc result");
     }
     kvq_tb_cuda(cudaMemset(d_res, 0xA5, sizeof *d_res), "cudaMemset result");
@@ -230,7 +236,8 @@ static void run(tcase *c, const float *x, uint64_t nx, size_t n0, size_t n1, con
             kvq_cuda_result *res = async_result();
             g.status = kvq_cuda_sage_quantize_qk_async((uint8_t *)dp[0], (float *)dp[1], res, dx, &c->sh,
                                                        &c->qk, &c->pol, d_ws, kvq_cuda_sage_workspace(),
-                                                       c->direct ? KVQ_CUDA_DIRECT : 0u, 0);
+                                                       (c->direct ? KVQ_CUDA_DIRECT : 0u) |
+                                                           (c->clean ? KVQ_CUDA_WS_CLEAN : 0u), 0);
             async_fetch(&g, res);
         } else {
             g.status = kvq_cuda_sage_quantize_qk((uint8_t *)dp[0], (float *)dp[1], &g.flags, dx,
@@ -286,6 +293,7 @@ static void base_case(tcase *c, const char *op)
     c->qk.block = 128u;
     c->qk.warps = 4u;
     c->async = kvq_tb_chance(30);
+    c->clean = c->async && kvq_tb_chance(50);
 }
 
 static void random_qk(kvq_sage_qk *q)
