@@ -11,6 +11,7 @@
  *   - quantize, checked (the contract: scratch + copy-out; the default),
  *   - quantize, checked without the L2 discard of the scratch,
  *   - quantize, KVQ_CUDA_DIRECT (one pass; outputs unspecified on error),
+ *   - the same with KVQ_CUDA_WS_CLEAN (the workspace's state as the call before left it),
  *   - quantize through the blocking API (includes the host wait),
  *   - dequantize (pre-pass + writing kernel),
  * and the achieved bandwidth, counted as bytes read + bytes written that the
@@ -138,9 +139,9 @@ int main(int argc, char **argv)
            prop.minor, prop.multiProcessorCount, commit, date);
     printf("tensor %u x %u binary32 = %.0f MiB; median of %d; GB/s = (bytes read + written)/time\n",
            T, D, xbytes / 1048576.0, g_reps);
-    printf("%-4s %-3s %-7s %-4s | %8s | %-21s | %-21s | %-21s | %8s | %-21s\n", "bits", "G",
+    printf("%-4s %-3s %-7s %-4s | %8s | %-21s | %-21s | %-21s | %-21s | %8s | %-21s\n", "bits", "G",
            "group", "meta", "copyGB/s", "quant checked GB/s r", "quant nodiscard GB/s r",
-           "quant direct GB/s r", "blk ms", "dequant GB/s r");
+           "quant direct GB/s r", "direct clean GB/s r", "blk ms", "dequant GB/s r");
 
     FILE *js = out ? fopen(out, "w") : NULL;
     if (out && !js) {
@@ -160,7 +161,7 @@ int main(int argc, char **argv)
 
     static const uint32_t bitsv[] = {2, 4, 8}, groupv[] = {32, 128};
     int first = 1;
-    double worst_checked = 1e9, worst_direct = 1e9, worst_deq = 1e9;
+    double worst_checked = 1e9, worst_direct = 1e9, worst_deq = 1e9, worst_clean = 1e9;
     for (uint32_t gi = 0; gi < 2; gi++)
         for (uint32_t bi = 0; bi < 3; bi++)
             for (uint32_t grouping = 0; grouping < 2; grouping++)
@@ -186,6 +187,9 @@ int main(int argc, char **argv)
                     check_result(res, "quantize/no-discard");
                     float t_qd = time_median([&] { quant(KVQ_CUDA_DIRECT); });
                     check_result(res, "quantize/direct");
+                    /* the workspace as the calls before left it [KIVI-DEV-09] */
+                    float t_qdc = time_median([&] { quant(KVQ_CUDA_DIRECT | KVQ_CUDA_WS_CLEAN); });
+                    check_result(res, "quantize/direct/clean");
                     float t_qb = time_median([&] {
                         uint32_t f;
                         if (kvq_cuda_kivi_quantize(codes, scale, zero, &f, x, &sh, &pol, ws, wsmax,
@@ -202,17 +206,19 @@ int main(int argc, char **argv)
                     double bw_qc = qbytes / (t_qc * 1e-3) / 1e9;
                     double bw_qn = qbytes / (t_qn * 1e-3) / 1e9;
                     double bw_qd = qbytes / (t_qd * 1e-3) / 1e9;
+                    double bw_qdc = qbytes / (t_qdc * 1e-3) / 1e9;
                     double bw_qb = qbytes / (t_qb * 1e-3) / 1e9;
                     double bw_dq = dbytes / (t_dq * 1e-3) / 1e9;
                     const char *gname = grouping == KVQ_GROUP_CHANNEL ? "channel" : "token";
                     const char *mname = meta == KVQ_META_F16 ? "f16" : "f32";
                     printf("%-4u %-3u %-7s %-4s | %8.0f | %7.0f %5.3f %6.3fms | %7.0f %5.3f %6.3fms"
-                           " | %7.0f %5.3f %6.3fms | %8.3f | %7.0f %5.3f %6.3fms\n",
+                           " | %7.0f %5.3f %6.3fms | %7.0f %5.3f %6.3fms | %8.3f | %7.0f %5.3f %6.3fms\n",
                            sh.bits, sh.group, gname, mname, bw_copy, bw_qc, bw_qc / bw_copy, t_qc,
-                           bw_qn, bw_qn / bw_copy, t_qn, bw_qd, bw_qd / bw_copy, t_qd, t_qb, bw_dq,
-                           bw_dq / bw_copy, t_dq);
+                           bw_qn, bw_qn / bw_copy, t_qn, bw_qd, bw_qd / bw_copy, t_qd, bw_qdc,
+                           bw_qdc / bw_copy, t_qdc, t_qb, bw_dq, bw_dq / bw_copy, t_dq);
                     if (bw_qc / bw_copy < worst_checked) worst_checked = bw_qc / bw_copy;
                     if (bw_qd / bw_copy < worst_direct) worst_direct = bw_qd / bw_copy;
+                    if (bw_qdc / bw_copy < worst_clean) worst_clean = bw_qdc / bw_copy;
                     if (bw_dq / bw_copy < worst_deq) worst_deq = bw_dq / bw_copy;
                     if (js) {
                         fprintf(js,
@@ -227,19 +233,22 @@ int main(int argc, char **argv)
                                 "\"quantize_checked_nodiscard_ratio\": %.4f,\n"
                                 "     \"quantize_direct_ms\": %.5f, \"quantize_direct_gbs\": %.1f, "
                                 "\"quantize_direct_ratio\": %.4f,\n"
+                                "     \"quantize_direct_clean_ms\": %.5f, \"quantize_direct_clean_gbs\": %.1f, "
+                                "\"quantize_direct_clean_ratio\": %.4f,\n"
                                 "     \"quantize_blocking_ms\": %.5f, \"quantize_blocking_gbs\": %.1f, "
                                 "\"quantize_blocking_ratio\": %.4f,\n"
                                 "     \"dequantize_ms\": %.5f, \"dequantize_gbs\": %.1f, "
                                 "\"dequantize_ratio\": %.4f}",
                                 first ? "" : ",\n", sh.bits, sh.group, gname, mname, qbytes, dbytes,
                                 2.0 * xbytes, t_copy, bw_copy, t_qc, bw_qc, bw_qc / bw_copy, t_qn,
-                                bw_qn, bw_qn / bw_copy, t_qd, bw_qd, bw_qd / bw_copy, t_qb, bw_qb,
+                                bw_qn, bw_qn / bw_copy, t_qd, bw_qd, bw_qd / bw_copy, t_qdc, bw_qdc,
+                                bw_qdc / bw_copy, t_qb, bw_qb,
                                 bw_qb / bw_copy, t_dq, bw_dq, bw_dq / bw_copy);
                         first = 0;
                     }
                 }
-    printf("worst ratio to copy: quantize checked %.3f, quantize direct %.3f, dequantize %.3f "
-           "(goal 0.85)\n", worst_checked, worst_direct, worst_deq);
+    printf("worst ratio to copy: quantize checked %.3f, quantize direct %.3f, direct clean %.3f, "
+           "dequantize %.3f (goal 0.85)\n", worst_checked, worst_direct, worst_clean, worst_deq);
     if (js) {
         fprintf(js,
                 "\n  ],\n  \"worst_ratio\": {\"quantize_checked\": %.4f, \"quantize_direct\": %.4f, "

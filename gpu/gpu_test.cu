@@ -14,11 +14,13 @@
  * the special ones of the policy (zero ranges, subnormals, ranges that overflow
  * binary32 or binary16, exact ties, NaN and infinities) over bits 1/2/4/8, both
  * groupings, both metadata formats, every policy, aligned and misaligned
- * buffers.
+ * buffers.  Half the cases with a caller's workspace pass KVQ_CUDA_WS_CLEAN: the
+ * one workspace of the run as every call before it left it (the first call on a
+ * new allocation goes without), so a state left set shows as a wrong status.
  *
  * SPEC: [KIVI-Q-01..08] [KIVI-D-01..03] [KIVI-M-01..03] [POL-NF-01] [POL-OV-01]
  *       [POL-OV-02] [POL-ZR-01] [POL-SN-01] [POL-TIE-01] [POL-TIE-02] [LAY-PACK-01]
- *       [API-ERR-01] [KIVI-DEV-06] [KIVI-DEV-07] [KIVI-DEV-08]
+ *       [API-ERR-01] [KIVI-DEV-06] [KIVI-DEV-07] [KIVI-DEV-08] [KIVI-DEV-09]
  *
  * Without a device: "gpu-test: SKIPPED (no CUDA device: <reason>)", exit 0.
  * Seed: KVQ_SEED (default below), printed on failure; cases: KVQ_GPU_CASES; large
@@ -285,12 +287,21 @@ static void run_gpu_quantize(const tcase *c, const float *x, kvq_tb_outs *d)
     kvq_tb_outs_device(d, d_q, off, dq);
     void *ws = NULL;
     size_t wsb = 0;
+    uint32_t opts = c->opts;
     if (c->ws) {
         wsb = kvq_cuda_kivi_quantize_workspace(sh, c->opts);
         ws = kvq_tb_dgrow(&d_ws, wsb);
+        static void *seen_p;
+        static size_t seen_n;
+        if (d_ws.p != seen_p || d_ws.n != seen_n) {   /* a new workspace: made clean once, by a call
+                                                       * without KVQ_CUDA_WS_CLEAN; from then on every
+                                                       * call's finish leaves it clean [KIVI-DEV-09] */
+            seen_p = d_ws.p, seen_n = d_ws.n;
+            opts &= ~KVQ_CUDA_WS_CLEAN;
+        }
     }
     d->status = kvq_cuda_kivi_quantize((uint8_t *)dq[0], (float *)dq[1], (float *)dq[2],
-                                       &d->flags, dx, sh, &c->pol, ws, wsb, c->opts, 0);
+                                       &d->flags, dx, sh, &c->pol, ws, wsb, opts, 0);
     kvq_tb_outs_fetch(d, dq);
 }
 
@@ -387,6 +398,7 @@ static void run_case(int big)
     c.xoff = kvq_tb_chance(10) ? 1u : 0u;
     c.coff = kvq_tb_chance(10) ? 1u + kvq_tb_rndu(7) : 0u;
     c.ws = kvq_tb_chance(50);
+    if (c.ws && kvq_tb_chance(50)) c.opts |= KVQ_CUDA_WS_CLEAN;   /* the state as the call before left it */
     c.host = !big && kvq_tb_chance(5);
     const kvq_kivi_shape *sh = &c.sh;
     uint64_t n = kvq_kivi_elems(sh), ng = kvq_kivi_groups(sh);

@@ -33,10 +33,13 @@ extern "C" {
                                   * the conformance contract; never used by the subject. */
 #define KVQ_CUDA_NO_DISCARD 0x2u /* keep the scratch lines in L2 after the copy-out
                                   * (benchmark knob; results are identical) */
-#define KVQ_CUDA_WS_CLEAN   0x4u /* (kvq_cuda_sage_quantize_qk_async) the workspace is clean:
-                                  * zeroed by the caller or left so by the previous SAGE
-                                  * stream-ordered call on it, which returned KVQ_OK; the
-                                  * launcher then skips its clearing (spec/sage.md [SAGE-DEV-20]) */
+#define KVQ_CUDA_WS_CLEAN   0x4u /* (the KIVI quantize launchers, kvq_cuda_sage_quantize_qk_async)
+                                  * the workspace's state is clean: as the previous call of the
+                                  * same family on it left it (its host call returned KVQ_OK),
+                                  * or for SAGE zeroed by the caller; the launcher then skips its
+                                  * clearing (spec/kivi.md [KIVI-DEV-09], spec/sage.md
+                                  * [SAGE-DEV-20]).  A blocking call that allocates its workspace
+                                  * ignores it. */
 
 /* Result of an asynchronous call, written to device memory in stream order. */
 typedef struct kvq_cuda_result {

@@ -20,7 +20,9 @@
  *   kivi_dequant_*_kernel      the same split for dequantization
  *   kivi_dequant_check_kernel  metadata and overflow pre-pass of dequantization
  *   kivi_commit_kernel         copies quantizer scratch to the outputs iff no error
- *   kivi_finish_kernel         status and flags of the call into a kvq_cuda_result
+ *   kivi_finish_kernel         status and flags of the call into a kvq_cuda_result, then
+ *                              the state cleared; a programmatic dependent of the call's
+ *                              last kernel [KIVI-DEV-09]
  *
  * Nothing is written to the caller's outputs on an error [POL-NF-01]: the
  * quantizer writes scratch and commits it only when the device-side error
@@ -501,6 +503,7 @@ kivi_quant_token_kernel(const float *__restrict__ x, uint8_t *__restrict__ codes
                         kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t n,
                         kvq_cuda_result *res, int keep)
 {
+    cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
     __shared__ float4 tile_s[TOK_WARPS][256];
     const uint32_t warp = threadIdx.x >> 5;
     const uint64_t tbase = ((uint64_t)blockIdx.x * TOK_WARPS + warp) * 1024u;
@@ -632,6 +635,7 @@ kivi_quant_channel_kernel(const float *__restrict__ x, uint8_t *__restrict__ cod
                           kvq_dev_state *st, kvq_kivi_shape sh, kvq_policy pol, uint64_t ng,
                           kvq_cuda_result *res, int keep)
 {
+    cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
     constexpr int SUB = G / 32;          /* warps a group */
     constexpr int SETS = 4 / SUB;        /* sets of 32 groups a block */
     constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
@@ -784,6 +788,7 @@ static __device__ void dev_copy_seg(kvq_seg sg, bool discard)
 __global__ void __launch_bounds__(256)
 kivi_commit_kernel(const kvq_dev_state *st, kvq_seg a, kvq_seg b, kvq_seg c, int discard)
 {
+    cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
     if (__ldg(&st->err) != 0u) return;   /* nothing written [POL-NF-01]; final, see dev_failed */
     dev_copy_seg(a, discard != 0);
     dev_copy_seg(b, discard != 0);
@@ -793,14 +798,36 @@ kivi_commit_kernel(const kvq_dev_state *st, kvq_seg a, kvq_seg b, kvq_seg c, int
 /* Status of the call in the reference's order: NONFINITE before RANGE for the
  * quantizer; for the dequantizer the lowest bad group's metadata status, then
  * RANGE. */
-__global__ void kivi_finish_kernel(const kvq_dev_state *st, kvq_cuda_result *res)
+__global__ void kivi_finish_kernel(kvq_dev_state *st, kvq_cuda_result *res)
 {
+    /* a programmatic dependent of the call's last kernel: that grid done and its memory
+     * visible first (launched plainly, this returns at once) [KIVI-DEV-09] */
+    cudaGridDependencySynchronize();
+    const unsigned long long key = st->key;
+    const uint32_t err = st->err, flags = st->flags;
     uint32_t status = KVQ_OK;
-    if (st->key != NO_KEY) status = (uint32_t)(st->key & 15u);
-    else if (st->err & ERR_NONFINITE) status = KVQ_E_NONFINITE;
-    else if (st->err & ERR_RANGE) status = KVQ_E_RANGE;
+    if (key != NO_KEY) status = (uint32_t)(key & 15u);
+    else if (err & ERR_NONFINITE) status = KVQ_E_NONFINITE;
+    else if (err & ERR_RANGE) status = KVQ_E_RANGE;
     res->status = status;
-    res->flags = status == KVQ_OK ? st->flags : 0u;
+    res->flags = status == KVQ_OK ? flags : 0u;
+    /* the state left as kvq_cuda_state_init makes it: the next call may skip that */
+    st->flags = 0u;
+    st->err = 0u;
+    st->key = NO_KEY;
+}
+
+/* Enqueue kivi_finish_kernel as a programmatic dependent of the kernel before it. */
+static cudaError_t launch_finish(kvq_dev_state *st, kvq_cuda_result *res, cudaStream_t stream)
+{
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = dim3(1), cfg.blockDim = dim3(1), cfg.stream = stream;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at, cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kivi_finish_kernel, st, res);
 }
 
 /* ---- dequantize --------------------------------------------------------- */
@@ -989,6 +1016,7 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
                           const float *__restrict__ scale, const float *__restrict__ zero,
                           kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g)
 {
+    cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
     if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t tile = dev_tid() / 32u * (DQ_CHUNKS * 128u);
@@ -1053,6 +1081,7 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
                             const float *__restrict__ scale, const float *__restrict__ zero,
                             kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
 {
+    cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
     if (dev_failed(st)) return;
     constexpr int NW = G * BITS / 32;
     uint64_t g = dev_tid();
@@ -1122,6 +1151,7 @@ kivi_dequant_channel4_kernel(float *__restrict__ y, const uint8_t *__restrict__ 
                              const float *__restrict__ scale, const float *__restrict__ zero,
                              kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
 {
+    cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
     if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
     constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
     const uint64_t q = dev_tid();
@@ -1187,6 +1217,7 @@ kivi_dequant_generic_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
                             const float *__restrict__ scale, const float *__restrict__ zero,
                             kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n)
 {
+    cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
     if (dev_failed(st)) return;
     uint64_t e = dev_tid();
     uint32_t f = 0;
@@ -1712,8 +1743,8 @@ extern "C" kvq_status kvq_cuda_kivi_quantize_async(uint8_t *d_codes, float *d_sc
     kvq_cuda_result *res = KVQ_KIVI_INFIN && fast ? d_result : NULL;
     if (res != NULL) {
         if (cudaMemsetAsync(ws + WS_STATE, 0, WS_INIT_BYTES, stream) != cudaSuccess) return KVQ_E_DEVICE;
-    } else if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) {
-        return KVQ_E_DEVICE;
+    } else if (!(opts & KVQ_CUDA_WS_CLEAN) && kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) {
+        return KVQ_E_DEVICE;                       /* (a clean workspace: as the last finish left it) */
     }
     /* the checked form's scratch kept in L2 for its copy-out [KIVI-DEV-08] */
     const int keep = KVQ_KIVI_L2KEEP && !direct;
@@ -1741,7 +1772,7 @@ extern "C" kvq_status kvq_cuda_kivi_quantize_async(uint8_t *d_codes, float *d_sc
         kivi_commit_kernel<<<nb, 256, 0, stream>>>(st, sc, ss, sz,
                                                    (opts & KVQ_CUDA_NO_DISCARD) ? 0 : 1);
     }
-    if (res == NULL) kivi_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
+    if (res == NULL && launch_finish(st, d_result, stream) != cudaSuccess) return KVQ_E_DEVICE;
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
@@ -1800,7 +1831,7 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result
         kivi_dequant_generic_kernel<<<nblocks(n, 256), 256, 0, stream>>>(d_y, d_codes, d_scale,
                                                                         d_zero, st, sh, n);
     }
-    kivi_finish_kernel<<<1, 1, 0, stream>>>(st, d_result);
+    if (launch_finish(st, d_result, stream) != cudaSuccess) return KVQ_E_DEVICE;
     return cudaGetLastError() == cudaSuccess ? KVQ_OK : KVQ_E_DEVICE;
 }
 
@@ -1817,6 +1848,7 @@ extern "C" kvq_status kvq_cuda_kivi_quantize(uint8_t *d_codes, float *d_scale, f
     a = kvq_cuda_workspace_acquire(&ws, &workspace_bytes, &own,
                                    kvq_cuda_kivi_quantize_workspace(shape, opts), stream);
     if (a != KVQ_OK) return a;
+    if (own) opts &= ~KVQ_CUDA_WS_CLEAN;           /* a new workspace is never clean */
     kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT);
     kvq_status enq = kvq_cuda_kivi_quantize_async(d_codes, d_scale, d_zero, dres, d_x, shape, pol,
                                                   ws, workspace_bytes, opts, stream);
