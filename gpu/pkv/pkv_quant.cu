@@ -503,7 +503,8 @@ extern "C" kvq_status kvq_cuda_pkv_quantize_async(uint8_t *d_codes, float *d_sca
     pkv_poison_kernel<<<1, 1, 0, stream>>>(resid, st);
     if (cudaGetLastError() != cudaSuccess) return KVQ_E_DEVICE;
     kvq_status k = kvq_cuda_kivi_quantize_async(d_codes, d_scale, d_zero, kres, resid, &ks, pol,
-                                                ws + w.kivi, w.kivi_bytes, opts, stream);
+                                                ws + w.kivi, w.kivi_bytes, opts & ~KVQ_CUDA_WS_CLEAN,
+                                                stream);   /* (PKV takes no clean workspace) */
     if (k != KVQ_OK) return k == KVQ_E_DEVICE ? k : KVQ_E_DEVICE; /* arguments were checked */
     if (!direct)
         pkv_quant_commit_kernel<<<pkv_grid(n / 4u + tokens, 256), 256, 0, stream>>>(
