@@ -290,7 +290,7 @@ GPU_ENTRY_SRC := $(sort $(wildcard gpu/*/entries.cu))
 GPU_ENTRY_OBJ := $(GPU_ENTRY_SRC:gpu/%.cu=$(B)/gpu/%.o)
 GPU_HDR := include/kvq_layout.h include/kvq.h include/kvq_cert.h include/kvq_bits.h gpu/kvq_cuda.h \
            gpu/kvq_cuda_check.h \
-           gpu/testbed.h gpu/subject_gpu.h gpu/devbuf.cuh
+           gpu/testbed.h gpu/subject_gpu.h gpu/devbuf.cuh gpu/dependent.cuh
 GPU_REF_SRC := ref/common/status.c ref/common/fbits.c ref/fast/kivi.c
 GPU_REF_OBJ := $(GPU_REF_SRC:%.c=$(B)/gpu/ref/%.o)
 GPU_OBJ := $(CU_SRC:gpu/%.cu=$(B)/gpu/%.o)

@@ -42,6 +42,7 @@
 
 #include "kivi_dev.cuh" /* the pinned arithmetic, one function per step of ref/fast/kivi.c */
 #include "kvq_cuda_check.h" /* the workspace checks and handling shared with PKV */
+#include "dependent.cuh"    /* the finish kernel as a programmatic dependent [KIVI-DEV-09] */
 
 #define WS_STATE  KVQ_CUDA_WS_STATE
 #define WS_RESULT KVQ_CUDA_WS_RESULT
@@ -817,17 +818,11 @@ __global__ void kivi_finish_kernel(kvq_dev_state *st, kvq_cuda_result *res)
     st->key = NO_KEY;
 }
 
-/* Enqueue kivi_finish_kernel as a programmatic dependent of the kernel before it. */
+/* Enqueue kivi_finish_kernel as a programmatic dependent of the kernel before it
+ * (gpu/dependent.cuh). */
 static cudaError_t launch_finish(kvq_dev_state *st, kvq_cuda_result *res, cudaStream_t stream)
 {
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDim = dim3(1), cfg.blockDim = dim3(1), cfg.stream = stream;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = at, cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, kivi_finish_kernel, st, res);
+    return kvq_launch_dependent(dim3(1), dim3(1), stream, kivi_finish_kernel, st, res);
 }
 
 /* ---- dequantize --------------------------------------------------------- */

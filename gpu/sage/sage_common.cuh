@@ -29,6 +29,7 @@
 
 #include "kvq.h"
 #include "kvq_cuda.h"
+#include "dependent.cuh"
 
 #define ERR_NONFINITE 0x1u
 #define ERR_RANGE     0x2u   /* reported as KVQ_E_PARAM */
@@ -74,18 +75,10 @@ static __global__ void sage_result_kernel(kvq_cuda_result *out, sage_dev_state *
 }
 
 /* Enqueue sage_result_kernel as a programmatic dependent of the kernel before it
- * on the stream (which lets it be launched early, by
- * cudaTriggerProgrammaticLaunchCompletion): its launch overlaps that kernel. */
+ * on the stream (gpu/dependent.cuh): its launch overlaps that kernel. */
 static inline cudaError_t sage_launch_result(kvq_cuda_result *out, sage_dev_state *st, cudaStream_t stream)
 {
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDim = dim3(1), cfg.blockDim = dim3(1), cfg.stream = stream;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = at, cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, sage_result_kernel, out, st);
+    return kvq_launch_dependent(dim3(1), dim3(1), stream, sage_result_kernel, out, st);
 }
 
 static inline unsigned int nblocks(uint64_t nthreads, uint32_t bs)
