@@ -41,18 +41,12 @@ ATT_S=${2:-${ATT_S:-100}}
 ATT_LEVEL=${3:-5}
 mkdir -p "$OUT"
 WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
-say() { echo "device-core: $*" | tee -a "$OUT/summary.txt"; }
-el() { echo $(( $(date +%s) - T0 )); }
+TAG=device-core
+. gpu/sage/device-lib.sh    # say, el, stamped
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 say "device $dev, commit $COMMIT, nvcc $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*')"
 # stamped: the carried build output $1 was built at this commit (build/gpu/carried.commit
 # names it; one hash a prefix of the other)
-stamped() {
-    local st
-    st=$(cat build/gpu/carried.commit 2>/dev/null)
-    [ -f "$1" ] && [ -n "$st" ] && [ "$COMMIT" != unknown ] &&
-        { [ "${COMMIT#"$st"}" != "$COMMIT" ] || [ "${st#"$COMMIT"}" != "$st" ]; }
-}
 unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT
 
 ATT=

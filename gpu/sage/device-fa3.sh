@@ -56,7 +56,8 @@ case "${1:-}" in bench|attn|final) MODE=$1; shift ;; esac
 SIZES=${1:-4096,8192,16384,32768}
 mkdir -p "$OUT"
 WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
-say() { echo "device-fa3: $*" | tee -a "$OUT/summary.txt"; }
+TAG=device-fa3
+. gpu/sage/device-lib.sh    # say, el, stamped
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 say "device $dev, commit $COMMIT, nvcc $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*')"
 
@@ -76,12 +77,6 @@ fi
 kvq_cutlass_inc || exit 2
 # stamped: the carried build output $1 was built at this commit (its stamp file
 # build/gpu/carried.commit names it; one hash a prefix of the other)
-stamped() {
-    local st
-    st=$(cat build/gpu/carried.commit 2>/dev/null)
-    [ -f "$1" ] && [ -n "$st" ] && [ "$COMMIT" != unknown ] &&
-        { [ "${COMMIT#"$st"}" != "$COMMIT" ] || [ "${st#"$COMMIT"}" != "$st" ]; }
-}
 if [ "$MODE" = final ]; then
     # the level-3 core's check, a share of the attention device test, both cores timed, and the
     # benchmark table, within 150 s: the programs carried (stamped) or built here

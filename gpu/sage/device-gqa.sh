@@ -32,16 +32,10 @@ REPS=${2:-5}
 ATT_S=${ATT_S:-90}
 B=build/gpu
 mkdir -p "$OUT"
-say() { echo "device-gqa: $*" | tee -a "$OUT/summary.txt"; }
-el() { echo $(( $(date +%s) - T0 )); }
+TAG=device-gqa
+. gpu/sage/device-lib.sh    # say, el, stamped
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 say "device $dev, commit $COMMIT"
-stamped() {   # $1 carried and built at this commit (one hash a prefix of the other)
-    local st
-    st=$(cat $B/carried.commit 2>/dev/null)
-    [ -f "$1" ] && [ -n "$st" ] && [ "$COMMIT" != unknown ] &&
-        { [ "${COMMIT#"$st"}" != "$COMMIT" ] || [ "${st#"$COMMIT"}" != "$st" ]; }
-}
 export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 unset KVQ_SAGE_STAGES KVQ_SAGE_STG_PLANT KVQ_SAGE_DS_SPLIT KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT
 rc=0

@@ -43,18 +43,12 @@ case "${1:-}" in attn|bench) MODE=$1; shift ;; esac
 if [ "$MODE" = bench ]; then SIZES=${1:-4096,8192,16384,32768}; else SIZES=${1:-8192,32768}; fi
 mkdir -p "$OUT"
 WHL_NAME=nvidia_cutlass-4.2.0.0-py3-none-any.whl
-say() { echo "device-vt: $*" | tee -a "$OUT/summary.txt"; }
-el() { echo $(( $(date +%s) - T0 )); }
+TAG=device-vt
+. gpu/sage/device-lib.sh    # say, el, stamped
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 say "device $dev, commit $COMMIT, nvcc $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*')"
 # stamped: the carried build output $1 was built at this commit (build/gpu/carried.commit
 # names it; one hash a prefix of the other)
-stamped() {
-    local st
-    st=$(cat build/gpu/carried.commit 2>/dev/null)
-    [ -f "$1" ] && [ -n "$st" ] && [ "$COMMIT" != unknown ] &&
-        { [ "${COMMIT#"$st"}" != "$COMMIT" ] || [ "${st#"$COMMIT"}" != "$st" ]; }
-}
 att_run() {   # $1: seconds
     ( export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OMP_NUM_THREADS=14
       unset KVQ_SAGE_CORE KVQ_SAGE_FA3_SERIAL KVQ_SAGE_FA3_LEVEL KVQ_SAGE_VT

@@ -169,23 +169,6 @@ sage_sub_kernel(float *__restrict__ xs, const float *__restrict__ x, const float
 #define SM_STAGES 8u        /* tiles of the ring (7 in flight while one is summed) */
 #define SM_STRIP 32u        /* channels a CTA (one lane each) */
 
-__device__ __forceinline__ void stg_cp16(void *dst, const void *src, bool ok)
-{
-    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void stg_cp4(void *dst, const void *src, bool ok)
-{
-    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 4 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void stg_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void stg_wait_stages()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(SM_STAGES - 2u) : "memory");
-}
 
 /* CTA (blockIdx.x = r * (d / 32) + strip, blockIdx.y = head): the means of
  * channels strip*32 .. +31 of segment r of the head.  stages: tiles of the
@@ -223,18 +206,18 @@ sage_mean_stg_kernel(float *__restrict__ mean, const float *__restrict__ x, sage
                     const uint32_t j = q / (SM_STRIP / 4u), c = (q % (SM_STRIP / 4u)) * 4u;
                     const uint32_t t = i * SM_TT + j;
                     const bool ok = t < k;
-                    stg_cp16(dst + j * SM_STRIP + c, xs + (uint64_t)(ok ? t : 0u) * d + c, ok);
+                    cp_async16(dst + j * SM_STRIP + c, xs + (uint64_t)(ok ? t : 0u) * d + c, ok);
                 }
             } else {
                 for (uint32_t q = tid; q < SM_TT * SM_STRIP; q += 128u) {
                     const uint32_t j = q / SM_STRIP, c = q % SM_STRIP;
                     const uint32_t t = i * SM_TT + j;
                     const bool ok = t < k;
-                    stg_cp4(dst + j * SM_STRIP + c, xs + (uint64_t)(ok ? t : 0u) * d + c, ok);
+                    cp_async4(dst + j * SM_STRIP + c, xs + (uint64_t)(ok ? t : 0u) * d + c, ok);
                 }
             }
         }
-        stg_commit();                                      /* one group a tile, empty ones too */
+        cp_commit();                                       /* one group a tile, empty ones too */
     };
 #pragma unroll 1
     for (uint32_t i = 0; i + 1u < SM_STAGES; i++) issue(i);
@@ -242,7 +225,7 @@ sage_mean_stg_kernel(float *__restrict__ mean, const float *__restrict__ x, sage
     uint32_t err = 0u;
 #pragma unroll 1
     for (uint32_t i = 0; i < ntiles; i++) {
-        stg_wait_stages();                                 /* this thread's copies of tile i landed */
+        cp_wait<SM_STAGES - 2u>();                         /* this thread's copies of tile i landed */
         __syncthreads();                                   /* everyone's; tile i - 1 consumed */
         issue(i + SM_STAGES - 1u);                         /* into the stage of tile i - 1 */
         const float *s = tile + (i % SM_STAGES) * (SM_TT * SM_STRIP);

@@ -107,27 +107,7 @@ typedef struct attn_args {
     kvq_cuda_sage_attn_trace tr;         /* used under TRACE */
 } attn_args;
 
-/* ---- instructions ---------------------------------------------------------- */
-
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, bool ok)
-{
-    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 16 : 0)
-                 : "memory");
-}
-
-__device__ __forceinline__ void cp_async4(void *dst, const void *src, bool ok)
-{
-    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 4 : 0)
-                 : "memory");
-}
-
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+/* ---- instructions (cp.async: gpu/sage/sage_common.cuh) ----------------------- */
 
 __device__ __forceinline__ void mma_s8(int32_t *c, const uint32_t *a, uint32_t b0, uint32_t b1)
 {

@@ -52,6 +52,27 @@ static __device__ __forceinline__ void dev_publish(sage_dev_state *st, uint32_t 
     }
 }
 
+/* cp.async from global to shared memory, 16 or 4 bytes (zeros when !ok), its
+ * group commit and the wait until at most N groups are in flight: the stage
+ * kernels [SAGE-DEV-16] and the warpgroup core [SAGE-ATT-10] load by them. */
+static __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool ok)
+{
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 16 : 0)
+                 : "memory");
+}
+static __device__ __forceinline__ void cp_async4(void *dst, const void *src, bool ok)
+{
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 4 : 0)
+                 : "memory");
+}
+static __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> static __device__ __forceinline__ void cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 static __device__ __forceinline__ bool dev_failed(const sage_dev_state *st)
 {
     return *(volatile const uint32_t *)&st->err != 0u;

@@ -155,17 +155,6 @@ sage_ds_kernel(float *__restrict__ ds, const float *__restrict__ qm, const float
  * the ends read zeros and store nothing. */
 #define DT_KEYS 128u
 
-__device__ __forceinline__ void ds_cp4(void *dst, const void *src, bool ok)
-{
-    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 4 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void ds_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void ds_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 /* RW rows a warp (8, or 4 when a head has at most 32 mean rows), DT_ROWS = 8 RW
  * rows a block, stored DT_ROWS + 4 floats a channel */
@@ -202,9 +191,9 @@ sage_ds_stg_kernel(float *__restrict__ ds, const float *__restrict__ qm, const f
         for (uint32_t q = tid; q < (DT_KEYS / 2u) * D; q += 256u) {
             const uint32_t j = (DT_KEYS / 2u) * hf + q / D, c = q % D;
             const bool ok = j0 + j < N;
-            ds_cp4(sk + j * (D + 1u) + c, ks + (ok ? (uint64_t)(j0 + j) * D + c : 0u), ok);
+            cp_async4(sk + j * (D + 1u) + c, ks + (ok ? (uint64_t)(j0 + j) * D + c : 0u), ok);
         }
-        ds_commit();
+        cp_commit();
     }
     {                                                      /* the rows, channel-major; 8 loads in flight */
         constexpr uint32_t NQ = DT_ROWS * D / 256u;      /* 32, 16 or 8: a multiple of 8 */
@@ -228,8 +217,8 @@ sage_ds_stg_kernel(float *__restrict__ ds, const float *__restrict__ qm, const f
     /* half hf: the thread's keys lane + 64 hf and lane + 64 hf + 32 */
 #pragma unroll 1
     for (uint32_t hf = 0; hf < 2u; hf++) {
-        if (hf == 0u && split) ds_wait<1>();             /* split 0: both halves before any sum */
-        else ds_wait<0>();
+        if (hf == 0u && split) cp_wait<1>();             /* split 0: both halves before any sum */
+        else cp_wait<0>();
         __syncthreads();                                   /* the rows and this half's keys */
         const float *kh = kp + hf * 64u * (D + 1u);
         float a[2][DT_RW];
