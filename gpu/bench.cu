@@ -14,6 +14,8 @@
  *   - the same with KVQ_CUDA_WS_CLEAN (the workspace's state as the call before left it),
  *   - quantize through the blocking API (includes the host wait),
  *   - dequantize (pre-pass + writing kernel),
+ *   - dequantize, KVQ_CUDA_DIRECT | KVQ_CUDA_WS_CLEAN (the writing kernel checks its
+ *     groups itself; outputs unspecified on error [KIVI-DEV-10]),
  * and the achieved bandwidth, counted as bytes read + bytes written that the
  * operation must move (input once, outputs once; the copy likewise: read +
  * written), and its ratio to the copy measured in the same run.
@@ -139,9 +141,10 @@ int main(int argc, char **argv)
            prop.minor, prop.multiProcessorCount, commit, date);
     printf("tensor %u x %u binary32 = %.0f MiB; median of %d; GB/s = (bytes read + written)/time\n",
            T, D, xbytes / 1048576.0, g_reps);
-    printf("%-4s %-3s %-7s %-4s | %8s | %-21s | %-21s | %-21s | %-21s | %8s | %-21s\n", "bits", "G",
-           "group", "meta", "copyGB/s", "quant checked GB/s r", "quant nodiscard GB/s r",
-           "quant direct GB/s r", "direct clean GB/s r", "blk ms", "dequant GB/s r");
+    printf("%-4s %-3s %-7s %-4s | %8s | %-21s | %-21s | %-21s | %-21s | %8s | %-21s | %-21s\n", "bits",
+           "G", "group", "meta", "copyGB/s", "quant checked GB/s r", "quant nodiscard GB/s r",
+           "quant direct GB/s r", "direct clean GB/s r", "blk ms", "dequant GB/s r",
+           "dq direct clean GB/s r");
 
     FILE *js = out ? fopen(out, "w") : NULL;
     if (out && !js) {
@@ -161,7 +164,7 @@ int main(int argc, char **argv)
 
     static const uint32_t bitsv[] = {2, 4, 8}, groupv[] = {32, 128};
     int first = 1;
-    double worst_checked = 1e9, worst_direct = 1e9, worst_deq = 1e9, worst_clean = 1e9;
+    double worst_checked = 1e9, worst_direct = 1e9, worst_deq = 1e9, worst_clean = 1e9, worst_dqd = 1e9;
     for (uint32_t gi = 0; gi < 2; gi++)
         for (uint32_t bi = 0; bi < 3; bi++)
             for (uint32_t grouping = 0; grouping < 2; grouping++)
@@ -196,12 +199,16 @@ int main(int argc, char **argv)
                                                    0, 0) != KVQ_OK)
                             exit(3);
                     });
-                    float t_dq = time_median([&] {
+                    auto dequant = [&](uint32_t opts) {
                         kvq_status s = kvq_cuda_kivi_dequantize_async(y, res, codes, scale, zero,
-                                                                      &sh, &pol, ws, wsmax, 0);
+                                                                      &sh, &pol, ws, wsmax, opts, 0);
                         if (s != KVQ_OK) exit(3);
-                    });
+                    };
+                    float t_dq = time_median([&] { dequant(0u); });
                     check_result(res, "dequantize");
+                    /* the direct form, on the workspace as the calls before left it [KIVI-DEV-10] */
+                    float t_dqd = time_median([&] { dequant(KVQ_CUDA_DIRECT | KVQ_CUDA_WS_CLEAN); });
+                    check_result(res, "dequantize/direct/clean");
                     double bw_copy = 2.0 * xbytes / (t_copy * 1e-3) / 1e9;
                     double bw_qc = qbytes / (t_qc * 1e-3) / 1e9;
                     double bw_qn = qbytes / (t_qn * 1e-3) / 1e9;
@@ -209,17 +216,21 @@ int main(int argc, char **argv)
                     double bw_qdc = qbytes / (t_qdc * 1e-3) / 1e9;
                     double bw_qb = qbytes / (t_qb * 1e-3) / 1e9;
                     double bw_dq = dbytes / (t_dq * 1e-3) / 1e9;
+                    double bw_dqd = dbytes / (t_dqd * 1e-3) / 1e9;
                     const char *gname = grouping == KVQ_GROUP_CHANNEL ? "channel" : "token";
                     const char *mname = meta == KVQ_META_F16 ? "f16" : "f32";
                     printf("%-4u %-3u %-7s %-4s | %8.0f | %7.0f %5.3f %6.3fms | %7.0f %5.3f %6.3fms"
-                           " | %7.0f %5.3f %6.3fms | %7.0f %5.3f %6.3fms | %8.3f | %7.0f %5.3f %6.3fms\n",
+                           " | %7.0f %5.3f %6.3fms | %7.0f %5.3f %6.3fms | %8.3f | %7.0f %5.3f %6.3fms"
+                           " | %7.0f %5.3f %6.3fms\n",
                            sh.bits, sh.group, gname, mname, bw_copy, bw_qc, bw_qc / bw_copy, t_qc,
                            bw_qn, bw_qn / bw_copy, t_qn, bw_qd, bw_qd / bw_copy, t_qd, bw_qdc,
-                           bw_qdc / bw_copy, t_qdc, t_qb, bw_dq, bw_dq / bw_copy, t_dq);
+                           bw_qdc / bw_copy, t_qdc, t_qb, bw_dq, bw_dq / bw_copy, t_dq, bw_dqd,
+                           bw_dqd / bw_copy, t_dqd);
                     if (bw_qc / bw_copy < worst_checked) worst_checked = bw_qc / bw_copy;
                     if (bw_qd / bw_copy < worst_direct) worst_direct = bw_qd / bw_copy;
                     if (bw_qdc / bw_copy < worst_clean) worst_clean = bw_qdc / bw_copy;
                     if (bw_dq / bw_copy < worst_deq) worst_deq = bw_dq / bw_copy;
+                    if (bw_dqd / bw_copy < worst_dqd) worst_dqd = bw_dqd / bw_copy;
                     if (js) {
                         fprintf(js,
                                 "%s    {\"bits\": %u, \"group\": %u, \"grouping\": \"%s\", "
@@ -238,22 +249,27 @@ int main(int argc, char **argv)
                                 "     \"quantize_blocking_ms\": %.5f, \"quantize_blocking_gbs\": %.1f, "
                                 "\"quantize_blocking_ratio\": %.4f,\n"
                                 "     \"dequantize_ms\": %.5f, \"dequantize_gbs\": %.1f, "
-                                "\"dequantize_ratio\": %.4f}",
+                                "\"dequantize_ratio\": %.4f,\n"
+                                "     \"dequantize_direct_clean_ms\": %.5f, \"dequantize_direct_clean_gbs\": %.1f, "
+                                "\"dequantize_direct_clean_ratio\": %.4f}",
                                 first ? "" : ",\n", sh.bits, sh.group, gname, mname, qbytes, dbytes,
                                 2.0 * xbytes, t_copy, bw_copy, t_qc, bw_qc, bw_qc / bw_copy, t_qn,
                                 bw_qn, bw_qn / bw_copy, t_qd, bw_qd, bw_qd / bw_copy, t_qdc, bw_qdc,
                                 bw_qdc / bw_copy, t_qb, bw_qb,
-                                bw_qb / bw_copy, t_dq, bw_dq, bw_dq / bw_copy);
+                                bw_qb / bw_copy, t_dq, bw_dq, bw_dq / bw_copy, t_dqd, bw_dqd,
+                                bw_dqd / bw_copy);
                         first = 0;
                     }
                 }
     printf("worst ratio to copy: quantize checked %.3f, quantize direct %.3f, direct clean %.3f, "
-           "dequantize %.3f (goal 0.85)\n", worst_checked, worst_direct, worst_clean, worst_deq);
+           "dequantize %.3f, dequantize direct clean %.3f (goal 0.85)\n", worst_checked, worst_direct,
+           worst_clean, worst_deq, worst_dqd);
     if (js) {
         fprintf(js,
                 "\n  ],\n  \"worst_ratio\": {\"quantize_checked\": %.4f, \"quantize_direct\": %.4f, "
-                "\"dequantize\": %.4f},\n  \"goal_ratio\": 0.85\n}\n",
-                worst_checked, worst_direct, worst_deq);
+                "\"quantize_direct_clean\": %.4f, \"dequantize\": %.4f, \"dequantize_direct_clean\": %.4f},\n"
+                "  \"goal_ratio\": 0.85\n}\n",
+                worst_checked, worst_direct, worst_clean, worst_deq, worst_dqd);
         fclose(js);
     }
     return 0;

@@ -9,7 +9,8 @@
  * Pointers named d_* are device pointers.  On any error status the caller's
  * output buffers are left untouched, as in the reference [POL-NF-01],
  * [POL-OV-02]: the quantizer writes into workspace scratch first and copies it
- * out only when the whole call succeeded (unless KVQ_CUDA_DIRECT is given).
+ * out only when the whole call succeeded, the dequantizer checks every group
+ * before it writes (unless KVQ_CUDA_DIRECT is given).
  */
 #ifndef KVQ_CUDA_H
 #define KVQ_CUDA_H
@@ -27,13 +28,16 @@
 extern "C" {
 #endif
 
-/* Option bits of the quantize launchers. */
+/* Option bits of the launchers that take opts. */
 #define KVQ_CUDA_DIRECT     0x1u /* one pass straight into the outputs: faster, but on an
-                                  * error status the outputs hold unspecified data.  Outside
-                                  * the conformance contract; never used by the subject. */
+                                  * error status the outputs hold unspecified data (the status
+                                  * and, on KVQ_OK, the outputs and flags are the same).  The
+                                  * KIVI dequantizer: no pre-pass, the writing kernel checks
+                                  * its groups (spec/kivi.md [KIVI-DEV-10]).  Outside the
+                                  * conformance contract; never used by the subject. */
 #define KVQ_CUDA_NO_DISCARD 0x2u /* keep the scratch lines in L2 after the copy-out
                                   * (benchmark knob; results are identical) */
-#define KVQ_CUDA_WS_CLEAN   0x4u /* (the KIVI quantize launchers, kvq_cuda_sage_quantize_qk_async)
+#define KVQ_CUDA_WS_CLEAN   0x4u /* (the KIVI launchers, kvq_cuda_sage_quantize_qk_async)
                                   * the workspace's state is clean: as the previous call of the
                                   * same family on it left it (its host call returned KVQ_OK),
                                   * or for SAGE zeroed by the caller; the launcher then skips its
@@ -69,11 +73,12 @@ kvq_status kvq_cuda_kivi_quantize(uint8_t *d_codes, float *d_scale, float *d_zer
                                   void *d_workspace, size_t workspace_bytes, uint32_t opts,
                                   cudaStream_t stream);
 
-/* Dequantize d_codes/d_scale/d_zero into d_y.  Blocking, like the above. */
+/* Dequantize d_codes/d_scale/d_zero into d_y.  Blocking, like the above; opts:
+ * KVQ_CUDA_DIRECT, KVQ_CUDA_WS_CLEAN. */
 kvq_status kvq_cuda_kivi_dequantize(float *d_y, uint32_t *flags, const uint8_t *d_codes,
                                     const float *d_scale, const float *d_zero,
                                     const kvq_kivi_shape *shape, const kvq_policy *pol,
-                                    void *d_workspace, size_t workspace_bytes,
+                                    void *d_workspace, size_t workspace_bytes, uint32_t opts,
                                     cudaStream_t stream);
 
 /* Stream-ordered forms: argument errors (KVQ_E_PARAM, KVQ_E_SHAPE) come back
@@ -89,7 +94,8 @@ kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result *d_result,
                                           const uint8_t *d_codes, const float *d_scale,
                                           const float *d_zero, const kvq_kivi_shape *shape,
                                           const kvq_policy *pol, void *d_workspace,
-                                          size_t workspace_bytes, cudaStream_t stream);
+                                          size_t workspace_bytes, uint32_t opts,
+                                          cudaStream_t stream);
 
 /* Host-pointer conveniences with the reference's signatures (include/kvq.h):
  * copy in, run on the default stream, copy out only on KVQ_OK. */

@@ -260,9 +260,9 @@ static void kb_quant_kernel(const kb_buf &b, const kvq_kivi_shape &sh, const kvq
 static void kb_dequant_kernel(const kb_buf &b, const kvq_kivi_shape &sh)
 {
     switch (sh.bits) {
-    case 2: launch_dequant_fast<2>(b.y, b.codes, b.scale, b.zero, b.st, sh, 0); break;
-    case 4: launch_dequant_fast<4>(b.y, b.codes, b.scale, b.zero, b.st, sh, 0); break;
-    default: launch_dequant_fast<8>(b.y, b.codes, b.scale, b.zero, b.st, sh, 0); break;
+    case 2: launch_dequant_fast<2>(b.y, b.codes, b.scale, b.zero, b.st, sh, false, false, 0); break;
+    case 4: launch_dequant_fast<4>(b.y, b.codes, b.scale, b.zero, b.st, sh, false, false, 0); break;
+    default: launch_dequant_fast<8>(b.y, b.codes, b.scale, b.zero, b.st, sh, false, false, 0); break;
     }
 }
 
@@ -435,7 +435,7 @@ int main(int argc, char **argv)
                 const float t_dc = kb_median([&] { kb_check_kernel(b, sh, pol); });
                 const float t_da = kb_median([&] {
                     if (kvq_cuda_kivi_dequantize_async(b.y, b.res, b.codes, b.scale, b.zero, &sh, &pol, b.ws,
-                                                       b.wsmax, 0) != KVQ_OK)
+                                                       b.wsmax, 0u, 0) != KVQ_OK)
                         exit(2);
                 });
                 kb_status(b, "dequantize");

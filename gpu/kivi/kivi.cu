@@ -901,16 +901,41 @@ __device__ __forceinline__ bool dev_failed(const kvq_dev_state *st)
     return __ldg(&st->key) != NO_KEY || __ldg(&st->err) != 0u;
 }
 
+/* The direct dequantizer (KVQ_CUDA_DIRECT, [KIVI-DEV-10]) has no pre-pass: its writing
+ * kernel makes the pre-pass's test of every group it writes.  A bad group's key
+ * (g * 16 + status) by atomicMin, so the lowest bad group's status stays, as the
+ * pre-pass leaves it.  KVQ_KIVI_PLANT 5 (a planted build): only the finiteness of the
+ * metadata is tested (a negative, subnormal or non-binary16 scale passes). */
+__device__ __forceinline__ void dq_direct_meta(float s, float z, uint64_t g, uint32_t meta, kvq_dev_state *st)
+{
+#if KVQ_KIVI_PLANT == 5
+    const uint32_t ms = isfinite(s) && isfinite(z) ? (uint32_t)KVQ_OK : (uint32_t)KVQ_E_NONFINITE;
+    (void)meta;
+#else
+    const uint32_t ms = dev_meta_ok(s, z, meta);
+#endif
+    if (ms != KVQ_OK) atomicMin(&st->key, (unsigned long long)(g * 16u + ms));
+}
+
+/* The direct dequantizer's overflow [POL-OV-02]: under the NaN policy a value that
+ * overflowed (dev_dequant saturated it and set the flag) is the call's KVQ_E_RANGE;
+ * the flags are not reported on an error (kivi_finish_kernel).  KVQ_KIVI_PLANT 4: the
+ * overflow not reported. */
+__device__ __forceinline__ uint32_t dq_direct_err(uint32_t f, bool nanpol)
+{
+    return KVQ_KIVI_PLANT != 4 && nanpol && (f & KVQ_FLAG_SATURATED) != 0u ? ERR_RANGE : 0u;
+}
+
 #if KVQ_KIVI_BASELINE
 /* ---- the dequantize kernels of before (benchmarks only) ---- */
 /* Per-token groups, G a power of two <= 4096, y 16-byte aligned.  Lane l of a
  * warp writes values 4l..4l+3 of each half of a 256-value tile: each 16-byte
  * store instruction of the warp covers 512 contiguous bytes. */
-template <int BITS>
+template <int BITS, bool DIRECT>   /* DIRECT, nanpol: unused (the launcher keeps the pre-pass) */
 __global__ void __launch_bounds__(256)
 kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
                           const float *__restrict__ scale, const float *__restrict__ zero,
-                          kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g)
+                          kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g, bool nanpol)
 {
     if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
     const uint32_t lane = threadIdx.x & 31u;
@@ -945,11 +970,11 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
 
 /* Per-channel groups, G in {32, 64, 128}: one thread a group, its code words
  * in registers; a warp's stores of one token row are coalesced. */
-template <int BITS, int G>
+template <int BITS, int G, bool DIRECT>
 __global__ void __launch_bounds__(128)
 kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
                             const float *__restrict__ scale, const float *__restrict__ zero,
-                            kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+                            kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng, bool nanpol)
 {
     if (dev_failed(st)) return;
     constexpr int NW = G * BITS / 32;
@@ -1005,14 +1030,14 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
  * z is finite): only such groups take dev_dequant's per-value check
  * [KIVI-DEV-04]. */
 #define DQ_CHUNKS 8u
-template <int BITS>
+template <int BITS, bool DIRECT>
 __global__ void __launch_bounds__(256)
 kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
                           const float *__restrict__ scale, const float *__restrict__ zero,
-                          kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g)
+                          kvq_dev_state *st, kvq_kivi_shape sh, uint64_t n, uint32_t lg_g, bool nanpol)
 {
     cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
-    if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
+    if (!DIRECT && dev_failed(st)) return;       /* nothing written [POL-NF-01] */
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t tile = dev_tid() / 32u * (DQ_CHUNKS * 128u);
     if (tile >= n) return;               /* warp-uniform */
@@ -1045,6 +1070,8 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
     for (uint32_t c = 0; c < DQ_CHUNKS; c++) {
         const uint32_t x = toff + c * 128u + lane * 4u;
         if (KVQ_KIVI_HOTCOUNT || tile + (c * 128u + lane * 4u) < n) { /* counted: whole tiles */
+            /* direct: the group of these four values (G >= 4: one group) checked here */
+            if (DIRECT) dq_direct_meta(s[c], z[c], gbase + (x >> lg_g), sh.meta, st);
             /* bit of value x + k within the loaded word: its byte's shift plus the
              * value's place in its byte (kvq_code_shift) */
             const uint32_t sh0 = (x * (uint32_t)BITS) % 8u;
@@ -1065,19 +1092,19 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
             __stcs((float4 *)(y + tile + (c * 128u + lane * 4u)), make_float4(r[0], r[1], r[2], r[3]));
         }
     }
-    dev_publish(st, f, 0u);
+    dev_publish(st, f, DIRECT ? dq_direct_err(f, nanpol) : 0u);
 }
 
 /* Per-channel groups, G in {32, 64, 128}: one thread a group, its code words
  * in registers; a warp's stores of one token row are coalesced. */
-template <int BITS, int G>
+template <int BITS, int G, bool DIRECT>
 __global__ void __launch_bounds__(128)
 kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
                             const float *__restrict__ scale, const float *__restrict__ zero,
-                            kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+                            kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng, bool nanpol)
 {
     cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
-    if (dev_failed(st)) return;
+    if (!DIRECT && dev_failed(st)) return;       /* nothing written [POL-NF-01] */
     constexpr int NW = G * BITS / 32;
     uint64_t g = dev_tid();
     uint32_t f = 0;
@@ -1105,6 +1132,7 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
             for (int k = 0; k < NW; k++) w[k] = __ldcs((const unsigned int *)in + k);
         }
         float s = scale[g], z = zero[g];
+        if (DIRECT) dq_direct_meta(s, z, g, sh.meta, st);
         float *p = y + kvq_kivi_group_base(&sh, g);
         const uint64_t stride = kvq_kivi_group_stride(&sh);
         if (!KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn((float)kvq_code_max(BITS), s, z))) { /* rare */
@@ -1126,7 +1154,7 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
             }
         }
     }
-    dev_publish(st, f, 0u);
+    dev_publish(st, f, DIRECT ? dq_direct_err(f, nanpol) : 0u);
 }
 
 #endif /* KVQ_KIVI_BASELINE */
@@ -1140,14 +1168,14 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
 #ifndef KVQ_KIVI_DQ4N
 #define KVQ_KIVI_DQ4N 0
 #endif
-template <int BITS, int G>
+template <int BITS, int G, bool DIRECT>
 __global__ void __launch_bounds__(128)
 kivi_dequant_channel4_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
                              const float *__restrict__ scale, const float *__restrict__ zero,
-                             kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng)
+                             kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng, bool nanpol)
 {
     cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
-    if (dev_failed(st)) return;          /* nothing written [POL-NF-01] */
+    if (!DIRECT && dev_failed(st)) return;       /* nothing written [POL-NF-01] */
     constexpr uint32_t GB = G * BITS / 8u;       /* = kvq_kivi_group_bytes(&sh) */
     const uint64_t q = dev_tid();
     const uint64_t D = sh.channels;
@@ -1160,6 +1188,7 @@ kivi_dequant_channel4_kernel(float *__restrict__ y, const uint8_t *__restrict__ 
         for (int k = 0; k < 4; k++) {
             s[k] = scale[g + k];
             z[k] = zero[g + k];
+            if (DIRECT) dq_direct_meta(s[k], z[k], g + k, sh.meta, st);
         }
         bool sat = false;                /* a group that can saturate: the per-value check */
 #pragma unroll
@@ -1203,7 +1232,7 @@ kivi_dequant_channel4_kernel(float *__restrict__ y, const uint8_t *__restrict__ 
             }
         }
     }
-    dev_publish(st, f, 0u);
+    dev_publish(st, f, DIRECT ? dq_direct_err(f, nanpol) : 0u);
 }
 
 /* Any shape, any alignment: one thread an element. */
@@ -1665,35 +1694,46 @@ static void launch_quant_fast(const float *x, uint8_t *codes, float *scale, floa
     }
 }
 
-template <int BITS>
+/* The writing kernels; DIRECT: without the pre-pass, each checks its groups itself
+ * [KIVI-DEV-10] (nanpol: the NaN overflow policy). */
+template <int BITS, bool DIRECT>
 static void launch_dequant_fast(float *y, const uint8_t *codes, const float *scale,
                                 const float *zero, kvq_dev_state *st, const kvq_kivi_shape &sh,
-                                cudaStream_t stream)
+                                bool nanpol, cudaStream_t stream)
 {
     const uint64_t n = kvq_kivi_elems(&sh), ng = kvq_kivi_groups(&sh);
     if (sh.grouping == KVQ_GROUP_TOKEN) {
-        kivi_dequant_token_kernel<BITS><<<nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256, 0, stream>>>(
-            y, codes, scale, zero, st, sh, n, ilog2(sh.group));
+        kivi_dequant_token_kernel<BITS, DIRECT><<<nblocks((n + DQ_CHUNKS * 128u - 1u) / (DQ_CHUNKS * 128u) * 32u, 256), 256, 0, stream>>>(
+            y, codes, scale, zero, st, sh, n, ilog2(sh.group), nanpol);
     } else if (KVQ_KIVI_DQ4N && sh.channels % 4u == 0u && is_aligned(y, 16)) { /* four groups a thread */
         if (sh.group == 32u)
-            kivi_dequant_channel4_kernel<BITS, 32><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
-                y, codes, scale, zero, st, sh, ng);
+            kivi_dequant_channel4_kernel<BITS, 32, DIRECT><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng, nanpol);
         else if (sh.group == 64u)
-            kivi_dequant_channel4_kernel<BITS, 64><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
-                y, codes, scale, zero, st, sh, ng);
+            kivi_dequant_channel4_kernel<BITS, 64, DIRECT><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng, nanpol);
         else
-            kivi_dequant_channel4_kernel<BITS, 128><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
-                y, codes, scale, zero, st, sh, ng);
+            kivi_dequant_channel4_kernel<BITS, 128, DIRECT><<<nblocks(ng / 4u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng, nanpol);
     } else if (sh.group == 32u) {
-        kivi_dequant_channel_kernel<BITS, 32><<<nblocks(ng, 128), 128, 0, stream>>>(
-            y, codes, scale, zero, st, sh, ng);
+        kivi_dequant_channel_kernel<BITS, 32, DIRECT><<<nblocks(ng, 128), 128, 0, stream>>>(
+            y, codes, scale, zero, st, sh, ng, nanpol);
     } else if (sh.group == 64u) {
-        kivi_dequant_channel_kernel<BITS, 64><<<nblocks(ng, 128), 128, 0, stream>>>(
-            y, codes, scale, zero, st, sh, ng);
+        kivi_dequant_channel_kernel<BITS, 64, DIRECT><<<nblocks(ng, 128), 128, 0, stream>>>(
+            y, codes, scale, zero, st, sh, ng, nanpol);
     } else {
-        kivi_dequant_channel_kernel<BITS, 128><<<nblocks(ng, 128), 128, 0, stream>>>(
-            y, codes, scale, zero, st, sh, ng);
+        kivi_dequant_channel_kernel<BITS, 128, DIRECT><<<nblocks(ng, 128), 128, 0, stream>>>(
+            y, codes, scale, zero, st, sh, ng, nanpol);
     }
+}
+
+template <int BITS>
+static void launch_dequant_fast(float *y, const uint8_t *codes, const float *scale,
+                                const float *zero, kvq_dev_state *st, const kvq_kivi_shape &sh,
+                                bool direct, bool nanpol, cudaStream_t stream)
+{
+    if (direct) launch_dequant_fast<BITS, true>(y, codes, scale, zero, st, sh, nanpol, stream);
+    else launch_dequant_fast<BITS, false>(y, codes, scale, zero, st, sh, nanpol, stream);
 }
 
 /* The fast kernels' shape conditions; anything else takes the generic ones.
@@ -1776,7 +1816,8 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result
                                                      const float *d_zero,
                                                      const kvq_kivi_shape *shape,
                                                      const kvq_policy *pol, void *d_workspace,
-                                                     size_t workspace_bytes, cudaStream_t stream)
+                                                     size_t workspace_bytes, uint32_t opts,
+                                                     cudaStream_t stream)
 {
     kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, shape, pol);
     if (a != KVQ_OK) return a;
@@ -1808,8 +1849,16 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result
         return KVQ_OK;
     }
 #endif
-    if (kvq_cuda_state_init(d_workspace, stream) != KVQ_OK) return KVQ_E_DEVICE;
-    if (KVQ_KIVI_CHECK4 && ng % 4u == 0u && is_aligned(d_scale, 16) && is_aligned(d_zero, 16))
+    /* KVQ_CUDA_DIRECT: no pre-pass on the fast kernels, which check their groups
+     * themselves and write whatever the status [KIVI-DEV-10]; the generic kernel (and
+     * the KVQ_KIVI_BASELINE build's kernels) keep it */
+    const bool direct = (opts & KVQ_CUDA_DIRECT) != 0u && fast && !KVQ_KIVI_BASELINE;
+    const bool nanpol = pl.overflow == KVQ_OVERFLOW_NAN;
+    if (!(opts & KVQ_CUDA_WS_CLEAN) && kvq_cuda_state_init(d_workspace, stream) != KVQ_OK)
+        return KVQ_E_DEVICE;                       /* (a clean workspace: as the last finish left it) */
+    if (direct)
+        ;
+    else if (KVQ_KIVI_CHECK4 && ng % 4u == 0u && is_aligned(d_scale, 16) && is_aligned(d_zero, 16))
         kivi_dequant_check4_kernel<<<nblocks(ng / 4u, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
                                                                              st, sh, pl, ng);
     else
@@ -1817,10 +1866,10 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result
                                                                        st, sh, pl, ng);
     if (fast) {
         switch (sh.bits) {
-        case 1: launch_dequant_fast<1>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;
-        case 2: launch_dequant_fast<2>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;
-        case 4: launch_dequant_fast<4>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;
-        default: launch_dequant_fast<8>(d_y, d_codes, d_scale, d_zero, st, sh, stream); break;
+        case 1: launch_dequant_fast<1>(d_y, d_codes, d_scale, d_zero, st, sh, direct, nanpol, stream); break;
+        case 2: launch_dequant_fast<2>(d_y, d_codes, d_scale, d_zero, st, sh, direct, nanpol, stream); break;
+        case 4: launch_dequant_fast<4>(d_y, d_codes, d_scale, d_zero, st, sh, direct, nanpol, stream); break;
+        default: launch_dequant_fast<8>(d_y, d_codes, d_scale, d_zero, st, sh, direct, nanpol, stream); break;
         }
     } else {
         kivi_dequant_generic_kernel<<<nblocks(n, 256), 256, 0, stream>>>(d_y, d_codes, d_scale,
@@ -1854,7 +1903,8 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize(float *d_y, uint32_t *flags,
                                                const uint8_t *d_codes, const float *d_scale,
                                                const float *d_zero, const kvq_kivi_shape *shape,
                                                const kvq_policy *pol, void *d_workspace,
-                                               size_t workspace_bytes, cudaStream_t stream)
+                                               size_t workspace_bytes, uint32_t opts,
+                                               cudaStream_t stream)
 {
     kvq_status a = check_args(d_y, d_codes, d_scale, d_zero, shape, pol);
     if (a != KVQ_OK) return a;
@@ -1862,9 +1912,10 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize(float *d_y, uint32_t *flags,
     int own;
     a = kvq_cuda_workspace_acquire(&ws, &workspace_bytes, &own, WS_HEAD, stream);
     if (a != KVQ_OK) return a;
+    if (own) opts &= ~KVQ_CUDA_WS_CLEAN;           /* a new workspace is never clean */
     kvq_cuda_result *dres = (kvq_cuda_result *)((uint8_t *)ws + WS_RESULT);
     kvq_status enq = kvq_cuda_kivi_dequantize_async(d_y, dres, d_codes, d_scale, d_zero, shape,
-                                                    pol, ws, workspace_bytes, stream);
+                                                    pol, ws, workspace_bytes, opts, stream);
     return kvq_cuda_finish_blocking(enq, dres, ws, own, flags, stream);
 }
 
@@ -1930,7 +1981,7 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_host(float *y, uint32_t *flags,
         || cudaMemcpy(ds, scale, ng * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess
         || cudaMemcpy(dz, zero, ng * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess)
         goto out;
-    st = kvq_cuda_kivi_dequantize(dy, &f, dc, ds, dz, shape, pol, NULL, 0, 0);
+    st = kvq_cuda_kivi_dequantize(dy, &f, dc, ds, dz, shape, pol, NULL, 0, 0u, 0);
     if (st != KVQ_OK) goto out;
     if (cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) {
         st = KVQ_E_DEVICE;

@@ -9,6 +9,9 @@
 #   kvq_gpu_kivi_bench_base   the same over the per-element kernels of before (KVQ_KIVI_BASELINE)
 #   kvq_gpu_kivi_test_plant3  the test over a planted bug: the one-kernel dequantizer writing
 #                             after a failed check [KIVI-DEV-06]
+#   kvq_gpu_kivi_test_plant4, _plant5  over the direct dequantizer's planted bugs [KIVI-DEV-10]:
+#                             overflow under the NaN policy not reported (4); the metadata
+#                             tested for finiteness only (5)
 #   kvq_gpu_kivi_bench_old    gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_CHECK4=0: the
 #                             dequantize pre-pass one group a thread) [KIVI-DEV-06]
 #   kvq_gpu_kivi_bench_alt    the same over the forms measured and not kept (KVQ_KIVI_DQFUSED=1:
@@ -24,7 +27,8 @@ KIVI_DEV_HDR := gpu/kivi/kivi_dev.cuh
 $(B)/gpu/kivi/kivi.o: $(KIVI_DEV_HDR)
 $(B)/gpu/kivi/kivi_base.o $(B)/gpu/kivi/kivi_old.o $(B)/gpu/kivi/kivi_alt.o $(B)/gpu/kivi/kivi_x4.o \
     $(B)/gpu/kivi/kivi_plant1.o \
-    $(B)/gpu/kivi/kivi_plant2.o $(B)/gpu/kivi/kivi_plant3.o: \
+    $(B)/gpu/kivi/kivi_plant2.o $(B)/gpu/kivi/kivi_plant3.o $(B)/gpu/kivi/kivi_plant4.o \
+    $(B)/gpu/kivi/kivi_plant5.o: \
     gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
 $(B)/gpu/kivi/kivi_base.o:
 	@mkdir -p $(@D)
@@ -62,7 +66,8 @@ $(B)/gpu/kvq_gpu_kivi_bench_base: $(B)/gpu/kivi/kivi_base.o $(B)/gpu/bench.o \
     $(B)/gpu/ref/ref/common/status.o
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_DEVICE := $(B)/gpu/kvq_gpu_kivi_test $(B)/gpu/kvq_gpu_kivi_test_plant1 \
-    $(B)/gpu/kvq_gpu_kivi_test_plant2 $(B)/gpu/kvq_gpu_kivi_test_plant3 $(B)/gpu/kvq_gpu_kivi_bench \
+    $(B)/gpu/kvq_gpu_kivi_test_plant2 $(B)/gpu/kvq_gpu_kivi_test_plant3 $(B)/gpu/kvq_gpu_kivi_test_plant4 \
+    $(B)/gpu/kvq_gpu_kivi_test_plant5 $(B)/gpu/kvq_gpu_kivi_bench \
     $(B)/gpu/kvq_gpu_kivi_bench_base $(B)/gpu/kvq_gpu_kivi_bench_old $(B)/gpu/kvq_gpu_kivi_bench_alt \
     $(B)/gpu/kvq_gpu_kivi_test_alt $(B)/gpu/kvq_gpu_kivi_test_x4 $(B)/gpu/kvq_gpu_kivi_bench_x4
 .PHONY: gpu-quant-kivi
