@@ -212,6 +212,19 @@ $(B)/gpu/kvq_sage_fa3_test_plant: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa
     $(B)/gpu/sage/sage_plant3.o $(FA3_TEST_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 GPU_TARGETS += $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_plant
+# Timing builds of the FA3 core with part of level 5's per-block work removed
+# (KVQ_SAGE_FA3_ABLATE 1: the softmax, the rescale and the flush; 2: the rescale and the
+# flush), wrong outputs by design, timed beside the real level 5 [SAGE-DEV-21]:
+# `make gpu-sage-ablate`, run by gpu/sage/device-ablate.sh (not part of `make gpu`).
+$(B)/gpu/sage/sage_fa3_abl%.o: gpu/sage/sage_fa3.cu gpu/sage/sage_fa3.h gpu/sage/sage_instr.cuh $(GPU_HDR) \
+    $(SAGE_HDR) include/kvq_sage_attn.h | cutlass-check
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -isystem $(CUTLASS_INC) --expt-relaxed-constexpr -DKVQ_SAGE_FA3_ABLATE=$* -c $< -o $@
+$(B)/gpu/kvq_sage_fa3_test_abl%: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3_abl%.o $(B)/gpu/sage/sage.o \
+    $(FA3_TEST_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+.PHONY: gpu-sage-ablate
+gpu-sage-ablate: $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_abl1 $(B)/gpu/kvq_sage_fa3_test_abl2
 
 # The stage kernels of the attention pipeline [SAGE-DEV-16] (smoothing's mean by cp.async token
 # tiles, its subtraction by float4, dS tiled in shared memory): the planted build plants the

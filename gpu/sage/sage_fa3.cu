@@ -73,6 +73,12 @@
  * at level 5 the two halves of stage 0's V~ swapped in the P~V descriptors of
  * the unrolled steps, level 5's own step.
  *
+ * KVQ_SAGE_FA3_ABLATE (builds that time what stands between level 5 and the goal,
+ * [SAGE-DEV-21]; wrong outputs by design, never shipped): at level 5 only, 1 -- the
+ * block's softmax replaced by one conversion a score (448 P := float(dot)), no rescale,
+ * no flush: the pipeline's structure alone (TMA, barriers, the two wgmma batches, their
+ * waits, P~'s FP8 codes); 2 -- the softmax kept, the rescale and the flush removed.
+ *
  * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05] [SAGE-DEV-15]
  */
 #include <cuda_runtime.h>
@@ -114,6 +120,10 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *, cudaStream_
 #endif
 
 using namespace cute;
+
+#ifndef KVQ_SAGE_FA3_ABLATE
+#define KVQ_SAGE_FA3_ABLATE 0
+#endif
 
 #define FA_D      128u
 #define FA_BQ     128u                   /* query rows a CTA */
@@ -695,22 +705,31 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 if constexpr (steady) cutlass::arch::NamedBarrier::arrive(256, 2u - cw);
                 else pass(i);
                 float pf[8][4], alA = 1.0f, alB = 1.0f;
+                /* KVQ_SAGE_FA3_ABLATE at level 5 (timing builds, [SAGE-DEV-21]) */
+                constexpr int abl = V == 5 ? KVQ_SAGE_FA3_ABLATE : 0;
                 if constexpr (decltype(QK)::value) {
                     if constexpr (decltype(PV)::value) warpgroup_wait<1>();
                     else warpgroup_wait<0>();
                     warpgroup_fence_operand(sacc);
                     PBar::wait(&sm.vfull[si], pi);   /* scales, dS */
-                    softmax_p(i, pf, alA, alB);
+                    if constexpr (abl == 1) {
+#pragma unroll
+                        for (uint32_t n = 0; n < 8u; n++)
+#pragma unroll
+                            for (uint32_t x = 0; x < 4u; x++) pf[n][x] = i2f_exact(sacc(4u * n + x));
+                    } else {
+                        softmax_p(i, pf, alA, alB);
+                    }
                 }
                 if constexpr (decltype(PV)::value) {
                     warpgroup_wait<0>();
                     fence_all();
                     PBar::arrive(&sm.empty[sm1]);
-                    flush(acc, buf, i - 1u);
+                    if constexpr (abl == 0) flush(acc, buf, i - 1u);
                 }
                 if constexpr (!steady) release(i);
                 if constexpr (decltype(QK)::value) {
-                    rescale(alA, alB);
+                    if constexpr (abl == 0) rescale(alA, alB);
                     pack(pf);
                 }
                 return;
