@@ -358,10 +358,11 @@ static void run_dequant_case(tcase c, const uint8_t *codes, const float *scale, 
         snprintf(msg, sizeof msg, "flags ref 0x%08x gpu 0x%08x", r.flags, d.flags);
         report(&c, msg);
     } else {
+        const uint64_t ncmp = outputs ? n : 0u;   /* the values compared */
         uint64_t e;
-        for (e = 0; e < (outputs ? n : 0u); e++)
+        for (e = 0; e < ncmp; e++)
             if (!kvq_f32_same(yr[e], yd[e])) break;
-        if (e < n) {
+        if (e < ncmp) {
             uint32_t i;
             uint64_t g = kvq_kivi_group_of(sh, e, &i);
             snprintf(msg, sizeof msg, "y[%llu] (group %llu element %u): ref %08x gpu %08x",

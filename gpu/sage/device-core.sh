@@ -8,7 +8,7 @@
 #     CUTLASS/CuTe headers from the carried wheel; the attention test is then not run),
 #   - from the start, under the checks (none of them timed), the attention device test
 #     kvq_gpu_sage_attn_test with the pipeline's core at level ATT_LEVEL (default 5, given V~;
-#     KVQ_SAGE_FA3_LEVEL=ATT_LEVEL, "default": unset, level 5 since 5 is the default given
+#     KVQ_SAGE_FA3_LEVEL=ATT_LEVEL, "default": unset, the default level given
 #     V~): every intermediate against
 #     ref/fast, the traced warpgroup core's output against
 #     the pipeline's, every output within the bound; at most ATT_S (default 100) s (a timeout
@@ -53,7 +53,7 @@ ATT=
 if stamped build/gpu/kvq_gpu_sage_attn_test; then
     ( export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OMP_NUM_THREADS=12
       [ "$ATT_LEVEL" = default ] || export KVQ_SAGE_FA3_LEVEL=$ATT_LEVEL
-      { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT; the pipeline's core: FA3 at level $ATT_LEVEL (KVQ_SAGE_FA3_LEVEL; default: unset, level 5) given the V quantizer's V~; at most $ATT_S s, cut there (the cases reported are judged, the rest not run)"
+      { echo "# gpu/sage/attn_test.cu on $dev; commit $COMMIT; the pipeline's core: FA3 at level $ATT_LEVEL (KVQ_SAGE_FA3_LEVEL; default: unset, the default level) given the V quantizer's V~; at most $ATT_S s, cut there (the cases reported are judged, the rest not run)"
         stdbuf -oL timeout "$ATT_S" build/gpu/kvq_gpu_sage_attn_test
         echo "kvq_gpu_sage_attn_test exit $?"; } > "$OUT/sage-attn-test.txt" 2>&1 ) &
     ATT=$!

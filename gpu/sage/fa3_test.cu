@@ -32,7 +32,7 @@
  * four chains) and 5 (and level 4's fixed per-block cost off the loop: the
  * warpgroup index uniform, the flush's skip by a warp vote, the steady step
  * without the release and last-turn tests), chosen by KVQ_SAGE_FA3_LEVEL (unset:
- * 5 given V~, 3 not); a level outside 0..5 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
+ * 6 given V~, 3 not); a level outside 0..6 must be refused (KVQ_E_PARAM, the output untouched).  Before it,
  * i2f_exact (the conversion of levels 1..4) against __int2float_rn on the
  * device for every int32 in [-2^22, 2^22], and its first failures just outside
  * the range, and level 4's precondition on K's scale map
@@ -40,7 +40,8 @@
  * planted build (kvq_sage_fa3_test_plant: sage_fa3.cu with
  * KVQ_SAGE_FA3_PLANT: at levels 0..3 the buffer flush after block 0 skipped,
  * at level 4 the block's K scale of lane t taken from lane t + 1's slot, at
- * level 5 the flush's vote by all in place of any) must
+ * level 5 the flush's vote by all in place of any, at level 6 block kb + 1's dS
+ * fetched ahead stored in block kb's place) must
  * fail the check in every form (--plant: exit 0 only when it does).
  *
  * The timing (--time): 32 heads, d = 128, N = nq = nk in --sizes, causal and
@@ -52,13 +53,15 @@
  * that order (for ncu), nothing judged.  --profile-vt N: one launch of level 3,
  * then one of level 3 given V~ (for ncu).  --profile-34 N: one launch of level 3
  * given V~, one of level 4 given V~, then one of level 3 and one of level 4
- * transposing V's codes (for ncu).  --profile-45 N: the same with levels 4 and 5.
+ * transposing V's codes (for ncu).  --profile-45 N: the same with levels 4 and 5;
+ * --profile-56 N: with levels 5 and 6.
  *
  * --time-only: the timing without the check before it.  --forms: the forms checked and
- * timed, by key: s (serial), 0..5 (ping-pong levels), 3v, 4v and 5v (levels 3, 4
- * and 5 given V~, timed only); all by default.  The timing line gives level 4 against
- * level 3 (time of L3 / time of L4) and level 5 against level 4 (time of L4 / time
- * of L5) when both are timed, with and without V~.
+ * timed, by key: s (serial), 0..6 (ping-pong levels), 3v, 4v, 5v and 6v (levels 3,
+ * 4, 5 and 6 given V~, timed only); all by default.  The timing line gives level 4 against
+ * level 3 (time of L3 / time of L4), level 5 against level 4 (time of L4 / time
+ * of L5) and level 6 against level 5 (time of L5 / time of L6) when both are timed,
+ * with and without V~.
  *
  * V~ ([SAGE-DEV-15]: V's codes in the FA3 core's B-operand layout, written by
  * the pipeline's V quantizer): every core check above also runs
@@ -73,9 +76,9 @@
  * side by side (kvq_cuda_sage_attn_stages: the V quantizer's and the core's
  * times) and a copy of V's bytes, at --sizes, causal and not, 32 heads.
  *
- * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v,5,5v]
+ * usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v,5,5v,6,6v]
  *                          [--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N]
- *                          [--profile-34 N] [--profile-45 N] [--commit TEXT]
+ *                          [--profile-34 N] [--profile-45 N] [--profile-56 N] [--commit TEXT]
  * Exit status: 0 when every check passes (with --plant: when the check FAILS);
  * 1 otherwise; 2 on a usage or CUDA error; 77 without an sm_90 device or
  * without the FA3 core built (SKIPPED, not a pass).
@@ -521,7 +524,7 @@ static int check_vt(bool plant)
     return fails ? 1 : 0;
 }
 
-/* A KVQ_SAGE_FA3_LEVEL outside 0..5 is refused: KVQ_E_PARAM, the output untouched */
+/* A KVQ_SAGE_FA3_LEVEL outside 0..6 is refused: KVQ_E_PARAM, the output untouched */
 static int check_level_refused(void)
 {
     core_in c;
@@ -533,7 +536,7 @@ static int check_level_refused(void)
     float *o;
     CK(cudaMalloc(&o, n * 4u));
     int fails = 0;
-    for (const char *v : {"6", "-1", "3x", "x"}) {
+    for (const char *v : {"7", "-1", "3x", "x"}) {
         CK(cudaMemset(o, 0x7F, n * 4u));
         setenv("KVQ_SAGE_FA3_LEVEL", v, 1);
         const kvq_status st = run(kvq_cuda_sage_attn_core_fa3, o, c);
@@ -599,11 +602,13 @@ static const form FORMS[] = {
     {"ping-pong L4", "4", NULL, "4", false},    /* level 4, the leaner per-block stream */
     {"ping-pong L4 V~", "4v", NULL, "4", true},  /* level 4 given V~ */
     {"ping-pong L5", "5", NULL, "5", false},    /* level 5, level 4's fixed per-block cost off the loop */
-    {"ping-pong L5 V~", "5v", NULL, NULL, true}, /* the default given V~: level 5 */
+    {"ping-pong L5 V~", "5v", NULL, "5", true},  /* level 5 given V~ */
+    {"ping-pong L6", "6", NULL, "6", false},    /* level 6, the producer's dS and K-scale loads ahead */
+    {"ping-pong L6 V~", "6v", NULL, NULL, true}, /* the default given V~: level 6 */
 };
-enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7, F_L5 = 8, F_L5V = 9 };
+enum { F_L0 = 1, F_L3 = 4, F_L3V = 5, F_L4 = 6, F_L4V = 7, F_L5 = 8, F_L5V = 9, F_L6 = 10, F_L6V = 11 };
 #define NFORMS (sizeof FORMS / sizeof FORMS[0])
-static bool g_form_on[NFORMS] = {true, true, true, true, true, true, true, true, true, true};   /* --forms */
+static bool g_form_on[NFORMS] = {true, true, true, true, true, true, true, true, true, true, true, true};   /* --forms */
 
 static void set_form(const form &f)
 {
@@ -713,6 +718,11 @@ static int time_cores(const std::vector<uint32_t> &sizes, uint32_t reps, uint32_
                 printf("; L5 %.3fx L4", median(tf[F_L4]) / median(tf[F_L5]));
             if (g_form_on[F_L4V] && g_form_on[F_L5V])
                 printf("; L5 given V~ %.3fx L4 given V~", median(tf[F_L4V]) / median(tf[F_L5V]));
+            /* level 6 against level 5, side by side (time of L5 / time of L6) */
+            if (g_form_on[F_L5] && g_form_on[F_L6])
+                printf("; L6 %.3fx L5", median(tf[F_L5]) / median(tf[F_L6]));
+            if (g_form_on[F_L5V] && g_form_on[F_L6V])
+                printf("; L6 given V~ %.3fx L5 given V~", median(tf[F_L5V]) / median(tf[F_L6V]));
             printf("; outputs %s (%llu differ)%s\n", bad ? "DIFFER" : "equal", (unsigned long long)bad,
                    st != KVQ_OK ? ", a launch FAILED" : "");
             cudaFree(ol);
@@ -810,7 +820,7 @@ static int time_pipeline(const std::vector<uint32_t> &sizes, uint32_t reps)
 int main(int argc, char **argv)
 {
     bool plant = false, timing = false, time_only = false, pipe = false, profile_vt = false, profile_34 = false;
-    const char *pl_a = "3", *pl_b = "4";                /* --profile-34: levels 3 and 4; --profile-45: 4 and 5 */
+    const char *pl_a = "3", *pl_b = "4";                /* --profile-34: levels 3 and 4; --profile-45: 4 and 5; --profile-56: 5 and 6 */
     uint32_t reps = 10u, profile = 0u;
     const char *commit = "unknown";
     std::vector<uint32_t> sizes = {4096u, 8192u, 16384u, 32768u};
@@ -834,6 +844,11 @@ int main(int argc, char **argv)
             profile_vt = profile_34 = true;
             pl_a = "4", pl_b = "5";
         }
+        else if (!strcmp(argv[i], "--profile-56") && i + 1 < argc) {
+            profile = (uint32_t)strtoul(argv[++i], NULL, 10);
+            profile_vt = profile_34 = true;
+            pl_a = "5", pl_b = "6";
+        }
         else if (!strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
         else if (!strcmp(argv[i], "--forms") && i + 1 < argc) {
             /* a comma-separated list of form keys: s (serial), 0, 1, 2, 3 (ping-pong levels) */
@@ -847,14 +862,14 @@ int main(int argc, char **argv)
                 for (size_t f = 0; f < NFORMS; f++)
                     if (strlen(FORMS[f].key) == len && !strncmp(q, FORMS[f].key, len)) g_form_on[f] = known = true;
                 if (!known) {
-                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3, 3v, 4, 4v, 5, 5v)\n", list, (int)len, q);
+                    fprintf(stderr, "fa3-test: --forms '%s': '%.*s' is not a form (s, 0, 1, 2, 3, 3v, 4, 4v, 5, 5v, 6, 6v)\n", list, (int)len, q);
                     return 2;
                 }
                 any = true;
                 q = e ? e + 1 : q + len;
             }
             if (!any) {
-                fprintf(stderr, "fa3-test: --forms '%s': no form named (s, 0, 1, 2, 3, 3v, 4, 4v, 5, 5v)\n", list);
+                fprintf(stderr, "fa3-test: --forms '%s': no form named (s, 0, 1, 2, 3, 3v, 4, 4v, 5, 5v, 6, 6v)\n", list);
                 return 2;
             }
         }
@@ -876,8 +891,8 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "fa3-test: argument %d (%s): not understood\n"
-                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v,5,5v] "
-                            "[--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N] [--profile-34 N] [--profile-45 N] [--commit TEXT]\n",
+                            "usage: kvq_sage_fa3_test [--plant] [--time | --time-only] [--forms s,0,1,2,3,3v,4,4v,5,5v,6,6v] "
+                            "[--sizes N,N,..] [--reps R] [--pipe] [--profile N] [--profile-vt N] [--profile-34 N] [--profile-45 N] [--profile-56 N] [--commit TEXT]\n",
                     i, argv[i]);
             return 2;
         }

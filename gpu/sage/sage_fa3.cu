@@ -70,8 +70,9 @@
  * KVQ_SAGE_FA3_PLANT (a planted build for the device test, never shipped):
  * the buffer flush after block 0 is skipped (levels 0..3); at level 4 the
  * block's K scale of lane t is that of lane t + 1 (mod 4), level 4's own step;
- * at level 5 the two halves of stage 0's V~ swapped in the P~V descriptors of
- * the unrolled steps, level 5's own step.
+ * at level 5 the flush's skip by a vote of all the warp's threads in place of
+ * any, level 5's own step; at level 6 block kb + 1's dS stored in block kb's
+ * place, level 6's own step.
  *
  * KVQ_SAGE_FA3_ABLATE (builds that time what stands between level 5 and the goal,
  * [SAGE-DEV-21]; wrong outputs by design, never shipped): at level 5 only, 1 -- the
@@ -276,6 +277,27 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             for (uint32_t kb = 0; kb < FA_STAGES && kb < nb; kb++) load(kb);
         }
         const uint32_t pw = ptid / 32u, pl = ptid % 32u;
+        /* level 6: block kb's dS value (thread ptid < 64) and K scale (ptid < 4) read from
+         * global memory two blocks ahead, into registers (cur: block kb, nxt: block kb + 1),
+         * so that no global load's latency lies between a block's release and the next
+         * vfull the consumers wait for [SAGE-DEV-21].  The same values go to the same
+         * words of shared memory as at level 5 */
+        float dcur = 0.0f, dnxt = 0.0f, kcur = 0.0f, knxt = 0.0f;
+        auto fetch = [&](uint32_t kb, float &dv, float &kv) {
+            if (kb >= nb) return;
+            if (ptid < FA_BKV) {
+                const uint32_t j = kb * FA_BKV + ptid;
+                dv = j < nk ? __ldg(dsrow + j) : 0.0f;
+            }
+            if (ptid < 4u) {
+                const uint32_t j = kb * FA_BKV + 2u * ptid;
+                kv = j < nk ? __ldg(ks + kvq_sage_scale_slot(&kq, j)) : 0.0f;
+            }
+        };
+        if constexpr (V >= 6) {
+            fetch(0u, dcur, kcur);
+            fetch(1u, dnxt, knxt);
+        }
         for (uint32_t kb = 0; kb < nb; kb++) {
             const uint32_t s = kb % FA_STAGES, ph = (kb / FA_STAGES) & 1u;
             /* level 3: the stage of block kb - 2 again, for block kb + 2, before
@@ -323,7 +345,14 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 }
             }
             /* the block's K scales and dS row slice, for the consumers' scores */
-            if constexpr (V >= 4) {
+            if constexpr (V >= 6) {
+                /* level 6: the values fetched ahead (KVQ_SAGE_FA3_PLANT at level 6, its own
+                 * step: block kb + 1's dS in block kb's place) */
+                if (ptid < FA_BKV) sm.sds[s][dsp_pos(ptid)] = PLANT ? dnxt : dcur;
+                if (ptid < 4u) sm.sks[s][ptid] = kcur;
+                dcur = dnxt, kcur = knxt;
+                fetch(kb + 2u, dnxt, knxt);
+            } else if constexpr (V >= 4) {
                 /* level 4: dS in thread-major order (lane t's 16 values contiguous: four
                  * 16-byte loads), and one K scale a lane t: every key 8n + 2t + i of the
                  * block has the slot of key 2t (the launcher checked the K map:
@@ -394,7 +423,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         if constexpr (V >= 5) {
             /* KVQ_SAGE_FA3_PLANT at level 5, its own step: the vote by all, not any (a warp
              * whose rows do not all flush skips the flush of those that do) */
-            if (!(PLANT ? __all_sync(0xFFFFFFFFu, fA || fB) : __any_sync(0xFFFFFFFFu, fA || fB))) return;
+            if (!(PLANT && V == 5 ? __all_sync(0xFFFFFFFFu, fA || fB) : __any_sync(0xFFFFFFFFu, fA || fB))) return;
         }
 #pragma unroll
         for (uint32_t x = 0; x < 64u; x++)
@@ -790,7 +819,7 @@ extern "C" int kvq_sage_fa3_level(void)
 {
     const char *e = getenv("KVQ_SAGE_FA3_LEVEL");
     if (e == NULL || e[0] == '\0') return KVQ_SAGE_FA3_LEVEL_DEFAULT;
-    if (e[1] == '\0' && e[0] >= '0' && e[0] <= '5') return e[0] - '0';
+    if (e[1] == '\0' && e[0] >= '0' && e[0] <= '6') return e[0] - '0';
     return -1;
 }
 
@@ -833,19 +862,19 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     const uint32_t qblocks = kvq_sage_blocks(nq, FA_BQ);
     const int smem = (int)sizeof(fa_smem);
     /* the ping-pong form, or (KVQ_SAGE_FA3_SERIAL=1 in the environment) the serial one;
-     * the level (KVQ_SAGE_FA3_LEVEL, 0..5; unset, the default of the form, below; the
+     * the level (KVQ_SAGE_FA3_LEVEL, 0..6; unset, the default of the form, below; the
      * serial form takes at most 2) */
     const bool serial = fa3_serial();
     int level = kvq_sage_fa3_level();
     if (level < 0) return KVQ_E_PARAM;
-    /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3..5 loads it
+    /* V~ from the quantizer [SAGE-DEV-15]: the ping-pong form at levels 3..6 loads it
      * as it is; every other form transposes V's codes itself.  Unset, the level is
-     * KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (5) given V~ and KVQ_SAGE_FA3_LEVEL_DEFAULT (3) not
+     * KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (6) given V~ and KVQ_SAGE_FA3_LEVEL_DEFAULT (3) not
      * ([SAGE-DEV-13]: level 4 measured faster given V~, slower transposing) */
     const bool vtq = q.vt != NULL && kvq_sage_fa3_vt_form();
     if (vtq && ((uintptr_t)q.vt % 16u) != 0u) return KVQ_E_PARAM;
     if (vtq && !kvq_sage_fa3_level_set()) level = KVQ_SAGE_FA3_LEVEL_DEFAULT_VT;
-    /* levels 4 and 5 take one K scale a lane and block: refused when K's map does not give it */
+    /* levels 4 to 6 take one K scale a lane and block: refused when K's map does not give it */
     if (level >= 4 && !serial) {
         const kvq_sage_qk kq = kvq_sage_attn_qk(&q.a, KVQ_SAGE_ROLE_K);
         if (!kvq_sage_fa3_k_uniform(&kq)) return KVQ_E_PARAM;
@@ -856,14 +885,17 @@ extern "C" kvq_status kvq_sage_fa3_launch(const kvq_sage_fa3_args *p, cudaStream
     constexpr bool plant = false;
 #endif
     typedef void (*kern_t)(kvq_sage_fa3_args, TmaQT, TmaKT, TmaKT);
-    static const kern_t kerns[2][6] = {
+    static const kern_t kerns[2][7] = {
         {sage_fa3_kernel<plant, false, 0, false>, sage_fa3_kernel<plant, false, 1, false>,
          sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>,
-         sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>},
+         sage_fa3_kernel<plant, false, 2, false>, sage_fa3_kernel<plant, false, 2, false>,
+         sage_fa3_kernel<plant, false, 2, false>},
         {sage_fa3_kernel<plant, true, 0, false>, sage_fa3_kernel<plant, true, 1, false>,
          sage_fa3_kernel<plant, true, 2, false>, sage_fa3_kernel<plant, true, 3, false>,
-         sage_fa3_kernel<plant, true, 4, false>, sage_fa3_kernel<plant, true, 5, false>}};
-    const kern_t kern = vtq ? (level >= 5   ? sage_fa3_kernel<plant, true, 5, true>
+         sage_fa3_kernel<plant, true, 4, false>, sage_fa3_kernel<plant, true, 5, false>,
+         sage_fa3_kernel<plant, true, 6, false>}};
+    const kern_t kern = vtq ? (level >= 6   ? sage_fa3_kernel<plant, true, 6, true>
+                               : level == 5 ? sage_fa3_kernel<plant, true, 5, true>
                                : level == 4 ? sage_fa3_kernel<plant, true, 4, true>
                                             : sage_fa3_kernel<plant, true, 3, true>)
                             : kerns[serial ? 0 : 1][level];

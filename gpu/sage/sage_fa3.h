@@ -45,10 +45,13 @@ int kvq_sage_fa3_built(void);
  * row and block, dS by 16-byte loads, no flush or buffer test issued when not
  * taken), 5 level 4 with its fixed per-block cost moved off the loop (the steady
  * steps unrolled by the four stages: the wgmma descriptors, stage and phase
- * known at compile time or carried, the warpgroup index uniform).  Every level
- * computes the same bits.  From the environment's KVQ_SAGE_FA3_LEVEL ("0".."5"); unset or empty: the default, which depends on
- * the form -- KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (5) when the core is given V~ (the
- * pipeline's form, where level 4 was measured faster than 3 and level 5 than 4),
+ * known at compile time or carried, the warpgroup index uniform), 6 level 5 with
+ * the producer's global loads of each block's dS and K scales issued two blocks
+ * ahead.  Every level computes the same bits.  From the environment's
+ * KVQ_SAGE_FA3_LEVEL ("0".."6"); unset or empty: the default, which depends on
+ * the form -- KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (6) when the core is given V~ (the
+ * pipeline's form, where level 4 was measured faster than 3, level 5 than 4 and
+ * level 6 than 5),
  * KVQ_SAGE_FA3_LEVEL_DEFAULT (3) when it transposes V's codes itself (where level
  * 4 was measured slower).
  * kvq_sage_fa3_level returns the environment's level, KVQ_SAGE_FA3_LEVEL_DEFAULT
@@ -56,10 +59,10 @@ int kvq_sage_fa3_built(void);
  * KVQ_E_PARAM) or when the core was not built; kvq_sage_fa3_level_set says
  * whether the environment names one. */
 #define KVQ_SAGE_FA3_LEVEL_DEFAULT 3
-#define KVQ_SAGE_FA3_LEVEL_DEFAULT_VT 5
+#define KVQ_SAGE_FA3_LEVEL_DEFAULT_VT 6
 int kvq_sage_fa3_level(void);
 int kvq_sage_fa3_level_set(void);
-/* The precondition of levels 4 and 5: 1 when K's scale map `kq` gives each lane's 16 keys of a
+/* The precondition of levels 4 to 6: 1 when K's scale map `kq` gives each lane's 16 keys of a
  * 64-key block (8n + 2t + i, n < 8, i < 2) one scale slot, that of the block's key
  * 2t ([SAGE-MAP-05]: the pipeline's map, b_k = 64, does), else 0 (level 4 is then
  * refused, and level 5, KVQ_E_PARAM). */
