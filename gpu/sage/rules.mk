@@ -214,7 +214,7 @@ $(B)/gpu/kvq_sage_fa3_test_plant: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa
 GPU_TARGETS += $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_plant
 # Timing builds of the FA3 core with part of level 5's per-block work removed
 # (KVQ_SAGE_FA3_ABLATE 1: the softmax, the rescale and the flush; 2: the rescale and the
-# flush), wrong outputs by design, timed beside the real level 5 [SAGE-DEV-21]:
+# flush, at levels 5 and 6), wrong outputs by design, timed beside the real levels [SAGE-DEV-21]:
 # `make gpu-sage-ablate`, run by gpu/sage/device-ablate.sh (not part of `make gpu`).
 $(B)/gpu/sage/sage_fa3_abl%.o: gpu/sage/sage_fa3.cu gpu/sage/sage_fa3.h gpu/sage/sage_instr.cuh $(GPU_HDR) \
     $(SAGE_HDR) include/kvq_sage_attn.h | cutlass-check
@@ -224,7 +224,16 @@ $(B)/gpu/kvq_sage_fa3_test_abl%: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3
     $(FA3_TEST_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 .PHONY: gpu-sage-ablate
-gpu-sage-ablate: $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_abl1 $(B)/gpu/kvq_sage_fa3_test_abl2
+gpu-sage-ablate: $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_abl1 $(B)/gpu/kvq_sage_fa3_test_abl2 \
+    $(B)/gpu/kvq_sage_fa3_test_mark
+# level 6 with the producer's thread 0 marking a block before its reload wait (KVQ_SAGE_FA3_L6MARK)
+$(B)/gpu/sage/sage_fa3_mark.o: gpu/sage/sage_fa3.cu gpu/sage/sage_fa3.h gpu/sage/sage_instr.cuh $(GPU_HDR) \
+    $(SAGE_HDR) include/kvq_sage_attn.h | cutlass-check
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -isystem $(CUTLASS_INC) --expt-relaxed-constexpr -DKVQ_SAGE_FA3_L6MARK=1 -c $< -o $@
+$(B)/gpu/kvq_sage_fa3_test_mark: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3_mark.o $(B)/gpu/sage/sage.o \
+    $(FA3_TEST_OBJ)
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 
 # The stage kernels of the attention pipeline [SAGE-DEV-16] (smoothing's mean by cp.async token
 # tiles, its subtraction by float4, dS tiled in shared memory): the planted build plants the

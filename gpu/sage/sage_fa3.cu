@@ -75,10 +75,13 @@
  * place, level 6's own step.
  *
  * KVQ_SAGE_FA3_ABLATE (builds that time what stands between level 5 and the goal,
- * [SAGE-DEV-21]; wrong outputs by design, never shipped): at level 5 only, 1 -- the
+ * [SAGE-DEV-21]; wrong outputs by design, never shipped): at levels 5 and 6, 1 -- the
  * block's softmax replaced by one conversion a score (448 P := float(dot)), no rescale,
  * no flush: the pipeline's structure alone (TMA, barriers, the two wgmma batches, their
  * waits, P~'s FP8 codes); 2 -- the softmax kept, the rescale and the flush removed.
+ * KVQ_SAGE_FA3_L6MARK=1 (a timing build beside level 6, the same bits): the producer's
+ * thread 0 marks block kb's scales and dS (vfull) before it waits for the release of
+ * block kb - 2 to reload its stage.
  *
  * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05] [SAGE-DEV-15]
  */
@@ -124,6 +127,9 @@ using namespace cute;
 
 #ifndef KVQ_SAGE_FA3_ABLATE
 #define KVQ_SAGE_FA3_ABLATE 0
+#endif
+#ifndef KVQ_SAGE_FA3_L6MARK
+#define KVQ_SAGE_FA3_L6MARK 0
 #endif
 
 #define FA_D      128u
@@ -307,10 +313,16 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
              * block kb - 1's release before it marks block kb: that is a
              * deadlock once a tile has more than four blocks */
             static_assert(FA_STAGES == 4u, "level 3's reload of block kb - 2's stage for kb + 2 needs four stages");
-            if (V >= 3 && ptid == 0u && kb >= 2u && kb + 2u < nb) {
-                PBar::wait(&sm.empty[(kb - 2u) % FA_STAGES], ((kb - 2u) / FA_STAGES) & 1u);
-                load(kb + 2u);
-            }
+            auto reload = [&]() {
+                if (ptid == 0u && kb >= 2u && kb + 2u < nb) {
+                    PBar::wait(&sm.empty[(kb - 2u) % FA_STAGES], ((kb - 2u) / FA_STAGES) & 1u);
+                    load(kb + 2u);
+                }
+            };
+            /* KVQ_SAGE_FA3_L6MARK (a timing build, [SAGE-DEV-21]): at level 6 thread 0 marks
+             * block kb (vfull) before it waits for block kb - 2's release to reload */
+            constexpr bool mark_first = V >= 6 && KVQ_SAGE_FA3_L6MARK;
+            if constexpr (V >= 3 && !mark_first) reload();
             Bar::wait(&sm.full[s], ph);
             /* V~: [key][channel] -> 2 k32 tiles of channel rows, keys in P~'s order.
              * A task: channels c0 .. c0 + 3 (c0 = 4 (8 G + qq)) of keys 16 h + 2 tt +
@@ -376,6 +388,7 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
             }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             PBar::arrive(&sm.vfull[s]);
+            if constexpr (mark_first) reload();
             /* the stage again once both consumers are done with block kb (levels 0..2) */
             if (V < 3 && ptid == 0u && kb + FA_STAGES < nb) {
                 PBar::wait(&sm.empty[s], ph);
@@ -733,9 +746,10 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                 }
                 if constexpr (steady) cutlass::arch::NamedBarrier::arrive(256, 2u - cw);
                 else pass(i);
-                float pf[8][4], alA = 1.0f, alB = 1.0f;
-                /* KVQ_SAGE_FA3_ABLATE at level 5 (timing builds, [SAGE-DEV-21]) */
-                constexpr int abl = V == 5 ? KVQ_SAGE_FA3_ABLATE : 0;
+                float pf[8][4];
+                [[maybe_unused]] float alA = 1.0f, alB = 1.0f;
+                /* KVQ_SAGE_FA3_ABLATE at levels 5 and 6 (timing builds, [SAGE-DEV-21]) */
+                constexpr int abl = V >= 5 ? KVQ_SAGE_FA3_ABLATE : 0;
                 if constexpr (decltype(QK)::value) {
                     if constexpr (decltype(PV)::value) warpgroup_wait<1>();
                     else warpgroup_wait<0>();
