@@ -359,11 +359,15 @@ install: $(B)/rel/kvq $(B)/rel/libkvq.a $(B)/registry.json
 
 # The Python module (conformance/python): unit tests, vectors of the built kvq
 # read and re-written byte for byte, a pure-Python KIVI subject judged by
-# `kvq verify --results`.  The install check: tests/install.sh.
+# `kvq verify --results`; the FA3 core's barrier protocol run as a model to
+# completion on every tile (spec/sage.md [SAGE-DEV-13], [SAGE-DEV-21]).  The
+# install check: tests/install.sh.
 .PHONY: test-python test-install
 test-python: $(B)/rel/kvq
 	@echo "== conformance/python (python3 -m unittest test_kvqio)"
 	@cd conformance/python && KVQ=$(abspath $(B))/rel/kvq PYTHONDONTWRITEBYTECODE=1 python3 -m unittest -v test_kvqio
+	@echo "== gpu/sage/fa3_schedule.py (the FA3 core's barrier protocol as a model, every level's order)"
+	@PYTHONDONTWRITEBYTECODE=1 python3 gpu/sage/fa3_schedule.py
 test-install: $(B)/rel/kvq $(B)/rel/libkvq.a $(B)/registry.json
 	+@bash tests/install.sh $(B) "$(MAKE)"
 

@@ -10,13 +10,14 @@ The agents and their waits, as the kernel orders them:
   levels 0..2: wait full(kb), transpose, mark vfull(kb), then wait empty(kb)
   (both consumers) and load block kb + 4 into its stage; level 3: wait empty(kb - 2)
   and load block kb + 2 into its stage first, then wait full(kb), transpose,
-  mark vfull(kb).
+  mark vfull(kb); level 6: wait full(kb), mark vfull(kb), then wait empty(kb - 2)
+  and load block kb + 2 into its stage.
   consumer c (nbw blocks of its own, steps 0..nb) -- step i: wait full(i) (QK),
   vfull(i - 1) (P~V), its turn (a named barrier), issue, pass the turn; levels
   0..2: release block i - 1 (empty), then wait vfull(i) for the softmax; level 3:
   wait vfull(i) for the softmax first (under P~V(i - 1)), then release block
   i - 1; a step past its own blocks takes the turn, passes it and releases the
-  block.  Loads complete at once (a delay changes no order).
+  block (levels 3 to 6 alike).  Loads complete at once (a delay changes no order).
 
 Exit 0 when the kernel's orders finish on every tile and the order of commit
 faf5076 (level-3 consumers with the producer of levels 0..2) deadlocks on some
@@ -28,15 +29,19 @@ import sys
 STAGES = 4
 
 
-def run(nb, nbw, consumer3, producer3):
+def run(nb, nbw, consumer3, producer):
+    """producer: 0 (levels 0..2), 3 (levels 3..5) or 6 (level 6)"""
     full, vfull, empty = set(), set(), {}
     tokens = [1, 0]                       # warpgroup 1 gives warpgroup 0 the first turn
     prog = [("load", kb) for kb in range(min(STAGES, nb))]
     for kb in range(nb):
-        if producer3 and kb >= 2 and kb + 2 < nb:
-            prog += [("wempty", kb - 2), ("load", kb + 2)]
+        reload = [("wempty", kb - 2), ("load", kb + 2)] if kb >= 2 and kb + 2 < nb else []
+        if producer == 3:
+            prog += reload
         prog += [("wfull", kb), ("vfull", kb)]
-        if not producer3 and kb + STAGES < nb:
+        if producer == 6:
+            prog += reload
+        if producer == 0 and kb + STAGES < nb:
             prog += [("wempty", kb), ("load", kb + STAGES)]
     steps = nb + 1
 
@@ -109,8 +114,9 @@ def main():
             return 2
         maxb = int(a[1])
     rc = 0
-    for name, c3, p3, want in (("levels 0..2", False, False, True), ("level 3", True, True, True),
-                               ("faf5076's level 3 (the old producer)", True, False, False)):
+    for name, c3, p3, want in (("levels 0..2", False, 0, True), ("levels 3..5", True, 3, True),
+                               ("level 6", True, 6, True),
+                               ("faf5076's level 3 (the old producer)", True, 0, False)):
         dead = [(nb, nbw, w) for nb, nbw in tiles(maxb) for w in [run(nb, nbw, c3, p3)] if w]
         n = sum(1 for _ in tiles(maxb))
         ok = (not dead) if want else bool(dead)

@@ -224,16 +224,7 @@ $(B)/gpu/kvq_sage_fa3_test_abl%: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3
     $(FA3_TEST_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 .PHONY: gpu-sage-ablate
-gpu-sage-ablate: $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_abl1 $(B)/gpu/kvq_sage_fa3_test_abl2 \
-    $(B)/gpu/kvq_sage_fa3_test_mark
-# level 6 with the producer's thread 0 marking a block before its reload wait (KVQ_SAGE_FA3_L6MARK)
-$(B)/gpu/sage/sage_fa3_mark.o: gpu/sage/sage_fa3.cu gpu/sage/sage_fa3.h gpu/sage/sage_instr.cuh $(GPU_HDR) \
-    $(SAGE_HDR) include/kvq_sage_attn.h | cutlass-check
-	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -isystem $(CUTLASS_INC) --expt-relaxed-constexpr -DKVQ_SAGE_FA3_L6MARK=1 -c $< -o $@
-$(B)/gpu/kvq_sage_fa3_test_mark: $(B)/gpu/sage/fa3_test.o $(B)/gpu/sage/sage_fa3_mark.o $(B)/gpu/sage/sage.o \
-    $(FA3_TEST_OBJ)
-	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+gpu-sage-ablate: $(B)/gpu/kvq_sage_fa3_test $(B)/gpu/kvq_sage_fa3_test_abl1 $(B)/gpu/kvq_sage_fa3_test_abl2
 
 # The stage kernels of the attention pipeline [SAGE-DEV-16] (smoothing's mean by cp.async token
 # tiles, its subtraction by float4, dS tiled in shared memory): the planted build plants the

@@ -79,9 +79,6 @@
  * block's softmax replaced by one conversion a score (448 P := float(dot)), no rescale,
  * no flush: the pipeline's structure alone (TMA, barriers, the two wgmma batches, their
  * waits, P~'s FP8 codes); 2 -- the softmax kept, the rescale and the flush removed.
- * KVQ_SAGE_FA3_L6MARK=1 (a timing build beside level 6, the same bits): the producer's
- * thread 0 marks block kb's scales and dS (vfull) before it waits for the release of
- * block kb - 2 to reload its stage.
  *
  * SPEC: [SAGE-DEV-12] [SAGE-ATT-03..06] [SAGE-ACC-05] [SAGE-DEV-15]
  */
@@ -128,9 +125,7 @@ using namespace cute;
 #ifndef KVQ_SAGE_FA3_ABLATE
 #define KVQ_SAGE_FA3_ABLATE 0
 #endif
-#ifndef KVQ_SAGE_FA3_L6MARK
-#define KVQ_SAGE_FA3_L6MARK 0
-#endif
+
 
 #define FA_D      128u
 #define FA_BQ     128u                   /* query rows a CTA */
@@ -286,8 +281,9 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
         /* level 6: block kb's dS value (thread ptid < 64) and K scale (ptid < 4) read from
          * global memory two blocks ahead, into registers (cur: block kb, nxt: block kb + 1),
          * so that no global load's latency lies between a block's release and the next
-         * vfull the consumers wait for [SAGE-DEV-21].  The same values go to the same
-         * words of shared memory as at level 5 */
+         * vfull the consumers wait for, and thread 0 marks a block before its reload wait
+         * (below) [SAGE-DEV-21].  The same values go to the same words of shared memory
+         * as at level 5 */
         float dcur = 0.0f, dnxt = 0.0f, kcur = 0.0f, knxt = 0.0f;
         auto fetch = [&](uint32_t kb, float &dv, float &kv) {
             if (kb >= nb) return;
@@ -319,9 +315,9 @@ __global__ void __launch_bounds__(FA_THREADS, 1)
                     load(kb + 2u);
                 }
             };
-            /* KVQ_SAGE_FA3_L6MARK (a timing build, [SAGE-DEV-21]): at level 6 thread 0 marks
-             * block kb (vfull) before it waits for block kb - 2's release to reload */
-            constexpr bool mark_first = V >= 6 && KVQ_SAGE_FA3_L6MARK;
+            /* level 6: thread 0 marks block kb (vfull) before it waits for block kb - 2's
+             * release to reload its stage, so that the mark waits on no release [SAGE-DEV-21] */
+            constexpr bool mark_first = V >= 6;
             if constexpr (V >= 3 && !mark_first) reload();
             Bar::wait(&sm.full[s], ph);
             /* V~: [key][channel] -> 2 k32 tiles of channel rows, keys in P~'s order.

@@ -47,7 +47,7 @@ int kvq_sage_fa3_built(void);
  * steps unrolled by the four stages: the wgmma descriptors, stage and phase
  * known at compile time or carried, the warpgroup index uniform), 6 level 5 with
  * the producer's global loads of each block's dS and K scales issued two blocks
- * ahead.  Every level computes the same bits.  From the environment's
+ * ahead and a block marked before the producer waits to reload a stage.  Every level computes the same bits.  From the environment's
  * KVQ_SAGE_FA3_LEVEL ("0".."6"); unset or empty: the default, which depends on
  * the form -- KVQ_SAGE_FA3_LEVEL_DEFAULT_VT (6) when the core is given V~ (the
  * pipeline's form, where level 4 was measured faster than 3, level 5 than 4 and
