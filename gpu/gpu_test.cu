@@ -461,14 +461,14 @@ static void run_case(int big)
         if (kvq_tb_chance(25)) {
             uint32_t k = 1 + kvq_tb_rndu(3);
             while (k--) spoil_meta(sh, rs, rz, kvq_tb_rnd() % ng);
-        } else if (sh->meta == KVQ_META_F32 && kvq_tb_chance(20)) {
+        } else if (sh->meta == KVQ_META_F32 && kvq_tb_chance(40)) {
             /* valid metadata whose largest codes overflow binary32 and smaller ones do not
-             * (a scale in [2^120, 2^128)): KVQ_E_RANGE under the NaN policy [POL-OV-02],
+             * (a scale in [2^124, 2^128)): KVQ_E_RANGE under the NaN policy [POL-OV-02],
              * saturation under the other; the direct dequantizer finds it in its writing
              * kernel [KIVI-DEV-10] */
             uint32_t k = 1 + kvq_tb_rndu(2);
             while (k--) rs[kvq_tb_rnd() % ng] = ldexpf(1.0f + (float)(kvq_tb_rnd() >> 41) * 0x1p-23f,
-                                                      120 + (int)kvq_tb_rndu(8));
+                                                      124 + (int)kvq_tb_rndu(4));
         }
         c.xoff = kvq_tb_chance(10) ? 1u : 0u;
         c.coff = kvq_tb_chance(10) ? 1u + kvq_tb_rndu(7) : 0u;

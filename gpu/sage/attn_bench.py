@@ -772,7 +772,7 @@ def summary(doc):
            f"# device: {doc['device']}; torch {doc['torch']} (CUDA {doc.get('cuda')}, cuDNN {doc.get('cudnn')}); "
            f"triton {doc.get('triton')}; sageattention {doc.get('sageattention')}; commit {doc['commit']}",
            f"# library: {doc['lib']}; gpu/sage/attn_bench.py; the FA3 core's level (KVQ_SAGE_FA3_LEVEL) of the "
-           f"default kvq rows: {doc.get('fa3_level') or 'the default (5 given V~)'}",
+           f"default kvq rows: {doc.get('fa3_level') or 'the default given V~ (KVQ_SAGE_FA3_LEVEL_DEFAULT_VT, gpu/sage/sage_fa3.h)'}",
            f"# B = batch, heads = query/KV heads ({HEADS} query heads; 8 KV heads: grouped, SDPA enable_gqa), d = {D},",
            "# nq = nk = N, tau = RN32(1/sqrt(128)); Q, K, V random normal binary32 (seeded per N, batch, KV heads);",
            "# kvq takes binary32 [B*32][N][128]; grouped, [B*8][N][128] K and V through kvq_cuda_sage_attn_gqa",
