@@ -27,7 +27,10 @@
  * Nothing is written to the caller's outputs on an error [POL-NF-01]: the
  * quantizer writes scratch and commits it only when the device-side error
  * word is clear; dequantization checks first and its writing kernel returns
- * at once when the check failed.  Packed-code index arithmetic goes through
+ * at once when the check failed.  KVQ_CUDA_DIRECT gives that up for speed: the
+ * quantizer writes the outputs in its one pass, the dequantizer's writing kernels
+ * test their groups themselves with no pre-pass [KIVI-DEV-10]; the status is the
+ * same, the outputs on an error unspecified.  Packed-code index arithmetic goes through
  * include/kvq_layout.h only.
  */
 #include <cuda_fp16.h>
@@ -970,7 +973,7 @@ kivi_dequant_token_kernel(float *__restrict__ y, const uint8_t *__restrict__ cod
 
 /* Per-channel groups, G in {32, 64, 128}: one thread a group, its code words
  * in registers; a warp's stores of one token row are coalesced. */
-template <int BITS, int G, bool DIRECT>
+template <int BITS, int G, bool DIRECT>   /* DIRECT, nanpol: unused (the launcher keeps the pre-pass) */
 __global__ void __launch_bounds__(128)
 kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
                             const float *__restrict__ scale, const float *__restrict__ zero,

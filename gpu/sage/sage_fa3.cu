@@ -74,7 +74,7 @@
  * any, level 5's own step; at level 6 block kb + 1's dS stored in block kb's
  * place, level 6's own step.
  *
- * KVQ_SAGE_FA3_ABLATE (builds that time what stands between level 5 and the goal,
+ * KVQ_SAGE_FA3_ABLATE (builds that time what stands between the core and the goal,
  * [SAGE-DEV-21]; wrong outputs by design, never shipped): at levels 5 and 6, 1 -- the
  * block's softmax replaced by one conversion a score (448 P := float(dot)), no rescale,
  * no flush: the pipeline's structure alone (TMA, barriers, the two wgmma batches, their
@@ -125,7 +125,6 @@ using namespace cute;
 #ifndef KVQ_SAGE_FA3_ABLATE
 #define KVQ_SAGE_FA3_ABLATE 0
 #endif
-
 
 #define FA_D      128u
 #define FA_BQ     128u                   /* query rows a CTA */
