@@ -1162,6 +1162,72 @@ kivi_dequant_channel_kernel(float *__restrict__ y, const uint8_t *__restrict__ c
 
 #endif /* KVQ_KIVI_BASELINE */
 
+/* Per-channel groups, G in {64, 128}, in slices of 32 tokens (KVQ_KIVI_DQ32=1, the
+ * default [KIVI-DEV-10]): a thread writes 32 values of one group -- the work a thread
+ * of the G = 32 kernel does -- so a G = 128 group takes four threads (the one-thread-a-
+ * group kernel gave each thread 128 serial stores and a quarter of the threads).  Warp w
+ * of the grid takes slice w % S (S = G / 32) of groups 32 (w / S) .. + 31, lane l group
+ * 32 (w / S) + l: a store instruction of the warp covers 32 consecutive groups' values
+ * of one token row, as in the G = 32 kernel.  The slice's codes are bits 32 BITS q ..
+ * of the group's packed codes [LAY-PACK-01]: BITS words at byte 4 BITS q of the group,
+ * aligned for the vector load (the group starts at a multiple of 16 BITS bytes).  The
+ * S threads of a group read its scale and offset each; under KVQ_CUDA_DIRECT each tests
+ * them (the same test, the same key).  Each value is kivi_dequant_channel_kernel's. */
+#ifndef KVQ_KIVI_DQ32
+#define KVQ_KIVI_DQ32 1
+#endif
+template <int BITS, int G, bool DIRECT>
+__global__ void __launch_bounds__(128)
+kivi_dequant_channel_slice_kernel(float *__restrict__ y, const uint8_t *__restrict__ codes,
+                                  const float *__restrict__ scale, const float *__restrict__ zero,
+                                  kvq_dev_state *st, kvq_kivi_shape sh, uint64_t ng, bool nanpol)
+{
+    cudaTriggerProgrammaticLaunchCompletion();   /* the finish kernel may be placed [KIVI-DEV-09] */
+    if (!DIRECT && dev_failed(st)) return;       /* nothing written [POL-NF-01] */
+    constexpr uint32_t S = (uint32_t)G / 32u;    /* slices a group */
+    const uint64_t w = dev_tid() / 32u;
+    const uint32_t q = (uint32_t)(w % S);
+    const uint64_t g = (w / S) * 32u + (threadIdx.x & 31u);
+    uint32_t f = 0;
+    if (g < ng) {
+        /* KVQ_KIVI_PLANT 6 (a planted build): slice q reads slice q + 1's codes (mod S) */
+        const uint32_t qc = KVQ_KIVI_PLANT == 6 ? (q + 1u) % S : q;
+        const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g) + 4u * BITS * qc;
+        uint32_t wd[BITS];
+        if (BITS == 8) {
+            const uint4 u0 = __ldcs((const uint4 *)in), u1 = __ldcs((const uint4 *)in + 1);
+            wd[0] = u0.x; wd[1 % BITS] = u0.y; wd[2 % BITS] = u0.z; wd[3 % BITS] = u0.w;
+            wd[4 % BITS] = u1.x; wd[5 % BITS] = u1.y; wd[6 % BITS] = u1.z; wd[7 % BITS] = u1.w;
+        } else if (BITS == 4) {
+            const uint4 u0 = __ldcs((const uint4 *)in);
+            wd[0] = u0.x; wd[1 % BITS] = u0.y; wd[2 % BITS] = u0.z; wd[3 % BITS] = u0.w;
+        } else if (BITS == 2) {
+            const uint2 u0 = __ldcs((const uint2 *)in);
+            wd[0] = u0.x; wd[1 % BITS] = u0.y;
+        } else {
+            wd[0] = __ldcs((const unsigned int *)in);
+        }
+        const float s = scale[g], z = zero[g];
+        if (DIRECT) dq_direct_meta(s, z, g, sh.meta, st);
+        const uint64_t stride = kvq_kivi_group_stride(&sh);
+        float *p = y + kvq_kivi_group_base(&sh, g) + (uint64_t)(32u * q) * stride;
+        const bool sat = !KVQ_KIVI_HOTCOUNT && isinf(__fmaf_rn((float)kvq_code_max(BITS), s, z));
+#pragma unroll
+        for (uint32_t i = 0; i < 32u; i++) {
+            const uint32_t c = (wd[(i * BITS) / 32u] >> ((i * BITS) % 32u)) & kvq_code_max(BITS);
+            float v;
+            if (sat) {                   /* rare: values that can saturate */
+                v = dev_dequant(c, s, z, f);
+            } else {                     /* no value overflows [KIVI-DEV-04] */
+                const float cf = __fsub_rn(__uint_as_float(0x4B000000u | c), 0x1p23f); /* exact */
+                v = __fmaf_rn(cf, s, z);                                         /* [KIVI-D-01] */
+            }
+            __stcs(p + (uint64_t)i * stride, v);
+        }
+    }
+    dev_publish(st, f, DIRECT ? dq_direct_err(f, nanpol) : 0u);
+}
+
 /* Per-channel groups, G in {32, 64, 128}, D a multiple of 4, y 16-byte aligned
  * (KVQ_KIVI_DQ4N=1; measured beside the one-group-a-thread kernel): one thread four
  * groups of adjacent channels (g = 4q .. 4q+3: one token block, channels c .. c+3),
@@ -1721,6 +1787,14 @@ static void launch_dequant_fast(float *y, const uint8_t *codes, const float *sca
     } else if (sh.group == 32u) {
         kivi_dequant_channel_kernel<BITS, 32, DIRECT><<<nblocks(ng, 128), 128, 0, stream>>>(
             y, codes, scale, zero, st, sh, ng, nanpol);
+    } else if (KVQ_KIVI_DQ32 && !KVQ_KIVI_BASELINE) {   /* G = 64, 128: a thread a slice of 32 tokens */
+        const uint64_t warps = (ng + 31u) / 32u * (sh.group / 32u);
+        if (sh.group == 64u)
+            kivi_dequant_channel_slice_kernel<BITS, 64, DIRECT><<<nblocks(warps * 32u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng, nanpol);
+        else
+            kivi_dequant_channel_slice_kernel<BITS, 128, DIRECT><<<nblocks(warps * 32u, 128), 128, 0, stream>>>(
+                y, codes, scale, zero, st, sh, ng, nanpol);
     } else if (sh.group == 64u) {
         kivi_dequant_channel_kernel<BITS, 64, DIRECT><<<nblocks(ng, 128), 128, 0, stream>>>(
             y, codes, scale, zero, st, sh, ng, nanpol);

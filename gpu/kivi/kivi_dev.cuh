@@ -22,7 +22,7 @@
 #define KVQ_KIVI_HOTCOUNT 0 /* 1: the rare blocks compiled out, for gpu/kivi/sass-count.sh only */
 #endif
 #ifndef KVQ_KIVI_PLANT
-#define KVQ_KIVI_PLANT 0    /* 1..5: a planted bug the device test must catch */
+#define KVQ_KIVI_PLANT 0    /* 1..6: a planted bug the device test must catch */
 #endif
 
 #define F32_MAX        0x1.fffffep+127f /* largest finite binary32 */

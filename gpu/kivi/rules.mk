@@ -12,6 +12,10 @@
 #   kvq_gpu_kivi_test_plant4, _plant5  over the direct dequantizer's planted bugs [KIVI-DEV-10]:
 #                             overflow under the NaN policy not reported (4); the metadata
 #                             tested for finiteness only (5)
+#   kvq_gpu_kivi_test_plant6  over a planted bug of the per-channel dequantizer in slices of 32
+#                             tokens [KIVI-DEV-10]: a slice reading the next slice's codes
+#   kvq_gpu_kivi_bench_dq1    gpu/bench.cu over this commit's kernels with the per-channel
+#                             dequantizer one thread a group at G = 64, 128 (KVQ_KIVI_DQ32=0)
 #   kvq_gpu_kivi_bench_old    gpu/bench.cu over the kernels of 91b3d32 (KVQ_KIVI_CHECK4=0: the
 #                             dequantize pre-pass one group a thread) [KIVI-DEV-06]
 #   kvq_gpu_kivi_bench_alt    the same over the forms measured and not kept (KVQ_KIVI_DQFUSED=1:
@@ -28,7 +32,7 @@ $(B)/gpu/kivi/kivi.o: $(KIVI_DEV_HDR)
 $(B)/gpu/kivi/kivi_base.o $(B)/gpu/kivi/kivi_old.o $(B)/gpu/kivi/kivi_alt.o $(B)/gpu/kivi/kivi_x4.o \
     $(B)/gpu/kivi/kivi_plant1.o \
     $(B)/gpu/kivi/kivi_plant2.o $(B)/gpu/kivi/kivi_plant3.o $(B)/gpu/kivi/kivi_plant4.o \
-    $(B)/gpu/kivi/kivi_plant5.o: \
+    $(B)/gpu/kivi/kivi_plant5.o $(B)/gpu/kivi/kivi_plant6.o $(B)/gpu/kivi/kivi_dq1.o: \
     gpu/kivi/kivi.cu $(KIVI_DEV_HDR) $(GPU_HDR)
 $(B)/gpu/kivi/kivi_base.o:
 	@mkdir -p $(@D)
@@ -58,6 +62,11 @@ $(B)/gpu/kvq_gpu_kivi_test_alt: $(B)/gpu/kivi/kivi_alt.o $(B)/gpu/gpu_test.o $(G
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kvq_gpu_kivi_test: $(B)/gpu/kivi/kivi.o $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
+$(B)/gpu/kivi/kivi_dq1.o:
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DKVQ_KIVI_DQ32=0 -c $< -o $@
+$(B)/gpu/kvq_gpu_kivi_bench_dq1: $(B)/gpu/kivi/kivi_dq1.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
+	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kvq_gpu_kivi_test_plant%: $(B)/gpu/kivi/kivi_plant%.o $(B)/gpu/gpu_test.o $(GPU_REF_OBJ)
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 $(B)/gpu/kvq_gpu_kivi_bench: $(B)/gpu/kivi/kivi.o $(B)/gpu/bench.o $(B)/gpu/ref/ref/common/status.o
@@ -67,7 +76,8 @@ $(B)/gpu/kvq_gpu_kivi_bench_base: $(B)/gpu/kivi/kivi_base.o $(B)/gpu/bench.o \
 	$(NVCC) $(NVFLAGS) $^ -o $@ -lm
 QUANT_DEVICE := $(B)/gpu/kvq_gpu_kivi_test $(B)/gpu/kvq_gpu_kivi_test_plant1 \
     $(B)/gpu/kvq_gpu_kivi_test_plant2 $(B)/gpu/kvq_gpu_kivi_test_plant3 $(B)/gpu/kvq_gpu_kivi_test_plant4 \
-    $(B)/gpu/kvq_gpu_kivi_test_plant5 $(B)/gpu/kvq_gpu_kivi_bench \
+    $(B)/gpu/kvq_gpu_kivi_test_plant5 $(B)/gpu/kvq_gpu_kivi_test_plant6 $(B)/gpu/kvq_gpu_kivi_bench_dq1 \
+    $(B)/gpu/kvq_gpu_kivi_bench \
     $(B)/gpu/kvq_gpu_kivi_bench_base $(B)/gpu/kvq_gpu_kivi_bench_old $(B)/gpu/kvq_gpu_kivi_bench_alt \
     $(B)/gpu/kvq_gpu_kivi_test_alt $(B)/gpu/kvq_gpu_kivi_test_x4 $(B)/gpu/kvq_gpu_kivi_bench_x4
 .PHONY: gpu-quant-kivi
