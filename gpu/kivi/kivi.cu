@@ -904,6 +904,26 @@ __device__ __forceinline__ bool dev_failed(const kvq_dev_state *st)
     return __ldg(&st->key) != NO_KEY || __ldg(&st->err) != 0u;
 }
 
+/* The BITS words of 32 packed codes at a (4 BITS bytes, aligned to them, as a group's
+ * slice of 32 codes is [LAY-PACK-01]), by streaming vector loads. */
+template <int BITS>
+__device__ __forceinline__ void dev_load_code_words(const uint8_t *a, uint32_t (&w)[BITS])
+{
+    if (BITS == 8) {
+        const uint4 u0 = __ldcs((const uint4 *)a), u1 = __ldcs((const uint4 *)a + 1);
+        w[0] = u0.x; w[1 % BITS] = u0.y; w[2 % BITS] = u0.z; w[3 % BITS] = u0.w;
+        w[4 % BITS] = u1.x; w[5 % BITS] = u1.y; w[6 % BITS] = u1.z; w[7 % BITS] = u1.w;
+    } else if (BITS == 4) {
+        const uint4 u0 = __ldcs((const uint4 *)a);
+        w[0] = u0.x; w[1 % BITS] = u0.y; w[2 % BITS] = u0.z; w[3 % BITS] = u0.w;
+    } else if (BITS == 2) {
+        const uint2 u0 = __ldcs((const uint2 *)a);
+        w[0] = u0.x; w[1 % BITS] = u0.y;
+    } else {
+        w[0] = __ldcs((const unsigned int *)a);
+    }
+}
+
 /* The direct dequantizer (KVQ_CUDA_DIRECT, [KIVI-DEV-10]) has no pre-pass: its writing
  * kernel makes the pre-pass's test of every group it writes.  A bad group's key
  * (g * 16 + status) by atomicMin, so the lowest bad group's status stays, as the
@@ -1194,19 +1214,7 @@ kivi_dequant_channel_slice_kernel(float *__restrict__ y, const uint8_t *__restri
         const uint32_t qc = KVQ_KIVI_PLANT == 6 ? (q + 1u) % S : q;
         const uint8_t *in = codes + kvq_kivi_group_code_offset(&sh, g) + 4u * BITS * qc;
         uint32_t wd[BITS];
-        if (BITS == 8) {
-            const uint4 u0 = __ldcs((const uint4 *)in), u1 = __ldcs((const uint4 *)in + 1);
-            wd[0] = u0.x; wd[1 % BITS] = u0.y; wd[2 % BITS] = u0.z; wd[3 % BITS] = u0.w;
-            wd[4 % BITS] = u1.x; wd[5 % BITS] = u1.y; wd[6 % BITS] = u1.z; wd[7 % BITS] = u1.w;
-        } else if (BITS == 4) {
-            const uint4 u0 = __ldcs((const uint4 *)in);
-            wd[0] = u0.x; wd[1 % BITS] = u0.y; wd[2 % BITS] = u0.z; wd[3 % BITS] = u0.w;
-        } else if (BITS == 2) {
-            const uint2 u0 = __ldcs((const uint2 *)in);
-            wd[0] = u0.x; wd[1 % BITS] = u0.y;
-        } else {
-            wd[0] = __ldcs((const unsigned int *)in);
-        }
+        dev_load_code_words<BITS>(in, wd);
         const float s = scale[g], z = zero[g];
         if (DIRECT) dq_direct_meta(s, z, g, sh.meta, st);
         const uint64_t stride = kvq_kivi_group_stride(&sh);
@@ -1270,19 +1278,7 @@ kivi_dequant_channel4_kernel(float *__restrict__ y, const uint8_t *__restrict__ 
 #pragma unroll
             for (int k = 0; k < 4; k++) {
                 const uint8_t *a = cq + (uint32_t)k * GB + ch * 4u * BITS;
-                if (BITS == 8) {
-                    const uint4 u0 = __ldcs((const uint4 *)a), u1 = __ldcs((const uint4 *)a + 1);
-                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
-                    w[k][4 % BITS] = u1.x; w[k][5 % BITS] = u1.y; w[k][6 % BITS] = u1.z; w[k][7 % BITS] = u1.w;
-                } else if (BITS == 4) {
-                    const uint4 u0 = __ldcs((const uint4 *)a);
-                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
-                } else if (BITS == 2) {
-                    const uint2 u0 = __ldcs((const uint2 *)a);
-                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y;
-                } else {
-                    w[k][0] = __ldcs((const unsigned int *)a);
-                }
+                dev_load_code_words<BITS>(a, w[k]);
             }
 #pragma unroll
             for (uint32_t r = 0; r < 32u; r++) {
@@ -1600,19 +1596,7 @@ kivi_dequant_channel4_fused_kernel(float *__restrict__ y, const uint8_t *__restr
 #pragma unroll
             for (int k = 0; k < 4; k++) {
                 const uint8_t *a = cq + (uint32_t)k * GB + ch * 4u * BITS;
-                if (BITS == 8) {
-                    const uint4 u0 = __ldcs((const uint4 *)a), u1 = __ldcs((const uint4 *)a + 1);
-                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
-                    w[k][4 % BITS] = u1.x; w[k][5 % BITS] = u1.y; w[k][6 % BITS] = u1.z; w[k][7 % BITS] = u1.w;
-                } else if (BITS == 4) {
-                    const uint4 u0 = __ldcs((const uint4 *)a);
-                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y; w[k][2 % BITS] = u0.z; w[k][3 % BITS] = u0.w;
-                } else if (BITS == 2) {
-                    const uint2 u0 = __ldcs((const uint2 *)a);
-                    w[k][0] = u0.x; w[k][1 % BITS] = u0.y;
-                } else {
-                    w[k][0] = __ldcs((const unsigned int *)a);
-                }
+                dev_load_code_words<BITS>(a, w[k]);
             }
 #pragma unroll
             for (uint32_t r = 0; r < 32u; r++) {
@@ -1933,14 +1917,14 @@ extern "C" kvq_status kvq_cuda_kivi_dequantize_async(float *d_y, kvq_cuda_result
     const bool nanpol = pl.overflow == KVQ_OVERFLOW_NAN;
     if (!(opts & KVQ_CUDA_WS_CLEAN) && kvq_cuda_state_init(d_workspace, stream) != KVQ_OK)
         return KVQ_E_DEVICE;                       /* (a clean workspace: as the last finish left it) */
-    if (direct)
-        ;
-    else if (KVQ_KIVI_CHECK4 && ng % 4u == 0u && is_aligned(d_scale, 16) && is_aligned(d_zero, 16))
-        kivi_dequant_check4_kernel<<<nblocks(ng / 4u, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
-                                                                             st, sh, pl, ng);
-    else
-        kivi_dequant_check_kernel<<<nblocks(ng, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
-                                                                       st, sh, pl, ng);
+    if (!direct) {
+        if (KVQ_KIVI_CHECK4 && ng % 4u == 0u && is_aligned(d_scale, 16) && is_aligned(d_zero, 16))
+            kivi_dequant_check4_kernel<<<nblocks(ng / 4u, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
+                                                                                 st, sh, pl, ng);
+        else
+            kivi_dequant_check_kernel<<<nblocks(ng, 256), 256, 0, stream>>>(d_codes, d_scale, d_zero,
+                                                                           st, sh, pl, ng);
+    }
     if (fast) {
         switch (sh.bits) {
         case 1: launch_dequant_fast<1>(d_y, d_codes, d_scale, d_zero, st, sh, direct, nanpol, stream); break;
